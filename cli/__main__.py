@@ -1,0 +1,3 @@
+from bpcheck.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Invariant library (built by the explorer issue): checks that read observations and events only."""

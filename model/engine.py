@@ -1,0 +1,1612 @@
+"""The rules of the TCG Battle Phase: legal actions and transitions.
+
+``Rules(pool).legal_actions(state)`` lists every legal choice of the player to act, in a
+deterministic order; ``Rules(pool).apply(state, action)`` returns the next state and the events
+the transition produced. Rule variants (OCG, older rulings) subclass :class:`Rules` and override
+the hooks marked *variant hook*.
+
+Each decision cites the rule it implements as ``# rule: ID``; the IDs are in docs/rules.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from itertools import combinations
+from typing import Iterable
+
+from bpcheck.model.cards import Card, CardPool, Effect, TargetSpec
+from bpcheck.model.events import Event, ev
+from bpcheck.model.state import (
+    Attack,
+    CardRef,
+    ChainLink,
+    Choice,
+    Lingering,
+    Mod,
+    Monster,
+    Player,
+    Pos,
+    SpellTrap,
+    State,
+    Step,
+    Trigger,
+)
+
+PLAYER_NAMES = ("P1", "P2")
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One legal choice. ``label`` is the readable name scenarios and traces use."""
+
+    kind: str
+    player: int
+    label: str
+    card_uid: int | None = None
+    effect: int | None = None
+    targets: tuple[int, ...] = ()
+    cost: tuple[int, ...] = ()
+    target: int | None = None
+    option: str | None = None
+
+    def to_dict(self) -> dict:
+        d = {"kind": self.kind, "player": self.player, "label": self.label}
+        for k in ("card_uid", "effect", "target", "option"):
+            v = getattr(self, k)
+            if v is not None:
+                d[k] = v
+        if self.targets:
+            d["targets"] = list(self.targets)
+        if self.cost:
+            d["cost"] = list(self.cost)
+        return d
+
+
+class IllegalAction(Exception):
+    """apply() was given an action that legal_actions() does not offer."""
+
+
+class _W:
+    """A mutable working copy used while one transition is computed."""
+
+    __slots__ = ("s", "events")
+
+    def __init__(self, s: State) -> None:
+        self.s = s
+        self.events: list[Event] = []
+
+    def emit(self, kind: str, **data) -> None:
+        self.events.append(ev(kind, **data))
+
+
+# Damage-Step sub-steps in which cards that directly change ATK/DEF may be activated:
+# up to the start of damage calculation (rule: DS-LEGAL-STATS).
+STAT_CHANGE_STEPS = (Step.DS_START, Step.DS_FLIP, Step.DS_BEFORE_CALC)
+
+# Which "when" triggers are gathered on entering a sub-step.
+STEP_TRIGGERS = {
+    Step.DS_BEFORE_CALC: "before_damage_calculation",
+    Step.DS_AFTER_CALC_1: "after_damage_calculation",
+    Step.DS_END: "destroyed_by_battle_sent_to_gy",
+}
+
+
+class Rules:
+    """The TCG rules (the reference model). Subclass for variants."""
+
+    name = "tcg"
+
+    def __init__(self, pool: CardPool) -> None:
+        self.pool = pool
+
+    # =========================================================================================
+    # Queries
+    # =========================================================================================
+
+    def card(self, name: str) -> Card:
+        return self.pool[name]
+
+    def is_terminal(self, s: State) -> bool:
+        return s.over or s.step is Step.END
+
+    def to_act(self, s: State) -> int | None:
+        """The player who chooses next, or None in a terminal state."""
+        if self.is_terminal(s):
+            return None
+        if s.choice is not None:
+            return s.choice.player
+        if s.attack is not None and s.attack.replay_pending and not s.chain:
+            return s.turn_player
+        if s.triggers:
+            return s.triggers[0].player
+        return s.priority
+
+    # -- names --------------------------------------------------------------------------------
+
+    def where(self, s: State, uid: int) -> str:
+        """A readable location, e.g. "P2 M1", "P1 S3", "P1 FZ", "P1 hand"."""
+        for side, i, m in s.monsters():
+            if m.uid == uid:
+                return f"{PLAYER_NAMES[side]} M{i + 1}"
+        for side, i, c in s.spell_traps():
+            if c.uid == uid:
+                return f"{PLAYER_NAMES[side]} {'FZ' if i == 5 else f'S{i + 1}'}"
+        for side in (0, 1):
+            p = s.players[side]
+            for zone in ("hand", "graveyard", "banished", "deck"):
+                for c in getattr(p, zone):
+                    if c.uid == uid:
+                        return f"{PLAYER_NAMES[side]} {zone}"
+        return "gone"
+
+    def name_of(self, s: State, uid: int) -> str:
+        for obj in self._all_cards(s):
+            if obj.uid == uid:
+                return obj.card
+        return f"#{uid}"
+
+    def ref(self, s: State, uid: int) -> str:
+        """The card's name, made unique with its location when the name is not unique."""
+        name = self.name_of(s, uid)
+        same = [o.uid for o in self._all_cards(s) if o.card == name]
+        if len(same) <= 1:
+            return name
+        loc = self.where(s, uid)
+        clash = [u for u in same if self.where(s, u) == loc]
+        if len(clash) > 1:  # copies in one hand / pile: number them in uid order
+            return f"{name} [{loc} #{sorted(clash).index(uid) + 1}]"
+        return f"{name} [{loc}]"
+
+    def _all_cards(self, s: State):
+        for side in (0, 1):
+            p = s.players[side]
+            for m in p.monsters:
+                if m is not None:
+                    yield m
+            for c in p.spells:
+                if c is not None:
+                    yield c
+            if p.field_zone is not None:
+                yield p.field_zone
+            yield from p.hand
+            yield from p.graveyard
+            yield from p.banished
+            yield from p.deck
+
+    # -- static (continuous) effects ----------------------------------------------------------
+
+    def _active_statics(self, s: State):
+        """(side, source uid, source object, static) for every continuous effect that applies."""
+        negated = self._negated_monsters(s)
+        for side, _i, c in s.spell_traps():
+            if c.face_up and not c.activating:
+                for st in self.card(c.card).statics:
+                    yield side, c.uid, c, st
+        for side, _i, m in s.monsters():
+            if m.pos.face_up and m.uid not in negated and not m.destroyed_by_battle:
+                for st in self.card(m.card).statics:
+                    yield side, m.uid, m, st
+
+    def _negated_monsters(self, s: State) -> frozenset[int]:
+        out = set()
+        for _side, _i, c in s.spell_traps():
+            if c.face_up and not c.activating and c.attached_to is not None:
+                if any(st.apply == "negate_effects" for st in self.card(c.card).statics):
+                    out.add(c.attached_to)
+        return frozenset(out)
+
+    def _field_spell_named(self, s: State, name: str) -> bool:
+        return any(
+            p.field_zone is not None and p.field_zone.face_up and p.field_zone.card == name for p in s.players
+        )
+
+    def _static_applies(self, s: State, side: int, src, st, m: Monster) -> bool:
+        fs = st.get("while_field_spell")
+        if fs is not None and not self._field_spell_named(s, fs):
+            return False
+        to = st.to
+        if to == "self":
+            return src.uid == m.uid
+        if to == "equipped":
+            return isinstance(src, SpellTrap) and src.equipped_to == m.uid
+        if to == "attached":
+            return isinstance(src, SpellTrap) and src.attached_to == m.uid
+        if to == "all_monsters":
+            if not m.pos.face_up:
+                return False
+            return self._matches(self.card(m.card), st.get("filter", ()))
+        return False
+
+    def _matches(self, c: Card, flt) -> bool:
+        f = dict(flt)
+        if "race" in f:
+            races = f["race"] if isinstance(f["race"], tuple) else (f["race"],)
+            if c.race not in races:
+                return False
+        if "attribute" in f and c.attribute != f["attribute"]:
+            return False
+        if "min_level" in f and (c.level or 0) < f["min_level"]:
+            return False
+        if "max_atk" in f and (c.atk is None or c.atk > f["max_atk"]):
+            return False
+        return True
+
+    def has_static(self, s: State, uid: int, name: str) -> bool:
+        found = s.find_monster(uid)
+        if found is None:
+            return False
+        _side, _i, m = found
+        for side, _u, src, st in self._active_statics(s):
+            if st.apply == name and self._static_applies(s, side, src, st, m):
+                return True
+        return False
+
+    def static_amount(self, s: State, uid: int, name: str) -> int:
+        found = s.find_monster(uid)
+        if found is None:
+            return 0
+        total = 0
+        for side, _u, src, st in self._active_statics(s):
+            if st.apply == name and self._static_applies(s, side, src, st, found[2]):
+                total += st.get("amount", 0)
+        return total
+
+    def stat_breakdown(self, s: State, uid: int) -> tuple[int, int, list[tuple[str, str, str, int]]]:
+        """(ATK, DEF, modifiers): each modifier is (source card, stat, kind, amount)."""
+        found = s.find_monster(uid)
+        assert found is not None, uid
+        side, _i, m = found
+        c = self.card(m.card)
+        atk, dfn = c.atk or 0, c.def_ or 0
+        mods: list[tuple[str, str, str, int]] = []
+        for sside, _u, src, st in self._active_statics(s):
+            if st.apply not in ("modify_stats", "modify_atk") or not self._static_applies(s, sside, src, st, m):
+                continue
+            amount = st.get("amount", 0)
+            per = st.get("per_face_up_monster_you_control")
+            if per is not None:
+                amount = per * sum(1 for x in s.players[sside].monsters if x is not None and x.pos.face_up)
+            mods.append((src.card, "atk", "add", amount))
+            if st.apply == "modify_stats":
+                mods.append((src.card, "def", "add", amount))
+        for md in m.mods:
+            mods.append((md.source, md.stat, md.kind, md.amount))
+        for _src, stat, kind, amount in mods:
+            if kind == "add":
+                if stat == "atk":
+                    atk += amount
+                else:
+                    dfn += amount
+        for _src, stat, kind, _amount in mods:
+            if kind == "halve" and stat == "atk":
+                atk = atk // 2
+        return max(atk, 0), max(dfn, 0), mods
+
+    def atk(self, s: State, uid: int) -> int:
+        return self.stat_breakdown(s, uid)[0]
+
+    def defense(self, s: State, uid: int) -> int:
+        return self.stat_breakdown(s, uid)[1]
+
+    # -- attacks --------------------------------------------------------------------------------
+
+    def attackable(self, s: State, defender: int) -> frozenset[int]:
+        """Monsters of `defender` that can be chosen as attack targets (ATK-TARGET-IMMUNE)."""
+        return frozenset(
+            m.uid
+            for m in s.players[defender].monsters
+            if m is not None and not m.destroyed_by_battle and not self.has_static(s, m.uid, "cannot_be_attacked")
+        )
+
+    def can_attack_directly(self, s: State, uid: int, defender: int) -> bool:
+        # rule: ATK-DIRECT
+        if self.has_static(s, uid, "direct_attack"):
+            return True
+        return not self.attackable(s, defender)
+
+    def _attack_forbidden(self, s: State, m: Monster) -> bool:
+        # rule: ATK-POSITION, ATK-CANNOT, STOP-ATTACK
+        if m.pos is not Pos.ATK or m.cannot_attack_this_turn or m.destroyed_by_battle:
+            return True
+        return self.has_static(s, m.uid, "cannot_attack")
+
+    def attack_options(self, s: State, m: Monster) -> list[int | None]:
+        """Targets `m` may declare an attack at now (None = direct), ignoring timing."""
+        if self._attack_forbidden(s, m):
+            return []
+        defender = 1 - s.turn_player
+        targets = sorted(self.attackable(s, defender), key=lambda u: self._zone_key(s, u))
+        cost = self.static_amount(s, m.uid, "attack_cost")
+        if cost and s.players[s.turn_player].lp < cost:  # rule: ATK-COST
+            return []
+        out: list[int | None] = []
+        if self.has_static(s, m.uid, "attack_each_monster"):  # rule: ATK-EACH-MONSTER
+            out.extend(t for t in targets if t not in m.declared_at)
+            if m.attacks_declared == 0 and self.can_attack_directly(s, m.uid, defender):
+                out.append(None)
+            return out
+        if m.attacks_declared >= 1:  # rule: ATK-ONCE
+            return []
+        out.extend(targets)
+        if self.can_attack_directly(s, m.uid, defender):
+            out.append(None)
+        return out
+
+    def _zone_key(self, s: State, uid: int) -> tuple:
+        f = s.find_monster(uid)
+        return (f[0], f[1]) if f else (9, uid)
+
+    def _must_attack_pending(self, s: State) -> bool:
+        # rule: ATK-MUST
+        for m in s.players[s.turn_player].monsters:
+            if m is not None and self.has_static(s, m.uid, "must_attack") and self.attack_options(s, m):
+                return True
+        return False
+
+    # =========================================================================================
+    # Legal actions
+    # =========================================================================================
+
+    def legal_actions(self, s: State) -> list[Action]:
+        if self.is_terminal(s):
+            return []
+        if s.choice is not None:
+            return [
+                Action("choose", s.choice.player, f"choose {label}", option=str(value))
+                for label, value in s.choice.options
+            ]
+        if s.attack is not None and s.attack.replay_pending and not s.chain:
+            return self._replay_actions(s)
+        if s.triggers:
+            return self._trigger_actions(s)
+        p = s.priority
+        acts: list[Action] = []
+        if s.step is Step.MAIN1:
+            if p == s.turn_player and not s.chain:
+                if s.turn > 1:  # rule: BP-FIRST-TURN
+                    acts.append(Action("enter_bp", p, "enter Battle Phase"))
+                if not (s.turn > 1 and self._must_attack_pending(s)):  # rule: BP-MUST-ENTER
+                    acts.append(Action("skip_bp", p, "skip Battle Phase"))
+            if s.chain:
+                acts.append(Action("pass", p, "pass"))
+            acts.extend(self._activations(s, p))
+            return acts
+        if s.step is Step.MAIN2:
+            if s.chain:
+                acts.append(Action("pass", p, "pass"))
+            elif p == s.turn_player:
+                acts.append(Action("end_turn", p, "end turn"))
+                acts.extend(self._position_changes(s))
+            acts.extend(self._activations(s, p))
+            return acts
+        # Battle Phase: an open game state with priority (rule: PRI-TP-FIRST, PRI-PASS-PASS).
+        pa = self._pass_action(s, p)
+        if pa is not None:
+            acts.append(pa)
+        if (
+            s.step is Step.BP_BATTLE
+            and p == s.turn_player
+            and not s.chain
+            and s.attack is None
+            and s.passes == 0
+        ):
+            acts.extend(self._attack_actions(s))
+        acts.extend(self._activations(s, p))
+        return acts
+
+    def _pass_action(self, s: State, p: int) -> Action | None:
+        if (
+            s.step is Step.BP_BATTLE
+            and s.attack is None
+            and not s.chain
+            and p == s.turn_player
+        ):
+            if self._must_attack_pending(s):  # rule: ATK-MUST
+                return None
+            return Action("pass", p, "end Battle Phase")
+        return Action("pass", p, "pass")
+
+    def _attack_actions(self, s: State) -> list[Action]:
+        # rule: ATK-DECLARE
+        out = []
+        tp = s.turn_player
+        for i, m in enumerate(s.players[tp].monsters):
+            if m is None:
+                continue
+            for t in self.attack_options(s, m):
+                tname = "direct" if t is None else self.ref(s, t)
+                out.append(Action("attack", tp, f"attack {self.ref(s, m.uid)} -> {tname}", card_uid=m.uid, target=t))
+        return out
+
+    def _replay_actions(self, s: State) -> list[Action]:
+        # rule: RPL-REWIND
+        a = s.attack
+        assert a is not None
+        f = s.find_monster(a.attacker)
+        tp = s.turn_player
+        out = []
+        if f is not None:
+            m = f[2]
+            defender = 1 - tp
+            each = self.has_static(s, m.uid, "attack_each_monster")
+            for t in sorted(self.attackable(s, defender), key=lambda u: self._zone_key(s, u)):
+                if each and t in m.declared_at and t != a.target:
+                    continue
+                out.append(Action("replay", tp, f"replay: attack {self.ref(s, t)}", card_uid=m.uid, target=t))
+            if self.can_attack_directly(s, m.uid, defender) and not (each and m.attacks_declared > 1):
+                out.append(Action("replay", tp, "replay: attack direct", card_uid=m.uid, option="direct"))
+        out.append(Action("replay", tp, "replay: call off", card_uid=a.attacker, option="call_off"))
+        return out
+
+    def _position_changes(self, s: State) -> list[Action]:
+        # rule: MP2-POSITION
+        out = []
+        tp = s.turn_player
+        for m in s.players[tp].monsters:
+            if m is None or m.pos is Pos.FACEDOWN:
+                continue
+            if m.attacks_declared or m.summoned_this_turn or m.set_this_turn:
+                continue
+            if self.has_static(s, m.uid, "cannot_attack") and self._locks_position(s, m.uid):
+                continue
+            out.append(Action("change_position", tp, f"change position {self.ref(s, m.uid)}", card_uid=m.uid))
+        return out
+
+    def _locks_position(self, s: State, uid: int) -> bool:
+        # Spellbinding Circle and Shadow Spell also stop battle position changes (their text).
+        for _side, _i, c in s.spell_traps():
+            if c.face_up and c.attached_to == uid and c.card in ("Spellbinding Circle", "Shadow Spell"):
+                return True
+        return False
+
+    # -- activations ------------------------------------------------------------------------------
+
+    def _activations(self, s: State, p: int) -> list[Action]:
+        out: list[Action] = []
+        for uid, c, eff, loc in self._candidate_effects(s, p):
+            if eff.type in ("trigger", "flip"):
+                continue  # triggers are placed on chains by the trigger procedure
+            if not self._can_activate(s, p, uid, c, eff, loc):
+                continue
+            out.extend(self._activation_variants(s, p, uid, c, eff))
+        return out
+
+    def _candidate_effects(self, s: State, p: int):
+        me = s.players[p]
+        for m in me.monsters:
+            if m is not None:
+                c = self.card(m.card)
+                for e in c.effects:
+                    if e.location == "field":
+                        yield m.uid, c, e, "monster"
+        for i, st in enumerate(me.spells):
+            if st is not None and not st.face_up:
+                c = self.card(st.card)
+                for e in c.effects:
+                    yield st.uid, c, e, "set"
+        if me.field_zone is not None and not me.field_zone.face_up:
+            c = self.card(me.field_zone.card)
+            for e in c.effects:
+                yield me.field_zone.uid, c, e, "set"
+        seen: set[str] = set()
+        for h in me.hand:
+            if h.card in seen:
+                continue  # copies in hand offer the same choices; the lowest uid stands for them
+            seen.add(h.card)
+            c = self.card(h.card)
+            for e in c.effects:
+                if c.is_spell_trap or e.location == "hand":
+                    yield h.uid, c, e, "hand"
+
+    def spell_speed(self, c: Card, eff: Effect) -> int:
+        """Spell speed from the card's category (rule: CH-SPEED)."""
+        if c.kind == "trap":
+            return 3 if c.subtype == "counter" else 2
+        if c.kind == "spell":
+            return 2 if c.subtype == "quick-play" else 1
+        return 2 if eff.type == "quick" else 1
+
+    def damage_step_allows(self, s: State, c: Card, eff: Effect) -> bool:
+        """Is this activation allowed in the current Damage-Step sub-step? Derived from card
+        properties only (rules: DS-LEGAL-*, DS-ILLEGAL-OTHER). Variant hook."""
+        if c.kind == "trap" and c.subtype == "counter":  # rule: DS-LEGAL-COUNTER
+            return True
+        if eff.names_damage_step_timing:  # rule: DS-LEGAL-DAMAGE-TIMING
+            return True
+        if s.step in STAT_CHANGE_STEPS:  # rule: DS-LEGAL-STATS
+            if c.kind == "trap" and c.subtype == "continuous":
+                return eff.changes_stats_directly or c.static_changes_stats()
+            return eff.changes_stats_directly
+        return False  # rule: DS-ILLEGAL-OTHER
+
+    def _can_activate(self, s: State, p: int, uid: int, c: Card, eff: Effect, loc: str) -> bool:
+        speed = self.spell_speed(c, eff)
+        is_tp = p == s.turn_player
+        # Where the effect is activated from.
+        if c.is_spell_trap:
+            if eff.type != "activate":
+                return False
+            if loc == "hand":
+                if c.kind == "trap":  # rule: CH-QP-HAND (Traps are Set first)
+                    return False
+                if c.subtype == "quick-play" and not is_tp:  # rule: CH-QP-HAND
+                    return False
+                if c.subtype != "field" and all(x is not None for x in s.players[p].spells):
+                    return False
+            elif loc == "set":
+                st = s.find_spell(uid)
+                assert st is not None
+                if st[2].set_this_turn and (c.kind == "trap" or c.subtype == "quick-play"):
+                    return False  # rule: CH-SET-TURN
+            else:
+                return False
+        else:
+            if loc == "monster":
+                f = s.find_monster(uid)
+                assert f is not None
+                m = f[2]
+                if not m.pos.face_up or m.uid in self._negated_monsters(s):
+                    return False
+                if m.destroyed_by_battle and not eff.mandatory:
+                    return False
+                if eff.once_per_turn and eff.index in m.effects_used:
+                    return False
+            elif loc != "hand" or eff.location != "hand":
+                return False
+        # Spell speed and chains (rule: CH-SPEED, CH-SPEED1).
+        if speed == 1:
+            if not (is_tp and s.step in (Step.MAIN1, Step.MAIN2) and not s.chain):
+                return False
+        elif s.chain:
+            top = s.chain[-1]
+            if speed < top.speed or speed < 2:
+                return False
+        # Damage Step legality (rule: DS-LEGAL-*).
+        if s.step.in_damage_step and not self.damage_step_allows(s, c, eff):
+            return False
+        # One chain during damage calculation (rule: DS-DURING-CALC-ONE-CHAIN).
+        if s.step is Step.DS_DURING_CALC and not s.chain and s.chain_count_in_step >= 1:
+            return False
+        # Timing named in the text.
+        if not self._timing_ok(s, p, c, eff):
+            return False
+        if not all(self._condition(s, p, uid, c, eff, cond) for cond in eff.conditions):
+            return False
+        if not self._costs_payable(s, p, uid, eff):
+            return False
+        if eff.targets and not self._target_choices(s, p, uid, eff):
+            return False
+        if not self._resolution_possible(s, p, uid, c, eff):
+            return False
+        return True
+
+    def _timing_ok(self, s: State, p: int, c: Card, eff: Effect) -> bool:
+        w = eff.when
+        if w is None:
+            return True
+        if w == "attack_declared":  # rule: WIN-ATTACK-DECL
+            return s.attack is not None and any(f[0] == "attack_declared" for f in s.fresh)
+        if w == "summoned":  # rule: WIN-EVENT
+            return any(f[0] == "summoned" for f in s.fresh)
+        if w in ("trap_activated", "spell_activated"):  # rule: WIN-COUNTER
+            if not s.chain:
+                return False
+            top = s.chain[-1]
+            want = "trap" if w == "trap_activated" else "spell"
+            return top.is_card_activation and top.card_kind == want and not top.negated
+        if w == "during_damage_calculation":
+            return s.step is Step.DS_DURING_CALC
+        return False
+
+    def _battlers(self, s: State) -> tuple[int | None, int | None]:
+        a = s.attack
+        if a is None or a.battle_ended:
+            return None, None
+        return a.attacker, a.target
+
+    def _condition(self, s: State, p: int, uid: int, c: Card, eff: Effect, cond: str) -> bool:
+        a = s.attack
+        att, tgt = self._battlers(s)
+        if cond == "opponent_monster_attacking":
+            return a is not None and s.turn_player != p and s.find_monster(a.attacker) is not None
+        if cond == "self_battling":
+            return uid in (att, tgt) and tgt is not None
+        if cond == "self_attacked_in_attack_position":
+            f = s.find_monster(uid)
+            return tgt == uid and f is not None and f[2].pos is Pos.ATK
+        if cond == "self_was_attacked":
+            return a is not None and a.target == uid
+        if cond == "self_not_declared_attack":
+            f = s.find_monster(uid)
+            return f is not None and f[2].attacks_declared == 0 and not f[2].cannot_attack_this_turn
+        if cond == "own_light_monster_battles_monster":
+            if att is None or tgt is None:
+                return False
+            mine = att if p == s.turn_player else tgt
+            f = s.find_monster(mine)
+            return f is not None and f[0] == p and self.card(f[2].card).attribute == "LIGHT" and f[2].pos.face_up
+        if cond == "own_free_monster_zones_4":
+            return sum(1 for m in s.players[p].monsters if m is None) >= 4
+        if cond == "opponent_free_monster_zones_3":
+            return sum(1 for m in s.players[1 - p].monsters if m is None) >= 3
+        if cond == "battle_phase":
+            return s.step.phase == "battle"
+        if cond == "responding_to_opponent":
+            return bool(s.chain) and s.chain[-1].controller != p
+        if cond == "attacker_race_spellcaster":
+            if a is None:
+                return False
+            f = s.find_monster(a.attacker)
+            return f is not None and self.card(f[2].card).race == "Spellcaster"
+        if cond == "opponent_summoned_atk_1500":
+            return bool(self._bottomless_targets(s, p))
+        raise AssertionError(f"condition {cond!r} has no implementation")
+
+    def _bottomless_targets(self, s: State, p: int) -> list[int]:
+        out = []
+        for f in s.fresh:
+            if f[0] == "summoned" and f[2] != p:
+                found = s.find_monster(f[1])
+                if found is not None and found[0] != p and self.atk(s, f[1]) >= 1500:
+                    out.append(f[1])
+        return out
+
+    def _costs_payable(self, s: State, p: int, uid: int, eff: Effect) -> bool:
+        for o in eff.cost:
+            if o.op == "pay_lp" and s.players[p].lp < o.get("amount"):
+                return False
+            if o.op == "tribute" and not self._tribute_options(s, p):
+                return False
+            if o.op == "discard" and len([h for h in s.players[p].hand if h.uid != uid]) < o.get("count", 1):
+                return False
+        return True
+
+    def _tribute_options(self, s: State, p: int) -> list[int]:
+        return [m.uid for m in s.players[p].monsters if m is not None and not m.destroyed_by_battle]
+
+    def _resolution_possible(self, s: State, p: int, uid: int, c: Card, eff: Effect) -> bool:
+        """Cards that cannot do anything may not be activated (e.g. no legal card in the Deck)."""
+        for o in eff.ops:
+            if o.op == "special_summon" and o.get("from") == "deck":
+                if not o.get("each_player") and not self._deck_choices(s, p, o):
+                    return False
+                if all(m is not None for m in s.players[p].monsters):
+                    return False
+            if o.op == "special_summon" and o.get("what") == "target":
+                if all(m is not None for m in s.players[p].monsters):
+                    return False
+            if o.op == "take_control" and all(m is not None for m in s.players[p].monsters):
+                return False
+            if o.op == "negate_activation" and not s.chain:
+                return False
+        return True
+
+    def _deck_choices(self, s: State, p: int, o) -> list[CardRef]:
+        flt = o.get("filter", ())
+        return [d for d in s.players[p].deck if self.card(d.card).is_monster and self._matches(self.card(d.card), flt)]
+
+    # -- targets ---------------------------------------------------------------------------------
+
+    def _target_pool(self, s: State, p: int, uid: int, spec: TargetSpec, c: Card) -> list[int]:
+        out: list[int] = []
+        sides = {"own": (p,), "opponent": (1 - p,), "any": (0, 1)}[spec.side]
+        if spec.zone == "monster":
+            for side in sides:
+                for m in s.players[side].monsters:
+                    if m is None or m.destroyed_by_battle:  # rule: DS-NO-TARGET-DESTROYED
+                        continue
+                    if spec.face == "up" and not m.pos.face_up:
+                        continue
+                    if spec.attacker_only and (s.attack is None or s.attack.attacker != m.uid):
+                        continue
+                    mc = self.card(m.card)
+                    if spec.effect_monster and not mc.is_effect_monster:
+                        continue
+                    if spec.can_flip_down and mc.is_token:
+                        continue  # rule: CARD-TOKEN (a token cannot be turned face-down)
+                    if c.kind == "spell" and self.has_static(s, m.uid, "unaffected_by_spells"):
+                        continue
+                    out.append(m.uid)
+        elif spec.zone == "spell_trap":
+            for side in sides:
+                for i, st in enumerate(s.players[side].spells):
+                    if st is not None and st.uid != uid:
+                        out.append(st.uid)
+                fz = s.players[side].field_zone
+                if fz is not None and fz.uid != uid:
+                    out.append(fz.uid)
+        elif spec.zone == "graveyard":
+            for side in sides:
+                for g in s.players[side].graveyard:
+                    gc = self.card(g.card)
+                    if spec.kind == "monster" and not gc.is_monster:
+                        continue
+                    if spec.kind == "spell" and gc.kind != "spell":
+                        continue
+                    if spec.race is not None and gc.race != spec.race:
+                        continue
+                    out.append(g.uid)
+        return out
+
+    def _target_choices(self, s: State, p: int, uid: int, eff: Effect, c: Card | None = None) -> list[tuple[int, ...]]:
+        c = c or self.card(self.name_of(s, uid))
+        choices: list[tuple[int, ...]] = [()]
+        for spec in eff.targets:
+            pool = self._target_pool(s, p, uid, spec, c)
+            new: list[tuple[int, ...]] = []
+            for prev in choices:
+                avail = [u for u in pool if u not in prev]
+                for k in range(max(spec.minimum, 1), spec.count + 1):
+                    for combo in combinations(avail, k):
+                        new.append(prev + combo)
+            choices = new
+        return choices
+
+    def _activation_variants(self, s: State, p: int, uid: int, c: Card, eff: Effect) -> list[Action]:
+        target_sets = self._target_choices(s, p, uid, eff, c) if eff.targets else [()]
+        cost_sets: list[tuple[int, ...]] = [()]
+        for o in eff.cost:
+            if o.op == "tribute":
+                cost_sets = [cs + (t,) for cs in cost_sets for t in self._tribute_options(s, p)]
+            elif o.op == "discard":
+                hand = [h.uid for h in s.players[p].hand if h.uid != uid]
+                cost_sets = [cs + (h,) for cs in cost_sets for h in hand]
+        out = []
+        base = f"activate {self.ref(s, uid)}"
+        if len([e for e in c.effects if e.type == eff.type]) > 1 and eff.label:
+            base += f" ({eff.label})"
+        for cs in cost_sets:
+            for ts in target_sets:
+                if set(cs) & set(ts):
+                    continue  # a tributed monster cannot also be the target
+                label = base
+                if cs:
+                    label += " [" + ", ".join(self.ref(s, x) for x in cs) + "]"
+                if ts:
+                    label += " -> " + ", ".join(self.ref(s, x) for x in ts)
+                out.append(Action("activate", p, label, card_uid=uid, effect=eff.index, targets=ts, cost=cs))
+        return out
+
+    # -- triggers ---------------------------------------------------------------------------------
+
+    def _trigger_actions(self, s: State) -> list[Action]:
+        t = s.triggers[0]
+        c = self.card(t.card)
+        eff = c.effects[t.effect]
+        out: list[Action] = []
+        if eff.targets:
+            for ts in self._target_choices(s, t.player, t.card_uid, eff, c):
+                out.append(
+                    Action(
+                        "trigger",
+                        t.player,
+                        f"activate {self.ref(s, t.card_uid)} -> " + ", ".join(self.ref(s, x) for x in ts),
+                        card_uid=t.card_uid,
+                        effect=t.effect,
+                        targets=ts,
+                    )
+                )
+        else:
+            out.append(Action("trigger", t.player, f"activate {self.ref(s, t.card_uid)}", card_uid=t.card_uid, effect=t.effect))
+        if not t.mandatory:
+            out.append(Action("decline", t.player, f"decline {self.ref(s, t.card_uid)}", card_uid=t.card_uid, effect=t.effect))
+        return out
+
+    # =========================================================================================
+    # Transitions
+    # =========================================================================================
+
+    def apply(self, s: State, action: Action) -> tuple[State, list[Event]]:
+        legal = self.legal_actions(s)
+        if action not in legal:
+            raise IllegalAction(f"{action.label!r} is not a legal action here")
+        w = _W(s)
+        k = action.kind
+        if k == "enter_bp":
+            self._enter_bp(w)
+        elif k == "skip_bp":
+            self._change_step(w, Step.END)  # rule: BP-OPTIONAL
+        elif k == "end_turn":
+            self._change_step(w, Step.END)  # rule: BP-MP2
+        elif k == "pass":
+            self._pass(w, action.player)
+        elif k == "attack":
+            self._declare_attack(w, action)
+        elif k == "replay":
+            self._replay_choice(w, action)
+        elif k in ("activate", "trigger"):
+            self._activate(w, action)
+        elif k == "decline":
+            w.s = replace(w.s, triggers=w.s.triggers[1:])
+            w.emit("trigger_declined", card=self.name_of(s, action.card_uid), card_uid=action.card_uid, player=action.player)
+            self._after_triggers_placed(w)
+        elif k == "choose":
+            self._choose(w, action)
+        elif k == "change_position":
+            self._manual_position(w, action)
+        else:  # pragma: no cover - legal_actions only makes the kinds above
+            raise IllegalAction(k)
+        return w.s, w.events
+
+    # -- phases and steps -----------------------------------------------------------------------
+
+    def _change_step(self, w: _W, to: Step) -> None:
+        frm = w.s.step
+        w.s = replace(w.s, step=to, priority=w.s.turn_player, passes=0, fresh=(), chain_count_in_step=0)
+        w.emit("phase_changed", **{"from": frm.value, "to": to.value})
+
+    def _enter_bp(self, w: _W) -> None:
+        self._change_step(w, Step.BP_START)  # rule: BP-STEPS, BP-START-STEP
+
+    def _pass(self, w: _W, p: int) -> None:
+        s = w.s
+        w.emit("passed", player=p)
+        passes = s.passes + 1
+        if passes < 2:
+            w.s = replace(s, passes=passes, priority=1 - p)
+            return
+        # Two passes in succession (rule: PRI-PASS-PASS).
+        if s.chain:
+            self._resolve_chain(w)
+            return
+        self._advance(w)
+
+    def _advance(self, w: _W) -> None:
+        s = w.s
+        st = s.step
+        if st is Step.BP_START:
+            self._change_step(w, Step.BP_BATTLE)
+        elif st is Step.BP_BATTLE:
+            a = s.attack
+            if a is None:
+                self._change_step(w, Step.BP_END)  # rule: BP-END-STEP
+            elif any(f[0] == "attack_declared" for f in s.fresh):
+                # Both passed after the declaration: the window closes, the Battle Step goes on
+                # (rule: WIN-ATTACK-DECL, WIN-BEFORE-DS).
+                w.s = replace(s, fresh=(), passes=0, priority=s.turn_player)
+            else:
+                self._enter_damage_step(w)
+        elif st is Step.DS_START:
+            if s.attack is not None and s.attack.target_was_facedown and not s.attack.battle_ended:
+                self._change_step(w, Step.DS_FLIP)
+                self._flip_target(w)
+            else:
+                self._change_step(w, Step.DS_BEFORE_CALC)
+                self._gather_triggers(w, "before_damage_calculation")
+        elif st is Step.DS_FLIP:
+            self._change_step(w, Step.DS_BEFORE_CALC)
+            self._gather_triggers(w, "before_damage_calculation")
+        elif st is Step.DS_BEFORE_CALC:
+            self._change_step(w, Step.DS_DURING_CALC)
+        elif st is Step.DS_DURING_CALC:
+            self._damage_calculation(w)
+            if not w.s.over:
+                self._change_step(w, Step.DS_AFTER_CALC_1)
+                self._gather_triggers(w, "after_damage_calculation")
+        elif st is Step.DS_AFTER_CALC_1:
+            self._change_step(w, Step.DS_AFTER_CALC_2)
+            self._gather_flip_triggers(w)
+        elif st is Step.DS_AFTER_CALC_2:
+            self._change_step(w, Step.DS_END)
+            self._send_battle_destroyed(w)
+            if not w.s.over:
+                self._gather_triggers(w, "destroyed_by_battle_sent_to_gy")
+        elif st is Step.DS_END:
+            self._leave_damage_step(w)
+        elif st is Step.BP_END:
+            self._change_step(w, Step.MAIN2)  # rule: BP-MP2
+        else:  # pragma: no cover
+            raise AssertionError(f"no advance from {st}")
+
+    # -- attacks ---------------------------------------------------------------------------------
+
+    def _declare_attack(self, w: _W, action: Action) -> None:
+        s = w.s
+        tp = s.turn_player
+        uid = action.card_uid
+        assert uid is not None
+        side, i, m = s.find_monster(uid)  # type: ignore[misc]
+        cost = self.static_amount(s, uid, "attack_cost")
+        defender = 1 - tp
+        pot = self.attackable(s, defender)
+        direct_legal = self.can_attack_directly(s, uid, defender)
+        m2 = replace(
+            m,
+            attacks_declared=m.attacks_declared + 1,
+            declared_at=m.declared_at | ({action.target} if action.target is not None else frozenset()),
+            declared_direct=m.declared_direct or action.target is None,
+        )
+        self._put_monster(w, side, i, m2)
+        tgt_fd = False
+        if action.target is not None:
+            tf = w.s.find_monster(action.target)
+            tgt_fd = tf is not None and tf[2].pos is Pos.FACEDOWN
+        w.s = replace(
+            w.s,
+            attack=Attack(uid, action.target, pot, direct_legal, target_was_facedown=tgt_fd),
+            fresh=(("attack_declared", uid),),
+            passes=0,
+            priority=tp,
+            chain_count_in_step=0,
+        )
+        w.emit(
+            "attack_declared",
+            attacker=m.card,
+            attacker_uid=uid,
+            target=None if action.target is None else self.name_of(s, action.target),
+            target_uid=action.target,
+            player=tp,
+            replay=False,
+        )
+        if cost:  # rule: ATK-COST
+            self._pay_lp(w, tp, cost)
+            w.emit("attack_cost_paid", attacker_uid=uid, player=tp, amount=cost)
+
+    def _replay_choice(self, w: _W, action: Action) -> None:
+        s = w.s
+        a = s.attack
+        assert a is not None
+        tp = s.turn_player
+        if action.option == "call_off":
+            # rule: RPL-REWIND, RPL-COUNTS (the declaration still counts)
+            w.s = replace(s, attack=None, fresh=(), passes=0, priority=tp)
+            w.emit("replay_choice", attacker_uid=a.attacker, choice="call_off", target_uid=None)
+            w.emit("attack_ended", attacker_uid=a.attacker, reason="called_off")
+            return
+        target = action.target if action.option != "direct" else None
+        side, i, m = s.find_monster(a.attacker)  # type: ignore[misc]
+        m2 = replace(
+            m,
+            declared_at=m.declared_at | ({target} if target is not None else frozenset()),
+            declared_direct=m.declared_direct or target is None,
+        )
+        self._put_monster(w, side, i, m2)  # rule: RPL-NO-COST, RPL-COUNTS (no new count, no cost)
+        defender = 1 - tp
+        tgt_fd = False
+        if target is not None:
+            tf = w.s.find_monster(target)
+            tgt_fd = tf is not None and tf[2].pos is Pos.FACEDOWN
+        w.s = replace(
+            w.s,
+            attack=Attack(
+                a.attacker,
+                target,
+                self.attackable(w.s, defender),
+                self.can_attack_directly(w.s, a.attacker, defender),
+                target_was_facedown=tgt_fd,
+            ),
+            fresh=(("attack_declared", a.attacker),),  # rule: RPL-NEW-DECLARATION
+            passes=0,
+            priority=tp,
+            chain_count_in_step=0,
+        )
+        w.emit("replay_choice", attacker_uid=a.attacker, choice="target" if target is not None else "direct", target_uid=target)
+        w.emit(
+            "attack_declared",
+            attacker=m.card,
+            attacker_uid=a.attacker,
+            target=None if target is None else self.name_of(w.s, target),
+            target_uid=target,
+            player=tp,
+            replay=True,
+        )
+
+    def _check_attack_after_chain(self, w: _W) -> None:
+        """After a whole chain resolved in the Battle Step: stop or replay? (rules:
+        RPL-AFTER-CHAIN, STOP-AFTER-CHAIN, RPL-TRIGGER, RPL-NOT-STATS, RPL-OWN-SIDE)."""
+        s = w.s
+        a = s.attack
+        if a is None or a.replay_pending:
+            return
+        tp = s.turn_player
+        f = s.find_monster(a.attacker)
+        if f is None or f[0] != tp:
+            w.s = replace(s, attack=None, fresh=())
+            w.emit("attack_stopped", attacker_uid=a.attacker, reason="attacker_left_field")
+            return
+        side, i, m = f
+        if m.cannot_attack_this_turn or m.pos is not Pos.ATK or self.has_static(s, m.uid, "cannot_attack"):
+            # rule: STOP-ATTACK (not a replay; the monster cannot attack again this turn)
+            self._put_monster(w, side, i, replace(m, cannot_attack_this_turn=True))
+            w.s = replace(w.s, attack=None, fresh=())
+            w.emit("attack_stopped", attacker_uid=a.attacker, reason="cannot_attack")
+            return
+        defender = 1 - tp
+        now = self.attackable(s, defender)
+        reason = None
+        if now != a.potential_targets:
+            reason = "targets_changed"
+        elif a.target is None and not self.can_attack_directly(s, a.attacker, defender):
+            reason = "attack_illegal"
+        elif a.target is not None and a.target not in now:
+            reason = "attack_illegal"
+        if reason is not None:
+            w.s = replace(w.s, attack=replace(a, replay_pending=True), fresh=())
+            w.emit("replay", attacker_uid=a.attacker, reason=reason)
+
+    def _enter_damage_step(self, w: _W) -> None:
+        a = w.s.attack
+        assert a is not None
+        tf = w.s.find_monster(a.target) if a.target is not None else None
+        fd = tf is not None and tf[2].pos is Pos.FACEDOWN
+        w.s = replace(w.s, attack=replace(a, target_was_facedown=fd))
+        self._change_step(w, Step.DS_START)
+
+    def _flip_target(self, w: _W) -> None:
+        # rule: DS-FLIP (flipped face-up; not a Flip Summon)
+        a = w.s.attack
+        assert a is not None and a.target is not None
+        f = w.s.find_monster(a.target)
+        if f is None:
+            return
+        side, i, m = f
+        self._put_monster(w, side, i, replace(m, pos=Pos.DEF, flipped_by_battle=True))
+        w.emit("flipped", card=m.card, card_uid=m.uid, by="battle", face_up=True)
+
+    def _battle_ended_early(self, w: _W) -> bool:
+        """In the Damage Step, a battler that left the field (or changed sides) ends the battle
+        with no damage calculation (rules: RPL-BATTLE-STEP-ONLY, DS-BATTLER-LEAVES)."""
+        a = w.s.attack
+        if a is None:
+            return True
+        if a.battle_ended:
+            return True
+        tp = w.s.turn_player
+        fa = w.s.find_monster(a.attacker)
+        bad = fa is None or fa[0] != tp
+        if a.target is not None:
+            ft = w.s.find_monster(a.target)
+            bad = bad or ft is None or ft[0] == tp
+        if bad:
+            w.s = replace(w.s, attack=replace(a, battle_ended=True))
+            w.emit("battle_ended_early", attacker_uid=a.attacker, reason="battler_left_field")
+        return bad
+
+    def _lingering_for(self, s: State, what: str, player: int) -> bool:
+        return any(l.what == what and l.player == player for l in s.lingering)
+
+    def _damage_calculation(self, w: _W) -> None:
+        # rules: DS-CALC-ATK-ATK, DS-CALC-ATK-DEF, DS-CALC-DIRECT, DS-DESTROYED-MARK
+        if self._battle_ended_early(w):
+            return
+        s = w.s
+        a = s.attack
+        assert a is not None
+        tp, opp = s.turn_player, 1 - s.turn_player
+        atk_a = self.atk(s, a.attacker)
+        damage: list[tuple[int, int]] = []
+        destroy: list[int] = []
+        if a.target is None:
+            w.emit("damage_calculation", attacker_uid=a.attacker, target_uid=None, attacker_atk=atk_a, target_value=None, target_position=None)
+            damage.append((opp, atk_a))
+        else:
+            _side, _i, t = s.find_monster(a.target)  # type: ignore[misc]
+            if t.pos is Pos.ATK:
+                atk_t = self.atk(s, t.uid)
+                w.emit("damage_calculation", attacker_uid=a.attacker, target_uid=t.uid, attacker_atk=atk_a, target_value=atk_t, target_position="attack")
+                if atk_a > atk_t:
+                    destroy.append(t.uid)
+                    damage.append((opp, atk_a - atk_t))
+                elif atk_a < atk_t:
+                    destroy.append(a.attacker)
+                    damage.append((tp, atk_t - atk_a))
+                elif atk_a > 0:
+                    destroy.extend([a.attacker, t.uid])
+            else:
+                def_t = self.defense(s, t.uid)
+                w.emit("damage_calculation", attacker_uid=a.attacker, target_uid=t.uid, attacker_atk=atk_a, target_value=def_t, target_position=t.pos.value)
+                if atk_a > def_t:
+                    destroy.append(t.uid)
+                elif atk_a < def_t:
+                    damage.append((tp, def_t - atk_a))
+        for player, amount in damage:
+            if amount <= 0 or self._lingering_for(w.s, "no_battle_damage", player):
+                continue
+            self._lose_lp(w, player, amount)
+            w.emit("battle_damage", player=player, amount=amount, attacker_uid=a.attacker, target_uid=a.target)
+        for uid in destroy:
+            f = w.s.find_monster(uid)
+            if f is None:
+                continue
+            side, i, m = f
+            if self._lingering_for(w.s, "battle_indestructible", side):
+                continue
+            self._put_monster(w, side, i, replace(m, destroyed_by_battle=True))
+            w.emit("destroyed_by_battle", card=m.card, card_uid=uid, controller=side)
+        w.s = replace(w.s, attack=replace(w.s.attack, calculated=True))  # type: ignore[arg-type]
+        # Modifiers lasting "during damage calculation only" end now.
+        self._expire_mods(w, "damage_calculation")
+        self._check_lp(w)
+
+    def _send_battle_destroyed(self, w: _W) -> None:
+        # rules: DS-DESTROYED-MARK, DS-SEND-OWNER-GY, CARD-TOKEN
+        marked = [(side, i, m) for side, i, m in w.s.monsters() if m.destroyed_by_battle]
+        for side, i, m in marked:
+            self._move_from_field(w, m.uid, "graveyard", reason="battle")
+        self._cleanup(w)
+
+    def _leave_damage_step(self, w: _W) -> None:
+        # rule: DS-LINGERING-END
+        a = w.s.attack
+        self._expire_mods(w, "end_of_damage_step")
+        kept = tuple(l for l in w.s.lingering if l.until != "end_of_damage_step")
+        if len(kept) != len(w.s.lingering):
+            w.emit("effect_expired", what="lingering", until="end_of_damage_step")
+        w.s = replace(w.s, lingering=kept, attack=None)
+        for side, i, m in list(w.s.monsters()):
+            if m.flipped_by_battle:
+                self._put_monster(w, side, i, replace(m, flipped_by_battle=False))
+        if a is not None:
+            w.emit("attack_ended", attacker_uid=a.attacker, reason="damage_step_over")
+        self._change_step(w, Step.BP_BATTLE)
+
+    # -- triggers ---------------------------------------------------------------------------------
+
+    def _gather_triggers(self, w: _W, when: str) -> None:
+        """Collect the triggered effects for `when`; turn player's first, mandatory before
+        optional (rule: DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER)."""
+        s = w.s
+        found: list[Trigger] = []
+        negated = self._negated_monsters(s)
+        if when == "destroyed_by_battle_sent_to_gy":
+            for f in s.fresh:
+                if f[0] != "sent_to_gy_by_battle":
+                    continue
+                uid, owner = f[1], f[2]
+                g = next((x for x in s.players[owner].graveyard if x.uid == uid), None)
+                if g is None:
+                    continue
+                for e in self.card(g.card).effects:
+                    if e.type == "trigger" and e.when == when:
+                        if e.ops and not self._resolution_possible(s, owner, uid, self.card(g.card), e):
+                            continue
+                        found.append(Trigger(owner, uid, g.card, e.index, e.mandatory))
+        else:
+            for side, _i, m in s.monsters():
+                if not m.pos.face_up or m.uid in negated:
+                    continue
+                for e in self.card(m.card).effects:
+                    if e.type == "trigger" and e.when == when:
+                        if all(self._condition(s, side, m.uid, self.card(m.card), e, c) for c in e.conditions):
+                            found.append(Trigger(side, m.uid, m.card, e.index, e.mandatory))
+        self._queue_triggers(w, found)
+
+    def _gather_flip_triggers(self, w: _W) -> None:
+        # rule: DS-FLIP-EFFECT-TIMING (flip effects of the monster flipped by the attack)
+        s = w.s
+        found = []
+        for side, _i, m in s.monsters():
+            if m.flipped_by_battle:
+                for e in self.card(m.card).effects:
+                    if e.type == "flip":
+                        if e.targets and not self._target_choices(s, side, m.uid, e):
+                            continue  # no legal target: the flip effect does not activate
+                        found.append(Trigger(side, m.uid, m.card, e.index, e.mandatory))
+        self._queue_triggers(w, found)
+
+    def _queue_triggers(self, w: _W, found: list[Trigger]) -> None:
+        tp = w.s.turn_player
+        found.sort(key=lambda t: (t.player != tp, not t.mandatory, t.card_uid, t.effect))
+        w.s = replace(w.s, triggers=tuple(found))
+
+    def _after_triggers_placed(self, w: _W) -> None:
+        if w.s.triggers:
+            return
+        if w.s.chain:
+            last = w.s.chain[-1].controller
+            w.s = replace(w.s, priority=1 - last, passes=0)
+        else:
+            w.s = replace(w.s, priority=w.s.turn_player, passes=0)
+
+    # -- activation ----------------------------------------------------------------------------
+
+    def _activate(self, w: _W, action: Action) -> None:
+        # rules: CH-COST (costs and targets at activation), PRI-PASS-PASS (opponent responds)
+        s = w.s
+        p = action.player
+        uid = action.card_uid
+        assert uid is not None and action.effect is not None
+        name = self.name_of(s, uid)
+        c = self.card(name)
+        eff = c.effects[action.effect]
+        cost_info: list[tuple[str, int]] = []
+        # Costs.
+        ci = 0
+        for o in eff.cost:
+            if o.op == "pay_lp":
+                self._pay_lp(w, p, o.get("amount"))
+            elif o.op == "tribute":
+                t = action.cost[ci]
+                ci += 1
+                tc = self.card(self.name_of(w.s, t))
+                cost_info.append(("tributed_atk", tc.atk or 0))
+                cost_info.append(("tributed_def", tc.def_ or 0))
+                self._move_from_field(w, t, "graveyard", reason="tribute")
+            elif o.op == "discard":
+                t = action.cost[ci]
+                ci += 1
+                self._move_from_hand(w, p, t, "graveyard", reason="discard")
+            elif o.op in ("discard_self", "send_self_to_gy"):
+                self._move_from_hand(w, p, uid, "graveyard", reason="cost")
+        # The card itself.
+        is_card = c.is_spell_trap
+        if is_card:
+            self._place_activated_card(w, p, uid, c)
+        elif action.kind == "activate":
+            f = w.s.find_monster(uid)
+            if f is not None and eff.once_per_turn:
+                self._put_monster(w, f[0], f[1], replace(f[2], effects_used=f[2].effects_used | {eff.index}))
+        link = ChainLink(
+            card_uid=uid,
+            card=name,
+            effect=eff.index,
+            controller=p,
+            speed=self.spell_speed(c, eff),
+            targets=action.targets,
+            is_card_activation=is_card,
+            card_kind=c.kind,
+            cost_info=tuple(cost_info),
+        )
+        w.s = replace(w.s, chain=w.s.chain + (link,), passes=0, priority=1 - p)
+        w.emit(
+            "chain_link_added",
+            link=len(w.s.chain),
+            card=name,
+            card_uid=uid,
+            effect=eff.index,
+            player=p,
+            speed=link.speed,
+            targets=tuple(action.targets),
+            damage_step=w.s.step.in_damage_step,
+            step=w.s.step.value,
+        )
+        if action.kind == "trigger":
+            w.s = replace(w.s, triggers=w.s.triggers[1:])
+            self._after_triggers_placed(w)
+        self._check_lp(w)
+
+    def _place_activated_card(self, w: _W, p: int, uid: int, c: Card) -> None:
+        s = w.s
+        me = s.players[p]
+        st = s.find_spell(uid)
+        if st is not None:
+            side, i, card = st
+            new = replace(card, face_up=True, activating=True, set_this_turn=False)
+            if i == 5:
+                w.s = s.with_player(side, replace(me, field_zone=new))
+            else:
+                sp = list(s.players[side].spells)
+                sp[i] = new
+                w.s = s.with_player(side, replace(s.players[side], spells=tuple(sp)))
+            return
+        # From the hand.
+        h = next(x for x in me.hand if x.uid == uid)
+        hand = tuple(x for x in me.hand if x.uid != uid)
+        new = SpellTrap(uid, h.card, h.owner, face_up=True, activating=True)
+        if c.subtype == "field":
+            old = me.field_zone
+            me2 = replace(me, hand=hand, field_zone=new)
+            w.s = s.with_player(p, me2)
+            if old is not None:
+                self._move_card_object(w, p, old, "graveyard", reason="replaced")
+        else:
+            sp = list(me.spells)
+            i = sp.index(None)
+            sp[i] = new
+            w.s = s.with_player(p, replace(me, hand=hand, spells=tuple(sp)))
+        w.emit("card_moved", card=h.card, card_uid=uid, owner=h.owner, **{"from": "hand", "to": "spell_trap_zone"}, reason="activated")
+
+    # -- chain resolution ---------------------------------------------------------------------
+
+    def _resolve_chain(self, w: _W) -> None:
+        # rule: CH-LIFO
+        self._continue_resolution(w, None, 0)
+
+    def _continue_resolution(self, w: _W, link: ChainLink | None, op_index: int, chosen: tuple[str, int] | None = None) -> None:
+        from bpcheck.model.ops import run_op
+
+        resolved_events: list[tuple] = list(w.s.fresh) if link is not None else []
+        while True:
+            if link is None:
+                if not w.s.chain:
+                    break
+                link = w.s.chain[-1]
+                w.s = replace(w.s, chain=w.s.chain[:-1])
+                op_index = 0
+                chosen = None
+            c = self.card(link.card)
+            eff = c.effects[link.effect]
+            if not link.negated and self._link_still_valid(w, link):
+                while op_index < len(eff.ops):
+                    req = run_op(self, w, link, eff.ops[op_index], op_index, chosen)
+                    chosen = None
+                    if req is not None:  # the effect asks a player to choose
+                        w.s = replace(w.s, choice=req, fresh=tuple(resolved_events))
+                        return
+                    op_index += 1
+                    if w.s.over:
+                        break
+            self._finish_link(w, link)
+            w.emit("chain_link_resolved", card=link.card, card_uid=link.card_uid, negated=link.negated)
+            resolved_events = self._collect_fresh(w, resolved_events)
+            link = None
+            if w.s.over:
+                w.s = replace(w.s, chain=())
+                return
+        # The whole chain has resolved.
+        fresh = tuple(f for f in self._collect_fresh(w, resolved_events) if f[0] != "attack_declared")
+        w.s = replace(
+            w.s,
+            fresh=fresh,
+            chain_count_in_step=w.s.chain_count_in_step + 1,
+            passes=0,
+            priority=w.s.turn_player,
+            choice=None,
+        )
+        w.emit("chain_resolved")
+        self._cleanup(w)
+        if w.s.step is Step.BP_BATTLE:
+            self._check_attack_after_chain(w)
+        elif w.s.step.in_damage_step and w.s.attack is not None and not w.s.attack.calculated:
+            self._battle_ended_early(w)
+        self._check_lp(w)
+
+    def _collect_fresh(self, w: _W, acc: list[tuple]) -> list[tuple]:
+        """Events that open a "When ..." response window after this chain (rule: WIN-EVENT)."""
+        out = list(acc)
+        for e in w.events:
+            if e.kind == "summoned":
+                key = ("summoned", e["card_uid"], e["player"])
+                if key not in out:
+                    out.append(key)
+        return out
+
+    def _link_still_valid(self, w: _W, link: ChainLink) -> bool:
+        """A Continuous/Equip card destroyed before it resolves does nothing (CH-COST)."""
+        c = self.card(link.card)
+        if c.is_spell_trap and link.is_card_activation and c.subtype in ("continuous", "equip", "field"):
+            return w.s.find_spell(link.card_uid) is not None
+        return True
+
+    def _finish_link(self, w: _W, link: ChainLink) -> None:
+        c = self.card(link.card)
+        if not (c.is_spell_trap and link.is_card_activation):
+            return
+        f = w.s.find_spell(link.card_uid)
+        if f is None:
+            return
+        side, i, card = f
+        stays = c.subtype in ("continuous", "field") or (c.subtype == "equip" and card.equipped_to is not None)
+        if c.subtype == "continuous" and link.targets and card.attached_to is None and card.linked_monster is None:
+            # A continuous Trap whose target is gone when it resolves stays without effect
+            # in the real game only for some cards; the ones in the pool are sent away.
+            if any(o.op in ("attach", "special_summon") for o in c.effects[link.effect].ops):
+                stays = False
+        if link.negated:
+            stays = False
+        if stays:
+            self._set_spell(w, side, i, replace(card, activating=False))
+        else:
+            self._move_card_object(w, side, card, "graveyard", reason="resolved")
+
+    def _choose(self, w: _W, action: Action) -> None:
+        ch = w.s.choice
+        assert ch is not None
+        w.emit("choice_made", player=action.player, kind=ch.kind, option=action.option)
+        w.s = replace(w.s, choice=None)
+        link = ch.link
+        self._continue_resolution(w, link, ch.op_index, (ch.kind, int(action.option)))  # type: ignore[arg-type]
+
+    # -- manual position change (Main Phase 2) --------------------------------------------------
+
+    def _manual_position(self, w: _W, action: Action) -> None:
+        side, i, m = w.s.find_monster(action.card_uid)  # type: ignore[misc]
+        new = Pos.DEF if m.pos is Pos.ATK else Pos.ATK
+        self._put_monster(w, side, i, replace(m, pos=new, set_this_turn=True))
+        w.emit("position_changed", card=m.card, card_uid=m.uid, **{"from": m.pos.value, "to": new.value}, by="manual")
+        self._cleanup(w)
+
+    # =========================================================================================
+    # Primitives used by operations (bpcheck.model.ops)
+    # =========================================================================================
+
+    def _put_monster(self, w: _W, side: int, i: int, m: Monster | None) -> None:
+        p = w.s.players[side]
+        ms = list(p.monsters)
+        ms[i] = m
+        w.s = w.s.with_player(side, replace(p, monsters=tuple(ms)))
+
+    def _set_spell(self, w: _W, side: int, i: int, c: SpellTrap | None) -> None:
+        p = w.s.players[side]
+        if i == 5:
+            w.s = w.s.with_player(side, replace(p, field_zone=c))
+            return
+        sp = list(p.spells)
+        sp[i] = c
+        w.s = w.s.with_player(side, replace(p, spells=tuple(sp)))
+
+    def _pay_lp(self, w: _W, p: int, amount: int) -> None:
+        self._lose_lp(w, p, amount)
+        w.emit("lp_paid", player=p, amount=amount)
+
+    def _lose_lp(self, w: _W, p: int, amount: int) -> None:
+        pl = w.s.players[p]
+        w.s = w.s.with_player(p, replace(pl, lp=max(0, pl.lp - amount)))
+
+    def gain_lp(self, w: _W, p: int, amount: int) -> None:
+        pl = w.s.players[p]
+        w.s = w.s.with_player(p, replace(pl, lp=pl.lp + amount))
+        w.emit("lp_gained", player=p, amount=amount)
+
+    def effect_damage(self, w: _W, p: int, amount: int, source: str) -> None:
+        if amount <= 0:
+            return
+        self._lose_lp(w, p, amount)
+        w.emit("effect_damage", player=p, amount=amount, card=source)
+
+    def _check_lp(self, w: _W) -> None:
+        # rule: LP-ZERO (a player at 0 LP loses at once; both at once is a draw)
+        if w.s.over:
+            return
+        zero = [p for p in (0, 1) if w.s.players[p].lp <= 0]
+        if not zero:
+            return
+        winner = None if len(zero) == 2 else 1 - zero[0]
+        w.s = replace(w.s, over=True, winner=winner, triggers=(), choice=None)
+        w.emit("duel_over", winner=winner, reason="lp_zero")
+
+    def _banish_instead(self, s: State) -> bool:
+        for _side, _u, _src, st in self._active_statics(s):
+            if st.apply == "banish_instead_of_graveyard":
+                return True
+        return False
+
+    def _dest_pile(self, w: _W, dest: str) -> str:
+        if dest == "graveyard" and self._banish_instead(w.s):  # rule: DS-SEND-OWNER-GY (Macro Cosmos)
+            return "banished"
+        return dest
+
+    def _add_to_pile(self, w: _W, owner: int, ref: CardRef, pile: str) -> None:
+        p = w.s.players[owner]
+        items = tuple(sorted(getattr(p, pile) + (ref,), key=lambda r: (r.card, r.uid)))
+        w.s = w.s.with_player(owner, replace(p, **{pile: items}))
+
+    def _move_from_field(self, w: _W, uid: int, dest: str, reason: str) -> None:
+        """Move a monster or Spell/Trap from the field to its owner's pile (rule: CARD-OWNER).
+        Tokens leave the field and go nowhere (rule: CARD-TOKEN)."""
+        f = w.s.find_monster(uid)
+        if f is not None:
+            side, i, m = f
+            self._put_monster(w, side, i, None)
+            c = self.card(m.card)
+            if c.is_token:
+                w.emit("card_moved", card=m.card, card_uid=uid, owner=m.owner, **{"from": "monster_zone", "to": "nowhere"}, reason=reason)
+                return
+            pile = self._dest_pile(w, dest) if dest == "graveyard" else dest
+            self._add_to_pile(w, m.owner, CardRef(uid, m.card, m.owner), pile)
+            w.emit("card_moved", card=m.card, card_uid=uid, owner=m.owner, **{"from": "monster_zone", "to": pile}, reason=reason)
+            if reason == "battle" and pile == "graveyard":
+                w.s = replace(w.s, fresh=w.s.fresh + (("sent_to_gy_by_battle", uid, m.owner),))
+            return
+        g = w.s.find_spell(uid)
+        if g is not None:
+            side, _i, card = g
+            self._move_card_object(w, side, card, dest, reason)
+
+    def _move_card_object(self, w: _W, side: int, card: SpellTrap, dest: str, reason: str) -> None:
+        f = w.s.find_spell(card.uid)
+        if f is not None:
+            card = f[2]
+            self._set_spell(w, f[0], f[1], None)
+        pile = self._dest_pile(w, dest) if dest == "graveyard" else dest
+        self._add_to_pile(w, card.owner, CardRef(card.uid, card.card, card.owner), pile)
+        w.emit("card_moved", card=card.card, card_uid=card.uid, owner=card.owner, **{"from": "spell_trap_zone", "to": pile}, reason=reason)
+        if card.linked_monster is not None and w.s.find_monster(card.linked_monster) is not None:
+            # Call of the Haunted left the field: destroy that monster (its text; CARD-CONT-TARGET).
+            self.destroy(w, card.linked_monster, by="effect")
+
+    def _move_from_hand(self, w: _W, p: int, uid: int, dest: str, reason: str) -> None:
+        me = w.s.players[p]
+        h = next(x for x in me.hand if x.uid == uid)
+        w.s = w.s.with_player(p, replace(me, hand=tuple(x for x in me.hand if x.uid != uid)))
+        pile = self._dest_pile(w, dest) if dest == "graveyard" else dest
+        self._add_to_pile(w, h.owner, h, pile)
+        w.emit("card_moved", card=h.card, card_uid=uid, owner=h.owner, **{"from": "hand", "to": pile}, reason=reason)
+
+    def destroy(self, w: _W, uid: int, by: str, banish: bool = False) -> None:
+        name = self.name_of(w.s, uid)
+        if w.s.find_monster(uid) is None and w.s.find_spell(uid) is None:
+            return
+        w.emit("destroyed", card=name, card_uid=uid, by=by)
+        self._move_from_field(w, uid, "banished" if banish else "graveyard", reason="destroyed")
+
+    def summon(self, w: _W, ref: CardRef, from_pile: str | None, player: int, pos: Pos, how: str = "special") -> int | None:
+        """Special Summon `ref` to `player`'s field. Returns the uid, or None with no free zone."""
+        p = w.s.players[player]
+        if None not in p.monsters:
+            return None
+        if from_pile is not None:
+            src = w.s.players[ref.owner]
+            w.s = w.s.with_player(ref.owner, replace(src, **{from_pile: tuple(x for x in getattr(src, from_pile) if x.uid != ref.uid)}))
+            p = w.s.players[player]
+        i = p.monsters.index(None)
+        self._put_monster(w, player, i, Monster(ref.uid, ref.card, ref.owner, pos, summoned_this_turn=True))
+        w.emit("summoned", card=ref.card, card_uid=ref.uid, player=player, position=pos.value, how=how, **{"from": from_pile or "token"})
+        return ref.uid
+
+    def new_uid(self, w: _W) -> int:
+        u = w.s.next_uid
+        w.s = replace(w.s, next_uid=u + 1)
+        return u
+
+    def add_mod(self, w: _W, uid: int, mod: Mod) -> None:
+        f = w.s.find_monster(uid)
+        if f is None:
+            return
+        side, i, m = f
+        self._put_monster(w, side, i, replace(m, mods=m.mods + (mod,)))
+        w.emit("stat_modified", card=m.card, card_uid=uid, stat=mod.stat, kind=mod.kind, amount=mod.amount, source=mod.source, until=mod.until)
+
+    def _expire_mods(self, w: _W, until: str) -> None:
+        for side, i, m in list(w.s.monsters()):
+            keep = tuple(md for md in m.mods if md.until != until)
+            if len(keep) != len(m.mods):
+                self._put_monster(w, side, i, replace(m, mods=keep))
+                w.emit("effect_expired", what=f"modifiers of {m.card}", until=until)
+
+    def add_lingering(self, w: _W, l: Lingering) -> None:
+        w.s = replace(w.s, lingering=w.s.lingering + (l,))
+        w.emit("lingering_effect", what=l.what, player=l.player, source=l.source, until=l.until)
+
+    def set_position(self, w: _W, uid: int, pos: Pos, by: str) -> None:
+        f = w.s.find_monster(uid)
+        if f is None:
+            return
+        side, i, m = f
+        if m.pos is pos:
+            return
+        self._put_monster(w, side, i, replace(m, pos=pos, flipped_by_battle=m.flipped_by_battle and pos.face_up))
+        w.emit("position_changed", card=m.card, card_uid=uid, **{"from": m.pos.value, "to": pos.value}, by=by)
+
+    def take_control(self, w: _W, uid: int, new_controller: int) -> None:
+        f = w.s.find_monster(uid)
+        if f is None or f[0] == new_controller:
+            return
+        side, i, m = f
+        dest = w.s.players[new_controller]
+        if None not in dest.monsters:
+            return
+        self._put_monster(w, side, i, None)
+        j = w.s.players[new_controller].monsters.index(None)
+        self._put_monster(w, new_controller, j, m)
+        w.emit("control_changed", card=m.card, card_uid=uid, from_player=side, to_player=new_controller)
+
+    def _cleanup(self, w: _W) -> None:
+        """Rule-driven follow-ups after an action: cards that keep a target lose it
+        (rule: CARD-CONT-TARGET); Berserk Gorilla in face-up Defense Position."""
+        changed = True
+        while changed:
+            changed = False
+            all_field = {m.uid for _s, _i, m in w.s.monsters()}
+            for side, i, c in list(w.s.spell_traps()):
+                if c.activating:
+                    continue
+                gone = (c.equipped_to is not None and c.equipped_to not in all_field) or (
+                    c.attached_to is not None and c.attached_to not in all_field
+                )
+                if gone:
+                    self.destroy(w, c.uid, by="rule")
+                    changed = True
+                    break
+                if c.linked_monster is not None and c.linked_monster not in all_field:
+                    self._set_spell(w, side, i, replace(c, linked_monster=None))
+                    self.destroy(w, c.uid, by="rule")
+                    changed = True
+                    break
+            if changed:
+                continue
+            for side, i, m in list(w.s.monsters()):
+                if m.pos is Pos.DEF and self.has_static(w.s, m.uid, "destroy_if_face_up_defense"):
+                    self.destroy(w, m.uid, by="rule")
+                    changed = True
+                    break

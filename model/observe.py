@@ -1,0 +1,130 @@
+"""Observations: bpcheck's documented, JSON-serialisable snapshot of a state (docs/model.md).
+
+Invariants, scenarios and reports read observations and events, never State internals, so that
+any engine that produces the same snapshot can be judged. Computed values (current ATK/DEF and the
+modifiers behind them) are included so that a reader does not have to know the rules to see them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bpcheck.model.engine import Rules
+from bpcheck.model.state import Monster, SpellTrap, State
+
+SCHEMA_VERSION = 1
+
+
+def _monster(r: Rules, s: State, side: int, m: Monster) -> dict[str, Any]:
+    atk, dfn, mods = r.stat_breakdown(s, m.uid)
+    c = r.card(m.card)
+    return {
+        "uid": m.uid,
+        "card": m.card,
+        "owner": m.owner,
+        "controller": side,
+        "token": c.is_token,
+        "level": c.level,
+        "attribute": c.attribute,
+        "race": c.race,
+        "position": m.pos.value,
+        "atk": atk,
+        "def": dfn,
+        "base_atk": c.atk,
+        "base_def": c.def_,
+        "modifiers": [{"source": src, "stat": st, "kind": k, "amount": a} for src, st, k, a in mods],
+        "summoned_this_turn": m.summoned_this_turn,
+        "attacks_declared": m.attacks_declared,
+        "declared_at": sorted(m.declared_at),
+        "declared_direct": m.declared_direct,
+        "cannot_attack_this_turn": m.cannot_attack_this_turn,
+        "destroyed_by_battle": m.destroyed_by_battle,
+        "flipped_by_battle": m.flipped_by_battle,
+    }
+
+
+def _spell(r: Rules, s: State, side: int, c: SpellTrap) -> dict[str, Any]:
+    card = r.card(c.card)
+    return {
+        "uid": c.uid,
+        "card": c.card,
+        "owner": c.owner,
+        "controller": side,
+        "kind": card.kind,
+        "subtype": card.subtype,
+        "face_up": c.face_up,
+        "set_this_turn": c.set_this_turn,
+        "equipped_to": c.equipped_to,
+        "attached_to": c.attached_to,
+        "linked_monster": c.linked_monster,
+        "on_chain": c.activating,
+    }
+
+
+def _pile(refs) -> list[dict[str, Any]]:
+    return [{"uid": x.uid, "card": x.card, "owner": x.owner} for x in refs]
+
+
+def observe(r: Rules, s: State) -> dict[str, Any]:
+    players = []
+    for side in (0, 1):
+        p = s.players[side]
+        players.append(
+            {
+                "lp": p.lp,
+                "monsters": [None if m is None else _monster(r, s, side, m) for m in p.monsters],
+                "spells": [None if c is None else _spell(r, s, side, c) for c in p.spells],
+                "field_zone": None if p.field_zone is None else _spell(r, s, side, p.field_zone),
+                "hand": _pile(p.hand),
+                "graveyard": _pile(p.graveyard),
+                "banished": _pile(p.banished),
+                "deck": _pile(p.deck),
+            }
+        )
+    a = s.attack
+    c_pool = r.pool
+    return {
+        "schema": SCHEMA_VERSION,
+        "turn": s.turn,
+        "turn_player": s.turn_player,
+        "phase": s.step.phase,
+        "step": s.step.value,
+        "over": s.over,
+        "winner": s.winner,
+        "to_act": r.to_act(s),
+        "priority": s.priority,
+        "passes": s.passes,
+        "players": players,
+        "attack": None
+        if a is None
+        else {
+            "attacker": a.attacker,
+            "target": a.target,
+            "potential_targets": sorted(a.potential_targets),
+            "replay_pending": a.replay_pending,
+            "battle_ended": a.battle_ended,
+            "damage_calculated": a.calculated,
+        },
+        "chain": [
+            {
+                "card": l.card,
+                "card_uid": l.card_uid,
+                "effect": l.effect,
+                "controller": l.controller,
+                "speed": l.speed,
+                "targets": list(l.targets),
+                "negated": l.negated,
+                "card_activation": l.is_card_activation,
+                "kind": c_pool[l.card].kind,
+                "subtype": c_pool[l.card].subtype,
+            }
+            for l in s.chain
+        ],
+        "open_windows": {
+            "attack_declaration": any(f[0] == "attack_declared" for f in s.fresh),
+            "summon": any(f[0] == "summoned" for f in s.fresh),
+        },
+        "lingering": [{"what": l.what, "player": l.player, "source": l.source, "until": l.until} for l in s.lingering],
+        "pending_triggers": [{"card": t.card, "card_uid": t.card_uid, "player": t.player, "mandatory": t.mandatory} for t in s.triggers],
+        "choice": None if s.choice is None else {"player": s.choice.player, "kind": s.choice.kind.split(":")[0]},
+    }

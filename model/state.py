@@ -1,0 +1,268 @@
+"""The Battle Phase state: immutable, hashable and canonical.
+
+Every container is a tuple or frozenset of frozen dataclasses, so a State can be hashed, used as
+a dict key and compared. Card instances carry a ``uid`` given by the board loader (and by the
+engine for tokens) so that copies of one card stay distinguishable; a card that leaves the field
+keeps its uid but loses all field bookkeeping (it is a new object to the rules).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Iterator
+
+
+class Step(str, Enum):
+    """Phase and step of the turn. Damage-Step members follow the TCG order of 002 (DS-SUBSTEPS)."""
+
+    MAIN1 = "main1"
+    BP_START = "battle_start_step"
+    BP_BATTLE = "battle_step"
+    DS_START = "damage_step_start"
+    DS_FLIP = "damage_step_flip"
+    DS_BEFORE_CALC = "damage_step_before_calculation"
+    DS_DURING_CALC = "damage_step_during_calculation"
+    DS_AFTER_CALC_1 = "damage_step_after_calculation_1"
+    DS_AFTER_CALC_2 = "damage_step_after_calculation_2"
+    DS_END = "damage_step_end"
+    BP_END = "battle_end_step"
+    MAIN2 = "main2"
+    END = "end_phase"
+
+    @property
+    def phase(self) -> str:
+        if self is Step.MAIN1:
+            return "main1"
+        if self is Step.MAIN2:
+            return "main2"
+        if self is Step.END:
+            return "end"
+        return "battle"
+
+    @property
+    def in_damage_step(self) -> bool:
+        return self.value.startswith("damage_step")
+
+
+DAMAGE_STEPS = (
+    Step.DS_START,
+    Step.DS_FLIP,
+    Step.DS_BEFORE_CALC,
+    Step.DS_DURING_CALC,
+    Step.DS_AFTER_CALC_1,
+    Step.DS_AFTER_CALC_2,
+    Step.DS_END,
+)
+
+
+class Pos(str, Enum):
+    ATK = "attack"  # face-up Attack Position
+    DEF = "defense"  # face-up Defense Position
+    FACEDOWN = "facedown"  # face-down Defense Position
+
+    @property
+    def face_up(self) -> bool:
+        return self is not Pos.FACEDOWN
+
+
+@dataclass(frozen=True, slots=True)
+class Mod:
+    """A lingering ATK/DEF modifier with its source and expiry.
+
+    ``kind`` is "add" (amount added) or "halve". ``until`` is "end_of_turn",
+    "end_of_damage_step", "damage_calculation" or "while_source_on_field".
+    """
+
+    stat: str
+    kind: str
+    amount: int
+    source: str
+    source_uid: int
+    until: str
+
+
+@dataclass(frozen=True, slots=True)
+class CardRef:
+    """A card outside the field (hand, Graveyard, banished, Deck)."""
+
+    uid: int
+    card: str
+    owner: int
+
+
+@dataclass(frozen=True, slots=True)
+class Monster:
+    """A monster in a Monster Zone, with the field bookkeeping the Battle Phase needs."""
+
+    uid: int
+    card: str
+    owner: int
+    pos: Pos
+    summoned_this_turn: bool = False
+    set_this_turn: bool = False
+    mods: tuple[Mod, ...] = ()
+    # Attack bookkeeping (ATK-ONCE, ATK-EACH-MONSTER, RPL-COUNTS).
+    attacks_declared: int = 0
+    declared_at: frozenset[int] = frozenset()
+    declared_direct: bool = False
+    cannot_attack_this_turn: bool = False  # a stopped attack, Chaos Sorcerer's effect, ...
+    # Damage-Step bookkeeping (DS-DESTROYED-MARK, DS-FLIP-EFFECT-TIMING).
+    destroyed_by_battle: bool = False
+    flipped_by_battle: bool = False
+    effects_used: frozenset[int] = frozenset()  # once-per-turn effect indexes used this turn
+    controller_override: int | None = None  # set while control is taken (CARD-OWNER)
+
+
+@dataclass(frozen=True, slots=True)
+class SpellTrap:
+    """A card in a Spell & Trap Zone or the Field Zone."""
+
+    uid: int
+    card: str
+    owner: int
+    face_up: bool
+    set_this_turn: bool = False
+    equipped_to: int | None = None  # Equip Spells (CARD-CONT-TARGET)
+    attached_to: int | None = None  # continuous Traps that keep their target (Fiendish Chain, ...)
+    linked_monster: int | None = None  # Call of the Haunted's summoned monster
+    activating: bool = False  # face-up on a chain, not resolved yet
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    lp: int
+    monsters: tuple[Monster | None, ...] = (None,) * 5
+    spells: tuple[SpellTrap | None, ...] = (None,) * 5
+    field_zone: SpellTrap | None = None
+    hand: tuple[CardRef, ...] = ()
+    graveyard: tuple[CardRef, ...] = ()
+    banished: tuple[CardRef, ...] = ()
+    deck: tuple[CardRef, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Attack:
+    """The attack in progress (ATK-DECLARE, RPL-*)."""
+
+    attacker: int
+    target: int | None  # None: direct attack
+    potential_targets: frozenset[int]  # attackable opponent monsters when declared (RPL-TRIGGER)
+    direct_was_legal: bool  # a direct attack was legal when declared
+    replay_pending: bool = False
+    battle_ended: bool = False  # a battler left the field in the Damage Step (DS-BATTLER-LEAVES)
+    target_was_facedown: bool = False
+    calculated: bool = False  # damage calculation done
+
+
+@dataclass(frozen=True, slots=True)
+class ChainLink:
+    card_uid: int
+    card: str
+    effect: int
+    controller: int
+    speed: int
+    targets: tuple[int, ...] = ()
+    negated: bool = False
+    is_card_activation: bool = False  # a Spell/Trap Card activation (for Counter Traps)
+    card_kind: str = ""
+    cost_info: tuple[tuple[str, int], ...] = ()  # values fixed by costs (tributed ATK, ...)
+
+
+@dataclass(frozen=True, slots=True)
+class Lingering:
+    """A player-wide lingering effect (Waboku, Kuriboh): what, for whom, until when."""
+
+    what: str  # "no_battle_damage" / "battle_indestructible"
+    player: int
+    source: str
+    until: str
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """A triggered effect waiting to be put on a chain (DS-LEGAL-MANDATORY)."""
+
+    player: int
+    card_uid: int
+    card: str
+    effect: int
+    mandatory: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A choice an effect asks for during resolution."""
+
+    player: int
+    kind: str
+    options: tuple[tuple[str, int], ...]  # (label, value)
+    link: ChainLink
+    op_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    turn: int
+    turn_player: int
+    step: Step
+    players: tuple[Player, Player]
+    priority: int = 0
+    passes: int = 0
+    chain: tuple[ChainLink, ...] = ()
+    attack: Attack | None = None
+    # "When X" events still open for responses (WIN-ATTACK-DECL, WIN-EVENT). Each is a tuple.
+    fresh: tuple[tuple, ...] = ()
+    lingering: tuple[Lingering, ...] = ()
+    triggers: tuple[Trigger, ...] = ()
+    choice: Choice | None = None
+    # Cards whose one-chain timing is used up in this step (DS-DURING-CALC-ONE-CHAIN).
+    chain_count_in_step: int = 0
+    winner: int | None = None
+    over: bool = False
+    next_uid: int = 1000
+    # uids of monsters that left the field while a chain resolved (RPL-TRIGGER bookkeeping).
+    summoned_in_chain: tuple[int, ...] = ()
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def player(self, i: int) -> Player:
+        return self.players[i]
+
+    def with_player(self, i: int, p: Player) -> "State":
+        ps = list(self.players)
+        ps[i] = p
+        return replace(self, players=(ps[0], ps[1]))
+
+    def monsters(self) -> Iterator[tuple[int, int, Monster]]:
+        """(zone-side player, zone index, monster) for every monster on the field."""
+        for side in (0, 1):
+            for i, m in enumerate(self.players[side].monsters):
+                if m is not None:
+                    yield side, i, m
+
+    def spell_traps(self) -> Iterator[tuple[int, int, SpellTrap]]:
+        """(side, zone index, card); the Field Zone is index 5."""
+        for side in (0, 1):
+            p = self.players[side]
+            for i, s in enumerate(p.spells):
+                if s is not None:
+                    yield side, i, s
+            if p.field_zone is not None:
+                yield side, 5, p.field_zone
+
+    def find_monster(self, uid: int) -> tuple[int, int, Monster] | None:
+        for side, i, m in self.monsters():
+            if m.uid == uid:
+                return side, i, m
+        return None
+
+    def find_spell(self, uid: int) -> tuple[int, int, SpellTrap] | None:
+        for side, i, s in self.spell_traps():
+            if s.uid == uid:
+                return side, i, s
+        return None
+
+    @property
+    def opponent(self) -> int:
+        return 1 - self.turn_player

@@ -1,0 +1,1 @@
+"""Report writers (built by the reports issue): they read results, never rule internals."""
