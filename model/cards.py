@@ -33,6 +33,7 @@ EFFECT_TYPES = {"activate", "quick", "ignition", "trigger", "flip"}
 # by its own text (rule: DS-LEGAL-DAMAGE-TIMING).
 WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated"}
 WHEN_DAMAGE_STEP = {
+    "damage_step",  # the text names the Damage Step: up to and including damage calculation
     "before_damage_calculation",
     "during_damage_calculation",
     "after_damage_calculation",

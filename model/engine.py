@@ -596,6 +596,8 @@ class Rules:
             return top.is_card_activation and top.card_kind == want and not top.negated
         if w == "during_damage_calculation":
             return s.step is Step.DS_DURING_CALC
+        if w == "damage_step":  # rule: DS-LEGAL-DAMAGE-TIMING (TCG: up to and including damage calculation)
+            return s.step in STAT_CHANGE_STEPS or s.step is Step.DS_DURING_CALC
         return False
 
     def _battlers(self, s: State) -> tuple[int | None, int | None]:
@@ -936,7 +938,6 @@ class Rules:
             target=None if action.target is None else self.name_of(s, action.target),
             target_uid=action.target,
             player=tp,
-            replay=False,
         )
         if cost:  # rule: ATK-COST
             self._pay_lp(w, tp, cost)
@@ -975,20 +976,19 @@ class Rules:
                 self.can_attack_directly(w.s, a.attacker, defender),
                 target_was_facedown=tgt_fd,
             ),
-            fresh=(("attack_declared", a.attacker),),  # rule: RPL-NEW-DECLARATION
+            # Continuing is not a new attack declaration: no "when an attack is declared"
+            # window opens again (rule: RPL-NEW-DECLARATION).
+            fresh=(),
             passes=0,
             priority=tp,
             chain_count_in_step=0,
         )
-        w.emit("replay_choice", attacker_uid=a.attacker, choice="target" if target is not None else "direct", target_uid=target)
         w.emit(
-            "attack_declared",
-            attacker=m.card,
+            "replay_choice",
             attacker_uid=a.attacker,
-            target=None if target is None else self.name_of(w.s, target),
+            choice="target" if target is not None else "direct",
             target_uid=target,
-            player=tp,
-            replay=True,
+            target=None if target is None else self.name_of(w.s, target),
         )
 
     def _check_attack_after_chain(self, w: _W) -> None:
@@ -1324,6 +1324,7 @@ class Rules:
                         w.s = replace(w.s, choice=req, fresh=tuple(resolved_events))
                         return
                     op_index += 1
+                    self._check_lp(w)  # rule: LP-ZERO (at once, even in the middle of a chain)
                     if w.s.over:
                         break
             self._finish_link(w, link)
@@ -1392,7 +1393,7 @@ class Rules:
     def _choose(self, w: _W, action: Action) -> None:
         ch = w.s.choice
         assert ch is not None
-        w.emit("choice_made", player=action.player, kind=ch.kind, option=action.option)
+        w.emit("choice_made", player=action.player, choice=ch.kind, option=action.option)
         w.s = replace(w.s, choice=None)
         link = ch.link
         self._continue_resolution(w, link, ch.op_index, (ch.kind, int(action.option)))  # type: ignore[arg-type]
@@ -1545,7 +1546,7 @@ class Rules:
             return
         side, i, m = f
         self._put_monster(w, side, i, replace(m, mods=m.mods + (mod,)))
-        w.emit("stat_modified", card=m.card, card_uid=uid, stat=mod.stat, kind=mod.kind, amount=mod.amount, source=mod.source, until=mod.until)
+        w.emit("stat_modified", card=m.card, card_uid=uid, stat=mod.stat, modifier=mod.kind, amount=mod.amount, source=mod.source, until=mod.until)
 
     def _expire_mods(self, w: _W, until: str) -> None:
         for side, i, m in list(w.s.monsters()):

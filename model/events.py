@@ -12,10 +12,10 @@ from typing import Any
 EVENT_KINDS = {
     "phase_changed",  # from, to
     "passed",  # player
-    "attack_declared",  # attacker, attacker_uid, target, target_uid (None: direct), player, replay
+    "attack_declared",  # attacker, attacker_uid, target, target_uid (None: direct), player
     "attack_cost_paid",  # attacker_uid, player, amount
     "replay",  # attacker_uid, reason: targets_changed / attack_illegal
-    "replay_choice",  # attacker_uid, choice: target / direct / call_off, target_uid
+    "replay_choice",  # attacker_uid, choice: target / direct / call_off, target_uid, target
     "attack_stopped",  # attacker_uid, reason
     "attack_ended",  # attacker_uid (the battle is over, Damage Step left)
     "battle_ended_early",  # attacker_uid, reason (a battler left the field in the Damage Step)
@@ -36,10 +36,10 @@ EVENT_KINDS = {
     "damage_calculation",  # attacker_uid, target_uid, attacker_atk, target_value, target_position
     "destroyed_by_battle",  # card, card_uid, controller
     "destroyed",  # card, card_uid, by (effect / rule)
-    "stat_modified",  # card, card_uid, stat, kind, amount, source, until
+    "stat_modified",  # card, card_uid, stat, modifier (the modifier kind), amount, source, until
     "lingering_effect",  # what, player, source, until
     "effect_expired",  # what, until
-    "choice_made",  # player, kind, option
+    "choice_made",  # player, choice (the choice kind), option
     "duel_over",  # winner (None: draw), reason
 }
 

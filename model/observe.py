@@ -33,6 +33,10 @@ def _monster(r: Rules, s: State, side: int, m: Monster) -> dict[str, Any]:
         "base_atk": c.atk,
         "base_def": c.def_,
         "modifiers": [{"source": src, "stat": st, "kind": k, "amount": a} for src, st, k, a in mods],
+        "lingering_modifiers": [
+            {"source": md.source, "source_uid": md.source_uid, "stat": md.stat, "kind": md.kind, "amount": md.amount, "until": md.until}
+            for md in m.mods
+        ],
         "summoned_this_turn": m.summoned_this_turn,
         "attacks_declared": m.attacks_declared,
         "declared_at": sorted(m.declared_at),
@@ -40,6 +44,11 @@ def _monster(r: Rules, s: State, side: int, m: Monster) -> dict[str, Any]:
         "cannot_attack_this_turn": m.cannot_attack_this_turn,
         "destroyed_by_battle": m.destroyed_by_battle,
         "flipped_by_battle": m.flipped_by_battle,
+        "set_this_turn": m.set_this_turn,
+        "once_per_turn_used": sorted(m.effects_used),
+        "equipped_with": sorted(
+            c.uid for _side, _i, c in s.spell_traps() if c.equipped_to == m.uid
+        ),
     }
 
 
@@ -101,6 +110,8 @@ def observe(r: Rules, s: State) -> dict[str, Any]:
             "attacker": a.attacker,
             "target": a.target,
             "potential_targets": sorted(a.potential_targets),
+            "direct_was_legal": a.direct_was_legal,
+            "target_was_facedown": a.target_was_facedown,
             "replay_pending": a.replay_pending,
             "battle_ended": a.battle_ended,
             "damage_calculated": a.calculated,
@@ -117,14 +128,36 @@ def observe(r: Rules, s: State) -> dict[str, Any]:
                 "card_activation": l.is_card_activation,
                 "kind": c_pool[l.card].kind,
                 "subtype": c_pool[l.card].subtype,
+                "cost_info": [list(x) for x in l.cost_info],
             }
             for l in s.chain
         ],
         "open_windows": {
             "attack_declaration": any(f[0] == "attack_declared" for f in s.fresh),
             "summon": any(f[0] == "summoned" for f in s.fresh),
+            "events": [list(f) for f in s.fresh],
         },
+        "chains_in_step": s.chain_count_in_step,
+        "next_uid": s.next_uid,
         "lingering": [{"what": l.what, "player": l.player, "source": l.source, "until": l.until} for l in s.lingering],
-        "pending_triggers": [{"card": t.card, "card_uid": t.card_uid, "player": t.player, "mandatory": t.mandatory} for t in s.triggers],
-        "choice": None if s.choice is None else {"player": s.choice.player, "kind": s.choice.kind.split(":")[0]},
+        "pending_triggers": [
+            {"card": t.card, "card_uid": t.card_uid, "effect": t.effect, "player": t.player, "mandatory": t.mandatory}
+            for t in s.triggers
+        ],
+        "choice": None
+        if s.choice is None
+        else {
+            "player": s.choice.player,
+            "kind": s.choice.kind.split(":")[0],
+            "stage": s.choice.kind,
+            "options": [[label, value] for label, value in s.choice.options],
+            "resolving": {
+                "card": s.choice.link.card,
+                "card_uid": s.choice.link.card_uid,
+                "controller": s.choice.link.controller,
+                "targets": list(s.choice.link.targets),
+                "operation": s.choice.op_index,
+                "cost_info": [list(x) for x in s.choice.link.cost_info],
+            },
+        },
     }

@@ -86,7 +86,9 @@ def select(rules: "Rules", w: "_W", link: ChainLink, what: str) -> list[int]:
                 out.append(t)
         return [u for u in out if _affected(rules, w, link, u)]
     if what == "self":
-        return [link.card_uid]
+        # A monster already destroyed by battle is not affected, even by its own effect
+        # (rule: DS-NO-TARGET-DESTROYED; e.g. Reflect Bounder's "destroy this card").
+        return [u for u in (link.card_uid,) if _affected(rules, w, link, u)]
     if what == "attacker":
         return [s.attack.attacker] if s.attack is not None and s.find_monster(s.attack.attacker) else []
     if what == "own_battling_monster":

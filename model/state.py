@@ -111,7 +111,6 @@ class Monster:
     destroyed_by_battle: bool = False
     flipped_by_battle: bool = False
     effects_used: frozenset[int] = frozenset()  # once-per-turn effect indexes used this turn
-    controller_override: int | None = None  # set while control is taken (CARD-OWNER)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,8 +220,6 @@ class State:
     winner: int | None = None
     over: bool = False
     next_uid: int = 1000
-    # uids of monsters that left the field while a chain resolved (RPL-TRIGGER bookkeeping).
-    summoned_in_chain: tuple[int, ...] = ()
 
     # -- helpers ---------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ def test_cards_shows_one_card_as_json(run_cli):
     assert code == 0
     d = json.loads(out)
     assert d["passcode"] == "37742478"
-    assert d["effects"][0]["when"] == "during_damage_calculation"
+    assert d["effects"][0]["when"] == "damage_step"
 
 
 def test_cards_unknown_name_is_bad_input(run_cli):
