@@ -131,6 +131,136 @@ def cmd_cards(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _board_files(paths: list[str]) -> list[tuple[Path, str]]:
+    from bpcheck.scenarios import scenario_files
+
+    return scenario_files(paths)
+
+
+def _positive(kind):
+    def parse(text: str):
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if v <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+        return v
+
+    return parse
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from bpcheck.errors import EXIT_INCONCLUSIVE
+    from bpcheck.explorers.core import Bounds
+    from bpcheck.explorers.run import check_board, result_document
+    from bpcheck.invariants import select
+    from bpcheck.model.board import load_board
+    from bpcheck.reports.text import counterexample_text
+
+    try:
+        invariants = select(args.invariants)
+    except KeyError as e:
+        _err(InputError("--invariants", "", f"unknown invariant or family {e.args[0]!r} (see `bpcheck invariants`)"))
+        return EXIT_BAD_INPUT
+    try:
+        files = _board_files(args.paths)
+    except InputError as e:
+        _err(e)
+        return EXIT_BAD_INPUT
+    from bpcheck.engines import make_engine
+
+    try:
+        make_engine(args.engine)
+    except InputError as e:
+        _err(e)
+        return EXIT_BAD_INPUT
+    engine_name = args.engine or "reference"
+    bounds = Bounds(args.max_states, args.max_depth, args.timeout)
+    results = []
+    errors: list[dict] = []
+    for path, display in files:
+        try:
+            board = load_board(path, display)
+            br = check_board(board, make_engine(args.engine), invariants, args.strategy, bounds, engine_name, progress=None)
+        except InputError as e:
+            _err(e)
+            errors.append({"file": e.file, "field": e.field, "problem": e.problem})
+            continue
+        results.append(br)
+        r = br.result
+        vac = [row["id"] for row in br.invariant_rows() if row["verdict"] == "vacuous"]
+        line = f"{r.status.upper():12} {display}: {r.states} states, {r.transitions} transitions, depth {r.max_depth}"
+        if args.stats:
+            line += f", {r.elapsed:.2f} s ({r.states / max(r.elapsed, 1e-9):,.0f} states/s)"
+        if r.bound_hit:
+            line += f"; bound hit: {r.bound_hit}"
+        print(line)
+        if vac and args.verbose:
+            print(f"             vacuous here: {', '.join(vac)}")
+        for g in br.goals:
+            if br.witnesses.get(g.id) is None:
+                print(f"             goal {g.id!r} is not reachable{' (' + g.description + ')' if g.description else ''}")
+            elif args.verbose:
+                print(f"             goal {g.id!r} reached in {len(br.witnesses[g.id])} steps")
+        for cex in br.counterexamples:
+            print()
+            print(counterexample_text(cex))
+            print()
+    doc = result_document(results, engine_name, args.strategy, bounds, errors, timings=args.stats)
+    inv_total = {inv.id: 0 for inv in invariants}
+    for br in results:
+        for row in br.invariant_rows():
+            if row["id"] in inv_total:
+                inv_total[row["id"]] += row["checked"]
+    never = [k for k, v in inv_total.items() if v == 0]
+    n_pass = sum(1 for r in results if r.verdict == "pass")
+    n_fail = sum(1 for r in results if r.verdict == "fail")
+    n_inc = sum(1 for r in results if r.verdict == "inconclusive")
+    print(
+        f"check: {n_pass} passed, {n_fail} failed, {n_inc} inconclusive"
+        + (f", {len(errors)} bad input" if errors else "")
+        + f" ({len(files)} boards, {len(invariants)} invariants)"
+    )
+    if never:
+        print(f"vacuous on every board (their situation never arose): {', '.join(never)}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    if args.cex_dir:
+        out = Path(args.cex_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        for br in results:
+            for k, cex in enumerate(br.counterexamples, 1):
+                name = f"{Path(br.board.path).stem}.{cex.invariant}.json"
+                (out / name).write_text(json.dumps({"bpcheck_counterexample": 1, **cex.to_dict(full=False)}, indent=1) + "\n")
+    if errors:
+        return EXIT_BAD_INPUT
+    if n_fail:
+        return EXIT_FAIL
+    if n_inc:
+        return EXIT_INCONCLUSIVE
+    return EXIT_OK
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from bpcheck.replay import replay_file
+
+    return replay_file(args.file, verbose=not args.quiet)
+
+
+def cmd_invariants(args: argparse.Namespace) -> int:
+    from bpcheck.invariants import REGISTRY
+
+    for inv in sorted(REGISTRY.values(), key=lambda i: (i.family, i.id)):
+        if args.json:
+            continue
+        print(f"{inv.id:32} {inv.kind:10} {inv.family:18} {', '.join(inv.rules)}")
+        print(f"{'':32} {inv.statement}")
+    if args.json:
+        print(json.dumps([i.to_dict() for i in sorted(REGISTRY.values(), key=lambda i: i.id)], indent=2))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bpcheck", description="Model checker and property-test harness for the Yu-Gi-Oh! TCG Battle Phase.")
     p.add_argument("--version", action="version", version=f"bpcheck {__version__}")
@@ -145,6 +275,29 @@ def build_parser() -> argparse.ArgumentParser:
     va = sub.add_parser("validate", help="validate board and scenario files")
     va.add_argument("files", nargs="+", metavar="FILE")
     va.set_defaults(fn=cmd_validate)
+
+    ck = sub.add_parser("check", help="explore every reachable state of each board and check the invariants")
+    ck.add_argument("paths", nargs="+", metavar="PATH", help="board files or folders")
+    ck.add_argument("--engine", metavar="ENGINE", help="the engine under test: reference (default) or package.module:factory")
+    ck.add_argument("--invariants", metavar="IDS", help="comma-separated invariant IDs or family names (default: all)")
+    ck.add_argument("--strategy", choices=("bfs", "dfs"), default="bfs", help="bfs (default: shortest counterexamples) or dfs")
+    ck.add_argument("--max-states", type=_positive(int), metavar="N", help="stop after N distinct states (inconclusive)")
+    ck.add_argument("--max-depth", type=_positive(int), metavar="N", help="do not expand states deeper than N (inconclusive)")
+    ck.add_argument("--timeout", type=_positive(float), metavar="S", help="stop after S seconds per board (inconclusive)")
+    ck.add_argument("--json", metavar="FILE", help="write the machine-readable result (docs/check-result.schema.json)")
+    ck.add_argument("--cex-dir", metavar="DIR", help="write each counterexample as a replayable JSON file")
+    ck.add_argument("--stats", action="store_true", help="also print and record timings (not byte-for-byte deterministic)")
+    ck.add_argument("-v", "--verbose", action="store_true", help="list vacuous invariants and reached goals per board")
+    ck.set_defaults(fn=cmd_check)
+
+    rp = sub.add_parser("replay", help="replay a saved counterexample step by step and check it again")
+    rp.add_argument("file", metavar="CEX.json", help="a counterexample file (--cex-dir) or a result file (--json)")
+    rp.add_argument("-q", "--quiet", action="store_true")
+    rp.set_defaults(fn=cmd_replay)
+
+    iv = sub.add_parser("invariants", help="list the invariant library")
+    iv.add_argument("--json", action="store_true")
+    iv.set_defaults(fn=cmd_invariants)
 
     ca = sub.add_parser("cards", help="list the card pool, or show one card")
     ca.add_argument("name", nargs="?", metavar="NAME")

@@ -1,0 +1,219 @@
+"""Accounting: battle damage, LP, where every card is, the end of the duel."""
+
+from __future__ import annotations
+
+from bpcheck.invariants import facts
+from bpcheck.invariants.base import invariant
+from bpcheck.invariants.view import monster, uid_places
+
+FAMILY = "accounting"
+
+
+def _protected(obs, what, player):
+    return any(l["what"] == what and l["player"] == player for l in obs["lingering"])
+
+
+@invariant(
+    "acc.battle-damage",
+    "Battle damage equals the damage-calculation result: the ATK difference to the weaker side's controller, the DEF difference to "
+    "the attacker's controller, the ATK for a direct attack; none where an effect prevents it.",
+    ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-CALC-DIRECT", "DS-LEGAL-DAMAGE-TIMING"],
+    "transition",
+    FAMILY,
+)
+def battle_damage(t):
+    calcs = t.of("damage_calculation")
+    if not calcs:
+        if t.of("battle_damage"):
+            return "battle damage without damage calculation"
+        return None
+    e = calcs[0]
+    tp = t.before["turn_player"]
+    atk = e["attacker_atk"]
+    expect = {0: 0, 1: 0}
+    if e["target_uid"] is None:
+        expect[1 - tp] = atk
+    elif e["target_position"] == "attack":
+        val = e["target_value"]
+        if atk > val:
+            expect[1 - tp] = atk - val
+        elif atk < val:
+            expect[tp] = val - atk
+    else:
+        val = e["target_value"]
+        if atk < val:
+            expect[tp] = val - atk
+    for p in (0, 1):
+        if _protected(t.before, "no_battle_damage", p):
+            expect[p] = 0
+    got = {0: 0, 1: 0}
+    for d in t.of("battle_damage"):
+        got[d["player"]] += d["amount"]
+    if got != expect:
+        return f"battle damage P1 {got[0]}, P2 {got[1]}; the calculation gives P1 {expect[0]}, P2 {expect[1]}"
+    # The values compared must be the battlers' current ATK/DEF.
+    am = monster(t.before, e["attacker_uid"])
+    if am is not None and am["atk"] != atk:
+        return f"damage calculation used ATK {atk} for {am['card']}, whose ATK is {am['atk']}"
+    if e["target_uid"] is not None:
+        tm = monster(t.before, e["target_uid"])
+        if tm is not None:
+            cur = tm["atk"] if e["target_position"] == "attack" else tm["def"]
+            if cur != e["target_value"]:
+                return f"damage calculation used {e['target_value']} for {tm['card']}, whose value is {cur}"
+    return True
+
+
+@invariant(
+    "acc.destroyed-by-battle",
+    "Damage calculation destroys exactly the monsters it should: the lower ATK, both at equal non-zero ATK, neither at 0 ATK; a "
+    "Defense Position monster when the ATK exceeds its DEF; none protected by an effect.",
+    ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-DESTROYED-MARK"],
+    "transition",
+    FAMILY,
+)
+def destroyed_by_battle(t):
+    calcs = t.of("damage_calculation")
+    if not calcs:
+        return None
+    e = calcs[0]
+    tp = t.before["turn_player"]
+    atk, val = e["attacker_atk"], e["target_value"]
+    a, d = e["attacker_uid"], e["target_uid"]
+    expect: set[int] = set()
+    if d is not None:
+        if e["target_position"] == "attack":
+            if atk > val:
+                expect.add(d)
+            elif atk < val:
+                expect.add(a)
+            elif atk > 0:
+                expect |= {a, d}
+        elif atk > val:
+            expect.add(d)
+    for uid in list(expect):
+        m = monster(t.before, uid)
+        side = m["controller"] if m else (tp if uid == a else 1 - tp)
+        if _protected(t.before, "battle_indestructible", side):
+            expect.discard(uid)
+    got = {x["card_uid"] for x in t.of("destroyed_by_battle")}
+    if got != expect:
+        return f"destroyed by battle {sorted(got)}, the calculation gives {sorted(expect)}"
+    return True
+
+
+@invariant(
+    "acc.lp-ledger",
+    "LP change only through battle damage, effect damage, LP costs and LP gains, each with its event.",
+    ["LP-ZERO", "CH-COST", "ATK-COST"],
+    "transition",
+    FAMILY,
+)
+def lp_ledger(t):
+    changed = False
+    for p in (0, 1):
+        before, after = t.before["players"][p]["lp"], t.after["players"][p]["lp"]
+        delta = 0
+        for e in t.events:
+            if e.kind in ("battle_damage", "effect_damage", "lp_paid") and e["player"] == p:
+                delta -= e["amount"]
+            elif e.kind == "lp_gained" and e["player"] == p:
+                delta += e["amount"]
+        if delta or before != after:
+            changed = True
+        # LP never go below 0.
+        if after != max(0, before + delta) and not (before + delta <= 0 and after == 0):
+            return f"P{p + 1}'s LP went {before} -> {after}, the events account for {delta:+d}"
+    return True if changed else None
+
+
+@invariant(
+    "acc.one-place",
+    "Every card is in exactly one place.",
+    ["CARD-OWNER", "DS-SEND-OWNER-GY"],
+    "state",
+    FAMILY,
+)
+def one_place(obs):
+    for uid, places in uid_places(obs).items():
+        if len(places) != 1:
+            return f"card uid {uid} is in {len(places)} places: {', '.join(places)}"
+    return True
+
+
+@invariant(
+    "acc.tokens-on-field",
+    "Tokens exist only on the field, always face-up.",
+    ["CARD-TOKEN"],
+    "state",
+    FAMILY,
+)
+def tokens_on_field(obs):
+    seen = False
+    for p in obs["players"]:
+        for m in p["monsters"]:
+            if m and (m["token"] or m["card"] in facts.TOKENS):
+                seen = True
+                if m["position"] == "facedown":
+                    return f"{m['card']} is face-down"
+        for pile in ("hand", "graveyard", "banished", "deck"):
+            for c in p[pile]:
+                if c["card"] in facts.TOKENS:
+                    return f"{c['card']} is in a {pile}"
+    return True if seen else None
+
+
+@invariant(
+    "acc.owner-piles",
+    "Cards off the field are in their owner's hand, Graveyard, banished pile or Deck.",
+    ["CARD-OWNER", "DS-SEND-OWNER-GY"],
+    "state",
+    FAMILY,
+)
+def owner_piles(obs):
+    seen = False
+    for side, p in enumerate(obs["players"]):
+        for pile in ("hand", "graveyard", "banished"):
+            for c in p[pile]:
+                seen = True
+                if c["owner"] != side:
+                    return f"{c['card']} (owner P{c['owner'] + 1}) is in P{side + 1}'s {pile}"
+    return True if seen else None
+
+
+@invariant(
+    "acc.duel-over",
+    "The duel is over exactly when a player has 0 LP; the winner is the other player, or nobody when both reach 0.",
+    ["LP-ZERO"],
+    "state",
+    FAMILY,
+)
+def duel_over(obs):
+    zero = [i for i, p in enumerate(obs["players"]) if p["lp"] <= 0]
+    if not zero and not obs["over"]:
+        return None
+    if zero and not obs["over"]:
+        return f"P{zero[0] + 1} has 0 LP but the duel goes on"
+    if obs["over"] and not zero:
+        return "the duel is over but no player has 0 LP"
+    expect = None if len(zero) == 2 else 1 - zero[0]
+    if obs["winner"] != expect:
+        return f"winner {obs['winner']}, expected {expect}"
+    return True
+
+
+@invariant(
+    "acc.zones",
+    "Each player has 5 Monster Zones and 5 Spell & Trap Zones; monsters are in a known position.",
+    ["ATK-POSITION"],
+    "state",
+    FAMILY,
+)
+def zones(obs):
+    for p in obs["players"]:
+        if len(p["monsters"]) != 5 or len(p["spells"]) != 5:
+            return "a player does not have 5 + 5 zones"
+        for m in p["monsters"]:
+            if m and m["position"] not in ("attack", "defense", "facedown"):
+                return f"{m['card']} is in unknown position {m['position']!r}"
+    return True

@@ -1,0 +1,201 @@
+"""Attack counts: who may declare attacks, how many, at what."""
+
+from __future__ import annotations
+
+from bpcheck.invariants import facts
+from bpcheck.invariants.base import invariant
+from bpcheck.invariants.view import attackable, may_attack_directly, monster, monsters
+
+FAMILY = "attack counts"
+
+
+@invariant(
+    "attack.count",
+    "No monster declares more attacks in a turn than it is allowed (one, unless it may attack each opponent's monster once).",
+    ["ATK-ONCE", "ATK-EACH-MONSTER", "RPL-COUNTS"],
+    "state",
+    FAMILY,
+)
+def attack_count(obs):
+    seen = False
+    for m in monsters(obs):
+        n = m["attacks_declared"]
+        if n == 0:
+            continue
+        seen = True
+        if m["card"] in facts.EACH_MONSTER_ATTACKERS:
+            allowed = max(1, len(m["declared_at"]) + (1 if m["declared_direct"] else 0))
+            if n > allowed:
+                return f"{m['card']} (uid {m['uid']}) declared {n} attacks but was declared at only {allowed} targets"
+        elif n > 1:
+            return f"{m['card']} (uid {m['uid']}) declared {n} attacks this turn; it may declare one"
+    return True if seen else None
+
+
+@invariant(
+    "attack.target-once",
+    "A monster never declares a new attack at an opponent's monster it was already declared at this turn, nor redirects a replay to one "
+    "it attacked before if it attacks each monster once.",
+    ["ATK-EACH-MONSTER", "RPL-COUNTS", "RPL-REWIND"],
+    "transition",
+    FAMILY,
+)
+def target_once(t):
+    decls = [(e, False) for e in t.of("attack_declared")] + [(e, True) for e in t.of("replay_choice") if e["choice"] == "target"]
+    if not decls:
+        return None
+    for e, redirect in decls:
+        uid = e["attacker_uid"]
+        m = monster(t.before, uid)
+        if m is None or e["target_uid"] is None:
+            continue
+        if e["target_uid"] in m["declared_at"]:
+            if not redirect:
+                return f"{m['card']} declared a new attack at {e['target']}, which it was already declared at"
+            # A replay may go back to any target for a one-attack monster; a monster that
+            # attacks each opponent's monster once may keep the current target only.
+            current = t.before["attack"]["target"] if t.before["attack"] else None
+            if m["card"] in facts.EACH_MONSTER_ATTACKERS and e["target_uid"] != current:
+                return f"{m['card']} redirected its attack to {e['target']}, which it already attacked this turn"
+    return True
+
+
+@invariant(
+    "attack.when",
+    "Attacks are declared only in the Battle Step, never on the first turn, by the turn player's face-up Attack Position monster, with an empty chain.",
+    ["ATK-DECLARE", "ATK-POSITION", "BP-FIRST-TURN"],
+    "transition",
+    FAMILY,
+)
+def attack_when(t):
+    decls = t.of("attack_declared")
+    if not decls:
+        return None
+    b = t.before
+    for e in decls:
+        if b["turn"] == 1:
+            return "an attack was declared on the first turn of the duel"
+        if b["step"] != "battle_step":
+            return f"an attack was declared in {b['step']}"
+        if b["chain"]:
+            return "an attack was declared while a chain was open"
+        m = monster(b, e["attacker_uid"])
+        if m is None:
+            return f"the attacker {e['attacker']} was not on the field"
+        if m["controller"] != b["turn_player"]:
+            return f"{m['card']} attacked but is not the turn player's monster"
+        if m["position"] != "attack":
+            return f"{m['card']} attacked from {m['position']} position"
+    return True
+
+
+@invariant(
+    "attack.no-battle-phase-turn-1",
+    "The Battle Phase is never entered on the first turn of the duel.",
+    ["BP-FIRST-TURN"],
+    "transition",
+    FAMILY,
+)
+def no_bp_first_turn(t):
+    changes = t.of("phase_changed")
+    if not changes or t.before["turn"] != 1:
+        return None
+    for e in changes:
+        if e["to"] == "battle_start_step":
+            return "the Battle Phase was entered on turn 1"
+    return True
+
+
+@invariant(
+    "attack.stopped-is-spent",
+    "An attack that stops is spent: no attack is in progress afterwards and that monster cannot attack again this turn.",
+    ["STOP-ATTACK", "STOP-AFTER-CHAIN"],
+    "transition",
+    FAMILY,
+)
+def stopped_spent(t):
+    stops = t.of("attack_stopped")
+    for e in t.of("attack_declared"):
+        m = monster(t.before, e["attacker_uid"])
+        if m is not None and m["cannot_attack_this_turn"]:
+            return f"{m['card']} declared an attack after its attack was stopped"
+    if not stops:
+        return None
+    a = t.after["attack"]
+    for e in stops:
+        if a is not None and a["attacker"] == e["attacker_uid"]:
+            return "the attack is still in progress after it stopped"
+        m = monster(t.after, e["attacker_uid"])
+        if m is not None and m["controller"] == t.after["turn_player"] and not m["cannot_attack_this_turn"]:
+            return f"{m['card']}'s attack stopped but it may attack again"
+    return True
+
+
+@invariant(
+    "attack.direct-legal",
+    "A direct attack is declared only when the opponent controls no monster that can be attacked, or the attacker may attack directly.",
+    ["ATK-DIRECT", "ATK-TARGET-IMMUNE"],
+    "transition",
+    FAMILY,
+)
+def direct_legal(t):
+    decls = [e for e in t.of("attack_declared") if e["target_uid"] is None]
+    if not decls:
+        return None
+    for e in decls:
+        if not may_attack_directly(t.before, e["attacker_uid"]):
+            return f"{e['attacker']} attacked directly while the opponent controls monsters that can be attacked"
+    return True
+
+
+@invariant(
+    "attack.offered-legal",
+    "Every attack offered is by a face-up Attack Position monster of the turn player at a monster that can be attacked.",
+    ["ATK-POSITION", "ATK-TARGET-IMMUNE", "ATK-CANNOT"],
+    "actions",
+    FAMILY,
+)
+def targets_offered(obs, actions):
+    attacks = [a for a in actions if a["kind"] == "attack"]
+    if not attacks:
+        return None
+    opp = 1 - obs["turn_player"]
+    can = attackable(obs, opp)
+    for a in attacks:
+        m = monster(obs, a.get("card_uid"))
+        if m is None or m["controller"] != obs["turn_player"] or m["position"] != "attack":
+            return f"{a['label']} is offered but the attacker is not a face-up Attack Position monster of the turn player"
+        if m["cannot_attack_this_turn"]:
+            return f"{a['label']} is offered for a monster whose attack was stopped this turn"
+        t = a.get("target")
+        if t is not None and t not in can:
+            return f"{a['label']} is offered but that monster cannot be attacked"
+    return True
+
+
+@invariant(
+    "attack.must-attack",
+    "While a monster that must attack can attack, the turn player may neither skip nor end the Battle Phase.",
+    ["ATK-MUST", "BP-MUST-ENTER"],
+    "actions",
+    FAMILY,
+)
+def must_attack(obs, actions):
+    tp = obs["turn_player"]
+    forced = [m for m in monsters(obs, tp) if m["card"] in facts.MUST_ATTACK and m["position"] == "attack"]
+    if not forced:
+        return None
+    uids = {m["uid"] for m in forced}
+    if obs["step"] == "battle_step":
+        can_attack_now = any(a["kind"] == "attack" and a.get("card_uid") in uids for a in actions)
+        if can_attack_now and any(a["label"] == "end Battle Phase" for a in actions):
+            return "the Battle Phase may end while a monster that must attack can still attack"
+        return True
+    if obs["step"] == "main1" and obs["turn"] > 1:
+        if any(a["kind"] == "skip_bp" for a in actions) and not any(m["cannot_attack_this_turn"] for m in forced):
+            from bpcheck.invariants.view import cannot_attack
+
+            if not all(cannot_attack(obs, u) for u in uids):
+                return "the Battle Phase may be skipped while a monster that must attack is in Attack Position"
+        return True
+    return None

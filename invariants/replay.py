@@ -1,0 +1,188 @@
+"""Replay semantics (000 "WHAT IS A REPLAY?", 002 Battle Step)."""
+
+from __future__ import annotations
+
+from bpcheck.invariants import facts
+from bpcheck.invariants.base import invariant
+from bpcheck.invariants.view import attackable, cannot_attack, may_attack_directly, monster, monsters
+
+FAMILY = "replay"
+
+
+def _attack_in_battle_step(obs):
+    a = obs["attack"]
+    return a is not None and not a["replay_pending"] and obs["step"] == "battle_step"
+
+
+@invariant(
+    "replay.iff",
+    "After a whole chain resolves during an attack in the Battle Step, a replay happens if and only if the opponent's potential "
+    "targets changed or the attack became illegal, and the attack was not stopped.",
+    ["RPL-TRIGGER", "RPL-AFTER-CHAIN", "RPL-NOT-STATS", "RPL-OWN-SIDE", "RPL-NOT-POSITION", "STOP-ATTACK", "STOP-AFTER-CHAIN"],
+    "transition",
+    FAMILY,
+)
+def replay_iff(t):
+    if "chain_resolved" not in t.kinds() or not _attack_in_battle_step(t.before):
+        return None
+    if t.after["over"]:
+        return None
+    a = t.before["attack"]
+    after = t.after
+    uid = a["attacker"]
+    m = monster(after, uid)
+    resolved = {e["card"] for e in t.of("chain_link_resolved") if not e.get("negated")}
+    stop_expected = (
+        m is None
+        or m["controller"] != after["turn_player"]
+        or m["position"] != "attack"
+        or cannot_attack(after, uid)
+        or bool(resolved & facts.NEGATE_ATTACK_CARDS)
+    )
+    stopped = bool(t.of("attack_stopped"))
+    replayed = bool(t.of("replay"))
+    if stop_expected:
+        if replayed:
+            return "a replay happened although the attack had to stop"
+        if not stopped:
+            return "the attacker can no longer attack, but the attack did not stop"
+        return True
+    if stopped:
+        return "the attack stopped although the attacker can still attack"
+    now = attackable(after, 1 - after["turn_player"])
+    changed = now != set(a["potential_targets"])
+    illegal = (a["target"] is None and not may_attack_directly(after, uid)) or (a["target"] is not None and a["target"] not in now)
+    if (changed or illegal) and not replayed:
+        return f"potential targets changed ({sorted(a['potential_targets'])} -> {sorted(now)}) or the attack became illegal, but no replay happened"
+    if replayed and not (changed or illegal):
+        return "a replay happened although no potential target appeared or disappeared and the attack stayed legal"
+    return True
+
+
+@invariant(
+    "replay.targets-recorded",
+    "When an attack is declared (or redeclared after a replay), the recorded potential targets are exactly the opponent's monsters that can be attacked.",
+    ["RPL-TRIGGER", "ATK-TARGET-IMMUNE"],
+    "transition",
+    FAMILY,
+)
+def targets_recorded(t):
+    if not t.of("attack_declared") and not any(c["choice"] != "call_off" for c in t.of("replay_choice")):
+        return None
+    a = t.after["attack"]
+    if a is None:
+        return "an attack was declared but no attack is in progress"
+    expect = attackable(t.before, 1 - t.before["turn_player"])
+    if set(a["potential_targets"]) != expect:
+        return f"recorded potential targets {sorted(a['potential_targets'])}, expected {sorted(expect)}"
+    return True
+
+
+@invariant(
+    "replay.not-in-damage-step",
+    "No replay happens in the Damage Step.",
+    ["RPL-BATTLE-STEP-ONLY"],
+    "transition",
+    FAMILY,
+)
+def not_in_damage_step(t):
+    if not t.before["step"].startswith("damage_step"):
+        return None
+    if t.of("replay"):
+        return f"a replay happened in {t.before['step']}"
+    return True
+
+
+@invariant(
+    "replay.no-second-cost",
+    "Continuing an attack after a replay charges no attack cost, declares no new attack and opens no attack-declaration window.",
+    ["RPL-NO-COST", "ATK-COST", "RPL-NEW-DECLARATION"],
+    "transition",
+    FAMILY,
+)
+def no_second_cost(t):
+    choices = t.of("replay_choice")
+    if not choices:
+        return None
+    if t.of("attack_cost_paid") or t.of("lp_paid"):
+        return "an attack cost was paid again after a replay"
+    tp = t.before["turn_player"]
+    if t.after["players"][tp]["lp"] != t.before["players"][tp]["lp"]:
+        return "the turn player's LP changed when the replay choice was made"
+    if t.of("attack_declared"):
+        return "the replay continuation counted as a new attack declaration"
+    if any(c["choice"] != "call_off" for c in choices) and t.after["open_windows"]["attack_declaration"]:
+        return "continuing after a replay reopened the attack-declaration window"
+    return True
+
+
+@invariant(
+    "replay.bookkeeping-kept",
+    "Attack bookkeeping never goes backwards within a turn: attacks declared, the targets declared at and direct declarations stay.",
+    ["RPL-COUNTS", "RPL-COMPLETED"],
+    "transition",
+    FAMILY,
+)
+def bookkeeping(t):
+    if t.before["turn"] != t.after["turn"]:
+        return None
+    seen = False
+    after = {m["uid"]: m for m in monsters(t.after)}
+    for m in monsters(t.before):
+        if not m["attacks_declared"]:
+            continue
+        seen = True
+        m2 = after.get(m["uid"])
+        if m2 is None or m2["controller"] != m["controller"]:
+            continue  # it left the field: a new object if it ever returns
+        if m2["attacks_declared"] < m["attacks_declared"]:
+            return f"{m['card']}'s attack count went from {m['attacks_declared']} to {m2['attacks_declared']}"
+        if not set(m["declared_at"]) <= set(m2["declared_at"]):
+            return f"{m['card']} forgot the monsters it was declared at"
+        if m["declared_direct"] and not m2["declared_direct"]:
+            return f"{m['card']} forgot its direct attack declaration"
+    return True if seen else None
+
+
+@invariant(
+    "replay.call-off-counts",
+    "Calling an attack off after a replay ends the attack and the monster still counts as having attacked.",
+    ["RPL-REWIND", "RPL-COUNTS"],
+    "transition",
+    FAMILY,
+)
+def call_off(t):
+    offs = [e for e in t.of("replay_choice") if e["choice"] == "call_off"]
+    if not offs:
+        return None
+    if t.after["attack"] is not None:
+        return "the attack is still in progress after it was called off"
+    for e in offs:
+        m = monster(t.after, e["attacker_uid"])
+        if m is not None and m["attacks_declared"] < 1:
+            return f"{m['card']} no longer counts as having attacked after calling its attack off"
+    return True
+
+
+@invariant(
+    "replay.choices",
+    "When a replay is pending, the turn player alone chooses: a target that can be attacked, a direct attack where legal, or no attack.",
+    ["RPL-REWIND", "ATK-DIRECT"],
+    "actions",
+    FAMILY,
+)
+def choices(obs, actions):
+    a = obs["attack"]
+    if a is None or not a["replay_pending"] or obs["chain"] or obs["over"]:
+        return None
+    if any(x["kind"] != "replay" for x in actions):
+        return "other actions are offered while a replay is pending"
+    if not any(x.get("option") == "call_off" for x in actions):
+        return "calling the attack off is not offered in a replay"
+    can = attackable(obs, 1 - obs["turn_player"])
+    for x in actions:
+        if x.get("target") is not None and x["target"] not in can:
+            return f"{x['label']} is offered but that monster cannot be attacked"
+        if x.get("option") == "direct" and not may_attack_directly(obs, a["attacker"]):
+            return "a direct attack is offered in the replay but is not legal"
+    return True

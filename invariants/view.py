@@ -1,0 +1,131 @@
+"""Small readers over observations (bpcheck's JSON snapshot). No rules live here."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from bpcheck.invariants import facts
+
+
+def monsters(obs: dict, side: int | None = None) -> Iterator[dict]:
+    for i, p in enumerate(obs["players"]):
+        if side is None or side == i:
+            for m in p["monsters"]:
+                if m is not None:
+                    yield m
+
+
+def monster(obs: dict, uid: int | None) -> dict | None:
+    if uid is None:
+        return None
+    for m in monsters(obs):
+        if m["uid"] == uid:
+            return m
+    return None
+
+
+def spells(obs: dict) -> Iterator[dict]:
+    for p in obs["players"]:
+        for c in p["spells"]:
+            if c is not None:
+                yield c
+        if p["field_zone"] is not None:
+            yield p["field_zone"]
+
+
+def find_spell(obs: dict, uid: int) -> dict | None:
+    for c in spells(obs):
+        if c["uid"] == uid:
+            return c
+    return None
+
+
+def in_pile(obs: dict, uid: int) -> tuple[int, str] | None:
+    for side, p in enumerate(obs["players"]):
+        for pile in ("hand", "graveyard", "banished", "deck"):
+            if any(c["uid"] == uid for c in p[pile]):
+                return side, pile
+    return None
+
+
+def face_up_card(obs: dict, name: str) -> bool:
+    return any(c["card"] == name and c["face_up"] and not c["on_chain"] for c in spells(obs))
+
+
+def attackable(obs: dict, defender: int) -> set[int]:
+    """The defender's monsters that can be chosen as attack targets (ATK-TARGET-IMMUNE)."""
+    out = set()
+    for m in monsters(obs, defender):
+        if m["destroyed_by_battle"]:
+            continue
+        field = facts.UNATTACKABLE_WHILE_FIELD.get(m["card"])
+        if field is not None and m["position"] != "facedown" and face_up_card(obs, field):
+            continue
+        out.add(m["uid"])
+    return out
+
+
+def negated(obs: dict, uid: int) -> bool:
+    return any(c["card"] == "Fiendish Chain" and c["face_up"] and not c["on_chain"] and c["attached_to"] == uid for c in spells(obs))
+
+
+def may_attack_directly(obs: dict, uid: int) -> bool:
+    m = monster(obs, uid)
+    if m is None:
+        return False
+    if m["card"] in facts.DIRECT_ATTACKERS and not negated(obs, uid):
+        return True
+    for c in spells(obs):
+        if c["card"] in facts.DIRECT_ATTACK_EQUIPS and c["face_up"] and not c["on_chain"] and c["equipped_to"] == uid:
+            return True
+    return not attackable(obs, 1 - m["controller"])
+
+
+def cannot_attack(obs: dict, uid: int) -> bool:
+    """A continuous effect forbids this monster to attack (ATK-CANNOT)."""
+    m = monster(obs, uid)
+    if m is None:
+        return True
+    for c in spells(obs):
+        if not c["face_up"] or c["on_chain"]:
+            continue
+        if c["card"] in facts.CANNOT_ATTACK_ATTACHED and c["attached_to"] == uid:
+            return True
+        lvl = facts.LEVEL_LOCKS.get(c["card"])
+        if lvl is not None and (m["level"] or 0) >= lvl:
+            return True
+    return False
+
+
+def uid_places(obs: dict) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for side, p in enumerate(obs["players"]):
+        for i, m in enumerate(p["monsters"]):
+            if m:
+                out.setdefault(m["uid"], []).append(f"P{side + 1} M{i + 1}")
+        for i, c in enumerate(p["spells"]):
+            if c:
+                out.setdefault(c["uid"], []).append(f"P{side + 1} S{i + 1}")
+        if p["field_zone"]:
+            out.setdefault(p["field_zone"]["uid"], []).append(f"P{side + 1} FZ")
+        for pile in ("hand", "graveyard", "banished", "deck"):
+            for c in p[pile]:
+                out.setdefault(c["uid"], []).append(f"P{side + 1} {pile}")
+    return out
+
+
+def card_name(obs: dict, uid: int | None) -> str:
+    if uid is None:
+        return "direct"
+    m = monster(obs, uid)
+    if m:
+        return m["card"]
+    c = find_spell(obs, uid)
+    if c:
+        return c["card"]
+    for p in obs["players"]:
+        for pile in ("hand", "graveyard", "banished", "deck"):
+            for x in p[pile]:
+                if x["uid"] == uid:
+                    return x["card"]
+    return f"#{uid}"

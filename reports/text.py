@@ -1,0 +1,115 @@
+"""Plain-text reports: a board drawn from an observation, and counterexample traces.
+
+Reports read the documented observation schema and the counterexample object only; they
+know nothing of the rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PN = ("P1", "P2")
+POS = {"attack": "ATK", "defense": "DEF", "facedown": "SET"}
+
+
+def _name(obs: dict, uid: Any) -> str:
+    if uid is None:
+        return "direct"
+    for p in obs["players"]:
+        for zone in ("monsters", "spells"):
+            for c in p[zone]:
+                if c and c["uid"] == uid:
+                    return c["card"]
+        if p["field_zone"] and p["field_zone"]["uid"] == uid:
+            return p["field_zone"]["card"]
+        for pile in ("hand", "graveyard", "banished", "deck"):
+            for c in p[pile]:
+                if c["uid"] == uid:
+                    return c["card"]
+    return f"#{uid}"
+
+
+def monster_cell(m: dict | None) -> str:
+    if m is None:
+        return "--"
+    marks = ""
+    if m["destroyed_by_battle"]:
+        marks += " destroyed-by-battle"
+    if m["attacks_declared"]:
+        marks += f" attacked x{m['attacks_declared']}"
+    if m["cannot_attack_this_turn"]:
+        marks += " cannot-attack"
+    own = "" if m["owner"] == m["controller"] else f" (owner {PN[m['owner']]})"
+    return f"{m['card']} {POS.get(m['position'], m['position'])} {m['atk']}/{m['def']}{own}{marks}"
+
+
+def spell_cell(c: dict | None, obs: dict) -> str:
+    if c is None:
+        return "--"
+    state = "up" if c["face_up"] else ("set this turn" if c["set_this_turn"] else "set")
+    extra = ""
+    for key in ("equipped_to", "attached_to", "linked_monster"):
+        if c.get(key) is not None:
+            extra += f" -> {_name(obs, c[key])}"
+    return f"{c['card']} ({state}){extra}"
+
+
+def board_lines(obs: dict) -> list[str]:
+    lines = []
+    head = f"turn {obs['turn']}, {PN[obs['turn_player']]}'s turn, {obs['step']}"
+    if obs["over"]:
+        head += f", DUEL OVER (winner: {'draw' if obs['winner'] is None else PN[obs['winner']]})"
+    elif obs["to_act"] is not None:
+        head += f", {PN[obs['to_act']]} to act"
+    lines.append(head)
+    a = obs["attack"]
+    if a:
+        flags = " (replay pending)" if a["replay_pending"] else ""
+        lines.append(f"attack: {_name(obs, a['attacker'])} -> {_name(obs, a['target'])}{flags}")
+    if obs["chain"]:
+        chain = ", ".join(f"{i + 1}:{l['card']}({PN[l['controller']]}{', negated' if l['negated'] else ''})" for i, l in enumerate(obs["chain"]))
+        lines.append(f"chain: {chain}")
+    for side, p in enumerate(obs["players"]):
+        lines.append(f"{PN[side]} LP {p['lp']}")
+        lines.append("   monsters: " + " | ".join(monster_cell(m) for m in p["monsters"]))
+        st = " | ".join(spell_cell(c, obs) for c in p["spells"])
+        if p["field_zone"]:
+            st += f" || field: {spell_cell(p['field_zone'], obs)}"
+        lines.append("   spells:   " + st)
+        for pile in ("hand", "graveyard", "banished"):
+            if p[pile]:
+                lines.append(f"   {pile}: " + ", ".join(c["card"] for c in p[pile]))
+    return lines
+
+
+def counterexample_text(cex, indent: str = "  ") -> str:
+    """A step-by-step trace with the board before and after the violating step."""
+    out = [f"{cex.invariant}: {cex.statement}"]
+    if cex.rules:
+        out.append(f"rules: {', '.join(cex.rules)} (docs/rules.md)")
+    out.append(f"violation: {cex.message}")
+    out.append(f"shortest trace ({len(cex.labels)} steps) from {cex.board}:")
+    for s in cex.steps:
+        who = PN[s.player] if s.player is not None else "--"
+        evs = ", ".join(e["kind"] for e in s.events if e["kind"] not in ("passed",))
+        out.append(f"{indent}{s.index:3}. {who}: {s.action['label']}" + (f"   [{evs}]" if evs else ""))
+    if cex.at == "cycle" and cex.cycle_start is not None:
+        out.append(f"{indent}... and back to the state after step {cex.cycle_start}")
+    if cex.steps:
+        last = cex.steps[-1]
+        if cex.at in ("transition",):
+            out.append("board before the violating step:")
+            out.extend(indent + l for l in board_lines(last.before))
+            out.append(f"violating step: {last.action['label']}")
+            out.append("board after it:")
+            out.extend(indent + l for l in board_lines(last.after))
+        else:
+            out.append("board before the last step:")
+            out.extend(indent + l for l in board_lines(last.before))
+            out.append(f"last step: {last.action['label']}")
+            out.append("violating board:")
+            out.extend(indent + l for l in board_lines(last.after))
+    else:
+        out.append("violating board (the initial one):")
+        out.extend(indent + l for l in board_lines(cex.initial_observation))
+    return "\n".join(out)

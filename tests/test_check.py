@@ -1,0 +1,168 @@
+"""`bpcheck check`: verdicts, exit statuses, shortest counterexamples, JSON, replay."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = str(ROOT / "boards" / "000-replay-1.toml")
+SCHEMA = json.loads((ROOT / "docs" / "check-result.schema.json").read_text())
+
+
+@pytest.fixture
+def buggy(monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+
+
+def test_reference_passes_and_json_validates(tmp_path, run_cli):
+    out = tmp_path / "r.json"
+    code, stdout, _ = run_cli("check", SMALL, "--json", str(out))
+    assert code == 0, stdout
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    b = doc["boards"][0]
+    assert b["verdict"] == "pass" and b["states"] > 50 and b["transitions"] >= b["states"] - 1
+    rows = {r["id"]: r for r in b["invariants"]}
+    assert rows["replay.iff"]["verdict"] == "held" and rows["replay.iff"]["checked"] > 0
+    assert rows["attack.must-attack"]["verdict"] == "vacuous"
+    assert rows["DEADLOCK"]["verdict"] == "held" and rows["CYCLE"]["verdict"] == "held"
+
+
+def test_output_is_byte_for_byte_deterministic(tmp_path, run_cli):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    c1, out1, _ = run_cli("check", SMALL, "--json", str(a))
+    c2, out2, _ = run_cli("check", SMALL, "--json", str(b))
+    assert c1 == c2 == 0
+    assert out1 == out2
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_planted_violation_gives_exit_1_and_a_shortest_trace(tmp_path, run_cli, buggy):
+    out = tmp_path / "r.json"
+    cex_dir = tmp_path / "cex"
+    code, stdout, _ = run_cli(
+        "check", SMALL, "--engine", "buggy_engines:CallOffForgetsAttack", "--json", str(out), "--cex-dir", str(cex_dir)
+    )
+    assert code == 1
+    assert "FAIL" in stdout
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    cexs = {c["invariant"]: c for c in doc["boards"][0]["counterexamples"]}
+    assert "replay.call-off-counts" in cexs
+    c = cexs["replay.call-off-counts"]
+    # enter, pass, pass, attack, pass, Call of the Haunted, pass, pass, call off: no shorter line exists.
+    assert c["length"] == 9
+    assert c["trace"][-1] == "replay: call off"
+    assert "replay.call-off-counts: " in stdout and "shortest trace (9 steps)" in stdout
+    assert "board before the violating step:" in stdout and "RPL-COUNTS" in stdout
+    # The saved counterexample replays and still fails ...
+    f = cex_dir / "000-replay-1.replay.call-off-counts.json"
+    code, stdout, _ = run_cli("replay", str(f))
+    assert code == 1
+    assert "violated at step 9" in stdout
+    # ... and passes on the reference engine, where the bug does not exist.
+    data = json.loads(f.read_text())
+    data["engine"] = "reference"
+    fixed = tmp_path / "fixed.json"
+    fixed.write_text(json.dumps(data))
+    code, stdout, _ = run_cli("replay", str(fixed))
+    assert code == 0, stdout
+    assert "no longer violated" in stdout
+
+
+def test_dfs_also_finds_it(run_cli, buggy):
+    code, stdout, _ = run_cli("check", SMALL, "--engine", "buggy_engines:CallOffForgetsAttack", "--strategy", "dfs")
+    assert code == 1
+    assert "replay.call-off-counts" in stdout
+
+
+def test_deadlock_is_reported(run_cli, buggy):
+    code, stdout, _ = run_cli("check", SMALL, "--engine", "buggy_engines:DeadEndStep")
+    assert code == 1
+    assert "DEADLOCK: " in stdout
+
+
+def test_cycle_is_reported(run_cli, buggy):
+    code, stdout, _ = run_cli("check", SMALL, "--engine", "buggy_engines:EndStepLoops", "--invariants", "acc.zones")
+    assert code == 1
+    assert "CYCLE: " in stdout and "and back to the state after step" in stdout
+
+
+def test_a_bound_makes_it_inconclusive(run_cli):
+    code, stdout, _ = run_cli("check", SMALL, "--max-states", "20")
+    assert code == 3
+    assert "INCONCLUSIVE" in stdout and "max states (20)" in stdout
+    code, stdout, _ = run_cli("check", SMALL, "--max-depth", "5")
+    assert code == 3 and "max depth (5)" in stdout
+
+
+def test_unknown_invariant_and_bad_engine_are_bad_input(run_cli, buggy):
+    code, _o, err = run_cli("check", SMALL, "--invariants", "nope")
+    assert code == 2 and "unknown invariant or family 'nope'" in err
+    code, _o, err = run_cli("check", SMALL, "--engine", "buggy_engines:broken_factory")
+    assert code == 2 and "failed to build an engine: RuntimeError: cannot connect to the engine" in err
+    code, _o, err = run_cli("check", SMALL, "--engine", "no_such_module:x")
+    assert code == 2 and "cannot import 'no_such_module'" in err
+
+
+def test_invariant_selection_by_family(run_cli):
+    code, stdout, _ = run_cli("check", SMALL, "--invariants", "replay,acc.zones")
+    assert code == 0
+    assert "(1 boards, 8 invariants)" in stdout
+
+
+def test_goals(tmp_path, run_cli):
+    board = Path(SMALL).read_text() + """
+[[reachable]]
+id = "replay"
+event = "replay"
+[[reachable]]
+id = "cotH"
+event = "chain_link_resolved"
+card = "Call of the Haunted"
+[[reachable]]
+id = "ds"
+step = "damage_step_start"
+[[reachable]]
+id = "impossible"
+event = "chain_link_resolved"
+card = "Mirror Force"
+"""
+    p = tmp_path / "goals.toml"
+    p.write_text(board)
+    out = tmp_path / "r.json"
+    code, stdout, _ = run_cli("check", str(p), "--json", str(out))
+    assert code == 1
+    assert "goal 'impossible' is not reachable" in stdout
+    goals = {g["id"]: g for g in json.loads(out.read_text())["boards"][0]["goals"]}
+    assert goals["replay"]["reached"] and goals["replay"]["witness"][-1] == "pass"
+    assert len(goals["replay"]["witness"]) == 8
+    assert goals["ds"]["reached"] and not goals["impossible"]["reached"]
+
+
+def test_bad_goal_is_bad_input(tmp_path, run_cli):
+    p = tmp_path / "g.toml"
+    p.write_text(Path(SMALL).read_text() + '\n[[reachable]]\nid = "x"\nevent = "explosion"\n')
+    code, _o, err = run_cli("check", str(p))
+    assert code == 2 and "reachable[0].event: unknown event kind 'explosion'" in err
+
+
+def test_fingerprints_are_stable_across_processes():
+    code = (
+        "from bpcheck.model.board import load_board;"
+        "from bpcheck.model.interface import ReferenceEngine;"
+        "from bpcheck.explorers.checking import fingerprint;"
+        f"b = load_board({SMALL!r}); e = ReferenceEngine(); s = e.start(b);"
+        "print(fingerprint(e.observe(s)))"
+    )
+    outs = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONHASHSEED": seed, "PATH": ""}).stdout
+        for seed in ("1", "2")
+    }
+    assert len(outs) == 1 and outs.pop().strip().isdigit()

@@ -1,0 +1,88 @@
+"""The generic explorer on toy transition systems: it knows nothing of Yu-Gi-Oh!."""
+
+from __future__ import annotations
+
+from bpcheck.explorers.core import Bounds, explore, replay_trace
+
+
+class Counter:
+    """States 0..limit; actions +1 and +2; terminal at limit; optional wrap-around (a cycle)."""
+
+    def __init__(self, limit=10, bad=None, wrap=False, dead=None):
+        self.limit, self.bad, self.wrap, self.dead = limit, bad, wrap, dead
+
+    def initial_states(self):
+        return [0]
+
+    def actions(self, s):
+        if s == self.dead:
+            return []
+        return [1, 2]
+
+    def step(self, s, a):
+        n = s + a
+        if self.wrap:
+            n %= self.limit
+        return min(n, self.limit), None
+
+    def is_terminal(self, s):
+        return not self.wrap and s >= self.limit
+
+    def fingerprint(self, s):
+        return s
+
+    def action_kind(self, a):
+        return f"+{a}"
+
+    def check_state(self, s):
+        if self.bad is None:
+            return []
+        return [("never-bad", f"reached {s}" if s == self.bad else True)]
+
+    def check_actions(self, s, acts):
+        return []
+
+    def check_transition(self, s, a, info, s2):
+        return [("small-steps", True if a <= 2 else "big step")]
+
+    def goals_reached(self, s, info):
+        return ["five"] if s == 5 else []
+
+
+def test_bfs_finds_a_shortest_counterexample():
+    sysm = Counter(bad=7)
+    r = explore(sysm, "bfs")
+    assert r.status == "fail"
+    v = next(v for v in r.violations if v.prop == "never-bad")
+    assert len(v.trace) == 4  # 2+2+2+1
+    final = replay_trace(sysm, v.initial, v.trace)[-1][0]
+    assert final == 7
+
+
+def test_dfs_finds_one_too():
+    r = explore(Counter(bad=7), "dfs")
+    assert r.status == "fail" and any(v.prop == "never-bad" for v in r.violations)
+
+
+def test_pass_counts_and_goals():
+    r = explore(Counter(), "bfs", goals=["five", "never"])
+    assert r.states == 11 and r.terminal_states == 1
+    assert r.action_counts == {"+1": 10, "+2": 10}
+    assert r.goals["five"] is not None and len(r.goals["five"]) == 3
+    assert r.goals["never"] is None and r.status == "fail"  # a goal that cannot be reached fails
+    assert r.props["small-steps"].checked == 20
+
+
+def test_cycle_and_deadlock():
+    r = explore(Counter(limit=5, wrap=True), "bfs")
+    assert any(v.prop == "CYCLE" for v in r.violations)
+    r = explore(Counter(dead=3), "bfs")
+    v = next(v for v in r.violations if v.prop == "DEADLOCK")
+    assert len(v.trace) == 2
+
+
+def test_bounds_are_inconclusive_never_pass():
+    r = explore(Counter(limit=1000), "bfs", Bounds(max_states=50))
+    assert r.status == "inconclusive" and r.bound_hit.startswith("max states")
+    r = explore(Counter(limit=1000), "bfs", Bounds(max_depth=3))
+    assert r.status == "inconclusive"
