@@ -4,16 +4,17 @@
 (:mod:`bpcheck.model.interface`) to the generic explorer of :mod:`bpcheck.explorers.core`.
 States are ``(engine state, observation)`` pairs: each observation is computed once, used for
 the fingerprint and handed to the invariants, which see observations, action records and events
-only. The fingerprint is 64 bits of BLAKE2b over the canonical JSON of the observation, so it is
+only. The fingerprint is the 64-bit XXH3 hash of the canonical JSON of the observation, so it is
 the same across processes, runs and machines.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any, Sequence
+
+import orjson
+import xxhash
 
 from bpcheck.errors import InputError
 from bpcheck.invariants.base import Invariant, Transition
@@ -79,8 +80,8 @@ def parse_goals(board: Board) -> list[Goal]:
 
 
 def fingerprint(obs: dict) -> int:
-    data = json.dumps(obs, sort_keys=True, separators=(",", ":")).encode()
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
+    """64-bit XXH3 of the observation's canonical JSON (sorted keys): stable across runs."""
+    return xxhash.xxh3_64_intdigest(orjson.dumps(obs, option=orjson.OPT_SORT_KEYS))
 
 
 class EngineSystem:

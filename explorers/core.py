@@ -90,6 +90,7 @@ class ExploreResult:
     violations: list[Violation] = field(default_factory=list)
     goals: dict[str, list[int] | None] = field(default_factory=dict)
     goal_initial: dict[str, int] = field(default_factory=dict)
+    visited_bytes: int | None = None  # memory held for the visited set (measure_memory=True)
 
 
 class Progress:
@@ -127,6 +128,7 @@ def explore(
     goals: Sequence[str] = (),
     progress: Progress | None = None,
     stop_on_violation: bool = False,
+    measure_memory: bool = False,
 ) -> ExploreResult:
     if strategy not in ("bfs", "dfs"):
         raise ValueError(f"unknown strategy {strategy!r}")
@@ -246,6 +248,15 @@ def explore(
     res.props.setdefault(DEADLOCK, PropStats())
     res.props.setdefault(CYCLE, PropStats())
     res.elapsed = time.monotonic() - t0
+    if measure_memory:
+        # Everything the visited set holds per state: the fingerprint index (table, keys,
+        # values) and the parent / action / depth arrays and non-tree edges.
+        total = sys.getsizeof(index)
+        total += sum(sys.getsizeof(k) for k in index)
+        total += sum(sys.getsizeof(v) for v in index.values() if v > 256)
+        for arr in (parent, via, depth_of, extra_src, extra_dst):
+            total += arr.buffer_info()[1] * arr.itemsize + 64
+        res.visited_bytes = total
     if res.violations:
         res.status = "fail"
     elif res.bound_hit is not None:

@@ -98,6 +98,12 @@ class Rules:
 
     def __init__(self, pool: CardPool) -> None:
         self.pool = pool
+        # One-entry caches keyed by state identity (states are immutable): the explorer asks
+        # for the legal actions of a state and then applies each of them to the same object.
+        self._statics_for: State | None = None
+        self._statics_val: tuple = ((), frozenset())
+        self._legal_for: State | None = None
+        self._legal_val: list[Action] = []
 
     # =========================================================================================
     # Queries
@@ -175,19 +181,28 @@ class Rules:
 
     # -- static (continuous) effects ----------------------------------------------------------
 
-    def _active_statics(self, s: State):
+    def _active_statics(self, s: State) -> tuple:
         """(side, source uid, source object, static) for every continuous effect that applies."""
-        negated = self._negated_monsters(s)
-        for side, _i, c in s.spell_traps():
-            if c.face_up and not c.activating:
-                for st in self.card(c.card).statics:
-                    yield side, c.uid, c, st
-        for side, _i, m in s.monsters():
-            if m.pos.face_up and m.uid not in negated and not m.destroyed_by_battle:
-                for st in self.card(m.card).statics:
-                    yield side, m.uid, m, st
+        if self._statics_for is not s:
+            negated = self._find_negated(s)
+            out = []
+            for side, _i, c in s.spell_traps():
+                if c.face_up and not c.activating:
+                    for st in self.card(c.card).statics:
+                        out.append((side, c.uid, c, st))
+            for side, _i, m in s.monsters():
+                if m.pos.face_up and m.uid not in negated and not m.destroyed_by_battle:
+                    for st in self.card(m.card).statics:
+                        out.append((side, m.uid, m, st))
+            self._statics_for = s
+            self._statics_val = (tuple(out), negated)
+        return self._statics_val[0]
 
     def _negated_monsters(self, s: State) -> frozenset[int]:
+        self._active_statics(s)
+        return self._statics_val[1]
+
+    def _find_negated(self, s: State) -> frozenset[int]:
         out = set()
         for _side, _i, c in s.spell_traps():
             if c.face_up and not c.activating and c.attached_to is not None:
@@ -348,6 +363,12 @@ class Rules:
     # =========================================================================================
 
     def legal_actions(self, s: State) -> list[Action]:
+        if self._legal_for is not s:
+            self._legal_val = self._legal_actions(s)
+            self._legal_for = s
+        return list(self._legal_val)
+
+    def _legal_actions(self, s: State) -> list[Action]:
         if self.is_terminal(s):
             return []
         if s.choice is not None:

@@ -15,8 +15,48 @@ from bpcheck.model.state import Monster, SpellTrap, State
 SCHEMA_VERSION = 1
 
 
-def _monster(r: Rules, s: State, side: int, m: Monster) -> dict[str, Any]:
+class _Cache:
+    """Per-engine memo of the observation pieces of unchanged card objects.
+
+    States share unchanged sub-objects (a monster untouched by a transition is the same
+    object in the next state), so most of an observation can be reused. Entries keep a
+    reference to their key object, so an ``id`` is never confused with a dead object's.
+    """
+
+    LIMIT = 200_000
+
+    def __init__(self) -> None:
+        self.monsters: dict[int, tuple] = {}
+        self.spells: dict[int, tuple] = {}
+        self.piles: dict[int, tuple] = {}
+
+    def trim(self) -> None:
+        for d in (self.monsters, self.spells, self.piles):
+            if len(d) > self.LIMIT:
+                d.clear()
+
+
+def _cache(r: Rules) -> _Cache:
+    c = getattr(r, "_observe_cache", None)
+    if c is None:
+        c = _Cache()
+        r._observe_cache = c  # type: ignore[attr-defined]
+    return c
+
+
+def _monster(r: Rules, s: State, side: int, m: Monster, equipped: tuple[int, ...] = ()) -> dict[str, Any]:
     atk, dfn, mods = r.stat_breakdown(s, m.uid)
+    cache = _cache(r)
+    key = (side, atk, dfn, tuple(mods), equipped)
+    hit = cache.monsters.get(id(m))
+    if hit is not None and hit[0] is m and hit[1] == key:
+        return hit[2]
+    d = _monster_dict(r, side, m, atk, dfn, mods, equipped)
+    cache.monsters[id(m)] = (m, key, d)
+    return d
+
+
+def _monster_dict(r: Rules, side: int, m: Monster, atk: int, dfn: int, mods, equipped) -> dict[str, Any]:
     c = r.card(m.card)
     return {
         "uid": m.uid,
@@ -46,13 +86,21 @@ def _monster(r: Rules, s: State, side: int, m: Monster) -> dict[str, Any]:
         "flipped_by_battle": m.flipped_by_battle,
         "set_this_turn": m.set_this_turn,
         "once_per_turn_used": sorted(m.effects_used),
-        "equipped_with": sorted(
-            c.uid for _side, _i, c in s.spell_traps() if c.equipped_to == m.uid
-        ),
+        "equipped_with": list(equipped),
     }
 
 
 def _spell(r: Rules, s: State, side: int, c: SpellTrap) -> dict[str, Any]:
+    cache = _cache(r)
+    hit = cache.spells.get(id(c))
+    if hit is not None and hit[0] is c and hit[1] == side:
+        return hit[2]
+    d = _spell_dict(r, side, c)
+    cache.spells[id(c)] = (c, side, d)
+    return d
+
+
+def _spell_dict(r: Rules, side: int, c: SpellTrap) -> dict[str, Any]:
     card = r.card(c.card)
     return {
         "uid": c.uid,
@@ -70,24 +118,40 @@ def _spell(r: Rules, s: State, side: int, c: SpellTrap) -> dict[str, Any]:
     }
 
 
-def _pile(refs) -> list[dict[str, Any]]:
-    return [{"uid": x.uid, "card": x.card, "owner": x.owner} for x in refs]
+def _pile(r: Rules, refs) -> list[dict[str, Any]]:
+    cache = _cache(r)
+    hit = cache.piles.get(id(refs))
+    if hit is not None and hit[0] is refs:
+        return hit[1]
+    out = [{"uid": x.uid, "card": x.card, "owner": x.owner} for x in refs]
+    cache.piles[id(refs)] = (refs, out)
+    return out
 
 
 def observe(r: Rules, s: State) -> dict[str, Any]:
+    """The observation of `s`. Parts may be shared with earlier observations: treat it as
+    read-only (copy it before changing it)."""
+    _cache(r).trim()
+    equips: dict[int, list[int]] = {}
+    for _side, _i, c in s.spell_traps():
+        if c.equipped_to is not None:
+            equips.setdefault(c.equipped_to, []).append(c.uid)
     players = []
     for side in (0, 1):
         p = s.players[side]
         players.append(
             {
                 "lp": p.lp,
-                "monsters": [None if m is None else _monster(r, s, side, m) for m in p.monsters],
+                "monsters": [
+                    None if m is None else _monster(r, s, side, m, tuple(sorted(equips.get(m.uid, ()))))
+                    for m in p.monsters
+                ],
                 "spells": [None if c is None else _spell(r, s, side, c) for c in p.spells],
                 "field_zone": None if p.field_zone is None else _spell(r, s, side, p.field_zone),
-                "hand": _pile(p.hand),
-                "graveyard": _pile(p.graveyard),
-                "banished": _pile(p.banished),
-                "deck": _pile(p.deck),
+                "hand": _pile(r, p.hand),
+                "graveyard": _pile(r, p.graveyard),
+                "banished": _pile(r, p.banished),
+                "deck": _pile(r, p.deck),
             }
         )
     a = s.attack

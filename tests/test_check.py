@@ -166,3 +166,24 @@ def test_fingerprints_are_stable_across_processes():
         for seed in ("1", "2")
     }
     assert len(outs) == 1 and outs.pop().strip().isdigit()
+
+
+def test_invariants_doc_is_generated_from_the_code(run_cli):
+    code, out, _ = run_cli("invariants", "--markdown")
+    assert code == 0
+    assert (ROOT / "docs" / "invariants.md").read_text() == out, "regenerate: bpcheck invariants --markdown > docs/invariants.md"
+
+
+def test_every_invariant_cites_catalogued_rules():
+    import re
+
+    from bpcheck.invariants import REGISTRY
+
+    ids = set(re.findall(r"^### (\S+)", (ROOT / "docs" / "rules.md").read_text(), flags=re.M))
+    for inv in REGISTRY.values():
+        assert inv.rules, inv.id
+        assert set(inv.rules) <= ids, (inv.id, set(inv.rules) - ids)
+    families = {inv.family for inv in REGISTRY.values()}
+    assert families == {"attack counts", "replay", "damage step", "chains and windows", "accounting"}
+    for fam in families:
+        assert sum(1 for i in REGISTRY.values() if i.family == fam) >= 5
