@@ -1,4 +1,6 @@
-"""Choosing the engine under test: `--engine reference` (default) or `--engine package.module:factory`.
+"""Choosing the engine under test: `--engine reference` (default), `--engine mutant:NAME`,
+`--engine cmd:COMMAND` (any language, JSON lines: docs/protocol.md), or
+`--engine package.module:factory`.
 
 A factory is a callable returning an object that implements the engine interface
 (:mod:`bpcheck.model.interface`), or a :class:`~bpcheck.model.engine.Rules` subclass (a rules
@@ -16,12 +18,24 @@ from bpcheck.model.interface import ReferenceEngine
 REQUIRED = ("start", "legal_actions", "apply", "observe", "is_terminal")
 
 
-def make_engine(spec: str | None):
-    """A fresh engine for `spec` (one per board)."""
+def make_engine(spec: str | None, *, call_timeout: float | None = None, check_determinism: bool = False):
+    """A fresh engine for `spec` (one per board). `call_timeout` and `check_determinism` apply
+    to out-of-process engines (`cmd:COMMAND`, docs/protocol.md) only."""
     if spec in (None, "", "reference"):
         return ReferenceEngine()
+    if spec.startswith("cmd:"):  # an engine in any language, over the JSON-lines protocol
+        from bpcheck.jsonl_engine import make_jsonl_engine
+
+        return make_jsonl_engine(spec, call_timeout=call_timeout, check_determinism=check_determinism)
+    if spec.startswith("mutant:"):
+        from bpcheck.model.mutants import MUTANTS
+
+        name = spec[len("mutant:") :]
+        if name not in MUTANTS:
+            raise InputError("--engine", "", f"unknown mutant {name!r} (known: {', '.join(MUTANTS)})")
+        return ReferenceEngine(MUTANTS[name].rules, name=spec)
     if ":" not in spec:
-        raise InputError("--engine", "", f"expected 'reference' or 'package.module:factory', got {spec!r}")
+        raise InputError("--engine", "", f"expected 'reference', 'cmd:COMMAND' or 'package.module:factory', got {spec!r}")
     mod_name, _, attr = spec.partition(":")
     try:
         mod = importlib.import_module(mod_name)

@@ -170,19 +170,30 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     from bpcheck.engines import make_engine
 
+    engine_kw = {"call_timeout": args.call_timeout, "check_determinism": args.check_determinism}
     try:
-        make_engine(args.engine)
+        make_engine(args.engine, **engine_kw)
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
     engine_name = args.engine or "reference"
+    system_kw: dict = {}
+    if args.differential:  # lockstep with the reference model: explorers/differential.py
+        from bpcheck.explorers.differential import DIFF_INVARIANT, DifferentialSystem
+
+        invariants = [*invariants, DIFF_INVARIANT]
+        system_kw["system_cls"] = DifferentialSystem
     bounds = Bounds(args.max_states, args.max_depth, args.timeout)
+    from bpcheck.reporting import emit_check_reports, graph_limit
+
+    if graph_limit(args):  # --report draws small state graphs: record them (bounded)
+        system_kw["graph_limit"] = graph_limit(args)
     results = []
     errors: list[dict] = []
     for path, display in files:
         try:
             board = load_board(path, display)
-            br = check_board(board, make_engine(args.engine), invariants, args.strategy, bounds, engine_name, progress=None)
+            br = check_board(board, make_engine(args.engine, **engine_kw), invariants, args.strategy, bounds, engine_name, progress=None, **system_kw)
         except InputError as e:
             _err(e)
             errors.append({"file": e.file, "field": e.field, "problem": e.problem})
@@ -233,6 +244,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             for k, cex in enumerate(br.counterexamples, 1):
                 name = f"{Path(br.board.path).stem}.{cex.invariant}.json"
                 (out / name).write_text(json.dumps({"bpcheck_counterexample": 1, **cex.to_dict(full=False)}, indent=1) + "\n")
+    emit_check_reports(args, results, errors, engine_name, bounds)  # --report DIR, --github
     if errors:
         return EXIT_BAD_INPUT
     if n_fail:
@@ -240,6 +252,30 @@ def cmd_check(args: argparse.Namespace) -> int:
     if n_inc:
         return EXIT_INCONCLUSIVE
     return EXIT_OK
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    from bpcheck.traces import record
+
+    return record(args.board, args.engine, args.out, args.actions, args.random, args.seed)
+
+
+def cmd_conform(args: argparse.Namespace) -> int:
+    from bpcheck.invariants import select
+    from bpcheck.traces import conform_files
+
+    try:
+        invariants = select(args.invariants)
+    except KeyError as e:
+        _err(InputError("--invariants", "", f"unknown invariant or family {e.args[0]!r} (see `bpcheck invariants`)"))
+        return EXIT_BAD_INPUT
+    return conform_files(args.traces, invariants, verbose=not args.quiet, json_out=args.json)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from bpcheck.serve import run
+
+    return run(args.engine)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -289,6 +325,12 @@ def cmd_invariants(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_mutants(args: argparse.Namespace) -> int:
+    from bpcheck.mutants import cmd_mutants
+
+    return cmd_mutants(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bpcheck", description="Model checker and property-test harness for the Yu-Gi-Oh! TCG Battle Phase.")
     p.add_argument("--version", action="version", version=f"bpcheck {__version__}")
@@ -306,8 +348,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     ck = sub.add_parser("check", help="explore every reachable state of each board and check the invariants")
     ck.add_argument("paths", nargs="+", metavar="PATH", help="board files or folders")
-    ck.add_argument("--engine", metavar="ENGINE", help="the engine under test: reference (default) or package.module:factory")
+    ck.add_argument(
+        "--engine", metavar="ENGINE", help="the engine under test: reference (default), cmd:COMMAND (docs/protocol.md) or package.module:factory"
+    )
+    ck.add_argument("--call-timeout", type=_positive(float), metavar="S", help="cmd: engines: seconds per call before a timeout fault (default 10)")
+    ck.add_argument(
+        "--check-determinism", action="store_true", help="cmd: engines: ask every legal_actions and apply twice and compare the replies"
+    )
     ck.add_argument("--invariants", metavar="IDS", help="comma-separated invariant IDs or family names (default: all)")
+    ck.add_argument(
+        "--differential", action="store_true", help="also compare the engine with the reference model in lockstep (invariant DIFF)"
+    )
     ck.add_argument("--strategy", choices=("bfs", "dfs"), default="bfs", help="bfs (default: shortest counterexamples) or dfs")
     ck.add_argument("--max-states", type=_positive(int), metavar="N", help="stop after N distinct states (inconclusive)")
     ck.add_argument("--max-depth", type=_positive(int), metavar="N", help="do not expand states deeper than N (inconclusive)")
@@ -316,12 +367,44 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--cex-dir", metavar="DIR", help="write each counterexample as a replayable JSON file")
     ck.add_argument("--stats", action="store_true", help="also print and record timings (not byte-for-byte deterministic)")
     ck.add_argument("-v", "--verbose", action="store_true", help="list vacuous invariants and reached goals per board")
+    from bpcheck.reporting import add_report_arguments
+
+    add_report_arguments(ck)  # --report DIR, --graph-limit N, --github
     ck.set_defaults(fn=cmd_check)
 
     rp = sub.add_parser("replay", help="replay a saved counterexample step by step and check it again")
     rp.add_argument("file", metavar="CEX.json", help="a counterexample file (--cex-dir) or a result file (--json)")
     rp.add_argument("-q", "--quiet", action="store_true")
     rp.set_defaults(fn=cmd_replay)
+
+    rc = sub.add_parser("record", help="record a trace of an engine on a board (docs/traces.md)")
+    rc.add_argument("board", metavar="BOARD", help="a board file")
+    rc.add_argument("--engine", metavar="ENGINE", help="the engine to record (default: reference)")
+    how = rc.add_mutually_exclusive_group(required=True)
+    how.add_argument("--actions", nargs="+", metavar="LABEL", help="the action labels to play, in order")
+    how.add_argument("--random", type=_positive(int), metavar="N", help="a random walk of at most N steps")
+    rc.add_argument("--seed", type=int, default=0, metavar="S", help="the random walk's seed (default 0): same seed, same walk")
+    rc.add_argument("--out", required=True, metavar="TRACE.jsonl", help="the trace file to write")
+    rc.set_defaults(fn=cmd_record)
+
+    cf = sub.add_parser("conform", help="check recorded engine traces against the reference model and the invariants")
+    cf.add_argument("traces", nargs="+", metavar="TRACE.jsonl", help="trace files (docs/traces.md)")
+    cf.add_argument("--invariants", metavar="IDS", help="comma-separated invariant IDs or family names (default: all)")
+    cf.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    cf.add_argument("-q", "--quiet", action="store_true", help="print the verdict and the divergence only")
+    cf.set_defaults(fn=cmd_conform)
+
+    mu = sub.add_parser("mutants", help="run the checker on every mutant engine: which invariant kills each")
+    mu.add_argument("paths", nargs="*", metavar="PATH", help="board files or folders (default: boards/)")
+    mu.add_argument("--only", metavar="NAMES", help="comma-separated mutant names")
+    mu.add_argument("--max-states", type=_positive(int), metavar="N", help="per board and mutant")
+    mu.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    mu.add_argument("--stats", action="store_true", help="also record timings in the JSON (not deterministic)")
+    mu.set_defaults(fn=_cmd_mutants)
+
+    sv = sub.add_parser("serve", help="serve an in-process engine over the JSON-lines protocol on stdin/stdout (docs/protocol.md)")
+    sv.add_argument("--engine", metavar="ENGINE", help="the engine to serve: reference (default), mutant:NAME or package.module:factory")
+    sv.set_defaults(fn=cmd_serve)
 
     iv = sub.add_parser("invariants", help="list the invariant library")
     iv.add_argument("--json", action="store_true")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, InputError
 from bpcheck.explorers.checking import EngineSystem
+from bpcheck.explorers.core import SystemFault
 from bpcheck.invariants import REGISTRY
 from bpcheck.model.board import load_board
 from bpcheck.engines import make_engine
@@ -48,7 +49,11 @@ def replay_file(path: str, verbose: bool = True) -> int:
         return EXIT_BAD_INPUT
     worst = EXIT_OK
     for cex in cexs:
-        code = replay_one(path, cex, verbose)
+        try:
+            code = replay_one(path, cex, verbose)
+        except SystemFault as f:  # an out-of-process engine crashed, hung, ... (docs/protocol.md)
+            print(f"  engine fault: {f.kind}: {f.message}")
+            code = EXIT_FAIL
         if code == EXIT_BAD_INPUT or worst == EXIT_BAD_INPUT:
             worst = EXIT_BAD_INPUT
         elif code == EXIT_FAIL:
@@ -57,8 +62,13 @@ def replay_file(path: str, verbose: bool = True) -> int:
 
 
 def replay_one(path: str, cex: dict, verbose: bool) -> int:
+    if cex["invariant"] == "DIFF":  # a differential-mode counterexample: replay in lockstep
+        from bpcheck.traces import replay_differential
+
+        return replay_differential(cex, verbose)
     try:
-        engine = make_engine(cex.get("engine", "reference"))
+        # A trace is short: a cmd: engine is always asked twice (docs/protocol.md).
+        engine = make_engine(cex.get("engine", "reference"), check_determinism=True)
         board = load_board(cex["board"])
     except InputError as e:
         print(f"bpcheck: error: {e.render()}")

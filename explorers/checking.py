@@ -84,6 +84,16 @@ def fingerprint(obs: dict) -> int:
     return xxhash.xxh3_64_intdigest(orjson.dumps(obs, option=orjson.OPT_SORT_KEYS))
 
 
+def _guarded(inv: Invariant, *args: Any) -> Any:
+    """Run one check. An engine whose data passes its schema but does not hold together (an
+    attacker that is not on the field, an event naming an unknown card) must not crash the
+    checker: the invariant is reported violated, with the reason it could not be evaluated."""
+    try:
+        return inv.check(*args)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+        return f"could not be evaluated on the engine's data ({type(e).__name__}: {e}): the observation or events are inconsistent"
+
+
 class EngineSystem:
     """An engine on one board, with the invariants to check, as a transition system."""
 
@@ -117,21 +127,24 @@ class EngineSystem:
     def action_kind(self, a) -> str:
         return a.kind
 
+    def action_name(self, a) -> str:
+        return a.label
+
     def check_state(self, s):
         obs = s[1]
-        return [(inv.id, inv.check(obs)) for inv in self.state_invs]
+        return [(inv.id, _guarded(inv, obs)) for inv in self.state_invs]
 
     def check_actions(self, s, actions):
         if not self.action_invs:
             return []
         recs = [a.to_dict() for a in actions]
-        return [(inv.id, inv.check(s[1], recs)) for inv in self.action_invs]
+        return [(inv.id, _guarded(inv, s[1], recs)) for inv in self.action_invs]
 
     def check_transition(self, s, a, info, s2):
         if not self.trans_invs:
             return []
         t = Transition(s[1], a.to_dict(), info, s2[1])
-        return [(inv.id, inv.check(t)) for inv in self.trans_invs]
+        return [(inv.id, _guarded(inv, t)) for inv in self.trans_invs]
 
     def goals_reached(self, s, info) -> list[str]:
         return [g.id for g in self.goals if g.met(s[1], info)]

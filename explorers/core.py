@@ -22,11 +22,25 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, TypeVar
 
+from bpcheck.explorers.graph import GraphRecord
+
 S = TypeVar("S")
 A = TypeVar("A")
 
 DEADLOCK = "DEADLOCK"
 CYCLE = "CYCLE"
+FAULT = "ENGINE-FAULT"
+
+
+class SystemFault(Exception):
+    """Raised by a transition system when the thing it wraps misbehaves (an engine crash, hang,
+    malformed reply, ...). The explorer records it as an ENGINE-FAULT violation with the trace
+    that led to it, keeps everything gathered so far, and goes on with the other branches."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
 
 
 class TransitionSystem(Protocol[S, A]):
@@ -41,6 +55,8 @@ class TransitionSystem(Protocol[S, A]):
     def fingerprint(self, s: S) -> int: ...
 
     def action_kind(self, a: A) -> str: ...
+
+    def action_name(self, a: A) -> str: ...
 
     def check_state(self, s: S) -> list[tuple[str, Any]]: ...
 
@@ -65,7 +81,7 @@ class Violation:
     trace: list[int]  # action indices from the initial state
     initial: int  # index of the initial state
     depth: int
-    at: str  # "state", "transition", "actions", "deadlock", "cycle"
+    at: str  # "state", "transition", "actions", "deadlock", "cycle", "fault"
     cycle_start: int | None = None  # for cycles: the trace position the cycle returns to
 
 
@@ -91,6 +107,7 @@ class ExploreResult:
     goals: dict[str, list[int] | None] = field(default_factory=dict)
     goal_initial: dict[str, int] = field(default_factory=dict)
     visited_bytes: int | None = None  # memory held for the visited set (measure_memory=True)
+    graph: GraphRecord | None = None  # states and edges (record_graph=LIMIT; bpcheck.explorers.graph)
 
 
 class Progress:
@@ -129,11 +146,13 @@ def explore(
     progress: Progress | None = None,
     stop_on_violation: bool = False,
     measure_memory: bool = False,
+    record_graph: int | None = None,
 ) -> ExploreResult:
     if strategy not in ("bfs", "dfs"):
         raise ValueError(f"unknown strategy {strategy!r}")
     res = ExploreResult(status="pass", strategy=strategy)
     res.goals = {g: None for g in goals}
+    graph = res.graph = None if record_graph is None else GraphRecord(record_graph)
     t0 = time.monotonic()
     deadline = None if bounds.timeout is None else t0 + bounds.timeout
 
@@ -143,6 +162,7 @@ def explore(
     depth_of = array("I")
     extra_src = array("I")  # non-tree edges, for cycle detection
     extra_dst = array("I")
+    extra_act = array("I")  # the action index of each non-tree edge (to replay a cycle)
     seen_violation: set[str] = set()
 
     def record(prop: str, verdict: Any, idx: int, at: str, last_action: int | None = None) -> None:
@@ -175,6 +195,8 @@ def explore(
     for k, s0 in enumerate(system.initial_states()):
         i = add(system.fingerprint(s0), -1 - k, 0, 0)
         if i is not None:
+            if graph is not None:
+                graph.add_state(i, s0)
             frontier.append((s0, i, 0))
             for prop, verdict in system.check_state(s0):
                 record(prop, verdict, i, "state")
@@ -200,7 +222,11 @@ def explore(
         if system.is_terminal(s):
             res.terminal_states += 1
             continue
-        acts = system.actions(s)
+        try:
+            acts = system.actions(s)
+        except SystemFault as f:
+            record(FAULT, f"{f.kind}: {f.message} (listing the legal actions)", i, "fault")
+            continue
         for prop, verdict in system.check_actions(s, acts):
             record(prop, verdict, i, "actions")
         record(DEADLOCK, True if acts else "a non-terminal state offers no action", i, "deadlock")
@@ -210,7 +236,11 @@ def explore(
             res.bound_hit = f"max depth ({bounds.max_depth})"
             continue
         for ai, a in enumerate(acts):
-            s2, info = system.step(s, a)
+            try:
+                s2, info = system.step(s, a)
+            except SystemFault as f:
+                record(FAULT, f"{f.kind}: {f.message} (applying {system.action_name(a)!r})", i, "fault", ai)
+                continue
             res.transitions += 1
             kind = system.action_kind(a)
             res.action_counts[kind] = res.action_counts.get(kind, 0) + 1
@@ -218,9 +248,14 @@ def explore(
                 record(prop, verdict, i, "transition", ai)
             fp2 = system.fingerprint(s2)
             j = add(fp2, i, ai, d + 1)
+            if graph is not None:
+                if j is not None:
+                    graph.add_state(j, s2)
+                graph.add_edge(i, index[fp2], system.action_name(a))
             if j is None:
                 extra_src.append(i)
                 extra_dst.append(index[fp2])
+                extra_act.append(ai)
                 continue
             for g in system.goals_reached(s2, info):
                 if g in res.goals and res.goals[g] is None:
@@ -236,17 +271,22 @@ def explore(
         cyc = _find_cycle(parent, extra_src, extra_dst)
         res.props.setdefault(CYCLE, PropStats()).checked += 1 if cyc is None else 0
         if cyc is not None:
-            node, back_to = cyc
-            trace, init = _trace(parent, via, node)
+            # a shortest path to the cycle's first state, then round the cycle to its last one
+            # (whose next action returns to the first)
+            trace, init = _trace(parent, via, cyc[0])
+            start = len(trace)
+            trace += _loop_actions(parent, via, extra_src, extra_dst, extra_act, cyc)
             st = res.props.setdefault(CYCLE, PropStats())
             st.checked += 1
             st.violations += 1
-            target_trace, _ = _trace(parent, via, back_to)
             res.violations.append(
-                Violation(CYCLE, "the state graph has a cycle: a path never ends", trace, init, len(trace), "cycle", len(target_trace))
+                Violation(CYCLE, "the state graph has a cycle: a path never ends", trace, init, len(trace), "cycle", start)
             )
     res.props.setdefault(DEADLOCK, PropStats())
     res.props.setdefault(CYCLE, PropStats())
+    res.props.setdefault(FAULT, PropStats())
+    if graph is not None:
+        graph.finish(depth_of, not frontier)
     res.elapsed = time.monotonic() - t0
     if measure_memory:
         # Everything the visited set holds per state: the fingerprint index (table, keys,
@@ -254,7 +294,7 @@ def explore(
         total = sys.getsizeof(index)
         total += sum(sys.getsizeof(k) for k in index)
         total += sum(sys.getsizeof(v) for v in index.values() if v > 256)
-        for arr in (parent, via, depth_of, extra_src, extra_dst):
+        for arr in (parent, via, depth_of, extra_src, extra_dst, extra_act):
             total += arr.buffer_info()[1] * arr.itemsize + 64
         res.visited_bytes = total
     if res.violations:
@@ -275,8 +315,19 @@ def _trace(parent: array, via: array, i: int) -> tuple[list[int], int]:
     return out, -1 - parent[i]
 
 
-def _find_cycle(parent: array, extra_src: array, extra_dst: array) -> tuple[int, int] | None:
-    """Find an edge (u -> v) that closes a cycle; v is an ancestor-in-graph of u."""
+def _loop_actions(parent: array, via: array, extra_src: array, extra_dst: array, extra_act: array, nodes: list[int]) -> list[int]:
+    """The action indices along consecutive `nodes` (each an edge: a tree or a non-tree one)."""
+    pairs = {(a, b) for a, b in zip(nodes, nodes[1:]) if parent[b] != a}
+    act: dict[tuple[int, int], int] = {}
+    for u, v, a in zip(extra_src, extra_dst, extra_act):
+        if (u, v) in pairs and (u, v) not in act:
+            act[(u, v)] = a
+    return [via[b] if parent[b] == a else act[(a, b)] for a, b in zip(nodes, nodes[1:])]
+
+
+def _find_cycle(parent: array, extra_src: array, extra_dst: array) -> list[int] | None:
+    """Find a cycle: its states [v, ..., u] in order, each reached from the one before by an
+    edge, and u -> v closing it (v is on the depth-first path to u)."""
     n = len(parent)
     if not extra_src:
         return None  # the tree edges alone cannot form a cycle
@@ -300,7 +351,8 @@ def _find_cycle(parent: array, extra_src: array, extra_dst: array) -> tuple[int,
                 color[node] = 2
                 stack.pop()
             elif color[nxt] == 1:
-                return node, nxt
+                path = [s for s, _it in stack]
+                return path[path.index(nxt) :]
             elif color[nxt] == 0:
                 color[nxt] = 1
                 stack.append((nxt, iter(children[nxt])))
@@ -312,14 +364,21 @@ def replay_trace(system: TransitionSystem, initial: int, trace: Sequence[int]) -
     final state as (state, None, None)."""
     s = system.initial_states()[initial]
     out = []
-    for ai in trace:
+    for k, ai in enumerate(trace):
         acts = system.actions(s)
         a = acts[ai]
-        s2, info = system.step(s, a)
-        out.append((s, a, info))
+        try:
+            s2, info = system.step(s, a)
+        except SystemFault as f:
+            if k != len(trace) - 1:
+                raise
+            out.append((s, a, f))  # the faulty call ends the trace; the state stays
+            s2 = s
+        else:
+            out.append((s, a, info))
         s = s2
     out.append((s, None, None))
     return out
 
 
-__all__ = ["Bounds", "ExploreResult", "Progress", "TransitionSystem", "Violation", "explore", "replay_trace"]
+__all__ = ["Bounds", "ExploreResult", "Progress", "SystemFault", "TransitionSystem", "Violation", "explore", "replay_trace"]

@@ -13,7 +13,19 @@ from typing import Any, Sequence
 
 from bpcheck import __version__
 from bpcheck.explorers.checking import EngineSystem, Goal, parse_goals
-from bpcheck.explorers.core import CYCLE, DEADLOCK, Bounds, ExploreResult, Progress, Violation, explore, replay_trace
+from bpcheck.explorers.core import (
+    CYCLE,
+    DEADLOCK,
+    FAULT,
+    Bounds,
+    ExploreResult,
+    Progress,
+    PropStats,
+    SystemFault,
+    Violation,
+    explore,
+    replay_trace,
+)
 from bpcheck.invariants.base import Invariant
 from bpcheck.model.board import Board
 
@@ -22,6 +34,7 @@ RESULT_SCHEMA_VERSION = 1
 STRUCTURAL = {
     DEADLOCK: ("Every non-terminal state offers at least one action: every path ends.", ("BP-STEPS",)),
     CYCLE: ("The state graph has no cycle: the Battle Phase always finishes or the duel ends.", ("BP-STEPS",)),
+    FAULT: ("The engine answers every call: no crash, hang, malformed reply, refused offered action or non-determinism.", ()),
 }
 
 
@@ -48,6 +61,12 @@ class Counterexample:
     steps: list[Step]
     labels: list[str]
     cycle_start: int | None = None
+    shortest: bool = True  # BFS found it: no shorter trace violates the invariant
+
+    @property
+    def trace_title(self) -> str:
+        """How reports name the trace: only a BFS trace is known to be a shortest one."""
+        return "shortest trace" if self.shortest else "trace (DFS: not necessarily the shortest)"
 
     def to_dict(self, full: bool = True) -> dict:
         d: dict[str, Any] = {
@@ -111,7 +130,7 @@ class BoardResult:
                     "family": "structural",
                     "checked": checked,
                     "violations": viol,
-                    "verdict": "violated" if viol else ("held" if checked else "not checked"),
+                    "verdict": "violated" if viol else ("held" if checked or pid == FAULT else "not checked"),
                 }
             )
         return rows
@@ -153,7 +172,8 @@ def build_counterexample(system: EngineSystem, v: Violation, invariants: Sequenc
     for k, (s, a, info) in enumerate(trail[:-1]):
         s_after = trail[k + 1][0]
         labels.append(a.label)
-        steps.append(Step(k + 1, s[1].get("to_act"), a.to_dict(), [e.to_dict() for e in info], s[1], s_after[1]))
+        events = [] if isinstance(info, SystemFault) else [e.to_dict() for e in info]
+        steps.append(Step(k + 1, s[1].get("to_act"), a.to_dict(), events, s[1], s_after[1]))
     statement, rules = _statement(v.prop, invariants)
     return Counterexample(
         board=system.board.path,
@@ -170,6 +190,50 @@ def build_counterexample(system: EngineSystem, v: Violation, invariants: Sequenc
     )
 
 
+def _unreplayed(system, v: Violation, invariants: Sequence[Invariant], engine_name: str, f: SystemFault) -> Counterexample:
+    """A counterexample whose trace the engine failed to replay (an engine fault on the way):
+    the action indices stand in for the labels."""
+    statement, rules = _statement(v.prop, invariants)
+    try:
+        initial = system.initial_states()[v.initial][1]
+    except SystemFault:
+        initial = _board_observation(system.board)
+    return Counterexample(
+        board=system.board.path,
+        engine=engine_name,
+        invariant=v.prop,
+        statement=statement,
+        rules=tuple(rules),
+        message=f"{v.message} [the trace could not be replayed for this report: {f.kind}: {f.message}]",
+        at=v.at,
+        initial_observation=initial,
+        steps=[],
+        labels=[f"#{ai}" for ai in v.trace],
+        cycle_start=v.cycle_start,
+    )
+
+
+def _board_observation(board: Board) -> dict:
+    from bpcheck.model.engine import Rules
+    from bpcheck.model.observe import observe
+
+    return observe(Rules(board.pool), board.state)
+
+
+def _fault_at_start(board: Board, invariants, goals, engine_name: str, strategy: str, f: SystemFault) -> BoardResult:
+    """The engine failed before giving the initial state: an ENGINE-FAULT with an empty trace."""
+    res = ExploreResult(status="fail", strategy=strategy)
+    res.props[FAULT] = PropStats(checked=1, violations=1)
+    message = f"{f.kind}: {f.message} (starting the board)"
+    res.violations.append(Violation(FAULT, message, [], 0, 0, "fault"))
+    statement, rules = STRUCTURAL[FAULT]
+    br = BoardResult(board, res, list(invariants), list(goals))
+    initial = _board_observation(board)  # the engine gave none: the board as its file describes it
+    br.counterexamples.append(Counterexample(board.path, engine_name, FAULT, statement, tuple(rules), message, "fault", initial, [], []))
+    br.witnesses = {g.id: None for g in goals}
+    return br
+
+
 def check_board(
     board: Board,
     engine,
@@ -178,21 +242,38 @@ def check_board(
     bounds: Bounds = Bounds(),
     engine_name: str = "reference",
     progress: bool | None = None,
+    system_cls=EngineSystem,
+    graph_limit: int | None = None,
 ) -> BoardResult:
+    """``system_cls`` builds the transition system from (engine, board, invariants, goals):
+    EngineSystem, or e.g. explorers.differential.DifferentialSystem."""
     goals = parse_goals(board)
-    system = EngineSystem(engine, board, invariants, goals)
+    try:
+        system = system_cls(engine, board, invariants, goals)
+    except SystemFault as f:  # the engine failed before giving the board's initial state
+        return _fault_at_start(board, invariants, goals, engine_name, strategy, f)
     prog = Progress(board.name, progress)
-    res = explore(system, strategy, bounds, goals=[g.id for g in goals], progress=prog)
+    res = explore(system, strategy, bounds, goals=[g.id for g in goals], progress=prog, record_graph=graph_limit)
+    if res.graph is not None:  # graph_limit: keep the small state graph, states as observations
+        res.graph = res.graph.map_states(lambda s: s[1])
     br = BoardResult(board, res, list(invariants), goals)
     for v in sorted(res.violations, key=lambda v: (v.depth, v.prop)):
-        br.counterexamples.append(build_counterexample(system, v, invariants, engine_name))
+        try:
+            cex = build_counterexample(system, v, invariants, engine_name)
+        except SystemFault as f:  # an engine that does not replay its own trace
+            cex = _unreplayed(system, v, invariants, engine_name, f)
+        cex.shortest = strategy == "bfs"
+        br.counterexamples.append(cex)
     for g in goals:
         tr = res.goals.get(g.id)
         if tr is None:
             br.witnesses[g.id] = None
         else:
-            trail = replay_trace(system, res.goal_initial.get(g.id, 0), tr)
-            br.witnesses[g.id] = [a.label for (_s, a, _i) in trail[:-1]]
+            try:
+                trail = replay_trace(system, res.goal_initial.get(g.id, 0), tr)
+                br.witnesses[g.id] = [a.label for (_s, a, _i) in trail[:-1]]
+            except SystemFault:  # the engine did not replay it: action indices stand in for labels
+                br.witnesses[g.id] = [f"#{ai}" for ai in tr]
     return br
 
 

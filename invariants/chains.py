@@ -160,3 +160,44 @@ def tp_first(t):
     if a["to_act"] != a["turn_player"]:
         return f"P{a['to_act'] + 1} acts first in {a['step']}"
     return True
+
+
+@invariant(
+    "chain.counter-trap-offered",
+    "A Set Counter Trap that answers the card activation on top of the chain is offered to its controller when they hold "
+    "priority and can pay its cost, in the Damage Step too.",
+    ["WIN-COUNTER", "DS-LEGAL-COUNTER", "CH-SPEED"],
+    "actions",
+    FAMILY,
+)
+def counter_trap_offered(obs, actions):
+    if not obs["chain"] or obs["over"] or obs["pending_triggers"] or obs["choice"] is not None:
+        return None
+    top = obs["chain"][-1]
+    if not top["card_activation"] or top["negated"]:
+        return None
+    p = obs["to_act"]
+    if p is None:
+        return None
+    me = obs["players"][p]
+    due = []
+    for c in me["spells"]:
+        if c is None or c["face_up"] or c["set_this_turn"]:
+            continue
+        spec = facts.COUNTER_TRAPS.get(c["card"])
+        if spec is None or spec["answers"] != top["kind"]:
+            continue
+        if spec.get("opponent_only") and top["controller"] == p:
+            continue
+        if spec.get("battle_phase") and obs["phase"] != "battle":
+            continue
+        if me["lp"] < spec.get("lp", 0) or len(me["hand"]) < spec.get("discard", 0):
+            continue
+        due.append(c["card"])
+    if not due:
+        return None
+    labels = [a["label"] for a in actions]
+    for name in due:
+        if not any(l == f"activate {name}" or l.startswith(f"activate {name} ") for l in labels):
+            return f"{name} answers {top['card']} but is not offered in {obs['step']}"
+    return True

@@ -46,6 +46,14 @@ FLIP_MONSTERS = frozenset({"Man-Eater Bug", "Hane-Hane", "Penguin Soldier", "Mag
 # Monster effects of Spell Speed 2 (Quick Effects) in the pool.
 QUICK_EFFECT_MONSTERS = frozenset({"Honest", "Kuriboh", "Injection Fairy Lily"})
 
+# Counter Traps: what they answer and what they need (card texts; 000 "Counter-Trap cards may be
+# used during the Damage Step").
+COUNTER_TRAPS = {
+    "Magic Jammer": {"answers": "spell", "discard": 1},
+    "Seven Tools of the Bandit": {"answers": "trap", "lp": 1000},
+    "Trap Jammer": {"answers": "trap", "opponent_only": True, "battle_phase": True},
+}
+
 TOKENS = frozenset({"Sheep Token", "Ojama Token"})
 
 # Sub-steps of the TCG Damage Step, in order (002). The flip sub-step happens only for a

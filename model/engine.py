@@ -95,6 +95,8 @@ class Rules:
     """The TCG rules (the reference model). Subclass for variants."""
 
     name = "tcg"
+    # Damage-Step sub-steps where cards that directly change ATK/DEF may be activated.
+    stat_change_steps = STAT_CHANGE_STEPS
 
     def __init__(self, pool: CardPool) -> None:
         self.pool = pool
@@ -534,7 +536,7 @@ class Rules:
             return True
         if eff.names_damage_step_timing:  # rule: DS-LEGAL-DAMAGE-TIMING
             return True
-        if s.step in STAT_CHANGE_STEPS:  # rule: DS-LEGAL-STATS
+        if s.step in self.stat_change_steps:  # rule: DS-LEGAL-STATS
             if c.kind == "trap" and c.subtype == "continuous":
                 return eff.changes_stats_directly or c.static_changes_stats()
             return eff.changes_stats_directly
@@ -1032,18 +1034,22 @@ class Rules:
             w.s = replace(w.s, attack=None, fresh=())
             w.emit("attack_stopped", attacker_uid=a.attacker, reason="cannot_attack")
             return
-        defender = 1 - tp
-        now = self.attackable(s, defender)
-        reason = None
-        if now != a.potential_targets:
-            reason = "targets_changed"
-        elif a.target is None and not self.can_attack_directly(s, a.attacker, defender):
-            reason = "attack_illegal"
-        elif a.target is not None and a.target not in now:
-            reason = "attack_illegal"
+        reason = self.replay_reason(s, a)
         if reason is not None:
             w.s = replace(w.s, attack=replace(a, replay_pending=True), fresh=())
             w.emit("replay", attacker_uid=a.attacker, reason=reason)
+
+    def replay_reason(self, s: State, a: Attack) -> str | None:
+        """Why a replay happens after a chain, or None (rule: RPL-TRIGGER). Variant hook."""
+        defender = 1 - s.turn_player
+        now = self.attackable(s, defender)
+        if now != a.potential_targets:
+            return "targets_changed"
+        if a.target is None and not self.can_attack_directly(s, a.attacker, defender):
+            return "attack_illegal"
+        if a.target is not None and a.target not in now:
+            return "attack_illegal"
+        return None
 
     def _enter_damage_step(self, w: _W) -> None:
         a = w.s.attack
@@ -1093,33 +1099,16 @@ class Rules:
         s = w.s
         a = s.attack
         assert a is not None
-        tp, opp = s.turn_player, 1 - s.turn_player
+        tp = s.turn_player
         atk_a = self.atk(s, a.attacker)
-        damage: list[tuple[int, int]] = []
-        destroy: list[int] = []
         if a.target is None:
             w.emit("damage_calculation", attacker_uid=a.attacker, target_uid=None, attacker_atk=atk_a, target_value=None, target_position=None)
-            damage.append((opp, atk_a))
+            destroy, damage = self.battle_result(tp, a.attacker, atk_a, None, None, None)
         else:
             _side, _i, t = s.find_monster(a.target)  # type: ignore[misc]
-            if t.pos is Pos.ATK:
-                atk_t = self.atk(s, t.uid)
-                w.emit("damage_calculation", attacker_uid=a.attacker, target_uid=t.uid, attacker_atk=atk_a, target_value=atk_t, target_position="attack")
-                if atk_a > atk_t:
-                    destroy.append(t.uid)
-                    damage.append((opp, atk_a - atk_t))
-                elif atk_a < atk_t:
-                    destroy.append(a.attacker)
-                    damage.append((tp, atk_t - atk_a))
-                elif atk_a > 0:
-                    destroy.extend([a.attacker, t.uid])
-            else:
-                def_t = self.defense(s, t.uid)
-                w.emit("damage_calculation", attacker_uid=a.attacker, target_uid=t.uid, attacker_atk=atk_a, target_value=def_t, target_position=t.pos.value)
-                if atk_a > def_t:
-                    destroy.append(t.uid)
-                elif atk_a < def_t:
-                    damage.append((tp, def_t - atk_a))
+            value = self.atk(s, t.uid) if t.pos is Pos.ATK else self.defense(s, t.uid)
+            w.emit("damage_calculation", attacker_uid=a.attacker, target_uid=t.uid, attacker_atk=atk_a, target_value=value, target_position=t.pos.value)
+            destroy, damage = self.battle_result(tp, a.attacker, atk_a, t.uid, t.pos, value)
         for player, amount in damage:
             if amount <= 0 or self._lingering_for(w.s, "no_battle_damage", player):
                 continue
@@ -1138,6 +1127,27 @@ class Rules:
         # Modifiers lasting "during damage calculation only" end now.
         self._expire_mods(w, "damage_calculation")
         self._check_lp(w)
+
+    def battle_result(
+        self, tp: int, attacker: int, atk_a: int, target: int | None, pos: Pos | None, value: int | None
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        """Monsters destroyed by battle and battle damage [(player, amount)] for one damage
+        calculation (rules: DS-CALC-ATK-ATK, DS-CALC-ATK-DEF, DS-CALC-DIRECT). Variant hook."""
+        opp = 1 - tp
+        if target is None:
+            return [], [(opp, atk_a)]
+        assert value is not None
+        if pos is Pos.ATK:
+            if atk_a > value:
+                return [target], [(opp, atk_a - value)]
+            if atk_a < value:
+                return [attacker], [(tp, value - atk_a)]
+            return ([attacker, target] if atk_a > 0 else []), []
+        if atk_a > value:
+            return [target], []
+        if atk_a < value:
+            return [], [(tp, value - atk_a)]
+        return [], []
 
     def _send_battle_destroyed(self, w: _W) -> None:
         # rules: DS-DESTROYED-MARK, DS-SEND-OWNER-GY, CARD-TOKEN
@@ -1505,7 +1515,7 @@ class Rules:
                 w.emit("card_moved", card=m.card, card_uid=uid, owner=m.owner, **{"from": "monster_zone", "to": "nowhere"}, reason=reason)
                 return
             pile = self._dest_pile(w, dest) if dest == "graveyard" else dest
-            self._add_to_pile(w, m.owner, CardRef(uid, m.card, m.owner), pile)
+            self._add_to_pile(w, self.pile_of(m.owner, side), CardRef(uid, m.card, m.owner), pile)
             w.emit("card_moved", card=m.card, card_uid=uid, owner=m.owner, **{"from": "monster_zone", "to": pile}, reason=reason)
             if reason == "battle" and pile == "graveyard":
                 w.s = replace(w.s, fresh=w.s.fresh + (("sent_to_gy_by_battle", uid, m.owner),))
@@ -1514,6 +1524,11 @@ class Rules:
         if g is not None:
             side, _i, card = g
             self._move_card_object(w, side, card, dest, reason)
+
+    def pile_of(self, owner: int, controller: int) -> int:
+        """Whose hand / Graveyard / banished pile a card leaving the field goes to: its owner's
+        (rule: CARD-OWNER, DS-SEND-OWNER-GY). Variant hook."""
+        return owner
 
     def _move_card_object(self, w: _W, side: int, card: SpellTrap, dest: str, reason: str) -> None:
         f = w.s.find_spell(card.uid)

@@ -33,14 +33,15 @@ def monster_cell(m: dict | None) -> str:
     if m is None:
         return "--"
     marks = ""
-    if m["destroyed_by_battle"]:
+    if m.get("destroyed_by_battle"):
         marks += " destroyed-by-battle"
-    if m["attacks_declared"]:
+    if m.get("attacks_declared"):
         marks += f" attacked x{m['attacks_declared']}"
-    if m["cannot_attack_this_turn"]:
+    if m.get("cannot_attack_this_turn"):
         marks += " cannot-attack"
-    own = "" if m["owner"] == m["controller"] else f" (owner {PN[m['owner']]})"
-    return f"{m['card']} {POS.get(m['position'], m['position'])} {m['atk']}/{m['def']}{own}{marks}"
+    own = "" if m.get("owner") == m.get("controller") else f" (owner {PN[m['owner']]})"
+    pos = m.get("position", "?")
+    return f"{m.get('card', '?')} {POS.get(pos, pos)} {m.get('atk', '?')}/{m.get('def', '?')}{own}{marks}"
 
 
 def spell_cell(c: dict | None, obs: dict) -> str:
@@ -88,7 +89,7 @@ def counterexample_text(cex, indent: str = "  ") -> str:
     if cex.rules:
         out.append(f"rules: {', '.join(cex.rules)} (docs/rules.md)")
     out.append(f"violation: {cex.message}")
-    out.append(f"shortest trace ({len(cex.labels)} steps) from {cex.board}:")
+    out.append(f"{getattr(cex, 'trace_title', 'shortest trace')} ({len(cex.labels)} steps) from {cex.board}:")
     for s in cex.steps:
         who = PN[s.player] if s.player is not None else "--"
         evs = ", ".join(e["kind"] for e in s.events if e["kind"] not in ("passed",))

@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from bpcheck.model.engine import Rules
+from bpcheck.model.mutants import ReplayResetsCount
 
 
-class CallOffForgetsAttack(Rules):
-    """Bug: calling an attack off after a replay erases the monster's attack bookkeeping."""
-
-    name = "call-off-forgets-attack"
-
-    def _replay_choice(self, w, action):
-        super()._replay_choice(w, action)
-        if action.option == "call_off":
-            f = w.s.find_monster(action.card_uid)
-            if f is not None:
-                side, i, m = f
-                self._put_monster(w, side, i, replace(m, attacks_declared=0, declared_at=frozenset(), declared_direct=False))
+# The shipped mutant, loaded here through the `package.module:factory` path of --engine.
+CallOffForgetsAttack = ReplayResetsCount
 
 
 class DeadEndStep(Rules):
@@ -48,3 +37,41 @@ class EndStepLoops(Rules):
 
 def broken_factory():
     raise RuntimeError("cannot connect to the engine")
+
+
+class _CorruptObservation:
+    """An engine whose observations lose a field the invariants read (a schema-valid-looking
+    but inconsistent engine): the checker must report it, not crash."""
+
+    name = "corrupt-observation"
+
+    def __init__(self):
+        from bpcheck.model.interface import ReferenceEngine
+
+        self.inner = ReferenceEngine()
+
+    def start(self, board):
+        return self.inner.start(board)
+
+    def legal_actions(self, state):
+        return self.inner.legal_actions(state)
+
+    def apply(self, state, action):
+        return self.inner.apply(state, action)
+
+    def is_terminal(self, state):
+        return self.inner.is_terminal(state)
+
+    def observe(self, state):
+        import copy
+
+        obs = copy.deepcopy(self.inner.observe(state))
+        for p in obs["players"]:
+            for m in p["monsters"]:
+                if m is not None:
+                    del m["attacks_declared"]
+        return obs
+
+
+def corrupt_observation():
+    return _CorruptObservation()

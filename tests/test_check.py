@@ -187,3 +187,10 @@ def test_every_invariant_cites_catalogued_rules():
     assert families == {"attack counts", "replay", "damage step", "chains and windows", "accounting"}
     for fam in families:
         assert sum(1 for i in REGISTRY.values() if i.family == fam) >= 5
+
+
+def test_an_inconsistent_engine_is_reported_not_crashed(run_cli, buggy):
+    code, stdout, err = run_cli("check", SMALL, "--engine", "buggy_engines:corrupt_observation")
+    assert code == 1
+    assert "could not be evaluated on the engine's data (KeyError: 'attacks_declared')" in stdout
+    assert "Traceback" not in stdout + err

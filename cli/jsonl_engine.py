@@ -1,0 +1,722 @@
+"""Engines in any language: the client side of the JSON-lines protocol (docs/protocol.md).
+
+``--engine cmd:"COMMAND"`` runs COMMAND (split like a shell would, run without one) and talks to
+it over stdin/stdout, one JSON object per line. :class:`JsonlEngine` implements the engine
+interface (:mod:`bpcheck.model.interface`) on top of it, so the explorer, the invariants and the
+reports treat it like any other engine.
+
+Every way the engine can misbehave is a :class:`~bpcheck.explorers.core.SystemFault`, which the
+explorer records as an ENGINE-FAULT counterexample with the trace that led to it, then goes on
+with the other branches:
+
+``crash``            the process exited or closed its output
+``timeout``          no reply within the per-call timeout (``--call-timeout``)
+``malformed``        a reply that is not one JSON object, or that answers another request
+``schema``           a reply that breaks cli/schemas/protocol.schema.json (an observation must
+                     match docs/model.md's shape), or two actions with one label
+``refused``          an error reply to a call the engine must answer, e.g. ``apply`` of an action
+                     its ``legal_actions`` offered
+``nondeterministic`` the same state and action gave two results (asked twice with
+                     ``--check-determinism``; always checked when a state is met again)
+
+After a crash, a timeout or a malformed reply the process is killed; the next call starts a new
+one (hello, start) and rebuilds the state it needs by re-applying the actions that led to it.
+After :data:`MAX_RESTARTS` restarts on one board every further call fails at once (a ``crash``
+fault), so the board ends quickly with what it gathered. An engine that cannot be run, speaks
+another protocol version or refuses the board at ``start`` is bad input (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import weakref
+from collections import deque
+from importlib import resources
+from typing import Any
+
+import jsonschema
+import orjson
+import xxhash
+
+from bpcheck import __version__
+from bpcheck.errors import InputError
+from bpcheck.explorers.checking import fingerprint
+from bpcheck.explorers.core import SystemFault
+from bpcheck.model.board import Board, parse_toml, read_text
+from bpcheck.model.cards import Card
+from bpcheck.model.events import Event
+
+PROTOCOL_VERSION = 1
+DEFAULT_CALL_TIMEOUT = 10.0  # seconds per call
+HANDSHAKE_TIMEOUT = 10.0  # at least this long for process start-up, hello and start
+MAX_RESTARTS = 5  # per board
+FAULT_KINDS = ("crash", "timeout", "malformed", "schema", "refused", "nondeterministic")
+
+_SCHEMA: dict | None = None
+
+
+def protocol_schema() -> dict:
+    global _SCHEMA
+    if _SCHEMA is None:
+        _SCHEMA = json.loads((resources.files("bpcheck") / "schemas" / "protocol.schema.json").read_text("utf-8"))
+    return _SCHEMA
+
+
+# =============================================================================================
+# Reply validation
+# =============================================================================================
+
+
+def _where(path) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else ("." if out else "") + str(p)
+    return out or "(the reply)"
+
+
+class ReplyValidator:
+    """Validates replies against the protocol schema, fast enough for every call.
+
+    The schema's ``$ref``s are inlined once (jsonschema's reference lookups dominate its time
+    otherwise). A reply's envelope is validated with its big pieces (actions, events,
+    observation) stubbed to ``true``; the observation is validated with its cards stubbed;
+    then each piece (action, event, monster, spell, card) is validated with its own definition,
+    and a piece already seen valid (by its canonical JSON) is not validated again: the
+    observations of neighbouring states share most of their cards and events.
+    """
+
+    CACHE_LIMIT = 200_000
+
+    def __init__(self) -> None:
+        schema = protocol_schema()
+        self._defs: dict = schema["$defs"]
+        self._validators: dict[tuple[str, frozenset], jsonschema.Draft202012Validator] = {}
+        self._seen: dict[str, set[bytes]] = {}
+        self.event_kinds = set(self._defs["event"]["properties"]["kind"]["enum"])
+
+    def _inline(self, node: Any, stub: frozenset) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                name = ref[len("#/$defs/") :]
+                target = True if name in stub else self._inline(self._defs[name], stub)
+                rest = {k: self._inline(v, stub) for k, v in node.items() if k != "$ref"}
+                return {"allOf": [target], **rest} if rest else target
+            out = {k: (v if k in ("const", "enum") else self._inline(v, stub)) for k, v in node.items()}
+            if out.get("items") is True:  # arrays of stubbed pieces: the items are checked one by one later
+                del out["items"]
+            if len(out) == 1 and "anyOf" in out and True in out["anyOf"]:
+                return True  # "a stubbed piece or null": the piece (if any) is checked later
+            return out
+        if isinstance(node, list):
+            return [self._inline(x, stub) for x in node]
+        return node
+
+    def _validator(self, name: str, stub: frozenset = frozenset()) -> jsonschema.Draft202012Validator:
+        key = (name, stub)
+        v = self._validators.get(key)
+        if v is None:
+            v = jsonschema.Draft202012Validator(self._inline(self._defs[name], stub))
+            self._validators[key] = v
+        return v
+
+    def _check(self, name: str, value: Any, where: str, stub: frozenset = frozenset()) -> str | None:
+        errors = list(self._validator(name, stub).iter_errors(value))
+        if not errors:
+            return None
+        e = jsonschema.exceptions.best_match(errors) or errors[0]
+        path = _where(list(e.absolute_path))
+        if where:
+            path = where if path == "(the reply)" else f"{where}{'' if path.startswith('[') else '.'}{path}"
+        return f"{path}: {e.message}"
+
+    def _piece(self, name: str, value: Any, where: str) -> str | None:
+        key = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        seen = self._seen.setdefault(name, set())
+        if key in seen:
+            return None
+        problem = self._check(name, value, where)
+        if problem is None:
+            if len(seen) > self.CACHE_LIMIT:
+                seen.clear()
+            seen.add(key)
+        return problem
+
+    def reply(self, op: str, reply: dict) -> str | None:
+        """None if `reply` is a valid reply to `op`, else the first problem found."""
+        problem = self._check(f"{op}_reply", reply, "", _ENVELOPE)
+        if problem is not None:
+            return problem
+        if op == "legal_actions":
+            for i, a in enumerate(reply["actions"]):
+                p = self._piece("action", a, f"actions[{i}]")
+                if p:
+                    return p
+        elif op == "apply":
+            for i, e in enumerate(reply["events"]):
+                p = self._event(e, f"events[{i}]")
+                if p:
+                    return p
+        elif op == "observe":
+            return self.observation(reply["observation"], "observation")
+        return None
+
+    def _event(self, e: Any, where: str) -> str | None:
+        if not isinstance(e, dict) or e.get("kind") not in self.event_kinds:
+            return self._check("event", e, where)  # the general definition names the problem
+        return self._piece(f"event_{e['kind']}", e, where)
+
+    def observation(self, obs: Any, where: str = "observation") -> str | None:
+        problem = self._check("observation", obs, where, _CARDS)
+        if problem is not None:
+            return problem
+        for side, p in enumerate(obs["players"]):
+            at = f"{where}.players[{side}]"
+            for i, m in enumerate(p["monsters"]):
+                if m is not None and (q := self._piece("monster", m, f"{at}.monsters[{i}]")):
+                    return q
+            for i, c in enumerate(p["spells"]):
+                if c is not None and (q := self._piece("spell", c, f"{at}.spells[{i}]")):
+                    return q
+            if p["field_zone"] is not None and (q := self._piece("spell", p["field_zone"], f"{at}.field_zone")):
+                return q
+            for pile in ("hand", "graveyard", "banished", "deck"):
+                for i, c in enumerate(p[pile]):
+                    if q := self._piece("card_ref", c, f"{at}.{pile}[{i}]"):
+                        return q
+        return None
+
+
+# =============================================================================================
+# The engine process
+# =============================================================================================
+
+
+_ENVELOPE = frozenset({"action", "event", "observation"})
+_CARDS = frozenset({"monster", "spell", "card_ref"})
+
+
+class _Timeout(Exception):
+    pass
+
+
+class _Process:
+    """One run of the engine command. Replies are read from its stdout with poll(), so every
+    read has a timeout; a thread drains its stderr (kept: the last lines, for crash reports)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.argv = argv
+        self.p = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=0,
+            start_new_session=True,  # its own process group: a hung engine is killed with its children
+        )
+        self._fd = self.p.stdout.fileno()  # type: ignore[union-attr]
+        self._poll = select.poll()
+        self._poll.register(self._fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        self._buf = bytearray()
+        self._eof = False
+        self.stderr_tail: deque[bytes] = deque(maxlen=20)
+        self._err = threading.Thread(target=self._read_err, daemon=True)
+        self._err.start()
+
+    def _read_err(self) -> None:
+        try:
+            for line in iter(self.p.stderr.readline, b""):  # type: ignore[union-attr]
+                self.stderr_tail.append(line)
+        except (OSError, ValueError):
+            pass
+
+    def send(self, data: bytes) -> bool:
+        try:
+            self.p.stdin.write(data)  # type: ignore[union-attr]
+            self.p.stdin.flush()  # type: ignore[union-attr]
+            return True
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+
+    def receive(self, timeout: float) -> bytes | None:
+        """The next line (None at end of output); _Timeout if none comes in time."""
+        deadline = time.monotonic() + timeout
+        while True:
+            i = self._buf.find(b"\n")
+            if i >= 0:
+                line = bytes(self._buf[: i + 1])
+                del self._buf[: i + 1]
+                return line
+            if self._eof:
+                return None
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._poll.poll(left * 1000):
+                raise _Timeout
+            try:
+                chunk = os.read(self._fd, 1 << 16)
+            except OSError:
+                chunk = b""
+            if chunk:
+                self._buf += chunk
+            else:
+                self._eof = True  # a last line without its newline is not a reply
+
+    def exit_note(self) -> tuple[str, str]:
+        """How the process ended, and the last line it wrote to stderr (as " (stderr: ...)")."""
+        try:
+            code = self.p.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return "closed its output", ""
+        self._err.join(timeout=1.0)
+        note = f"exited with status {code}" if code >= 0 else f"was killed by signal {-code}"
+        tail = [ln.decode("utf-8", "replace").strip() for ln in self.stderr_tail]
+        tail = [ln for ln in tail if ln]
+        if not tail:
+            return note, ""
+        last = tail[-1] if len(tail[-1]) <= 200 else tail[-1][:200] + "..."
+        return note, f" (stderr: {last})"
+
+    def kill(self) -> None:
+        if self.p.poll() is None:
+            try:
+                os.killpg(self.p.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.p.kill()
+        try:
+            self.p.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not wait
+            pass
+        for f in (self.p.stdin, self.p.stdout, self.p.stderr):
+            try:
+                f.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        """End the session politely (end of input), then make sure the process is gone."""
+        if self.p.poll() is None:
+            try:
+                self.p.stdin.close()  # type: ignore[union-attr]
+                self.p.wait(timeout=1.0)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+
+def _close_process(holder: list) -> None:
+    if holder and holder[0] is not None:
+        holder[0].close()
+        holder[0] = None
+
+
+# =============================================================================================
+# The engine
+# =============================================================================================
+
+
+class _EngineError(Exception):
+    """The engine answered with {"error": ...}."""
+
+
+class JAction:
+    """An action of an out-of-process engine: its record as the engine sent it."""
+
+    __slots__ = ("label", "kind", "player", "record")
+
+    def __init__(self, record: dict) -> None:
+        self.record = record
+        self.label: str = record["label"]
+        self.kind: str = record["kind"]
+        self.player: int = record["player"]
+
+    def to_dict(self) -> dict:
+        return dict(self.record)
+
+    def __repr__(self) -> str:
+        return f"JAction({self.label!r})"
+
+
+class JState:
+    """An engine state: the engine's handle, valid in one run of the process (``gen``), and
+    the way to it (parent and action label), to rebuild it in a later run after a restart."""
+
+    __slots__ = ("gen", "handle", "parent", "label", "terminal", "fp", "obs")
+
+    def __init__(self, gen: int, handle: Any, parent: "JState | None", label: str | None, terminal: bool, fp: int, obs: dict | None):
+        self.gen = gen
+        self.handle = handle
+        self.parent = parent
+        self.label = label
+        self.terminal = terminal
+        self.fp = fp  # the fingerprint of its observation
+        self.obs = obs  # handed out once by observe() (kept for the initial state)
+
+
+def _freeze(v: Any) -> Any:
+    if isinstance(v, list):
+        return tuple(_freeze(x) for x in v)
+    return v
+
+
+def _event(d: dict) -> Event:
+    return Event(d["kind"], tuple((k, _freeze(v)) for k, v in d.items() if k != "kind"))
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, frozenset, set)):
+        items = [_jsonable(x) for x in v]
+        return sorted(items, key=repr) if isinstance(v, (set, frozenset)) else items
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return str(v)
+
+
+def card_record(c: Card) -> dict:
+    """A card of the pool as JSON, in the vocabulary of docs/cards.md."""
+
+    def op(o) -> dict:
+        return {"op": o.op, **{k: _jsonable(x) for k, x in o.args}}
+
+    return {
+        "name": c.name,
+        "passcode": c.passcode,
+        "kind": c.kind,
+        "subtype": c.subtype,
+        "attribute": c.attribute,
+        "race": c.race,
+        "level": c.level,
+        "atk": c.atk,
+        "def": c.def_,
+        "text": c.text,
+        "effects": [
+            {
+                "index": e.index,
+                "type": e.type,
+                "label": e.label,
+                "when": e.when,
+                "location": e.location,
+                "mandatory": e.mandatory,
+                "once_per_turn": e.once_per_turn,
+                "conditions": list(e.conditions),
+                "cost": [op(o) for o in e.cost],
+                "targets": [
+                    {k: _jsonable(getattr(t, k)) for k in t.__dataclass_fields__} for t in e.targets  # type: ignore[attr-defined]
+                ],
+                "ops": [op(o) for o in e.ops],
+            }
+            for e in c.effects
+        ],
+        "statics": [{"apply": s.apply, "to": s.to, **{k: _jsonable(x) for k, x in s.args}} for s in c.statics],
+    }
+
+
+def _first_difference(a: Any, b: Any, path: str = "") -> str:
+    """Where two JSON values first differ, e.g. ``players[1].lp: 7000 vs 6500``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                return f"{path + '.' if path else ''}{k}: {'missing' if k not in a else _short(a[k])} vs {'missing' if k not in b else _short(b[k])}"
+            if a[k] != b[k]:
+                return _first_difference(a[k], b[k], f"{path + '.' if path else ''}{k}")
+    elif isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return _first_difference(x, y, f"{path}[{i}]")
+        if len(a) != len(b):
+            return f"{path}: {len(a)} items vs {len(b)}"
+    return f"{path or 'value'}: {_short(a)} vs {_short(b)}"
+
+
+def _short(v: Any) -> str:
+    s = orjson.dumps(v).decode()
+    return s if len(s) <= 120 else s[:117] + "..."
+
+
+def _digest(v: Any) -> int:
+    return xxhash.xxh3_64_intdigest(orjson.dumps(v, option=orjson.OPT_SORT_KEYS))
+
+
+def parse_command(spec_cmd: str) -> list[str]:
+    """The argv of a cmd: engine; bad input when it cannot be run."""
+    try:
+        argv = shlex.split(spec_cmd)
+    except ValueError as e:
+        raise InputError("--engine", "", f"cannot split the command {spec_cmd!r}: {e}") from None
+    if not argv:
+        raise InputError("--engine", "", "cmd: needs a command, e.g. cmd:\"node engines/node/vanilla-engine.js\"")
+    if shutil.which(argv[0]) is None:
+        raise InputError("--engine", "", f"cannot run {argv[0]!r}: not found or not executable")
+    return argv
+
+
+class JsonlEngine:
+    """The engine interface over a subprocess that speaks the JSON-lines protocol."""
+
+    def __init__(
+        self,
+        command: str,
+        call_timeout: float | None = None,
+        check_determinism: bool = False,
+        name: str | None = None,
+    ) -> None:
+        self.argv = parse_command(command)
+        self.name = name or f"cmd:{command}"
+        self.call_timeout = float(call_timeout) if call_timeout else DEFAULT_CALL_TIMEOUT
+        self.check_determinism = check_determinism
+        self.engine_name: str | None = None  # what the engine calls itself (hello)
+        self.restarts = 0
+        self.gen = 0
+        self._holder: list[_Process | None] = [None]
+        self._finalizer = weakref.finalize(self, _close_process, self._holder)
+        self._id = 0
+        self._start_msg: dict | None = None
+        self._root: JState | None = None
+        self._validator = ReplyValidator()
+        self._actions_seen: dict[int, int] = {}  # observation fingerprint -> digest of its actions
+        self._steps_seen: dict[tuple[int, str], tuple[int, int]] = {}  # (fp, label) -> (events digest, next fp)
+
+    # -- process life ---------------------------------------------------------------------------
+
+    @property
+    def _proc(self) -> _Process | None:
+        return self._holder[0]
+
+    def close(self) -> None:
+        _close_process(self._holder)
+
+    def _kill(self) -> None:
+        p = self._proc
+        if p is not None:
+            p.kill()
+        self._holder[0] = None
+
+    def _spawn(self, first: bool) -> Any:
+        """Start the process, say hello, start the board; the initial state's handle."""
+        try:
+            self._holder[0] = _Process(self.argv)
+        except OSError as e:
+            if first:
+                raise InputError("--engine", "", f"cannot run {self.argv[0]!r}: {e.strerror or e}") from None
+            raise SystemFault("crash", f"the engine could not be started again: {e.strerror or e}") from None
+        self.gen += 1
+        try:
+            return self._handshake(first)
+        except BaseException:
+            self._kill()  # a half-started engine is never used: the next call starts a new one
+            raise
+
+    def _handshake(self, first: bool) -> Any:
+        t = max(self.call_timeout, HANDSHAKE_TIMEOUT)
+        try:
+            hello = self._call("hello", timeout=t, protocol=PROTOCOL_VERSION, client=f"bpcheck {__version__}")
+        except _EngineError as e:
+            if first:
+                raise InputError("--engine", "", f"{self.name} refused the protocol handshake: {e}") from None
+            raise SystemFault("refused", f"the restarted engine refused 'hello': {e}") from None
+        if hello["protocol"] != PROTOCOL_VERSION:
+            msg = f"{self.name} speaks protocol version {hello['protocol']}; bpcheck speaks {PROTOCOL_VERSION}"
+            if first:
+                raise InputError("--engine", "", msg)
+            raise SystemFault("schema", msg)
+        self.engine_name = hello["engine"]
+        assert self._start_msg is not None
+        try:
+            reply = self._call("start", timeout=t, **self._start_msg)
+        except _EngineError as e:
+            if first:
+                raise InputError(self._start_msg["path"], "", f"the engine {self.engine_name!r} cannot start this board: {e}") from None
+            raise SystemFault("refused", f"the restarted engine refused to start the board: {e}") from None
+        return reply["state"]
+
+    def _ensure(self) -> None:
+        """A live process; restarts it (and rebuilds the initial state) after a fault."""
+        if self._proc is not None:
+            return
+        if self.restarts >= MAX_RESTARTS:
+            raise SystemFault("crash", f"the engine was restarted {MAX_RESTARTS} times on this board; no more calls are made")
+        self.restarts += 1
+        handle = self._spawn(first=False)
+        assert self._root is not None
+        self._root.gen, self._root.handle = self.gen, handle
+
+    # -- one call -------------------------------------------------------------------------------
+
+    def _call(self, op: str, timeout: float | None = None, **fields: Any) -> dict:
+        """Send one request and read its reply: the reply, or _EngineError for an error reply,
+        or a SystemFault."""
+        proc = self._proc
+        assert proc is not None
+        self._id += 1
+        rid = self._id
+        t = self.call_timeout if timeout is None else timeout
+        if not proc.send(orjson.dumps({"id": rid, "op": op, **fields}) + b"\n"):
+            note, err = proc.exit_note()
+            self._kill()
+            raise SystemFault("crash", f"the engine {note} before {op!r} could be sent{err}")
+        try:
+            line = proc.receive(t)
+        except _Timeout:
+            self._kill()
+            raise SystemFault("timeout", f"no reply to {op!r} within {t:g} s") from None
+        if line is None:
+            note, err = proc.exit_note()
+            self._kill()
+            raise SystemFault("crash", f"the engine {note} while answering {op!r}{err}")
+        try:
+            reply = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            self._kill()
+            raise SystemFault("malformed", f"the reply to {op!r} is not JSON: {_short(line.decode('utf-8', 'replace').rstrip())}") from None
+        if not isinstance(reply, dict):
+            self._kill()
+            raise SystemFault("malformed", f"the reply to {op!r} is not a JSON object: {_short(reply)}")
+        if reply.get("id") != rid and not ("error" in reply and reply.get("id") is None):
+            self._kill()
+            raise SystemFault("malformed", f"the reply to {op!r} (request {rid}) carries id {_short(reply.get('id'))}")
+        if "error" in reply:
+            problem = self._validator._check("error_reply", reply, "")
+            if problem is not None:
+                raise SystemFault("schema", f"the error reply to {op!r}: {problem}")
+            raise _EngineError(reply["error"])
+        problem = self._validator.reply(op, reply)
+        if problem is not None:
+            raise SystemFault("schema", f"the reply to {op!r}: {problem}")
+        return reply
+
+    def _ask(self, op: str, **fields: Any) -> dict:
+        """A call the engine must answer: an error reply is a refusal."""
+        try:
+            return self._call(op, **fields)
+        except _EngineError as e:
+            raise SystemFault("refused", f"the engine refused {op!r}: {e}") from None
+
+    def _handle(self, node: JState) -> Any:
+        """`node`'s handle in the current run of the process, rebuilding it if need be."""
+        self._ensure()
+        if node.gen == self.gen:
+            return node.handle
+        path: list[JState] = []
+        n: JState | None = node
+        while n is not None and n.gen != self.gen:
+            path.append(n)
+            n = n.parent
+        for n in reversed(path):
+            assert n.parent is not None and n.label is not None
+            try:
+                reply = self._call("apply", state=n.parent.handle, action=n.label)
+            except _EngineError as e:
+                raise SystemFault(
+                    "nondeterministic", f"after a restart the engine refused {n.label!r}, which it had applied before: {e}"
+                ) from None
+            n.gen, n.handle = self.gen, reply["state"]
+        return node.handle
+
+    # -- the engine interface -------------------------------------------------------------------
+
+    def start(self, board: Board) -> JState:
+        try:
+            data = parse_toml(read_text(board.path), board.path)
+        except InputError:
+            raise InputError(board.path, "", "a cmd: engine needs the board file itself (it is sent to the engine)") from None
+        self._start_msg = {
+            "board": _jsonable(data),
+            "path": board.path,
+            "cards": {c.name: card_record(c) for c in sorted(board.pool, key=lambda c: c.name)},
+        }
+        self.close()
+        self.restarts = 0
+        handle = self._spawn(first=True)
+        terminal = self._terminal(handle)
+        obs = self._observe(handle)
+        self._root = JState(self.gen, handle, None, None, terminal, fingerprint(obs), obs)
+        return self._root
+
+    def _terminal(self, handle: Any) -> bool:
+        return self._ask("terminal", state=handle)["terminal"]
+
+    def _observe(self, handle: Any) -> dict:
+        return self._ask("observe", state=handle)["observation"]
+
+    def legal_actions(self, node: JState) -> list[JAction]:
+        records = self._ask("legal_actions", state=self._handle(node))["actions"]
+        labels = [r["label"] for r in records]
+        if len(set(labels)) != len(labels):
+            dup = next(x for x in labels if labels.count(x) > 1)
+            raise SystemFault("schema", f"two legal actions share the label {dup!r}")
+        if self.check_determinism:
+            again = self._ask("legal_actions", state=self._handle(node))["actions"]
+            if again != records:
+                raise SystemFault(
+                    "nondeterministic", f"asked twice, the same state listed different legal actions ({_first_difference(records, again, 'actions')})"
+                )
+        d = _digest(records)
+        before = self._actions_seen.setdefault(node.fp, d)
+        if before != d:
+            raise SystemFault("nondeterministic", "a state with the same observation as one met before lists different legal actions")
+        return [JAction(r) for r in records]
+
+    def apply(self, node: JState, action: JAction) -> tuple[JState, list[Event]]:
+        label = action.label
+        try:
+            reply = self._call("apply", state=self._handle(node), action=label)
+        except _EngineError as e:
+            raise SystemFault("refused", f"the engine offered {label!r}, then refused to apply it: {e}") from None
+        handle, events = reply["state"], reply["events"]
+        terminal = self._terminal(handle)
+        obs = self._observe(handle)
+        if self.check_determinism:
+            try:
+                again = self._call("apply", state=self._handle(node), action=label)
+            except _EngineError as e:
+                raise SystemFault("nondeterministic", f"{label!r} was applied once, then refused in the same state: {e}") from None
+            if again["events"] != events:
+                raise SystemFault(
+                    "nondeterministic",
+                    f"applying {label!r} twice to the same state gave different events ({_first_difference(events, again['events'], 'events')})",
+                )
+            obs2 = self._observe(again["state"])
+            if obs2 != obs:
+                raise SystemFault(
+                    "nondeterministic",
+                    f"applying {label!r} twice to the same state gave different observations ({_first_difference(obs, obs2, 'observation')})",
+                )
+            if self._terminal(again["state"]) != terminal:
+                raise SystemFault("nondeterministic", f"applying {label!r} twice to the same state gave one terminal state and one not")
+        fp = fingerprint(obs)
+        key = (node.fp, label)
+        seen = (_digest(events), fp)
+        before = self._steps_seen.setdefault(key, seen)
+        if before != seen:
+            what = "different events" if before[0] != seen[0] else "a different next state"
+            raise SystemFault("nondeterministic", f"applying {label!r} to a state met before (same observation) gave {what} this time")
+        return JState(self.gen, handle, node, label, terminal, fp, obs), [_event(e) for e in events]
+
+    def observe(self, node: JState) -> dict:
+        obs = node.obs
+        if obs is not None:
+            if node.parent is not None:
+                node.obs = None  # handed out once: frontier states do not keep observations alive
+            return obs
+        return self._observe(self._handle(node))
+
+    def is_terminal(self, node: JState) -> bool:
+        return node.terminal
+
+
+def make_jsonl_engine(spec: str, call_timeout: float | None = None, check_determinism: bool = False) -> JsonlEngine:
+    """The engine for ``cmd:COMMAND`` (the process is started by ``start``)."""
+    return JsonlEngine(spec[len("cmd:"):], call_timeout=call_timeout, check_determinism=check_determinism, name=spec)
+
+
+__all__ = ["FAULT_KINDS", "JAction", "JState", "JsonlEngine", "ReplyValidator", "card_record", "make_jsonl_engine", "protocol_schema"]

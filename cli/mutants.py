@@ -1,0 +1,98 @@
+"""`bpcheck mutants`: run the checker on every mutant engine and measure how good a judge it is.
+
+For each mutant (bpcheck.model.mutants) the seed boards are explored — the mutant's own board
+first, then the others in name order — until an invariant kills it. The table says which
+invariant caught it, on which board, the counterexample's length and the time taken.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, InputError
+from bpcheck.explorers.checking import EngineSystem
+from bpcheck.explorers.core import Bounds, explore
+from bpcheck.invariants import select
+from bpcheck.model.board import load_board
+from bpcheck.model.interface import ReferenceEngine
+from bpcheck.model.mutants import MUTANTS, Mutant
+
+
+def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bounds) -> dict:
+    order = sorted(boards, key=lambda b: (b[0].name != m.board, b[0].name))
+    t0 = time.perf_counter()
+    explored = 0
+    for path, display in order:
+        board = load_board(path, display)
+        system = EngineSystem(ReferenceEngine(m.rules, f"mutant:{m.name}"), board, invariants)
+        r = explore(system, "bfs", bounds, stop_on_violation=True)
+        explored += r.states
+        if r.violations:
+            v = sorted(r.violations, key=lambda v: (v.depth, v.prop))[0]
+            return {
+                "mutant": m.name,
+                "description": m.description,
+                "family": m.family,
+                "status": "killed",
+                "invariant": v.prop,
+                "message": v.message,
+                "board": display,
+                "length": v.depth,
+                "states_explored": explored,
+                "seconds": time.perf_counter() - t0,
+            }
+    return {
+        "mutant": m.name,
+        "description": m.description,
+        "family": m.family,
+        "status": "survived",
+        "invariant": None,
+        "message": None,
+        "board": None,
+        "length": None,
+        "states_explored": explored,
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def cmd_mutants(args) -> int:
+    from bpcheck.main import _board_files, _err
+
+    names = args.only.split(",") if args.only else list(MUTANTS)
+    unknown = [n for n in names if n not in MUTANTS]
+    if unknown:
+        _err(InputError("--only", "", f"unknown mutant(s): {', '.join(unknown)} (known: {', '.join(MUTANTS)})"))
+        return EXIT_BAD_INPUT
+    try:
+        boards = _board_files(args.paths or ["boards/"])
+        for p, d in boards:
+            load_board(p, d)
+    except InputError as e:
+        _err(e)
+        return EXIT_BAD_INPUT
+    invariants = select(None)
+    bounds = Bounds(max_states=args.max_states)
+    rows = []
+    print(f"{'mutant':40} {'verdict':9} {'killed by':30} {'length':>6} {'time':>7}  board")
+    for name in names:
+        row = run_mutant(MUTANTS[name], boards, invariants, bounds)
+        rows.append(row)
+        inv = row["invariant"] or "-"
+        length = "-" if row["length"] is None else str(row["length"])
+        print(f"{name:40} {row['status']:9} {inv:30} {length:>6} {row['seconds']:6.1f}s  {row['board'] or '-'}")
+    killed = sum(1 for r in rows if r["status"] == "killed")
+    print(f"mutation score: {killed}/{len(rows)} killed")
+    if args.json:
+        out = []
+        for r in rows:
+            r = dict(r)
+            if not args.stats:
+                r.pop("seconds")
+            else:
+                r["seconds"] = round(r["seconds"], 3)
+            out.append(r)
+        doc = {"mutants": out, "killed": killed, "total": len(rows)}
+        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+    return EXIT_OK if killed == len(rows) else EXIT_FAIL

@@ -1,0 +1,477 @@
+"""Engine traces (docs/traces.md): `bpcheck record` writes one, `bpcheck conform` judges one.
+
+A trace is JSON lines: a header ``{"bpcheck_trace": 1, "board": PATH, "engine": NAME}`` (plus,
+optionally, the engine's initial ``observation``), then one line per step:
+``{"action": LABEL, "observation": OBS AFTER THE STEP, "events": [EVENT, ...]}``.
+
+`conform` replays the board in the reference model. At each step the recorded action must be
+legal there, the recorded observation and events must equal the reference's, and every state and
+transition invariant must hold on the *recorded* observations and events (they judge the engine).
+The first step where anything fails is the divergence: exit 1. A trace that conforms: exit 0. A
+malformed trace: exit 2, with the file, the line and the problem.
+
+Also here: replaying a differential-mode counterexample (invariant ``DIFF``) for `bpcheck replay`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, InputError
+from bpcheck.explorers.core import SystemFault
+from bpcheck.explorers.differential import (
+    DIFF,
+    DifferentialSystem,
+    diff_lines,
+    diff_records,
+    json_diff,
+    show,
+)
+from bpcheck.invariants.base import Invariant, Transition
+from bpcheck.model.events import Event
+from bpcheck.model.interface import ReferenceEngine
+from bpcheck.reports.text import board_lines
+
+TRACE_VERSION = 1
+HEADER_KEYS = {"bpcheck_trace", "board", "engine", "observation"}
+STEP_KEYS = {"action", "observation", "events"}
+PN = ("P1", "P2")
+
+
+# -- the format ------------------------------------------------------------------------------
+
+
+@dataclass
+class TraceStep:
+    index: int  # 1-based step number
+    line: int  # 1-based line number in the file
+    action: str
+    observation: dict
+    events: list[dict]
+
+
+@dataclass
+class Trace:
+    path: str
+    board: str
+    engine: str
+    initial_observation: dict | None
+    steps: list[TraceStep] = field(default_factory=list)
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def _type_name(v: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null", int: "number", float: "number"}.get(
+        type(v), type(v).__name__
+    )
+
+
+def load_trace(path: str) -> Trace:
+    """Read and validate a trace file; any problem is an InputError naming ``file:line``."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(path, "", "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, "", "is a directory, expected a .jsonl trace") from None
+    except UnicodeDecodeError as e:
+        raise InputError(path, "", f"not UTF-8 text ({e.reason})") from None
+    except OSError as e:
+        raise InputError(path, "", f"cannot read file: {e.strerror}") from None
+    rows: list[tuple[int, Any]] = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue  # blank lines (a trailing newline, say) are allowed
+        try:
+            rows.append((n, json.loads(raw)))
+        except json.JSONDecodeError as e:
+            raise InputError(f"{path}:{n}", "", f"malformed JSON: {e.msg} (column {e.colno})") from None
+    if not rows:
+        raise InputError(f"{path}:1", "", 'empty trace: the first line must be the header {"bpcheck_trace": 1, "board": ..., "engine": ...}')
+    n, head = rows[0]
+    where = f"{path}:{n}"
+    if not isinstance(head, dict) or "bpcheck_trace" not in head:
+        raise InputError(where, "", 'not a bpcheck trace: the first line must be the header {"bpcheck_trace": 1, "board": ..., "engine": ...}')
+    if head["bpcheck_trace"] != TRACE_VERSION or isinstance(head["bpcheck_trace"], bool):
+        raise InputError(where, "bpcheck_trace", f"unsupported trace version {show(head['bpcheck_trace'])} (this bpcheck reads version {TRACE_VERSION})")
+    for k in head:
+        if k not in HEADER_KEYS:
+            raise InputError(where, k, f"unknown header field (allowed: {', '.join(sorted(HEADER_KEYS))})")
+    for k in ("board", "engine"):
+        if not isinstance(head.get(k), str) or not head[k]:
+            got = "missing" if k not in head else f"got {_type_name(head[k])} {show(head[k], 40)}"
+            raise InputError(where, k, f"expected a non-empty string ({got})")
+    init = head.get("observation")
+    if "observation" in head and not isinstance(init, dict):
+        raise InputError(where, "observation", f"expected a JSON object, got {_type_name(init)}")
+    trace = Trace(path, head["board"], head["engine"], init)
+    for k, (n, row) in enumerate(rows[1:], 1):
+        where = f"{path}:{n}"
+        if not isinstance(row, dict):
+            raise InputError(where, "", f"expected a step object {{action, observation, events}}, got {_type_name(row)}")
+        for key in row:
+            if key not in STEP_KEYS:
+                raise InputError(where, key, f"unknown step field (allowed: {', '.join(sorted(STEP_KEYS))})")
+        for key, typ, name in (("action", str, "string (the action's label)"), ("observation", dict, "JSON object"), ("events", list, "array")):
+            if key not in row:
+                raise InputError(where, key, "missing (a step needs action, observation and events)")
+            if not isinstance(row[key], typ):
+                raise InputError(where, key, f"expected a {name}, got {_type_name(row[key])}")
+        if not row["action"]:
+            raise InputError(where, "action", "empty action label")
+        for i, e in enumerate(row["events"]):
+            if not isinstance(e, dict):
+                raise InputError(where, f"events[{i}]", f"expected an event object, got {_type_name(e)}")
+            if not isinstance(e.get("kind"), str):
+                raise InputError(where, f"events[{i}].kind", "an event needs a string kind")
+        trace.steps.append(TraceStep(k, n, row["action"], row["observation"], row["events"]))
+    return trace
+
+
+def _close(engine) -> None:
+    """End an out-of-process engine's session (engines without close() need nothing)."""
+    close = getattr(engine, "close", None)
+    if callable(close):
+        close()
+
+
+def event_from_dict(d: dict) -> Event:
+    """A recorded event as an Event (JSON arrays become tuples, as the model's events hold them)."""
+
+    def conv(v: Any) -> Any:
+        return tuple(conv(x) for x in v) if isinstance(v, list) else v
+
+    return Event(d["kind"], tuple((k, conv(v)) for k, v in d.items() if k != "kind"))
+
+
+# -- bpcheck record --------------------------------------------------------------------------
+
+
+def record(board_path: str, engine_spec: str | None, out: str, actions: list[str] | None, steps: int | None, seed: int) -> int:
+    from bpcheck.engines import make_engine
+    from bpcheck.model.board import load_board
+
+    board = load_board(board_path, board_path)
+    engine = make_engine(engine_spec)
+    name = engine_spec or "reference"
+    lines: list[str] = []
+    fault: str | None = None
+    stopped = ""
+    rng = random.Random(seed)
+    try:
+        st = engine.start(board)
+        lines.append(_dumps({"bpcheck_trace": TRACE_VERSION, "board": board_path, "engine": name, "observation": engine.observe(st)}))
+        todo = len(actions) if actions is not None else steps
+        assert todo is not None
+        for k in range(1, todo + 1):
+            if engine.is_terminal(st):
+                stopped = f"the engine's state is terminal after {k - 1} steps"
+                if actions is not None:
+                    raise InputError("--actions", f"[{k - 1}]", f"{actions[k - 1]!r}: the engine's state is terminal after step {k - 1}")
+                break
+            acts = list(engine.legal_actions(st))
+            if not acts:
+                stopped = f"the engine offers no action after {k - 1} steps"
+                if actions is not None:
+                    raise InputError("--actions", f"[{k - 1}]", f"{actions[k - 1]!r}: the engine offers no action after step {k - 1}")
+                break
+            if actions is not None:
+                act = next((a for a in acts if a.label == actions[k - 1]), None)
+                if act is None:
+                    offered = "; ".join(a.label for a in acts)
+                    raise InputError("--actions", f"[{k - 1}]", f"{actions[k - 1]!r} is not offered by the engine at step {k}; it offers: {offered}")
+            else:
+                act = acts[rng.randrange(len(acts))]
+            st, events = engine.apply(st, act)
+            lines.append(_dumps({"action": act.label, "observation": engine.observe(st), "events": [e.to_dict() for e in events]}))
+    except InputError:
+        raise
+    except SystemFault as f:
+        fault = f"{f.kind}: {f.message}"
+    except Exception as e:  # an engine that crashes must not crash bpcheck
+        fault = f"{type(e).__name__}: {e}"
+    finally:
+        _close(engine)
+    try:
+        Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise InputError(out, "", f"cannot write the trace: {e.strerror}") from None
+    n = len(lines) - 1
+    if fault is not None:
+        print(f"engine fault after {n} recorded steps: {fault}")
+        print(f"wrote the {n} steps recorded before the fault to {out}")
+        return EXIT_FAIL
+    print(f"recorded {n} steps of {name} on {board_path} to {out}" + (f" ({stopped})" if stopped else ""))
+    return EXIT_OK
+
+
+# -- bpcheck conform -------------------------------------------------------------------------
+
+
+@dataclass
+class Divergence:
+    step: int  # 0: the initial observation
+    line: int
+    action: str | None
+    player: Any
+    legal: list[str] | None = None  # set when the action is not legal in the reference
+    terminal: bool = False  # the reference state was terminal (nothing is legal)
+    observation_diff: list = field(default_factory=list)
+    events_diff: list = field(default_factory=list)
+    engine_events: list[dict] = field(default_factory=list)
+    reference_events: list[dict] = field(default_factory=list)
+    broken: list[tuple[Invariant, str]] = field(default_factory=list)
+    unreadable: list[tuple[Invariant, str]] = field(default_factory=list)
+    before: dict | None = None
+    after: dict | None = None
+
+    def found(self) -> bool:
+        return bool(self.legal is not None or self.observation_diff or self.events_diff or self.broken or self.unreadable)
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"step": self.step, "line": self.line, "action": self.action, "legal_in_reference": self.legal is None}
+        if self.legal is not None:
+            d["reference_allows"] = self.legal
+            d["reference_terminal"] = self.terminal
+        d["observation_diff"] = diff_records(self.observation_diff)
+        d["events_diff"] = diff_records(self.events_diff)
+        d["broken"] = [{"invariant": inv.id, "rules": list(inv.rules), "message": msg} for inv, msg in self.broken]
+        d["unreadable"] = [{"invariant": inv.id, "error": msg} for inv, msg in self.unreadable]
+        return d
+
+
+def _check(inv: Invariant, *args) -> tuple[str, Any]:
+    """("ok"|"broken"|"unreadable", message): an invariant on recorded data that may not follow
+    the observation schema (an exception means the data lacks what the invariant reads)."""
+    try:
+        v = inv.check(*args)
+    except Exception as e:  # recorded data of the wrong shape
+        return "unreadable", f"{type(e).__name__}: {e}"
+    if v is None or v is True:
+        return "ok", None
+    return "broken", str(v)
+
+
+def _note(d: Divergence, inv: Invariant, res: tuple[str, Any]) -> None:
+    if res[0] == "broken":
+        d.broken.append((inv, res[1]))
+    elif res[0] == "unreadable":
+        d.unreadable.append((inv, res[1]))
+
+
+def resolve_board(trace: Trace) -> str:
+    p = Path(trace.board)
+    if p.exists() or p.is_absolute():
+        return trace.board
+    alt = Path(trace.path).parent / p
+    return str(alt) if alt.exists() else trace.board
+
+
+def conform_trace(trace: Trace, invariants: list[Invariant]) -> tuple[Divergence | None, int]:
+    """Replay `trace` in the reference model: the first divergence (or None) and the steps checked."""
+    from bpcheck.model.board import load_board
+
+    board_file = resolve_board(trace)
+    if not Path(board_file).exists():
+        raise InputError(f"{trace.path}:1", "board", f"no such board file {trace.board!r}")
+    board = load_board(board_file, trace.board)
+    state_invs = [i for i in invariants if i.kind == "state"]
+    trans_invs = [i for i in invariants if i.kind == "transition"]
+    ref = ReferenceEngine()
+    s = ref.start(board)
+    ref_obs = ref.observe(s)
+    prev = ref_obs
+    if trace.initial_observation is not None:
+        prev = trace.initial_observation
+        d = Divergence(0, 1, None, None, after=prev)
+        d.observation_diff = json_diff(prev, ref_obs) if prev != ref_obs else []
+        for inv in state_invs:
+            _note(d, inv, _check(inv, prev))
+        if d.found():
+            return d, 0
+    for st in trace.steps:
+        player = prev.get("to_act") if isinstance(prev, dict) else None
+        d = Divergence(st.index, st.line, st.action, player, before=prev, after=st.observation, engine_events=st.events)
+        legal = ref.legal_actions(s)
+        ra = next((a for a in legal if a.label == st.action), None)
+        if ra is None:
+            d.legal = [a.label for a in legal]
+            d.terminal = ref.is_terminal(s)
+            action_rec = {"kind": "unknown", "player": player, "label": st.action}
+            s2 = None
+        else:
+            s2, rev = ref.apply(s, ra)
+            robs = ref.observe(s2)
+            d.reference_events = [e.to_dict() for e in rev]
+            if st.observation != robs:
+                d.observation_diff = json_diff(st.observation, robs)
+            if st.events != d.reference_events:
+                d.events_diff = json_diff(st.events, d.reference_events, "events")
+            action_rec = ra.to_dict()
+        t = Transition(prev, action_rec, [event_from_dict(e) for e in st.events], st.observation)
+        for inv in trans_invs:
+            _note(d, inv, _check(inv, t))
+        for inv in state_invs:
+            _note(d, inv, _check(inv, st.observation))
+        if d.found():
+            return d, st.index
+        s, prev = s2, st.observation
+    return None, len(trace.steps)
+
+
+def divergence_text(trace: Trace, d: Divergence, verbose: bool = True) -> list[str]:
+    out: list[str] = []
+    if d.step == 0:
+        out.append(f"DIVERGES at the start (trace line {d.line}): the engine's initial observation")
+    else:
+        who = PN[d.player] if d.player in (0, 1) else "the engine"
+        out.append(f"DIVERGES at step {d.step} (trace line {d.line}): {who} did {d.action!r}")
+    if d.legal is not None:
+        if d.terminal or not d.legal:
+            out.append("  the rules allow no action here: the reference model's state is terminal (nothing more to play)")
+        else:
+            out.append(f"  the rules do not allow {d.action!r} here; they allow: " + "; ".join(d.legal))
+    if d.events_diff:
+        k_eng = ", ".join(str(e.get("kind")) for e in d.engine_events)
+        k_ref = ", ".join(str(e.get("kind")) for e in d.reference_events)
+        out.append(f"  events: the engine's differ from the rules' (engine [{k_eng}], reference [{k_ref}]):")
+        out.extend("    " + x for x in diff_lines(d.events_diff, limit=10))
+    if d.observation_diff:
+        what = "initial observation" if d.step == 0 else "observation after the step"
+        n = len(d.observation_diff)
+        out.append(f"  {what}: the engine's differs from the rules' at {n} path{'s' if n != 1 else ''} (engine vs reference):")
+        out.extend("    " + x for x in diff_lines(d.observation_diff, limit=12))
+    if d.legal is None and d.step > 0 and not d.events_diff and not d.observation_diff:
+        out.append("  the recorded observation and events equal the reference model's")
+    if d.broken:
+        out.append("  invariants the recorded data breaks:")
+        for inv, msg in d.broken:
+            rules = f" [{', '.join(inv.rules)}]" if inv.rules else ""
+            out.append(f"    {inv.id}{rules}: {msg}")
+    else:
+        out.append("  no invariant flags the recorded data: the step departs from the reference model (docs/rules.md)")
+    if d.unreadable:
+        out.append("  invariants that could not read the recorded data (it does not follow docs/model.md):")
+        out.extend(f"    {inv.id}: {msg}" for inv, msg in d.unreadable)
+    if verbose:
+        try:
+            if d.step > 0 and d.before is not None:
+                out.append(f"board before step {d.step} (recorded):")
+                out.extend("    " + x for x in board_lines(d.before))
+            if d.after is not None:
+                out.append("board after it (recorded):" if d.step > 0 else "initial board (recorded):")
+                out.extend("    " + x for x in board_lines(d.after))
+        except (KeyError, TypeError, IndexError, AttributeError):
+            out.append("  (the recorded observation cannot be drawn: it does not follow docs/model.md)")
+    return out
+
+
+def conform_file(path: str, invariants: list[Invariant], verbose: bool = True) -> tuple[int, dict]:
+    try:
+        trace = load_trace(path)
+        d, checked = conform_trace(trace, invariants)
+    except InputError as e:
+        print(f"bpcheck: error: {e.render()}", file=sys.stderr)
+        return EXIT_BAD_INPUT, {"trace": path, "verdict": "malformed", "error": e.render()}
+    n = len(trace.steps)
+    print(f"conform {path}: board {trace.board}, engine {trace.engine}, {n} steps")
+    if verbose:
+        for st in trace.steps[: (d.step if d is not None else n)]:
+            mark = "   <-- diverges" if d is not None and st.index == d.step else ""
+            print(f"  {st.index:3}. {st.action}{mark}")
+    doc: dict[str, Any] = {"trace": path, "board": trace.board, "engine": trace.engine, "steps": n}
+    if d is None:
+        print(f"CONFORMS  {path}: all {n} steps are legal and match the reference model; every invariant held")
+        return EXIT_OK, {**doc, "verdict": "conforms", "divergence": None}
+    for line in divergence_text(trace, d, verbose):
+        print(line)
+    return EXIT_FAIL, {**doc, "verdict": "diverges", "divergence": d.to_dict()}
+
+
+def conform_files(paths: list[str], invariants: list[Invariant], verbose: bool = True, json_out: str | None = None) -> int:
+    worst = EXIT_OK
+    docs = []
+    for k, p in enumerate(paths):
+        if k:
+            print()
+        code, doc = conform_file(p, invariants, verbose)
+        docs.append(doc)
+        if code == EXIT_BAD_INPUT or worst == EXIT_BAD_INPUT:
+            worst = EXIT_BAD_INPUT
+        elif code == EXIT_FAIL:
+            worst = EXIT_FAIL
+    not_checked = [i.id for i in invariants if i.kind == "actions"]
+    if not_checked and verbose:
+        print(f"(not checked on traces, which record the action taken, not the set offered: {', '.join(not_checked)})")
+    if json_out:
+        Path(json_out).write_text(json.dumps({"bpcheck_conform": 1, "traces": docs}, indent=1) + "\n", encoding="utf-8")
+    return worst
+
+
+# -- bpcheck replay of a differential counterexample ----------------------------------------
+
+
+def replay_differential(cex: dict, verbose: bool = True) -> int:
+    """Replay a DIFF counterexample with its engine and the reference model in lockstep."""
+    from bpcheck.engines import make_engine
+    from bpcheck.model.board import load_board
+
+    try:
+        engine = make_engine(cex.get("engine", "reference"))
+        board = load_board(cex["board"])
+    except InputError as e:
+        print(f"bpcheck: error: {e.render()}")
+        return EXIT_BAD_INPUT
+    print(f"replaying {DIFF} on {cex['board']} ({len(cex['trace'])} steps), engine {cex.get('engine', 'reference')} against the reference model")
+    found: list[tuple[int, str]] = []
+
+    def note(k: int, results) -> None:
+        for pid, verdict in results:
+            if pid == DIFF and verdict is not None and verdict is not True:
+                found.append((k, str(verdict)))
+
+    try:
+        system = DifferentialSystem(engine, board, [])
+        s = system.initial_states()[0]
+        note(0, system.check_state(s))
+        for k, label in enumerate(cex["trace"], 1):
+            if found:
+                break
+            if s[2] is None:
+                break
+            acts = system.actions(s)
+            note(k - 1, system.check_actions(s, acts))
+            if found:
+                break
+            act = next((a for a in acts if a.label == label), None)
+            if act is None:
+                print(f"  trace diverges at step {k}: {label!r} is not legal here")
+                return EXIT_BAD_INPUT
+            s2, info = system.step(s, act)
+            note(k, system.check_transition(s, act, info, s2))
+            if s2[2] is not None:
+                note(k, system.check_state(s2))
+            if verbose:
+                print(f"  {k:3}. {label}" + ("  <-- DIFF" if found else ""))
+            s = s2
+        if not found and s[2] is not None and not system.is_terminal(s):
+            note(len(cex["trace"]), system.check_actions(s, system.actions(s)))
+    except SystemFault as f:
+        print(f"engine fault while replaying: {f.kind}: {f.message}")
+        return EXIT_FAIL
+    finally:
+        _close(engine)
+    if found:
+        k, msg = found[0]
+        print(f"engine and reference still disagree at step {k}: {msg}")
+        return EXIT_FAIL
+    print(f"the engine agrees with the reference model along the whole trace: {DIFF} is no longer violated")
+    return EXIT_OK

@@ -1,0 +1,261 @@
+"""Mutant engines: the reference model with one realistic rules bug each.
+
+A checker that never fails proves nothing. Each mutant is a :class:`Rules` subclass that
+overrides one decision the way real engines have got it wrong; ``bpcheck mutants`` runs the
+checker on every mutant over the seed boards and reports which invariant kills it. When a mutant
+survives, the answer is a better invariant or a better seed board, never a weaker mutant.
+
+Every mutant declares the family of invariants it is aimed at and a board where it shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from bpcheck.model.engine import STAT_CHANGE_STEPS, Rules
+from bpcheck.model.state import Pos, Step
+
+
+class ReplayResetsCount(Rules):
+    """Calling an attack off after a replay erases the monster's attack bookkeeping."""
+
+    def _replay_choice(self, w, action):
+        super()._replay_choice(w, action)
+        if action.option == "call_off":
+            f = w.s.find_monster(action.card_uid)
+            if f is not None:
+                side, i, m = f
+                self._put_monster(w, side, i, replace(m, attacks_declared=0, declared_at=frozenset(), declared_direct=False))
+
+
+class ReplayIsSecondAttack(Rules):
+    """Continuing after a replay counts as a second attack declaration."""
+
+    def _replay_choice(self, w, action):
+        super()._replay_choice(w, action)
+        if action.option != "call_off":
+            f = w.s.find_monster(action.card_uid)
+            if f is not None:
+                side, i, m = f
+                self._put_monster(w, side, i, replace(m, attacks_declared=m.attacks_declared + 1))
+
+
+class StatChangeReplays(Rules):
+    """An attack target whose ATK/DEF was changed triggers a replay."""
+
+    def replay_reason(self, s, a):
+        reason = super().replay_reason(s, a)
+        if reason is None and a.target is not None and s.find_monster(a.target) is not None:
+            base = self.card(self.name_of(s, a.target))
+            if (self.atk(s, a.target), self.defense(s, a.target)) != (base.atk or 0, base.def_ or 0):
+                return "targets_changed"
+        return reason
+
+
+class OpponentSummonNoReplay(Rules):
+    """A monster Special Summoned to the opponent's side does not trigger a replay (only
+    disappearing targets do)."""
+
+    def replay_reason(self, s, a):
+        now = self.attackable(s, 1 - s.turn_player)
+        if now - a.potential_targets and not (a.potential_targets - now):
+            return None
+        return super().replay_reason(s, a)
+
+
+class ReplayChargesCostAgain(Rules):
+    """An attack cost (Dark Elf's 1000 LP) is charged again when the attack continues after a
+    replay."""
+
+    def _replay_choice(self, w, action):
+        cost = self.static_amount(w.s, action.card_uid, "attack_cost") if action.option != "call_off" else 0
+        super()._replay_choice(w, action)
+        if cost:
+            self._pay_lp(w, w.s.turn_player, cost)
+            w.emit("attack_cost_paid", attacker_uid=action.card_uid, player=w.s.turn_player, amount=cost)
+            self._check_lp(w)
+
+
+class MirrorForceInDamageStep(Rules):
+    """"When an attack is declared" cards stay legal during the whole attack, Damage Step
+    included (Mirror Force, Sakuretsu Armor, ...)."""
+
+    def _timing_ok(self, s, p, c, eff):
+        if eff.when == "attack_declared" and s.attack is not None and s.step.in_damage_step:
+            return True
+        return super()._timing_ok(s, p, c, eff)
+
+    def damage_step_allows(self, s, c, eff):
+        if eff.when == "attack_declared":
+            return True
+        return super().damage_step_allows(s, c, eff)
+
+
+class StatChangeDuringCalculation(Rules):
+    """Cards that directly change ATK/DEF may also be activated during damage calculation."""
+
+    stat_change_steps = STAT_CHANGE_STEPS + (Step.DS_DURING_CALC,)
+
+    def _can_activate(self, s, p, uid, c, eff, loc):
+        if s.step is Step.DS_DURING_CALC and eff.changes_stats_directly and not s.chain:
+            s = replace(s, chain_count_in_step=0)
+        return super()._can_activate(s, p, uid, c, eff, loc)
+
+
+class CounterTrapsRefusedInDamageStep(Rules):
+    """Counter Traps are refused in the Damage Step."""
+
+    def damage_step_allows(self, s, c, eff):
+        if c.kind == "trap" and c.subtype == "counter":
+            return False
+        return super().damage_step_allows(s, c, eff)
+
+
+class DeclarationWindowStaysOpen(Rules):
+    """The attack-declaration window stays open after both players pass."""
+
+    def _advance(self, w):
+        s = w.s
+        if s.step is Step.BP_BATTLE and s.attack is not None and any(f[0] == "attack_declared" for f in s.fresh):
+            if not any(f[0] == "window_passed" for f in s.fresh):
+                w.s = replace(s, fresh=s.fresh + (("window_passed",),), passes=0, priority=s.turn_player)
+                return
+            w.s = replace(s, fresh=tuple(f for f in s.fresh if f[0] == "attack_declared"))
+            self._enter_damage_step(w)
+            w.s = replace(w.s, fresh=())
+            return
+        super()._advance(w)
+
+
+class FlipEffectBeforeCalculation(Rules):
+    """Flip effects of a monster flipped by the attack activate as soon as it is flipped,
+    before damage calculation."""
+
+    def _flip_target(self, w):
+        super()._flip_target(w)
+        self._gather_flip_triggers(w)
+        for side, i, m in list(w.s.monsters()):
+            if m.flipped_by_battle:
+                self._put_monster(w, side, i, replace(m, flipped_by_battle=False))
+
+
+class TargetsDestroyedByBattle(Rules):
+    """Monsters destroyed by battle can still be chosen as targets (a flip monster can target
+    itself)."""
+
+    def _target_pool(self, s, p, uid, spec, c):
+        out = super()._target_pool(s, p, uid, spec, c)
+        if spec.zone == "monster":
+            sides = {"own": (p,), "opponent": (1 - p,), "any": (0, 1)}[spec.side]
+            for side in sides:
+                for m in s.players[side].monsters:
+                    if m is not None and m.destroyed_by_battle and m.uid not in out:
+                        out.append(m.uid)
+        return out
+
+
+class EqualAtkDestroysOne(Rules):
+    """Two monsters with equal ATK: only the attack target is destroyed."""
+
+    def battle_result(self, tp, attacker, atk_a, target, pos, value):
+        if target is not None and pos is Pos.ATK and atk_a == value and atk_a > 0:
+            return [target], []
+        return super().battle_result(tp, attacker, atk_a, target, pos, value)
+
+
+class DamageToWrongPlayer(Rules):
+    """When the attacker wins a battle between Attack Position monsters, the battle damage goes
+    to the attacking player."""
+
+    def battle_result(self, tp, attacker, atk_a, target, pos, value):
+        destroy, damage = super().battle_result(tp, attacker, atk_a, target, pos, value)
+        if target is not None and pos is Pos.ATK and value is not None and atk_a > value:
+            damage = [(tp, amount) for _p, amount in damage]
+        return destroy, damage
+
+
+class BattlePhaseOnFirstTurn(Rules):
+    """The Battle Phase may be entered on the first turn of the duel."""
+
+    def _legal_actions(self, s):
+        acts = super()._legal_actions(s)
+        if s.turn == 1 and s.step is Step.MAIN1 and not s.chain and s.priority == s.turn_player:
+            from bpcheck.model.engine import Action
+
+            if not any(a.kind == "enter_bp" for a in acts):
+                acts.insert(0, Action("enter_bp", s.turn_player, "enter Battle Phase"))
+        return acts
+
+
+class SetCardActivatesSameTurn(Rules):
+    """Quick-Play Spells and Traps may be activated the turn they were Set."""
+
+    def _can_activate(self, s, p, uid, c, eff, loc):
+        if loc == "set":
+            f = s.find_spell(uid)
+            if f is not None and f[2].set_this_turn:
+                side, i, card = f
+                sp = list(s.players[side].spells)
+                if i < 5:
+                    sp[i] = replace(card, set_this_turn=False)
+                    s = s.with_player(side, replace(s.players[side], spells=tuple(sp)))
+        return super()._can_activate(s, p, uid, c, eff, loc)
+
+
+class ControllersGraveyard(Rules):
+    """Cards leaving the field go to their controller's Graveyard, not their owner's."""
+
+    def pile_of(self, owner, controller):
+        return controller
+
+
+class FifoChain(Rules):
+    """A chain resolves first in, first out."""
+
+    def _resolve_chain(self, w):
+        w.s = replace(w.s, chain=tuple(reversed(w.s.chain)))
+        super()._resolve_chain(w)
+
+
+class DirectAttackPastMonsters(Rules):
+    """Any monster may attack directly even while the opponent controls monsters."""
+
+    def can_attack_directly(self, s, uid, defender):
+        return True
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    rules: type[Rules]
+    family: str  # the invariant family it is aimed at
+    board: str  # a seed board where the bug shows
+
+    @property
+    def description(self) -> str:
+        return " ".join((self.rules.__doc__ or "").split())
+
+
+MUTANTS: dict[str, Mutant] = {
+    m.name: m
+    for m in (
+        Mutant("replay-resets-count", ReplayResetsCount, "replay", "000-replay-1.toml"),
+        Mutant("replay-is-second-attack", ReplayIsSecondAttack, "attack counts", "000-replay-2.toml"),
+        Mutant("stat-change-replays", StatChangeReplays, "replay", "000-not-replay-1.toml"),
+        Mutant("opponent-summon-no-replay", OpponentSummonNoReplay, "replay", "000-replay-1.toml"),
+        Mutant("replay-charges-cost-again", ReplayChargesCostAgain, "replay", "000-replay-dark-elf.toml"),
+        Mutant("mirror-force-in-damage-step", MirrorForceInDamageStep, "damage step", "000-ds-spell-trap-list-not-ok.toml"),
+        Mutant("stat-change-during-calculation", StatChangeDuringCalculation, "damage step", "000-ds-spell-trap-list-ok.toml"),
+        Mutant("counter-traps-refused-in-damage-step", CounterTrapsRefusedInDamageStep, "damage step", "000-ds-counter-traps.toml"),
+        Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
+        Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
+        Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),
+        Mutant("equal-atk-destroys-one", EqualAtkDestroysOne, "accounting", "000-not-replay-1.toml"),
+        Mutant("damage-to-wrong-player", DamageToWrongPlayer, "accounting", "rule-calc-atk-atk.toml"),
+        Mutant("battle-phase-on-first-turn", BattlePhaseOnFirstTurn, "attack counts", "002-first-turn.toml"),
+        Mutant("set-card-activates-same-turn", SetCardActivatesSameTurn, "chains and windows", "rule-ch-set-turn.toml"),
+        Mutant("controllers-graveyard", ControllersGraveyard, "accounting", "000-control-owner-graveyard.toml"),
+        Mutant("fifo-chain", FifoChain, "chains and windows", "rule-ch-lifo-ring.toml"),
+        Mutant("direct-attack-past-monsters", DirectAttackPastMonsters, "attack counts", "000-replay-2.toml"),
+    )
+}

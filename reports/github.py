@@ -1,0 +1,154 @@
+"""GitHub Actions output: workflow-command annotations and a Markdown job summary.
+
+GitHub shows at most 10 error, 10 warning and 10 notice annotations per step (and 50 per job);
+the ones past that are dropped silently. So at most :data:`PER_STEP` of each level are printed:
+when there are more, the last one printed says how many were left out and where to see them
+(the summary, the report). The summary is capped below GitHub's 1 MiB per step.
+"""
+
+from __future__ import annotations
+
+from bpcheck.reports.board import PN
+from bpcheck.reports.runs import Run
+
+PER_STEP = 10  # per level (error, warning, notice) and step
+SUMMARY_LIMIT = 1_000_000  # bytes; GitHub refuses a step summary over 1 MiB
+
+
+def escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(s: str) -> str:
+    return escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(level: str, message: str, file: str | None = None, title: str | None = None, line: int | None = None) -> str:
+    props = []
+    if file:
+        props.append(f"file={escape_property(file)}")
+    if line is not None:
+        props.append(f"line={line}")
+    if title:
+        props.append(f"title={escape_property(title)}")
+    return f"::{level}{' ' + ','.join(props) if props else ''}::{escape_data(message)}"
+
+
+def _findings(runs: list[Run], errors: list[dict]) -> dict[str, list[tuple[str, str, str]]]:
+    """(file, title, message) per level, most important first."""
+    out: dict[str, list[tuple[str, str, str]]] = {"error": [], "warning": []}
+    several = len({r.engine for r in runs}) > 1
+    for e in errors:
+        out["error"].append((e["file"], "bpcheck: bad input", f"{e.get('field') or '-'}: {e['problem']}"))
+    for run in runs:
+        who = f" [{run.engine}]" if several else ""
+        for cex in run.counterexamples:
+            trace = " → ".join(f"{PN[s.player] if s.player is not None else '--'}: {s.action.get('label', '?')}" for s in cex.steps)
+            msg = (
+                f"{cex.message}\n{cex.statement}"
+                + (f"\nrules: {', '.join(cex.rules)}" if cex.rules else "")
+                + f"\nshortest trace ({len(cex.steps)} steps): {trace or 'the initial state'}"
+            )
+            out["error"].append((run.board, f"bpcheck: {cex.invariant} violated{who}", msg))
+        for g in run.goals():
+            if not g["reached"]:
+                out["error"].append((run.board, f"bpcheck: goal {g['id']} not reachable{who}", g.get("description") or f"goal {g['id']!r} cannot be reached"))
+        if run.explore.bound_hit:
+            out["warning"].append(
+                (run.board, f"bpcheck: inconclusive{who}", f"bound hit: {run.explore.bound_hit}; {run.explore.states} states explored, not a pass")
+            )
+    return out
+
+
+def annotations(runs: list[Run], errors: list[dict] = (), where: str = "the job summary") -> list[str]:
+    lines = []
+    for level, items in _findings(runs, errors).items():
+        if len(items) <= PER_STEP:
+            shown, left = items, 0
+        else:
+            shown, left = items[: PER_STEP - 1], len(items) - (PER_STEP - 1)
+        for f, title, msg in shown:
+            lines.append(command(level, msg, file=f, title=title))
+        if left:
+            noun = "problems" if level == "error" else "warnings"
+            lines.append(
+                command(
+                    level,
+                    f"{left} more {noun} not annotated here (GitHub shows {PER_STEP} {level} annotations per step): see {where}",
+                    title=f"bpcheck: {left} more {noun}",
+                )
+            )
+    return lines
+
+
+def _md(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpcheck check", report: str | None = None) -> str:
+    verdicts = [r.verdict for r in runs]
+    n_fail, n_inc, n_pass = verdicts.count("fail"), verdicts.count("inconclusive"), verdicts.count("pass")
+    overall = "ERROR" if errors else ("FAIL" if n_fail else ("INCONCLUSIVE" if n_inc else "PASS"))
+    icon = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "⚠️", "ERROR": "❌"}[overall]
+    engines = sorted({r.engine for r in runs})
+    head = [
+        f"## {icon} {title}: {overall}",
+        "",
+        f"{n_pass} passed, {n_fail} failed, {n_inc} inconclusive"
+        + (f", {len(errors)} bad input" if errors else "")
+        + f" ({len(runs)} run{'s' if len(runs) != 1 else ''}; engine{'s' if len(engines) != 1 else ''}: {', '.join(engines) or '-'})",
+        "",
+    ]
+    if report:
+        head += [f"Full report: `{report}`", ""]
+    body: list[str] = []
+    bad = [r for r in runs if r.verdict != "pass"]
+    if bad or errors:
+        body += ["| board | engine | verdict | states | transitions | counterexamples |", "|---|---|---|---:|---:|---|"]
+        for e in errors:
+            body.append(f"| `{_md(e['file'])}` | | bad input: {_md(e['problem'])} | | | |")
+        for r in bad:
+            x = r.explore
+            cx = ", ".join(f"`{c.invariant}`" for c in r.counterexamples) or (x.bound_hit and f"bound hit: {x.bound_hit}") or "-"
+            body.append(f"| `{_md(r.board)}` | {_md(r.engine)} | {r.verdict} | {x.states} | {x.transitions} | {_md(cx)} |")
+        body.append("")
+    if n_pass:
+        body += [f"<details><summary>{n_pass} passing run{'s' if n_pass != 1 else ''}</summary>", ""]
+        body += ["| board | engine | states | transitions | depth |", "|---|---|---:|---:|---:|"]
+        for r in runs:
+            if r.verdict == "pass":
+                x = r.explore
+                body.append(f"| `{_md(r.board)}` | {_md(r.engine)} | {x.states} | {x.transitions} | {x.max_depth} |")
+        body += ["", "</details>", ""]
+    cex_parts: list[str] = []
+    for r in runs:
+        for c in r.counterexamples:
+            part = [
+                f"### `{c.invariant}` on `{r.board}`" + (f" ({r.engine})" if len(engines) > 1 else ""),
+                "",
+                f"> {_md(c.statement)}",
+                "",
+            ]
+            if c.rules:
+                part += [f"Rules: {', '.join(c.rules)} (docs/rules.md)", ""]
+            part += [f"**Found:** {_md(c.message)}", "", f"<details><summary>shortest trace: {len(c.steps)} steps</summary>", ""]
+            for s in c.steps:
+                who = PN[s.player] if s.player is not None else "--"
+                part.append(f"{s.index}. {who}: `{s.action.get('label', '?')}`")
+            part += ["", "</details>", ""]
+            cex_parts.append("\n".join(part))
+    text = "\n".join(head + body)
+    if cex_parts:
+        text += "\n## Counterexamples\n\n"
+        left = 0
+        for k, part in enumerate(cex_parts):
+            if len((text + part).encode()) > SUMMARY_LIMIT - 500:
+                left = len(cex_parts) - k
+                break
+            text += part + "\n"
+        if left:
+            text += f"\n_{left} more counterexample{'s' if left != 1 else ''} left out (the summary is limited to 1 MiB): see the report._\n"
+    return text
+
+
+__all__ = ["PER_STEP", "annotations", "command", "escape_data", "escape_property", "markdown_summary"]

@@ -1,0 +1,101 @@
+"""JUnit XML: one test suite per board (and engine), one test case per invariant.
+
+* held -> a passing case (``system-out`` says how often its situation arose);
+* violated -> ``<failure>`` with the violation as the message and the counterexample's trace
+  (the text report) as the body;
+* vacuous (the situation never arose) and "held so far" (a bound was hit) -> ``<skipped>``
+  with the reason: neither is a pass;
+* each reachability goal of the board is a case too (``reachable: ID``), failing when the goal
+  cannot be reached; a board that could not be read is a suite with one ``<error>`` case.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from bpcheck.reports.runs import Run
+from bpcheck.reports.text import counterexample_text
+
+
+def _case(suite: ET.Element, classname: str, name: str) -> ET.Element:
+    return ET.SubElement(suite, "testcase", {"classname": classname, "name": name})
+
+
+def junit_xml(runs: list[Run], errors: list[dict] = (), name: str = "bpcheck", timings: bool = False) -> str:
+    root = ET.Element("testsuites", {"name": name})
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    several = len({r.engine for r in runs}) > 1
+    for run in runs:
+        r = run.explore
+        suite_name = f"{run.engine}: {run.board}" if several else run.board
+        suite = ET.Element("testsuite", {"name": suite_name})
+        props = ET.SubElement(suite, "properties")
+        for k, v in (
+            ("engine", run.engine),
+            ("board", run.board),
+            ("verdict", r.status),
+            ("states", r.states),
+            ("transitions", r.transitions),
+            ("max_depth", r.max_depth),
+            ("bound_hit", r.bound_hit or ""),
+        ):
+            ET.SubElement(props, "property", {"name": k, "value": str(v)})
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        cex_by_inv = {c.invariant: c for c in run.counterexamples}
+        classname = run.board if not several else f"{run.engine}.{run.board}"
+        for row in run.rows():
+            case = _case(suite, classname, row["id"])
+            counts["tests"] += 1
+            verdict = row["verdict"]
+            if verdict == "violated":
+                counts["failures"] += 1
+                cex = cex_by_inv.get(row["id"])
+                msg = cex.message if cex else f"violated {row['violations']} times"
+                f = ET.SubElement(case, "failure", {"message": msg, "type": row["id"]})
+                f.text = counterexample_text(cex) if cex else msg
+            elif verdict == "vacuous":
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", {"message": "vacuous: its situation never arose on this board"})
+            elif verdict == "held so far":
+                counts["skipped"] += 1
+                ET.SubElement(
+                    case,
+                    "skipped",
+                    {"message": f"inconclusive: held on the {r.states} states explored before the bound ({r.bound_hit}) was hit"},
+                )
+            elif verdict == "not checked":
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", {"message": "not checked: the exploration was not exhaustive"})
+            else:
+                out = ET.SubElement(case, "system-out")
+                out.text = f"{verdict}; checked {row['checked']} times"
+        for g in run.goals():
+            case = _case(suite, classname, f"reachable: {g['id']}")
+            counts["tests"] += 1
+            if not g["reached"]:
+                counts["failures"] += 1
+                desc = f" ({g['description']})" if g.get("description") else ""
+                ET.SubElement(case, "failure", {"message": f"goal {g['id']!r} is not reachable from the board{desc}", "type": "reachable"})
+            else:
+                out = ET.SubElement(case, "system-out")
+                out.text = "witness: " + " -> ".join(g["witness"] or [])
+        for k, v in counts.items():
+            suite.set(k, str(v))
+            totals[k] += v
+        if timings:
+            suite.set("time", f"{r.elapsed:.3f}")
+        root.append(suite)
+    for e in errors:
+        suite = ET.SubElement(root, "testsuite", {"name": e["file"], "tests": "1", "failures": "0", "errors": "1", "skipped": "0"})
+        case = _case(suite, e["file"], "load")
+        err = ET.SubElement(case, "error", {"message": f"{e['field']}: {e['problem']}" if e.get("field") else e["problem"], "type": "InputError"})
+        err.text = f"{e['file']}: {e.get('field', '')}: {e['problem']}"
+        totals["tests"] += 1
+        totals["errors"] += 1
+    for k, v in totals.items():
+        root.set(k, str(v))
+    ET.indent(root, space=" ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+__all__ = ["junit_xml"]

@@ -1,0 +1,162 @@
+"""`bpcheck check --differential`: the engine under test in lockstep with the reference model.
+
+The engines in tests/diff_engines.py each disagree with the reference in one known way; several
+of them break no invariant, so only the comparison can catch them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from bpcheck.explorers.differential import ABSENT, actions_disagreement, json_diff, transition_disagreement
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = str(ROOT / "boards" / "000-replay-1.toml")
+SCHEMA = json.loads((ROOT / "docs" / "check-result.schema.json").read_text())
+
+
+@pytest.fixture
+def engines(monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+
+
+def _diff_cex(run_cli, tmp_path, engine: str, *extra: str) -> tuple[int, str, dict]:
+    out = tmp_path / "r.json"
+    code, stdout, _ = run_cli("check", SMALL, "--engine", engine, "--differential", "--json", str(out), *extra)
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    cexs = {c["invariant"]: c for c in doc["boards"][0]["counterexamples"]}
+    return code, stdout, cexs.get("DIFF")
+
+
+def test_reference_agrees_with_itself(tmp_path, run_cli):
+    plain, diff = tmp_path / "p.json", tmp_path / "d.json"
+    assert run_cli("check", SMALL, "--json", str(plain))[0] == 0
+    code, stdout, _ = run_cli("check", SMALL, "--differential", "--json", str(diff))
+    assert code == 0, stdout
+    doc = json.loads(diff.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    b, p = doc["boards"][0], json.loads(plain.read_text())["boards"][0]
+    rows = {r["id"]: r for r in b["invariants"]}
+    # Every state, action set and transition was compared, and all agreed.
+    assert rows["DIFF"]["verdict"] == "held" and rows["DIFF"]["violations"] == 0
+    assert rows["DIFF"]["checked"] >= b["states"] + b["transitions"]
+    # Lockstep adds no state: the same graph as the plain check.
+    assert (b["states"], b["transitions"], b["max_depth"]) == (p["states"], p["transitions"], p["max_depth"])
+
+
+def test_observation_disagreement_names_the_paths(tmp_path, run_cli, engines):
+    code, stdout, c = _diff_cex(run_cli, tmp_path, "buggy_engines:CallOffForgetsAttack")
+    assert code == 1
+    assert c["kind"] == "transition" and c["length"] == 9 and c["trace"][-1] == "replay: call off"
+    assert c["message"].startswith("after 'replay: call off', the observations differ at 2 paths: ")
+    assert "players[0].monsters[0].attacks_declared: engine 0, reference 1" in c["message"]
+    assert "players[0].monsters[0].declared_direct: engine false, reference true" in c["message"]
+    assert "DIFF: The engine under test agrees with the reference model" in stdout
+    assert "board before the violating step:" in stdout
+
+
+def test_lp_disagreement(tmp_path, run_cli, engines):
+    code, _out, c = _diff_cex(run_cli, tmp_path, "diff_engines:DamageRefund")
+    assert code == 1
+    # Battle Ox (1700) attacks directly: P2 goes to 6300, the engine leaves it at 6400.
+    assert c["message"] == "after 'pass', the observations differ at 1 path: players[1].lp: engine 6400, reference 6300"
+    assert c["kind"] == "transition" and c["trace"][3] == "attack Battle Ox -> direct"
+
+
+def test_action_the_reference_offers_and_the_engine_does_not(tmp_path, run_cli, engines):
+    code, _out, c = _diff_cex(run_cli, tmp_path, "diff_engines:NoCallOff")
+    assert code == 1
+    assert c["kind"] == "actions"
+    assert c["message"] == "reference offers 'replay: call off' which the engine does not"
+    # The state is the one right after the replay: 8 steps (enter, pass, pass, attack, pass, CotH, pass, pass).
+    assert c["length"] == 8
+
+
+def test_action_the_engine_offers_alone_breaks_no_invariant(tmp_path, run_cli, engines):
+    code, stdout, _ = run_cli("check", SMALL, "--engine", "diff_engines:SkipFromBattleStep")
+    assert code == 0, stdout  # no invariant in the library objects ...
+    code, _out, c = _diff_cex(run_cli, tmp_path, "diff_engines:SkipFromBattleStep")
+    assert code == 1  # ... but the reference does
+    assert c["kind"] == "actions" and c["length"] == 3
+    assert c["trace"] == ["enter Battle Phase", "pass", "pass"]
+    assert c["message"] == "engine offers 'skip Battle Phase' which the reference does not"
+
+
+def test_event_disagreements(tmp_path, run_cli, engines):
+    code, stdout, _ = run_cli("check", SMALL, "--engine", "diff_engines:SilentPhaseChanges")
+    assert code == 0, stdout
+    code, _out, c = _diff_cex(run_cli, tmp_path, "diff_engines:SilentPhaseChanges")
+    assert code == 1 and c["kind"] == "transition" and c["trace"] == ["enter Battle Phase"]
+    assert "the events differ: engine [], reference [phase_changed]" in c["message"]
+    assert 'events[0]: engine absent, reference {"kind": "phase_changed", "from": "main1", "to": "battle_start_step"}' in c["message"]
+    code, _out, c = _diff_cex(run_cli, tmp_path, "diff_engines:DamageEventWrongPlayer")
+    assert code == 1 and c["kind"] == "transition"
+    assert "events[2].player: engine 0, reference 1" in c["message"]
+    assert "observations differ" not in c["message"]
+
+
+def test_terminal_disagreement(tmp_path, run_cli, engines):
+    code, stdout, _ = run_cli("check", SMALL, "--engine", "diff_engines:EndsAtMain2")
+    assert code == 0, stdout
+    code, _out, c = _diff_cex(run_cli, tmp_path, "diff_engines:EndsAtMain2")
+    assert code == 1 and c["kind"] == "state"
+    assert c["message"] == "engine says this state is terminal (nothing more to play), the reference does not"
+
+
+def test_dfs_finds_it_too_and_output_is_deterministic(tmp_path, run_cli, engines):
+    outs = []
+    for k in range(2):
+        f = tmp_path / f"r{k}.json"
+        code, stdout, _ = run_cli(
+            "check", SMALL, "--engine", "diff_engines:DamageRefund", "--differential", "--strategy", "dfs", "--json", str(f)
+        )
+        # DFS takes another line: Battle Ox attacks Blue-Eyes and P1 takes the 1300.
+        assert code == 1 and "the observations differ at 1 path: players[0].lp: engine 6800, reference 6700" in stdout
+        outs.append((stdout, f.read_bytes()))
+    assert outs[0] == outs[1]
+
+
+def test_a_diff_counterexample_replays(tmp_path, run_cli, engines):
+    cex_dir = tmp_path / "cex"
+    code, _o, _e = run_cli("check", SMALL, "--engine", "diff_engines:DamageRefund", "--differential", "--cex-dir", str(cex_dir))
+    assert code == 1
+    f = cex_dir / "000-replay-1.DIFF.json"
+    code, stdout, _ = run_cli("replay", str(f))
+    assert code == 1
+    assert "still disagree at step 14: after 'pass', the observations differ at 1 path: players[1].lp" in stdout
+    data = json.loads(f.read_text())
+    data["engine"] = "reference"
+    fixed = tmp_path / "fixed.json"
+    fixed.write_text(json.dumps(data))
+    code, stdout, _ = run_cli("replay", str(fixed))
+    assert code == 0, stdout
+    assert "DIFF is no longer violated" in stdout
+
+
+def test_json_diff():
+    assert json_diff({"a": 1, "b": [1, 2]}, {"a": True, "b": [1], "c": None}) == [
+        ("a", 1, True),
+        ("b[1]", 2, ABSENT),
+        ("c", ABSENT, None),
+    ]
+    assert json_diff({"x": (1, [2])}, {"x": [1, (2,)]}) == []  # tuples are arrays
+    assert json_diff({"x": {"y": 1}}, {"x": [1]}) == [("x", {"y": 1}, [1])]
+    assert json_diff(1, 1.0) == [] and json_diff(0, False) == [("(the whole value)", 0, False)]
+
+
+def test_disagreement_messages():
+    assert actions_disagreement(["pass", "b"], ["pass", "b"]) is None
+    assert actions_disagreement(["pass", "x"], ["y", "pass"]) == (
+        "engine offers 'x' which the reference does not; reference offers 'y' which the engine does not"
+    )
+    obs = {"players": [{"lp": 8000}, {"lp": 7000}]}
+    ref = {"players": [{"lp": 8000}, {"lp": 8000}]}
+    assert transition_disagreement("pass", obs, obs, [], []) is None
+    assert transition_disagreement("pass", obs, ref, [], []) == (
+        "after 'pass', the observations differ at 1 path: players[1].lp: engine 7000, reference 8000"
+    )

@@ -1,0 +1,66 @@
+"""Every shipped mutant is killed, by the invariant pinned here (a change of killer is a change
+of the checker's behaviour and must be explained)."""
+
+from __future__ import annotations
+
+import json
+
+from bpcheck.invariants import REGISTRY
+from bpcheck.model.mutants import MUTANTS
+
+KILLERS = {
+    "replay-resets-count": "replay.bookkeeping-kept",
+    "replay-is-second-attack": "attack.count",
+    "stat-change-replays": "replay.iff",
+    "opponent-summon-no-replay": "replay.iff",
+    "replay-charges-cost-again": "replay.no-second-cost",
+    "mirror-force-in-damage-step": "damage.activation-legal",
+    "stat-change-during-calculation": "damage.activation-legal",
+    "counter-traps-refused-in-damage-step": "chain.counter-trap-offered",
+    "declaration-window-stays-open": "window.attack-declaration",
+    "flip-effect-before-calculation": "damage.flip-after-calculation",
+    "targets-destroyed-by-battle": "damage.no-destroyed-target",
+    "equal-atk-destroys-one": "acc.destroyed-by-battle",
+    "damage-to-wrong-player": "acc.battle-damage",
+    "battle-phase-on-first-turn": "attack.no-battle-phase-turn-1",
+    "set-card-activates-same-turn": "chain.not-set-this-turn",
+    "controllers-graveyard": "acc.owner-piles",
+    "fifo-chain": "chain.lifo",
+    "direct-attack-past-monsters": "attack.direct-legal",
+}
+
+
+def test_every_mutant_is_killed_by_its_pinned_invariant(tmp_path, run_cli):
+    out = tmp_path / "m.json"
+    code, stdout, _ = run_cli("mutants", "--json", str(out))
+    assert code == 0, stdout
+    assert f"mutation score: {len(MUTANTS)}/{len(MUTANTS)} killed" in stdout
+    rows = {r["mutant"]: r for r in json.loads(out.read_text())["mutants"]}
+    assert set(rows) == set(KILLERS) == set(MUTANTS)
+    for name, killer in KILLERS.items():
+        assert rows[name]["status"] == "killed", name
+        assert rows[name]["invariant"] == killer, (name, rows[name]["invariant"])
+        assert rows[name]["length"] >= 1
+
+
+def test_mutants_cover_every_invariant_family():
+    assert len(MUTANTS) >= 15
+    families = {REGISTRY[k].family for k in KILLERS.values()}
+    assert families == {"attack counts", "replay", "damage step", "chains and windows", "accounting"}
+    assert {m.family for m in MUTANTS.values()} == families
+
+
+def test_each_mutant_board_is_a_seed_board_the_reference_passes(root):
+    """The reference passes every seed board exhaustively (tests/test_perft.py), so each kill is
+    the mutant's bug, not the board's."""
+    pinned = json.loads((root / "tests" / "perft.json").read_text())
+    for m in MUTANTS.values():
+        assert m.board in pinned, m.name
+
+
+def test_a_mutant_runs_as_an_engine(run_cli, root):
+    code, stdout, _ = run_cli("check", str(root / "boards" / "000-replay-1.toml"), "--engine", "mutant:replay-resets-count")
+    assert code == 1
+    assert "replay.bookkeeping-kept" in stdout and "shortest trace (9 steps)" in stdout
+    code, _o, err = run_cli("check", str(root / "boards" / "000-replay-1.toml"), "--engine", "mutant:nope")
+    assert code == 2 and "unknown mutant 'nope'" in err
