@@ -400,6 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
     mu.add_argument("--max-states", type=_positive(int), metavar="N", help="per board and mutant")
     mu.add_argument("--json", metavar="FILE", help="write the results as JSON")
     mu.add_argument("--stats", action="store_true", help="also record timings in the JSON (not deterministic)")
+    add_report_arguments(mu)
     mu.set_defaults(fn=_cmd_mutants)
 
     sv = sub.add_parser("serve", help="serve an in-process engine over the JSON-lines protocol on stdin/stdout (docs/protocol.md)")

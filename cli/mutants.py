@@ -57,6 +57,30 @@ def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bo
     }
 
 
+def _reports(args, rows: list[dict], boards, invariants, bounds: Bounds) -> None:
+    """--report / --github: each killed mutant is checked again, exhaustively, on the board that
+    killed it, so the report has its counterexamples, exercise counts and (small) state graph."""
+    from bpcheck.engines import make_engine
+    from bpcheck.explorers.run import check_board
+    from bpcheck.reporting import emit_reports, graph_limit
+    from bpcheck.reports.runs import Run
+
+    paths = {display: path for path, display in boards}
+    runs = []
+    for row in rows:
+        if row["status"] != "killed":
+            continue
+        name = f"mutant:{row['mutant']}"
+        board = load_board(paths[row["board"]], row["board"])
+        br = check_board(board, make_engine(name), invariants, "bfs", bounds, name, progress=None, graph_limit=graph_limit(args))
+        runs.append(Run(name, br))
+    meta = {"mutants": len(rows), "killed": sum(1 for r in rows if r["status"] == "killed")}
+    survived = [r["mutant"] for r in rows if r["status"] != "killed"]
+    if survived:
+        meta["survived"] = ", ".join(survived)
+    emit_reports(args, runs, [], "bpcheck mutants", meta)
+
+
 def cmd_mutants(args) -> int:
     from bpcheck.main import _board_files, _err
 
@@ -84,6 +108,8 @@ def cmd_mutants(args) -> int:
         print(f"{name:40} {row['status']:9} {inv:30} {length:>6} {row['seconds']:6.1f}s  {row['board'] or '-'}")
     killed = sum(1 for r in rows if r["status"] == "killed")
     print(f"mutation score: {killed}/{len(rows)} killed")
+    if getattr(args, "report", None) or getattr(args, "github", False):
+        _reports(args, rows, boards, invariants, bounds)
     if args.json:
         out = []
         for r in rows:

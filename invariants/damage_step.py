@@ -157,7 +157,7 @@ def order(t):
                 if frm != "damage_step_end" or to != "battle_step":
                     return f"the Damage Step was left as {frm} -> {to}"
                 continue
-            i, j = facts.DAMAGE_STEPS.index(frm), facts.DAMAGE_STEPS.index(to)
+            i = facts.DAMAGE_STEPS.index(frm)
             nxt = facts.DAMAGE_STEPS[i + 1]
             if to != nxt and not (nxt == "damage_step_flip" and to == "damage_step_before_calculation"):
                 return f"Damage-Step sub-steps out of order: {frm} -> {to}"
@@ -166,7 +166,6 @@ def order(t):
                 tgt = monster(t.before, a["target"]) if a else None
                 if tgt is None or tgt["position"] != "facedown":
                     return "the flip sub-step happened but the attack target is not face-down"
-            del j
     return True
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from itertools import combinations
-from typing import Iterable
 
 from bpcheck.model.cards import Card, CardPool, Effect, TargetSpec
 from bpcheck.model.events import Event, ev
@@ -20,11 +19,9 @@ from bpcheck.model.state import (
     Attack,
     CardRef,
     ChainLink,
-    Choice,
     Lingering,
     Mod,
     Monster,
-    Player,
     Pos,
     SpellTrap,
     State,

@@ -47,7 +47,7 @@ def _findings(runs: list[Run], errors: list[dict]) -> dict[str, list[tuple[str, 
             msg = (
                 f"{cex.message}\n{cex.statement}"
                 + (f"\nrules: {', '.join(cex.rules)}" if cex.rules else "")
-                + f"\nshortest trace ({len(cex.steps)} steps): {trace or 'the initial state'}"
+                + f"\n{_trace_title(cex)} ({len(cex.steps)} steps): {trace or 'the initial state'}"
             )
             out["error"].append((run.board, f"bpcheck: {cex.invariant} violated{who}", msg))
         for g in run.goals():
@@ -131,7 +131,7 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
             ]
             if c.rules:
                 part += [f"Rules: {', '.join(c.rules)} (docs/rules.md)", ""]
-            part += [f"**Found:** {_md(c.message)}", "", f"<details><summary>shortest trace: {len(c.steps)} steps</summary>", ""]
+            part += [f"**Found:** {_md(c.message)}", "", f"<details><summary>{_trace_title(c)}: {len(c.steps)} steps</summary>", ""]
             for s in c.steps:
                 who = PN[s.player] if s.player is not None else "--"
                 part.append(f"{s.index}. {who}: `{s.action.get('label', '?')}`")
@@ -152,3 +152,8 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
 
 
 __all__ = ["PER_STEP", "annotations", "command", "escape_data", "escape_property", "markdown_summary"]
+
+
+def _trace_title(cex) -> str:
+    """'shortest trace' for a BFS counterexample; DFS ones are not known to be shortest."""
+    return getattr(cex, "trace_title", "shortest trace")

@@ -168,7 +168,7 @@ def _graph_header(title_lines: list[str]) -> str:
 def _title(cex) -> list[str]:
     return [
         f"{cex.invariant} violated on {cex.board}",
-        f"engine {cex.engine} · shortest trace: {len(cex.steps)} step{'s' if len(cex.steps) != 1 else ''} · orange borders: what changed",
+        f"engine {cex.engine} · {_trace_title(cex)}: {len(cex.steps)} step{'s' if len(cex.steps) != 1 else ''} · orange borders: what changed",
     ]
 
 
@@ -394,3 +394,8 @@ __all__ = [
     "violation_place",
     "write_dot_and_svg",
 ]
+
+
+def _trace_title(cex) -> str:
+    """'shortest trace' for a BFS counterexample; DFS ones are not known to be shortest."""
+    return getattr(cex, "trace_title", "shortest trace")

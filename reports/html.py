@@ -233,7 +233,7 @@ def cex_page(run: Run, cex, name: str, pictures: dict, index_href: str = "../ind
 <main>
 <div class="banner v-fail"><b>{esc(cex.invariant)}</b>: {esc(cex.statement)}<br>
 <b>Rules:</b> {esc(rules)} (docs/rules.md) · <b>found:</b> {esc(cex.message)} · {esc(violation_place(cex))} ·
-shortest trace: {n} step{"s" if n != 1 else ""}</div>
+{esc(_trace_title(cex))}: {n} step{"s" if n != 1 else ""}</div>
 <h2>Step by step</h2>
 <div class="viewer">
 <div class="controls">
@@ -429,3 +429,8 @@ def _short(n: int) -> str:
 
 
 __all__ = ["board_html", "cex_page", "index_page", "inline_svg", "page"]
+
+
+def _trace_title(cex) -> str:
+    """'shortest trace' for a BFS counterexample; DFS ones are not known to be shortest."""
+    return getattr(cex, "trace_title", "shortest trace")

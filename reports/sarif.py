@@ -105,7 +105,7 @@ def sarif_document(runs: list[Run], errors: list[dict] = ()) -> dict:
                         "level": "error",
                         "message": {
                             "text": f"{cex.invariant} violated: {cex.message} "
-                            f"(shortest trace: {len(cex.steps)} steps; rules {', '.join(cex.rules) or '-'})"
+                            f"({_trace_title(cex)}: {len(cex.steps)} steps; rules {', '.join(cex.rules) or '-'})"
                         },
                         "locations": [_location(run.board, ai)],
                         "codeFlows": [
@@ -174,3 +174,8 @@ def sarif_json(runs: list[Run], errors: list[dict] = ()) -> str:
 
 
 __all__ = ["sarif_document", "sarif_json"]
+
+
+def _trace_title(cex) -> str:
+    """'shortest trace' for a BFS counterexample; DFS ones are not known to be shortest."""
+    return getattr(cex, "trace_title", "shortest trace")

@@ -4,9 +4,8 @@
     python scripts/render_example.py            # or .venv/bin/python scripts/render_example.py
     python scripts/render_example.py OUTDIR     # write them into OUTDIR instead (the tests do)
 
-It checks boards/000-replay-1.toml with a planted bug (tests/buggy_engines.py:
-CallOffForgetsAttack, "calling an attack off after a replay erases the monster's attack
-bookkeeping"), takes the shortest counterexample to `replay.call-off-counts`, and draws it the way
+It checks boards/000-replay-1.toml with the shipped mutant `replay-resets-count` ("calling an
+attack off after a replay erases the monster's attack bookkeeping"), takes the shortest counterexample to `replay.call-off-counts`, and draws it the way
 `bpcheck check --report` does, kept small for the README: the steps before the last two are listed
 in one node and the boards are stacked top to bottom. Output is byte-for-byte reproducible.
 """
@@ -18,12 +17,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BOARD = "boards/000-replay-1.toml"
-ENGINE = "buggy_engines:CallOffForgetsAttack"
+ENGINE = "mutant:replay-resets-count"
 INVARIANT = "replay.call-off-counts"
 
 
 def main() -> int:
-    sys.path.insert(0, str(ROOT / "tests"))  # the planted-bug engines live with the tests
     from bpcheck.engines import make_engine
     from bpcheck.explorers.run import check_board
     from bpcheck.invariants import select

@@ -64,3 +64,15 @@ def test_a_mutant_runs_as_an_engine(run_cli, root):
     assert "replay.bookkeeping-kept" in stdout and "shortest trace (9 steps)" in stdout
     code, _o, err = run_cli("check", str(root / "boards" / "000-replay-1.toml"), "--engine", "mutant:nope")
     assert code == 2 and "unknown mutant 'nope'" in err
+
+
+def test_mutants_write_a_report(tmp_path, run_cli):
+    out = tmp_path / "rep"
+    code, stdout, _ = run_cli("mutants", "--only", "fifo-chain,replay-resets-count", "--report", str(out))
+    assert code == 0, stdout
+    index = (out / "index.html").read_text()
+    assert "mutant:fifo-chain" in index and "mutant:replay-resets-count" in index
+    junit = (out / "junit.xml").read_text()
+    assert "chain.lifo" in junit and "replay.bookkeeping-kept" in junit
+    svgs = sorted(p.name for p in (out / "counterexamples").glob("*.svg"))
+    assert any("chain.lifo" in n for n in svgs)
