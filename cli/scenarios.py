@@ -16,6 +16,7 @@ from bpcheck.model.board import Board, board_from_dict, load_board, parse_toml, 
 from bpcheck.model.engine import PLAYER_NAMES, Action, Rules
 from bpcheck.model.events import Event
 from bpcheck.model.observe import observe
+from bpcheck.reports.board import card_name
 
 TOP_KEYS = {"name", "source", "rules", "description", "board", "step", "note"}
 STEP_KEYS = {"do", "legal", "not_legal", "events", "no_events", "expect", "note"}
@@ -162,19 +163,7 @@ def _field_monsters(obs: dict, name: str) -> list[dict]:
     return [m for p in obs["players"] for m in p["monsters"] if m and m["card"] == name]
 
 
-def _name_of(obs: dict, uid: int | None) -> str:
-    if uid is None:
-        return "direct"
-    for p in obs["players"]:
-        for zone in ("monsters", "spells"):
-            for c in p[zone]:
-                if c and c["uid"] == uid:
-                    return c["card"]
-        for pile in ("hand", "graveyard", "banished", "deck"):
-            for c in p[pile]:
-                if c["uid"] == uid:
-                    return c["card"]
-    return f"#{uid}"
+_name_of = card_name  # the reports' lookup of a card name by uid in an observation
 
 
 def check_expect(obs: dict, exp: dict[str, Any]) -> list[str]:

@@ -144,7 +144,12 @@ class EngineSystem:
         if not self.trans_invs:
             return []
         t = Transition(s[1], a.to_dict(), info, s2[1])
-        return [(inv.id, _guarded(inv, t)) for inv in self.trans_invs]
+        kinds = t.kind_set()
+        # An invariant that names its events has nothing to judge without them (it would return None).
+        return [
+            (inv.id, None if inv.events is not None and kinds.isdisjoint(inv.events) else _guarded(inv, t))
+            for inv in self.trans_invs
+        ]
 
     def goals_reached(self, s, info) -> list[str]:
         return [g.id for g in self.goals if g.met(s[1], info)]

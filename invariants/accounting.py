@@ -20,6 +20,7 @@ def _protected(obs, what, player):
     ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-CALC-DIRECT", "DS-LEGAL-DAMAGE-TIMING"],
     "transition",
     FAMILY,
+    events=["damage_calculation", "battle_damage"],
 )
 def battle_damage(t):
     calcs = t.of("damage_calculation")
@@ -71,6 +72,7 @@ def battle_damage(t):
     ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-DESTROYED-MARK"],
     "transition",
     FAMILY,
+    events=["damage_calculation"],
 )
 def destroyed_by_battle(t):
     calcs = t.of("damage_calculation")

@@ -39,6 +39,7 @@ def attack_count(obs):
     ["ATK-EACH-MONSTER", "RPL-COUNTS", "RPL-REWIND"],
     "transition",
     FAMILY,
+    events=["attack_declared", "replay_choice"],
 )
 def target_once(t):
     decls = [(e, False) for e in t.of("attack_declared")] + [(e, True) for e in t.of("replay_choice") if e["choice"] == "target"]
@@ -66,6 +67,7 @@ def target_once(t):
     ["ATK-DECLARE", "ATK-POSITION", "BP-FIRST-TURN"],
     "transition",
     FAMILY,
+    events=["attack_declared"],
 )
 def attack_when(t):
     decls = t.of("attack_declared")
@@ -95,6 +97,7 @@ def attack_when(t):
     ["BP-FIRST-TURN"],
     "transition",
     FAMILY,
+    events=["phase_changed"],
 )
 def no_bp_first_turn(t):
     changes = t.of("phase_changed")
@@ -112,6 +115,7 @@ def no_bp_first_turn(t):
     ["STOP-ATTACK", "STOP-AFTER-CHAIN"],
     "transition",
     FAMILY,
+    events=["attack_declared", "attack_stopped"],
 )
 def stopped_spent(t):
     stops = t.of("attack_stopped")
@@ -137,6 +141,7 @@ def stopped_spent(t):
     ["ATK-DIRECT", "ATK-TARGET-IMMUNE"],
     "transition",
     FAMILY,
+    events=["attack_declared"],
 )
 def direct_legal(t):
     decls = [e for e in t.of("attack_declared") if e["target_uid"] is None]

@@ -19,18 +19,30 @@ KINDS = ("state", "transition", "actions")
 FAMILIES = ("attack counts", "replay", "damage step", "chains and windows", "accounting")
 
 
-@dataclass(frozen=True)
 class Transition:
-    before: dict
-    action: dict
-    events: Sequence[Any]
-    after: dict
+    """One transition as the invariants see it: observations before and after, the action
+    record and the events, indexed by kind once."""
+
+    __slots__ = ("before", "action", "events", "after", "_by_kind")
+
+    def __init__(self, before: dict, action: dict, events: Sequence[Any], after: dict) -> None:
+        self.before = before
+        self.action = action
+        self.events = events
+        self.after = after
+        by: dict[str, list[Any]] = {}
+        for e in events:
+            by.setdefault(e.kind, []).append(e)
+        self._by_kind = by
 
     def kinds(self) -> list[str]:
         return [e.kind for e in self.events]
 
+    def kind_set(self):
+        return self._by_kind.keys()
+
     def of(self, kind: str) -> list[Any]:
-        return [e for e in self.events if e.kind == kind]
+        return self._by_kind.get(kind, [])
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,9 @@ class Invariant:
     kind: str
     family: str
     check: Callable[..., Any]
+    # Transition invariants only: the event kinds without which the check has nothing to judge
+    # (it returns None). The explorer skips it on transitions with none of them. None: always run.
+    events: frozenset[str] | None = None
 
     def to_dict(self) -> dict:
         return {"id": self.id, "statement": self.statement, "rules": list(self.rules), "kind": self.kind, "family": self.family}
@@ -49,7 +64,7 @@ class Invariant:
 REGISTRY: dict[str, Invariant] = {}
 
 
-def invariant(id: str, statement: str, rules: Sequence[str], kind: str, family: str):
+def invariant(id: str, statement: str, rules: Sequence[str], kind: str, family: str, events: Sequence[str] | None = None):
     """Register a check. One function, one ID, one statement, the rules it enforces."""
     if kind not in KINDS:
         raise ValueError(f"unknown invariant kind {kind!r}")
@@ -59,7 +74,7 @@ def invariant(id: str, statement: str, rules: Sequence[str], kind: str, family: 
     def deco(fn):
         if id in REGISTRY:
             raise ValueError(f"invariant {id} registered twice")
-        REGISTRY[id] = Invariant(id, statement, tuple(rules), kind, family, fn)
+        REGISTRY[id] = Invariant(id, statement, tuple(rules), kind, family, fn, None if events is None else frozenset(events))
         return fn
 
     return deco

@@ -23,6 +23,7 @@ def _link(obs, uid):
     ["CH-SPEED", "CH-SPEED1", "WIN-COUNTER"],
     "transition",
     FAMILY,
+    events=["chain_link_added"],
 )
 def speed_order(t):
     added = t.of("chain_link_added")
@@ -87,6 +88,7 @@ def attack_window(t):
     ["CH-SET-TURN"],
     "transition",
     FAMILY,
+    events=["chain_link_added"],
 )
 def set_this_turn(t):
     added = t.of("chain_link_added")
@@ -109,6 +111,7 @@ def set_this_turn(t):
     ["CH-QP-HAND"],
     "transition",
     FAMILY,
+    events=["chain_link_added"],
 )
 def from_hand(t):
     seen = False
@@ -131,6 +134,7 @@ def from_hand(t):
     ["CH-LIFO", "PRI-PASS-PASS"],
     "transition",
     FAMILY,
+    events=["chain_link_resolved"],
 )
 def lifo(t):
     resolved = [e["card_uid"] for e in t.of("chain_link_resolved")]
@@ -150,6 +154,7 @@ def lifo(t):
     ["PRI-TP-FIRST", "PRI-PASS-PASS"],
     "transition",
     FAMILY,
+    events=["phase_changed", "chain_resolved"],
 )
 def tp_first(t):
     a = t.after

@@ -30,6 +30,7 @@ def _link_kind(t, e):
     ["DS-LEGAL-COUNTER", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-LEGAL-MANDATORY", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-ILLEGAL-OTHER"],
     "transition",
     FAMILY,
+    events=["chain_link_added"],
 )
 def activation_legal(t):
     added = _added_in_damage_step(t)
@@ -81,6 +82,7 @@ def during_calc(t):
     ["DS-NO-TARGET-DESTROYED"],
     "transition",
     FAMILY,
+    events=["chain_link_added"],
 )
 def no_destroyed_target(t):
     added = t.of("chain_link_added")
@@ -100,6 +102,7 @@ def no_destroyed_target(t):
     ["DS-FLIP-EFFECT-TIMING", "DS-FLIP"],
     "transition",
     FAMILY,
+    events=["chain_link_added"],
 )
 def flip_after_calc(t):
     flips = [e for e in t.of("chain_link_added") if e["card"] in facts.FLIP_MONSTERS]
@@ -142,6 +145,7 @@ def mark_at_calc(t):
     ["DS-SUBSTEPS", "BP-STEPS", "DS-FLIP"],
     "transition",
     FAMILY,
+    events=["phase_changed"],
 )
 def order(t):
     changes = t.of("phase_changed")
@@ -175,6 +179,7 @@ def order(t):
     ["DS-SUBSTEPS", "DS-BATTLER-LEAVES", "RPL-BATTLE-STEP-ONLY"],
     "transition",
     FAMILY,
+    events=["damage_calculation"],
 )
 def calc_once(t):
     calcs = t.of("damage_calculation")

@@ -21,6 +21,7 @@ def _attack_in_battle_step(obs):
     ["RPL-TRIGGER", "RPL-AFTER-CHAIN", "RPL-NOT-STATS", "RPL-OWN-SIDE", "RPL-NOT-POSITION", "STOP-ATTACK", "STOP-AFTER-CHAIN"],
     "transition",
     FAMILY,
+    events=["chain_resolved"],
 )
 def replay_iff(t):
     if "chain_resolved" not in t.kinds() or not _attack_in_battle_step(t.before):
@@ -65,6 +66,7 @@ def replay_iff(t):
     ["RPL-TRIGGER", "ATK-TARGET-IMMUNE"],
     "transition",
     FAMILY,
+    events=["attack_declared", "replay_choice"],
 )
 def targets_recorded(t):
     if not t.of("attack_declared") and not any(c["choice"] != "call_off" for c in t.of("replay_choice")):
@@ -99,6 +101,7 @@ def not_in_damage_step(t):
     ["RPL-NO-COST", "ATK-COST", "RPL-NEW-DECLARATION"],
     "transition",
     FAMILY,
+    events=["replay_choice"],
 )
 def no_second_cost(t):
     choices = t.of("replay_choice")
@@ -150,6 +153,7 @@ def bookkeeping(t):
     ["RPL-REWIND", "RPL-COUNTS"],
     "transition",
     FAMILY,
+    events=["replay_choice"],
 )
 def call_off(t):
     offs = [e for e in t.of("replay_choice") if e["choice"] == "call_off"]

@@ -6,27 +6,13 @@ know nothing of the rules.
 
 from __future__ import annotations
 
-from typing import Any
+from bpcheck.reports.board import card_name
 
 PN = ("P1", "P2")
 POS = {"attack": "ATK", "defense": "DEF", "facedown": "SET"}
 
 
-def _name(obs: dict, uid: Any) -> str:
-    if uid is None:
-        return "direct"
-    for p in obs["players"]:
-        for zone in ("monsters", "spells"):
-            for c in p[zone]:
-                if c and c["uid"] == uid:
-                    return c["card"]
-        if p["field_zone"] and p["field_zone"]["uid"] == uid:
-            return p["field_zone"]["card"]
-        for pile in ("hand", "graveyard", "banished", "deck"):
-            for c in p[pile]:
-                if c["uid"] == uid:
-                    return c["card"]
-    return f"#{uid}"
+_name = card_name  # one lookup for every report (reports/board.py)
 
 
 def monster_cell(m: dict | None) -> str:

@@ -194,3 +194,25 @@ def test_an_inconsistent_engine_is_reported_not_crashed(run_cli, buggy):
     assert code == 1
     assert "could not be evaluated on the engine's data (KeyError: 'attacks_declared')" in stdout
     assert "Traceback" not in stdout + err
+
+
+@pytest.mark.parametrize("board", ["000-replay-5.toml", "003-004-example-2.toml", "002-fiendish-chain-stops.toml"])
+def test_event_prefilter_changes_no_result(board):
+    """Transition invariants that name their events are skipped on transitions without them;
+    that must give exactly the counts and verdicts of running every check everywhere."""
+    import dataclasses
+
+    from bpcheck.explorers.checking import EngineSystem
+    from bpcheck.explorers.core import explore
+    from bpcheck.invariants import select
+    from bpcheck.model.board import load_board
+    from bpcheck.model.interface import ReferenceEngine
+
+    b = load_board(ROOT / "boards" / board)
+    invs = select(None)
+    assert sum(1 for i in invs if i.events is not None) >= 15
+    fast = explore(EngineSystem(ReferenceEngine(), b, invs), "bfs")
+    slow = explore(EngineSystem(ReferenceEngine(), b, [dataclasses.replace(i, events=None) for i in invs]), "bfs")
+    assert {k: (v.checked, v.violations) for k, v in fast.props.items()} == {
+        k: (v.checked, v.violations) for k, v in slow.props.items()
+    }
