@@ -13,18 +13,9 @@ import os
 from pathlib import Path
 
 from bpcheck.errors import InputError
+from bpcheck.main import _positive
 
 DEFAULT_GRAPH_LIMIT = 200
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
-    return v
 
 
 def add_report_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,7 +27,7 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--graph-limit",
-        type=_positive_int,
+        type=_positive(int),
         default=DEFAULT_GRAPH_LIMIT,
         metavar="N",
         help=f"with --report: draw the whole state graph of a board explored in at most N states (default {DEFAULT_GRAPH_LIMIT}); "
