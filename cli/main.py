@@ -150,18 +150,26 @@ def _positive(kind):
     return parse
 
 
+def _invariants(args: argparse.Namespace):
+    """The invariants named by --invariants (all by default), or None after reporting bad input."""
+    from bpcheck.invariants import select
+
+    try:
+        return select(args.invariants)
+    except KeyError as e:
+        _err(InputError("--invariants", "", f"unknown invariant or family {e.args[0]!r} (see `bpcheck invariants`)"))
+        return None
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from bpcheck.errors import EXIT_INCONCLUSIVE
     from bpcheck.explorers.core import Bounds
     from bpcheck.explorers.run import check_board, result_document
-    from bpcheck.invariants import select
     from bpcheck.model.board import load_board
     from bpcheck.reports.text import counterexample_text
 
-    try:
-        invariants = select(args.invariants)
-    except KeyError as e:
-        _err(InputError("--invariants", "", f"unknown invariant or family {e.args[0]!r} (see `bpcheck invariants`)"))
+    invariants = _invariants(args)
+    if invariants is None:
         return EXIT_BAD_INPUT
     try:
         files = _board_files(args.paths)
@@ -261,13 +269,10 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
-    from bpcheck.invariants import select
     from bpcheck.traces import conform_files
 
-    try:
-        invariants = select(args.invariants)
-    except KeyError as e:
-        _err(InputError("--invariants", "", f"unknown invariant or family {e.args[0]!r} (see `bpcheck invariants`)"))
+    invariants = _invariants(args)
+    if invariants is None:
         return EXIT_BAD_INPUT
     return conform_files(args.traces, invariants, verbose=not args.quiet, json_out=args.json)
 
