@@ -278,7 +278,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from bpcheck.serve import run
+    from bpcheck.engines.serve import run
 
     return run(args.engine)
 

@@ -1,6 +1,6 @@
 """`bpcheck mutants`: run the checker on every mutant engine and measure how good a judge it is.
 
-For each mutant (bpcheck.model.mutants) the seed boards are explored — the mutant's own board
+For each mutant (bpcheck.engines.mutants) the seed boards are explored — the mutant's own board
 first, then the others in name order — until an invariant kills it. The table says which
 invariant caught it, on which board, the counterexample's length and the time taken.
 """
@@ -16,8 +16,8 @@ from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.core import Bounds, explore
 from bpcheck.invariants import select
 from bpcheck.model.board import load_board
-from bpcheck.model.interface import ReferenceEngine
-from bpcheck.model.mutants import MUTANTS, Mutant
+from bpcheck.engines.reference import ReferenceEngine
+from bpcheck.engines.mutants import MUTANTS, Mutant
 
 
 def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bounds) -> dict:

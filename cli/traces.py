@@ -34,7 +34,7 @@ from bpcheck.explorers.differential import (
 )
 from bpcheck.invariants.base import Invariant, Transition
 from bpcheck.model.events import Event
-from bpcheck.model.interface import ReferenceEngine
+from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.reports.text import board_lines
 
 TRACE_VERSION = 1

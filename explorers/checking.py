@@ -1,7 +1,7 @@
 """Binding an engine under test and the invariant library into a transition system.
 
 :class:`EngineSystem` adapts any engine that implements the engine interface
-(:mod:`bpcheck.model.interface`) to the generic explorer of :mod:`bpcheck.explorers.core`.
+(:mod:`bpcheck.engines.interface`) to the generic explorer of :mod:`bpcheck.explorers.core`.
 States are ``(engine state, observation)`` pairs: each observation is computed once, used for
 the fingerprint and handed to the invariants, which see observations, action records and events
 only. The fingerprint is the 64-bit XXH3 hash of the canonical JSON of the observation, so it is

@@ -29,7 +29,7 @@ import xxhash
 from bpcheck.explorers.checking import EngineSystem, Goal, fingerprint
 from bpcheck.invariants.base import Invariant
 from bpcheck.model.board import Board
-from bpcheck.model.interface import ReferenceEngine
+from bpcheck.engines.reference import ReferenceEngine
 
 DIFF = "DIFF"
 

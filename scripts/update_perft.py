@@ -14,7 +14,7 @@ from pathlib import Path
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.core import explore
 from bpcheck.model.board import load_board
-from bpcheck.model.interface import ReferenceEngine
+from bpcheck.engines.reference import ReferenceEngine
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bpcheck.model.engine import Rules
-from bpcheck.model.mutants import ReplayResetsCount
+from bpcheck.engines.mutants import ReplayResetsCount
 
 
 # The shipped mutant, loaded here through the `package.module:factory` path of --engine.
@@ -46,7 +46,7 @@ class _CorruptObservation:
     name = "corrupt-observation"
 
     def __init__(self):
-        from bpcheck.model.interface import ReferenceEngine
+        from bpcheck.engines.reference import ReferenceEngine
 
         self.inner = ReferenceEngine()
 

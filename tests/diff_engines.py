@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from bpcheck.model.engine import Action, Rules
 from bpcheck.model.events import Event
-from bpcheck.model.interface import ReferenceEngine
+from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.model.state import Step
 
 

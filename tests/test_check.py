@@ -156,7 +156,7 @@ def test_bad_goal_is_bad_input(tmp_path, run_cli):
 def test_fingerprints_are_stable_across_processes():
     code = (
         "from bpcheck.model.board import load_board;"
-        "from bpcheck.model.interface import ReferenceEngine;"
+        "from bpcheck.engines.reference import ReferenceEngine;"
         "from bpcheck.explorers.checking import fingerprint;"
         f"b = load_board({SMALL!r}); e = ReferenceEngine(); s = e.start(b);"
         "print(fingerprint(e.observe(s)))"
@@ -206,7 +206,7 @@ def test_event_prefilter_changes_no_result(board):
     from bpcheck.explorers.core import explore
     from bpcheck.invariants import select
     from bpcheck.model.board import load_board
-    from bpcheck.model.interface import ReferenceEngine
+    from bpcheck.engines.reference import ReferenceEngine
 
     b = load_board(ROOT / "boards" / board)
     invs = select(None)

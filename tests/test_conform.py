@@ -265,11 +265,11 @@ def test_missing_trace_and_bad_record_input(tmp_path, run_cli):
 def test_trace_of_an_out_of_process_engine(tmp_path, run_cli):
     """A trace recorded across a process boundary (the JSON-lines protocol) is the same as the
     in-process one, and conforms."""
-    pytest.importorskip("bpcheck.serve", reason="the JSON-lines server (bpcheck.serve) is not installed")
+    pytest.importorskip("bpcheck.engines.serve", reason="the JSON-lines server (bpcheck.engines.serve) is not installed")
     import shlex
     import sys
 
-    spec = f"cmd:{shlex.quote(sys.executable)} -m bpcheck.serve"
+    spec = f"cmd:{shlex.quote(sys.executable)} -m bpcheck.engines.serve"
     remote = _record(run_cli, tmp_path / "remote.jsonl", "--random", "60", "--seed", "1", engine=spec)
     local = _record(run_cli, tmp_path / "local.jsonl", "--random", "60", "--seed", "1")
     assert _lines(remote)[0]["engine"] == spec

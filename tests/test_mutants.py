@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from bpcheck.invariants import REGISTRY
-from bpcheck.model.mutants import MUTANTS
+from bpcheck.engines.mutants import MUTANTS
 
 KILLERS = {
     "replay-resets-count": "replay.bookkeeping-kept",

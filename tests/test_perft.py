@@ -13,7 +13,7 @@ from bpcheck.explorers.checking import EngineSystem, parse_goals
 from bpcheck.explorers.core import explore
 from bpcheck.invariants import select
 from bpcheck.model.board import load_board
-from bpcheck.model.interface import ReferenceEngine
+from bpcheck.engines.reference import ReferenceEngine
 
 ROOT = Path(__file__).resolve().parent.parent
 PINNED = json.loads((ROOT / "tests" / "perft.json").read_text())

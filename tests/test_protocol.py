@@ -20,20 +20,20 @@ import pytest
 from bpcheck.explorers.core import SystemFault
 from bpcheck.explorers.run import check_board
 from bpcheck.invariants import select
-from bpcheck.jsonl_engine import MAX_RESTARTS, JsonlEngine, ReplyValidator, card_record, protocol_schema
+from bpcheck.engines.jsonl import MAX_RESTARTS, JsonlEngine, ReplyValidator, card_record, protocol_schema
 from bpcheck.model.board import load_board
 from bpcheck.model.engine import Rules
-from bpcheck.model.interface import ReferenceEngine
+from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.model.observe import observe
-from bpcheck.serve import Server
+from bpcheck.engines.serve import Server
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINES = ROOT / "tests" / "engines"
 DATA = ROOT / "tests" / "data"
 RESULT_SCHEMA = json.loads((ROOT / "docs" / "check-result.schema.json").read_text())
 PY = shlex.quote(sys.executable)
-SERVE = f"cmd:{PY} -m bpcheck.serve"
-NODE_ENGINE = ROOT / "engines" / "node" / "vanilla-engine.js"
+SERVE = f"cmd:{PY} -m bpcheck.engines.serve"
+NODE_ENGINE = ROOT / "engines" / "examples" / "node" / "vanilla-engine.js"
 FAULTY_BOARD = "boards/000-replay-1.toml"  # an attack declaration after 3 steps: the faulty engines' trigger
 GOOD_BOARD = "boards/002-enter-battle-phase.toml"  # no attack can be declared: explored normally
 FAULT_KINDS = ("crash", "timeout", "malformed", "schema", "refused", "nondeterministic")
@@ -208,7 +208,7 @@ def test_serve_answers_every_bad_request_with_an_error():
 
 
 def test_serve_through_the_cli_gives_the_reference_results_byte_for_byte(tmp_path):
-    """`bpcheck check BOARD --engine cmd:"python -m bpcheck.serve"`: the same counts, verdicts,
+    """`bpcheck check BOARD --engine cmd:"python -m bpcheck.engines.serve"`: the same counts, verdicts,
     invariant rows and output as the in-process reference (the engine name aside)."""
     boards = ["boards/000-replay-1.toml", "boards/rule-lp-zero-battle.toml"]
     ref, ref_doc = check_json(tmp_path, *boards, name="ref.json")
@@ -240,7 +240,7 @@ def test_bpcheck_serve_subcommand_speaks_the_protocol():
 def test_serve_serves_rules_variants(tmp_path):
     """`bpcheck serve --engine package.module:Rules` serves a variant: a planted bug is found
     through the protocol as in process."""
-    engine = f"cmd:{PY} -m bpcheck.serve --engine buggy_engines:CallOffForgetsAttack"
+    engine = f"cmd:{PY} -m bpcheck.engines.serve --engine buggy_engines:CallOffForgetsAttack"
     env_path = str(ROOT / "tests")
     out = tmp_path / "r.json"
     proc = subprocess.run(
@@ -271,7 +271,7 @@ def _walk(engine, state, labels):
 
 def test_adapter_rebuilds_states_after_the_engine_process_dies():
     b = load_board(ROOT / "boards/000-replay-1.toml")
-    eng = JsonlEngine(f"{PY} -m bpcheck.serve", check_determinism=True)
+    eng = JsonlEngine(f"{PY} -m bpcheck.engines.serve", check_determinism=True)
     ref = ReferenceEngine()
     s, r = eng.start(b), ref.start(b)
     path = ["enter Battle Phase", "pass", "pass", "attack Battle Ox -> direct", "pass"]
@@ -296,7 +296,7 @@ def test_adapter_rebuilds_states_after_the_engine_process_dies():
 
 def test_adapter_gives_up_after_max_restarts():
     b = load_board(ROOT / GOOD_BOARD)
-    eng = JsonlEngine(f"{PY} -m bpcheck.serve")
+    eng = JsonlEngine(f"{PY} -m bpcheck.engines.serve")
     s = eng.start(b)
     for k in range(MAX_RESTARTS):
         eng._proc.kill()

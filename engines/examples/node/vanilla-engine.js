@@ -9,7 +9,7 @@
 // destroyed by battle going to their owner's Graveyard (Tokens: nowhere), Main Phase 2 battle
 // position changes and the end of the turn. Its actions, events and observations are meant to
 // be the reference model's, field by field (model/engine.py, model/observe.py), so
-// `bpcheck check BOARD --engine cmd:"node engines/node/vanilla-engine.js"` gives the reference
+// `bpcheck check BOARD --engine cmd:"node engines/examples/node/vanilla-engine.js"` gives the reference
 // model's state and transition counts. A board with any other card is refused at `start` with
 // an error reply. No npm packages: Node's standard library only.
 'use strict';

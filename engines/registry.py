@@ -3,8 +3,8 @@
 `--engine package.module:factory`.
 
 A factory is a callable returning an object that implements the engine interface
-(:mod:`bpcheck.model.interface`), or a :class:`~bpcheck.model.engine.Rules` subclass (a rules
-variant), which is wrapped in a :class:`~bpcheck.model.interface.ReferenceEngine`.
+(:mod:`bpcheck.engines.interface`), or a :class:`~bpcheck.model.engine.Rules` subclass (a rules
+variant), which is wrapped in a :class:`~bpcheck.engines.interface.ReferenceEngine`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import importlib
 
 from bpcheck.errors import InputError
 from bpcheck.model.engine import Rules
-from bpcheck.model.interface import ReferenceEngine
+from bpcheck.engines.reference import ReferenceEngine
 
 REQUIRED = ("start", "legal_actions", "apply", "observe", "is_terminal")
 
@@ -24,11 +24,11 @@ def make_engine(spec: str | None, *, call_timeout: float | None = None, check_de
     if spec in (None, "", "reference"):
         return ReferenceEngine()
     if spec.startswith("cmd:"):  # an engine in any language, over the JSON-lines protocol
-        from bpcheck.jsonl_engine import make_jsonl_engine
+        from bpcheck.engines.jsonl import make_jsonl_engine
 
         return make_jsonl_engine(spec, call_timeout=call_timeout, check_determinism=check_determinism)
     if spec.startswith("mutant:"):
-        from bpcheck.model.mutants import MUTANTS
+        from bpcheck.engines.mutants import MUTANTS
 
         name = spec[len("mutant:") :]
         if name not in MUTANTS:

@@ -6,7 +6,7 @@ observation in bpcheck's documented JSON snapshot schema (docs/model.md). Engine
 opaque to the checker; actions carry a readable, unique ``label``, a ``kind`` and a
 JSON-serialisable ``to_dict()``; events are :class:`~bpcheck.model.events.Event`.
 
-The reference model is the first engine (:class:`ReferenceEngine`); mutants, in-process Python
+The reference model is the first engine (:class:`bpcheck.engines.reference.ReferenceEngine`); mutants, in-process Python
 engines and out-of-process engines (JSON lines) implement the same contract.
 """
 
@@ -15,9 +15,7 @@ from __future__ import annotations
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 from bpcheck.model.board import Board
-from bpcheck.model.engine import Action, Rules
 from bpcheck.model.events import Event
-from bpcheck.model.observe import observe
 
 
 @runtime_checkable
@@ -40,34 +38,3 @@ class Engine(Protocol):
     def observe(self, state: Any) -> dict: ...
 
     def is_terminal(self, state: Any) -> bool: ...
-
-
-class ReferenceEngine:
-    """The reference model behind the engine interface. ``rules_cls`` selects a rules variant
-    (a subclass of :class:`Rules`); mutants are such subclasses."""
-
-    def __init__(self, rules_cls: type[Rules] = Rules, name: str = "reference") -> None:
-        self.rules_cls = rules_cls
-        self.name = name
-        self._rules: Rules | None = None
-
-    def start(self, board: Board):
-        self._rules = self.rules_cls(board.pool)
-        return board.state
-
-    @property
-    def rules(self) -> Rules:
-        assert self._rules is not None, "start() first"
-        return self._rules
-
-    def legal_actions(self, state) -> list[Action]:
-        return self.rules.legal_actions(state)
-
-    def apply(self, state, action: Action):
-        return self.rules.apply(state, action)
-
-    def observe(self, state) -> dict:
-        return observe(self.rules, state)
-
-    def is_terminal(self, state) -> bool:
-        return self.rules.is_terminal(state)

@@ -3,10 +3,10 @@ in-process engine — the reference model by default.
 
 It lets any tool drive the reference model (or a rules variant, `--engine package.module:factory`)
 as a JSON-lines engine over stdin/stdout, and it is the reference the out-of-process adapter
-(:mod:`bpcheck.jsonl_engine`) is tested against::
+(:mod:`bpcheck.engines.jsonl`) is tested against::
 
     bpcheck check boards/000-replay-1.toml --engine cmd:"bpcheck serve"
-    bpcheck check boards/000-replay-1.toml --engine cmd:"python -m bpcheck.serve"
+    bpcheck check boards/000-replay-1.toml --engine cmd:"python -m bpcheck.engines.serve"
 
 Engine states are kept in memory for the life of the process; a state is handed out once and
 keeps its handle (an integer), so asking twice for the same state gives the same handle when
@@ -41,7 +41,7 @@ class Server:
 
     def __init__(self, make: Callable[[], Any] | None = None, engine_name: str | None = None) -> None:
         if make is None:
-            from bpcheck.model.interface import ReferenceEngine
+            from bpcheck.engines.reference import ReferenceEngine
 
             make = ReferenceEngine
         self._make = make

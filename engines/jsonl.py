@@ -2,7 +2,7 @@
 
 ``--engine cmd:"COMMAND"`` runs COMMAND (split like a shell would, run without one) and talks to
 it over stdin/stdout, one JSON object per line. :class:`JsonlEngine` implements the engine
-interface (:mod:`bpcheck.model.interface`) on top of it, so the explorer, the invariants and the
+interface (:mod:`bpcheck.engines.interface`) on top of it, so the explorer, the invariants and the
 reports treat it like any other engine.
 
 Every way the engine can misbehave is a :class:`~bpcheck.explorers.core.SystemFault`, which the
@@ -12,7 +12,7 @@ with the other branches:
 ``crash``            the process exited or closed its output
 ``timeout``          no reply within the per-call timeout (``--call-timeout``)
 ``malformed``        a reply that is not one JSON object, or that answers another request
-``schema``           a reply that breaks cli/schemas/protocol.schema.json (an observation must
+``schema``           a reply that breaks engines/schemas/protocol.schema.json (an observation must
                      match docs/model.md's shape), or two actions with one label
 ``refused``          an error reply to a call the engine must answer, e.g. ``apply`` of an action
                      its ``legal_actions`` offered
@@ -66,7 +66,7 @@ _SCHEMA: dict | None = None
 def protocol_schema() -> dict:
     global _SCHEMA
     if _SCHEMA is None:
-        _SCHEMA = json.loads((resources.files("bpcheck") / "schemas" / "protocol.schema.json").read_text("utf-8"))
+        _SCHEMA = json.loads((resources.files("bpcheck.engines") / "schemas" / "protocol.schema.json").read_text("utf-8"))
     return _SCHEMA
 
 
@@ -454,7 +454,7 @@ def parse_command(spec_cmd: str) -> list[str]:
     except ValueError as e:
         raise InputError("--engine", "", f"cannot split the command {spec_cmd!r}: {e}") from None
     if not argv:
-        raise InputError("--engine", "", "cmd: needs a command, e.g. cmd:\"node engines/node/vanilla-engine.js\"")
+        raise InputError("--engine", "", "cmd: needs a command, e.g. cmd:\"node engines/examples/node/vanilla-engine.js\"")
     if shutil.which(argv[0]) is None:
         raise InputError("--engine", "", f"cannot run {argv[0]!r}: not found or not executable")
     return argv
