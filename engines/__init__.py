@@ -9,8 +9,8 @@
 - ``examples/``: engines written outside Python (``node/vanilla-engine.js``).
 """
 
-from bpcheck.engines.interface import Engine, EngineAction
+from bpcheck.engines.interface import Capabilities, Engine, EngineAction, EngineRefusal, capabilities_of
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.engines.registry import make_engine
 
-__all__ = ["Engine", "EngineAction", "ReferenceEngine", "make_engine"]
+__all__ = ["Capabilities", "Engine", "EngineAction", "EngineRefusal", "ReferenceEngine", "capabilities_of", "make_engine"]

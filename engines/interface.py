@@ -12,6 +12,7 @@ engines and out-of-process engines (JSON lines) implement the same contract.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 from bpcheck.model.board import Board
@@ -38,3 +39,46 @@ class Engine(Protocol):
     def observe(self, state: Any) -> dict: ...
 
     def is_terminal(self, state: Any) -> bool: ...
+
+
+class EngineRefusal(Exception):
+    """Raised by :meth:`Engine.start` when an engine cannot play a board at all: a card or a
+    mechanic it lacks, a position its set-up cannot express. The board gets a ``skipped``
+    verdict with ``reason`` (never a pass, never a crash); other boards go on."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an engine can and cannot say (protocol v2's ``hello`` capabilities; docs/protocol.md).
+
+    Every field is optional and defaults to what a v1 engine does. An in-process engine declares
+    them as a ``capabilities`` attribute; :func:`capabilities_of` reads it.
+
+    - ``unobserved``: observation paths the engine does not provide, in the path syntax
+      ``players[].monsters[].modifiers``, ``lingering``, ``open_windows``. The fingerprint, DIFF and
+      the invariants skip them (an invariant that needs one reports "not evaluated").
+    - ``implicit_passes``: the engine does not ask a player who has nothing to do but pass; it
+      passes for them. The checker aligns windows with the reference itself.
+    - ``cloning``: False when engine states cannot be kept or copied, only re-executed from the
+      start by their action path (the checker then sends paths and releases handles).
+    - ``passcodes``: cards carry their passcode beside their name in observations, events and
+      action records.
+    """
+
+    unobserved: frozenset[str] = frozenset()
+    implicit_passes: bool = False
+    cloning: bool = True
+    passcodes: bool = False
+
+
+DEFAULT_CAPABILITIES = Capabilities()
+
+
+def capabilities_of(engine: Any) -> Capabilities:
+    """The capabilities an engine declares (a v1 or plain in-process engine: the defaults)."""
+    caps = getattr(engine, "capabilities", None)
+    return caps if isinstance(caps, Capabilities) else DEFAULT_CAPABILITIES
