@@ -27,7 +27,7 @@ LEVEL_LOCKS = {"Gravity Bind": 4}
 NEGATE_ATTACK_CARDS = frozenset({"Magic Cylinder"})
 
 # "When an (opponent's) monster declares an attack" cards (002 attack declaration; 003/004).
-ATTACK_RESPONSE_CARDS = frozenset({"Mirror Force", "Magic Cylinder", "Sakuretsu Armor", "Mirror Wall", "Magician's Circle"})
+ATTACK_RESPONSE_CARDS = frozenset({"Mirror Force", "Magic Cylinder", "Sakuretsu Armor", "Magician's Circle"})
 
 # Damage Step, what may be activated (000 "Spell / Trap Cards"; 002 lists; 003/004 lists).
 # Cards that directly change ATK/DEF: legal up to the start of damage calculation.

@@ -69,10 +69,11 @@ STATIC_KINDS = {
     "cannot_attack",
     "negate_effects",
     "banish_instead_of_graveyard",
+    "halve_attackers",
 }
 STATIC_TARGETS = {"self", "equipped", "attached", "all_monsters", "all_cards"}
 # Statics that directly change ATK/DEF (rule: DS-LEGAL-STATS, Continuous Traps).
-STAT_STATICS = {"modify_stats", "modify_atk"}
+STAT_STATICS = {"modify_stats", "modify_atk", "halve_attackers"}
 
 # Operations that directly change ATK/DEF when they resolve (rule: DS-LEGAL-STATS).
 STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
@@ -90,6 +91,7 @@ class TargetSpec:
     face: str | None = None  # "up" to require face-up
     kind: str | None = None  # graveyard: monster / spell
     race: str | None = None
+    archetype: str | None = None  # graveyard: an archetype the card's name belongs to (e.g. "Dark World")
     attacker_only: bool = False
     effect_monster: bool = False
     can_flip_down: bool = False
@@ -120,6 +122,7 @@ class Effect:
     location: str  # field / hand / graveyard
     mandatory: bool
     once_per_turn: bool
+    once_per_battle: bool
     conditions: tuple[str, ...]
     cost: tuple[Op, ...]
     targets: tuple[TargetSpec, ...]
@@ -164,6 +167,7 @@ class Card:
     effects: tuple[Effect, ...] = ()
     statics: tuple[Static, ...] = ()
     source: str = ""
+    archetypes: tuple[str, ...] = ()  # archetypes named by the card (its name holds them, e.g. "Dark World")
 
     @property
     def is_monster(self) -> bool:
@@ -273,7 +277,7 @@ def _parse_target(d: Any, file: str, path: str) -> TargetSpec:
         raise InputError(file, path, f"expected a table, got {type(d).__name__}")
     _check_keys(
         d,
-        {"zone", "side", "count", "min", "face", "kind", "race", "attacker_only", "effect_monster", "can_flip_down"},
+        {"zone", "side", "count", "min", "face", "kind", "race", "archetype", "attacker_only", "effect_monster", "can_flip_down"},
         file,
         path,
     )
@@ -298,6 +302,7 @@ def _parse_target(d: Any, file: str, path: str) -> TargetSpec:
         face=face,
         kind=_opt(d, "kind", str, None, file, path),
         race=_opt(d, "race", str, None, file, path),
+        archetype=_opt(d, "archetype", str, None, file, path),
         attacker_only=_opt(d, "attacker_only", bool, False, file, path),
         effect_monster=_opt(d, "effect_monster", bool, False, file, path),
         can_flip_down=_opt(d, "can_flip_down", bool, False, file, path),
@@ -309,7 +314,7 @@ def _parse_effect(d: Any, index: int, card_kind: str, file: str, path: str) -> E
         raise InputError(file, path, f"expected a table, got {type(d).__name__}")
     _check_keys(
         d,
-        {"type", "label", "when", "location", "mandatory", "once_per_turn", "conditions", "cost", "targets", "ops"},
+        {"type", "label", "when", "location", "mandatory", "once_per_turn", "once_per_battle", "conditions", "cost", "targets", "ops"},
         file,
         path,
     )
@@ -345,6 +350,7 @@ def _parse_effect(d: Any, index: int, card_kind: str, file: str, path: str) -> E
         location=location,
         mandatory=_opt(d, "mandatory", bool, typ == "flip", file, path),
         once_per_turn=_opt(d, "once_per_turn", bool, False, file, path),
+        once_per_battle=_opt(d, "once_per_battle", bool, False, file, path),
         conditions=tuple(conds),
         cost=cost,
         targets=targets,
@@ -370,7 +376,7 @@ def parse_card(d: Any, file: str, path: str) -> Card:
         raise InputError(file, path, f"expected a table, got {type(d).__name__}")
     _check_keys(
         d,
-        {"name", "passcode", "kind", "subtype", "text", "attribute", "race", "level", "atk", "def", "effect", "static"},
+        {"name", "passcode", "kind", "subtype", "text", "attribute", "race", "level", "atk", "def", "archetypes", "effect", "static"},
         file,
         path,
     )
@@ -408,7 +414,11 @@ def parse_card(d: Any, file: str, path: str) -> Card:
     statics = tuple(_parse_static(s, file, f"{path}.static[{i}]") for i, s in enumerate(_opt(d, "static", list, [], file, path)))
     if kind in ("spell", "trap") and not any(e.type == "activate" for e in effects):
         raise InputError(file, f"{path}.effect", f"a {kind} card needs an 'activate' effect (its card activation)")
-    return Card(name, passcode, kind, subtype, text, attribute, race, level, atk, def_, effects, statics, file)
+    archetypes = _opt(d, "archetypes", list, [], file, path)
+    for i, a in enumerate(archetypes):
+        if not isinstance(a, str) or not a:
+            raise InputError(file, f"{path}.archetypes[{i}]", f"expected an archetype name, got {a!r}")
+    return Card(name, passcode, kind, subtype, text, attribute, race, level, atk, def_, effects, statics, file, tuple(archetypes))
 
 
 def load_card_file(path: Path | str, display: str | None = None) -> list[Card]:

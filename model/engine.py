@@ -569,7 +569,7 @@ class Rules:
                     return False
                 if m.destroyed_by_battle and not eff.mandatory:
                     return False
-                if eff.once_per_turn and eff.index in m.effects_used:
+                if (eff.once_per_turn or eff.once_per_battle) and eff.index in m.effects_used:
                     return False
             elif loc != "hand" or eff.location != "hand":
                 return False
@@ -746,6 +746,8 @@ class Rules:
                     if spec.kind == "spell" and gc.kind != "spell":
                         continue
                     if spec.race is not None and gc.race != spec.race:
+                        continue
+                    if spec.archetype is not None and spec.archetype not in gc.archetypes:
                         continue
                     out.append(g.uid)
         return out
@@ -962,6 +964,11 @@ class Rules:
         if cost:  # rule: ATK-COST
             self._pay_lp(w, tp, cost)
             w.emit("attack_cost_paid", attacker_uid=uid, player=tp, amount=cost)
+        # "Each of your opponent's monsters that conducts an attack while this card is face-up"
+        # (e.g. "Mirror Wall"): the attacker's ATK is halved as long as the card stays.
+        for side, src_uid, src, st in self._active_statics(w.s):
+            if st.apply == "halve_attackers" and side == defender:
+                self.add_mod(w, uid, Mod("atk", "halve", 0, src.card, src_uid, "while_source_on_field"))
 
     def _replay_choice(self, w: _W, action: Action) -> None:
         s = w.s
@@ -1163,7 +1170,12 @@ class Rules:
         w.s = replace(w.s, lingering=kept, attack=None)
         for side, i, m in list(w.s.monsters()):
             if m.flipped_by_battle:
-                self._put_monster(w, side, i, replace(m, flipped_by_battle=False))
+                m = replace(m, flipped_by_battle=False)
+                self._put_monster(w, side, i, m)
+            # "once per battle" ends with the battle (e.g. "Injection Fairy Lily").
+            per_battle = {e.index for e in self.card(m.card).effects if e.once_per_battle}
+            if per_battle & m.effects_used:
+                self._put_monster(w, side, i, replace(m, effects_used=m.effects_used - per_battle))
         if a is not None:
             w.emit("attack_ended", attacker_uid=a.attacker, reason="damage_step_over")
         self._change_step(w, Step.BP_BATTLE)
@@ -1262,7 +1274,7 @@ class Rules:
             self._place_activated_card(w, p, uid, c)
         elif action.kind == "activate":
             f = w.s.find_monster(uid)
-            if f is not None and eff.once_per_turn:
+            if f is not None and (eff.once_per_turn or eff.once_per_battle):
                 self._put_monster(w, f[0], f[1], replace(f[2], effects_used=f[2].effects_used | {eff.index}))
         link = ChainLink(
             card_uid=uid,

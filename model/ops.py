@@ -91,6 +91,10 @@ def select(rules: "Rules", w: "_W", link: ChainLink, what: str) -> list[int]:
         return [u for u in (link.card_uid,) if _affected(rules, w, link, u)]
     if what == "attacker":
         return [s.attack.attacker] if s.attack is not None and s.find_monster(s.attack.attacker) else []
+    if what == "opponent_attacker":  # the attacking monster, if it is the link controller's opponent's
+        if s.attack is None or s.turn_player == p or not s.find_monster(s.attack.attacker):
+            return []
+        return [s.attack.attacker] if _affected(rules, w, link, s.attack.attacker) else []
     if what == "own_battling_monster":
         if s.attack is None:
             return []
