@@ -1130,6 +1130,9 @@ class Rules:
         w.s = replace(w.s, attack=replace(w.s.attack, calculated=True))  # type: ignore[arg-type]
         # Modifiers lasting "during damage calculation only" end now.
         self._expire_mods(w, "damage_calculation")
+        # A monster flipped by the attack whose continuous effect destroys itself, and which
+        # survived the battle, is destroyed by its effect now (rule: DS-SELF-DESTROY).
+        self._cleanup(w)
         self._check_lp(w)
 
     def battle_result(
@@ -1651,7 +1654,10 @@ class Rules:
                     break
             if changed:
                 continue
+            a = w.s.attack
             for side, i, m in list(w.s.monsters()):
+                if m.flipped_by_battle and a is not None and not a.calculated:
+                    continue  # rule: DS-SELF-DESTROY (not before damage calculation)
                 if m.pos is Pos.DEF and self.has_static(w.s, m.uid, "destroy_if_face_up_defense"):
                     self.destroy(w, m.uid, by="rule")
                     changed = True
