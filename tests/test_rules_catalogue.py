@@ -78,3 +78,87 @@ def test_every_rule_is_exercised_by_a_scenario():
     cited = cited_in_scenarios()
     missing = sorted(set(catalogue()) - set(cited))
     assert not missing, f"rules no scenario cites: {missing}"
+
+
+# -- seed coverage: every line of the passages the model is built from is accounted for ---------
+
+SEED_SECTIONS = {  # seed -> [(first line of the section, the line after its end or None)]
+    "002": [("TCG Battle Phase", "OCG Battle Phase")],
+    "000": [("WHAT IS A REPLAY?", 'CAN I USE "MONSTER REBORN"'), ("THE BATTLE PHASE", None)],
+}
+COVERAGE_ROW = re.compile(r"^\| (\d{3}) \| `([^`]+)` \| (.+?) \|\s*$", re.M)
+# A line shorter than this counts as quoted only if a quote is inside it (a heading such as
+# "Flip Effects" is not covered by a quote that happens to contain those words).
+MIN_QUOTED = 40
+
+
+def _norm(s: str) -> str:
+    return " ".join(s.split())
+
+
+def seed_lines() -> dict[str, list[str]]:
+    seeds_dir = ROOT.parent / "shared" / "seeds"
+    files = {p.name[:3]: p for p in seeds_dir.glob("*.txt")}
+    if not files:
+        import pytest
+
+        pytest.skip("../shared/seeds is not beside this checkout, so the seed coverage cannot be checked")
+    out: dict[str, list[str]] = {}
+    for seed, sections in SEED_SECTIONS.items():
+        text = files[seed].read_text(encoding="utf-8")
+        for start, end in sections:
+            i = text.index(start)
+            j = text.index(end, i) if end else len(text)
+            for line in text[i:j].splitlines():
+                line = _norm(line.strip().lstrip("•").strip())
+                if line:
+                    out.setdefault(seed, []).append(line)
+    return out
+
+
+def coverage_rows() -> list[tuple[str, str, str]]:
+    text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    part = text.split("\n## Seed coverage\n", 1)
+    assert len(part) == 2, "docs/rules.md has no '## Seed coverage' section"
+    return [(m.group(1), _norm(m.group(2)), m.group(3).strip()) for m in COVERAGE_ROW.finditer(part[1])]
+
+
+def rule_quotes() -> list[str]:
+    return [_norm(q) for block in catalogue().values() for q in re.findall(r'^> "(.*)"\s*$', block, flags=re.M)]
+
+
+def test_every_seed_line_is_quoted_by_a_rule_or_listed_in_the_coverage_table():
+    lines = seed_lines()
+    quotes = rule_quotes()
+    rows = coverage_rows()
+    missing = []
+    for seed, seed_ls in lines.items():
+        for line in seed_ls:
+            if any(q in line or (len(line) >= MIN_QUOTED and line in q) for q in quotes):
+                continue
+            if any(s == seed and line.startswith(p) for s, p, _c in rows):
+                continue
+            missing.append(f"{seed}: {line[:100]}")
+    assert not missing, "seed lines neither quoted by a rule nor listed in docs/rules.md 'Seed coverage':\n" + "\n".join(missing)
+
+
+def test_every_coverage_row_matches_a_seed_line_and_names_what_covers_it():
+    lines = seed_lines()
+    ids = set(catalogue())
+    for seed, passage, covered in coverage_rows():
+        assert any(line.startswith(passage) for line in lines.get(seed, [])), f"{seed}: no seed line starts with {passage!r}"
+        if covered in ("heading",) or covered.startswith("no rule: "):
+            continue
+        if covered.startswith("not modelled: "):
+            assert len(covered) > len("not modelled: ") + 10, f"{passage!r}: a 'not modelled' row needs its reason"
+            continue
+        for rid in covered.split(", "):
+            assert rid in ids, f"{passage!r}: covered by {rid!r}, which is not a rule ID, 'heading', 'no rule: ...' or 'not modelled: ...'"
+
+
+def test_the_coverage_check_can_fail():
+    # A made-up line that no rule quotes and no row lists is reported.
+    quotes, rows = rule_quotes(), coverage_rows()
+    line = "A monster may attack twice if its controller says so politely."
+    assert not any(q in line or line in q for q in quotes)
+    assert not any(line.startswith(p) for _s, p, _c in rows)
