@@ -288,7 +288,7 @@ _LOC = r"\[P[12] (?:M[1-5]|S[1-5]|FZ|hand|graveyard|banished|deck)(?: #\d+)?\]"
 def _label_problem(pattern: str, names: set[str], effects: dict[str, set[str]]) -> str | None:
     if not pattern:
         return "an empty action label"
-    if any(f == pattern or f.startswith(pattern + " ") for f in FIXED_LABELS) or pattern in VERBS:
+    if any(f == pattern or f.startswith(pattern + " ") for f in FIXED_LABELS) or pattern in VERBS or pattern == "replay:":
         return None
     verb = next((v for v in sorted(VERBS, key=len, reverse=True) if pattern.startswith(v + " ")), None)
     if verb is None:
@@ -850,7 +850,7 @@ def _find_action(actions: list, pattern: str) -> tuple[Any, str]:
         return pref[0], ""
     if len(pref) > 1:
         return None, f"do {pattern!r} is ambiguous: {', '.join(a.label for a in pref)}"
-    return None, f"do {pattern!r}: the engine does not offer it; offered: {_offered(actions)}"
+    return None, f"{pattern!r} is not legal here; legal: {_offered(actions)}"
 
 
 def _offered(actions: list) -> str:
@@ -1026,7 +1026,7 @@ class _Run:
                     + (f"; missing: {', '.join(missing)}" if missing else "")
                     + (f"; also offered: {', '.join(extra)}" if extra else "")
                 )
-        before_do = acts
+        before_do, obs_before = acts, obs
         if "do" in st:
             act, why = _find_action(acts, st["do"])
             if act is None:
@@ -1054,16 +1054,23 @@ class _Run:
             fails += bad
             self.res.not_judged += [f"{where}: {s}" for s in skipped]
         if fails:
-            return self.failed(where, fails, before_do, events, path, obs)
+            return self.failed(where, fails, before_do, events, path, obs_before, obs if "do" in st else None)
         return state
 
-    def failed(self, where: str, fails: list[str], acts: list, events: list, path: list[str], obs: dict) -> None:
+    def failed(self, where: str, fails: list[str], acts: list, events: list, path: list[str], obs: dict, after: dict | None = None) -> None:
+        """Record a failed step with what the engine did: the state before the step's action,
+        what it offered there, the events of the step, the state after, the line played."""
+
+        def state(o: dict) -> str:
+            lp = "/".join(str(p["lp"]) for p in o.get("players", []))
+            return f"{o.get('step')} (turn {o.get('turn')}, {_player_name(o.get('to_act'))} to act, LP {lp})"
+
         self.res.failures += [f"{where}: {f}" for f in fails]
-        lp = "/".join(str(p["lp"]) for p in obs.get("players", []))
         self.res.context += [
-            f"at {where}: the engine is in {obs.get('step')} (turn {obs.get('turn')}, {_player_name(obs.get('to_act'))} to act, LP {lp})",
+            f"at {where}: {'before the action ' if after is not None else ''}the engine is in {state(obs)}",
             f"offered: {_offered(acts)}",
             f"events of the step: {', '.join(_fmt_event(e, self.names) for e in events) or '(none)'}",
+            *([f"after the action: {state(after)}"] if after is not None else []),
             f"played: {_played(path)}",
         ]
         return None
