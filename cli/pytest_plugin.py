@@ -104,7 +104,10 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     s = config.stash.get(_KEY, None)
     if s is None or not (s.scenarios or s.boards):
         return None
-    return f"bpcheck: engine {s.engine}; scenarios {', '.join(map(str, s.scenarios)) or '-'}; boards {', '.join(map(str, s.boards)) or '-'}"
+    def show(paths: list[Path]) -> str:
+        return ", ".join(_display(config, p) for p in paths) or "-"
+
+    return f"bpcheck: engine {s.engine}; scenarios {show(s.scenarios)}; boards {show(s.boards)}"
 
 
 def _under(path: Path, roots: list[Path]) -> bool:

@@ -276,7 +276,13 @@ def _board_names(board: Board) -> set[str]:
     eng = ReferenceEngine()
     obs = eng.observe(eng.start(board))
     names = set(_uid_names(obs).values())
-    names |= {c.name for c in board.pool if c.kind == "token"}
+    pool = {c.name: c for c in board.pool}
+    for name in list(names):  # the tokens their effects create (`op = "tokens", token = NAME`)
+        for eff in getattr(pool.get(name), "effects", ()):
+            for op in eff.ops:
+                token = op.get("token")
+                if isinstance(token, str) and token in pool:
+                    names.add(token)
     return names
 
 
@@ -688,12 +694,15 @@ def check_expect(obs: dict, exp: dict[str, Any], names: _Names | None = None, un
             bad.append(f"expect.{what}: expected {expected!r}, got {actual!r}")
 
     def hidden(path: str) -> bool:
-        if any(path == u or path.startswith(u + ".") or path.startswith(u + "[") for u in unobserved):
-            skipped.append(f"expect.{path}: not judged, the engine does not observe {path}")
-            return True
+        for u in unobserved:
+            if path == u or path.startswith(u + ".") or path.startswith(u + "["):
+                skipped.append(f"expect.{what_key}: not judged, the engine does not observe {u}")
+                return True
         return False
 
+    what_key = ""
     for key, want in exp.items():
+        what_key = key
         if key in ("step", "phase", "over", "turn"):
             cmp(key, want, obs[key])
         elif key == "turn_player":
@@ -725,6 +734,7 @@ def check_expect(obs: dict, exp: dict[str, Any], names: _Names | None = None, un
                 if m is None:
                     bad.append(f"expect.{key}.{sel}: {why}")
                     continue
+                what_key = f"{key}.{sel}"
                 if not hidden(f"players[].monsters[].{field_name}"):
                     cmp(f"{key}.{sel}", value, m[field_name])
         elif key == "chain":
@@ -737,6 +747,7 @@ def check_expect(obs: dict, exp: dict[str, Any], names: _Names | None = None, un
                     continue
                 zone = "monsters" if "atk" in c or "position" in c else "spells"
                 for f, value in fields.items():
+                    what_key = f"card.{sel}.{f}"
                     if hidden(f"players[].{zone}[].{f}"):
                         continue
                     if f not in c:
