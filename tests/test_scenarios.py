@@ -432,3 +432,12 @@ def test_the_shipped_rule_catalogue_is_docs_rules_md():
 
     ids = set(re.findall(r"^### ([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+)\s*$", (ROOT / "docs" / "rules.md").read_text(encoding="utf-8"), flags=re.M))
     assert rule_catalogue() == ids and len(ids) > 50
+
+
+def test_scenarios_against_an_engine_in_another_process():
+    """`cmd:` engines (JSON lines, docs/protocol.md): here bpcheck's own server, once serving a mutant."""
+    sc = str(ROOT / "scenarios" / "000-replay-1.toml")
+    ok = bpcheck("scenario", sc, "--engine", f"cmd:{sys.executable} -m bpcheck serve")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    bad = bpcheck("scenario", sc, "--engine", f"cmd:{sys.executable} -m bpcheck serve --engine mutant:replay-resets-count")
+    assert bad.returncode == 1 and "expect.attacks.Battle Ox: expected 1, got 0" in bad.stdout
