@@ -29,6 +29,7 @@ from bpcheck.model.board import Board, board_from_dict, load_board, parse_toml, 
 
 PLAYERS = ("P1", "P2")
 MAX_ADVANCE = 500  # passes one `until` may take before it gives up
+CORE_OBSERVATION = ("turn", "step", "phase", "over", "winner", "to_act", "players", "attack", "chain")
 
 TOP_KEYS = {"name", "source", "rules", "description", "board", "step", "line", "note"}
 LINE_KEYS = {"note", "description", "step", "line"}
@@ -909,11 +910,23 @@ class _Run:
 
     def observe(self, state) -> dict:
         obs = self.call("observe", self.engine.observe, state)
-        self.names.add(obs)
+        if not isinstance(obs, dict):
+            raise _Fault(f"ENGINE-FAULT (schema) in observe: an observation is a JSON object, got {type(obs).__name__}")
+        missing = [k for k in CORE_OBSERVATION if k not in obs]
+        if missing:
+            raise _Fault(f"ENGINE-FAULT (schema) in observe: the observation lacks {', '.join(missing)} (docs/model.md)")
+        try:
+            self.names.add(obs)
+        except (KeyError, TypeError, AttributeError) as e:
+            raise _Fault(f"ENGINE-FAULT (schema) in observe: the observation's cards do not follow the schema ({type(e).__name__}: {e})") from None
         return obs
 
     def actions(self, state) -> list:
-        return list(self.call("legal_actions", self.engine.legal_actions, state))
+        acts = list(self.call("legal_actions", self.engine.legal_actions, state))
+        for a in acts:
+            if not isinstance(getattr(a, "label", None), str):
+                raise _Fault(f"ENGINE-FAULT (schema) in legal_actions: an action without a string label: {a!r}")
+        return acts
 
     def apply(self, state, action) -> tuple[Any, list]:
         nxt, evs = self.call(f"apply({action.label!r})", self.engine.apply, state, action)
@@ -947,16 +960,18 @@ class _Run:
         return res
 
     def line(self, line: Line, state, path: list[str], prefix: str, fresh: bool) -> None:
+        where = prefix.rstrip(".") or "start"
         try:
             if state is None:  # an engine that cannot keep states: play the line again from the start
                 state = self.replay(path)
             for i, st in enumerate(line.steps):
-                state = self.step(st, state, path, f"{prefix}step[{i}]")
+                where = f"{prefix}step[{i}]"
+                state = self.step(st, state, path, where)
                 self.res.steps_run += 1
                 if state is None:
                     return
         except _Fault as e:
-            self.res.failures.append(f"{prefix or ''}{e}")
+            self.res.failures.append(f"{where}: {e}")
             self.res.context.append(f"played: {_played(path)}")
             return
         for k, (name, sub) in enumerate(line.lines.items()):

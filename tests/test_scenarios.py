@@ -441,3 +441,15 @@ def test_scenarios_against_an_engine_in_another_process():
     assert ok.returncode == 0, ok.stdout + ok.stderr
     bad = bpcheck("scenario", sc, "--engine", f"cmd:{sys.executable} -m bpcheck serve --engine mutant:replay-resets-count")
     assert bad.returncode == 1 and "expect.attacks.Battle Ox: expected 1, got 0" in bad.stdout
+
+
+def test_an_observation_without_the_schema_fields_is_an_engine_fault(tmp_path):
+    class Sloppy(ReferenceEngine):
+        def observe(self, state):
+            obs = super().observe(state)
+            del obs["step"]
+            return obs
+
+    res = run(tmp_path, '[[step]]\nuntil = "battle_step"\n', Sloppy())
+    assert res.status == "fail"
+    assert res.failures == ["step[0]: ENGINE-FAULT (schema) in observe: the observation lacks step (docs/model.md)"]
