@@ -841,7 +841,7 @@ def _fmt_pattern(pat: Any) -> str:
     if isinstance(pat, str):
         return pat
     fields = ", ".join(f"{k}={v}" for k, v in pat.items() if k not in ("kind", "count"))
-    n = f" x{pat['count']}" if "count" in pat else ""
+    n = f" exactly {pat['count']} times" if "count" in pat else ""
     return f"{pat['kind']}({fields}){n}"
 
 
@@ -1066,8 +1066,7 @@ class _Run:
             hits = sum(1 for e in events if _event_matches(e, pat, self.names))
             want_n = pat.get("count") if isinstance(pat, dict) else None
             if (want_n is None and hits == 0) or (want_n is not None and hits != want_n):
-                n_txt = f"{want_n} x " if want_n is not None else ""
-                fails.append(f"events: expected {n_txt}{_fmt_pattern(pat)}, {hits} matched (the engine's events of the step are below)")
+                fails.append(f"events: expected {_fmt_pattern(pat)}, {hits} matched (the engine's events of the step are below)")
         for pat in st.get("no_events", []):
             hits = [e for e in events if _event_matches(e, pat, self.names)]
             if hits:
