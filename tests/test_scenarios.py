@@ -453,3 +453,15 @@ def test_an_observation_without_the_schema_fields_is_an_engine_fault(tmp_path):
     res = run(tmp_path, '[[step]]\nuntil = "battle_step"\n', Sloppy())
     assert res.status == "fail"
     assert res.failures == ["step[0]: ENGINE-FAULT (schema) in observe: the observation lacks step (docs/model.md)"]
+
+
+def test_an_inline_board_plays_in_process_and_is_skipped_for_a_cmd_engine(tmp_path):
+    p = tmp_path / "inline.toml"
+    p.write_text(
+        'name = "t"\nsource = "test"\nrules = ["BP-OPTIONAL"]\n[board]\nname = "b"\nsource = "test"\nrules = ["BP-OPTIONAL"]\nturn = 2\nturn_player = 1\n'
+        '[board.p1]\nlp = 8000\nmonsters = [{ zone = 1, card = "Battle Ox", position = "attack" }]\n[board.p2]\nlp = 8000\n'
+        '[[step]]\noffered = ["enter Battle Phase", "skip Battle Phase"]\n'
+    )
+    assert run_scenario(load_scenario(p)).status == "pass"
+    r = bpcheck("scenario", str(p), "--engine", f"cmd:{sys.executable} -m bpcheck serve")
+    assert r.returncode == 0 and "SKIP" in r.stdout and "inline [board] table" in r.stdout, r.stdout + r.stderr
