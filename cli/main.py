@@ -31,50 +31,9 @@ def _err(e: InputError) -> None:
 
 
 def cmd_scenario(args: argparse.Namespace) -> int:
-    from bpcheck.scenarios import load_scenario, run_scenario, scenario_files
+    from bpcheck.scenarios import cmd_scenario as run  # docs/scenarios.md
 
-    try:
-        files = scenario_files(args.paths)
-    except InputError as e:
-        _err(e)
-        return EXIT_BAD_INPUT
-    passed = failed = bad = 0
-    out: list[dict] = []
-    for path, display in files:
-        try:
-            sc = load_scenario(path, display)
-            res = run_scenario(sc)
-        except InputError as e:
-            _err(e)
-            bad += 1
-            out.append({"path": display, "status": "bad_input", "error": e.render()})
-            continue
-        if res.passed:
-            passed += 1
-            if not args.quiet:
-                print(f"PASS  {display}  {res.name}")
-        else:
-            failed += 1
-            print(f"FAIL  {display}  {res.name}")
-            for f in res.failures:
-                print(f"      {f}")
-        out.append(
-            {
-                "path": display,
-                "name": res.name,
-                "status": "pass" if res.passed else "fail",
-                "rules": list(res.rules),
-                "steps_run": res.steps_run,
-                "failures": res.failures,
-            }
-        )
-    summary = f"{passed} passed, {failed} failed" + (f", {bad} bad input" if bad else "")
-    print(f"scenarios: {summary} ({len(files)} files)")
-    if args.json:
-        Path(args.json).write_text(json.dumps({"scenarios": out, "passed": passed, "failed": failed, "bad_input": bad}, indent=2) + "\n")
-    if bad:
-        return EXIT_BAD_INPUT
-    return EXIT_FAIL if failed else EXIT_OK
+    return run(args)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -345,6 +304,10 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     sc.add_argument("--json", metavar="FILE", help="write results as JSON")
     sc.add_argument("-q", "--quiet", action="store_true", help="print failures and the summary only")
+    sc.add_argument(
+        "--engine", metavar="ENGINE", help="the engine under test: reference (default), mutant:NAME, cmd:COMMAND or package.module:factory"
+    )
+    sc.add_argument("--strict", action="store_true", help="a scenario skipped because the engine refuses its board fails the run (exit 1)")
     sc.set_defaults(fn=cmd_scenario)
 
     va = sub.add_parser("validate", help="validate board and scenario files")
