@@ -302,6 +302,10 @@ class DifferentialSystem:
         return paths.strip(obs, self.unobserved) if self.unobserved else obs
 
     def _eng_view(self, obs: dict, problems: list[str]) -> dict:
+        """The engine's observation as it is compared: without passcodes (checked against the
+        pool into `problems`) and without its ``hidden`` state key."""
+        if "hidden" in obs:
+            obs = {k: v for k, v in obs.items() if k != "hidden"}
         return strip_passcodes(obs, self.board.pool, problems) if self.caps.passcodes else obs
 
     def _eng_events(self, events: Sequence[Any], problems: list[str]) -> list[dict]:
@@ -314,33 +318,37 @@ class DifferentialSystem:
 
     # -- implicit passes: aligning the reference with the windows the engine asks about -----
 
-    def _align(self, ref_st, eng_actions: Sequence[Any], eng_terminal: bool):
-        """Advance the reference through passes the engine does not ask for. Returns the
-        reference state, the events of the folded passes, and the windows the reference opened
-        with real choices that the engine did not ask about (as (player, step, labels))."""
+    def _align(self, ref_st, eng_actions: Sequence[Any], eng_terminal: bool, eng_view: dict):
+        """Advance the reference through passes the engine does not ask for. The reference's
+        passes form a chain (a state offers at most one pass); the state the engine is in is the
+        first state on that chain with the engine's actions and observation; failing that, the
+        first one that offers the engine's actions or more than a pass (where a real
+        disagreement then shows). Returns the reference state, the events of the folded passes
+        and the windows with real choices that were folded, as (player, step, labels)."""
+        want = {a.label for a in eng_actions}
+        chain = []  # (state, events before it, windows before it)
         events: list[dict] = []
         windows: list[tuple[int, str, list[str]]] = []
-        want = {a.label for a in eng_actions}
-        players = {getattr(a, "player", None) for a in eng_actions}
+        st = ref_st
         for _ in range(MAX_ALIGN):
-            if self.reference.is_terminal(ref_st):
-                break
-            acts = list(self._ref_actions(ref_st).values())
+            terminal = self.reference.is_terminal(st)
+            acts = [] if terminal else list(self._ref_actions(st).values())
             labels = {a.label for a in acts}
-            if labels == want:
-                break
+            chain.append((st, list(events), list(windows), labels, acts))
+            if labels == want and self._ref_observe(st) == eng_view:
+                return st, events, windows
             passes = [a for a in acts if a.kind == "pass"]
-            if len(passes) != 1:
+            if terminal or len(passes) != 1:
                 break
-            ref_player = passes[0].player
-            if len(acts) > 1:  # a window with real choices: folded only for a player the engine does not ask
-                if not eng_terminal and ref_player in players:
-                    break
-                obs = self.reference.observe(ref_st)
-                windows.append((ref_player, obs["step"], sorted(labels - {passes[0].label})))
-            ref_st, evs = self.reference.apply(ref_st, passes[0])
+            if len(acts) > 1:
+                windows.append((passes[0].player, self.reference.observe(st)["step"], sorted(labels - {passes[0].label})))
+            st, evs = self.reference.apply(st, passes[0])
             events += [e.to_dict() for e in evs if e.kind != "passed"]
-        return ref_st, events, windows
+        for st, evs, wins, labels, acts in chain:  # no exact match: where the old rule stops
+            if labels == want or not (len(acts) == 1 and acts[0].kind == "pass"):
+                return st, evs, wins
+        st, evs, wins, _l, _a = chain[-1]
+        return st, evs, wins
 
     def _engine_window(self, s, eng_actions: Sequence[Any]) -> tuple[int, str] | None:
         """The engine asks a player to respond (it offers a pass) where the aligned reference does
@@ -364,7 +372,7 @@ class DifferentialSystem:
             acts = None
             if self.implicit:
                 acts = self.inner.actions((st, obs)) if not self.inner.is_terminal((st, obs)) else []
-                ref_st, _evs, _w = self._align(ref_st, acts, self.inner.is_terminal((st, obs)))
+                ref_st, _evs, _w = self._align(ref_st, acts, self.inner.is_terminal((st, obs)), self._eng_view(obs, []))
             out.append((st, obs, ref_st, self._ref_observe(ref_st), acts))
         self._roots = out
         return out
@@ -396,7 +404,7 @@ class DifferentialSystem:
         if self.implicit:
             terminal2 = self.inner.is_terminal((st2, obs2))
             acts2 = [] if terminal2 else self.inner.actions((st2, obs2))
-            ref_st2, more, windows = self._align(ref_st2, acts2, terminal2)
+            ref_st2, more, windows = self._align(ref_st2, acts2, terminal2, self._eng_view(obs2, []))
             ref_events += more
             for player, step, labels in windows:
                 info.findings.append(
