@@ -238,20 +238,6 @@ def parse_capabilities(reply: dict) -> Capabilities:
     )
 
 
-def capabilities_record(caps: Capabilities) -> dict:
-    """The ``capabilities`` of a hello reply for `caps` (only what differs from a v1 engine)."""
-    out: dict[str, Any] = {}
-    if caps.unobserved:
-        out["unobserved"] = sorted(caps.unobserved)
-    if caps.implicit_passes:
-        out["implicit_passes"] = True
-    if not caps.cloning:
-        out["cloning"] = False
-    if caps.passcodes:
-        out["passcodes"] = True
-    return out
-
-
 # =============================================================================================
 # The engine process
 # =============================================================================================

@@ -22,10 +22,25 @@ from typing import Any, BinaryIO, Callable
 import orjson
 
 from bpcheck import __version__
+from bpcheck.engines.interface import Capabilities
 from bpcheck.errors import InputError
 
 PROTOCOL_VERSION = 1  # the base version; a client that also speaks 2 gets 2 and the engine's capabilities
 PROTOCOL_VERSIONS = (1, 2)
+
+
+def capabilities_record(caps: Capabilities) -> dict:
+    """The ``capabilities`` of a hello reply for `caps` (only what differs from a v1 engine)."""
+    out: dict[str, Any] = {}
+    if caps.unobserved:
+        out["unobserved"] = sorted(caps.unobserved)
+    if caps.implicit_passes:
+        out["implicit_passes"] = True
+    if not caps.cloning:
+        out["cloning"] = False
+    if caps.passcodes:
+        out["passcodes"] = True
+    return out
 
 
 class RequestError(Exception):
@@ -110,7 +125,6 @@ class Server:
 
     def op_hello(self, req: dict) -> dict:
         from bpcheck.engines.interface import DEFAULT_CAPABILITIES
-        from bpcheck.engines.jsonl import capabilities_record
 
         versions = req.get("versions")
         if req.get("protocol") != PROTOCOL_VERSION and not (isinstance(versions, list) and 2 in versions):

@@ -15,9 +15,9 @@ import orjson
 import pytest
 
 from bpcheck.engines.interface import Capabilities
-from bpcheck.engines.jsonl import capabilities_record, parse_capabilities, protocol_schema
+from bpcheck.engines.jsonl import parse_capabilities, protocol_schema
 from bpcheck.engines.observation_paths import first_overlap, overlaps, relax_schema, schema_problem, strip
-from bpcheck.engines.serve import Server
+from bpcheck.engines.serve import Server, capabilities_record
 from bpcheck.explorers.run import check_board
 from bpcheck.invariants.base import Invariant
 from bpcheck.model.board import load_board
