@@ -322,8 +322,8 @@ class DifferentialSystem:
         """Advance the reference through passes the engine does not ask for. The reference's
         passes form a chain (a state offers at most one pass); the state the engine is in is the
         first state on that chain with the engine's actions and observation; failing that, the
-        first one that offers the engine's actions or more than a pass (where a real
-        disagreement then shows). Returns the reference state, the events of the folded passes
+        first with its observation (the actions differ there), else the first one that offers
+        the engine's actions or more than a pass (where a real disagreement then shows). Returns the reference state, the events of the folded passes
         and the windows with real choices that were folded, as (player, step, labels)."""
         want = {a.label for a in eng_actions}
         chain = []  # (state, events before it, windows before it)
@@ -334,8 +334,9 @@ class DifferentialSystem:
             terminal = self.reference.is_terminal(st)
             acts = [] if terminal else list(self._ref_actions(st).values())
             labels = {a.label for a in acts}
-            chain.append((st, list(events), list(windows), labels, acts))
-            if labels == want and self._ref_observe(st) == eng_view:
+            same_view = self._ref_observe(st) == eng_view
+            chain.append((st, list(events), list(windows), labels, acts, same_view))
+            if labels == want and same_view:
                 return st, events, windows
             passes = [a for a in acts if a.kind == "pass"]
             if terminal or len(passes) != 1:
@@ -344,10 +345,13 @@ class DifferentialSystem:
                 windows.append((passes[0].player, self.reference.observe(st)["step"], sorted(labels - {passes[0].label})))
             st, evs = self.reference.apply(st, passes[0])
             events += [e.to_dict() for e in evs if e.kind != "passed"]
-        for st, evs, wins, labels, acts in chain:  # no exact match: where the old rule stops
+        for st, evs, wins, _labels, _acts, same_view in chain:  # the same state, other actions: they differ there
+            if same_view:
+                return st, evs, wins
+        for st, evs, wins, labels, acts, _same in chain:  # else where a real disagreement shows
             if labels == want or not (len(acts) == 1 and acts[0].kind == "pass"):
                 return st, evs, wins
-        st, evs, wins, _l, _a = chain[-1]
+        st, evs, wins = chain[-1][:3]
         return st, evs, wins
 
     def _engine_window(self, s, eng_actions: Sequence[Any]) -> tuple[int, str] | None:

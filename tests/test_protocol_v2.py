@@ -288,3 +288,14 @@ def test_every_distinct_disagreement_gets_a_counterexample(run_cli, tmp_path, mo
     cex = tmp_path / "cex"
     run_cli("check", SMALL, "--engine", "diff_engines:DamageRefund", "--differential", "--cex-dir", str(cex))
     assert sorted(p.name for p in cex.iterdir() if "DIFF" in p.name) == ["000-replay-1.DIFF-2.json", "000-replay-1.DIFF.json"]
+
+
+def test_a_window_the_engine_opens_and_the_reference_lacks(run_cli, tmp_path):
+    code, out, doc = check(run_cli, tmp_path, SMALL, "--engine", served("ExtraWindow"), "--differential", "--invariants", "accounting")
+    assert code == 1
+    d = diffs(doc)
+    assert [(c["diff"]["kind"], c["diff"]["path"]) for c in d] == [("window", "engine-only:main2")]  # once, and nothing else
+    assert d[0]["kind"] == "actions" and d[0]["trace"] == ["enter Battle Phase", "pass", "end Battle Phase"]
+    assert d[0]["message"] == "the engine opens a window for P1 in main2 (offering 'pass') that the reference lacks"
+    # Lockstep went on past it: the rest of the engine's graph was compared.
+    assert rows(doc)["DIFF"]["checked"] > doc["boards"][0]["states"]

@@ -170,3 +170,31 @@ class MissingPasscodes(ReferenceEngine):
     """Declares passcodes and gives none."""
 
     capabilities = Capabilities(passcodes=True)
+
+
+class ExtraWindow(Implicit):
+    """Implicit passes, and a window of its own the reference lacks: on entering Main Phase 2 it
+    first asks the turn player to respond (pass only), then goes on as the reference."""
+
+    def apply(self, state, action):
+        if isinstance(state, tuple):  # the extra window closes: the state it held back
+            return state[1], []
+        s2, events = super().apply(state, action)
+        if s2.step.value == "main2" and not self.rules.is_terminal(s2):
+            return ("window", s2), events
+        return s2, events
+
+    def legal_actions(self, state):
+        from bpcheck.model.engine import Action
+
+        if isinstance(state, tuple):
+            return [Action("pass", state[1].turn_player, "pass")]
+        return super().legal_actions(state)
+
+    def observe(self, state):
+        if isinstance(state, tuple):
+            return {**super().observe(state[1]), "hidden": "extra window"}
+        return super().observe(state)
+
+    def is_terminal(self, state) -> bool:
+        return False if isinstance(state, tuple) else super().is_terminal(state)
