@@ -295,7 +295,7 @@ def test_a_window_the_engine_opens_and_the_reference_lacks(run_cli, tmp_path):
     assert code == 1
     d = diffs(doc)
     assert [(c["diff"]["kind"], c["diff"]["path"]) for c in d] == [("window", "engine-only:main2")]  # once, and nothing else
-    assert d[0]["kind"] == "actions" and d[0]["trace"] == ["enter Battle Phase", "pass", "end Battle Phase"]
+    assert d[0]["kind"] == "actions" and d[0]["length"] == 3 and d[0]["trace"][-1] == "end Battle Phase"  # a shortest way to Main Phase 2
     assert d[0]["message"] == "the engine opens a window for P1 in main2 (offering 'pass') that the reference lacks"
     # Lockstep went on past it: the rest of the engine's graph was compared.
     assert rows(doc)["DIFF"]["checked"] > doc["boards"][0]["states"]
