@@ -237,8 +237,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"             vacuous here: {', '.join(vac)}")
         if br.not_compared:  # protocol v2: what the engine does not observe is never compared
             print(f"             not compared (the engine does not observe them): {', '.join(br.not_compared)}")
-        for inv_id, missing in sorted(br.not_evaluated.items()):
-            print(f"             not evaluated: {inv_id} (the engine does not observe {missing})")
+        for inv_id, why in sorted(br.not_evaluated.items()):
+            print(f"             not evaluated: {inv_id} ({why})")
         for g in br.goals:
             if br.witnesses.get(g.id) is None:
                 print(f"             goal {g.id!r} is not reachable{' (' + g.description + ')' if g.description else ''}")

@@ -96,7 +96,7 @@ def _guarded(inv: Invariant, *args: Any, unobserved: dict[str, str] | None = Non
         return inv.check(*args)
     except KeyError as e:
         if unobserved and skipped is not None and e.args and e.args[0] in unobserved:
-            skipped.setdefault(inv.id, unobserved[e.args[0]])
+            skipped.setdefault(inv.id, f"the engine does not observe {unobserved[e.args[0]]}")
             return None
         return f"could not be evaluated on the engine's data ({type(e).__name__}: {e}): the observation or events are inconsistent"
     except (IndexError, TypeError, ValueError, AttributeError) as e:
@@ -117,12 +117,14 @@ class EngineSystem:
         self.capabilities = capabilities_of(engine)
         self.unobserved = tuple(sorted(self.capabilities.unobserved))
         self._unobserved_fields = {paths.split(p)[-1][0]: p for p in self.unobserved}
-        self.not_evaluated: dict[str, str] = {}  # invariant id -> the unobserved path it needs
+        self.not_evaluated: dict[str, str] = {}  # invariant id -> why it is not evaluated
         keep = []
         for inv in invariants:
             missing = paths.first_overlap(inv.reads, self.unobserved) if inv.reads and self.unobserved else None
             if missing is not None:
-                self.not_evaluated[inv.id] = missing
+                self.not_evaluated[inv.id] = f"the engine does not observe {missing}"
+            elif inv.explicit_passes and self.capabilities.implicit_passes:
+                self.not_evaluated[inv.id] = "the engine passes for its players (implicit passes)"
             else:
                 keep.append(inv)
         self.state_invs = [i for i in keep if i.kind == "state"]

@@ -105,7 +105,7 @@ class BoardResult:
     counterexamples: list[Counterexample] = field(default_factory=list)
     witnesses: dict[str, list[str] | None] = field(default_factory=dict)
     # Protocol v2: the observation paths the engine does not provide (never compared, never
-    # fingerprinted) and the invariants not evaluated for want of one (id -> path).
+    # fingerprinted) and the invariants not evaluated (id -> why: an unobserved path, implicit passes).
     not_compared: list[str] = field(default_factory=list)
     not_evaluated: dict[str, str] = field(default_factory=dict)
     baseline: dict | None = None  # --baseline: {"known", "new", "gone"} (explorers/baseline.py)
@@ -129,7 +129,7 @@ class BoardResult:
             if inv.id in self.not_evaluated:
                 if not viol and checked == 0:
                     row["verdict"] = "not evaluated"
-                row["reason"] = f"the engine does not observe {self.not_evaluated[inv.id]}"
+                row["reason"] = self.not_evaluated[inv.id]
             rows.append(row)
         for pid, (statement, rules) in STRUCTURAL.items():
             st = self.result.props.get(pid)

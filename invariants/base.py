@@ -60,6 +60,9 @@ class Invariant:
     # An engine that does not observe one of them (protocol v2 ``unobserved``) gets the verdict
     # "not evaluated: the engine does not observe X" instead of a check. None: not declared.
     reads: frozenset[str] | None = None
+    # It judges transitions one pass at a time (priority, pass rounds, one step per transition).
+    # An engine with implicit passes folds passes into its transitions: not evaluated there.
+    explicit_passes: bool = False
 
     def to_dict(self) -> dict:
         return {"id": self.id, "statement": self.statement, "rules": list(self.rules), "kind": self.kind, "family": self.family}
@@ -76,6 +79,7 @@ def invariant(
     family: str,
     events: Sequence[str] | None = None,
     reads: Sequence[str] | None = None,
+    explicit_passes: bool = False,
 ):
     """Register a check. One function, one ID, one statement, the rules it enforces."""
     if kind not in KINDS:
@@ -87,7 +91,15 @@ def invariant(
         if id in REGISTRY:
             raise ValueError(f"invariant {id} registered twice")
         REGISTRY[id] = Invariant(
-            id, statement, tuple(rules), kind, family, fn, None if events is None else frozenset(events), None if reads is None else frozenset(reads)
+            id,
+            statement,
+            tuple(rules),
+            kind,
+            family,
+            fn,
+            None if events is None else frozenset(events),
+            None if reads is None else frozenset(reads),
+            explicit_passes,
         )
         return fn
 

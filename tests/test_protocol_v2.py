@@ -175,6 +175,23 @@ def test_an_invariant_that_declares_what_it_reads_is_not_evaluated_without_it():
     assert r["t.reads-lp"]["verdict"] == "held" and r["t.reads-lp"]["checked"] == br.result.states
 
 
+def test_an_invariant_that_needs_explicit_passes_is_not_evaluated_on_an_implicit_engine():
+    from v2_engines import Implicit
+
+    def must_not_run(*_a):
+        raise AssertionError("an invariant that needs explicit passes must not judge an implicit-pass engine")
+
+    inv = Invariant("t.passes", "test", (), "transition", "accounting", must_not_run, explicit_passes=True)
+    br = check_board(load_board(ROOT / SMALL), Implicit(), [inv])
+    row = br.invariant_rows()[0]
+    assert row["verdict"] == "not evaluated" and row["reason"] == "the engine passes for its players (implicit passes)"
+    from bpcheck.engines.reference import ReferenceEngine
+
+    held = Invariant("t.passes", "test", (), "transition", "accounting", lambda t: True, explicit_passes=True)
+    br = check_board(load_board(ROOT / SMALL), ReferenceEngine(), [held])
+    assert br.invariant_rows()[0]["verdict"] == "held"  # an engine that asks every pass: evaluated
+
+
 # =============================================================================================
 # Implicit passes and windows
 # =============================================================================================
