@@ -1,0 +1,109 @@
+"""`bpcheck check --differential --baseline FILE`: known, explained disagreements pass; new ones
+fail; listed ones that no longer occur are reported; bad baselines are bad input (exit 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = "boards/000-replay-1.toml"
+SCHEMA = json.loads((ROOT / "docs" / "check-result.schema.json").read_text())
+ENGINE = "diff_engines:DamageRefund"  # two distinct DIFFs on SMALL: players[1].lp (14 steps), players[0].lp (17)
+
+P2 = """
+[[known]]
+board = "boards/000-replay-1.toml"
+kind = "observation"
+path = "players[1].lp"
+reason = "the engine refunds 100 LP to P2 (planted)"
+"""
+P1 = """
+[[known]]
+board = "000-replay-1.toml"
+kind = "observation"
+path = "players[0].lp"
+reason = "the engine refunds 100 LP to P1 (planted)"
+"""
+
+
+@pytest.fixture(autouse=True)
+def setup(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "tests"))
+    monkeypatch.chdir(ROOT)
+
+
+def run(run_cli, tmp_path, baseline_text: str | None, engine: str = ENGINE, *extra: str):
+    args = ["check", SMALL, "--engine", engine, "--differential", "--invariants", "attack counts", "--json", str(tmp_path / "r.json"), *extra]
+    if baseline_text is not None:
+        f = tmp_path / "baseline.toml"
+        f.write_text(baseline_text)
+        args += ["--baseline", str(f)]
+    code, out, err = run_cli(*args)
+    doc = json.loads((tmp_path / "r.json").read_text()) if (tmp_path / "r.json").exists() else None
+    if doc is not None:
+        jsonschema.validate(doc, SCHEMA)
+    return code, out + err, doc
+
+
+def test_every_known_disagreement_listed_passes(run_cli, tmp_path):
+    code, out, doc = run(run_cli, tmp_path, P2 + P1)
+    assert code == 0, out
+    b = doc["boards"][0]
+    assert b["verdict"] == "pass" and b["baseline"] == {"known": 2, "new": 0, "gone": []}
+    assert [c["baselined"] for c in b["counterexamples"]] == ["the engine refunds 100 LP to P2 (planted)", "the engine refunds 100 LP to P1 (planted)"]
+    assert "known disagreement (baseline): DIFF observation players[1].lp: the engine refunds 100 LP to P2 (planted)" in out
+    assert "violation:" not in out  # known ones are listed, not drawn again
+
+
+def test_a_new_disagreement_fails(run_cli, tmp_path):
+    code, out, doc = run(run_cli, tmp_path, P2)
+    assert code == 1
+    b = doc["boards"][0]
+    assert b["verdict"] == "fail" and b["baseline"] == {"known": 1, "new": 1, "gone": []}
+    assert "violation: after 'pass', the observations differ at 1 path: players[0].lp: engine 6800, reference 6700" in out
+
+
+def test_a_listed_disagreement_that_no_longer_occurs_is_reported(run_cli, tmp_path):
+    code, out, doc = run(run_cli, tmp_path, P2 + P1, "reference")
+    assert code == 0, out
+    gone = doc["boards"][0]["baseline"]["gone"]
+    assert [g["path"] for g in gone] == ["players[1].lp", "players[0].lp"]
+    assert "baseline: no longer occurs: DIFF observation players[1].lp (the engine refunds 100 LP to P2 (planted))" in out
+
+
+def test_other_boards_entries_are_ignored(run_cli, tmp_path):
+    other = P2.replace("boards/000-replay-1.toml", "boards/000-replay-2.toml")
+    code, out, doc = run(run_cli, tmp_path, other)
+    assert code == 1 and doc["boards"][0]["baseline"] == {"known": 0, "new": 2, "gone": []}
+
+
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        (P2.replace('reason = "the engine refunds 100 LP to P2 (planted)"\n', ""), "known[0].reason: missing: every known disagreement names why the disagreement is known"),
+        (P2.replace('kind = "observation"', 'kind = "lp"'), "known[0].kind: unknown DIFF kind 'lp' (known: actions, observation, events"),
+        (P2 + 'colour = "red"\n', "known[0].colour: unknown field (allowed: board, kind, path, reason, engine)"),
+        (P2.replace('path = "players[1].lp"', "path = 3"), "known[0].path: expected a non-empty string, got 3"),
+        (P2 + P2, "known[1]: lists the same disagreement as known[0]"),
+        ("version = 2\n" + P2, "version: unsupported baseline version 2"),
+        ("known = 3\n", "known: expected an array of tables"),
+        ("[[known]\n", "malformed TOML"),
+        ("extra = 1\n", "extra: unknown field (allowed: version, known)"),
+    ],
+)
+def test_bad_baselines_are_bad_input(run_cli, tmp_path, text, where):
+    code, out, doc = run(run_cli, tmp_path, text)
+    assert code == 2
+    assert f"bpcheck: error: {tmp_path / 'baseline.toml'}: {where}" in out
+    assert "Traceback" not in out
+
+
+def test_baseline_needs_differential_and_a_file(run_cli, tmp_path):
+    code, out, err = run_cli("check", SMALL, "--baseline", str(tmp_path / "b.toml"))
+    assert code == 2 and "--baseline: needs --differential" in out + err
+    code, out, err = run_cli("check", SMALL, "--differential", "--baseline", str(tmp_path / "none.toml"))
+    assert code == 2 and f"{tmp_path / 'none.toml'}: no such file" in out + err
