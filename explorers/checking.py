@@ -17,6 +17,7 @@ import orjson
 import xxhash
 
 from bpcheck.errors import InputError
+from bpcheck.explorers.guard import guard_engine
 from bpcheck.invariants.base import Invariant, Transition
 from bpcheck.model.board import Board
 from bpcheck.model.events import EVENT_KINDS
@@ -98,7 +99,7 @@ class EngineSystem:
     """An engine on one board, with the invariants to check, as a transition system."""
 
     def __init__(self, engine, board: Board, invariants: Sequence[Invariant], goals: Sequence[Goal] = ()) -> None:
-        self.engine = engine
+        engine = self.engine = guard_engine(engine)  # an in-process engine that raises: ENGINE-FAULT (explorers/guard.py)
         self.board = board
         self.state_invs = [i for i in invariants if i.kind == "state"]
         self.trans_invs = [i for i in invariants if i.kind == "transition"]
