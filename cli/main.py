@@ -281,6 +281,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     errors: list[dict] = []
     not_started: list[str] = []
     checkpoint_note: list[str] = []
+    internal: Exception | None = None  # bpcheck's own bug: the finished boards are written, then exit 4
     sig.polling = True  # the first signal stops the exploration; outputs are still written
     for k, (path, display) in enumerate(files):
         if sig.signum is not None:
@@ -309,6 +310,9 @@ def cmd_check(args: argparse.Namespace) -> int:
                 print("\n".join(_board_lines(br, display, args)))
             not_started = [d for _p, d in files[k + 1 :]]
             break
+        except Exception as e:  # a bug in bpcheck: keep what is finished, then report it (exit 4)
+            internal = e
+            break
         results.append(br)
         if args.checkpoint:
             _finish_checkpoint(args, br, checkpoint_note)
@@ -319,9 +323,21 @@ def cmd_check(args: argparse.Namespace) -> int:
     if sig.signum is not None:
         interrupted = {"signal": sig.name, "not_started": not_started}
     strict = bool(args.strict)
-    doc = result_document(results, engine_name, args.strategy, bounds, errors, timings=args.stats, strict=strict, interrupted=interrupted)
+    doc = result_document(
+        results,
+        engine_name,
+        args.strategy,
+        bounds,
+        errors,
+        timings=args.stats,
+        strict=strict,
+        interrupted=interrupted,
+        internal_error=None if internal is None else f"{type(internal).__name__}: {internal}".splitlines()[0],
+    )
     inv_total = {inv.id: 0 for inv in invariants}
     for br in results:
+        if br.verdict == "skipped":
+            continue
         for row in br.invariant_rows():
             if row["id"] in inv_total:
                 inv_total[row["id"]] += row["checked"]
@@ -342,10 +358,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     if explored and args.verbose:
         c = collision_probability(sum(x.states for x in explored), sum(x.generated for x in explored))
         print(f"fingerprint collision probability over the run: {c['optimistic']:.1e} (optimistic), at most {c['bound']:.1e}")
-    if never and results:
+    if never and explored:
         print(f"vacuous on every board (their situation never arose): {', '.join(never)}")
     _write_check_outputs(args, doc, results)
     emit_check_reports(args, results, errors, engine_name, bounds)  # --report DIR, --github
+    if internal is not None:
+        raise internal  # bpcheck.main.main: exit 4, one line, the traceback in a file
     if sig.signum is not None:
         return sig.exit_status
     if errors:

@@ -335,7 +335,7 @@ def explore(
         )
 
     pop = frontier.popleft if strategy == "bfs" else frontier.pop
-    polled = 0
+    polled = MEMORY_POLL_STATES - 1  # the first state is polled too
     while frontier:
         if stop_on_violation and res.violations:
             break
