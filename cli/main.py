@@ -29,7 +29,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _err(e: InputError) -> None:
-    print(f"bpcheck: error: {e.render()}", file=sys.stderr)
+    from bpcheck.lifecycle import terminal_safe
+
+    print(terminal_safe(f"bpcheck: error: {e.render()}"), file=sys.stderr)
 
 
 def cmd_scenario(args: argparse.Namespace) -> int:

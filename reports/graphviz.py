@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bpcheck.reports.board import PN, BoardView, Cell, board_view, event_summary, wrap
+from bpcheck.reports.safe import xml_safe
 
 FONT = "Arial"  # graphviz-pure measures it with its bundled metric-compatible Arimo
 KIND_FILL = {
@@ -54,13 +55,13 @@ PATH = "#e8590c"
 def _esc(s: str) -> str:
     """Text inside an HTML-like label: entities, and a backslash as &#92; (Graphviz would read
     a backslash as the start of an escape such as \\N or \\l)."""
-    return html.escape(str(s), quote=True).replace("\\", "&#92;")
+    return html.escape(xml_safe(str(s)), quote=True).replace("\\", "&#92;")
 
 
 def _dq(s: str) -> str:
     """Text inside a double-quoted DOT string (a tooltip): a trailing backslash must not escape
     the closing quote, a quote must not end the string, a newline must not split the line."""
-    return str(s).replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ").replace("\r", " ")
+    return xml_safe(str(s)).replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ").replace("\r", " ")
 
 
 def _cell_td(c: Cell) -> str:

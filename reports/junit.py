@@ -11,21 +11,11 @@
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
 from bpcheck.reports.runs import Run
+from bpcheck.reports.safe import xml_safe
 from bpcheck.reports.text import counterexample_text
-
-
-# Characters XML 1.0 cannot hold at all (even escaped): most C0 controls, surrogates, U+FFFE/F.
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def xml_safe(text: str) -> str:
-    """`text` with every character XML 1.0 cannot hold written as ``\\xNN`` / ``\\uNNNN``
-    (a card name with a control character must not make junit.xml unreadable)."""
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
 
 
 def _xml_safe_tree(root: ET.Element) -> None:

@@ -5,7 +5,8 @@ that misbehaves in one documented way. Loaded with ``--engine lifecycle_engines:
 
 Environment knobs (read when the engine is built, so one `--engine` spec serves several runs):
 ``LIFECYCLE_SLOW`` seconds to sleep per ``apply`` (default 0), only on boards whose path contains
-``LIFECYCLE_SLOW_ON`` (default: every board).
+``LIFECYCLE_SLOW_ON`` (default: every board); ``LIFECYCLE_STARTED``, a file that gets a line
+when the slow board's exploration has begun.
 """
 
 from __future__ import annotations
@@ -27,12 +28,18 @@ class _Slowable(ReferenceEngine):
 
     def start(self, board):
         self._slow = self.delay > 0 and self.only in board.path
+        self._announce = self._slow and os.environ.get("LIFECYCLE_STARTED")
         return super().start(board)
 
     def apply(self, state, action):
         if self._slow:
+            if self._announce:  # the test waits for this file: the slow board is being explored
+                with open(self._announce, "a") as f:
+                    f.write("exploring\n")
+                self._announce = None
             time.sleep(self.delay)
         return super().apply(state, action)
+
 
 
 def slow():
