@@ -271,7 +271,9 @@ PACK_CHECKS = 64  # the first states packed are unpacked at once and compared wi
 
 
 class FramePacker:
-    """Shrinks a frontier state: each observation (a dict) in a state tuple is kept as its JSON
+    """Measured, not used by default (docs/performance.md: the reference model's observations
+    share their unchanged parts between states, and JSON bytes do not, so packing cost memory on
+    every board measured; benchmarks/memory_bench.py compares the two). Shrinks a frontier state: each observation (a dict) in a state tuple is kept as its JSON
     bytes and decoded again when the state is expanded. A round trip that would not give an equal
     dict (tuples, non-string keys, ...) is detected on the first states and switches packing off
     for the board, so the explorer always sees the observation the engine gave."""
@@ -326,11 +328,9 @@ def check_board(
     except SystemFault as f:  # the engine failed before giving the board's initial state
         return _fault_at_start(board, invariants, goals, engine_name, strategy, f)
     prog = Progress(board.name, progress)
-    packer = FramePacker()
-    res = explore(
-        system, strategy, bounds, goals=[g.id for g in goals], progress=prog, record_graph=graph_limit,
-        pack=packer.pack, unpack=packer.unpack, **controls,
-    )
+    # The frontier keeps whole states: packing observations as JSON bytes (FramePacker) was
+    # measured to cost memory, not save it (docs/performance.md), so it is not used by default.
+    res = explore(system, strategy, bounds, goals=[g.id for g in goals], progress=prog, record_graph=graph_limit, **controls)
     if res.graph is not None:  # graph_limit: keep the small state graph, states as observations
         res.graph = res.graph.map_states(lambda s: s[1])
     br = BoardResult(board, res, list(invariants), goals)
