@@ -182,7 +182,9 @@ def _check_outputs(args: argparse.Namespace, files: list[tuple[Path, str]]) -> N
     if args.checkpoint:
         if len(files) != 1:
             raise InputError("--checkpoint", "", f"checkpoints are per board: give exactly one board file (got {len(files)})")
-        prepare_file(args.checkpoint, "--checkpoint", keep=args.resume, inputs=inputs)
+        prepare_file(args.checkpoint, "--checkpoint", keep=True, inputs=inputs)
+        if not args.resume and Path(args.checkpoint).exists():  # hours of exploration: never dropped silently
+            raise InputError(args.checkpoint, "--checkpoint", "a checkpoint is already there: add --resume to go on from it, or remove it")
     if args.json:
         prepare_file(args.json, "--json", inputs=inputs)
     if args.cex_dir:

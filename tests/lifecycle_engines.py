@@ -86,3 +86,13 @@ class ExitsOnAttack(ReferenceEngine):
         if action.label.startswith("attack "):
             raise SystemExit(0)
         return super().apply(state, action)
+
+
+class ObserveRaises(ReferenceEngine):
+    """An engine whose observe() raises on every state, the initial one included."""
+
+    def __init__(self) -> None:
+        super().__init__(name="observe-raises")
+
+    def observe(self, state):
+        raise KeyError("players")

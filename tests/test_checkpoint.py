@@ -110,6 +110,10 @@ def test_a_checkpoint_is_only_resumed_for_what_it_was_of(tmp_path):
     assert p.returncode == 2 and "give exactly one board file" in p.stderr
     p = bpcheck("check", BOARD, "--resume")
     assert p.returncode == 2 and "needs --checkpoint FILE" in p.stderr
+    ck3 = tmp_path / "kept.ckpt"
+    assert bpcheck("check", BOARD, "--max-states", "50", "--checkpoint", str(ck3)).returncode == 3
+    p = bpcheck("check", BOARD, "--checkpoint", str(ck3))  # without --resume: refused, the file is kept
+    assert p.returncode == 2 and "a checkpoint is already there: add --resume" in p.stderr and ck3.exists()
 
 
 def test_the_checkpoint_header_is_documented_json(tmp_path):

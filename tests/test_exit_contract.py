@@ -154,3 +154,13 @@ def test_a_board_an_in_process_engine_refuses_is_skipped_everywhere(tmp_path):
 def test_a_board_a_cmd_engine_refuses_to_start_is_skipped(tmp_path):
     engine = f"cmd:{sys.executable} tests/engines/refuse_start_engine.py"
     _check_skipped(tmp_path, engine, "the engine 'bpcheck-reference' cannot start this board: this engine has no replay rules")
+
+
+def test_an_engine_that_raises_on_the_initial_state_is_an_engine_fault(tmp_path):
+    out = tmp_path / "r.json"
+    p = bpcheck("check", SMALL, "--engine", "lifecycle_engines:ObserveRaises", "--json", str(out))
+    assert p.returncode == 1 and "Traceback" not in p.stderr, (p.stdout, p.stderr)
+    assert "the engine raised KeyError: 'players' in observe()" in p.stdout and "(giving the initial state)" in p.stdout
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["boards"][0]["counterexamples"][0]["invariant"] == "ENGINE-FAULT" and doc["boards"][0]["counterexamples"][0]["length"] == 0
