@@ -364,13 +364,22 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"fingerprint collision probability over the run: {c['optimistic']:.1e} (optimistic), at most {c['bound']:.1e}")
     if never and explored:
         print(f"vacuous on every board (their situation never arose): {', '.join(never)}")
-    _write_check_outputs(args, doc, results)
-    emit_check_reports(args, results, errors, engine_name, bounds)  # --report DIR, --github
+    write_failed = False
+    for write in (
+        lambda: _write_json(args, doc),
+        lambda: _write_cex_dir(args, doc, results),
+        lambda: emit_check_reports(args, results, errors, engine_name, bounds),  # --report DIR, --github
+    ):
+        try:  # one output that cannot be written (a full disk) does not cost the others
+            write()
+        except InputError as e:
+            _err(e)
+            write_failed = True
     if internal is not None:
         raise internal  # bpcheck.main.main: exit 4, one line, the traceback in a file
     if sig.signum is not None:
         return sig.exit_status
-    if errors:
+    if errors or write_failed:
         return EXIT_BAD_INPUT
     overall = overall_verdict(verdicts, 0, strict)
     if overall == "fail":
@@ -380,15 +389,21 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _write_check_outputs(args: argparse.Namespace, doc: dict, results: list) -> None:
-    """--json and --cex-dir, each written atomically (a folder: built aside, then renamed)."""
-    from bpcheck.outputs import atomic_write_text, replace_dir
+def _write_json(args: argparse.Namespace, doc: dict) -> None:
+    """--json, written atomically (a temporary file renamed over the target)."""
+    from bpcheck.outputs import atomic_write_text
 
     if args.json:
         try:
             atomic_write_text(args.json, json.dumps(doc, indent=1, sort_keys=False) + "\n")
         except OSError as e:
             raise InputError(args.json, "--json", f"cannot write the result: {e.strerror or e}") from None
+
+
+def _write_cex_dir(args: argparse.Namespace, doc: dict, results: list) -> None:
+    """--cex-dir: the folder is built aside, then renamed into place."""
+    from bpcheck.outputs import replace_dir
+
     if args.cex_dir:
         from bpcheck.reports.runs import cex_names, runs_of
 

@@ -59,6 +59,8 @@ def prepare_file(path: str, option: str, keep: bool = False, inputs: tuple[Path,
     except OSError:
         pass
     _probe(folder, path, option)
+    if p.exists() and not p.is_symlink() and not p.is_file():  # a device, a FIFO, a socket: never removed
+        raise InputError(path, option, "exists and is not a regular file")
     if not keep and (p.exists() or p.is_symlink()):
         try:
             p.unlink()  # a result from an earlier run must not stay in place

@@ -218,12 +218,13 @@ def test_output_paths_are_checked_before_the_run(tmp_path):
         (["--report", str(afile)], "exists and is not a folder"),
         (["--json", SMALL], "is one of the input files"),
         (["--checkpoint", str(afile / "ck")], "is not a folder"),
+        (["--json", "/dev/null"], "exists and is not a regular file"),
     ):
         p = bpcheck("check", SMALL, *args)
         assert p.returncode == 2, (args, p.stdout, p.stderr)
         assert what in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
         assert "states" not in p.stdout, args  # nothing was explored
-    assert (ROOT / SMALL).read_text().startswith("name = ")
+    assert (ROOT / SMALL).read_text().startswith("name = ") and Path("/dev/null").exists()
 
 
 def test_cex_dir_names_do_not_collide_across_folders(tmp_path):
@@ -316,3 +317,21 @@ def test_mutants_under_max_states_name_the_bound(tmp_path):
 def test_terminal_output_of_errors_has_no_raw_control_characters():
     p = bpcheck("cards", "Evil\x1b[31mOx")
     assert p.returncode == 2 and "\x1b" not in p.stderr and "Evil\\x1b[31mOx" in p.stderr
+
+
+def test_an_output_that_fails_at_the_end_does_not_cost_the_others(tmp_path):
+    # a full disk when --json is written: the message names the file, the report is still written
+    code = (
+        "import errno, sys, bpcheck.outputs as o\n"
+        "real = o.atomic_write_text\n"
+        "def full(path, text):\n"
+        "    if str(path).endswith('r.json'): raise OSError(errno.ENOSPC, 'No space left on device')\n"
+        "    return real(path, text)\n"
+        "o.atomic_write_text = full\n"
+        "from bpcheck.main import main\n"
+        f"sys.exit(main(['check', {SMALL!r}, '--json', {str(tmp_path / 'r.json')!r}, '--report', {str(tmp_path / 'rep')!r}]))\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env(), timeout=120)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert f"{tmp_path / 'r.json'}: --json: cannot write the result: No space left on device" in p.stderr
+    assert (tmp_path / "rep" / "index.html").is_file() and not (tmp_path / "r.json").exists()
