@@ -293,7 +293,11 @@ def explore(
         index = {fp: i for i, fp in enumerate(resume.fps)}
         depth_bound_hit = _restore_results(res, resume.results)
         seen_violation = {v.prop for v in res.violations}
-        for i, s in _rebuild_frontier(system, resume):
+        try:
+            rebuilt = _rebuild_frontier(system, resume)
+        except SystemFault as f:
+            raise ResumeMismatch(f"the engine failed while re-creating the checkpointed states: {f.kind}: {f.message}") from None
+        for i, s in rebuilt:
             frontier.append((pack_fn(s), i, depth_of[i]))
     else:
         try:
