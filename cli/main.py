@@ -1,10 +1,12 @@
 """The `bpcheck` command line.
 
-Exit statuses (the CI contract, also in the README):
-  0  everything checked passed
-  1  a check failed (a scenario expectation, later an invariant)
+Exit statuses (the CI contract, also in the README and docs/checking.md):
+  0  everything checked passed (boards an engine refused are skipped, unless --strict)
+  1  a check failed (an invariant, a scenario expectation, an engine fault)
   2  bad input or usage (the message names the file, the field and the problem)
   3  inconclusive (a bound was hit; used by `bpcheck check`)
+  4  internal error: a bug in bpcheck (one line; the traceback is written to a file)
+  129 / 130 / 143  stopped by SIGHUP / SIGINT / SIGTERM (finished boards' results are written)
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from bpcheck import __version__
-from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, InputError
+from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERNAL, EXIT_OK, InputError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,7 +29,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _err(e: InputError) -> None:
-    print(f"bpcheck: error: {e.render()}", file=sys.stderr)
+    from bpcheck.lifecycle import terminal_safe
+
+    print(terminal_safe(f"bpcheck: error: {e.render()}"), file=sys.stderr)
 
 
 def cmd_scenario(args: argparse.Namespace) -> int:
@@ -120,12 +124,92 @@ def _invariants(args: argparse.Namespace):
         return None
 
 
+def _check_outputs(args: argparse.Namespace, files: list[tuple[Path, str]]) -> None:
+    """Output paths are checked before the run (exit 2 now, not a traceback after it), and the
+    outputs an earlier run left there are removed: CI never reads a stale result."""
+    from bpcheck.outputs import prepare_dir, prepare_file
+
+    inputs = tuple(p for p, _d in files)
+    if args.resume and not args.checkpoint:
+        raise InputError("--resume", "", "needs --checkpoint FILE (the checkpoint to resume)")
+    if args.checkpoint:
+        if len(files) != 1:
+            raise InputError("--checkpoint", "", f"checkpoints are per board: give exactly one board file (got {len(files)})")
+        prepare_file(args.checkpoint, "--checkpoint", keep=True, inputs=inputs)
+        if not args.resume and Path(args.checkpoint).exists():  # hours of exploration: never dropped silently
+            raise InputError(args.checkpoint, "--checkpoint", "a checkpoint is already there: add --resume to go on from it, or remove it")
+    if args.json:
+        prepare_file(args.json, "--json", inputs=inputs)
+    if args.cex_dir:
+        prepare_dir(args.cex_dir, "--cex-dir", "counterexamples")
+    if getattr(args, "report", None):
+        prepare_dir(args.report, "--report", "report")
+
+
+def _interrupted_result(board, invariants, strategy: str, why: str):
+    """A board whose exploration a signal cut short before it could stop by itself."""
+    from bpcheck.explorers.checking import parse_goals
+    from bpcheck.explorers.core import ExploreResult
+    from bpcheck.explorers.run import BoardResult
+
+    try:
+        goals = parse_goals(board)
+    except InputError:
+        goals = []
+    br = BoardResult(board, ExploreResult(status="inconclusive", strategy=strategy, bound_hit=why), list(invariants), goals)
+    br.witnesses = {g.id: None for g in goals}
+    return br
+
+
+def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
+    from bpcheck.reports.text import counterexample_text
+
+    r = br.result
+    if br.verdict == "skipped":
+        return [f"{'SKIPPED':12} {display}: the engine refused this board: {br.skip_reason}"]
+    vac = [row["id"] for row in br.invariant_rows() if row["verdict"] == "vacuous"]
+    line = f"{r.status.upper():12} {display}: {r.states} states, {r.transitions} transitions, depth {r.max_depth}"
+    if args.stats:
+        line += f", {r.elapsed:.2f} s ({r.states / max(r.elapsed, 1e-9):,.0f} states/s)"
+    if r.bound_hit:
+        line += f"; bound hit: {r.bound_hit}"
+    out = [line]
+    if r.states and not r.bound_hit:
+        c = r.collision
+        if args.verbose or c["optimistic"] >= 1e-9:
+            out.append(f"             fingerprint collision probability: {c['optimistic']:.1e} (optimistic, as TLC), at most {c['bound']:.1e}")
+    if vac and args.verbose:
+        out.append(f"             vacuous here: {', '.join(vac)}")
+    for g in br.goals:
+        desc = " (" + g.description + ")" if g.description else ""
+        if br.witnesses.get(g.id) is None:
+            if r.bound_hit:
+                out.append(f"             goal {g.id!r} was not reached within the bound ({r.bound_hit}){desc}")
+            else:
+                out.append(f"             goal {g.id!r} is not reachable{desc}")
+        elif args.verbose:
+            out.append(f"             goal {g.id!r} reached in {len(br.witnesses[g.id])} steps")
+    if br.not_compared:  # protocol v2: what the engine does not observe is never compared
+        out.append(f"             not compared (the engine does not observe them): {', '.join(br.not_compared)}")
+    for inv_id, why in sorted(br.not_evaluated.items()):
+        out.append(f"             not evaluated: {inv_id} ({why})")
+    for cex in br.counterexamples:
+        if getattr(cex, "baselined", None) is not None:
+            out.append(f"             known disagreement (baseline): DIFF {cex.key[0]} {cex.key[1]}: {cex.baselined}")
+            continue
+        out += ["", counterexample_text(cex), ""]
+    for gone in (getattr(br, "baseline", None) or {}).get("gone", []):
+        out.append(f"             baseline: no longer occurs: DIFF {gone['kind']} {gone['path']} ({gone['reason']})")
+    return out
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from bpcheck.errors import EXIT_INCONCLUSIVE
-    from bpcheck.explorers.core import Bounds
-    from bpcheck.explorers.run import check_board, result_document
+    from bpcheck.explorers.core import Bounds, ResumeMismatch, collision_probability
+    from bpcheck.explorers.run import check_board, overall_verdict, result_document
+    from bpcheck.lifecycle import CURRENT as sig
+    from bpcheck.lifecycle import Interrupted
     from bpcheck.model.board import load_board
-    from bpcheck.reports.text import counterexample_text
 
     invariants = _invariants(args)
     if invariants is None:
@@ -140,6 +224,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     engine_kw = {"call_timeout": args.call_timeout, "check_determinism": args.check_determinism}
     try:
         make_engine(args.engine, **engine_kw)
+        _check_outputs(args, files)
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
@@ -171,84 +256,194 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     if graph_limit(args):  # --report draws small state graphs: record them (bounded)
         system_kw["graph_limit"] = graph_limit(args)
+    system_kw["stop"] = sig.stop_reason  # SIGINT / SIGTERM / SIGHUP: stop cleanly, keep what was found
+    if args.memory_limit:
+        system_kw["memory_limit"] = args.memory_limit
     results = []
     errors: list[dict] = []
-    for path, display in files:
+    not_started: list[str] = []
+    checkpoint_note: list[str] = []
+    internal: Exception | None = None  # bpcheck's own bug: the finished boards are written, then exit 4
+    sig.polling = True  # the first signal stops the exploration; outputs are still written
+    for k, (path, display) in enumerate(files):
+        if sig.signum is not None:
+            not_started = [d for _p, d in files[k:]]
+            break
+        board = None
         try:
             board = load_board(path, display)
-            br = check_board(board, make_engine(args.engine, **engine_kw), invariants, args.strategy, bounds, engine_name, progress=None, **system_kw)
+            controls = dict(system_kw)
+            if args.checkpoint:
+                controls.update(_checkpoint_controls(args, board, engine_name, invariants, checkpoint_note))
+            br = check_board(board, make_engine(args.engine, **engine_kw), invariants, args.strategy, bounds, engine_name, progress=None, **controls)
         except InputError as e:
             _err(e)
             errors.append({"file": e.file, "field": e.field, "problem": e.problem})
             continue
+        except ResumeMismatch as e:
+            e2 = InputError(args.checkpoint, "--resume", str(e))
+            _err(e2)
+            errors.append({"file": e2.file, "field": e2.field, "problem": e2.problem})
+            continue
+        except Interrupted as e:  # a second signal: the board is cut short where it was
+            if board is not None:
+                br = _interrupted_result(board, invariants, args.strategy, f"interrupted ({e.name})")
+                results.append(br)
+                print("\n".join(_board_lines(br, display, args)))
+            not_started = [d for _p, d in files[k + 1 :]]
+            break
+        except Exception as e:  # a bug in bpcheck: keep what is finished, then report it (exit 4)
+            internal = e
+            break
         results.append(br)
         if baseline is not None:  # known disagreements do not fail the board; new ones do
             baseline.outcome(br, engine_name)
-        r = br.result
-        vac = [row["id"] for row in br.invariant_rows() if row["verdict"] == "vacuous"]
-        line = f"{r.status.upper():12} {display}: {r.states} states, {r.transitions} transitions, depth {r.max_depth}"
-        if args.stats:
-            line += f", {r.elapsed:.2f} s ({r.states / max(r.elapsed, 1e-9):,.0f} states/s)"
-        if r.bound_hit:
-            line += f"; bound hit: {r.bound_hit}"
+        if args.checkpoint:
+            _finish_checkpoint(args, br, checkpoint_note)
+        print("\n".join(_board_lines(br, display, args)))
+    for line in checkpoint_note:
         print(line)
-        if vac and args.verbose:
-            print(f"             vacuous here: {', '.join(vac)}")
-        if br.not_compared:  # protocol v2: what the engine does not observe is never compared
-            print(f"             not compared (the engine does not observe them): {', '.join(br.not_compared)}")
-        for inv_id, why in sorted(br.not_evaluated.items()):
-            print(f"             not evaluated: {inv_id} ({why})")
-        for g in br.goals:
-            if br.witnesses.get(g.id) is None:
-                print(f"             goal {g.id!r} is not reachable{' (' + g.description + ')' if g.description else ''}")
-            elif args.verbose:
-                print(f"             goal {g.id!r} reached in {len(br.witnesses[g.id])} steps")
-        for cex in br.counterexamples:
-            if getattr(cex, "baselined", None) is not None:
-                print(f"             known disagreement (baseline): DIFF {cex.key[0]} {cex.key[1]}: {cex.baselined}")
-                continue
-            print()
-            print(counterexample_text(cex))
-            print()
-        for gone in (getattr(br, "baseline", None) or {}).get("gone", []):
-            print(f"             baseline: no longer occurs: DIFF {gone['kind']} {gone['path']} ({gone['reason']})")
-    doc = result_document(results, engine_name, args.strategy, bounds, errors, timings=args.stats)
+    interrupted = None
+    if sig.signum is not None:
+        interrupted = {"signal": sig.name, "not_started": not_started}
+    strict = bool(args.strict)
+    doc = result_document(
+        results,
+        engine_name,
+        args.strategy,
+        bounds,
+        errors,
+        timings=args.stats,
+        strict=strict,
+        interrupted=interrupted,
+        internal_error=None if internal is None else f"{type(internal).__name__}: {internal}".splitlines()[0],
+    )
     inv_total = {inv.id: 0 for inv in invariants}
     for br in results:
+        if br.verdict == "skipped":
+            continue
         for row in br.invariant_rows():
             if row["id"] in inv_total:
                 inv_total[row["id"]] += row["checked"]
     never = [k for k, v in inv_total.items() if v == 0]
-    n_pass = sum(1 for r in results if r.verdict == "pass")
-    n_fail = sum(1 for r in results if r.verdict == "fail")
-    n_inc = sum(1 for r in results if r.verdict == "inconclusive")
+    verdicts = [r.verdict for r in results]
+    n_pass, n_fail, n_inc, n_skip = (verdicts.count(v) for v in ("pass", "fail", "inconclusive", "skipped"))
     print(
         f"check: {n_pass} passed, {n_fail} failed, {n_inc} inconclusive"
+        + (f", {n_skip} skipped" if n_skip else "")
         + (f", {len(errors)} bad input" if errors else "")
         + f" ({len(files)} boards, {len(invariants)} invariants)"
     )
-    if never:
+    if n_skip:
+        print(f"skipped (the engine refused them{'; --strict: not a pass' if strict else ''}): " + ", ".join(r.board.path for r in results if r.verdict == "skipped"))
+    if interrupted is not None:
+        print(f"interrupted by {sig.name}: the results above are of the boards finished before it" + (f"; {len(not_started)} boards not started" if not_started else ""))
+    explored = [r.result for r in results if r.verdict != "skipped"]
+    if explored and args.verbose:
+        c = collision_probability(sum(x.states for x in explored), sum(x.generated for x in explored))
+        print(f"fingerprint collision probability over the run: {c['optimistic']:.1e} (optimistic), at most {c['bound']:.1e}")
+    if never and explored:
         print(f"vacuous on every board (their situation never arose): {', '.join(never)}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
-    if args.cex_dir:
-        out = Path(args.cex_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        for br in results:
-            used: dict[str, int] = {}
-            for k, cex in enumerate(br.counterexamples, 1):
-                name = f"{Path(br.board.path).stem}.{cex.invariant}"
-                used[name] = used.get(name, 0) + 1  # several DIFFs of one board: .DIFF.json, .DIFF-2.json, ...
-                name = f"{name}.json" if used[name] == 1 else f"{name}-{used[name]}.json"
-                (out / name).write_text(json.dumps({"bpcheck_counterexample": 1, **cex.to_dict(full=False)}, indent=1) + "\n")
-    emit_check_reports(args, results, errors, engine_name, bounds)  # --report DIR, --github
-    if errors:
+    write_failed = False
+    for write in (
+        lambda: _write_json(args, doc),
+        lambda: _write_cex_dir(args, doc, results),
+        lambda: emit_check_reports(args, results, errors, engine_name, bounds),  # --report DIR, --github
+    ):
+        try:  # one output that cannot be written (a full disk) does not cost the others
+            write()
+        except InputError as e:
+            _err(e)
+            write_failed = True
+    if internal is not None:
+        raise internal  # bpcheck.main.main: exit 4, one line, the traceback in a file
+    if sig.signum is not None:
+        return sig.exit_status
+    if errors or write_failed:
         return EXIT_BAD_INPUT
-    if n_fail:
+    overall = overall_verdict(verdicts, 0, strict)
+    if overall == "fail":
         return EXIT_FAIL
-    if n_inc:
+    if overall == "inconclusive":
         return EXIT_INCONCLUSIVE
     return EXIT_OK
+
+
+def _write_json(args: argparse.Namespace, doc: dict) -> None:
+    """--json, written atomically (a temporary file renamed over the target)."""
+    from bpcheck.outputs import atomic_write_text
+
+    if args.json:
+        try:
+            atomic_write_text(args.json, json.dumps(doc, indent=1, sort_keys=False) + "\n")
+        except OSError as e:
+            raise InputError(args.json, "--json", f"cannot write the result: {e.strerror or e}") from None
+
+
+def _write_cex_dir(args: argparse.Namespace, doc: dict, results: list) -> None:
+    """--cex-dir: the folder is built aside, then renamed into place."""
+    from bpcheck.outputs import replace_dir
+
+    if args.cex_dir:
+        from bpcheck.reports.runs import cex_names, runs_of
+
+        runs = runs_of(results, doc["engine"])
+        names = cex_names(runs)
+
+        def build(out: Path) -> None:
+            for ri, run in enumerate(runs):
+                for ci, cex in enumerate(run.counterexamples):
+                    (out / f"{names[(ri, ci)]}.json").write_text(
+                        json.dumps({"bpcheck_counterexample": 1, **cex.to_dict(full=False)}, indent=1) + "\n", encoding="utf-8"
+                    )
+
+        try:
+            replace_dir(args.cex_dir, "counterexamples", build)
+        except OSError as e:
+            raise InputError(args.cex_dir, "--cex-dir", f"cannot write the counterexamples: {e.strerror or e}") from None
+
+
+def _checkpoint_controls(args: argparse.Namespace, board, engine_name: str, invariants, notes: list[str]) -> dict:
+    """--checkpoint FILE [--resume]: the explorer's checkpoint hook, and the snapshot to resume."""
+    from bpcheck.explorers.checkpoint import checkpoint_key, read_checkpoint, write_checkpoint
+
+    key = checkpoint_key(board.path, engine_name, [i.id for i in invariants], args.strategy, args.max_depth, bool(args.differential))
+    out: dict = {"checkpoint_every": args.checkpoint_every}
+
+    def save(snap) -> None:
+        try:
+            write_checkpoint(args.checkpoint, snap, key)
+        except OSError as e:
+            raise InputError(args.checkpoint, "--checkpoint", f"cannot write the checkpoint: {e.strerror or e}") from None
+
+    out["on_checkpoint"] = save
+    if args.resume:
+        snap = read_checkpoint(args.checkpoint, key)
+        out["resume"] = snap
+        notes.append(f"checkpoint: resumed {args.checkpoint} ({len(snap.fps)} states explored before, {len(snap.frontier)} to expand)")
+    return out
+
+
+def _finish_checkpoint(args: argparse.Namespace, br, notes: list[str]) -> None:
+    r = br.result
+    if r.resumable:
+        notes.append(f"checkpoint: written to {args.checkpoint} ({r.states} states); go on with --checkpoint {args.checkpoint} --resume")
+    elif Path(args.checkpoint).exists():
+        Path(args.checkpoint).unlink()  # the exploration is complete: nothing is left to resume
+        notes.append(f"checkpoint: {args.checkpoint} removed (the exploration is complete)")
+
+
+def _size(text: str) -> int:
+    """A memory size: 500M, 2G, 1.5GiB, 800MB or a number of bytes (K/M/G/T: powers of 1024)."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(i?[bB])?\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"expected a size such as 500M, 2G or 1.5GiB, got {text!r}")
+    n = float(m.group(1)) * 1024 ** "_kmgt".index(m.group(2).lower() or "_")
+    if n < 1 or n != n or n > 2**62:
+        raise argparse.ArgumentTypeError(f"must be a positive size, got {text!r}")
+    return int(n)
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -374,7 +569,16 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--json", metavar="FILE", help="write the machine-readable result (docs/check-result.schema.json)")
     ck.add_argument("--cex-dir", metavar="DIR", help="write each counterexample as a replayable JSON file")
     ck.add_argument("--stats", action="store_true", help="also print and record timings (not byte-for-byte deterministic)")
-    ck.add_argument("-v", "--verbose", action="store_true", help="list vacuous invariants and reached goals per board")
+    ck.add_argument("-v", "--verbose", action="store_true", help="list vacuous invariants, reached goals and collision estimates per board")
+    ck.add_argument("--strict", action="store_true", help="a board the engine refuses (skipped) is not a pass: exit 3 instead of 0")
+    ck.add_argument(
+        "--memory-limit", type=_size, metavar="SIZE", help="stop a board as inconclusive before the process uses SIZE of memory (e.g. 2G)"
+    )
+    ck.add_argument("--checkpoint", metavar="FILE", help="save the exploration to FILE when it stops early and periodically (one board)")
+    ck.add_argument("--resume", action="store_true", help="with --checkpoint FILE: go on from the exploration saved there")
+    ck.add_argument(
+        "--checkpoint-every", type=_positive(float), default=300.0, metavar="S", help="with --checkpoint: also save every S seconds (default 300)"
+    )
     from bpcheck.reporting import add_report_arguments
 
     add_report_arguments(ck)  # --report DIR, --graph-limit N, --github
@@ -428,15 +632,46 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. The exit status is the CI contract (README, docs/checking.md): a closed
+    stdout never changes it, a signal stops the run cleanly (128 + its number, after writing what
+    was finished), and bpcheck's own bug is exit 4 with one line, never 1 and never a traceback."""
+    from bpcheck import lifecycle
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    command = getattr(args, "command", "?")
+    sig = lifecycle.Signals()
+    lifecycle.CURRENT = sig
+    guard = None
+    if command != "serve":  # `serve` speaks the protocol on stdout: left as it is
+        guard = lifecycle.GuardedStdout(sys.stdout)
+        sys.stdout = guard
+    sig.install()
     try:
-        return int(args.fn(args))
-    except InputError as e:  # any bad input not caught closer to its file
-        _err(e)
-        return EXIT_BAD_INPUT
-    except BrokenPipeError:  # `bpcheck cards | head`
-        return EXIT_OK
+        try:
+            return int(args.fn(args))
+        except InputError as e:  # any bad input not caught closer to its file
+            _err(e)
+            return EXIT_BAD_INPUT
+        except lifecycle.Interrupted as e:
+            print(f"bpcheck: interrupted by {e.name}", file=sys.stderr)
+            return e.exit_status
+        except BrokenPipeError:  # a pipe other than stdout (stdout's is handled by the guard)
+            print("bpcheck: error: an output pipe was closed", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except Exception as e:  # bpcheck's own bug: exit 4, one line, the traceback in a file
+            print(lifecycle.internal_error(e, command), file=sys.stderr)
+            return EXIT_INTERNAL
+        finally:
+            if guard is not None:
+                guard.flush()
+                sys.stdout = guard._s
+    except lifecycle.Interrupted as e:  # a signal while finishing up
+        print(f"bpcheck: interrupted by {e.name}", file=sys.stderr)
+        return e.exit_status
+    finally:
+        sig.polling = False
+        sig.restore()
 
 
 if __name__ == "__main__":  # pragma: no cover

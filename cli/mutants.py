@@ -11,7 +11,7 @@ import json
 import time
 from pathlib import Path
 
-from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, InputError
+from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.core import Bounds, explore
 from bpcheck.invariants import select
@@ -24,11 +24,14 @@ def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bo
     order = sorted(boards, key=lambda b: (b[0].name != m.board, b[0].name))
     t0 = time.perf_counter()
     explored = 0
+    bounded: list[str] = []  # boards whose exploration hit the bound before it was exhaustive
     for path, display in order:
         board = load_board(path, display)
         system = EngineSystem(ReferenceEngine(m.rules, f"mutant:{m.name}"), board, invariants)
         r = explore(system, "bfs", bounds, stop_on_violation=True)
         explored += r.states
+        if r.bound_hit and not r.violations:
+            bounded.append(f"{display}: {r.bound_hit}")
         if r.violations:
             v = sorted(r.violations, key=lambda v: (v.depth, v.prop))[0]
             return {
@@ -41,18 +44,21 @@ def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bo
                 "board": display,
                 "length": v.depth,
                 "states_explored": explored,
+                "bound_hit": None,
                 "seconds": time.perf_counter() - t0,
             }
     return {
         "mutant": m.name,
         "description": m.description,
         "family": m.family,
-        "status": "survived",
+        "status": "survived" if not bounded else "survived within the bound",
         "invariant": None,
         "message": None,
         "board": None,
         "length": None,
         "states_explored": explored,
+        # not exhaustive: the mutant may be killed past the bound (`--max-states`)
+        "bound_hit": f"{bounded[0].split(': ', 1)[1]} on {len(bounded)} of {len(order)} boards" if bounded else None,
         "seconds": time.perf_counter() - t0,
     }
 
@@ -93,6 +99,12 @@ def cmd_mutants(args) -> int:
         boards = _board_files(args.paths or ["boards/"])
         for p, d in boards:
             load_board(p, d)
+        from bpcheck.outputs import prepare_dir, prepare_file
+
+        if args.json:  # output paths are checked before the run; stale results removed
+            prepare_file(args.json, "--json", inputs=tuple(p for p, _d in boards))
+        if getattr(args, "report", None):
+            prepare_dir(args.report, "--report", "report")
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
@@ -105,9 +117,17 @@ def cmd_mutants(args) -> int:
         rows.append(row)
         inv = row["invariant"] or "-"
         length = "-" if row["length"] is None else str(row["length"])
-        print(f"{name:40} {row['status']:9} {inv:30} {length:>6} {row['seconds']:6.1f}s  {row['board'] or '-'}")
+        status = "survived" if row["status"] != "killed" else "killed"
+        where = row["board"] or (f"(not exhaustive: {row['bound_hit']})" if row["bound_hit"] else "-")
+        print(f"{name:40} {status + ('*' if row['bound_hit'] else ''):9} {inv:30} {length:>6} {row['seconds']:6.1f}s  {where}")
     killed = sum(1 for r in rows if r["status"] == "killed")
+    bounded = [r for r in rows if r["status"] != "killed" and r["bound_hit"]]
     print(f"mutation score: {killed}/{len(rows)} killed")
+    if bounded:
+        print(
+            f"* survived within the bound only ({bounds.max_states and f'--max-states {bounds.max_states}'}): "
+            f"{len(bounded)} mutant{'s' if len(bounded) != 1 else ''} not killed on the states explored; they may die past the bound"
+        )
     if getattr(args, "report", None) or getattr(args, "github", False):
         _reports(args, rows, boards, invariants, bounds)
     if args.json:
@@ -120,5 +140,11 @@ def cmd_mutants(args) -> int:
                 r["seconds"] = round(r["seconds"], 3)
             out.append(r)
         doc = {"mutants": out, "killed": killed, "total": len(rows)}
-        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
-    return EXIT_OK if killed == len(rows) else EXIT_FAIL
+        from bpcheck.outputs import atomic_write_text
+
+        atomic_write_text(args.json, json.dumps(doc, indent=1) + "\n")
+    if killed == len(rows):
+        return EXIT_OK
+    if len(bounded) == len(rows) - killed:  # only bounded survivors: not known
+        return EXIT_INCONCLUSIVE
+    return EXIT_FAIL

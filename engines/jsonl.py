@@ -50,6 +50,7 @@ from bpcheck import __version__
 from bpcheck.engines import observation_paths
 from bpcheck.engines.interface import DEFAULT_CAPABILITIES, Capabilities
 from bpcheck.errors import InputError
+from bpcheck.engines.interface import EngineRefusal
 from bpcheck.explorers.checking import fingerprint
 from bpcheck.explorers.core import SystemFault
 from bpcheck.model.board import Board, parse_toml, read_text
@@ -686,8 +687,8 @@ class JsonlEngine:
         try:
             reply = self._call("start", timeout=t, **self._start_msg)
         except _EngineError as e:
-            if first:
-                raise InputError(self._start_msg["path"], "", f"the engine {self.engine_name!r} cannot start this board: {e}") from None
+            if first:  # an engine that cannot play this board: the board is skipped (docs/checking.md)
+                raise EngineRefusal(f"the engine {self.engine_name!r} cannot start this board: {e}") from None
             raise SystemFault("refused", f"the restarted engine refused to start the board: {e}") from None
         return reply["state"]
 

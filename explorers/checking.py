@@ -19,6 +19,7 @@ import xxhash
 from bpcheck.engines import observation_paths as paths
 from bpcheck.engines.interface import capabilities_of
 from bpcheck.errors import InputError
+from bpcheck.explorers.guard import guard_engine
 from bpcheck.invariants.base import Invariant, Transition
 from bpcheck.model.board import Board
 from bpcheck.model.events import EVENT_KINDS
@@ -107,7 +108,7 @@ class EngineSystem:
     """An engine on one board, with the invariants to check, as a transition system."""
 
     def __init__(self, engine, board: Board, invariants: Sequence[Invariant], goals: Sequence[Goal] = ()) -> None:
-        self.engine = engine
+        engine = self.engine = guard_engine(engine)  # an in-process engine that raises: ENGINE-FAULT (explorers/guard.py)
         self.board = board
         self.goals = list(goals)
         self._init = engine.start(board)

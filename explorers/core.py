@@ -20,7 +20,7 @@ import time
 from array import array
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 from bpcheck.explorers.graph import GraphRecord
 
@@ -122,6 +122,13 @@ class ExploreResult:
     goal_initial: dict[str, int] = field(default_factory=dict)
     visited_bytes: int | None = None  # memory held for the visited set (measure_memory=True)
     graph: GraphRecord | None = None  # states and edges (record_graph=LIMIT; bpcheck.explorers.graph)
+    generated: int = 0  # states generated (initial states + transitions), for the collision estimate
+    resumable: bool = False  # stopped early with states left to expand (a checkpoint can go on)
+
+    @property
+    def collision(self) -> dict:
+        """The fingerprint-collision estimate (:func:`collision_probability`)."""
+        return collision_probability(self.states, self.generated)
 
 
 class Progress:
@@ -152,6 +159,66 @@ class Progress:
             sys.stderr.flush()
 
 
+@dataclass
+class Snapshot:
+    """Everything an exploration needs to go on where it stopped (explorers/checkpoint.py writes
+    it to a file): the visited set (fingerprints, parents, actions, depths, non-tree edges), the
+    frontier as state indices in order, and the results so far. Frontier *states* are not kept:
+    they are rebuilt on resume by re-executing the tree paths to them."""
+
+    strategy: str
+    fps: array  # "Q": state index -> fingerprint
+    parent: array  # "q"
+    via: array  # "I"
+    depth_of: array  # "I"
+    extra_src: array  # "I"
+    extra_dst: array  # "I"
+    extra_act: array  # "I"
+    frontier: array  # "Q": state indices, pop order preserved
+    results: dict  # counts, props, violations, goals (plain JSON data)
+
+
+class ResumeMismatch(Exception):
+    """The engine does not re-create a checkpointed state (a different or non-deterministic engine)."""
+
+
+def current_rss() -> int | None:
+    """The resident set size of this process in bytes (Linux: /proc/self/statm), else None."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+try:
+    _PAGE = os.sysconf("SC_PAGE_SIZE")
+except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+    _PAGE = 4096
+
+
+def peak_rss() -> int | None:
+    """The peak resident set size of this process in bytes (getrusage), else None."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return r if sys.platform == "darwin" else r * 1024
+
+
+def collision_probability(states: int, generated: int) -> dict:
+    """The chance that two distinct states shared a 64-bit fingerprint (so one was never
+    explored), estimated as TLC does: *optimistic* n·(g−n)/2^64 (n distinct states, g states
+    generated: every generated state that was already seen could have been a new one that
+    collided), and a *bound* n·g/2^64 (each of the g look-ups meets at most n fingerprints)."""
+    n, g = states, max(generated, states)
+    return {"optimistic": n * (g - n) / 2.0**64, "bound": n * g / 2.0**64}
+
+
+MEMORY_POLL_STATES = 1024  # the RSS is read every this many expanded states
+
+
 def explore(
     system: TransitionSystem,
     strategy: str = "bfs",
@@ -161,14 +228,39 @@ def explore(
     stop_on_violation: bool = False,
     measure_memory: bool = False,
     record_graph: int | None = None,
+    *,
+    stop: Callable[[], str | None] | None = None,
+    memory_limit: int | None = None,
+    on_checkpoint: Callable[[Snapshot], None] | None = None,
+    checkpoint_every: float | None = None,
+    resume: Snapshot | None = None,
+    pack: Callable[[Any], Any] | None = None,
+    unpack: Callable[[Any], Any] | None = None,
 ) -> ExploreResult:
+    """Explore `system`. Optional run-time controls:
+
+    - ``stop()`` is polled before each state is expanded; a string stops the exploration as
+      inconclusive with that reason (``bpcheck check`` uses it for SIGINT / SIGTERM / SIGHUP);
+    - ``memory_limit`` (bytes): the resident set size is read every :data:`MEMORY_POLL_STATES`
+      states; at 90 % of the limit the exploration stops, inconclusive, keeping what it found;
+    - ``on_checkpoint(snapshot)`` is called every ``checkpoint_every`` seconds and when the
+      exploration stops with states left to expand; ``resume`` continues from a snapshot
+      (same verdict, same shortest counterexamples as an uninterrupted run);
+    - ``pack`` / ``unpack`` shrink what the frontier keeps per state (and restore it on pop).
+    """
     if strategy not in ("bfs", "dfs"):
         raise ValueError(f"unknown strategy {strategy!r}")
     res = ExploreResult(status="pass", strategy=strategy)
     res.goals = {g: None for g in goals}
+    if resume is not None:
+        record_graph = None  # the states explored before the checkpoint are not recorded
     graph = res.graph = None if record_graph is None else GraphRecord(record_graph)
     t0 = time.monotonic()
     deadline = None if bounds.timeout is None else t0 + bounds.timeout
+    next_checkpoint = None if on_checkpoint is None or not checkpoint_every else t0 + checkpoint_every
+    mem_stop = None if memory_limit is None else int(memory_limit * 0.9)
+    pack_fn = pack or (lambda s: s)
+    unpack_fn = unpack or (lambda s: s)
 
     index: dict[int, int] = {}  # fingerprint -> state index
     parent = array("q")  # state index -> parent index (-1 - initial index for roots)
@@ -207,20 +299,62 @@ def explore(
         return i
 
     frontier: Any = deque()
-    for k, s0 in enumerate(system.initial_states()):
-        i = add(system.fingerprint(s0), -1 - k, 0, 0)
-        if i is not None:
-            if graph is not None:
-                graph.add_state(i, s0)
-            frontier.append((s0, i, 0))
-            for prop, verdict in system.check_state(s0):
-                record(prop, verdict, i, "state")
-            for g in system.goals_reached(s0, None):
-                if g in res.goals and res.goals[g] is None:
-                    res.goals[g] = []
-                    res.goal_initial[g] = k
+    depth_bound_hit = False
+    if resume is not None:
+        if resume.strategy != strategy:
+            raise ResumeMismatch(f"the checkpoint was made with --strategy {resume.strategy}, not {strategy}")
+        parent, via, depth_of = resume.parent, resume.via, resume.depth_of
+        extra_src, extra_dst, extra_act = resume.extra_src, resume.extra_dst, resume.extra_act
+        index = {fp: i for i, fp in enumerate(resume.fps)}
+        depth_bound_hit = _restore_results(res, resume.results)
+        seen_violation = {v.prop for v in res.violations}
+        try:
+            rebuilt = _rebuild_frontier(system, resume)
+        except SystemFault as f:
+            raise ResumeMismatch(f"the engine failed while re-creating the checkpointed states: {f.kind}: {f.message}") from None
+        for i, s in rebuilt:
+            frontier.append((pack_fn(s), i, depth_of[i]))
+    else:
+        try:
+            initial = list(system.initial_states())
+        except SystemFault as f:
+            initial = []
+            parent.append(-1)
+            via.append(0)
+            depth_of.append(0)
+            record(FAULT, f"{f.kind}: {f.message} (giving the initial state)", 0, "fault")
+        for k, s0 in enumerate(initial):
+            i = add(system.fingerprint(s0), -1 - k, 0, 0)
+            if i is not None:
+                if graph is not None:
+                    graph.add_state(i, s0)
+                frontier.append((pack_fn(s0), i, 0))
+                for prop, verdict in system.check_state(s0):
+                    record(prop, verdict, i, "state")
+                for g in system.goals_reached(s0, None):
+                    if g in res.goals and res.goals[g] is None:
+                        res.goals[g] = []
+                        res.goal_initial[g] = k
+
+    def snapshot() -> Snapshot:
+        fps = array("Q", bytes(8 * len(parent)))
+        for fp, i in index.items():
+            fps[i] = fp
+        return Snapshot(
+            strategy,
+            fps,
+            parent,
+            via,
+            depth_of,
+            extra_src,
+            extra_dst,
+            extra_act,
+            array("Q", (i for _s, i, _d in frontier)),
+            _results_data(res, depth_bound_hit),
+        )
 
     pop = frontier.popleft if strategy == "bfs" else frontier.pop
+    polled = MEMORY_POLL_STATES - 1  # the first state is polled too
     while frontier:
         if stop_on_violation and res.violations:
             break
@@ -230,11 +364,33 @@ def explore(
         if deadline is not None and time.monotonic() > deadline:
             res.bound_hit = f"time limit ({bounds.timeout:g} s)"
             break
+        if stop is not None:
+            why = stop()
+            if why is not None:
+                res.bound_hit = why
+                break
+        polled += 1
+        if polled >= MEMORY_POLL_STATES:
+            polled = 0
+            if mem_stop is not None:
+                rss = current_rss()
+                if rss is not None and rss >= mem_stop:
+                    res.bound_hit = f"memory limit ({_mb(memory_limit)}; {_mb(rss)} in use, stopped at 90 %)"
+                    break
+            if next_checkpoint is not None and time.monotonic() >= next_checkpoint:
+                on_checkpoint(snapshot())
+                next_checkpoint = time.monotonic() + checkpoint_every
         s, i, d = pop()
+        s = unpack_fn(s)
         if progress is not None:
             progress.update(len(parent), d, len(frontier))
         res.max_depth = max(res.max_depth, d)
-        if system.is_terminal(s):
+        try:
+            terminal = system.is_terminal(s)
+        except SystemFault as f:
+            record(FAULT, f"{f.kind}: {f.message} (asking whether the state is terminal)", i, "fault")
+            continue
+        if terminal:
             res.terminal_states += 1
             continue
         try:
@@ -248,7 +404,7 @@ def explore(
         if not acts:
             continue
         if bounds.max_depth is not None and d >= bounds.max_depth:
-            res.bound_hit = f"max depth ({bounds.max_depth})"
+            depth_bound_hit = True
             continue
         for ai, a in enumerate(acts):
             try:
@@ -277,11 +433,19 @@ def explore(
                     res.goals[g], res.goal_initial[g] = _trace(parent, via, j)
             for prop, verdict in system.check_state(s2):
                 record(prop, verdict, j, "state")
-            frontier.append((s2, j, d + 1))
+            frontier.append((pack_fn(s2), j, d + 1))
+    if res.bound_hit is None and depth_bound_hit:
+        res.bound_hit = f"max depth ({bounds.max_depth})"
+    exhaustive = not frontier
+    res.resumable = bool(frontier) and res.bound_hit is not None and not (stop_on_violation and res.violations)
+    if on_checkpoint is not None and res.resumable:
+        on_checkpoint(snapshot())
+    frontier.clear()  # free the frontier's states before counterexamples are rebuilt
     if progress is not None:
-        progress.update(len(parent), res.max_depth, len(frontier), force=True)
+        progress.update(len(parent), res.max_depth, 0, force=True)
         progress.done()
     res.states = len(parent)
+    res.generated = res.transitions + sum(1 for p in parent if p < 0)
     if res.bound_hit is None:
         cyc = _find_cycle(parent, extra_src, extra_dst)
         res.props.setdefault(CYCLE, PropStats()).checked += 1 if cyc is None else 0
@@ -301,7 +465,7 @@ def explore(
     res.props.setdefault(CYCLE, PropStats())
     res.props.setdefault(FAULT, PropStats())
     if graph is not None:
-        graph.finish(depth_of, not frontier)
+        graph.finish(depth_of, exhaustive)
     res.elapsed = time.monotonic() - t0
     if measure_memory:
         # Everything the visited set holds per state: the fingerprint index (table, keys,
@@ -319,6 +483,82 @@ def explore(
     elif any(v is None for v in res.goals.values()):
         res.status = "fail"
     return res
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:,.0f} MiB"
+
+
+def _results_data(res: ExploreResult, depth_bound_hit: bool) -> dict:
+    """The results gathered so far, as plain JSON data (a checkpoint's header)."""
+    return {
+        "transitions": res.transitions,
+        "max_depth": res.max_depth,
+        "terminal_states": res.terminal_states,
+        "depth_bound_hit": depth_bound_hit,
+        "action_counts": dict(res.action_counts),
+        "props": {k: [v.checked, v.violations] for k, v in res.props.items()},
+        "violations": [
+            {"prop": v.prop, "message": v.message, "trace": list(v.trace), "initial": v.initial, "depth": v.depth, "at": v.at}
+            for v in res.violations
+        ],
+        "goals": {k: v for k, v in res.goals.items()},
+        "goal_initial": dict(res.goal_initial),
+    }
+
+
+def _restore_results(res: ExploreResult, data: dict) -> bool:
+    res.transitions = data["transitions"]
+    res.max_depth = data["max_depth"]
+    res.terminal_states = data["terminal_states"]
+    res.action_counts = dict(data["action_counts"])
+    res.props = {k: PropStats(c, v) for k, (c, v) in data["props"].items()}
+    res.violations = [Violation(v["prop"], v["message"], list(v["trace"]), v["initial"], v["depth"], v["at"]) for v in data["violations"]]
+    for g, tr in data["goals"].items():
+        if g in res.goals:
+            res.goals[g] = tr
+    res.goal_initial = dict(data["goal_initial"])
+    return bool(data["depth_bound_hit"])
+
+
+def _rebuild_frontier(system: TransitionSystem, snap: Snapshot) -> list[tuple[int, Any]]:
+    """The frontier's states, re-executed from the initial states along the tree paths to them
+    (each tree edge on the way is applied once); each must give its recorded fingerprint."""
+    parent, via = snap.parent, snap.via
+    need: set[int] = set()
+    for i in snap.frontier:
+        while i not in need:
+            need.add(i)
+            if parent[i] < 0:
+                break
+            i = parent[i]
+    children: dict[int, list[int]] = {}
+    roots = []
+    for j in sorted(need):
+        if parent[j] < 0:
+            roots.append(j)
+        else:
+            children.setdefault(parent[j], []).append(j)
+    wanted = set(snap.frontier)
+    states: dict[int, Any] = {}
+    initial = system.initial_states() if roots else []
+    for r in roots:
+        stack = [(r, initial[-1 - parent[r]])]
+        while stack:
+            i, s = stack.pop()
+            if system.fingerprint(s) != snap.fps[i]:
+                raise ResumeMismatch(f"state {i} of the checkpoint does not come out the same when replayed (another engine, board or model version?)")
+            if i in wanted:
+                states[i] = s
+            kids = children.get(i)
+            if kids:
+                acts = system.actions(s)
+                for j in kids:
+                    if via[j] >= len(acts):
+                        raise ResumeMismatch(f"state {i} of the checkpoint offers fewer actions when replayed")
+                    s2, _info = system.step(s, acts[via[j]])
+                    stack.append((j, s2))
+    return [(i, states[i]) for i in snap.frontier]
 
 
 def _trace(parent: array, via: array, i: int) -> tuple[list[int], int]:
@@ -396,4 +636,19 @@ def replay_trace(system: TransitionSystem, initial: int, trace: Sequence[int]) -
     return out
 
 
-__all__ = ["Bounds", "ExploreResult", "Finding", "Progress", "SystemFault", "TransitionSystem", "Violation", "explore", "replay_trace"]
+__all__ = [
+    "Bounds",
+    "ExploreResult",
+    "Finding",
+    "Progress",
+    "ResumeMismatch",
+    "Snapshot",
+    "SystemFault",
+    "TransitionSystem",
+    "Violation",
+    "collision_probability",
+    "current_rss",
+    "explore",
+    "peak_rss",
+    "replay_trace",
+]

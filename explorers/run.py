@@ -11,7 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+import orjson
+
 from bpcheck import __version__
+from bpcheck.engines.interface import EngineRefusal
 from bpcheck.explorers.checking import EngineSystem, Goal, parse_goals
 from bpcheck.explorers.core import (
     CYCLE,
@@ -110,11 +113,20 @@ class BoardResult:
     not_evaluated: dict[str, str] = field(default_factory=dict)
     baseline: dict | None = None  # --baseline: {"known", "new", "gone"} (explorers/baseline.py)
 
+    skip_reason: str | None = None  # the engine refused the board (EngineRefusal): verdict "skipped"
+
     @property
     def verdict(self) -> str:
         return self.result.status
 
     def invariant_rows(self) -> list[dict]:
+        if self.skip_reason is not None:  # nothing was explored: every property is skipped
+            return [
+                {**inv.to_dict(), "checked": 0, "violations": 0, "verdict": "skipped"} for inv in self.invariants
+            ] + [
+                {"id": pid, "statement": st, "rules": list(rules), "kind": "structural", "family": "structural", "checked": 0, "violations": 0, "verdict": "skipped"}
+                for pid, (st, rules) in STRUCTURAL.items()
+            ]
         rows = []
         for inv in self.invariants:
             st = self.result.props.get(inv.id)
@@ -171,6 +183,10 @@ class BoardResult:
             d["not_compared"] = list(self.not_compared)
         if self.baseline is not None:
             d["baseline"] = self.baseline
+        if self.skip_reason is not None:
+            d["skipped_reason"] = self.skip_reason
+        else:
+            d["fingerprint_collision"] = r.collision
         if timings:
             d["elapsed_s"] = round(r.elapsed, 3)
         return d
@@ -252,6 +268,60 @@ def _fault_at_start(board: Board, invariants, goals, engine_name: str, strategy:
     return br
 
 
+def _skipped(board: Board, invariants, goals, strategy: str, reason: str) -> BoardResult:
+    """The engine refused the board (EngineRefusal): nothing explored, verdict ``skipped``."""
+    res = ExploreResult(status="skipped", strategy=strategy)
+    br = BoardResult(board, res, list(invariants), list(goals), skip_reason=reason)
+    br.witnesses = {g.id: None for g in goals}
+    return br
+
+
+class _Packed:
+    """An observation dict kept in the frontier as its JSON (orjson) bytes."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+PACK_CHECKS = 64  # the first states packed are unpacked at once and compared with the original
+
+
+class FramePacker:
+    """Measured, not used by default (docs/performance.md: the reference model's observations
+    share their unchanged parts between states, and JSON bytes do not, so packing cost memory on
+    every board measured; benchmarks/memory_bench.py compares the two). Shrinks a frontier state: each observation (a dict) in a state tuple is kept as its JSON
+    bytes and decoded again when the state is expanded. A round trip that would not give an equal
+    dict (tuples, non-string keys, ...) is detected on the first states and switches packing off
+    for the board, so the explorer always sees the observation the engine gave."""
+
+    def __init__(self) -> None:
+        self.enabled = True
+        self.checked = 0
+
+    def pack(self, s: Any) -> Any:
+        if not self.enabled or type(s) is not tuple:
+            return s
+        try:
+            out = tuple(_Packed(orjson.dumps(x)) if type(x) is dict else x for x in s)
+        except TypeError:
+            self.enabled = False
+            return s
+        if self.checked < PACK_CHECKS:
+            self.checked += 1
+            if self.unpack(out) != s or any(type(a) is not type(b) for a, b in zip(self.unpack(out), s)):
+                self.enabled = False
+                return s
+        return out
+
+    @staticmethod
+    def unpack(s: Any) -> Any:
+        if type(s) is not tuple:
+            return s
+        return tuple(orjson.loads(x.data) if type(x) is _Packed else x for x in s)
+
+
 def check_board(
     board: Board,
     engine,
@@ -262,16 +332,23 @@ def check_board(
     progress: bool | None = None,
     system_cls=EngineSystem,
     graph_limit: int | None = None,
+    **controls: Any,
 ) -> BoardResult:
     """``system_cls`` builds the transition system from (engine, board, invariants, goals):
-    EngineSystem, or e.g. explorers.differential.DifferentialSystem."""
+    EngineSystem, or e.g. explorers.differential.DifferentialSystem. ``controls`` go to
+    :func:`~bpcheck.explorers.core.explore` (stop, memory_limit, on_checkpoint,
+    checkpoint_every, resume)."""
     goals = parse_goals(board)
     try:
         system = system_cls(engine, board, invariants, goals)
+    except EngineRefusal as r:  # the engine cannot play this board: skipped, never failed
+        return _skipped(board, invariants, goals, strategy, r.reason)
     except SystemFault as f:  # the engine failed before giving the board's initial state
         return _fault_at_start(board, invariants, goals, engine_name, strategy, f)
     prog = Progress(board.name, progress)
-    res = explore(system, strategy, bounds, goals=[g.id for g in goals], progress=prog, record_graph=graph_limit)
+    # The frontier keeps whole states: packing observations as JSON bytes (FramePacker) was
+    # measured to cost memory, not save it (docs/performance.md), so it is not used by default.
+    res = explore(system, strategy, bounds, goals=[g.id for g in goals], progress=prog, record_graph=graph_limit, **controls)
     if res.graph is not None:  # graph_limit: keep the small state graph, states as observations
         res.graph = res.graph.map_states(lambda s: s[1])
     br = BoardResult(board, res, list(invariants), goals)
@@ -298,16 +375,41 @@ def check_board(
     return br
 
 
-def result_document(results: list[BoardResult], engine: str, strategy: str, bounds: Bounds, errors: list[dict], timings: bool = False) -> dict:
-    verdicts = [r.verdict for r in results]
+def overall_verdict(verdicts: Sequence[str], errors: int = 0, strict: bool = False, interrupted: bool = False) -> str:
+    """error > fail > inconclusive > pass. A skipped board does not change a pass unless
+    `strict` (then it is inconclusive: that board was not checked); an interrupted run is never a
+    pass."""
     if errors:
-        overall = "error"
-    elif "fail" in verdicts:
-        overall = "fail"
-    elif "inconclusive" in verdicts:
-        overall = "inconclusive"
-    else:
-        overall = "pass"
+        return "error"
+    if "fail" in verdicts:
+        return "fail"
+    if "inconclusive" in verdicts or interrupted or (strict and "skipped" in verdicts):
+        return "inconclusive"
+    return "pass"
+
+
+def result_document(
+    results: list[BoardResult],
+    engine: str,
+    strategy: str,
+    bounds: Bounds,
+    errors: list[dict],
+    timings: bool = False,
+    strict: bool = False,
+    interrupted: dict | None = None,
+    internal_error: str | None = None,
+) -> dict:
+    """The `--json` document. ``interrupted`` ({signal, not_started}) when a signal stopped the
+    run; ``internal_error`` (one line) when bpcheck itself failed after these boards."""
+    verdicts = [r.verdict for r in results]
+    overall = overall_verdict(verdicts, len(errors), strict, interrupted is not None or internal_error is not None)
+    counts = {k: verdicts.count(k) for k in ("pass", "fail", "inconclusive", "skipped")}
+    counts["bad_input"] = len(errors)
+    extra: dict[str, Any] = {}
+    if interrupted is not None:
+        extra["interrupted"] = interrupted
+    if internal_error is not None:
+        extra["internal_error"] = internal_error
     return {
         "bpcheck": __version__,
         "schema": RESULT_SCHEMA_VERSION,
@@ -315,6 +417,9 @@ def result_document(results: list[BoardResult], engine: str, strategy: str, boun
         "strategy": strategy,
         "bounds": {"max_states": bounds.max_states, "max_depth": bounds.max_depth, "timeout_s": bounds.timeout},
         "verdict": overall,
+        "counts": counts,
+        "strict": strict,
         "boards": [r.to_dict(timings=timings) for r in results],
         "errors": errors,
+        **extra,
     }

@@ -23,12 +23,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bpcheck.outputs import replace_dir
 from bpcheck.reports import graphviz, html, itf, junit, sarif
 from bpcheck.reports.github import markdown_summary
 from bpcheck.reports.runs import Run, cex_names
-
-OWNED_SUFFIXES = (".html", ".dot", ".svg", ".itf.json", ".svg.tmp")
-
 
 @dataclass
 class ReportOutcome:
@@ -49,14 +47,6 @@ class ReportOutcome:
         return out
 
 
-def _clean(folder: Path) -> None:
-    if not folder.is_dir():
-        return
-    for f in folder.iterdir():
-        if f.is_file() and f.name.endswith(OWNED_SUFFIXES):
-            f.unlink()
-
-
 def write_report(
     out_dir: str | Path,
     runs: list[Run],
@@ -65,10 +55,21 @@ def write_report(
     meta: dict | None = None,
     timings: bool = False,
 ) -> ReportOutcome:
-    out = Path(out_dir)
+    """Write the report into `out_dir`, replaced whole: it is built in a folder beside it and
+    renamed into place when complete (bpcheck.outputs.replace_dir), so an interrupted run leaves
+    the old report or the new one, never a mix; a folder holding files bpcheck did not write is
+    refused, never cleaned."""
+    final = Path(out_dir)
+    done: list[ReportOutcome] = []
+    replace_dir(final, "report", lambda tmp: done.append(_write_into(tmp, runs, errors, title, meta, timings)))
+    outcome = done[0]
+    outcome.dir = final
+    return outcome
+
+
+def _write_into(out: Path, runs: list[Run], errors, title: str, meta: dict | None, timings: bool) -> ReportOutcome:
     cdir = out / "counterexamples"
     cdir.mkdir(parents=True, exist_ok=True)
-    _clean(cdir)
     outcome = ReportOutcome(out)
     names = cex_names(runs)
     jobs = []  # (run, cex, name, {picture: (dot path, svg path)})
@@ -109,7 +110,7 @@ def write_report(
                 outcome.renderer = r.program
                 pictures[key] = (svg_path.read_text(encoding="utf-8"), r.message)
             else:
-                outcome.problems.append(f"SVG not rendered for {dot_path}: {r.message} (the DOT file is written)")
+                outcome.problems.append(f"SVG not rendered for {dot_path.relative_to(out).as_posix()}: {r.message} (the DOT file is written)")
                 pictures[key] = (None, r.message)
         (cdir / f"{name}.html").write_text(html.cex_page(run, cex, name, pictures), encoding="utf-8")
     (out / "index.html").write_text(html.index_page(runs, names, list(errors), title, meta), encoding="utf-8")

@@ -50,9 +50,16 @@ def _findings(runs: list[Run], errors: list[dict]) -> dict[str, list[tuple[str, 
                 + f"\n{_trace_title(cex)} ({len(cex.steps)} steps): {trace or 'the initial state'}"
             )
             out["error"].append((run.board, f"bpcheck: {cex.invariant} violated{who}", msg))
+        if run.skip_reason is not None:
+            out["warning"].append((run.board, f"bpcheck: skipped{who}", f"the engine refused this board: {run.skip_reason}; nothing was checked"))
         for g in run.goals():
-            if not g["reached"]:
-                out["error"].append((run.board, f"bpcheck: goal {g['id']} not reachable{who}", g.get("description") or f"goal {g['id']!r} cannot be reached"))
+            if not g["reached"] and run.skip_reason is None:
+                if run.explore.bound_hit:
+                    out["warning"].append(
+                        (run.board, f"bpcheck: goal {g['id']} not reached within the bound{who}", g.get("description") or f"goal {g['id']!r} was not reached before the bound ({run.explore.bound_hit})")
+                    )
+                else:
+                    out["error"].append((run.board, f"bpcheck: goal {g['id']} not reachable{who}", g.get("description") or f"goal {g['id']!r} cannot be reached"))
         if run.explore.bound_hit:
             out["warning"].append(
                 (run.board, f"bpcheck: inconclusive{who}", f"bound hit: {run.explore.bound_hit}; {run.explore.states} states explored, not a pass")
@@ -88,6 +95,7 @@ def _md(s: str) -> str:
 def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpcheck check", report: str | None = None) -> str:
     verdicts = [r.verdict for r in runs]
     n_fail, n_inc, n_pass = verdicts.count("fail"), verdicts.count("inconclusive"), verdicts.count("pass")
+    n_skip = verdicts.count("skipped")
     overall = "ERROR" if errors else ("FAIL" if n_fail else ("INCONCLUSIVE" if n_inc else "PASS"))
     icon = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "⚠️", "ERROR": "❌"}[overall]
     engines = sorted({r.engine for r in runs})
@@ -95,6 +103,7 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
         f"## {icon} {title}: {overall}",
         "",
         f"{n_pass} passed, {n_fail} failed, {n_inc} inconclusive"
+        + (f", {n_skip} skipped" if n_skip else "")
         + (f", {len(errors)} bad input" if errors else "")
         + f" ({len(runs)} run{'s' if len(runs) != 1 else ''}; engine{'s' if len(engines) != 1 else ''}: {', '.join(engines) or '-'})",
         "",
@@ -109,7 +118,12 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
             body.append(f"| `{_md(e['file'])}` | | bad input: {_md(e['problem'])} | | | |")
         for r in bad:
             x = r.explore
-            cx = ", ".join(f"`{c.invariant}`" for c in r.counterexamples) or (x.bound_hit and f"bound hit: {x.bound_hit}") or "-"
+            cx = (
+                ", ".join(f"`{c.invariant}`" for c in r.counterexamples)
+                or (x.bound_hit and f"bound hit: {x.bound_hit}")
+                or (r.skip_reason and f"refused by the engine: {r.skip_reason}")
+                or "-"
+            )
             body.append(f"| `{_md(r.board)}` | {_md(r.engine)} | {r.verdict} | {x.states} | {x.transitions} | {_md(cx)} |")
         body.append("")
     if n_pass:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bpcheck.reports.board import PN, BoardView, Cell, board_view, event_summary, wrap
+from bpcheck.reports.safe import xml_safe
 
 FONT = "Arial"  # graphviz-pure measures it with its bundled metric-compatible Arimo
 KIND_FILL = {
@@ -52,7 +53,15 @@ PATH = "#e8590c"
 
 
 def _esc(s: str) -> str:
-    return html.escape(str(s), quote=True)
+    """Text inside an HTML-like label: entities, and a backslash as &#92; (Graphviz would read
+    a backslash as the start of an escape such as \\N or \\l)."""
+    return html.escape(xml_safe(str(s)), quote=True).replace("\\", "&#92;")
+
+
+def _dq(s: str) -> str:
+    """Text inside a double-quoted DOT string (a tooltip): a trailing backslash must not escape
+    the closing quote, a quote must not end the string, a newline must not split the line."""
+    return xml_safe(str(s)).replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ").replace("\r", " ")
 
 
 def _cell_td(c: Cell) -> str:
@@ -259,7 +268,7 @@ def state_graph_dot(cex, graph, limit_note: str = "") -> str:
     for i, o in enumerate(graph.states):
         lp = f"{o['players'][0]['lp']}/{o['players'][1]['lp']}"
         text = f"{i}\\n{_short_step(o)}\\n{lp}"
-        attrs = [f'label="{text}"', f'tooltip="state {i}: turn {o["turn"]}, {_esc(o["step"])}, LP {lp}"']
+        attrs = [f'label="{text}"', f'tooltip="state {i}: turn {_dq(o["turn"])}, {_dq(o["step"])}, LP {_dq(lp)}"']
         if i in on_path:
             attrs.append(f'fillcolor="#ffd8a8", color="{PATH}", penwidth=2')
         if i == last:
@@ -284,7 +293,7 @@ def state_graph_dot(cex, graph, limit_note: str = "") -> str:
             lab = "<BR/>".join(_esc(l) for l in wrap(f"{k}. {name}", 24, 2))
             out.append(f'  n{src} -> n{dst} [color="{PATH}", penwidth=2.5, arrowsize=0.8, fontsize=8, fontcolor="#a33a00", label=<{lab}>];\n')
         else:
-            out.append(f'  n{src} -> n{dst} [tooltip="{_esc(name)}"];\n')
+            out.append(f'  n{src} -> n{dst} [tooltip="{_dq(name)}"];\n')
     out.append("}\n")
     return "".join(out)
 

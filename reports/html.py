@@ -37,7 +37,7 @@ table.data td.num, table.data th.num { text-align: right; font-variant-numeric: 
 .verdict { display: inline-block; padding: 1px 8px; border-radius: 10px; font-weight: 600; font-size: 12px; }
 .v-pass, .v-held { background: var(--ok-bg); color: var(--ok); }
 .v-fail, .v-violated, .v-error { background: var(--bad-bg); color: var(--bad); }
-.v-inconclusive, .v-held-so-far, .v-not-checked { background: var(--warn-bg); color: var(--warn); }
+.v-inconclusive, .v-held-so-far, .v-not-checked, .v-skipped { background: var(--warn-bg); color: var(--warn); }
 .v-vacuous { background: var(--vac); color: var(--muted); }
 .banner { padding: 10px 14px; border-radius: 6px; margin: 12px 0; font-size: 15px; }
 .muted { color: var(--muted); }
@@ -53,7 +53,7 @@ table.matrix td.m-held { background: #e9f7ee; color: #2b6a3a; }
 table.matrix td.m-vacuous { background: #f6f7f9; color: #b0b6bf; }
 table.matrix td.m-violated { background: #ffc9c9; font-weight: 700; }
 table.matrix td.m-violated a { color: var(--bad); text-decoration: none; display: block; }
-table.matrix td.m-held-so-far, table.matrix td.m-not-checked { background: var(--warn-bg); color: var(--warn); }
+table.matrix td.m-held-so-far, table.matrix td.m-not-checked, table.matrix td.m-skipped { background: var(--warn-bg); color: var(--warn); }
 .legend span { margin-right: 14px; }
 .grid2 { display: flex; gap: 28px; flex-wrap: wrap; align-items: flex-start; }
 .pic { overflow: auto; border: 1px solid var(--line); background: #fff; max-height: 75vh; }
@@ -266,6 +266,7 @@ def index_page(runs: list[Run], names: dict, errors: list[dict] = (), title: str
     meta = meta or {}
     verdicts = [r.verdict for r in runs]
     n_fail, n_inc, n_pass = verdicts.count("fail"), verdicts.count("inconclusive"), verdicts.count("pass")
+    n_skip = verdicts.count("skipped")
     overall = "error" if errors else ("fail" if n_fail else ("inconclusive" if n_inc else "pass"))
     several = len({r.engine for r in runs}) > 1
     n_cex = sum(len(r.counterexamples) for r in runs)
@@ -291,12 +292,21 @@ def index_page(runs: list[Run], names: dict, errors: list[dict] = (), title: str
     ]
     parts.append(
         f'<div class="banner v-{overall}" id="overall"><b>{overall.upper()}</b>: {n_pass} passed, {n_fail} failed, '
-        f"{n_inc} inconclusive" + (f", {len(errors)} bad input" if errors else "") + f" · {len(runs)} run{'s' if len(runs) != 1 else ''}"
+        f"{n_inc} inconclusive" + (f", {n_skip} skipped" if n_skip else "") + (f", {len(errors)} bad input" if errors else "") + f" · {len(runs)} run{'s' if len(runs) != 1 else ''}"
         f" · {len(cols)} properties · {n_cex} counterexample{'s' if n_cex != 1 else ''}</div>"
     )
     if errors:
         parts.append("<h2>Bad input</h2><ul>")
         parts += [f"<li><code>{esc(e['file'])}</code>: {esc(e.get('field') or '')}: {esc(e['problem'])}</li>" for e in errors]
+        parts.append("</ul>")
+
+    if n_skip:
+        parts.append('<h2>Skipped boards</h2><p class="muted">The engine refused these boards (a card or mechanic it lacks): nothing was checked on them.</p><ul id="skipped">')
+        parts += [
+            f"<li><code>{esc(r.board)}</code>" + (f" [{esc(r.engine)}]" if several else "") + f": {esc(r.skip_reason or '')}</li>"
+            for r in runs
+            if r.verdict == "skipped"
+        ]
         parts.append("</ul>")
 
     # counterexamples
@@ -386,6 +396,8 @@ def index_page(runs: list[Run], names: dict, errors: list[dict] = (), title: str
                 inner = f'<a href="{esc(href)}">✗</a>' if href else "✗"
             elif v == "vacuous":
                 inner = "·"
+            elif v == "skipped":
+                inner = "–"
             else:
                 inner = esc(_short(row["checked"]))
             parts.append(f'<td class="m-{esc(v.replace(" ", "-"))}" title="{esc(tip)}">{inner}</td>')
@@ -409,7 +421,7 @@ def index_page(runs: list[Run], names: dict, errors: list[dict] = (), title: str
             f"<tr><td><code>{esc(r.board)}</code> <span class=muted>{esc(r.board_name)}</span></td>"
             + (f"<td><code>{esc(r.engine)}</code></td>" if several else "")
             + f"<td>{_verdict(r.verdict)}</td><td class=num>{x.states:,}</td><td class=num>{x.transitions:,}</td>"
-            f"<td class=num>{x.max_depth}</td><td class=num>{x.terminal_states:,}</td><td>{esc(x.bound_hit or '')}</td>"
+            f"<td class=num>{x.max_depth}</td><td class=num>{x.terminal_states:,}</td><td>{esc(x.bound_hit or (r.skip_reason and 'skipped: ' + r.skip_reason) or '')}</td>"
             f"<td>{g}</td><td>{links or '—'}</td></tr>"
         )
     parts.append("</table>")

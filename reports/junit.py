@@ -14,7 +14,18 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from bpcheck.reports.runs import Run
+from bpcheck.reports.safe import xml_safe
 from bpcheck.reports.text import counterexample_text
+
+
+def _xml_safe_tree(root: ET.Element) -> None:
+    for el in root.iter():
+        for k, v in el.attrib.items():
+            el.attrib[k] = xml_safe(v)
+        if el.text:
+            el.text = xml_safe(el.text)
+        if el.tail:
+            el.tail = xml_safe(el.tail)
 
 
 def _case(suite: ET.Element, classname: str, name: str) -> ET.Element:
@@ -43,7 +54,12 @@ def junit_xml(runs: list[Run], errors: list[dict] = (), name: str = "bpcheck", t
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         cex_by_inv = {c.invariant: c for c in run.counterexamples}
         classname = run.board if not several else f"{run.engine}.{run.board}"
-        for row in run.rows():
+        if run.skip_reason is not None:  # the engine refused the board: one skipped case says why
+            case = _case(suite, classname, "board")
+            ET.SubElement(case, "skipped", {"message": f"skipped: the engine refused this board: {run.skip_reason}"})
+            counts["tests"] += 1
+            counts["skipped"] += 1
+        for row in (run.rows() if run.skip_reason is None else []):
             case = _case(suite, classname, row["id"])
             counts["tests"] += 1
             verdict = row["verdict"]
@@ -69,12 +85,15 @@ def junit_xml(runs: list[Run], errors: list[dict] = (), name: str = "bpcheck", t
             else:
                 out = ET.SubElement(case, "system-out")
                 out.text = f"{verdict}; checked {row['checked']} times"
-        for g in run.goals():
+        for g in (run.goals() if run.skip_reason is None else []):
             case = _case(suite, classname, f"reachable: {g['id']}")
             counts["tests"] += 1
-            if not g["reached"]:
+            desc = f" ({g['description']})" if g.get("description") else ""
+            if not g["reached"] and r.bound_hit:  # inconclusive: not reached within the bound, not "unreachable"
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", {"message": f"inconclusive: goal {g['id']!r} was not reached within the bound ({r.bound_hit}){desc}"})
+            elif not g["reached"]:
                 counts["failures"] += 1
-                desc = f" ({g['description']})" if g.get("description") else ""
                 ET.SubElement(case, "failure", {"message": f"goal {g['id']!r} is not reachable from the board{desc}", "type": "reachable"})
             else:
                 out = ET.SubElement(case, "system-out")
@@ -94,8 +113,9 @@ def junit_xml(runs: list[Run], errors: list[dict] = (), name: str = "bpcheck", t
         totals["errors"] += 1
     for k, v in totals.items():
         root.set(k, str(v))
+    _xml_safe_tree(root)
     ET.indent(root, space=" ")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-__all__ = ["junit_xml"]
+__all__ = ["junit_xml", "xml_safe"]

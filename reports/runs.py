@@ -32,6 +32,11 @@ class Run:
         return self.result.verdict
 
     @property
+    def skip_reason(self) -> str | None:
+        """The engine's reason for refusing the board (verdict ``skipped``), else None."""
+        return getattr(self.result, "skip_reason", None)
+
+    @property
     def explore(self):
         return self.result.result
 

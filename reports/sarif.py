@@ -125,10 +125,18 @@ def sarif_document(runs: list[Run], errors: list[dict] = ()) -> dict:
                             "ruleId": GOAL_RULE,
                             "ruleIndex": rule_index[GOAL_RULE],
                             "level": "error",
-                            "message": {"text": f"goal {g['id']!r} is not reachable from the board" + (f" ({g['description']})" if g.get("description") else "")},
+                            "message": {"text": _goal_text(g, run)},
                             "locations": [_location(run.board, ai)],
                         }
                     )
+            if run.skip_reason is not None:
+                notes.append(
+                    {
+                        "level": "warning",
+                        "message": {"text": f"{run.board}: skipped, the engine refused this board: {run.skip_reason}"},
+                        "locations": [_location(run.board, ai)],
+                    }
+                )
             if run.explore.bound_hit:
                 notes.append(
                     {
@@ -167,6 +175,13 @@ def sarif_document(runs: list[Run], errors: list[dict] = ()) -> dict:
             }
         )
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": out_runs}
+
+
+def _goal_text(g: dict, run: Run) -> str:
+    desc = f" ({g['description']})" if g.get("description") else ""
+    if run.explore.bound_hit:
+        return f"goal {g['id']!r} was not reached within the bound ({run.explore.bound_hit}){desc}"
+    return f"goal {g['id']!r} is not reachable from the board{desc}"
 
 
 def sarif_json(runs: list[Run], errors: list[dict] = ()) -> str:

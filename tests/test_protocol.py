@@ -572,12 +572,12 @@ def test_vanilla_boards_exercise_the_battle_phase():
 def test_node_engine_refuses_boards_it_does_not_support(tmp_path):
     node = node_command()
     proc, doc = check_json(tmp_path, "boards/000-replay-1.toml", GOOD_BOARD, "--engine", node)
-    assert proc.returncode == 2
-    assert "boards/000-replay-1.toml: the engine 'vanilla-engine (node)' cannot start this board: p2.spells:" in proc.stderr
-    assert doc["errors"][0]["file"] == "boards/000-replay-1.toml"
-    assert [b["board"] for b in doc["boards"]] == [GOOD_BOARD] and doc["boards"][0]["verdict"] == "pass"
-    proc = bpcheck("check", "boards/000-flip-man-eater-bug.toml", "--engine", node)
-    assert proc.returncode == 2 and "is not a vanilla monster" in proc.stderr
+    assert proc.returncode == 0  # a refused board is skipped (EngineRefusal), not bad input
+    assert "SKIPPED      boards/000-replay-1.toml: the engine refused this board: the engine 'vanilla-engine (node)' cannot start this board: p2.spells:" in proc.stdout
+    assert doc["errors"] == [] and doc["counts"]["skipped"] == 1
+    assert [b["verdict"] for b in doc["boards"]] == ["skipped", "pass"]
+    proc = bpcheck("check", "boards/000-flip-man-eater-bug.toml", "--engine", node, "--strict")
+    assert proc.returncode == 3 and "is not a vanilla monster" in proc.stdout
 
 
 def test_the_session_in_the_docs_is_what_bpcheck_serve_answers():

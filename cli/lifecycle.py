@@ -1,0 +1,192 @@
+"""The run's life: signals, a closed output pipe, and bpcheck's own failures (docs/checking.md,
+"Exit statuses").
+
+- :class:`Signals`: SIGINT, SIGTERM and SIGHUP stop a run cleanly. While `bpcheck check`
+  explores (:attr:`Signals.polling`), the first signal asks the exploration to stop at the next
+  state (the board is inconclusive, "interrupted (SIGINT)"); results of finished boards are then
+  written as usual and the exit status is 128 + the signal's number. Outside an exploration, or at
+  a second signal, :class:`Interrupted` is raised at once; the command catches it where it can
+  still write what it has.
+- :class:`GuardedStdout`: a closed pipe (``bpcheck check ... | head -1``) stops output to stdout
+  and nothing else: the run goes on and exits with its real status, never 0 for a failure. It
+  also writes control characters as ``\\xNN`` (a card name cannot drive the terminal) and
+  characters the terminal's encoding cannot show as backslash escapes (a non-UTF-8 terminal
+  never kills a run).
+- :func:`internal_error`: an exception that is bpcheck's own bug is exit 4 with one line saying
+  what failed and the file holding the full traceback (``$BPCHECK_CRASH_DIR``, else the system's
+  temporary folder).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import signal
+import sys
+import tempfile
+import time
+import traceback
+
+from bpcheck import __version__
+
+SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP")) if s is not None)
+
+
+class Interrupted(BaseException):
+    """A signal stopped the run (not an Exception: nothing catches it by accident)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+    @property
+    def exit_status(self) -> int:
+        return 128 + self.signum
+
+
+class Signals:
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.polling = False
+        self._old: dict = {}
+
+    def install(self) -> None:
+        for s in SIGNALS:
+            try:
+                self._old[s] = signal.signal(s, self._handler)
+            except (ValueError, OSError):  # not the main thread
+                pass
+
+    def restore(self) -> None:
+        for s, h in self._old.items():
+            try:
+                signal.signal(s, h)
+            except (ValueError, OSError):
+                pass
+        self._old.clear()
+
+    def _handler(self, signum, _frame) -> None:
+        first = self.signum is None
+        if first:
+            self.signum = signum
+        if first and self.polling:
+            return  # the exploration stops at its next state
+        raise Interrupted(self.signum if first else signum)
+
+    def stop_reason(self) -> str | None:
+        """Polled by the explorer: a reason to stop, once a signal arrived."""
+        if self.signum is None:
+            return None
+        return f"interrupted ({signal.Signals(self.signum).name})"
+
+    @property
+    def name(self) -> str | None:
+        return None if self.signum is None else signal.Signals(self.signum).name
+
+    @property
+    def exit_status(self) -> int | None:
+        return None if self.signum is None else 128 + self.signum
+
+
+CURRENT = Signals()  # the process's one handler set (installed by bpcheck.main.main)
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with control characters (except tab and newline) written as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class GuardedStdout(io.TextIOBase):
+    """stdout that survives a closed pipe, control characters and a narrow encoding."""
+
+    def __init__(self, stream) -> None:
+        self._s = stream
+        self.pipe_closed = False
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, io.UnsupportedOperation):
+            pass
+
+    def _closed(self) -> None:
+        self.pipe_closed = True
+        try:  # later writes (and the interpreter's last flush) go nowhere instead of failing
+            fd = self._s.fileno()
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            pass
+
+    def write(self, text: str) -> int:
+        if self.pipe_closed:
+            return len(text)
+        try:
+            self._s.write(terminal_safe(text))
+        except BrokenPipeError:
+            self._closed()
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pipe_closed:
+            return
+        try:
+            self._s.flush()
+        except BrokenPipeError:
+            self._closed()
+
+    def isatty(self) -> bool:
+        return self._s.isatty()
+
+    def fileno(self) -> int:
+        return self._s.fileno()
+
+    @property
+    def encoding(self):  # type: ignore[override]
+        return self._s.encoding
+
+    @property
+    def buffer(self):
+        return self._s.buffer
+
+    def writable(self) -> bool:
+        return True
+
+
+def internal_error(e: BaseException, command: str) -> str:
+    """Write the traceback of bpcheck's own failure to a file; the one line to print."""
+    tb = e.__traceback__
+    frames = traceback.extract_tb(tb)
+    where = ""
+    if frames:
+        fr = frames[-1]
+        where = f" at {os.path.basename(fr.filename)}:{fr.lineno} ({fr.name})"
+    text = str(e)
+    what = f"{type(e).__name__}: {text}" if text else type(e).__name__
+    what = what.splitlines()[0] if what else what
+    if len(what) > 300:
+        what = what[:300] + "..."
+    folder = os.environ.get("BPCHECK_CRASH_DIR") or tempfile.gettempdir()
+    body = (
+        f"bpcheck {__version__} internal error in `bpcheck {command}`\n"
+        f"time: {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n"
+        f"python: {sys.version.split()[0]} on {sys.platform}\n"
+        f"argv: {sys.argv!r}\n\n" + "".join(traceback.format_exception(type(e), e, tb))
+    )
+    try:
+        fd, path = tempfile.mkstemp(prefix="bpcheck-internal-error-", suffix=".txt", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
+            f.write(body)
+        saved = f"the full traceback is in {path}"
+    except OSError as oe:
+        saved = f"the traceback could not be written to {folder!r} ({oe.strerror or oe})"
+    return terminal_safe(f"bpcheck: internal error (a bug in bpcheck, exit 4) in `{command}`: {what}{where}; {saved}")
+
+
+__all__ = ["CURRENT", "GuardedStdout", "Interrupted", "SIGNALS", "Signals", "internal_error", "terminal_safe"]

@@ -1,0 +1,210 @@
+"""Checkpoint files: an exploration saved so that `bpcheck check --resume` goes on where it stopped.
+
+No pickle, nothing executable: a checkpoint is a documented binary (docs/checking.md,
+"Checkpoint and resume"):
+
+    offset 0   8 bytes   magic  b"BPCKPT" + format version (2 bytes, big-endian: 1)
+    offset 8   8 bytes   H, the header's length (unsigned, little-endian)
+    offset 16  H bytes   the header: UTF-8 JSON (below)
+    then                 the arrays, one after the other, little-endian, as the header lists them
+
+The header holds ``format``, ``bpcheck`` (the version that wrote it), ``key`` (what the
+exploration was of: the board file's SHA-256 and path, the engine spec, the invariant IDs, the
+strategy, ``--max-depth``, ``--differential``), ``arrays`` (name, item type ``u8``/``i8``/``u4``
+and count of each), ``payload_sha256`` (of the arrays' bytes) and ``results`` (counts, per
+property exercise counts, the violations found with their action-index traces, goals reached).
+The arrays are the visited set: ``fps`` (each state's 64-bit fingerprint), ``parent``, ``via``
+(the action index from the parent), ``depth``, the non-tree edges ``extra_src`` / ``extra_dst`` /
+``extra_act``, and ``frontier`` (the state indices still to expand, in order). Frontier states
+themselves are not stored: resuming re-executes the tree paths to them and checks that each
+gives its recorded fingerprint.
+
+A checkpoint is written atomically (a temporary file in the same folder, flushed to disk, then
+renamed over the old one), so a crash or a signal while writing leaves the previous one intact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from array import array
+from pathlib import Path
+
+import orjson
+
+from bpcheck import __version__
+from bpcheck.errors import InputError
+from bpcheck.explorers.core import Snapshot
+
+MAGIC = b"BPCKPT"
+FORMAT = 1
+ARRAYS = (  # name, array typecode, item type in the file
+    ("fps", "Q", "u8"),
+    ("parent", "q", "i8"),
+    ("via", "I", "u4"),
+    ("depth", "I", "u4"),
+    ("extra_src", "I", "u4"),
+    ("extra_dst", "I", "u4"),
+    ("extra_act", "I", "u4"),
+    ("frontier", "Q", "u8"),
+)
+MAX_HEADER = 256 * 2**20  # a header larger than this is not one bpcheck wrote
+
+
+def _attr(name: str) -> str:
+    return {"depth": "depth_of"}.get(name, name)
+
+
+def _le(a: array) -> bytes:
+    if sys.byteorder == "big":  # pragma: no cover - the file is little-endian everywhere
+        a = array(a.typecode, a)
+        a.byteswap()
+    return a.tobytes()
+
+
+def checkpoint_key(board_path: str, engine: str, invariants: list[str], strategy: str, max_depth: int | None, differential: bool) -> dict:
+    """What a checkpoint is of; a resume must match it exactly."""
+    try:
+        digest = hashlib.sha256(Path(board_path).read_bytes()).hexdigest()
+    except OSError as e:
+        raise InputError(board_path, "", f"cannot read the board to key the checkpoint: {e.strerror or e}") from None
+    return {
+        "board": board_path,
+        "board_sha256": digest,
+        "engine": engine,
+        "invariants": sorted(invariants),
+        "strategy": strategy,
+        "max_depth": max_depth,
+        "differential": differential,
+    }
+
+
+def write_checkpoint(path: str | Path, snap: Snapshot, key: dict) -> None:
+    """Write `snap` to `path` atomically (temporary file + fsync + rename)."""
+    path = Path(path)
+    blobs = []
+    arrays = []
+    h = hashlib.sha256()
+    for name, typecode, kind in ARRAYS:
+        a = getattr(snap, _attr(name))
+        if a.typecode != typecode:
+            a = array(typecode, a)
+        b = _le(a)
+        blobs.append(b)
+        h.update(b)
+        arrays.append({"name": name, "type": kind, "count": len(a)})
+    header = orjson.dumps(
+        {
+            "format": FORMAT,
+            "bpcheck": __version__,
+            "key": key,
+            "arrays": arrays,
+            "payload_sha256": h.hexdigest(),
+            "results": snap.results,
+        },
+        option=orjson.OPT_SORT_KEYS,
+    )
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(MAGIC + FORMAT.to_bytes(2, "big"))
+            f.write(len(header).to_bytes(8, "little"))
+            f.write(header)
+            for b in blobs:
+                f.write(b)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+
+
+def read_checkpoint(path: str | Path, key: dict) -> Snapshot:
+    """Read and check a checkpoint; every problem is an InputError naming the file and field."""
+    where = str(path)
+    p = Path(path)
+    try:
+        if not p.is_file():
+            raise InputError(where, "--resume", "no checkpoint file here (is it a regular file? was the exploration finished?)")
+        data = p.read_bytes()
+    except OSError as e:
+        raise InputError(where, "--resume", f"cannot read the checkpoint: {e.strerror or e}") from None
+    if len(data) < 16 or data[:6] != MAGIC:
+        raise InputError(where, "", "not a bpcheck checkpoint (bad magic bytes)")
+    fmt = int.from_bytes(data[6:8], "big")
+    if fmt != FORMAT:
+        raise InputError(where, "format", f"checkpoint format {fmt}; this bpcheck reads format {FORMAT}")
+    hlen = int.from_bytes(data[8:16], "little")
+    if hlen > min(MAX_HEADER, len(data) - 16):
+        raise InputError(where, "header", f"the header length {hlen} runs past the end of the file")
+    try:
+        header = orjson.loads(data[16 : 16 + hlen])
+    except orjson.JSONDecodeError as e:
+        raise InputError(where, "header", f"not valid JSON: {e}") from None
+    if not isinstance(header, dict):
+        raise InputError(where, "header", "not a JSON object")
+    if header.get("bpcheck") != __version__:
+        raise InputError(where, "bpcheck", f"written by bpcheck {header.get('bpcheck')!r}; this is bpcheck {__version__} (fingerprints may differ)")
+    saved = header.get("key")
+    if not isinstance(saved, dict):
+        raise InputError(where, "key", "missing")
+    for k, v in key.items():
+        if saved.get(k) != v:
+            if k == "board_sha256":
+                problem = "the board file has changed since the checkpoint was written"
+            else:
+                problem = f"the checkpoint is of {saved.get(k)!r}; this run's is {v!r}"
+            raise InputError(where, f"key.{k}", problem)
+    specs = header.get("arrays")
+    if not isinstance(specs, list) or [s.get("name") if isinstance(s, dict) else None for s in specs] != [a[0] for a in ARRAYS]:
+        raise InputError(where, "arrays", f"expected the arrays {', '.join(a[0] for a in ARRAYS)} in this order")
+    off = 16 + hlen
+    payload = data[off:]
+    if hashlib.sha256(payload).hexdigest() != header.get("payload_sha256"):
+        raise InputError(where, "payload_sha256", "the arrays do not match their hash (a truncated or damaged file)")
+    out = {}
+    pos = 0
+    for spec, (name, typecode, kind) in zip(specs, ARRAYS):
+        count = spec.get("count")
+        if spec.get("type") != kind or not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise InputError(where, f"arrays.{name}", f"expected type {kind} and a count")
+        a = array(typecode)
+        n = count * a.itemsize
+        if pos + n > len(payload):
+            raise InputError(where, f"arrays.{name}", "runs past the end of the file")
+        a.frombytes(payload[pos : pos + n])
+        if sys.byteorder == "big":  # pragma: no cover
+            a.byteswap()
+        out[name] = a
+        pos += n
+    if pos != len(payload):
+        raise InputError(where, "arrays", f"{len(payload) - pos} bytes after the last array")
+    n = len(out["fps"])
+    if any(len(out[k]) != n for k in ("parent", "via", "depth")) or not (len(out["extra_src"]) == len(out["extra_dst"]) == len(out["extra_act"])):
+        raise InputError(where, "arrays", "the arrays' lengths do not agree")
+    if any(i >= n for i in out["frontier"]) or any(p >= n for p in out["parent"]):
+        raise InputError(where, "arrays", "a state index is out of range")
+    results = header.get("results")
+    need = ("transitions", "max_depth", "terminal_states", "depth_bound_hit", "action_counts", "props", "violations", "goals", "goal_initial")
+    if not isinstance(results, dict) or any(k not in results for k in need):
+        raise InputError(where, "results", f"expected the fields {', '.join(need)}")
+    return Snapshot(
+        key["strategy"],
+        out["fps"],
+        out["parent"],
+        out["via"],
+        out["depth"],
+        out["extra_src"],
+        out["extra_dst"],
+        out["extra_act"],
+        out["frontier"],
+        results,
+    )
+
+
+__all__ = ["FORMAT", "MAGIC", "checkpoint_key", "read_checkpoint", "write_checkpoint"]

@@ -1,0 +1,337 @@
+"""Interruption, output files and output-side defects, through real processes (issue 13): signals
+stop a run cleanly and keep what was finished; outputs are checked up front, written atomically,
+stale ones removed, report folders replaced whole and never a user's files deleted; a memory
+limit stops a board as inconclusive; the collision estimate; hostile card names in every format."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = "boards/000-replay-1.toml"  # 110 states
+OTHER = "boards/002-skip-battle-phase.toml"  # 33 states
+THIRD = "boards/002-enter-battle-phase.toml"  # 9 states
+SCHEMA = json.loads((ROOT / "docs" / "check-result.schema.json").read_text())
+EVIL_BOARD = '''name = "a card whose name holds a control character and ends in a backslash"
+turn = 2
+turn_player = 1
+
+[[card]]
+name = "Evil\\u0007Ox\\\\"
+passcode = "00000001"
+kind = "monster"
+subtype = "normal"
+attribute = "EARTH"
+race = "Beast-Warrior"
+level = 4
+atk = 1700
+def = 1000
+text = "A vanilla monster with a hostile name."
+
+[p1]
+lp = 8000
+monsters = [{ zone = 1, card = "Evil\\u0007Ox\\\\", position = "attack" }]
+
+[p2]
+lp = 8000
+spells = [{ zone = 1, card = "Call of the Haunted" }]
+graveyard = ["Blue-Eyes White Dragon"]
+'''
+
+
+def env(**extra: str) -> dict:
+    e = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_STEP_SUMMARY")}
+    e["PYTHONPATH"] = str(ROOT / "tests") + os.pathsep + e.get("PYTHONPATH", "")
+    e.update(extra)
+    return e
+
+
+def bpcheck(*args: str, **extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bpcheck", *args], cwd=ROOT, capture_output=True, text=True, env=env(**extra), timeout=180)
+
+
+def start_slow(*args: str, slow_on: str = OTHER, delay: str = "0.2", marker: Path | None = None) -> subprocess.Popen:
+    """`bpcheck check ARGS` with the engine slowed down on one board; line-buffered output."""
+    p = subprocess.Popen(
+        [sys.executable, "-m", "bpcheck", "check", *args, "--engine", "lifecycle_engines:slow"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(
+            LIFECYCLE_SLOW=delay,
+            LIFECYCLE_SLOW_ON=Path(slow_on).stem,
+            PYTHONUNBUFFERED="1",
+            **({"LIFECYCLE_STARTED": str(marker)} if marker else {}),
+        ),
+    )
+    p.marker = marker
+    return p
+
+
+def wait_exploring(p: subprocess.Popen, timeout: float = 60) -> None:
+    """Until the slow board's exploration has begun (its engine wrote the marker file)."""
+    t0 = time.monotonic()
+    while not (p.marker and p.marker.exists()):
+        assert p.poll() is None, p.communicate()
+        assert time.monotonic() - t0 < timeout
+        time.sleep(0.02)
+
+
+def wait_for_line(p: subprocess.Popen, prefix: str) -> list[str]:
+    seen = []
+    for line in p.stdout:
+        seen.append(line)
+        if line.startswith(prefix):
+            return seen
+    raise AssertionError(f"no line starting with {prefix!r}: {seen}")
+
+
+def links_resolve(report: Path) -> None:
+    for page in [report / "index.html", *report.glob("counterexamples/*.html")]:
+        for href in re.findall(r'href="([^"#:]+)"', page.read_text()):
+            assert (page.parent / href).exists(), (page, href)
+    assert not list(report.rglob("*.tmp")) and not list(report.parent.glob(f".{report.name}.bpcheck-tmp-*"))
+
+
+# -- d. signals --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_signal_stops_cleanly_and_keeps_the_finished_boards(tmp_path, sig, status):
+    out, rep = tmp_path / "r.json", tmp_path / "report"
+    p = start_slow(SMALL, OTHER, THIRD, "--json", str(out), "--report", str(rep), marker=tmp_path / "started")
+    wait_exploring(p)  # the first board is finished; the second is being explored
+    p.send_signal(sig)
+    rest, err = p.communicate(timeout=120)
+    assert p.returncode == status, (rest, err)
+    assert "Traceback" not in rest + err
+    name = signal.Signals(sig).name
+    assert f"INCONCLUSIVE {OTHER}:" in rest and f"bound hit: interrupted ({name})" in rest
+    assert f"interrupted by {name}: the results above are of the boards finished before it; 1 boards not started" in rest
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["interrupted"] == {"signal": name, "not_started": [THIRD]} and doc["verdict"] == "inconclusive"
+    assert [(b["board"], b["verdict"]) for b in doc["boards"]] == [(SMALL, "pass"), (OTHER, "inconclusive")]
+    assert doc["boards"][1]["bound_hit"] == f"interrupted ({name})" and doc["boards"][1]["states"] > 0
+    junit = ET.parse(rep / "junit.xml").getroot()
+    assert [s.get("name") for s in junit.iter("testsuite")] == [SMALL, OTHER]
+    links_resolve(rep)
+
+
+def test_a_second_signal_cuts_the_board_short_at_once(tmp_path):
+    out = tmp_path / "r.json"
+    # every apply takes 3 s: the first SIGINT is only noticed after the current one
+    p = start_slow(SMALL, OTHER, "--json", str(out), delay="3", marker=tmp_path / "started")
+    wait_exploring(p)
+    p.send_signal(signal.SIGINT)
+    p.send_signal(signal.SIGINT)
+    rest, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "Traceback" not in rest + err, (rest, err)
+    assert f"INCONCLUSIVE {OTHER}:" in rest and "interrupted (SIGINT)" in rest
+    doc = json.loads(out.read_text())
+    assert [b["verdict"] for b in doc["boards"]] == ["pass", "inconclusive"]
+
+
+def test_outside_an_exploration_a_signal_exits_at_once_without_a_traceback(tmp_path):
+    # `scenario` has no exploration to stop: the signal ends it, status 128 + signal
+    p = subprocess.Popen(
+        [sys.executable, "-c", "import time, sys\nfrom bpcheck.main import main\nimport bpcheck.main as m\n"
+         "m.cmd_cards = lambda a: (print('ready', flush=True), time.sleep(60))\n"
+         "sys.argv=['bpcheck']; m.build_parser  # noqa\n"
+         "p = m.build_parser(); a = p.parse_args(['cards']); a.fn = m.cmd_cards\n"
+         "m.build_parser = lambda: type('P', (), {'parse_args': lambda self, argv: a})()\n"
+         "sys.exit(main(['cards']))\n"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
+    )
+    assert p.stdout.readline().strip() == "ready"
+    p.send_signal(signal.SIGTERM)
+    _out, err = p.communicate(timeout=30)
+    assert p.returncode == 143 and err.strip() == "bpcheck: interrupted by SIGTERM"
+
+
+# -- d. output files ---------------------------------------------------------------------------
+
+
+def test_stale_outputs_are_removed_before_the_run_starts(tmp_path):
+    out, rep, cex = tmp_path / "r.json", tmp_path / "report", tmp_path / "cex"
+    first = bpcheck("check", SMALL, "--engine", "mutant:replay-resets-count", "--json", str(out), "--report", str(rep), "--cex-dir", str(cex))
+    assert first.returncode == 1 and out.exists() and (rep / "index.html").exists() and list(cex.glob("*.json"))
+    p = start_slow(SMALL, OTHER, "--json", str(out), "--report", str(rep), "--cex-dir", str(cex), marker=tmp_path / "started")
+    wait_exploring(p)
+    p.kill()  # SIGKILL: nothing can be written any more
+    p.communicate(timeout=30)
+    assert not out.exists() and not rep.exists() and not cex.exists()  # no stale result for CI to read
+
+
+def test_an_interrupted_rerun_replaces_the_report_folder_whole(tmp_path):
+    rep = tmp_path / "report"
+    first = bpcheck("check", SMALL, "--engine", "mutant:replay-resets-count", "--report", str(rep))
+    assert first.returncode == 1 and len(list((rep / "counterexamples").glob("*.html"))) == 2
+    p = start_slow(SMALL, OTHER, "--report", str(rep), marker=tmp_path / "started")
+    wait_exploring(p)
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=120)
+    assert p.returncode == 130
+    assert not list((rep / "counterexamples").glob("*.html"))  # the first run's pages are gone
+    assert "interrupted (SIGINT)" in (rep / "index.html").read_text()
+    links_resolve(rep)
+
+
+def test_report_never_deletes_the_users_files(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("my notes")
+    p = bpcheck("check", SMALL, "--report", str(mine))
+    assert p.returncode == 2 and "not empty and was not written by bpcheck" in p.stderr and "states" not in p.stdout
+    assert (mine / "notes.txt").read_text() == "my notes"
+    rep = tmp_path / "report"
+    assert bpcheck("check", SMALL, "--engine", "mutant:replay-resets-count", "--report", str(rep)).returncode == 1
+    (rep / "counterexamples" / "my-page.html").write_text("mine")
+    p = bpcheck("check", SMALL, "--report", str(rep))
+    assert p.returncode == 2 and "files bpcheck did not write (counterexamples/my-page.html)" in p.stderr
+    assert (rep / "counterexamples" / "my-page.html").read_text() == "mine" and (rep / "index.html").exists()
+    # --cex-dir follows the same rule
+    p = bpcheck("check", SMALL, "--cex-dir", str(mine))
+    assert p.returncode == 2 and (mine / "notes.txt").exists()
+
+
+def test_output_paths_are_checked_before_the_run(tmp_path):
+    afile = tmp_path / "file.txt"
+    afile.write_text("x")
+    for args, what in (
+        (["--json", str(afile / "r.json")], "is not a folder"),
+        (["--json", str(tmp_path / "missing" / "r.json")], "does not exist"),
+        (["--json", str(tmp_path)], "is a folder"),
+        (["--cex-dir", str(afile / "cex")], "is not a folder"),
+        (["--report", str(afile)], "exists and is not a folder"),
+        (["--json", SMALL], "is one of the input files"),
+        (["--checkpoint", str(afile / "ck")], "is not a folder"),
+        (["--json", "/dev/null"], "exists and is not a regular file"),
+    ):
+        p = bpcheck("check", SMALL, *args)
+        assert p.returncode == 2, (args, p.stdout, p.stderr)
+        assert what in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
+        assert "states" not in p.stdout, args  # nothing was explored
+    assert (ROOT / SMALL).read_text().startswith("name = ") and Path("/dev/null").exists()
+
+
+def test_cex_dir_names_do_not_collide_across_folders(tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "000-replay-1.toml").write_text((ROOT / SMALL).read_text())
+    cex = tmp_path / "cex"
+    p = bpcheck("check", SMALL, str(other / "000-replay-1.toml"), "--engine", "mutant:replay-resets-count", "--cex-dir", str(cex))
+    assert p.returncode == 1
+    files = sorted(f.name for f in cex.glob("*.json") if not f.name.startswith("."))
+    assert len(files) == 4, files  # two boards with the same file name, two counterexamples each
+    boards = {json.loads(f.read_text())["board"] for f in cex.glob("0*.json")}
+    assert boards == {SMALL, str(other / "000-replay-1.toml")}
+    assert (cex / ".bpcheck-output.json").is_file()
+
+
+# -- f. memory limit and collision estimate ----------------------------------------------------
+
+
+def test_memory_limit_stops_as_inconclusive_with_what_was_found(tmp_path):
+    out = tmp_path / "r.json"
+    p = bpcheck("check", SMALL, "--memory-limit", "1M", "--json", str(out))
+    assert p.returncode == 3, (p.stdout, p.stderr)
+    assert "bound hit: memory limit (1 MiB;" in p.stdout and "Traceback" not in p.stderr
+    doc = json.loads(out.read_text())
+    assert doc["boards"][0]["verdict"] == "inconclusive" and doc["boards"][0]["bound_hit"].startswith("memory limit")
+    p = bpcheck("check", SMALL, "--memory-limit", "4G")
+    assert p.returncode == 0
+    p = bpcheck("check", SMALL, "--memory-limit", "lots")
+    assert p.returncode == 2 and "expected a size such as 500M" in p.stderr
+
+
+def test_the_collision_estimate_is_in_text_and_json(tmp_path):
+    out = tmp_path / "r.json"
+    p = bpcheck("check", SMALL, "-v", "--json", str(out))
+    assert p.returncode == 0
+    b = json.loads(out.read_text())["boards"][0]
+    n, g = b["states"], b["transitions"] + 1
+    assert b["fingerprint_collision"] == {"optimistic": n * (g - n) / 2.0**64, "bound": n * g / 2.0**64}
+    assert f"fingerprint collision probability: {n * (g - n) / 2.0**64:.1e} (optimistic, as TLC), at most {n * g / 2.0**64:.1e}" in p.stdout
+
+
+# -- g. output-side defects --------------------------------------------------------------------
+
+
+def test_a_hostile_card_name_breaks_no_format(tmp_path):
+    board = tmp_path / "evil.toml"
+    board.write_text(EVIL_BOARD)
+    rep = tmp_path / "report"
+    p = bpcheck("check", str(board), "--engine", "mutant:replay-resets-count", "--report", str(rep))
+    assert p.returncode == 1, p.stderr
+    assert "\x07" not in p.stdout and "Evil\\x07Ox\\'s attack count" in p.stdout  # nothing raw reaches the terminal
+    junit = ET.parse(rep / "junit.xml").getroot()  # valid XML
+    assert any("Evil\\x07Ox\\" in (f.get("message") or "") for f in junit.iter("failure"))
+    assert "SVG not rendered" not in p.stdout  # both DOT pictures render
+    svgs = list((rep / "counterexamples").glob("*.svg"))
+    assert len(svgs) == 4
+    for svg in svgs:
+        ET.parse(svg)
+
+
+def test_github_output_on_a_terminal_that_is_not_utf8():
+    p = bpcheck("check", SMALL, "--engine", "mutant:replay-resets-count", "--github", PYTHONIOENCODING="ascii")
+    assert p.returncode == 1 and "Traceback" not in p.stderr and p.stderr == "", p.stderr
+    assert p.stdout.count("::error") == 2 and "\\u2192" in p.stdout  # the arrow, escaped
+
+
+def test_an_inconclusive_goal_is_not_called_unreachable(tmp_path):
+    board = tmp_path / "goal.toml"
+    board.write_text((ROOT / SMALL).read_text() + '\n[[reachable]]\nid = "never"\nstep = "damage_step_flip"\ndescription = "a flip"\n')
+    rep = tmp_path / "report"
+    p = bpcheck("check", str(board), "--max-states", "5", "--report", str(rep))
+    assert p.returncode == 3
+    assert "goal 'never' was not reached within the bound (max states (5)) (a flip)" in p.stdout and "is not reachable" not in p.stdout
+    junit = (rep / "junit.xml").read_text()
+    assert "not reached within the bound" in junit and "is not reachable" not in junit
+    assert "is not reachable" not in (rep / "results.sarif").read_text()
+
+
+def test_mutants_under_max_states_name_the_bound(tmp_path):
+    out = tmp_path / "m.json"
+    p = bpcheck("mutants", OTHER, THIRD, "--only", "replay-resets-count", "--max-states", "3", "--json", str(out))
+    assert p.returncode == 3, p.stdout
+    assert "survived*" in p.stdout and "(not exhaustive: max states (3) on 2 of 2 boards)" in p.stdout
+    assert "* survived within the bound only (--max-states 3)" in p.stdout
+    row = json.loads(out.read_text())["mutants"][0]
+    assert row["status"] == "survived within the bound" and row["bound_hit"] == "max states (3) on 2 of 2 boards"
+
+
+def test_terminal_output_of_errors_has_no_raw_control_characters():
+    p = bpcheck("cards", "Evil\x1b[31mOx")
+    assert p.returncode == 2 and "\x1b" not in p.stderr and "Evil\\x1b[31mOx" in p.stderr
+
+
+def test_an_output_that_fails_at_the_end_does_not_cost_the_others(tmp_path):
+    # a full disk when --json is written: the message names the file, the report is still written
+    code = (
+        "import errno, sys, bpcheck.outputs as o\n"
+        "real = o.atomic_write_text\n"
+        "def full(path, text):\n"
+        "    if str(path).endswith('r.json'): raise OSError(errno.ENOSPC, 'No space left on device')\n"
+        "    return real(path, text)\n"
+        "o.atomic_write_text = full\n"
+        "from bpcheck.main import main\n"
+        f"sys.exit(main(['check', {SMALL!r}, '--json', {str(tmp_path / 'r.json')!r}, '--report', {str(tmp_path / 'rep')!r}]))\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env(), timeout=120)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert f"{tmp_path / 'r.json'}: --json: cannot write the result: No space left on device" in p.stderr
+    assert (tmp_path / "rep" / "index.html").is_file() and not (tmp_path / "r.json").exists()
