@@ -236,6 +236,8 @@ def check_board_file(
         pytest.skip(f"{board.path}: the engine refused the board: {e.reason}")
     finally:
         _close(engine)
+    if br.verdict == "skipped":  # check_board reports a refusal as a skipped board
+        pytest.skip(f"{board.path}: the engine refused the board: {br.skip_reason}")
     r = br.result
     if br.counterexamples:
         text = "\n\n".join(counterexample_text(c) for c in br.counterexamples)

@@ -307,7 +307,7 @@ def explore(
         extra_src, extra_dst, extra_act = resume.extra_src, resume.extra_dst, resume.extra_act
         index = {fp: i for i, fp in enumerate(resume.fps)}
         depth_bound_hit = _restore_results(res, resume.results)
-        seen_violation = {v.prop for v in res.violations}
+        seen_violation = {(v.prop, v.key) for v in res.violations}
         try:
             rebuilt = _rebuild_frontier(system, resume)
         except SystemFault as f:
@@ -499,7 +499,7 @@ def _results_data(res: ExploreResult, depth_bound_hit: bool) -> dict:
         "action_counts": dict(res.action_counts),
         "props": {k: [v.checked, v.violations] for k, v in res.props.items()},
         "violations": [
-            {"prop": v.prop, "message": v.message, "trace": list(v.trace), "initial": v.initial, "depth": v.depth, "at": v.at}
+            {"prop": v.prop, "message": v.message, "trace": list(v.trace), "initial": v.initial, "depth": v.depth, "at": v.at, "key": _key_json(v.key)}
             for v in res.violations
         ],
         "goals": {k: v for k, v in res.goals.items()},
@@ -513,7 +513,10 @@ def _restore_results(res: ExploreResult, data: dict) -> bool:
     res.terminal_states = data["terminal_states"]
     res.action_counts = dict(data["action_counts"])
     res.props = {k: PropStats(c, v) for k, (c, v) in data["props"].items()}
-    res.violations = [Violation(v["prop"], v["message"], list(v["trace"]), v["initial"], v["depth"], v["at"]) for v in data["violations"]]
+    res.violations = [
+        Violation(v["prop"], v["message"], list(v["trace"]), v["initial"], v["depth"], v["at"], key=_key_py(v.get("key")))
+        for v in data["violations"]
+    ]
     for g, tr in data["goals"].items():
         if g in res.goals:
             res.goals[g] = tr
@@ -559,6 +562,15 @@ def _rebuild_frontier(system: TransitionSystem, snap: Snapshot) -> list[tuple[in
                     s2, _info = system.step(s, acts[via[j]])
                     stack.append((j, s2))
     return [(i, states[i]) for i in snap.frontier]
+
+
+def _key_json(key: Any) -> Any:
+    """A Finding's key for the checkpoint's JSON header (tuples become lists)."""
+    return list(key) if isinstance(key, tuple) else key
+
+
+def _key_py(key: Any) -> Any:
+    return tuple(key) if isinstance(key, list) else key
 
 
 def _trace(parent: array, via: array, i: int) -> tuple[list[int], int]:
