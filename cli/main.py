@@ -94,9 +94,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 sc = load_scenario(path, display)
                 print(f"ok    {display}  scenario {sc.name!r}: {len(sc.steps)} steps, rules {', '.join(sc.rules)}")
             else:
-                b = load_board(path, display)
+                b = load_board(path, display, symbolic=True)  # a symbolic board is valid (bpcheck prove)
                 n = sum(1 for _ in b.state.monsters())
-                print(f"ok    {display}  board {b.name!r}: turn {b.state.turn}, {n} monsters on the field")
+                sym = f"; symbolic: {', '.join(r.describe() for r in b.symbols)}" if b.symbols else ""
+                print(f"ok    {display}  board {b.name!r}: turn {b.state.turn}, {n} monsters on the field{sym}")
         except InputError as e:
             _err(e)
             bad += 1
