@@ -259,3 +259,86 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("direct-attack-past-monsters", DirectAttackPastMonsters, "attack counts", "000-replay-2.toml"),
     )
 }
+
+
+# =============================================================================================
+# Value mutants: bugs that show only at particular values (ATK equal to DEF, damage exactly equal
+# to the remaining LP, 0 against 0). The concrete seed boards do not hit those values, so
+# enumeration (`bpcheck check`, `bpcheck mutants`) misses them; `bpcheck prove` kills them from
+# the symbolic boards in symbolic/ (docs/proving.md). They are reachable as `--engine
+# mutant:NAME` but kept out of MUTANTS, whose every member `bpcheck mutants` must kill on the
+# seed boards. Their arithmetic goes through bpcheck.model.arith, like the rules they change.
+# =============================================================================================
+
+from bpcheck.model import arith  # noqa: E402
+
+
+class AtkEqualDefDestroys(Rules):
+    """An attack on a Defense Position monster destroys it when the ATK equals the DEF (an
+    off-by-one: ATK >= DEF instead of ATK > DEF)."""
+
+    def battle_result(self, tp, attacker, atk_a, target, pos, value):
+        if target is not None and pos is not Pos.ATK and value is not None and arith.eq(atk_a, value):
+            return [target], []
+        return super().battle_result(tp, attacker, atk_a, target, pos, value)
+
+
+class ExactLethalGoesOn(Rules):
+    """A player whose LP reach exactly 0 stays in the duel: the engine ends it only when the
+    damage exceeds the LP left (damage > LP instead of damage >= LP)."""
+
+    def __init__(self, pool):
+        super().__init__(pool)
+        self._overkilled: set[int] = set()
+
+    def _lose_lp(self, w, p, amount):
+        if arith.gt(amount, w.s.players[p].lp):
+            self._overkilled.add(p)
+        super()._lose_lp(w, p, amount)
+
+    def _check_lp(self, w):
+        if w.s.over:
+            return
+        zero = sorted(p for p in self._overkilled if arith.le(w.s.players[p].lp, 0))
+        self._overkilled.clear()
+        if not zero:
+            return
+        winner = None if len(zero) == 2 else 1 - zero[0]
+        w.s = replace(w.s, over=True, winner=winner, triggers=(), choice=None)
+        w.emit("duel_over", winner=winner, reason="lp_zero")
+
+    def apply(self, s, action):
+        self._overkilled.clear()
+        return super().apply(s, action)
+
+
+class ZeroAtkBothDestroyed(Rules):
+    """Two Attack Position monsters with equal ATK are both destroyed even at 0 ATK (the
+    engine forgets that neither is destroyed when both have 0)."""
+
+    def battle_result(self, tp, attacker, atk_a, target, pos, value):
+        if target is not None and pos is Pos.ATK and value is not None and arith.eq(atk_a, value):
+            return [attacker, target], []
+        return super().battle_result(tp, attacker, atk_a, target, pos, value)
+
+
+class EqualAtkDamagesDefender(Rules):
+    """Two Attack Position monsters with equal ATK: the engine computes the damage with the
+    target's ATK as the operand of the wrong side and deals the ATK (not 0) to the opponent."""
+
+    def battle_result(self, tp, attacker, atk_a, target, pos, value):
+        destroy, damage = super().battle_result(tp, attacker, atk_a, target, pos, value)
+        if target is not None and pos is Pos.ATK and value is not None and arith.eq(atk_a, value) and arith.gt(atk_a, 0):
+            damage = [(1 - tp, value)]
+        return destroy, damage
+
+
+VALUE_MUTANTS: dict[str, Mutant] = {
+    m.name: m
+    for m in (
+        Mutant("atk-equal-def-destroys", AtkEqualDefDestroys, "accounting", "symbolic/calc-atk-def.toml"),
+        Mutant("exact-lethal-goes-on", ExactLethalGoesOn, "accounting", "symbolic/lp-zero-battle.toml"),
+        Mutant("zero-atk-both-destroyed", ZeroAtkBothDestroyed, "accounting", "symbolic/calc-atk-atk.toml"),
+        Mutant("equal-atk-damages-defender", EqualAtkDamagesDefender, "accounting", "symbolic/calc-atk-atk.toml"),
+    )
+}

@@ -7,6 +7,9 @@ else) or over z3 integer terms (``bpcheck prove``, docs/proving.md). This module
 the game: only numbers, so the invariants may use the same neutral operations on the numbers
 they read from observations without calling the model's rules.
 
+- Anything that is not a :class:`Sym` takes the plain Python operator, exactly as before (one
+  class check per operand): concrete exploration keeps its speed and its behaviour on odd
+  engine data.
 - Arithmetic (:func:`add`, :func:`sub`, :func:`halve`, :func:`clamp0`, :func:`max_`) never
   branches: on a symbolic value it builds a z3 term (``If`` for max/clamp). A term that
   simplifies to a numeral comes back as a plain ``int``.
@@ -51,13 +54,18 @@ class SymbolicValueError(Exception):
 
 
 class Sym:
-    """A symbolic integer: a z3 integer term. Hashable, structurally comparable, immutable."""
+    """A symbolic integer: a z3 integer term, with bounds ``lo`` / ``hi`` known from the ranges
+    (None: unbounded). The bounds are sound facts (a symbol's range holds on every path), so
+    arithmetic carries them and a comparison they decide needs no solver. Hashable,
+    structurally comparable, immutable."""
 
-    __slots__ = ("term", "_hash")
+    __slots__ = ("term", "_hash", "lo", "hi")
 
-    def __init__(self, term) -> None:
+    def __init__(self, term, lo: int | None = None, hi: int | None = None) -> None:
         self.term = term
         self._hash = term.hash()
+        self.lo = lo
+        self.hi = hi
 
     def __hash__(self) -> int:
         return self._hash
@@ -108,63 +116,101 @@ def term(x: Num):
     """The z3 term of a number (a numeral for an int)."""
     if isinstance(x, Sym):
         return x.term
-    if type(x) is int:
-        return z3mod().IntVal(x)
-    raise SymbolicValueError(f"not a number: {x!r}")
+    if isinstance(x, int):
+        return z3mod().IntVal(int(x))
+    raise TypeError(f"not a number: {x!r}")
 
 
-def _num(t) -> Num:
+def _num(t, lo: int | None = None, hi: int | None = None) -> Num:
+    if lo is not None and lo == hi:
+        return lo
     z3 = z3mod()
-    t = z3.simplify(t)
-    if z3.is_int_value(t):
-        return t.as_long()
-    return Sym(t)
+    v = z3.simplify(t)
+    if z3.is_int_value(v):
+        return v.as_long()
+    return Sym(t, lo, hi)  # the term as written: it reads better in reports than its simplified form
 
 
-def symbol(name: str) -> Sym:
-    """A fresh symbolic integer named `name` (its range is the caller's business)."""
-    return Sym(z3mod().Int(name))
+def symbol(name: str, lo: int | None = None, hi: int | None = None) -> Sym:
+    """A fresh symbolic integer named `name`, known to lie in lo..hi (the caller states its
+    range to the solver as well)."""
+    return Sym(z3mod().Int(name), lo, hi)
+
+
+def bounds(x: Num) -> tuple[int | None, int | None]:
+    if isinstance(x, Sym):
+        return x.lo, x.hi
+    if isinstance(x, int):
+        return x, x
+    return None, None
+
+
+def _plus(a, b):
+    return None if a is None or b is None else a + b
 
 
 # -- arithmetic (never branches) ---------------------------------------------------------------
 
 
 def add(a: Num, b: Num) -> Num:
-    if type(a) is int and type(b) is int:
+    if a.__class__ is not Sym and b.__class__ is not Sym:
         return a + b
-    return _num(term(a) + term(b))
+    if b == 0 and b.__class__ is not Sym:
+        return a
+    if a == 0 and a.__class__ is not Sym:
+        return b
+    (al, ah), (bl, bh) = bounds(a), bounds(b)
+    return _num(term(a) + term(b), _plus(al, bl), _plus(ah, bh))
 
 
 def sub(a: Num, b: Num) -> Num:
-    if type(a) is int and type(b) is int:
+    if a.__class__ is not Sym and b.__class__ is not Sym:
         return a - b
-    return _num(term(a) - term(b))
+    if b == 0 and b.__class__ is not Sym:
+        return a
+    (al, ah), (bl, bh) = bounds(a), bounds(b)
+    return _num(term(a) - term(b), _plus(al, None if bh is None else -bh), _plus(ah, None if bl is None else -bl))
 
 
 def halve(a: Num) -> Num:
     """a // 2, rounded down (z3's integer division by a positive number rounds down as well)."""
-    if type(a) is int:
+    if a.__class__ is not Sym:
         return a // 2
-    return _num(term(a) / 2)
+    lo, hi = bounds(a)
+    return _num(term(a) / 2, None if lo is None else lo // 2, None if hi is None else hi // 2)
 
 
 def max_(a: Num, b: Num) -> Num:
-    if type(a) is int and type(b) is int:
+    if a.__class__ is not Sym and b.__class__ is not Sym:
         return a if a >= b else b
+    (al, ah), (bl, bh) = bounds(a), bounds(b)
+    if al is not None and bh is not None and al >= bh:
+        return a
+    if bl is not None and ah is not None and bl >= ah:
+        return b
     ta, tb = term(a), term(b)
-    return _num(z3mod().If(ta >= tb, ta, tb))
+    lo = None if al is None and bl is None else max(x for x in (al, bl) if x is not None)
+    hi = None if ah is None or bh is None else max(ah, bh)
+    return _num(z3mod().If(ta >= tb, ta, tb), lo, hi)
 
 
 def min_(a: Num, b: Num) -> Num:
-    if type(a) is int and type(b) is int:
+    if a.__class__ is not Sym and b.__class__ is not Sym:
         return a if a <= b else b
+    (al, ah), (bl, bh) = bounds(a), bounds(b)
+    if ah is not None and bl is not None and ah <= bl:
+        return a
+    if bh is not None and al is not None and bh <= al:
+        return b
     ta, tb = term(a), term(b)
-    return _num(z3mod().If(ta <= tb, ta, tb))
+    lo = None if al is None or bl is None else min(al, bl)
+    hi = None if ah is None and bh is None else min(x for x in (ah, bh) if x is not None)
+    return _num(z3mod().If(ta <= tb, ta, tb), lo, hi)
 
 
 def clamp0(a: Num) -> Num:
     """max(a, 0)."""
-    if type(a) is int:
+    if a.__class__ is not Sym:
         return a if a > 0 else 0
     return max_(a, 0)
 
@@ -203,39 +249,66 @@ def decide(cond, rule: str | None = None) -> bool:
             f"the rules compared symbolic numbers ({cond}) outside `bpcheck prove`: a symbolic board is proved, "
             "or concretized first (`bpcheck prove --concretize DIR`)"
         )
-    return _decider.decide(c, rule)
+    return _decider.decide(cond, rule)
+
+
+def _le_known(a: Num, b: Num) -> bool | None:
+    """a <= b when the bounds decide it, else None."""
+    (al, ah), (bl, bh) = bounds(a), bounds(b)
+    if ah is not None and bl is not None and ah <= bl:
+        return True
+    if al is not None and bh is not None and al > bh:
+        return False
+    return None
+
+
+def _lt_known(a: Num, b: Num) -> bool | None:
+    (al, ah), (bl, bh) = bounds(a), bounds(b)
+    if ah is not None and bl is not None and ah < bl:
+        return True
+    if al is not None and bh is not None and al >= bh:
+        return False
+    return None
 
 
 def gt(a: Num, b: Num, rule: str | None = None) -> bool:
-    if type(a) is int and type(b) is int:
+    if a.__class__ is not Sym and b.__class__ is not Sym:
         return a > b
-    return decide(term(a) > term(b), rule)
+    k = _lt_known(b, a)
+    return k if k is not None else decide(term(a) > term(b), rule)
 
 
 def ge(a: Num, b: Num, rule: str | None = None) -> bool:
-    if type(a) is int and type(b) is int:
+    if a.__class__ is not Sym and b.__class__ is not Sym:
         return a >= b
-    return decide(term(a) >= term(b), rule)
+    k = _le_known(b, a)
+    return k if k is not None else decide(term(a) >= term(b), rule)
 
 
 def lt(a: Num, b: Num, rule: str | None = None) -> bool:
-    if type(a) is int and type(b) is int:
+    if a.__class__ is not Sym and b.__class__ is not Sym:
         return a < b
-    return decide(term(a) < term(b), rule)
+    k = _lt_known(a, b)
+    return k if k is not None else decide(term(a) < term(b), rule)
 
 
 def le(a: Num, b: Num, rule: str | None = None) -> bool:
-    if type(a) is int and type(b) is int:
+    if a.__class__ is not Sym and b.__class__ is not Sym:
         return a <= b
-    return decide(term(a) <= term(b), rule)
+    k = _le_known(a, b)
+    return k if k is not None else decide(term(a) <= term(b), rule)
 
 
 def eq(a: Num, b: Num, rule: str | None = None) -> bool:
     """Numeric equality (``None`` equals only ``None``)."""
-    if type(a) is int and type(b) is int:
+    if a.__class__ is not Sym and b.__class__ is not Sym:
         return a == b
     if a is None or b is None:
-        return a is b
+        return False
+    if a.__class__ is Sym and b.__class__ is Sym and a.term.eq(b.term):
+        return True
+    if _lt_known(a, b) or _lt_known(b, a):
+        return False
     return decide(term(a) == term(b), rule)
 
 

@@ -431,7 +431,7 @@ def _apply_numbers(board: Board, numbers: dict, file: str) -> Board:
     from bpcheck.model.cards import CardPool
 
     def value(v):
-        return arith.symbol(v.name) if isinstance(v, NumberRange) else v
+        return arith.symbol(v.name, v.min, v.max) if isinstance(v, NumberRange) else v
 
     cards = []
     for c in board.pool:
