@@ -409,6 +409,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_arguments(mu)
     mu.set_defaults(fn=_cmd_mutants)
 
+    from bpcheck.prove import add_prove_parser  # `bpcheck prove`: symbolic numbers (cli/prove.py, docs/proving.md)
+
+    add_prove_parser(sub, _positive)
+
     sv = sub.add_parser("serve", help="serve an in-process engine over the JSON-lines protocol on stdin/stdout (docs/protocol.md)")
     sv.add_argument("--engine", metavar="ENGINE", help="the engine to serve: reference (default), mutant:NAME or package.module:factory")
     sv.set_defaults(fn=cmd_serve)

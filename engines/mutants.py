@@ -322,23 +322,11 @@ class ZeroAtkBothDestroyed(Rules):
         return super().battle_result(tp, attacker, atk_a, target, pos, value)
 
 
-class EqualAtkDamagesDefender(Rules):
-    """Two Attack Position monsters with equal ATK: the engine computes the damage with the
-    target's ATK as the operand of the wrong side and deals the ATK (not 0) to the opponent."""
-
-    def battle_result(self, tp, attacker, atk_a, target, pos, value):
-        destroy, damage = super().battle_result(tp, attacker, atk_a, target, pos, value)
-        if target is not None and pos is Pos.ATK and value is not None and arith.eq(atk_a, value) and arith.gt(atk_a, 0):
-            damage = [(1 - tp, value)]
-        return destroy, damage
-
-
 VALUE_MUTANTS: dict[str, Mutant] = {
     m.name: m
     for m in (
         Mutant("atk-equal-def-destroys", AtkEqualDefDestroys, "accounting", "symbolic/calc-atk-def.toml"),
         Mutant("exact-lethal-goes-on", ExactLethalGoesOn, "accounting", "symbolic/lp-zero-battle.toml"),
         Mutant("zero-atk-both-destroyed", ZeroAtkBothDestroyed, "accounting", "symbolic/calc-atk-atk.toml"),
-        Mutant("equal-atk-damages-defender", EqualAtkDamagesDefender, "accounting", "symbolic/calc-atk-atk.toml"),
     )
 }

@@ -157,21 +157,20 @@ class _Run:
 
     def decide(self, cond, rule: str | None) -> bool:
         z3 = self.solver.z3
-        if self.i < len(self.script):
+        pc = tuple(self.pc)
+        t = self.solver.check(pc, cond) == "sat"
+        f = self.solver.check(pc, z3.Not(cond)) == "sat"
+        if not (t and f):
+            if not (t or f):
+                raise Inconclusive("an infeasible path was explored")
+            if self.cores is not None:
+                self.cores.update(self.solver.core(pc, z3.Not(cond) if t else cond))
+            return t  # the path condition already decides it: no fork, nothing to record
+        if self.i < len(self.script):  # a fork met before: the outcome this run follows
             b = self.script[self.i]
         else:
-            pc = tuple(self.pc)
-            t = self.solver.check(pc, cond) == "sat"
-            f = self.solver.check(pc, z3.Not(cond)) == "sat"
-            if t and f:
-                self.new_forks.append(self.i)
-                b = True
-            else:
-                if not (t or f):
-                    raise Inconclusive("an infeasible path was explored")
-                if self.cores is not None:
-                    self.cores.update(self.solver.core(pc, z3.Not(cond) if t else cond))
-                return t  # the path condition already decides it: no fork, nothing to record
+            self.new_forks.append(self.i)
+            b = True
         self.trail.append(b)
         self.i += 1
         self.pc.append((cond if b else z3.Not(cond), rule))
