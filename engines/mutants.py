@@ -273,16 +273,6 @@ MUTANTS: dict[str, Mutant] = {
 from bpcheck.model import arith  # noqa: E402
 
 
-class AtkEqualDefDestroys(Rules):
-    """An attack on a Defense Position monster destroys it when the ATK equals the DEF (an
-    off-by-one: ATK >= DEF instead of ATK > DEF)."""
-
-    def battle_result(self, tp, attacker, atk_a, target, pos, value):
-        if target is not None and pos is not Pos.ATK and value is not None and arith.eq(atk_a, value):
-            return [target], []
-        return super().battle_result(tp, attacker, atk_a, target, pos, value)
-
-
 class ExactLethalGoesOn(Rules):
     """A player whose LP reach exactly 0 stays in the duel: the engine ends it only when the
     damage exceeds the LP left (damage > LP instead of damage >= LP)."""
@@ -312,21 +302,46 @@ class ExactLethalGoesOn(Rules):
         return super().apply(s, action)
 
 
-class ZeroAtkBothDestroyed(Rules):
-    """Two Attack Position monsters with equal ATK are both destroyed even at 0 ATK (the
-    engine forgets that neither is destroyed when both have 0)."""
+class CostNeedsMoreLp(Rules):
+    """An LP cost can be paid only with more LP than the cost: with exactly 1000 LP, Seven Tools
+    of the Bandit is refused (an off-by-one: LP > cost instead of LP >= cost)."""
 
-    def battle_result(self, tp, attacker, atk_a, target, pos, value):
-        if target is not None and pos is Pos.ATK and value is not None and arith.eq(atk_a, value):
-            return [attacker, target], []
-        return super().battle_result(tp, attacker, atk_a, target, pos, value)
+    def _costs_payable(self, s, p, uid, eff):
+        for o in eff.cost:
+            if o.op == "pay_lp" and arith.le(s.players[p].lp, o.get("amount")):
+                return False
+        return super()._costs_payable(s, p, uid, eff)
+
+
+class CostToZeroGoesOn(Rules):
+    """Paying an LP cost down to exactly 0 LP does not end the duel at once: the engine checks
+    for 0 LP after damage only, so the duel goes on until the next damage (or check)."""
+
+    def __init__(self, pool):
+        super().__init__(pool)
+        self._paid_to_zero: set[int] = set()
+
+    def _pay_lp(self, w, p, amount):
+        super()._pay_lp(w, p, amount)
+        if arith.le(w.s.players[p].lp, 0):
+            self._paid_to_zero.add(p)
+
+    def _check_lp(self, w):
+        if self._paid_to_zero and not w.s.over:
+            if all(not arith.le(w.s.players[p].lp, 0) or p in self._paid_to_zero for p in (0, 1)):
+                return  # only costs took a player to 0 in this transition: not checked
+        super()._check_lp(w)
+
+    def apply(self, s, action):
+        self._paid_to_zero.clear()
+        return super().apply(s, action)
 
 
 VALUE_MUTANTS: dict[str, Mutant] = {
     m.name: m
     for m in (
-        Mutant("atk-equal-def-destroys", AtkEqualDefDestroys, "accounting", "symbolic/calc-atk-def.toml"),
         Mutant("exact-lethal-goes-on", ExactLethalGoesOn, "accounting", "symbolic/lp-zero-battle.toml"),
-        Mutant("zero-atk-both-destroyed", ZeroAtkBothDestroyed, "accounting", "symbolic/calc-atk-atk.toml"),
+        Mutant("cost-needs-more-lp", CostNeedsMoreLp, "chains and windows", "symbolic/counter-trap-lp-cost.toml"),
+        Mutant("cost-to-zero-goes-on", CostToZeroGoesOn, "accounting", "symbolic/counter-trap-lp-cost.toml"),
     )
 }
