@@ -313,28 +313,15 @@ class CostNeedsMoreLp(Rules):
         return super()._costs_payable(s, p, uid, eff)
 
 
-class CostToZeroGoesOn(Rules):
-    """Paying an LP cost down to exactly 0 LP does not end the duel at once: the engine checks
-    for 0 LP after damage only, so the duel goes on until the next damage (or check)."""
+class ZeroAtkAttackerTakesNoDamage(Rules):
+    """A 0-ATK attacker against a Defense Position monster takes no battle damage: the engine
+    skips damage calculation for an attacker with 0 ATK (as if it could deal nothing, it
+    receives nothing)."""
 
-    def __init__(self, pool):
-        super().__init__(pool)
-        self._paid_to_zero: set[int] = set()
-
-    def _pay_lp(self, w, p, amount):
-        super()._pay_lp(w, p, amount)
-        if arith.le(w.s.players[p].lp, 0):
-            self._paid_to_zero.add(p)
-
-    def _check_lp(self, w):
-        if self._paid_to_zero and not w.s.over:
-            if all(not arith.le(w.s.players[p].lp, 0) or p in self._paid_to_zero for p in (0, 1)):
-                return  # only costs took a player to 0 in this transition: not checked
-        super()._check_lp(w)
-
-    def apply(self, s, action):
-        self._paid_to_zero.clear()
-        return super().apply(s, action)
+    def battle_result(self, tp, attacker, atk_a, target, pos, value):
+        if target is not None and pos is not Pos.ATK and arith.eq(atk_a, 0):
+            return [], []
+        return super().battle_result(tp, attacker, atk_a, target, pos, value)
 
 
 VALUE_MUTANTS: dict[str, Mutant] = {
@@ -342,6 +329,6 @@ VALUE_MUTANTS: dict[str, Mutant] = {
     for m in (
         Mutant("exact-lethal-goes-on", ExactLethalGoesOn, "accounting", "symbolic/lp-zero-battle.toml"),
         Mutant("cost-needs-more-lp", CostNeedsMoreLp, "chains and windows", "symbolic/counter-trap-lp-cost.toml"),
-        Mutant("cost-to-zero-goes-on", CostToZeroGoesOn, "accounting", "symbolic/counter-trap-lp-cost.toml"),
+        Mutant("zero-atk-attacker-takes-no-damage", ZeroAtkAttackerTakesNoDamage, "accounting", "symbolic/calc-atk-def.toml"),
     )
 }

@@ -289,6 +289,29 @@ def _fingerprint(obs: dict, pc: PathCond) -> int:
     return xxhash.xxh3_64_intdigest(orjson.dumps(data, option=orjson.OPT_SORT_KEYS))
 
 
+def _concrete_message(inv: Invariant, args: tuple, values: dict[str, int]) -> str | None:
+    """The invariant's message for the witness values: its check run again on the data made
+    concrete (the symbolic message names terms, not numbers)."""
+    from bpcheck.model.events import Event
+
+    def conc(x):
+        return arith.substitute(x, values)
+
+    def conc_events(evs):
+        return [Event(e.kind, tuple((k, conc(v)) for k, v in e.data)) for e in evs]
+
+    if args and isinstance(args[0], Transition):
+        t = args[0]
+        args = (Transition(conc(t.before), conc(t.action), conc_events(t.events), conc(t.after)),)
+    else:
+        args = tuple(conc(a) for a in args)
+    try:
+        v = _guarded(inv, *args)
+    except arith.SymbolicValueError:
+        return None
+    return v if isinstance(v, str) else None
+
+
 def _reset_caches(engine) -> None:
     # The rules cache a state's legal actions by identity; under another path condition the
     # same state may offer other actions, so every call starts afresh.
@@ -336,7 +359,8 @@ def explore_symbolic(
             r.violations += 1
             if r.witness is None:
                 values = solver.least_model(bpc)
-                r.witness = Witness(inv.id, str(verdict), values, node, kind, res.labels_to(node), pc_text(bpc))
+                msg = _concrete_message(inv, args, values) or str(verdict)
+                r.witness = Witness(inv.id, msg, values, node, kind, res.labels_to(node), pc_text(bpc))
 
     def add_node(n: Node) -> int | None:
         fp = _fingerprint(n.obs, n.pc)
