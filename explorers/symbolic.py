@@ -47,6 +47,8 @@ class SolverStats:
     seconds: float = 0.0
     cache_hits: int = 0
     slowest: float = 0.0
+    cores: int = 0  # unsat-core queries (why an outcome is impossible: rule IDs for reports)
+    core_seconds: float = 0.0
 
 
 class PathSolver:
@@ -103,6 +105,18 @@ class PathSolver:
 
     def core(self, pc: PathCond, extra) -> list[str]:
         """Why ranges ∧ pc ∧ extra is unsat: the rule IDs and ranges of an unsat core."""
+        key = ("core", tuple(sorted(c.get_id() for c, _r in pc)), extra.get_id())
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit[0]
+        t0 = time.perf_counter()
+        out = self._core(pc, extra)
+        self.stats.cores += 1
+        self.stats.core_seconds += time.perf_counter() - t0
+        self._cache[key] = (out, pc, extra)
+        return out
+
+    def _core(self, pc: PathCond, extra) -> list[str]:
         z3 = self.z3
         s = z3.Solver()
         if self.timeout_ms is not None:
@@ -254,7 +268,7 @@ class SymbolicResult:
         for n in self.nodes:
             if not n.terminal:
                 continue
-            key = frozenset(pc_text(n.pc))
+            key = frozenset(_pc_key(n.pc))
             if key not in seen:
                 seen.add(key)
                 out.append(n.pc)
@@ -284,8 +298,12 @@ class SymbolicResult:
         return list(reversed(out))
 
 
+def _pc_key(pc: PathCond) -> list[str]:
+    return sorted(c.sexpr() for c, _r in pc)  # z3's own text: much faster than its pretty printer
+
+
 def _fingerprint(obs: dict, pc: PathCond) -> int:
-    data = {"obs": arith.jsonable(obs), "pc": sorted(pc_text(pc))}
+    data = {"obs": arith.jsonable(obs, sexpr=True), "pc": _pc_key(pc)}
     return xxhash.xxh3_64_intdigest(orjson.dumps(data, option=orjson.OPT_SORT_KEYS))
 
 

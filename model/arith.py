@@ -335,14 +335,15 @@ def substitute(x: Any, values: dict[str, int]) -> Any:
     return x
 
 
-def jsonable(x: Any) -> Any:
-    """`x` with every symbolic number written as its term's text (fingerprints, reports)."""
+def jsonable(x: Any, sexpr: bool = False) -> Any:
+    """`x` with every symbolic number written as its term's text (reports), or as z3's
+    S-expression (`sexpr`: fingerprints, much faster)."""
     if isinstance(x, Sym):
-        return f"<{x.term}>"
+        return f"<{x.term.sexpr() if sexpr else x.term}>"
     if isinstance(x, dict):
-        return {k: jsonable(v) for k, v in x.items()}
+        return {k: jsonable(v, sexpr) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
+        return [jsonable(v, sexpr) for v in x]
     return x
 
 
