@@ -207,8 +207,21 @@ def all_paths(solver: PathSolver, pc: PathCond, fn: Callable[[], Any], cores: se
     return out
 
 
+def _readable(c):
+    """Not(a > b) as a <= b, and so on: how a rules engineer writes a case."""
+    z3 = arith.z3mod()
+    if z3.is_not(c):
+        x = c.arg(0)
+        flip = {z3.Z3_OP_GT: lambda a, b: a <= b, z3.Z3_OP_LT: lambda a, b: a >= b, z3.Z3_OP_GE: lambda a, b: a < b,
+                z3.Z3_OP_LE: lambda a, b: a > b, z3.Z3_OP_EQ: lambda a, b: a != b}
+        k = x.decl().kind() if z3.is_app(x) else None
+        if k in flip and x.num_args() == 2:
+            return flip[k](x.arg(0), x.arg(1))
+    return c
+
+
 def pc_text(pc: PathCond) -> list[str]:
-    return [" ".join(str(c).split()) for c, _r in pc]
+    return [" ".join(str(_readable(c)).split()) for c, _r in pc]
 
 
 # =============================================================================================
