@@ -250,7 +250,6 @@ def cmd_prove(args) -> int:
             if r.witness is not None:
                 w = r.witness
                 wname = f"{stem}.{inv.id}.witness.toml"
-                wdir = report or Path(".")
                 note = f"witness of {inv.id} from {display} ({engine_name}): {w.message}"
                 text = to_toml(concrete_board(raw, w.values, note))
                 wpath = (report / wname) if report else None

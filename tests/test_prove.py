@@ -81,6 +81,8 @@ def test_witness_counterexample_replays(tmp_path, run_cli):
     assert "lp = 100" in witness and "atk = 100" in witness  # damage exactly equal to the LP left
     cex = json.loads((rep / "lp-zero-battle.acc.duel-over.cex.json").read_text())
     assert cex["invariant"] == "acc.duel-over" and cex["trace"][-1] == "pass"
+    code, stdout, _ = run_cli("replay", str(rep / "lp-zero-battle.acc.duel-over.cex.json"))
+    assert code == 1 and "P2 has 0 LP but the duel goes on" in stdout
 
 
 def test_concretize_writes_one_board_per_numeric_case(tmp_path, run_cli):
