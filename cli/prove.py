@@ -189,7 +189,11 @@ def cmd_prove(args) -> int:
             continue
         # The numeric cases are the reference rules' cases; --concretize alone needs no engine.
         eng = make_engine(args.engine) if symbolic_engine else ReferenceEngine()
-        res = explore_symbolic(eng, board, invariants, engine_name if symbolic_engine else "reference", args.timeout, args.max_states)
+        from bpcheck.explorers.core import Progress
+
+        res = explore_symbolic(
+            eng, board, invariants, engine_name if symbolic_engine else "reference", args.timeout, args.max_states, Progress(board.name)
+        )
         stem = Path(display).stem
         doc: dict[str, Any] = {
             "board": display,

@@ -358,7 +358,7 @@ def explore_symbolic(
     engine_name: str = "reference",
     timeout_s: float | None = 10.0,
     max_states: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress=None,
 ) -> SymbolicResult:
     """Every path of `board` under `engine` (an engine built on the reference rules), every
     invariant decided per path for every value of the board's ranges."""
@@ -420,8 +420,8 @@ def explore_symbolic(
                 break
             ni = queue.popleft()
             node = res.nodes[ni]
-            if progress is not None:
-                progress(len(res.nodes))
+            if progress is not None:  # an explorers.core.Progress: a terminal only, quiet in CI
+                progress.update(len(res.nodes), node.depth, len(queue))
             if node.terminal:
                 continue
 
@@ -464,4 +464,6 @@ def explore_symbolic(
     except (Inconclusive, arith.SymbolicValueError) as e:
         res.inconclusive = str(e)
     res.elapsed = time.perf_counter() - t0
+    if progress is not None:
+        progress.done()
     return res
