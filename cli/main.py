@@ -57,9 +57,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 sc = load_scenario(path, display)
                 print(f"ok    {display}  scenario {sc.name!r}: {len(sc.steps)} steps, rules {', '.join(sc.rules)}")
             else:
-                b = load_board(path, display)
+                b = load_board(path, display, symbolic=True)  # a symbolic board is valid (bpcheck prove)
                 n = sum(1 for _ in b.state.monsters())
-                print(f"ok    {display}  board {b.name!r}: turn {b.state.turn}, {n} monsters on the field")
+                sym = f"; symbolic: {', '.join(r.describe() for r in b.symbols)}" if b.symbols else ""
+                print(f"ok    {display}  board {b.name!r}: turn {b.state.turn}, {n} monsters on the field{sym}")
         except InputError as e:
             _err(e)
             bad += 1
@@ -614,6 +615,10 @@ def build_parser() -> argparse.ArgumentParser:
     mu.add_argument("--stats", action="store_true", help="also record timings in the JSON (not deterministic)")
     add_report_arguments(mu)
     mu.set_defaults(fn=_cmd_mutants)
+
+    from bpcheck.prove import add_prove_parser  # `bpcheck prove`: symbolic numbers (cli/prove.py, docs/proving.md)
+
+    add_prove_parser(sub, _positive)
 
     sv = sub.add_parser("serve", help="serve an in-process engine over the JSON-lines protocol on stdin/stdout (docs/protocol.md)")
     sv.add_argument("--engine", metavar="ENGINE", help="the engine to serve: reference (default), mutant:NAME or package.module:factory")

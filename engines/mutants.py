@@ -259,3 +259,76 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("direct-attack-past-monsters", DirectAttackPastMonsters, "attack counts", "000-replay-2.toml"),
     )
 }
+
+
+# =============================================================================================
+# Value mutants: bugs that show only at particular values (ATK equal to DEF, damage exactly equal
+# to the remaining LP, 0 against 0). The concrete seed boards do not hit those values, so
+# enumeration (`bpcheck check`, `bpcheck mutants`) misses them; `bpcheck prove` kills them from
+# the symbolic boards in symbolic/ (docs/proving.md). They are reachable as `--engine
+# mutant:NAME` but kept out of MUTANTS, whose every member `bpcheck mutants` must kill on the
+# seed boards. Their arithmetic goes through bpcheck.model.arith, like the rules they change.
+# =============================================================================================
+
+from bpcheck.model import arith  # noqa: E402
+
+
+class ExactLethalGoesOn(Rules):
+    """A player whose LP reach exactly 0 stays in the duel: the engine ends it only when the
+    damage exceeds the LP left (damage > LP instead of damage >= LP)."""
+
+    def __init__(self, pool):
+        super().__init__(pool)
+        self._overkilled: set[int] = set()
+
+    def _lose_lp(self, w, p, amount):
+        if arith.gt(amount, w.s.players[p].lp):
+            self._overkilled.add(p)
+        super()._lose_lp(w, p, amount)
+
+    def _check_lp(self, w):
+        if w.s.over:
+            return
+        zero = sorted(p for p in self._overkilled if arith.le(w.s.players[p].lp, 0))
+        self._overkilled.clear()
+        if not zero:
+            return
+        winner = None if len(zero) == 2 else 1 - zero[0]
+        w.s = replace(w.s, over=True, winner=winner, triggers=(), choice=None)
+        w.emit("duel_over", winner=winner, reason="lp_zero")
+
+    def apply(self, s, action):
+        self._overkilled.clear()
+        return super().apply(s, action)
+
+
+class CostNeedsMoreLp(Rules):
+    """An LP cost can be paid only with more LP than the cost: with exactly 1000 LP, Seven Tools
+    of the Bandit is refused (an off-by-one: LP > cost instead of LP >= cost)."""
+
+    def _costs_payable(self, s, p, uid, eff):
+        for o in eff.cost:
+            if o.op == "pay_lp" and arith.le(s.players[p].lp, o.get("amount")):
+                return False
+        return super()._costs_payable(s, p, uid, eff)
+
+
+class ZeroAtkAttackerTakesNoDamage(Rules):
+    """A 0-ATK attacker against a Defense Position monster takes no battle damage: the engine
+    skips damage calculation for an attacker with 0 ATK (as if it could deal nothing, it
+    receives nothing)."""
+
+    def battle_result(self, tp, attacker, atk_a, target, pos, value):
+        if target is not None and pos is not Pos.ATK and arith.eq(atk_a, 0):
+            return [], []
+        return super().battle_result(tp, attacker, atk_a, target, pos, value)
+
+
+VALUE_MUTANTS: dict[str, Mutant] = {
+    m.name: m
+    for m in (
+        Mutant("exact-lethal-goes-on", ExactLethalGoesOn, "accounting", "symbolic/lp-zero-battle.toml"),
+        Mutant("cost-needs-more-lp", CostNeedsMoreLp, "chains and windows", "symbolic/counter-trap-lp-cost.toml"),
+        Mutant("zero-atk-attacker-takes-no-damage", ZeroAtkAttackerTakesNoDamage, "accounting", "symbolic/calc-atk-def.toml"),
+    )
+}

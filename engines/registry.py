@@ -28,12 +28,13 @@ def make_engine(spec: str | None, *, call_timeout: float | None = None, check_de
 
         return make_jsonl_engine(spec, call_timeout=call_timeout, check_determinism=check_determinism)
     if spec.startswith("mutant:"):
-        from bpcheck.engines.mutants import MUTANTS
+        from bpcheck.engines.mutants import MUTANTS, VALUE_MUTANTS
 
         name = spec[len("mutant:") :]
-        if name not in MUTANTS:
-            raise InputError("--engine", "", f"unknown mutant {name!r} (known: {', '.join(MUTANTS)})")
-        return ReferenceEngine(MUTANTS[name].rules, name=spec)
+        known = {**MUTANTS, **VALUE_MUTANTS}  # value mutants: docs/proving.md
+        if name not in known:
+            raise InputError("--engine", "", f"unknown mutant {name!r} (known: {', '.join(known)})")
+        return ReferenceEngine(known[name].rules, name=spec)
     if ":" not in spec:
         raise InputError("--engine", "", f"expected 'reference', 'cmd:COMMAND' or 'package.module:factory', got {spec!r}")
     mod_name, _, attr = spec.partition(":")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+# Numbers may be symbolic under `bpcheck prove`: compare and add them with the neutral numeric
+# domain (bpcheck.model.arith: plain operations on ints or z3 terms, no rules of the game).
+from bpcheck.model import arith
 from bpcheck.invariants import facts
 from bpcheck.invariants.base import invariant
 from bpcheck.invariants.view import monster, uid_places
@@ -36,31 +39,31 @@ def battle_damage(t):
         expect[1 - tp] = atk
     elif e["target_position"] == "attack":
         val = e["target_value"]
-        if atk > val:
-            expect[1 - tp] = atk - val
-        elif atk < val:
-            expect[tp] = val - atk
+        if arith.gt(atk, val):
+            expect[1 - tp] = arith.sub(atk, val)
+        elif arith.lt(atk, val):
+            expect[tp] = arith.sub(val, atk)
     else:
         val = e["target_value"]
-        if atk < val:
-            expect[tp] = val - atk
+        if arith.lt(atk, val):
+            expect[tp] = arith.sub(val, atk)
     for p in (0, 1):
         if _protected(t.before, "no_battle_damage", p):
             expect[p] = 0
     got = {0: 0, 1: 0}
     for d in t.of("battle_damage"):
-        got[d["player"]] += d["amount"]
-    if got != expect:
+        got[d["player"]] = arith.add(got[d["player"]], d["amount"])
+    if arith.ne(got[0], expect[0]) or arith.ne(got[1], expect[1]):
         return f"battle damage P1 {got[0]}, P2 {got[1]}; the calculation gives P1 {expect[0]}, P2 {expect[1]}"
     # The values compared must be the battlers' current ATK/DEF.
     am = monster(t.before, e["attacker_uid"])
-    if am is not None and am["atk"] != atk:
+    if am is not None and arith.ne(am["atk"], atk):
         return f"damage calculation used ATK {atk} for {am['card']}, whose ATK is {am['atk']}"
     if e["target_uid"] is not None:
         tm = monster(t.before, e["target_uid"])
         if tm is not None:
             cur = tm["atk"] if e["target_position"] == "attack" else tm["def"]
-            if cur != e["target_value"]:
+            if arith.ne(cur, e["target_value"]):
                 return f"damage calculation used {e['target_value']} for {tm['card']}, whose value is {cur}"
     return True
 
@@ -85,13 +88,13 @@ def destroyed_by_battle(t):
     expect: set[int] = set()
     if d is not None:
         if e["target_position"] == "attack":
-            if atk > val:
+            if arith.gt(atk, val):
                 expect.add(d)
-            elif atk < val:
+            elif arith.lt(atk, val):
                 expect.add(a)
-            elif atk > 0:
+            elif arith.gt(atk, 0):
                 expect |= {a, d}
-        elif atk > val:
+        elif arith.gt(atk, val):
             expect.add(d)
     for uid in list(expect):
         m = monster(t.before, uid)
@@ -118,13 +121,15 @@ def lp_ledger(t):
         delta = 0
         for e in t.events:
             if e.kind in ("battle_damage", "effect_damage", "lp_paid") and e["player"] == p:
-                delta -= e["amount"]
+                delta = arith.sub(delta, e["amount"])
             elif e.kind == "lp_gained" and e["player"] == p:
-                delta += e["amount"]
-        if delta or before != after:
+                delta = arith.add(delta, e["amount"])
+        if arith.ne(delta, 0) or arith.ne(before, after):
             changed = True
         # LP never go below 0.
-        if after != max(0, before + delta) and not (before + delta <= 0 and after == 0):
+        if arith.ne(after, arith.clamp0(arith.add(before, delta))) and not (
+            arith.le(arith.add(before, delta), 0) and arith.eq(after, 0)
+        ):
             return f"P{p + 1}'s LP went {before} -> {after}, the events account for {delta:+d}"
     return True if changed else None
 
@@ -191,7 +196,7 @@ def owner_piles(obs):
     FAMILY,
 )
 def duel_over(obs):
-    zero = [i for i, p in enumerate(obs["players"]) if p["lp"] <= 0]
+    zero = [i for i, p in enumerate(obs["players"]) if arith.le(p["lp"], 0)]
     if not zero and not obs["over"]:
         return None
     if zero and not obs["over"]:

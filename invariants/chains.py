@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
 from bpcheck.invariants import facts
 from bpcheck.invariants.base import invariant
 from bpcheck.invariants.view import find_spell, in_pile
@@ -196,7 +197,7 @@ def counter_trap_offered(obs, actions):
             continue
         if spec.get("battle_phase") and obs["phase"] != "battle":
             continue
-        if me["lp"] < spec.get("lp", 0) or len(me["hand"]) < spec.get("discard", 0):
+        if arith.lt(me["lp"], spec.get("lp", 0)) or len(me["hand"]) < spec.get("discard", 0):
             continue
         due.append(c["card"])
     if not due:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
 from bpcheck.invariants import facts
 from bpcheck.invariants.base import invariant
 from bpcheck.invariants.view import attackable, cannot_attack, may_attack_directly, monster, monsters
@@ -110,7 +111,7 @@ def no_second_cost(t):
     if t.of("attack_cost_paid") or t.of("lp_paid"):
         return "an attack cost was paid again after a replay"
     tp = t.before["turn_player"]
-    if t.after["players"][tp]["lp"] != t.before["players"][tp]["lp"]:
+    if arith.ne(t.after["players"][tp]["lp"], t.before["players"][tp]["lp"]):
         return "the turn player's LP changed when the replay choice was made"
     if t.of("attack_declared"):
         return "the replay continuation counted as a new attack declaration"

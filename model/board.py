@@ -42,6 +42,7 @@ class Board:
     rules: tuple[str, ...] = ()
     reachable: tuple[dict, ...] = ()
     ids: dict[str, int] = field(default_factory=dict)  # board `id` labels -> uids
+    symbols: tuple["NumberRange", ...] = ()  # ranges (a symbolic board: docs/boards.md, docs/proving.md)
 
 
 def _path_str(path) -> str:
@@ -86,16 +87,19 @@ def read_text(path: Path | str, display: str | None = None) -> str:
         raise InputError(display, "", f"cannot read file: {e.strerror}") from None
 
 
-def load_board(path: Path | str, display: str | None = None) -> Board:
+def load_board(path: Path | str, display: str | None = None, symbolic: bool = False) -> Board:
+    """`symbolic`: accept ranges (``bpcheck prove``); otherwise a board with a range is refused
+    with a message pointing at ``bpcheck prove`` (nothing picks a value silently)."""
     display = display or str(path)
-    return board_from_dict(parse_toml(read_text(path, display), display), display)
+    return board_from_dict(parse_toml(read_text(path, display), display), display, symbolic=symbolic)
 
 
-def board_from_dict(data: dict, file: str, field_prefix: str = "") -> Board:
+def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: bool = False) -> Board:
     def fp(p: str) -> str:
         return f"{field_prefix}.{p}" if field_prefix and p else (field_prefix or p)
 
     _reject_floats(data, file, field_prefix)
+    data, numbers = _board_numbers(data, file, fp, symbolic)
     # Clear messages for the commonest impossible boards before the generic schema check.
     for side in ("p1", "p2"):
         pl = data.get(side)
@@ -115,7 +119,7 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "") -> Board:
         raise InputError(file, fp(_path_str(e.absolute_path)), _schema_message(e))
     extra = [parse_card(c, file, fp(f"card[{i}]")) for i, c in enumerate(data.get("card", []))]
     pool = pool_with(extra) if extra else pool_with([])
-    return _build(data, file, pool, fp)
+    return _apply_numbers(_build(data, file, pool, fp), numbers, file)
 
 
 def _schema_message(e: jsonschema.ValidationError) -> str:
@@ -287,3 +291,156 @@ def _build(data: dict, file: str, pool: CardPool, fp) -> Board:
         reachable=tuple(data.get("reachable", ())),
         ids=ids,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Numbers in a board: a monster's `atk` / `def` and a player's `lp` may be a range (a symbolic
+# board, docs/boards.md "Ranges"; `bpcheck prove`, docs/proving.md). A monster's `atk` / `def`
+# (a whole number or a range) stands for its card's printed ATK/DEF on this board: every copy of
+# the card shares it, and modifiers apply on top as usual.
+# ---------------------------------------------------------------------------------------------
+
+RANGE_KEYS = ("min", "max", "step")
+
+
+@dataclass(frozen=True)
+class NumberRange:
+    """One symbolic number of a board: every multiple of `step` from `min` to `max`."""
+
+    name: str  # the z3 symbol, e.g. "atk[Battle Ox]", "lp[P1]"
+    label: str  # in words, e.g. "ATK of Battle Ox"
+    field: str  # where the board gives it, e.g. "p1.monsters[0].atk"
+    min: int
+    max: int
+    step: int
+
+    def describe(self) -> str:
+        return f"{self.label} in {self.min}..{self.max}" + (f" (step {self.step})" if self.step != 1 else "")
+
+
+def _board_numbers(data: dict, file: str, fp, symbolic: bool) -> tuple[dict, dict]:
+    """Validate and take out the ranges and the ATK/DEF overrides of a board's dict.
+
+    Returns a copy of `data` in which each range is replaced by its minimum (so the schema and
+    the board checks see an ordinary board) and what to apply after building it:
+    ``{"cards": {card name: {"atk"|"def_": int | NumberRange}}, "lp": {side: NumberRange},
+    "ranges": [NumberRange]}``."""
+    import copy
+
+    out = {"cards": {}, "lp": {}, "ranges": []}
+    sides = [data.get(side) for side in ("p1", "p2")]
+    if not any(
+        isinstance(pd, dict)
+        and (isinstance(pd.get("lp"), dict) or any(isinstance(m, dict) and ("atk" in m or "def" in m) for m in (pd.get("monsters") or []) if isinstance(pd.get("monsters"), list)))
+        for pd in sides
+    ):
+        return data, out  # an ordinary board: nothing to take out
+    data = copy.deepcopy(data)
+    where_card: dict[tuple[str, str], tuple[str, Any]] = {}
+
+    def parse_range(v: Any, where: str, lo_min: int) -> tuple[int, int, int] | None:
+        if not isinstance(v, dict):
+            return None
+        for k in v:
+            if k not in RANGE_KEYS:
+                raise InputError(file, fp(f"{where}.{k}"), f"unknown field in a range (allowed: {', '.join(RANGE_KEYS)})")
+        for k in ("min", "max"):
+            if k not in v:
+                raise InputError(file, fp(where), f"a range needs '{k}', e.g. {{ min = 0, max = 5000, step = 100 }}")
+        for k in RANGE_KEYS:
+            if k in v and (not isinstance(v[k], int) or isinstance(v[k], bool)):
+                raise InputError(file, fp(f"{where}.{k}"), f"expected integer, got {type(v[k]).__name__} {v[k]!r}")
+        lo, hi, step = v["min"], v["max"], v.get("step", 1)
+        if lo < lo_min:
+            raise InputError(file, fp(f"{where}.min"), f"{lo} is less than the minimum of {lo_min}")
+        if hi < lo:
+            raise InputError(file, fp(f"{where}.max"), f"max {hi} is less than min {lo}")
+        if step < 1:
+            raise InputError(file, fp(f"{where}.step"), f"step must be at least 1, got {step}")
+        if (hi - lo) % step:
+            raise InputError(file, fp(f"{where}.max"), f"max {hi} is not min {lo} plus a multiple of step {step}")
+        return lo, hi, step
+
+    def refuse(where: str) -> None:
+        raise InputError(
+            file,
+            fp(where),
+            "a range makes this board symbolic, and this command runs concrete boards only: prove it with "
+            "`bpcheck prove FILE`, or write one concrete board per numeric case with `bpcheck prove --concretize DIR FILE`",
+        )
+
+    for side_i, side in enumerate(("p1", "p2")):
+        pd = data.get(side)
+        if not isinstance(pd, dict):
+            continue
+        r = parse_range(pd.get("lp"), f"{side}.lp", 1)
+        if r is not None:
+            if not symbolic:
+                refuse(f"{side}.lp")
+            nr = NumberRange(f"lp[P{side_i + 1}]", f"LP of P{side_i + 1}", fp(f"{side}.lp"), *r)
+            out["lp"][side_i] = nr
+            out["ranges"].append(nr)
+            pd["lp"] = r[0]
+        mons = pd.get("monsters")
+        if not isinstance(mons, list):
+            continue
+        for j, m in enumerate(mons):
+            if not isinstance(m, dict) or not isinstance(m.get("card"), str):
+                continue
+            for key, attr, word in (("atk", "atk", "ATK"), ("def", "def_", "DEF")):
+                if key not in m:
+                    continue
+                where = f"{side}.monsters[{j}].{key}"
+                v = m.pop(key)
+                r = parse_range(v, where, 0)
+                if r is None:
+                    if not isinstance(v, int) or isinstance(v, bool):
+                        raise InputError(file, fp(where), f"expected integer or a range {{ min, max, step }}, got {type(v).__name__} {v!r}")
+                    if v < 0:
+                        raise InputError(file, fp(where), f"{v} is less than the minimum of 0")
+                    val: Any = v
+                else:
+                    if not symbolic:
+                        refuse(where)
+                    val = NumberRange(f"{key}[{m['card']}]", f"{word} of {m['card']}", fp(where), *r)
+                prev = where_card.get((m["card"], attr))
+                if prev is not None:
+                    if prev[1] != val:
+                        raise InputError(
+                            file, fp(where), f"{m['card']!r} already has {key} {_show(prev[1])} at {prev[0]}; all copies of a card share its {word}"
+                        )
+                    continue
+                where_card[(m["card"], attr)] = (fp(where), val)
+                out["cards"].setdefault(m["card"], {})[attr] = val
+                if isinstance(val, NumberRange):
+                    out["ranges"].append(val)
+    return data, out
+
+
+def _show(v: Any) -> str:
+    return f"{{ min = {v.min}, max = {v.max}, step = {v.step} }}" if isinstance(v, NumberRange) else str(v)
+
+
+def _apply_numbers(board: Board, numbers: dict, file: str) -> Board:
+    """Put the overrides into the board's own card pool and the LP ranges into its state."""
+    if not numbers["cards"] and not numbers["lp"]:
+        return board
+    from dataclasses import replace
+
+    from bpcheck.model import arith
+    from bpcheck.model.cards import CardPool
+
+    def value(v):
+        return arith.symbol(v.name, v.min, v.max) if isinstance(v, NumberRange) else v
+
+    cards = []
+    for c in board.pool:
+        over = numbers["cards"].get(c.name)
+        if over:
+            c = replace(c, **{attr: value(v) for attr, v in over.items()})
+        cards.append(c)
+    players = list(board.state.players)
+    for side, nr in numbers["lp"].items():
+        players[side] = replace(players[side], lp=value(nr))
+    state = replace(board.state, players=(players[0], players[1]))
+    return replace(board, pool=CardPool(cards), state=state, symbols=tuple(numbers["ranges"]))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from itertools import combinations
 
+from bpcheck.model import arith
 from bpcheck.model.cards import Card, CardPool, Effect, TargetSpec
 from bpcheck.model.events import Event, ev
 from bpcheck.model.state import (
@@ -241,7 +242,7 @@ class Rules:
             return False
         if "min_level" in f and (c.level or 0) < f["min_level"]:
             return False
-        if "max_atk" in f and (c.atk is None or c.atk > f["max_atk"]):
+        if "max_atk" in f and (c.atk is None or arith.gt(c.atk, f["max_atk"])):
             return False
         return True
 
@@ -271,7 +272,7 @@ class Rules:
         assert found is not None, uid
         side, _i, m = found
         c = self.card(m.card)
-        atk, dfn = c.atk or 0, c.def_ or 0
+        atk, dfn = (0 if c.atk is None else c.atk), (0 if c.def_ is None else c.def_)
         mods: list[tuple[str, str, str, int]] = []
         for sside, _u, src, st in self._active_statics(s):
             if st.apply not in ("modify_stats", "modify_atk") or not self._static_applies(s, sside, src, st, m):
@@ -288,13 +289,13 @@ class Rules:
         for _src, stat, kind, amount in mods:
             if kind == "add":
                 if stat == "atk":
-                    atk += amount
+                    atk = arith.add(atk, amount)
                 else:
-                    dfn += amount
+                    dfn = arith.add(dfn, amount)
         for _src, stat, kind, _amount in mods:
             if kind == "halve" and stat == "atk":
-                atk = atk // 2
-        return max(atk, 0), max(dfn, 0), mods
+                atk = arith.halve(atk)
+        return arith.clamp0(atk), arith.clamp0(dfn), mods
 
     def atk(self, s: State, uid: int) -> int:
         return self.stat_breakdown(s, uid)[0]
@@ -331,7 +332,7 @@ class Rules:
         defender = 1 - s.turn_player
         targets = sorted(self.attackable(s, defender), key=lambda u: self._zone_key(s, u))
         cost = self.static_amount(s, m.uid, "attack_cost")
-        if cost and s.players[s.turn_player].lp < cost:  # rule: ATK-COST
+        if cost and arith.lt(s.players[s.turn_player].lp, cost, "ATK-COST"):  # rule: ATK-COST
             return []
         out: list[int | None] = []
         if self.has_static(s, m.uid, "attack_each_monster"):  # rule: ATK-EACH-MONSTER
@@ -669,13 +670,13 @@ class Rules:
         for f in s.fresh:
             if f[0] == "summoned" and f[2] != p:
                 found = s.find_monster(f[1])
-                if found is not None and found[0] != p and self.atk(s, f[1]) >= 1500:
+                if found is not None and found[0] != p and arith.ge(self.atk(s, f[1]), 1500):
                     out.append(f[1])
         return out
 
     def _costs_payable(self, s: State, p: int, uid: int, eff: Effect) -> bool:
         for o in eff.cost:
-            if o.op == "pay_lp" and s.players[p].lp < o.get("amount"):
+            if o.op == "pay_lp" and arith.lt(s.players[p].lp, o.get("amount"), "CH-COST"):
                 return False
             if o.op == "tribute" and not self._tribute_options(s, p):
                 return False
@@ -1114,7 +1115,7 @@ class Rules:
             w.emit("damage_calculation", attacker_uid=a.attacker, target_uid=t.uid, attacker_atk=atk_a, target_value=value, target_position=t.pos.value)
             destroy, damage = self.battle_result(tp, a.attacker, atk_a, t.uid, t.pos, value)
         for player, amount in damage:
-            if amount <= 0 or self._lingering_for(w.s, "no_battle_damage", player):
+            if arith.le(amount, 0) or self._lingering_for(w.s, "no_battle_damage", player):
                 continue
             self._lose_lp(w, player, amount)
             w.emit("battle_damage", player=player, amount=amount, attacker_uid=a.attacker, target_uid=a.target)
@@ -1145,15 +1146,15 @@ class Rules:
             return [], [(opp, atk_a)]
         assert value is not None
         if pos is Pos.ATK:
-            if atk_a > value:
-                return [target], [(opp, atk_a - value)]
-            if atk_a < value:
-                return [attacker], [(tp, value - atk_a)]
-            return ([attacker, target] if atk_a > 0 else []), []
-        if atk_a > value:
+            if arith.gt(atk_a, value, "DS-CALC-ATK-ATK"):
+                return [target], [(opp, arith.sub(atk_a, value))]
+            if arith.lt(atk_a, value, "DS-CALC-ATK-ATK"):
+                return [attacker], [(tp, arith.sub(value, atk_a))]
+            return ([attacker, target] if arith.gt(atk_a, 0, "DS-CALC-ATK-ATK") else []), []
+        if arith.gt(atk_a, value, "DS-CALC-ATK-DEF"):
             return [target], []
-        if atk_a < value:
-            return [], [(tp, value - atk_a)]
+        if arith.lt(atk_a, value, "DS-CALC-ATK-DEF"):
+            return [], [(tp, arith.sub(value, atk_a))]
         return [], []
 
     def _send_battle_destroyed(self, w: _W) -> None:
@@ -1262,8 +1263,8 @@ class Rules:
                 t = action.cost[ci]
                 ci += 1
                 tc = self.card(self.name_of(w.s, t))
-                cost_info.append(("tributed_atk", tc.atk or 0))
-                cost_info.append(("tributed_def", tc.def_ or 0))
+                cost_info.append(("tributed_atk", 0 if tc.atk is None else tc.atk))
+                cost_info.append(("tributed_def", 0 if tc.def_ is None else tc.def_))
                 self._move_from_field(w, t, "graveyard", reason="tribute")
             elif o.op == "discard":
                 t = action.cost[ci]
@@ -1475,15 +1476,15 @@ class Rules:
 
     def _lose_lp(self, w: _W, p: int, amount: int) -> None:
         pl = w.s.players[p]
-        w.s = w.s.with_player(p, replace(pl, lp=max(0, pl.lp - amount)))
+        w.s = w.s.with_player(p, replace(pl, lp=arith.clamp0(arith.sub(pl.lp, amount))))
 
     def gain_lp(self, w: _W, p: int, amount: int) -> None:
         pl = w.s.players[p]
-        w.s = w.s.with_player(p, replace(pl, lp=pl.lp + amount))
+        w.s = w.s.with_player(p, replace(pl, lp=arith.add(pl.lp, amount)))
         w.emit("lp_gained", player=p, amount=amount)
 
     def effect_damage(self, w: _W, p: int, amount: int, source: str) -> None:
-        if amount <= 0:
+        if arith.le(amount, 0):
             return
         self._lose_lp(w, p, amount)
         w.emit("effect_damage", player=p, amount=amount, card=source)
@@ -1492,7 +1493,7 @@ class Rules:
         # rule: LP-ZERO (a player at 0 LP loses at once; both at once is a draw)
         if w.s.over:
             return
-        zero = [p for p in (0, 1) if w.s.players[p].lp <= 0]
+        zero = [p for p in (0, 1) if arith.le(w.s.players[p].lp, 0, "LP-ZERO")]
         if not zero:
             return
         winner = None if len(zero) == 2 else 1 - zero[0]

@@ -1,0 +1,340 @@
+"""`bpcheck prove`: prove the invariants on symbolic boards for every value of their ranges
+(docs/proving.md).
+
+For every path of every board (bpcheck.explorers.symbolic), each invariant is proven for all
+values or violated with a witness. A witness becomes a concrete board (TOML) and `bpcheck check`
+is run on it with the same engine, so the counterexample printed is the concrete checker's own
+shortest one: any engine can reproduce it. `--concretize DIR` writes one concrete board per
+feasible numeric case (z3 picks the least values: boundaries first), for engines that cannot be
+run symbolically (`cmd:`, ocgcore).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, InputError
+
+
+def _err(e: InputError) -> None:
+    print(f"bpcheck: error: {e.render()}", file=sys.stderr)
+
+
+# -- TOML out (boards only: tables, arrays, strings, integers, booleans) -----------------------
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_toml_value(x)}" for k, x in v.items()) + " }" if v else "{}"
+    raise TypeError(f"cannot write {v!r} as TOML")
+
+
+def _key(k: str) -> str:
+    return k if k.replace("_", "a").replace("-", "a").isalnum() else json.dumps(k)
+
+
+def to_toml(data: dict) -> str:
+    lines = [f"{_key(k)} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
+    for k, v in data.items():
+        if isinstance(v, dict):
+            lines.append("")
+            lines.append(f"[{_key(k)}]")
+            lines.extend(f"{_key(kk)} = {_toml_value(vv)}" for kk, vv in v.items())
+    return "\n".join(lines) + "\n"
+
+
+def concrete_board(raw: dict, values: dict[str, int], note: str) -> dict:
+    """The board's own dict with every range replaced by its value in `values`."""
+    import copy
+
+    data = copy.deepcopy(raw)
+    for n, side in enumerate(("p1", "p2"), 1):
+        pd = data.get(side)
+        if not isinstance(pd, dict):
+            continue
+        if isinstance(pd.get("lp"), dict):
+            pd["lp"] = values[f"lp[P{n}]"]
+        for m in pd.get("monsters", []):
+            for key in ("atk", "def"):
+                if isinstance(m.get(key), dict):
+                    m[key] = values[f"{key}[{m['card']}]"]
+    shown = ", ".join(f"{k} = {v}" for k, v in values.items())
+    data["name"] = f"{raw.get('name', 'board')} [{shown}]"
+    data["description"] = note
+    return data
+
+
+# -- words ------------------------------------------------------------------------------------
+
+
+def ranges_text(board) -> str:
+    rs = [r.describe() for r in board.symbols]
+    if not rs:
+        return "the board's own values (it has no range)"
+    return "every " + (rs[0] if len(rs) == 1 else ", ".join(rs[:-1]) + " and " + rs[-1])
+
+
+def _rules_of(cores: set[str]) -> list[str]:
+    return sorted(c[len("rule ") :] for c in cores if c.startswith("rule "))
+
+
+def board_words(res) -> list[str]:
+    """What was proven, in sentences a rules engineer reads."""
+    out = []
+    cases = len(res.terminal_pcs)
+    head = f"for {ranges_text(res.board)}, on all {res.paths} paths ({cases} numeric cases)"
+    for inv in res.invariants:
+        r = res.inv[inv.id]
+        if r.inconclusive:
+            out.append(f"{inv.id}: INCONCLUSIVE: {r.inconclusive}")
+        elif r.violations:
+            w = r.witness
+            vals = ", ".join(f"{k} = {v}" for k, v in w.values.items())
+            out.append(f"{inv.id}: VIOLATED for {vals or 'the board as given'}: {w.message}")
+        elif r.checks:
+            why = _rules_of(r.cores)
+            out.append(
+                f"{head}, {inv.id} holds ({r.checks} decisions): {inv.statement}"
+                + (f" The proof rests on rules {', '.join(why)}." if why else "")
+            )
+    return out
+
+
+def case_words(res) -> list[str]:
+    from bpcheck.explorers.symbolic import pc_text
+
+    out = []
+    for k, pc in enumerate(res.terminal_pcs, 1):
+        conds = pc_text(pc)
+        out.append(f"case {k}: " + (" and ".join(conds) if conds else "any values (no number decides this path)"))
+    return out
+
+
+# -- the command --------------------------------------------------------------------------------
+
+
+def _reproduce(board_path: Path, display: str, engine_spec: str | None, inv) -> Any:
+    """Run `bpcheck check` on a witness board: its counterexample, or None if it holds there."""
+    from bpcheck.engines import make_engine
+    from bpcheck.explorers.run import check_board
+    from bpcheck.model.board import load_board
+
+    b = load_board(board_path, display)
+    br = check_board(b, make_engine(engine_spec), [inv], "bfs", engine_name=engine_spec or "reference", progress=False)
+    cex = [c for c in br.counterexamples if c.invariant == inv.id]
+    return cex[0] if cex else None
+
+
+def cmd_prove(args) -> int:
+    from bpcheck.engines import make_engine
+    from bpcheck.engines.reference import ReferenceEngine
+    from bpcheck.explorers.symbolic import explore_symbolic, pc_text
+    from bpcheck.invariants import select
+    from bpcheck.model.board import load_board, parse_toml, read_text
+    from bpcheck.reports.text import counterexample_text
+    from bpcheck.scenarios import scenario_files
+
+    try:
+        invariants = select(args.invariants)
+    except KeyError as e:
+        _err(InputError("--invariants", "", f"unknown invariant or family {e.args[0]!r} (see `bpcheck invariants`)"))
+        return EXIT_BAD_INPUT
+    try:
+        files = scenario_files(args.paths)
+        engine = make_engine(args.engine)
+    except InputError as e:
+        _err(e)
+        return EXIT_BAD_INPUT
+    symbolic_engine = isinstance(engine, ReferenceEngine)
+    if not symbolic_engine and not args.concretize:
+        _err(
+            InputError(
+                "--engine",
+                "",
+                f"{args.engine!r} cannot run on symbolic numbers: prove runs the reference model and engines built on its rules "
+                "(mutant:NAME, a Rules subclass); for any other engine write the numeric cases with `bpcheck prove --concretize DIR` "
+                "and run `bpcheck check --engine ... DIR`",
+            )
+        )
+        return EXIT_BAD_INPUT
+    engine_name = args.engine or "reference"
+    report = Path(args.report) if args.report else None
+    if report:
+        report.mkdir(parents=True, exist_ok=True)
+    conc = Path(args.concretize) if args.concretize else None
+    if conc:
+        conc.mkdir(parents=True, exist_ok=True)
+    docs: list[dict] = []
+    errors: list[dict] = []
+    words: list[str] = []
+    n = {"proven": 0, "violated": 0, "inconclusive": 0}
+    for path, display in files:
+        try:
+            board = load_board(path, display, symbolic=True)
+            raw = parse_toml(read_text(path, display), display)
+        except InputError as e:
+            _err(e)
+            errors.append({"file": e.file, "field": e.field, "problem": e.problem})
+            continue
+        # The numeric cases are the reference rules' cases; --concretize alone needs no engine.
+        eng = make_engine(args.engine) if symbolic_engine else ReferenceEngine()
+        from bpcheck.explorers.core import Progress
+
+        res = explore_symbolic(
+            eng, board, invariants, engine_name if symbolic_engine else "reference", args.timeout, args.max_states, Progress(board.name)
+        )
+        stem = Path(display).stem
+        doc: dict[str, Any] = {
+            "board": display,
+            "name": board.name,
+            "ranges": [{"name": r.name, "label": r.label, "field": r.field, "min": r.min, "max": r.max, "step": r.step} for r in board.symbols],
+            "verdict": res.status if symbolic_engine else "concretized",
+            "states": res.states,
+            "transitions": res.transitions,
+            "paths": res.paths,
+            "numeric_cases": [pc_text(pc) for pc in res.terminal_pcs],
+            "inconclusive": res.inconclusive,
+            "invariants": [],
+        }
+        if args.stats:
+            doc["elapsed_s"] = round(res.elapsed, 3)
+            doc["solver"] = {"queries": res.solver.queries, "seconds": round(res.solver.seconds, 3), "cache_hits": res.solver.cache_hits}
+        if conc:
+            from bpcheck.explorers.symbolic import Inconclusive, PathSolver
+
+            solver = PathSolver(board.symbols, args.timeout)
+            written = []
+            for k, pc in enumerate(res.terminal_pcs, 1):
+                try:
+                    values = solver.least_model(pc)
+                except Inconclusive as e:
+                    doc["inconclusive"] = doc["inconclusive"] or str(e)
+                    continue
+                note = f"numeric case {k} of {display}: " + (" and ".join(pc_text(pc)) or "any values")
+                out = conc / f"{stem}.case-{k:02d}.toml"
+                out.write_text(to_toml(concrete_board(raw, values, note)), encoding="utf-8")
+                written.append(str(out))
+            doc["concretized"] = written
+            print(f"CONCRETIZED  {display}: {len(written)} boards, one per numeric case, in {conc}")
+            for line in case_words(res):
+                print(f"             {line}")
+            if not symbolic_engine:
+                docs.append(doc)
+                continue
+        verdict = res.status
+        print(
+            f"{verdict.upper():12} {display}: {res.states} states, {res.paths} paths, {len(res.terminal_pcs)} numeric cases"
+            + (f", {res.solver.queries} solver queries, {res.elapsed:.2f} s" if args.stats else "")
+        )
+        if res.inconclusive:
+            print(f"             inconclusive: {res.inconclusive}")
+        for inv in invariants:
+            r = res.inv[inv.id]
+            row: dict[str, Any] = {
+                "id": inv.id,
+                "statement": inv.statement,
+                "rules": list(inv.rules),
+                "decisions": r.checks,
+                "verdict": "inconclusive" if r.inconclusive else ("violated" if r.violations else ("proven" if r.checks else "vacuous")),
+                "proof_rests_on": sorted(r.cores),
+            }
+            if r.inconclusive:
+                row["reason"] = r.inconclusive
+            if r.witness is not None:
+                w = r.witness
+                wname = f"{stem}.{inv.id}.witness.toml"
+                note = f"witness of {inv.id} from {display} ({engine_name}): {w.message}"
+                text = to_toml(concrete_board(raw, w.values, note))
+                wpath = (report / wname) if report else None
+                if wpath:
+                    wpath.write_text(text, encoding="utf-8")
+                import tempfile
+
+                with tempfile.TemporaryDirectory() as tmp:
+                    tpath = Path(tmp) / wname
+                    tpath.write_text(text, encoding="utf-8")
+                    try:
+                        cex = _reproduce(wpath or tpath, str(wpath or wname), args.engine, inv)
+                    except InputError as e:
+                        cex = None
+                        _err(e)
+                row["witness"] = {
+                    "values": w.values,
+                    "message": w.message,
+                    "path_condition": w.pc,
+                    "symbolic_trace": w.labels,
+                    "board": str(wpath) if wpath else None,
+                    "reproduced_by_check": cex is not None,
+                    "counterexample": cex.to_dict(full=False) if cex else None,
+                }
+                vals = ", ".join(f"{k} = {v}" for k, v in w.values.items())
+                print(f"             {inv.id} VIOLATED for {vals}: {w.message}")
+                if cex is not None:
+                    if wpath:
+                        (report / f"{stem}.{inv.id}.cex.json").write_text(
+                            json.dumps({"bpcheck_counterexample": 1, **cex.to_dict(full=False)}, indent=1) + "\n"
+                        )
+                    print()
+                    print(counterexample_text(cex))
+                    print()
+                else:
+                    print(f"             (bpcheck check does NOT reproduce it on the witness board: a bug in prove; inconclusive)")
+                    verdict = "inconclusive" if verdict != "violated" else verdict
+                    row["verdict"] = "inconclusive"
+                if not report:
+                    print(f"             the witness board (write it with --report DIR):\n" + "\n".join("               " + l for l in text.splitlines()))
+            doc["invariants"].append(row)
+        if args.verbose:
+            for line in board_words(res) + case_words(res):
+                print(f"             {line}")
+        words.append(f"## {display}\n")
+        words.extend(f"- {line}" for line in board_words(res) + case_words(res))
+        words.append("")
+        doc["verdict"] = verdict
+        n[verdict] = n.get(verdict, 0) + 1
+        docs.append(doc)
+    print(
+        f"prove: {n['proven']} proven, {n['violated']} violated, {n['inconclusive']} inconclusive"
+        + (f", {len(errors)} bad input" if errors else "")
+        + f" ({len(files)} boards, {len(invariants)} invariants, engine {engine_name})"
+    )
+    result = {"engine": engine_name, "boards": docs, "errors": errors}
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    if report:
+        (report / "prove.md").write_text(f"# bpcheck prove ({engine_name})\n\n" + "\n".join(words) + "\n", encoding="utf-8")
+    if errors:
+        return EXIT_BAD_INPUT
+    if not symbolic_engine:
+        return EXIT_OK
+    if n["violated"]:
+        return EXIT_FAIL
+    if n["inconclusive"]:
+        return EXIT_INCONCLUSIVE
+    return EXIT_OK
+
+
+def add_prove_parser(sub, positive) -> None:
+    pv = sub.add_parser("prove", help="prove the invariants on symbolic boards for every value of their ranges (docs/proving.md)")
+    pv.add_argument("paths", nargs="+", metavar="PATH", help="board files or folders (boards with ranges: docs/boards.md)")
+    pv.add_argument("--engine", metavar="ENGINE", help="reference (default), mutant:NAME or a Rules subclass; other engines: --concretize")
+    pv.add_argument("--invariants", metavar="IDS", help="comma-separated invariant IDs or family names (default: all)")
+    pv.add_argument("--timeout", type=positive(float), default=10.0, metavar="S", help="seconds per solver query (default 10); a timeout is inconclusive")
+    pv.add_argument("--max-states", type=positive(int), metavar="N", help="stop after N states per board (inconclusive)")
+    pv.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    pv.add_argument("--report", metavar="DIR", help="write prove.md (what was proven, in words), witness boards and counterexamples")
+    pv.add_argument("--concretize", metavar="DIR", help="write one concrete board per feasible numeric case (least values first)")
+    pv.add_argument("--stats", action="store_true", help="also print and record timings and solver queries (not deterministic)")
+    pv.add_argument("-v", "--verbose", action="store_true", help="print what was proven, in words, and every numeric case")
+    pv.set_defaults(fn=cmd_prove)
