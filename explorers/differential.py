@@ -26,7 +26,7 @@ from typing import Any, Sequence
 import orjson
 import xxhash
 
-from bpcheck.explorers.checking import EngineSystem, Goal, fingerprint
+from bpcheck.explorers.checking import EngineSystem, Goal, state_fingerprint
 from bpcheck.invariants.base import Invariant
 from bpcheck.model.board import Board
 from bpcheck.engines.reference import ReferenceEngine
@@ -173,6 +173,11 @@ def transition_disagreement(label: str, eng_obs: dict, ref_obs: dict, eng_events
 # -- the lockstep transition system ---------------------------------------------------------
 
 
+def _engine_half(s):
+    """The inner EngineSystem's state (engine state, observation, monitor) of a lockstep state."""
+    return (s[0], s[1], s[4])
+
+
 class StepInfo(list):
     """The engine's events for one step (a list, as an EngineSystem step gives), plus whether the
     step was compared with the reference and what disagreed (None: nothing)."""
@@ -184,8 +189,9 @@ class StepInfo(list):
 class DifferentialSystem:
     """An engine under test and the reference model in lockstep, as one transition system.
 
-    States are ``(engine state, engine observation, reference state, reference observation)``;
-    the reference half is ``None`` once the two sides have disagreed on the way there.
+    States are ``(engine state, engine observation, reference state, reference observation,
+    monitor)``; the reference half is ``None`` once the two sides have disagreed on the way there.
+    The engine half with the monitor, ``(s[0], s[1], s[4])``, is the inner EngineSystem's state.
     """
 
     def __init__(
@@ -215,39 +221,37 @@ class DifferentialSystem:
 
     def initial_states(self):
         out = []
-        for st, obs in self.inner.initial_states():
-            out.append((st, obs, self._ref_init, self.reference.observe(self._ref_init)))
+        for st, obs, mon in self.inner.initial_states():
+            out.append((st, obs, self._ref_init, self.reference.observe(self._ref_init), mon))
         self._roots = out
         return out
 
     def actions(self, s):
-        return self.inner.actions(s)
+        return self.inner.actions(_engine_half(s))
 
     def step(self, s, a):
-        (st2, obs2), events = self.inner.step(s, a)
+        (st2, obs2, mon2), events = self.inner.step(_engine_half(s), a)
         info = StepInfo(events)
         ref_st = s[2]
         if ref_st is None:
-            return (st2, obs2, None, None), info
+            return (st2, obs2, None, None, mon2), info
         ra = self._ref_actions(ref_st).get(a.label)
         if ra is None:  # offered by the engine alone: reported by check_actions
-            return (st2, obs2, None, None), info
+            return (st2, obs2, None, None, mon2), info
         ref_st2, ref_events = self.reference.apply(ref_st, ra)
         ref_obs2 = self.reference.observe(ref_st2)
         info.compared = True
         if obs2 != ref_obs2 or list(events) != list(ref_events):
             info.diff = transition_disagreement(a.label, obs2, ref_obs2, [e.to_dict() for e in events], [e.to_dict() for e in ref_events])
         if info.diff is not None:
-            return (st2, obs2, None, None), info
-        return (st2, obs2, ref_st2, ref_obs2), info
+            return (st2, obs2, None, None, mon2), info
+        return (st2, obs2, ref_st2, ref_obs2, mon2), info
 
     def is_terminal(self, s) -> bool:
-        return self.inner.is_terminal(s)
+        return self.inner.is_terminal(_engine_half(s))
 
     def fingerprint(self, s) -> int:
-        if s[2] is not None:
-            return fingerprint(s[1])
-        return xxhash.xxh3_64_intdigest(orjson.dumps(s[1], option=orjson.OPT_SORT_KEYS), seed=1)
+        return state_fingerprint(s[1], s[4], seed=0 if s[2] is not None else 1)
 
     def action_kind(self, a) -> str:
         return self.inner.action_kind(a)
@@ -256,7 +260,7 @@ class DifferentialSystem:
         return a.label
 
     def check_state(self, s):
-        out = self.inner.check_state(s)
+        out = self.inner.check_state(_engine_half(s))
         if s[2] is not None:
             out.append((DIFF, self._state_disagreement(s) or True))
         return out
@@ -266,7 +270,7 @@ class DifferentialSystem:
             od = json_diff(s[1], s[3])
             if od:
                 return "the initial observations differ: " + "; ".join(diff_lines(od, limit=6))
-        eng_t = bool(self.inner.is_terminal(s))
+        eng_t = bool(self.inner.is_terminal(_engine_half(s)))
         ref_t = bool(self.reference.is_terminal(s[2]))
         if eng_t != ref_t:
             if eng_t:
@@ -275,20 +279,20 @@ class DifferentialSystem:
         return None
 
     def check_actions(self, s, actions):
-        out = self.inner.check_actions(s, actions)
+        out = self.inner.check_actions(_engine_half(s), actions)
         if s[2] is not None:
             ref_labels = list(self._ref_actions(s[2]))
             out.append((DIFF, actions_disagreement([a.label for a in actions], ref_labels) or True))
         return out
 
     def check_transition(self, s, a, info, s2):
-        out = self.inner.check_transition(s, a, info, s2)
+        out = self.inner.check_transition(_engine_half(s), a, info, _engine_half(s2))
         if getattr(info, "compared", False):
             out.append((DIFF, info.diff or True))
         return out
 
     def goals_reached(self, s, info) -> list[str]:
-        return self.inner.goals_reached(s, info)
+        return self.inner.goals_reached(_engine_half(s), info)
 
 
 __all__ = [
