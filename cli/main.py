@@ -217,6 +217,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(line)
         if vac and args.verbose:
             print(f"             vacuous here: {', '.join(vac)}")
+        for inv_id, why in br.not_judged.items():  # never silent: card data the invariants cannot classify
+            print(f"             not judged here: {inv_id}: {'; '.join(why)}")
         for g in br.goals:
             if br.witnesses.get(g.id) is None:
                 print(f"             goal {g.id!r} is not reachable{' (' + g.description + ')' if g.description else ''}")

@@ -98,6 +98,8 @@ class BoardResult:
     goals: list[Goal]
     counterexamples: list[Counterexample] = field(default_factory=list)
     witnesses: dict[str, list[str] | None] = field(default_factory=dict)
+    # invariant id -> why it could not judge some situations (card data it cannot classify)
+    not_judged: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:
@@ -109,14 +111,18 @@ class BoardResult:
             st = self.result.props.get(inv.id)
             checked = st.checked if st else 0
             viol = st.violations if st else 0
-            rows.append(
-                {
-                    **inv.to_dict(),
-                    "checked": checked,
-                    "violations": viol,
-                    "verdict": "violated" if viol else ("vacuous" if checked == 0 else ("held" if self.result.bound_hit is None else "held so far")),
-                }
-            )
+            nj = self.not_judged.get(inv.id)
+            row = {
+                **inv.to_dict(),
+                "checked": checked,
+                "violations": viol,
+                "verdict": "violated"
+                if viol
+                else ("not judged" if nj and checked == 0 else ("vacuous" if checked == 0 else ("held" if self.result.bound_hit is None else "held so far"))),
+            }
+            if nj:
+                row["not_judged"] = list(nj)
+            rows.append(row)
         for pid, (statement, rules) in STRUCTURAL.items():
             st = self.result.props.get(pid)
             checked = st.checked if st else 0
@@ -257,6 +263,10 @@ def check_board(
     if res.graph is not None:  # graph_limit: keep the small state graph, states as observations
         res.graph = res.graph.map_states(lambda s: s[1])
     br = BoardResult(board, res, list(invariants), goals)
+    nj = getattr(system, "not_judged", None)
+    if nj is None:  # a wrapping system (differential): its inner EngineSystem's
+        nj = getattr(getattr(system, "inner", None), "not_judged", None) or {}
+    br.not_judged = {k: sorted(v) for k, v in sorted(nj.items())}
     for v in sorted(res.violations, key=lambda v: (v.depth, v.prop)):
         try:
             cex = build_counterexample(system, v, invariants, engine_name)

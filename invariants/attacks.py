@@ -8,6 +8,7 @@ violation naming both.
 from __future__ import annotations
 
 from bpcheck.invariants.base import invariant
+from bpcheck.invariants.monitor import COUNT_CAP
 from bpcheck.invariants.view import attackable, cannot_attack, fact, may_attack_directly, monster, monsters
 
 FAMILY = "attack counts"
@@ -30,7 +31,7 @@ def attack_count(obs, ctx):
     for m in monsters(obs):
         rec = ctx.mon.attack(m["uid"])
         n = rec.declared
-        if m["attacks_declared"] != n:
+        if min(m["attacks_declared"], COUNT_CAP) != n:
             return f"{m['card']} (uid {m['uid']}): the engine reports attacks_declared = {m['attacks_declared']}, its declarations this turn number {n}"
         if n == 0:
             continue

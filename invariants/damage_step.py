@@ -145,7 +145,7 @@ def flip_after_calc(t):
             continue
         seen = True
         if t.after["step"] != "damage_step_after_calculation_2" or not calculated:
-            return f"{p['card']}'s flip effect became pending in {t.after['step']}, before damage calculation was over"
+            return f"{p['card']}'s flip effect became pending in {t.after['step']}; it waits for after damage calculation (2)"
         if p["card_uid"] not in flipped:
             return f"{p['card']}'s flip effect became pending but it was not flipped by the attack"
     mine = set(t.mon_after.battle.flipped)
@@ -278,11 +278,15 @@ def order(t):
                 return f"damage calculation was performed in {step}"
         return None
     cursor = t.before["step"]
+    calculating = False  # damage calculation was performed: the next step change leaves damage calculation
     for step, e in walk(t):
-        if e.kind == "damage_calculation" and step != "damage_step_during_calculation":
-            return f"damage calculation was performed in {step}"
+        if e.kind == "damage_calculation":
+            if step != "damage_step_during_calculation":
+                return f"damage calculation was performed in {step}"
+            calculating = True
         if e.kind != "phase_changed":
             continue
+        calculating = False
         frm, to = e["from"], e["to"]
         if frm != cursor:
             return f"the step changed {frm} -> {to}, but the step was {cursor}"
@@ -310,6 +314,8 @@ def order(t):
                     return "the flip sub-step happened but the attack target is not face-down"
             if frm == "damage_step_during_calculation" and not (t.of("damage_calculation") or ended or t.mon.battle.calculated):
                 return "damage calculation was left without damage calculation being performed"
+    if calculating and not t.after["over"]:
+        return "damage calculation was performed on entering damage calculation, before its window; it is performed when the sub-step is left"
     if cursor != t.after["step"] and not t.after["over"]:
         return f"the last step change went to {cursor}, but the engine is in {t.after['step']}"
     return True

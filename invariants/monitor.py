@@ -32,6 +32,12 @@ from typing import Any, Callable, NamedTuple
 import orjson
 
 
+# Counts saturate here: more than any monster may declare in a turn (5 targets, a direct attack
+# and one more), so a verdict never depends on a higher count, and an engine that lets a monster
+# attack for ever gives a finite state space (its repeated states then form a CYCLE).
+COUNT_CAP = 7
+
+
 @dataclass(frozen=True)
 class History:
     name: str
@@ -167,7 +173,7 @@ def _attacks(prev, t):
             uid = e["attacker_uid"]
             r = recs.setdefault(uid, [uid, 0, (), False, False, 0])
             if k == "attack_declared" and not e.get("replay"):
-                r[1] += 1
+                r[1] = min(r[1] + 1, COUNT_CAP)
             tgt = e.get("target_uid")
             if tgt is None:
                 r[3] = True
@@ -177,7 +183,7 @@ def _attacks(prev, t):
         elif k == "attack_cost_paid":
             uid = e["attacker_uid"]
             r = recs.setdefault(uid, [uid, 0, (), False, False, 0])
-            r[5] += 1
+            r[5] = min(r[5] + 1, COUNT_CAP)
             changed = True
         elif k == "attack_stopped":
             uid = e["attacker_uid"]
