@@ -146,7 +146,9 @@ class Battle(NamedTuple):
 
 class ChainHistory(NamedTuple):
     links: tuple  # the chain as built: (card_uid, card, effect, player, speed, targets, negated)
-    resolved: tuple  # the links of this chain resolved so far: (card_uid, card, negated)
+    # a link of this chain already resolved, not negated, whose card data negates the attack
+    # (STOP-ATTACK): True / False, None when a resolved card's data cannot be read
+    negated_attack: bool | None
     chains_in_calc: int  # chains started in the damage-calculation sub-step (DS-DURING-CALC-ONE-CHAIN)
 
 
@@ -254,17 +256,16 @@ def _battle(prev, t):
 
 @history(
     "chain",
-    "The chain as its links were added (card, effect, player, spell speed, targets, negated) and what each link did "
-    "(resolved, negated), until the chain has resolved; chains started during damage calculation.",
-    initial=((), (), 0),
+    "The chain as its links were added (card, effect, player, spell speed, targets, negated) until they resolve; whether "
+    "a link already resolved negated the attack (what the resolved links did, kept only as that); chains started during "
+    "damage calculation.",
+    initial=((), False, 0),
 )
 def _chain(prev, t):
-    links, resolved, calc = prev
-    if not links and not resolved and not any(
-        e.kind in ("chain_link_added", "phase_changed") for e in t.events
-    ):
+    links, negated_attack, calc = prev
+    if not links and not any(e.kind in ("chain_link_added", "phase_changed") for e in t.events):
         return prev
-    links, resolved = list(links), list(resolved)
+    links = list(links)
     step = t.before.get("step")
     for e in t.events:
         k = e.kind
@@ -289,7 +290,9 @@ def _chain(prev, t):
                     negated = negated or links[i][6]
                     del links[i]
                     break
-            resolved.append((uid, e.get("card"), negated))
+            if not negated and negated_attack is not True:
+                f = t.cards.negates_attack(e.get("card")) if t.cards is not None else None
+                negated_attack = None if f is None else (f or negated_attack)
         elif k == "chain_resolved":
-            links, resolved = [], []
-    return (tuple(links), tuple(resolved), calc)
+            links, negated_attack = [], False
+    return (tuple(links), negated_attack, calc)

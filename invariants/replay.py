@@ -1,7 +1,7 @@
 """Replay semantics (000 "WHAT IS A REPLAY?", 002 Battle Step).
 
-What the chain did comes from the monitor's ``chain`` history (every link resolved since the
-chain began, also across a choice in the middle of it); attack bookkeeping from its ``attacks``
+What the chain did comes from the monitor's ``chain`` history (whether a link resolved since the
+chain began negated the attack, also across a choice in the middle of it); attack bookkeeping from its ``attacks``
 history, with the engine's ``declared_at`` / ``declared_direct`` held to it.
 """
 
@@ -38,8 +38,11 @@ def replay_iff(t):
     m = monster(after, uid)
     # Every link of this chain that resolved without being negated: the ones resolved before
     # this transition (the monitor) and those resolved in it.
-    done = [(c, neg) for _u, c, neg in t.mon.chain.resolved] + [(e["card"], bool(e.get("negated"))) for e in t.of("chain_link_resolved")]
-    negates = any(not neg and fact(t.cards.negates_attack(c), c, "whether it negates an attack") for c, neg in done)
+    before = t.mon.chain.negated_attack
+    negates = bool(fact(before, "a resolved chain link", "whether it negated the attack")) or any(
+        not e.get("negated") and fact(t.cards.negates_attack(e["card"]), e["card"], "whether it negates an attack")
+        for e in t.of("chain_link_resolved")
+    )
     stop_expected = (
         m is None
         or m["controller"] != after["turn_player"]
