@@ -234,7 +234,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         for row in br.invariant_rows():
             if row["id"] in inv_total:
                 inv_total[row["id"]] += row["checked"]
-    never = [k for k, v in inv_total.items() if v == 0]
+    unjudged = {k for br in results for k in br.not_judged}
+    never = [k for k, v in inv_total.items() if v == 0 and k not in unjudged]
     n_pass = sum(1 for r in results if r.verdict == "pass")
     n_fail = sum(1 for r in results if r.verdict == "fail")
     n_inc = sum(1 for r in results if r.verdict == "inconclusive")

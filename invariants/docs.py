@@ -29,7 +29,9 @@ the explorer.
   state: the fingerprint hashes the observation and the monitor together
   (`explorers/checking.py`: `state_fingerprint`), so BFS stays exact and counterexamples stay
   shortest. On a correct engine the monitor says what the observation says, so it adds no
-  states (the reference model's state counts are unchanged).
+  states (the reference model's state counts are unchanged). Histories forget what no
+  invariant needs any more, and counts saturate at 7 (more than any monster may declare), so
+  an engine that lets a monster attack for ever still has a finite state space.
 - **Card facts** (`invariants/cards.py`): the invariants' own reading of the raw card
   definitions of the run: the pool's `model/cards/*.toml` and the board's `[[card]]` tables,
   read with `tomllib`. A board-defined card is judged exactly like a pool card. A card the

@@ -250,48 +250,20 @@ def test_a_card_the_data_cannot_classify_is_not_judged_never_passed_or_failed():
     assert isinstance(v2, NotJudged) and "Unheard Of" in v2.reason
 
 
-class _Renamed:
-    """The reference model reporting "Honest" under a name no card definition has."""
+def test_not_judged_is_reported_per_board(run_cli, tmp_path, engines_path):
+    code, stdout, _err, b = _check(run_cli, tmp_path, BOARDS / "rule-ds-honest.toml", "lying_bookkeeping:unknown_card")
+    row = next(r for r in b["invariants"] if r["id"] == "damage.activation-legal")
+    why = "Honest Abe: when it may be activated in the Damage Step cannot be read from its card data"
+    assert row["violations"] == 0 and row["verdict"] == "not judged"  # never "held", never "violated"
+    assert row["not_judged"] == [why]
+    assert f"not judged here: damage.activation-legal: {why}" in stdout
+    never = next(l for l in stdout.splitlines() if l.startswith("vacuous on every board"))
+    assert "damage.activation-legal" not in never  # not judged is not vacuous
+    import jsonschema
 
-    name = "renamed"
-
-    def __init__(self):
-        from bpcheck.engines.reference import ReferenceEngine
-
-        self.inner = ReferenceEngine()
-
-    def start(self, board):
-        return self.inner.start(board)
-
-    def legal_actions(self, state):
-        return self.inner.legal_actions(state)
-
-    def is_terminal(self, state):
-        return self.inner.is_terminal(state)
-
-    def apply(self, state, action):
-        from bpcheck.model.events import Event
-
-        st, events = self.inner.apply(state, action)
-        out = [Event(e.kind, tuple((k, "Honest Abe" if v == "Honest" else v) for k, v in e.data)) for e in events]
-        return st, out
-
-    def observe(self, state):
-        obs = copy.deepcopy(self.inner.observe(state))
-        text = json.dumps(obs).replace('"Honest"', '"Honest Abe"')
-        return json.loads(text)
-
-
-def test_not_judged_is_reported_per_board():
-    from bpcheck.explorers.run import check_board
-    from bpcheck.invariants import select
-    from bpcheck.model.board import load_board
-
-    br = check_board(load_board(BOARDS / "rule-ds-honest.toml"), _Renamed(), select("damage.activation-legal"), progress=False)
-    row = next(r for r in br.invariant_rows() if r["id"] == "damage.activation-legal")
-    assert row["violations"] == 0 and br.verdict == "pass"
-    assert row["not_judged"] == ["Honest Abe: when it may be activated in the Damage Step cannot be read from its card data"]
-    assert row["verdict"] == "not judged"  # never "held", never "violated"
+    schema = json.loads((ROOT / "docs" / "check-result.schema.json").read_text())
+    jsonschema.validate(json.loads((tmp_path / "r.json").read_text()), schema)
+    assert "damage.activation-legal" not in {c["invariant"] for c in b["counterexamples"]}
 
 
 def test_docs_describe_the_monitor_api(root):

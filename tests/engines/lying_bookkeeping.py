@@ -125,3 +125,27 @@ def lp_unchanged():
             p["lp"] = 8000
 
     return Lying("lying:lp-unchanged", lie)
+
+
+# not a lie about bookkeeping: a card no definition of the run has
+def unknown_card():
+    """Reports "Honest" under the name "Honest Abe", which no card definition has: the invariants
+    that need its card facts report "not judged", never a pass or a failure."""
+    from bpcheck.model.events import Event
+
+    class Renamed(Lying):
+        def apply(self, state, action):
+            st, events = self.inner.apply(state, action)
+            return st, [Event(e.kind, tuple((k, "Honest Abe" if v == "Honest" else v) for k, v in e.data)) for e in events]
+
+    def lie(obs):
+        for p in obs["players"]:
+            for pile in ("hand", "graveyard", "banished", "deck"):
+                for c in p[pile]:
+                    if c["card"] == "Honest":
+                        c["card"] = "Honest Abe"
+        for link in obs["chain"]:
+            if link["card"] == "Honest":
+                link["card"] = "Honest Abe"
+
+    return Renamed("lying:unknown-card", lie)
