@@ -32,7 +32,12 @@ from bpcheck.explorers.differential import (
     json_diff,
     show,
 )
-from bpcheck.invariants.base import Invariant, Transition
+from bpcheck.invariants.base import Context, Invariant, NotJudged, Transition
+from bpcheck.invariants.cards import CardFacts
+from bpcheck.invariants.monitor import Monitor
+
+# Stands for the monitor when a recorded step's events cannot even update it.
+_MONITOR = Invariant("monitor", "The invariants' history is updated from the recorded events.", (), "transition", "accounting", lambda t: None)
 from bpcheck.model.events import Event
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.reports.text import board_lines
@@ -255,7 +260,7 @@ def _check(inv: Invariant, *args) -> tuple[str, Any]:
         v = inv.check(*args)
     except Exception as e:  # recorded data of the wrong shape
         return "unreadable", f"{type(e).__name__}: {e}"
-    if v is None or v is True:
+    if v is None or v is True or isinstance(v, NotJudged):
         return "ok", None
     return "broken", str(v)
 
@@ -289,12 +294,14 @@ def conform_trace(trace: Trace, invariants: list[Invariant]) -> tuple[Divergence
     s = ref.start(board)
     ref_obs = ref.observe(s)
     prev = ref_obs
+    cards = CardFacts.for_board(board)
+    mon = Monitor.initial()  # the invariants' own history of the recorded steps
     if trace.initial_observation is not None:
         prev = trace.initial_observation
         d = Divergence(0, 1, None, None, after=prev)
         d.observation_diff = json_diff(prev, ref_obs) if prev != ref_obs else []
         for inv in state_invs:
-            _note(d, inv, _check(inv, prev))
+            _note(d, inv, _check(inv, prev, Context(mon, cards)))
         if d.found():
             return d, 0
     for st in trace.steps:
@@ -316,11 +323,17 @@ def conform_trace(trace: Trace, invariants: list[Invariant]) -> tuple[Divergence
             if st.events != d.reference_events:
                 d.events_diff = json_diff(st.events, d.reference_events, "events")
             action_rec = ra.to_dict()
-        t = Transition(prev, action_rec, [event_from_dict(e) for e in st.events], st.observation)
+        t = Transition(prev, action_rec, [event_from_dict(e) for e in st.events], st.observation, mon, cards)
+        try:
+            t.mon_after = mon.advance(t)
+        except Exception as e:  # recorded events of the wrong shape: nothing to judge them with
+            d.unreadable.append((_MONITOR, f"{type(e).__name__}: {e}"))
+            return d, st.index
+        mon = t.mon_after
         for inv in trans_invs:
             _note(d, inv, _check(inv, t))
         for inv in state_invs:
-            _note(d, inv, _check(inv, st.observation))
+            _note(d, inv, _check(inv, st.observation, Context(mon, cards)))
         if d.found():
             return d, st.index
         s, prev = s2, st.observation

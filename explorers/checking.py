@@ -2,10 +2,14 @@
 
 :class:`EngineSystem` adapts any engine that implements the engine interface
 (:mod:`bpcheck.engines.interface`) to the generic explorer of :mod:`bpcheck.explorers.core`.
-States are ``(engine state, observation)`` pairs: each observation is computed once, used for
-the fingerprint and handed to the invariants, which see observations, action records and events
-only. The fingerprint is the 64-bit XXH3 hash of the canonical JSON of the observation, so it is
-the same across processes, runs and machines.
+States are ``(engine state, observation, monitor)`` triples: each observation is computed once,
+used for the fingerprint and handed to the invariants, which see observations, action records,
+events, the run's card data (:class:`~bpcheck.invariants.cards.CardFacts`) and the monitor — the
+history the invariants keep for themselves (:mod:`bpcheck.invariants.monitor`), advanced from
+each transition's action record and events, never from the engine's counters. The fingerprint
+(:func:`state_fingerprint`) is the 64-bit XXH3 hash of the canonical JSON of the observation and
+of the monitor, so it is the same across processes, runs and machines, and two states with the
+same observation but a different history stay apart (BFS stays exact).
 """
 
 from __future__ import annotations
@@ -19,8 +23,11 @@ import xxhash
 from bpcheck.engines import observation_paths as paths
 from bpcheck.engines.interface import capabilities_of
 from bpcheck.errors import InputError
+from bpcheck.explorers.core import SystemFault
 from bpcheck.explorers.guard import guard_engine
-from bpcheck.invariants.base import Invariant, Transition
+from bpcheck.invariants.base import Context, Invariant, NotJudged, Transition
+from bpcheck.invariants.cards import CardFacts
+from bpcheck.invariants.monitor import Monitor
 from bpcheck.model.board import Board
 from bpcheck.model.events import EVENT_KINDS
 
@@ -87,6 +94,16 @@ def fingerprint(obs: dict) -> int:
     return xxhash.xxh3_64_intdigest(orjson.dumps(obs, option=orjson.OPT_SORT_KEYS))
 
 
+def state_fingerprint(obs: dict, mon: Monitor, seed: int = 0) -> int:
+    """The fingerprint of an explored state: XXH3 of the observation's canonical JSON followed by
+    the monitor's (:meth:`Monitor.canonical`). The hook every transition system over engines uses."""
+    h = xxhash.xxh3_64(seed=seed)
+    h.update(orjson.dumps(obs, option=orjson.OPT_SORT_KEYS))
+    h.update(b"\x00")
+    h.update(mon.canonical())
+    return h.intdigest()
+
+
 def _guarded(inv: Invariant, *args: Any, unobserved: dict[str, str] | None = None, skipped: dict[str, str] | None = None) -> Any:
     """Run one check. An engine whose data passes its schema but does not hold together (an
     attacker that is not on the field, an event naming an unknown card) must not crash the
@@ -105,12 +122,20 @@ def _guarded(inv: Invariant, *args: Any, unobserved: dict[str, str] | None = Non
 
 
 class EngineSystem:
-    """An engine on one board, with the invariants to check, as a transition system."""
+    """An engine on one board, with the invariants to check, as a transition system.
+
+    States are ``(engine state, observation, monitor)``: the monitor is the invariants' own
+    history (:mod:`bpcheck.invariants.monitor`), advanced from action records and events only, and
+    hashed into the fingerprint with the observation."""
 
     def __init__(self, engine, board: Board, invariants: Sequence[Invariant], goals: Sequence[Goal] = ()) -> None:
         engine = self.engine = guard_engine(engine)  # an in-process engine that raises: ENGINE-FAULT (explorers/guard.py)
         self.board = board
         self.goals = list(goals)
+        self.cards = CardFacts.for_board(board)
+        # invariant id -> the reasons it could not judge a situation (NotJudged verdicts)
+        self.not_judged: dict[str, set[str]] = {}
+        self._last: tuple[Any, Transition] | None = None  # the last step's successor and transition
         self._init = engine.start(board)
         # Protocol v2 capabilities (read after start: a cmd: engine declares them in its hello).
         # Unobserved paths are cut from every observation, so the fingerprint, the invariants
@@ -137,23 +162,49 @@ class EngineSystem:
         obs = self.engine.observe(st)
         return paths.strip(obs, self.unobserved) if self.unobserved else obs
 
+    # -- the monitor -------------------------------------------------------------------------
+
+    def transition(self, s, a, events, s2_obs: dict) -> Transition:
+        """The transition from state `s` by action `a` as the invariants see it (the monitor after
+        it not yet computed)."""
+        return Transition(s[1], a.to_dict(), events, s2_obs, s[2], self.cards)
+
+    def _verdict(self, inv: Invariant, *args: Any) -> Any:
+        v = _guarded(inv, *args, **self._g)
+        if isinstance(v, NotJudged):
+            self.not_judged.setdefault(inv.id, set()).add(v.reason)
+            return None
+        return v
+
     # -- TransitionSystem --------------------------------------------------------------------
 
     def initial_states(self):
-        return [(self._init, self._observe(self._init))]
+        return [(self._init, self._observe(self._init), Monitor.initial())]
 
     def actions(self, s):
         return list(self.engine.legal_actions(s[0]))
 
     def step(self, s, a):
         st2, events = self.engine.apply(s[0], a)
-        return (st2, self._observe(st2)), list(events)
+        events = list(events)
+        obs2 = self._observe(st2)
+        t = self.transition(s, a, events, obs2)
+        try:
+            mon2 = s[2].advance(t)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+            # events the invariants' own history cannot read (an attack_declared without its
+            # attacker_uid, ...): the engine's reply is malformed
+            raise SystemFault("schema", f"the events of {a.label!r} cannot be read ({type(e).__name__}: {e})") from None
+        t.mon_after = mon2
+        s2 = (st2, obs2, mon2)
+        self._last = (s2, t)
+        return s2, events
 
     def is_terminal(self, s) -> bool:
         return self.engine.is_terminal(s[0])
 
     def fingerprint(self, s) -> int:
-        return fingerprint(s[1])
+        return state_fingerprint(s[1], s[2])
 
     def action_kind(self, a) -> str:
         return a.kind
@@ -163,22 +214,29 @@ class EngineSystem:
 
     def check_state(self, s):
         obs = s[1]
-        return [(inv.id, _guarded(inv, obs, **self._g)) for inv in self.state_invs]
+        ctx = Context(s[2], self.cards)
+        return [(inv.id, self._verdict(inv, obs, ctx)) for inv in self.state_invs]
 
     def check_actions(self, s, actions):
         if not self.action_invs:
             return []
         recs = [a.to_dict() for a in actions]
-        return [(inv.id, _guarded(inv, s[1], recs, **self._g)) for inv in self.action_invs]
+        ctx = Context(s[2], self.cards)
+        return [(inv.id, self._verdict(inv, s[1], recs, ctx)) for inv in self.action_invs]
 
     def check_transition(self, s, a, info, s2):
         if not self.trans_invs:
             return []
-        t = Transition(s[1], a.to_dict(), info, s2[1])
+        last = self._last
+        if last is not None and last[0] is s2:
+            t = last[1]
+        else:
+            t = self.transition(s, a, info, s2[1])
+            t.mon_after = s2[2]
         kinds = t.kind_set()
         # An invariant that names its events has nothing to judge without them (it would return None).
         return [
-            (inv.id, None if inv.events is not None and kinds.isdisjoint(inv.events) else _guarded(inv, t, **self._g))
+            (inv.id, None if inv.events is not None and kinds.isdisjoint(inv.events) else self._verdict(inv, t))
             for inv in self.trans_invs
         ]
 

@@ -28,7 +28,7 @@ import orjson
 import xxhash
 
 from bpcheck.engines import observation_paths as paths
-from bpcheck.explorers.checking import EngineSystem, Goal, fingerprint
+from bpcheck.explorers.checking import EngineSystem, Goal, state_fingerprint
 from bpcheck.explorers.core import Finding
 from bpcheck.invariants.base import Invariant
 from bpcheck.model.board import Board
@@ -131,6 +131,11 @@ def diff_records(diff: Sequence[tuple[str, Any, Any]], left: str = "engine", rig
             d[right] = y
         out.append(d)
     return out
+
+
+def _engine_half(s):
+    """The inner EngineSystem's state (engine state, observation, monitor) of a lockstep state."""
+    return (s[0], s[1], s[5])
 
 
 def _kinds(events: Sequence[dict]) -> str:
@@ -259,12 +264,13 @@ class DifferentialSystem:
     """An engine under test and the reference model in lockstep, as one transition system.
 
     States are ``(engine state, engine observation, reference state, reference observation,
-    engine actions)``; the reference half is ``None`` once the two sides have disagreed on the
+    engine actions, monitor)``; the reference half is ``None`` once the two sides have disagreed on the
     way there. The engine's capabilities (protocol v2) shape the comparison: unobserved paths are
     cut from the reference's observations too; passcodes are checked against the pool and then
     left out; with implicit passes the reference is advanced through the passes the engine does
     not ask for, and a window one side opens and the other lacks is a structural DIFF of its own.
     Every distinct disagreement (kind, first differing path) gets its own counterexample.
+    The engine half with the monitor, ``(s[0], s[1], s[5])``, is the inner EngineSystem's state.
     """
 
     def __init__(
@@ -371,33 +377,34 @@ class DifferentialSystem:
 
     def initial_states(self):
         out = []
-        for st, obs in self.inner.initial_states():
+        for st, obs, mon in self.inner.initial_states():
             ref_st = self._ref_init
             acts = None
             if self.implicit:
-                acts = self.inner.actions((st, obs)) if not self.inner.is_terminal((st, obs)) else []
-                ref_st, _evs, _w = self._align(ref_st, acts, self.inner.is_terminal((st, obs)), self._eng_view(obs, []))
-            out.append((st, obs, ref_st, self._ref_observe(ref_st), acts))
+                terminal = self.inner.is_terminal((st, obs, mon))
+                acts = self.inner.actions((st, obs, mon)) if not terminal else []
+                ref_st, _evs, _w = self._align(ref_st, acts, terminal, self._eng_view(obs, []))
+            out.append((st, obs, ref_st, self._ref_observe(ref_st), acts, mon))
         self._roots = out
         return out
 
     def actions(self, s):
-        if len(s) > 4 and s[4] is not None:
+        if s[4] is not None:
             return list(s[4])
-        return self.inner.actions(s)
+        return self.inner.actions(_engine_half(s))
 
     def step(self, s, a):
-        (st2, obs2), events = self.inner.step(s, a)
+        (st2, obs2, mon2), events = self.inner.step(_engine_half(s), a)
         info = StepInfo(events)
         info.findings = []
         ref_st = s[2]
         if ref_st is None:
-            return (st2, obs2, None, None, None), info
+            return (st2, obs2, None, None, None, mon2), info
         ra = self._ref_actions(ref_st).get(a.label)
         if ra is None:
             window = self._engine_window(s, self.actions(s))
             if window is None or a.kind != "pass":  # offered by the engine alone: reported by check_actions
-                return (st2, obs2, None, None, None), info
+                return (st2, obs2, None, None, None, mon2), info
             ref_st2, ref_events = ref_st, []  # the engine's own window closes: the reference stays
         else:
             ref_st2, evs = self.reference.apply(ref_st, ra)
@@ -406,8 +413,8 @@ class DifferentialSystem:
                 ref_events = [e for e in ref_events if e["kind"] != "passed"]
         acts2 = None
         if self.implicit:
-            terminal2 = self.inner.is_terminal((st2, obs2))
-            acts2 = [] if terminal2 else self.inner.actions((st2, obs2))
+            terminal2 = self.inner.is_terminal((st2, obs2, mon2))
+            acts2 = [] if terminal2 else self.inner.actions((st2, obs2, mon2))
             ref_st2, more, windows = self._align(ref_st2, acts2, terminal2, self._eng_view(obs2, []))
             ref_events += more
             for player, step, labels in windows:
@@ -450,21 +457,22 @@ class DifferentialSystem:
                 msg = transition_disagreement(a.label, eng_obs, ref_obs2, eng_events, ref_events) or f"after {a.label!r}, the steps differ"
             info.diff = Finding(msg, key)
             if not (order_only and self.continue_past_order):
-                return (st2, obs2, None, None, None), info
-        return (st2, obs2, ref_st2, ref_obs2, acts2), info
+                return (st2, obs2, None, None, None, mon2), info
+        return (st2, obs2, ref_st2, ref_obs2, acts2, mon2), info
 
     def is_terminal(self, s) -> bool:
-        return self.inner.is_terminal(s)
+        return self.inner.is_terminal(_engine_half(s))
 
     def fingerprint(self, s) -> int:
         if s[2] is not None:
             if self._combined_fp:  # the engine's view may not determine the reference state
-                return xxhash.xxh3_64_intdigest(
-                    orjson.dumps(s[1], option=orjson.OPT_SORT_KEYS) + orjson.dumps(self.reference.observe(s[2]), option=orjson.OPT_SORT_KEYS),
-                    seed=2,
-                )
-            return fingerprint(s[1])
-        return xxhash.xxh3_64_intdigest(orjson.dumps(s[1], option=orjson.OPT_SORT_KEYS), seed=1)
+                h = xxhash.xxh3_64(seed=2)
+                h.update(orjson.dumps(s[1], option=orjson.OPT_SORT_KEYS))
+                h.update(orjson.dumps(self.reference.observe(s[2]), option=orjson.OPT_SORT_KEYS))
+                h.update(s[5].canonical())
+                return h.intdigest()
+            return state_fingerprint(s[1], s[5])
+        return state_fingerprint(s[1], s[5], seed=1)
 
     def action_kind(self, a) -> str:
         return self.inner.action_kind(a)
@@ -473,7 +481,7 @@ class DifferentialSystem:
         return a.label
 
     def check_state(self, s):
-        out = self.inner.check_state(s)
+        out = self.inner.check_state(_engine_half(s))
         if s[2] is not None:
             out.append((DIFF, self._state_disagreement(s) or True))
         return out
@@ -488,7 +496,7 @@ class DifferentialSystem:
                 od = json_diff(eng, s[3])
                 if od:
                     return Finding("the initial observations differ: " + "; ".join(diff_lines(od, limit=6)), ("initial", path_kind(od[0][0])))
-        eng_t = bool(self.inner.is_terminal(s))
+        eng_t = bool(self.inner.is_terminal(_engine_half(s)))
         ref_t = bool(self.reference.is_terminal(s[2]))
         if eng_t != ref_t:
             if eng_t:
@@ -497,7 +505,7 @@ class DifferentialSystem:
         return None
 
     def check_actions(self, s, actions):
-        out = self.inner.check_actions(s, actions)
+        out = self.inner.check_actions(_engine_half(s), actions)
         if s[2] is not None:
             window = self._engine_window(s, actions)
             if window is not None:
@@ -526,7 +534,7 @@ class DifferentialSystem:
         return out
 
     def check_transition(self, s, a, info, s2):
-        out = self.inner.check_transition(s, a, info, s2)
+        out = self.inner.check_transition(_engine_half(s), a, info, _engine_half(s2))
         if getattr(info, "compared", False):
             out.append((DIFF, info.diff or True))
         for f in getattr(info, "findings", None) or ():
@@ -534,7 +542,7 @@ class DifferentialSystem:
         return out
 
     def goals_reached(self, s, info) -> list[str]:
-        return self.inner.goals_reached(s, info)
+        return self.inner.goals_reached(_engine_half(s), info)
 
 
 __all__ = [

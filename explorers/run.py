@@ -114,6 +114,8 @@ class BoardResult:
     baseline: dict | None = None  # --baseline: {"known", "new", "gone"} (explorers/baseline.py)
 
     skip_reason: str | None = None  # the engine refused the board (EngineRefusal): verdict "skipped"
+    # invariant id -> why it could not judge some situations (card data it cannot classify)
+    not_judged: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:
@@ -132,12 +134,17 @@ class BoardResult:
             st = self.result.props.get(inv.id)
             checked = st.checked if st else 0
             viol = st.violations if st else 0
+            nj = self.not_judged.get(inv.id)
             row = {
                 **inv.to_dict(),
                 "checked": checked,
                 "violations": viol,
-                "verdict": "violated" if viol else ("vacuous" if checked == 0 else ("held" if self.result.bound_hit is None else "held so far")),
+                "verdict": "violated"
+                if viol
+                else ("not judged" if nj and checked == 0 else ("vacuous" if checked == 0 else ("held" if self.result.bound_hit is None else "held so far"))),
             }
+            if nj:
+                row["not_judged"] = list(nj)
             if inv.id in self.not_evaluated:
                 if not viol and checked == 0:
                     row["verdict"] = "not evaluated"
@@ -354,6 +361,10 @@ def check_board(
     br = BoardResult(board, res, list(invariants), goals)
     br.not_compared = list(getattr(system, "unobserved", ()))
     br.not_evaluated = dict(getattr(system, "not_evaluated", {}))
+    nj = getattr(system, "not_judged", None)
+    if nj is None:  # a wrapping system (differential): its inner EngineSystem's
+        nj = getattr(getattr(system, "inner", None), "not_judged", None) or {}
+    br.not_judged = {k: sorted(v) for k, v in sorted(nj.items())}
     for v in sorted(res.violations, key=lambda v: (v.depth, v.prop, str(v.key))):
         try:
             cex = build_counterexample(system, v, invariants, engine_name)

@@ -29,7 +29,9 @@ import orjson
 import xxhash
 
 from bpcheck.explorers.checking import _guarded
-from bpcheck.invariants.base import Invariant, Transition
+from bpcheck.invariants.base import Context, Invariant, NotJudged, Transition
+from bpcheck.invariants.cards import CardFacts
+from bpcheck.invariants.monitor import Monitor
 from bpcheck.model import arith
 from bpcheck.model.board import Board, NumberRange
 
@@ -239,6 +241,7 @@ class Node:
     depth: int
     terminal: bool = False
     dup: bool = False  # a state already seen, kept only so the edge's trace can be named
+    mon: Any = None  # the invariants' own history (bpcheck.invariants.monitor), part of the state
 
 
 @dataclass
@@ -315,8 +318,8 @@ def _pc_key(pc: PathCond) -> list[str]:
     return sorted(c.sexpr() for c, _r in pc)  # z3's own text: much faster than its pretty printer
 
 
-def _fingerprint(obs: dict, pc: PathCond) -> int:
-    data = {"obs": arith.jsonable(obs, sexpr=True), "pc": _pc_key(pc)}
+def _fingerprint(obs: dict, pc: PathCond, mon: Any = None) -> int:
+    data = {"obs": arith.jsonable(obs, sexpr=True), "pc": _pc_key(pc), "mon": "" if mon is None else mon.canonical().hex()}
     return xxhash.xxh3_64_intdigest(orjson.dumps(data, option=orjson.OPT_SORT_KEYS))
 
 
@@ -333,9 +336,9 @@ def _concrete_message(inv: Invariant, args: tuple, values: dict[str, int]) -> st
 
     if args and isinstance(args[0], Transition):
         t = args[0]
-        args = (Transition(conc(t.before), conc(t.action), conc_events(t.events), conc(t.after)),)
+        args = (Transition(conc(t.before), conc(t.action), conc_events(t.events), conc(t.after), t.mon, t.cards, t.mon_after),)
     else:
-        args = tuple(conc(a) for a in args)
+        args = tuple(a if isinstance(a, Context) else conc(a) for a in args)
     try:
         v = _guarded(inv, *args)
     except arith.SymbolicValueError:
@@ -369,6 +372,7 @@ def explore_symbolic(
     trans_invs = [i for i in invariants if i.kind == "transition"]
     action_invs = [i for i in invariants if i.kind == "actions"]
     t0 = time.perf_counter()
+    cards = CardFacts.for_board(board)
     visited: dict[int, int] = {}
     queue: deque[int] = deque()
 
@@ -382,7 +386,7 @@ def explore_symbolic(
             r.inconclusive = str(e)
             return
         for bpc, verdict in branches:
-            if verdict is None:
+            if verdict is None or isinstance(verdict, NotJudged):  # not judged: never a pass or a failure
                 continue
             r.checks += 1
             if verdict is True:
@@ -394,7 +398,7 @@ def explore_symbolic(
                 r.witness = Witness(inv.id, msg, values, node, kind, res.labels_to(node), pc_text(bpc))
 
     def add_node(n: Node) -> int | None:
-        fp = _fingerprint(n.obs, n.pc)
+        fp = _fingerprint(n.obs, n.pc, n.mon)
         if fp in visited:
             return None
         visited[fp] = len(res.nodes)
@@ -410,10 +414,11 @@ def explore_symbolic(
             return engine.observe(s0), engine.is_terminal(s0)
 
         for pc, (obs, term) in all_paths(solver, (), first):
-            i = add_node(Node(s0, obs, pc, None, None, 0, term))
+            mon0 = Monitor.initial()
+            i = add_node(Node(s0, obs, pc, None, None, 0, term, mon=mon0))
             if i is not None:
                 for inv in state_invs:
-                    judge(inv, pc, i, "state", (obs,))
+                    judge(inv, pc, i, "state", (obs, Context(mon0, cards)))
         while queue:
             if max_states is not None and len(res.nodes) >= max_states:
                 res.inconclusive = f"max states ({max_states}) reached"
@@ -433,7 +438,7 @@ def explore_symbolic(
                 if action_invs:
                     recs = [a.to_dict() for a in actions]
                     for inv in action_invs:
-                        judge(inv, pc1, ni, "actions", (node.obs, recs))
+                        judge(inv, pc1, ni, "actions", (node.obs, recs, Context(node.mon, cards)))
                 if not actions:
                     node.terminal = True  # a deadlock: the concrete checker reports those
                 for a in actions:
@@ -445,14 +450,15 @@ def explore_symbolic(
 
                     for pc2, (s2, events, obs2, term) in all_paths(solver, pc1, step):
                         res.transitions += 1
-                        child = Node(s2, obs2, pc2, ni, a.label, node.depth + 1, term)
+                        t = Transition(node.obs, a.to_dict(), events, obs2, node.mon, cards)
+                        t.mon_after = mon2 = node.mon.advance(t)
+                        child = Node(s2, obs2, pc2, ni, a.label, node.depth + 1, term, mon=mon2)
                         ci = add_node(child)
                         where = ci
                         if ci is None:  # a state seen before: the edge is judged all the same
                             child.dup, child.terminal = True, False
                             res.nodes.append(child)
                             where = len(res.nodes) - 1
-                        t = Transition(node.obs, a.to_dict(), events, obs2)
                         kinds = t.kind_set()
                         for inv in trans_invs:
                             if inv.events is not None and kinds.isdisjoint(inv.events):
@@ -460,7 +466,7 @@ def explore_symbolic(
                             judge(inv, pc2, where, "transition", (t,))
                         if ci is not None:
                             for inv in state_invs:
-                                judge(inv, pc2, ci, "state", (obs2,))
+                                judge(inv, pc2, ci, "state", (obs2, Context(mon2, cards)))
     except (Inconclusive, arith.SymbolicValueError) as e:
         res.inconclusive = str(e)
     res.elapsed = time.perf_counter() - t0

@@ -5,9 +5,8 @@ from __future__ import annotations
 # Numbers may be symbolic under `bpcheck prove`: compare and add them with the neutral numeric
 # domain (bpcheck.model.arith: plain operations on ints or z3 terms, no rules of the game).
 from bpcheck.model import arith
-from bpcheck.invariants import facts
 from bpcheck.invariants.base import invariant
-from bpcheck.invariants.view import monster, uid_places
+from bpcheck.invariants.view import fact, monster, uid_places
 
 FAMILY = "accounting"
 
@@ -141,7 +140,7 @@ def lp_ledger(t):
     "state",
     FAMILY,
 )
-def one_place(obs):
+def one_place(obs, ctx):
     for uid, places in uid_places(obs).items():
         if len(places) != 1:
             return f"card uid {uid} is in {len(places)} places: {', '.join(places)}"
@@ -155,17 +154,17 @@ def one_place(obs):
     "state",
     FAMILY,
 )
-def tokens_on_field(obs):
+def tokens_on_field(obs, ctx):
     seen = False
     for p in obs["players"]:
         for m in p["monsters"]:
-            if m and (m["token"] or m["card"] in facts.TOKENS):
+            if m and (m["token"] or fact(ctx.cards.is_token(m["card"]), m["card"], "whether it is a token")):
                 seen = True
                 if m["position"] == "facedown":
                     return f"{m['card']} is face-down"
         for pile in ("hand", "graveyard", "banished", "deck"):
             for c in p[pile]:
-                if c["card"] in facts.TOKENS:
+                if fact(ctx.cards.is_token(c["card"]), c["card"], "whether it is a token"):
                     return f"{c['card']} is in a {pile}"
     return True if seen else None
 
@@ -177,7 +176,7 @@ def tokens_on_field(obs):
     "state",
     FAMILY,
 )
-def owner_piles(obs):
+def owner_piles(obs, ctx):
     seen = False
     for side, p in enumerate(obs["players"]):
         for pile in ("hand", "graveyard", "banished"):
@@ -195,7 +194,7 @@ def owner_piles(obs):
     "state",
     FAMILY,
 )
-def duel_over(obs):
+def duel_over(obs, ctx):
     zero = [i for i, p in enumerate(obs["players"]) if arith.le(p["lp"], 0)]
     if not zero and not obs["over"]:
         return None
@@ -216,7 +215,7 @@ def duel_over(obs):
     "state",
     FAMILY,
 )
-def zones(obs):
+def zones(obs, ctx):
     for p in obs["players"]:
         if len(p["monsters"]) != 5 or len(p["spells"]) != 5:
             return "a player does not have 5 + 5 zones"

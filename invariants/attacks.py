@@ -1,30 +1,43 @@
-"""Attack counts: who may declare attacks, how many, at what."""
+"""Attack counts: who may declare attacks, how many, at what.
+
+The counts are the monitor's (``attacks`` history: the declarations the transitions made), never
+the engine's ``attacks_declared``; where the engine reports the count, a different number is a
+violation naming both.
+"""
 
 from __future__ import annotations
 
-from bpcheck.invariants import facts
 from bpcheck.invariants.base import invariant
-from bpcheck.invariants.view import attackable, may_attack_directly, monster, monsters
+from bpcheck.invariants.monitor import COUNT_CAP
+from bpcheck.invariants.view import attackable, cannot_attack, fact, may_attack_directly, monster, monsters
 
 FAMILY = "attack counts"
 
 
+def _each(cards, m) -> bool:
+    return fact(cards.attacks_each_monster(m["card"]), m["card"], "whether it may attack each monster")
+
+
 @invariant(
     "attack.count",
-    "No monster declares more attacks in a turn than it is allowed (one, unless it may attack each opponent's monster once).",
+    "No monster declares more attacks in a turn than it is allowed (one, unless it may attack each opponent's monster once), "
+    "counting the declarations themselves; the engine's attacks_declared equals that count.",
     ["ATK-ONCE", "ATK-EACH-MONSTER", "RPL-COUNTS"],
     "state",
     FAMILY,
 )
-def attack_count(obs):
+def attack_count(obs, ctx):
     seen = False
     for m in monsters(obs):
-        n = m["attacks_declared"]
+        rec = ctx.mon.attack(m["uid"])
+        n = rec.declared
+        if min(m["attacks_declared"], COUNT_CAP) != n:
+            return f"{m['card']} (uid {m['uid']}): the engine reports attacks_declared = {m['attacks_declared']}, its declarations this turn number {n}"
         if n == 0:
             continue
         seen = True
-        if m["card"] in facts.EACH_MONSTER_ATTACKERS:
-            allowed = max(1, len(m["declared_at"]) + (1 if m["declared_direct"] else 0))
+        if _each(ctx.cards, m):
+            allowed = max(1, len(rec.declared_at) + (1 if rec.declared_direct else 0))
             if n > allowed:
                 return f"{m['card']} (uid {m['uid']}) declared {n} attacks but was declared at only {allowed} targets"
         elif n > 1:
@@ -50,13 +63,13 @@ def target_once(t):
         m = monster(t.before, uid)
         if m is None or e["target_uid"] is None:
             continue
-        if e["target_uid"] in m["declared_at"]:
+        if e["target_uid"] in t.mon.attack(uid).declared_at:
             if not redirect:
                 return f"{m['card']} declared a new attack at {e['target']}, which it was already declared at"
             # A replay may go back to any target for a one-attack monster; a monster that
             # attacks each opponent's monster once may keep the current target only.
             current = t.before["attack"]["target"] if t.before["attack"] else None
-            if m["card"] in facts.EACH_MONSTER_ATTACKERS and e["target_uid"] != current:
+            if _each(t.cards, m) and e["target_uid"] != current:
                 return f"{m['card']} redirected its attack to {e['target']}, which it already attacked this turn"
     return True
 
@@ -79,7 +92,7 @@ def attack_when(t):
             return "an attack was declared on the first turn of the duel"
         if b["step"] != "battle_step":
             return f"an attack was declared in {b['step']}"
-        if b["chain"]:
+        if b["chain"] or t.mon.chain.links:
             return "an attack was declared while a chain was open"
         m = monster(b, e["attacker_uid"])
         if m is None:
@@ -111,7 +124,8 @@ def no_bp_first_turn(t):
 
 @invariant(
     "attack.stopped-is-spent",
-    "An attack that stops is spent: no attack is in progress afterwards and that monster cannot attack again this turn.",
+    "An attack that stops is spent: no attack is in progress afterwards and that monster cannot attack again this turn "
+    "(the engine's cannot_attack_this_turn says so too).",
     ["STOP-ATTACK", "STOP-AFTER-CHAIN"],
     "transition",
     FAMILY,
@@ -121,8 +135,10 @@ def stopped_spent(t):
     stops = t.of("attack_stopped")
     for e in t.of("attack_declared"):
         m = monster(t.before, e["attacker_uid"])
+        if m is not None and t.mon.attack(m["uid"]).stopped:
+            return f"{m['card']} declared an attack after its attack was stopped this turn"
         if m is not None and m["cannot_attack_this_turn"]:
-            return f"{m['card']} declared an attack after its attack was stopped"
+            return f"{m['card']} declared an attack although the engine says it cannot attack this turn"
     if not stops:
         return None
     a = t.after["attack"]
@@ -131,7 +147,7 @@ def stopped_spent(t):
             return "the attack is still in progress after it stopped"
         m = monster(t.after, e["attacker_uid"])
         if m is not None and m["controller"] == t.after["turn_player"] and not m["cannot_attack_this_turn"]:
-            return f"{m['card']}'s attack stopped but it may attack again"
+            return f"{m['card']}'s attack stopped but the engine reports cannot_attack_this_turn = false"
     return True
 
 
@@ -148,33 +164,42 @@ def direct_legal(t):
     if not decls:
         return None
     for e in decls:
-        if not may_attack_directly(t.before, e["attacker_uid"]):
+        if not may_attack_directly(t.before, e["attacker_uid"], t.cards):
             return f"{e['attacker']} attacked directly while the opponent controls monsters that can be attacked"
     return True
 
 
 @invariant(
     "attack.offered-legal",
-    "Every attack offered is by a face-up Attack Position monster of the turn player at a monster that can be attacked.",
-    ["ATK-POSITION", "ATK-TARGET-IMMUNE", "ATK-CANNOT"],
+    "Every attack offered is by a face-up Attack Position monster of the turn player that has an attack left this turn "
+    "(by the declarations it made), at a monster that can be attacked.",
+    ["ATK-POSITION", "ATK-TARGET-IMMUNE", "ATK-CANNOT", "ATK-ONCE", "ATK-EACH-MONSTER"],
     "actions",
     FAMILY,
 )
-def targets_offered(obs, actions):
+def targets_offered(obs, actions, ctx):
     attacks = [a for a in actions if a["kind"] == "attack"]
     if not attacks:
         return None
     opp = 1 - obs["turn_player"]
-    can = attackable(obs, opp)
+    can = attackable(obs, opp, ctx.cards)
     for a in attacks:
         m = monster(obs, a.get("card_uid"))
         if m is None or m["controller"] != obs["turn_player"] or m["position"] != "attack":
             return f"{a['label']} is offered but the attacker is not a face-up Attack Position monster of the turn player"
-        if m["cannot_attack_this_turn"]:
+        rec = ctx.mon.attack(m["uid"])
+        if m["cannot_attack_this_turn"] or rec.stopped:
             return f"{a['label']} is offered for a monster whose attack was stopped this turn"
         t = a.get("target")
         if t is not None and t not in can:
             return f"{a['label']} is offered but that monster cannot be attacked"
+        if _each(ctx.cards, m):
+            if t is not None and t in rec.declared_at:
+                return f"{a['label']} is offered but {m['card']} was already declared at that monster this turn"
+            if t is None and rec.declared:
+                return f"{a['label']} is offered but {m['card']} already attacked this turn"
+        elif rec.declared >= 1:
+            return f"{a['label']} is offered but {m['card']} already declared {rec.declared} attack(s) this turn"
     return True
 
 
@@ -185,9 +210,13 @@ def targets_offered(obs, actions):
     "actions",
     FAMILY,
 )
-def must_attack(obs, actions):
+def must_attack(obs, actions, ctx):
     tp = obs["turn_player"]
-    forced = [m for m in monsters(obs, tp) if m["card"] in facts.MUST_ATTACK and m["position"] == "attack"]
+    forced = [
+        m
+        for m in monsters(obs, tp)
+        if m["position"] == "attack" and fact(ctx.cards.must_attack(m["card"]), m["card"], "whether it must attack")
+    ]
     if not forced:
         return None
     uids = {m["uid"] for m in forced}
@@ -197,10 +226,9 @@ def must_attack(obs, actions):
             return "the Battle Phase may end while a monster that must attack can still attack"
         return True
     if obs["step"] == "main1" and obs["turn"] > 1:
-        if any(a["kind"] == "skip_bp" for a in actions) and not any(m["cannot_attack_this_turn"] for m in forced):
-            from bpcheck.invariants.view import cannot_attack
-
-            if not all(cannot_attack(obs, u) for u in uids):
+        spent = any(m["cannot_attack_this_turn"] or ctx.mon.attack(m["uid"]).stopped for m in forced)
+        if any(a["kind"] == "skip_bp" for a in actions) and not spent:
+            if not all(cannot_attack(obs, u, ctx.cards) for u in uids):
                 return "the Battle Phase may be skipped while a monster that must attack is in Attack Position"
         return True
     return None

@@ -1,17 +1,21 @@
 """The invariant API: a named check with a stable ID, a statement, rule citations and a kind.
 
-An invariant reads observations (bpcheck's JSON snapshot), action records and events — never
-an engine's internals — so it can judge any engine. It returns ``None`` when its situation did
-not arise, ``True`` when it held, or a message (a string) when it was violated.
+An invariant reads observations (bpcheck's JSON snapshot), action records, events, the card
+data of the run and the monitor (its own history, :mod:`bpcheck.invariants.monitor`) — never an
+engine's internals — so it can judge any engine. It returns ``None`` when its situation did not
+arise, ``True`` when it held, a message (a string) when it was violated, or
+:class:`NotJudged` when the situation arose but the card data could not be classified.
 
 Kinds:
-- ``state``: ``check(obs)``
-- ``transition``: ``check(t)`` with ``t.before``, ``t.action``, ``t.events``, ``t.after``
-- ``actions``: ``check(obs, actions)``: what a state offers (a list of action dicts)
+- ``state``: ``check(obs, ctx)``: ``ctx.mon`` the monitor of that state, ``ctx.cards`` the card facts
+- ``transition``: ``check(t)`` with ``t.before``, ``t.action``, ``t.events``, ``t.after``,
+  ``t.mon`` (the monitor before), ``t.mon_after`` and ``t.cards``
+- ``actions``: ``check(obs, actions, ctx)``: what a state offers (a list of action dicts)
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -19,17 +23,71 @@ KINDS = ("state", "transition", "actions")
 FAMILIES = ("attack counts", "replay", "damage step", "chains and windows", "accounting")
 
 
+class NotJudged:
+    """A verdict: the situation arose but the invariant could not classify a card's data (an
+    unknown card or a word its reading does not know). Reported as "not judged", never as a
+    pass or a failure."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"NotJudged({self.reason!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NotJudged) and other.reason == self.reason
+
+    def __hash__(self) -> int:
+        return hash(self.reason)
+
+
+class Unknown(Exception):
+    """Raised inside a check by a card fact the card data does not give (see
+    :func:`bpcheck.invariants.view.fact`); the check's verdict becomes :class:`NotJudged`."""
+
+    def __init__(self, card: str, what: str) -> None:
+        super().__init__(f"{card!r}: {what}")
+        self.card = card
+        self.what = what
+
+
+class Context:
+    """What a state or actions check sees besides the observation: the monitor of that state
+    and the run's card facts."""
+
+    __slots__ = ("mon", "cards")
+
+    def __init__(self, mon: Any, cards: Any) -> None:
+        self.mon = mon
+        self.cards = cards
+
+
 class Transition:
     """One transition as the invariants see it: observations before and after, the action
-    record and the events, indexed by kind once."""
+    record and the events, indexed by kind once; the monitor before and after it and the card
+    facts of the run."""
 
-    __slots__ = ("before", "action", "events", "after", "_by_kind")
+    __slots__ = ("before", "action", "events", "after", "_by_kind", "mon", "mon_after", "cards")
 
-    def __init__(self, before: dict, action: dict, events: Sequence[Any], after: dict) -> None:
+    def __init__(
+        self,
+        before: dict,
+        action: dict,
+        events: Sequence[Any],
+        after: dict,
+        mon: Any = None,
+        cards: Any = None,
+        mon_after: Any = None,
+    ) -> None:
         self.before = before
         self.action = action
         self.events = events
         self.after = after
+        self.mon = mon
+        self.cards = cards
+        self.mon_after = mon_after
         by: dict[str, list[Any]] = {}
         for e in events:
             by.setdefault(e.kind, []).append(e)
@@ -90,13 +148,21 @@ def invariant(
     def deco(fn):
         if id in REGISTRY:
             raise ValueError(f"invariant {id} registered twice")
+
+        @functools.wraps(fn)
+        def check(*args):
+            try:
+                return fn(*args)
+            except Unknown as u:
+                return NotJudged(f"{u.card}: {u.what} cannot be read from its card data")
+
         REGISTRY[id] = Invariant(
             id,
             statement,
             tuple(rules),
             kind,
             family,
-            fn,
+            check,
             None if events is None else frozenset(events),
             None if reads is None else frozenset(reads),
             explicit_passes,

@@ -1,11 +1,15 @@
-"""Chains, priority and response windows."""
+"""Chains, priority and response windows.
+
+The chain and the attack-declaration window are the monitor's (``chain`` and ``windows``
+histories: built from chain_link_added / chain_link_resolved / passed / ... events); the engine's
+``chain`` and ``open_windows`` are held to them.
+"""
 
 from __future__ import annotations
 
 from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
-from bpcheck.invariants import facts
 from bpcheck.invariants.base import invariant
-from bpcheck.invariants.view import find_spell, in_pile
+from bpcheck.invariants.view import fact, find_spell, in_pile
 
 FAMILY = "chains and windows"
 
@@ -30,13 +34,13 @@ def speed_order(t):
     added = t.of("chain_link_added")
     if not added:
         return None
-    chain_before = list(t.before["chain"])
+    chain_before = [{"speed": l[4]} for l in t.mon.chain.links]
     triggered = {x["card_uid"] for x in t.before["pending_triggers"]}
     for e in added:
         link = _link(t.after, e["card_uid"])
-        if link is None:
+        if link is None and not (t.after["over"] or t.of("chain_link_resolved")):
             return f"{e['card']} was added to the chain but is not on it"
-        expect = facts.speed_of(link["kind"], link["subtype"], e["card"])
+        expect = fact(t.cards.speed(e["card"], e.get("effect")), e["card"], "its spell speed")
         if e["speed"] != expect:
             return f"{e['card']} has spell speed {e['speed']}, its category gives {expect}"
         if chain_before:
@@ -52,34 +56,36 @@ def speed_order(t):
 
 @invariant(
     "window.attack-declaration",
-    "\"When an attack is declared\" cards are activated only in the one chain answering the declaration, before both players pass.",
+    "\"When an attack is declared\" cards are activated only in the one chain answering the declaration, before both players pass; "
+    "the engine's open_windows.attack_declaration says whether that window is open.",
     ["WIN-ATTACK-DECL", "WIN-BEFORE-DS", "RPL-NEW-DECLARATION"],
     "transition",
     FAMILY,
 )
 def attack_window(t):
-    b, a = t.before, t.after
-    # The window opens with a declaration, closes when the chain answering it resolves or when
-    # both players pass with an empty chain; otherwise it keeps its state.
-    was_open = b["open_windows"]["attack_declaration"]
-    now_open = a["open_windows"]["attack_declaration"]
-    relevant = was_open or now_open or any(e["card"] in facts.ATTACK_RESPONSE_CARDS for e in t.of("chain_link_added"))
-    if not relevant:
-        return None
-    if t.of("attack_declared"):
-        if not now_open and not a["over"] and a["attack"] is not None:
-            return "an attack was declared but the response window is not open"
-        return True
-    if was_open and now_open:
-        if t.of("chain_resolved"):
-            return "the attack-declaration window stayed open after the chain answering it resolved"
-        if not b["chain"] and t.action["kind"] == "pass" and b["passes"] == 1:
-            return "the attack-declaration window stayed open after both players passed"
-    if not was_open and now_open:
-        return "the attack-declaration window opened without an attack declaration"
+    # The window (the monitor's): opens with a declaration, closes when the chain answering it
+    # resolves, when both players pass with an empty chain, or when the attack stops or the step
+    # changes.
+    was_open = t.mon.window.attack_declaration
+    now_open = t.mon_after.window.attack_declaration
+    says = t.after["open_windows"]["attack_declaration"]
+    answering = []
     for e in t.of("chain_link_added"):
-        if e["card"] in facts.ATTACK_RESPONSE_CARDS and not was_open:
-            return f"{e['card']} was activated after the attack-declaration window closed"
+        if fact(t.cards.answers_attack_declaration(e["card"]), e["card"], "whether it answers an attack declaration"):
+            answering.append(e)
+    if not (was_open or now_open or says or answering):
+        return None
+    if not t.after["over"] and bool(says) != now_open:
+        why = "it closed" if was_open else "no attack was declared"
+        if now_open:
+            why = "an attack was just declared" if t.of("attack_declared") else "it is still open"
+        return (
+            f"the engine reports open_windows.attack_declaration = {str(bool(says)).lower()}, but the window is "
+            f"{'open' if now_open else 'closed'} ({why})"
+        )
+    for e in answering:
+        if not was_open:
+            return f"{e['card']} was activated although no attack-declaration window is open"
     return True
 
 
@@ -131,21 +137,32 @@ def from_hand(t):
 
 @invariant(
     "chain.lifo",
-    "A chain resolves last in, first out.",
+    "A chain resolves last in, first out; the engine's chain lists the links as they were added and not yet resolved.",
     ["CH-LIFO", "PRI-PASS-PASS"],
     "transition",
     FAMILY,
-    events=["chain_link_resolved"],
 )
 def lifo(t):
+    links = t.mon.chain.links
     resolved = [e["card_uid"] for e in t.of("chain_link_resolved")]
-    if not resolved:
+    after_links = t.mon_after.chain.links
+    if not links and not after_links and not resolved and not t.after["chain"]:
         return None
-    expect = [l["card_uid"] for l in reversed(t.before["chain"])]
-    if t.before["choice"] is not None:
-        return True  # resumed mid-chain after a choice: the order was checked when it started
-    if resolved != expect[: len(resolved)]:
-        return f"chain resolved in order {resolved}, expected {expect}"
+    if resolved:
+        expect = [l[0] for l in reversed(links)]
+        # links added in this very transition resolve first, then those that were there before
+        added = [e["card_uid"] for e in reversed(t.of("chain_link_added"))]
+        expect = added + expect
+        if resolved != expect[: len(resolved)]:
+            return f"chain resolved in order {resolved}, expected {expect}"
+    if not t.after["over"]:
+        says = [l["card_uid"] for l in t.after["chain"]]
+        ch = t.after.get("choice")
+        if ch is not None and isinstance(ch.get("resolving"), dict):
+            says = says + [ch["resolving"].get("card_uid")]  # the link being resolved waits for the choice
+        mine = [l[0] for l in after_links]
+        if says != mine:
+            return f"the engine's chain is {says} (card uids), the links added and not yet resolved are {mine}"
     return True
 
 
@@ -176,7 +193,7 @@ def tp_first(t):
     "actions",
     FAMILY,
 )
-def counter_trap_offered(obs, actions):
+def counter_trap_offered(obs, actions, ctx):
     if not obs["chain"] or obs["over"] or obs["pending_triggers"] or obs["choice"] is not None:
         return None
     top = obs["chain"][-1]
@@ -185,13 +202,14 @@ def counter_trap_offered(obs, actions):
     p = obs["to_act"]
     if p is None:
         return None
+    top_kind = fact(ctx.cards.kind(top["card"]), top["card"], "its card type")[0]
     me = obs["players"][p]
     due = []
     for c in me["spells"]:
         if c is None or c["face_up"] or c["set_this_turn"]:
             continue
-        spec = facts.COUNTER_TRAPS.get(c["card"])
-        if spec is None or spec["answers"] != top["kind"]:
+        spec = fact(ctx.cards.counter_trap(c["card"]), c["card"], "what it answers as a Counter Trap")
+        if spec is False or spec["answers"] != top_kind:
             continue
         if spec.get("opponent_only") and top["controller"] == p:
             continue

@@ -1,57 +1,61 @@
-"""Damage-Step legality (000 "Spell / Trap Cards", "Flip Effects"; 002; 003/004 lists)."""
+"""Damage-Step legality (000 "Spell / Trap Cards", "Flip Effects"; 002; 003/004 lists).
+
+These invariants judge what happens *inside* a transition: one transition may mark a monster
+destroyed by battle, change sub-steps and send it to the Graveyard, so they walk the transition's
+events in order (:func:`walk`: each event with the sub-step it happened in), starting from the
+monitor's ``battle`` history (marks, flips, damage calculated) of the state before. The engine's
+``destroyed_by_battle``, ``flipped_by_battle`` and ``damage_calculated`` are held to that history.
+"""
 
 from __future__ import annotations
 
-from bpcheck.invariants import facts
-from bpcheck.invariants.base import invariant
-from bpcheck.invariants.view import monster, monsters
+from bpcheck.invariants.base import NotJudged, invariant
+from bpcheck.invariants.cards import DAMAGE_STEPS, STAT_CHANGE_STEPS
+from bpcheck.invariants.view import fact, monster, monsters
 
 FAMILY = "damage step"
 
 
-def _added_in_damage_step(t):
+def walk(t):
+    """(sub-step, event) for each event of the transition, in order: the step an event happened in
+    is the step before the transition, moved on by each phase_changed event (the event itself is
+    given with the step it leaves)."""
     step = t.before["step"]
-    if not step.startswith("damage_step"):
-        return []
-    return t.of("chain_link_added")
+    for e in t.events:
+        yield step, e
+        if e.kind == "phase_changed":
+            step = e["to"]
 
 
-def _link_kind(t, e):
-    for link in t.after["chain"]:
-        if link["card_uid"] == e["card_uid"]:
-            return link["kind"], link["subtype"]
-    return None, None
+def _in_ds(step) -> bool:
+    return isinstance(step, str) and step.startswith("damage_step")
+
+
+def _new_triggers(t):
+    before = {(p["card_uid"], p["effect"]) for p in t.before["pending_triggers"]}
+    return [p for p in t.after["pending_triggers"] if (p["card_uid"], p["effect"]) not in before]
 
 
 @invariant(
     "damage.activation-legal",
-    "Every activation in a Damage-Step sub-step is allowed there: a Counter Trap; a card that directly changes ATK/DEF before damage "
-    "calculation; an effect naming damage calculation; a triggered or flip effect.",
+    "Every activation in a Damage-Step sub-step is allowed there by its card data: a Counter Trap; a Quick-Play Spell, Trap or Quick "
+    "Effect that directly changes ATK/DEF, before damage calculation; an effect naming a Damage-Step timing, at that timing; a "
+    "triggered or flip effect, in the sub-step of its event.",
     ["DS-LEGAL-COUNTER", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-LEGAL-MANDATORY", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-ILLEGAL-OTHER"],
     "transition",
     FAMILY,
     events=["chain_link_added"],
 )
 def activation_legal(t):
-    added = _added_in_damage_step(t)
-    if not added:
-        return None
-    step = t.before["step"]
-    for e in added:
-        kind, subtype = _link_kind(t, e)
-        card = e["card"]
-        if kind == "trap" and subtype == "counter":
+    seen = False
+    for step, e in walk(t):
+        if e.kind != "chain_link_added" or not _in_ds(step):
             continue
-        if card in facts.DS_CALC_ONLY_CARDS and step == "damage_step_during_calculation":
-            continue
-        if card in facts.DS_UP_TO_CALC_CARDS and (step in facts.STAT_CHANGE_STEPS or step == "damage_step_during_calculation"):
-            continue
-        if card in facts.DS_TRIGGER_CARDS:
-            continue
-        if card in facts.DS_STAT_CARDS and step in facts.STAT_CHANGE_STEPS:
-            continue
-        return f"{card} was activated in {step}, where it may not be"
-    return True
+        seen = True
+        window = fact(t.cards.damage_step_window(e["card"], e.get("effect")), e["card"], "when it may be activated in the Damage Step")
+        if step not in window:
+            return f"{e['card']} was activated in {step}, where it may not be"
+    return True if seen else None
 
 
 @invariant(
@@ -62,97 +66,231 @@ def activation_legal(t):
     FAMILY,
 )
 def during_calc(t):
-    if t.before["step"] != "damage_step_during_calculation":
-        return None
-    added = t.of("chain_link_added")
-    if not added:
-        return True
-    if not t.before["chain"] and t.before["chains_in_step"] >= 1:
-        return "a second chain was started during damage calculation"
-    for e in added:
-        kind, subtype = _link_kind(t, e)
-        if not ((kind == "trap" and subtype == "counter") or e["card"] in facts.DS_DAMAGE_CALC_CARDS):
+    chain = list(t.mon.chain.links)
+    calc_chains = t.mon.chain.chains_in_calc
+    seen = False
+    for step, e in walk(t):
+        if e.kind == "chain_resolved":
+            chain = []
+        if e.kind != "chain_link_added":
+            continue
+        if step != "damage_step_during_calculation":
+            chain.append(e)
+            continue
+        seen = True
+        if not chain:
+            if calc_chains >= 1:
+                return "a second chain was started during damage calculation"
+            calc_chains += 1
+        chain.append(e)
+        window = fact(t.cards.damage_step_window(e["card"], e.get("effect")), e["card"], "when it may be activated in the Damage Step")
+        if "damage_step_during_calculation" not in window:
             return f"{e['card']} was activated during damage calculation"
+    if not seen:
+        return True if t.before["step"] == "damage_step_during_calculation" else None
     return True
 
 
 @invariant(
     "damage.no-destroyed-target",
-    "A monster destroyed by battle is never targeted by a card or effect.",
+    "A monster destroyed by battle is never targeted by a card or effect (marked before the transition or earlier in it).",
     ["DS-NO-TARGET-DESTROYED"],
     "transition",
     FAMILY,
     events=["chain_link_added"],
 )
 def no_destroyed_target(t):
-    added = t.of("chain_link_added")
-    marked = {m["uid"] for m in monsters(t.before) if m["destroyed_by_battle"]}
-    if not added or not marked:
-        return None
-    for e in added:
-        hit = marked & set(e["targets"])
-        if hit:
-            return f"{e['card']} targeted a monster already destroyed by battle (uid {sorted(hit)})"
-    return True
+    marked = set(t.mon.battle.destroyed)
+    seen = False
+    for _step, e in walk(t):
+        if e.kind == "destroyed_by_battle":
+            marked.add(e["card_uid"])
+        elif e.kind == "card_moved" and e.get("from") == "monster_zone":
+            marked.discard(e["card_uid"])
+        elif e.kind == "chain_link_added" and marked:
+            seen = True
+            hit = marked & set(e["targets"] or ())
+            if hit:
+                return f"{e['card']} targeted a monster already destroyed by battle (uid {sorted(hit)})"
+    return True if seen else None
 
 
 @invariant(
     "damage.flip-after-calculation",
-    "A flip effect of a monster flipped by the attack activates only after damage calculation.",
+    "A flip effect of a monster flipped by the attack waits until after damage calculation (sub-step after_calculation_2) to "
+    "become pending and to activate; the engine's flipped_by_battle says which monster the attack flipped.",
     ["DS-FLIP-EFFECT-TIMING", "DS-FLIP"],
     "transition",
     FAMILY,
-    events=["chain_link_added"],
 )
 def flip_after_calc(t):
-    flips = [e for e in t.of("chain_link_added") if e["card"] in facts.FLIP_MONSTERS]
-    if not flips:
-        return None
-    for e in flips:
-        m = monster(t.before, e["card_uid"])
-        if t.before["step"] != "damage_step_after_calculation_2":
-            return f"{e['card']}'s flip effect activated in {t.before['step']}"
-        if m is None or not m["flipped_by_battle"]:
-            return f"{e['card']}'s flip effect activated but it was not flipped by the attack"
-    return True
+    flipped = set(t.mon.battle.flipped)
+    calculated = t.mon.battle.calculated
+    seen = False
+    for step, e in walk(t):
+        if e.kind == "flipped" and e.get("by") == "battle":
+            flipped.add(e["card_uid"])
+        elif e.kind == "damage_calculation":
+            calculated = True
+        elif e.kind == "chain_link_added":
+            if not fact(t.cards.is_flip_effect(e["card"], e.get("effect")), e["card"], "whether the effect is a flip effect"):
+                continue
+            seen = True
+            if step != "damage_step_after_calculation_2":
+                return f"{e['card']}'s flip effect activated in {step}"
+            if e["card_uid"] not in flipped:
+                return f"{e['card']}'s flip effect activated but it was not flipped by the attack"
+    for p in _new_triggers(t):
+        if not fact(t.cards.is_flip_effect(p["card"], p["effect"]), p["card"], "whether the effect is a flip effect"):
+            continue
+        seen = True
+        if t.after["step"] != "damage_step_after_calculation_2" or not calculated:
+            return f"{p['card']}'s flip effect became pending in {t.after['step']}; it waits for after damage calculation (2)"
+        if p["card_uid"] not in flipped:
+            return f"{p['card']}'s flip effect became pending but it was not flipped by the attack"
+    mine = set(t.mon_after.battle.flipped)
+    for m in monsters(t.after):
+        says = bool(m["flipped_by_battle"])
+        if says != (m["uid"] in mine):
+            return (
+                f"{m['card']} (uid {m['uid']}): the engine reports flipped_by_battle = {str(says).lower()}, "
+                f"but {'a' if m['uid'] in mine else 'no'} flip by the attack happened in this Damage Step"
+            )
+        seen = seen or says
+    return True if seen else None
 
 
 @invariant(
     "damage.destroyed-mark",
-    "Monsters become destroyed by battle only at damage calculation, and leave the field for it only at the end of the Damage Step.",
-    ["DS-DESTROYED-MARK", "DS-SUBSTEPS"],
+    "Monsters are marked destroyed by battle only by damage calculation, stay on the field (never returned to the hand or Deck) "
+    "until destroyed-by-battle monsters are sent to the Graveyard at the end of the Damage Step, and all of them go then; the "
+    "engine's destroyed_by_battle shows exactly the marked monsters.",
+    ["DS-DESTROYED-MARK", "DS-SUBSTEPS", "DS-SEND-OWNER-GY"],
     "transition",
     FAMILY,
 )
 def mark_at_calc(t):
-    before = {m["uid"]: m for m in monsters(t.before)}
-    after = {m["uid"]: m for m in monsters(t.after)}
-    newly = [u for u, m in after.items() if m["destroyed_by_battle"] and not (u in before and before[u]["destroyed_by_battle"])]
-    marked_before = [u for u, m in before.items() if m["destroyed_by_battle"]]
-    if not newly and not marked_before:
-        return None
-    if newly and not t.of("damage_calculation"):
-        return f"monster uid {newly[0]} became destroyed by battle outside damage calculation"
-    for u in marked_before:
-        if u not in after and t.after["step"] != "damage_step_end":
-            return f"monster uid {u}, destroyed by battle, left the field before the end of the Damage Step"
-    return True
+    marked = set(t.mon.battle.destroyed)
+    seen = bool(marked)
+    calc = False
+    entered_end = False
+    for step, e in walk(t):
+        k = e.kind
+        if k == "damage_calculation":
+            calc = True
+        elif k == "destroyed_by_battle":
+            seen = True
+            if not calc or step != "damage_step_during_calculation":
+                return f"{e['card']} became destroyed by battle in {step}, not by damage calculation"
+            marked.add(e["card_uid"])
+        elif k == "card_moved" and e.get("from") == "monster_zone":
+            uid = e["card_uid"]
+            if e.get("reason") == "battle":
+                seen = True
+                if uid not in marked:
+                    return f"{e['card']} left the field by battle but was never destroyed by battle"
+                if step != "damage_step_end":
+                    return f"{e['card']}, destroyed by battle, was sent to the {e.get('to')} in {step}, before the end of the Damage Step"
+            elif uid in marked and e.get("to") in ("hand", "deck"):
+                return f"{e['card']}, destroyed by battle, was returned to the {e['to']}"
+            marked.discard(uid)
+        elif k == "phase_changed" and e["to"] == "damage_step_end":
+            entered_end = True
+    if entered_end and not t.after["over"]:
+        left = [m for m in monsters(t.after) if m["uid"] in marked]
+        if left:
+            return f"{left[0]['card']} was destroyed by battle but is still on the field at the end of the Damage Step"
+    mine = set(t.mon_after.battle.destroyed)
+    for m in monsters(t.after):
+        says = bool(m["destroyed_by_battle"])
+        if says != (m["uid"] in mine):
+            return (
+                f"{m['card']} (uid {m['uid']}): the engine reports destroyed_by_battle = {str(says).lower()}, but damage "
+                f"calculation {'marked' if m['uid'] in mine else 'did not mark'} it"
+            )
+        seen = seen or says
+    return True if seen else None
+
+
+@invariant(
+    "damage.battle-gy-trigger",
+    "\"Destroyed by battle and sent to the Graveyard\" triggers become pending only at the end of the Damage Step, for a monster "
+    "sent to the Graveyard by battle in that transition, and each such monster's trigger does when it can resolve.",
+    ["DS-END-TRIGGERS", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-SEND-OWNER-GY"],
+    "transition",
+    FAMILY,
+    events=["card_moved"],
+)
+def battle_gy_trigger(t):
+    sent = {e["card_uid"]: e for e in t.of("card_moved") if e.get("reason") == "battle" and e.get("to") == "graveyard"}
+    pending = {(p["card_uid"], p["effect"]): p for p in t.after["pending_triggers"]}
+    seen = False
+    for p in _new_triggers(t):
+        effs = fact(t.cards.battle_gy_triggers(p["card"]), p["card"], "its triggered effects")
+        if p["effect"] not in effs:
+            continue
+        seen = True
+        if p["card_uid"] not in sent:
+            return f"{p['card']}'s \"destroyed by battle\" trigger became pending, but it was not sent to the Graveyard by battle"
+        if t.after["step"] != "damage_step_end":
+            return f"{p['card']}'s \"destroyed by battle\" trigger became pending in {t.after['step']}"
+    if t.after["over"]:
+        return True if seen else None
+    for uid, e in sent.items():
+        effs = fact(t.cards.battle_gy_triggers(e["card"]), e["card"], "its triggered effects")
+        for i in effs:
+            seen = True
+            if (uid, i) in pending:
+                continue
+            filters = t.cards.deck_summon_filters(e["card"], i)
+            if filters is None or not filters:
+                return NotJudged(f"{e['card']}: whether its trigger can resolve cannot be read from its card data")
+            owner = e["owner"]
+            me = t.after["players"][owner]
+            if all(m is not None for m in me["monsters"]):
+                continue  # no zone to Special Summon into: the trigger cannot resolve
+            found = False
+            for d in me["deck"]:
+                ok = [fact(t.cards.matches(d["card"], f), d["card"], "its monster data") for f in filters]
+                if all(ok):
+                    found = True
+                    break
+            if found:
+                return f"{e['card']} was sent to the Graveyard by battle but its trigger is not pending (a card in the Deck can be Summoned)"
+    return True if seen else None
 
 
 @invariant(
     "damage.substep-order",
-    "The Damage-Step sub-steps follow the TCG order, the flip sub-step only for a face-down target, and the Damage Step ends back in the Battle Step.",
+    "The Damage-Step sub-steps follow the TCG order, one after the other within a transition too, the flip sub-step only for a "
+    "face-down target, damage calculation performed when damage calculation is left, and the Damage Step ends back in the Battle Step.",
     ["DS-SUBSTEPS", "BP-STEPS", "DS-FLIP"],
     "transition",
     FAMILY,
-    events=["phase_changed"],
 )
 def order(t):
     changes = t.of("phase_changed")
     if not changes:
+        if (_in_ds(t.before["step"]) or _in_ds(t.after["step"])) and t.after["step"] != t.before["step"] and not t.after["over"]:
+            return f"the step changed {t.before['step']} -> {t.after['step']} without a phase_changed event"
+        for step, e in walk(t):
+            if e.kind == "damage_calculation" and step != "damage_step_during_calculation":
+                return f"damage calculation was performed in {step}"
         return None
-    for e in changes:
+    cursor = t.before["step"]
+    calculating = False  # damage calculation was performed: the next step change leaves damage calculation
+    for step, e in walk(t):
+        if e.kind == "damage_calculation":
+            if step != "damage_step_during_calculation":
+                return f"damage calculation was performed in {step}"
+            calculating = True
+        if e.kind != "phase_changed":
+            continue
+        calculating = False
         frm, to = e["from"], e["to"]
+        if frm != cursor:
+            return f"the step changed {frm} -> {to}, but the step was {cursor}"
+        cursor = to
         if to.startswith("damage_step") and not frm.startswith("damage_step"):
             if frm != "battle_step" or to != "damage_step_start":
                 return f"the Damage Step was entered as {frm} -> {to}"
@@ -161,37 +299,57 @@ def order(t):
                 if frm != "damage_step_end" or to != "battle_step":
                     return f"the Damage Step was left as {frm} -> {to}"
                 continue
-            i = facts.DAMAGE_STEPS.index(frm)
-            nxt = facts.DAMAGE_STEPS[i + 1]
-            if to != nxt and not (nxt == "damage_step_flip" and to == "damage_step_before_calculation"):
+            i = DAMAGE_STEPS.index(frm)
+            if i + 1 >= len(DAMAGE_STEPS):
+                return f"Damage-Step sub-steps out of order: {frm} -> {to}"
+            nxt = DAMAGE_STEPS[i + 1]
+            # DS-BATTLER-LEAVES: a battle that ended early skips to the end of the Damage Step.
+            ended = t.before["attack"] is not None and t.before["attack"].get("battle_ended") or t.of("battle_ended_early")
+            if to != nxt and not (nxt == "damage_step_flip" and to == "damage_step_before_calculation") and not (ended and to == "damage_step_end"):
                 return f"Damage-Step sub-steps out of order: {frm} -> {to}"
             if to == "damage_step_flip":
                 a = t.before["attack"]
                 tgt = monster(t.before, a["target"]) if a else None
                 if tgt is None or tgt["position"] != "facedown":
                     return "the flip sub-step happened but the attack target is not face-down"
+            if frm == "damage_step_during_calculation" and not (t.of("damage_calculation") or ended or t.mon.battle.calculated):
+                return "damage calculation was left without damage calculation being performed"
+    if calculating and not t.after["over"]:
+        return "damage calculation was performed on entering damage calculation, before its window; it is performed when the sub-step is left"
+    if cursor != t.after["step"] and not t.after["over"]:
+        return f"the last step change went to {cursor}, but the engine is in {t.after['step']}"
     return True
 
 
 @invariant(
     "damage.calculation-once",
-    "Damage calculation happens once per battle, when damage calculation is over, and only if both battlers are still on the field.",
+    "Damage calculation happens once per battle, when damage calculation is over, and only if both battlers are still on the field; "
+    "the engine's damage_calculated says whether it happened.",
     ["DS-SUBSTEPS", "DS-BATTLER-LEAVES", "RPL-BATTLE-STEP-ONLY"],
     "transition",
     FAMILY,
-    events=["damage_calculation"],
 )
 def calc_once(t):
     calcs = t.of("damage_calculation")
+    a2 = t.after["attack"]
+    if a2 is not None and _in_ds(t.after["step"]) and not t.after["over"]:
+        mine = t.mon_after.battle.calculated
+        if bool(a2["damage_calculated"]) != mine:
+            return f"the engine reports damage_calculated = {str(bool(a2['damage_calculated'])).lower()}, but damage calculation {'was' if mine else 'was not'} performed for this battle"
     if not calcs:
         return None
+    if len(calcs) > 1:
+        return "damage calculation happened twice in one transition"
     if t.before["step"] != "damage_step_during_calculation":
         return f"damage calculation happened in {t.before['step']}"
     a = t.before["attack"]
-    if a is None or a["damage_calculated"]:
+    if a is None or t.mon.battle.calculated:
         return "damage calculation happened twice for one battle"
     if monster(t.before, a["attacker"]) is None:
         return "damage calculation happened although the attacker left the field"
     if a["target"] is not None and monster(t.before, a["target"]) is None:
         return "damage calculation happened although the attack target left the field"
     return True
+
+
+__all__ = ["STAT_CHANGE_STEPS", "walk"]

@@ -1,11 +1,15 @@
-"""Replay semantics (000 "WHAT IS A REPLAY?", 002 Battle Step)."""
+"""Replay semantics (000 "WHAT IS A REPLAY?", 002 Battle Step).
+
+What the chain did comes from the monitor's ``chain`` history (whether a link resolved since the
+chain began negated the attack, also across a choice in the middle of it); attack bookkeeping from its ``attacks``
+history, with the engine's ``declared_at`` / ``declared_direct`` held to it.
+"""
 
 from __future__ import annotations
 
 from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
-from bpcheck.invariants import facts
 from bpcheck.invariants.base import invariant
-from bpcheck.invariants.view import attackable, cannot_attack, may_attack_directly, monster, monsters
+from bpcheck.invariants.view import attackable, cannot_attack, fact, may_attack_directly, monster, monsters
 
 FAMILY = "replay"
 
@@ -33,13 +37,19 @@ def replay_iff(t):
     after = t.after
     uid = a["attacker"]
     m = monster(after, uid)
-    resolved = {e["card"] for e in t.of("chain_link_resolved") if not e.get("negated")}
+    # Every link of this chain that resolved without being negated: the ones resolved before
+    # this transition (the monitor) and those resolved in it.
+    before = t.mon.chain.negated_attack
+    negates = bool(fact(before, "a resolved chain link", "whether it negated the attack")) or any(
+        not e.get("negated") and fact(t.cards.negates_attack(e["card"]), e["card"], "whether it negates an attack")
+        for e in t.of("chain_link_resolved")
+    )
     stop_expected = (
         m is None
         or m["controller"] != after["turn_player"]
         or m["position"] != "attack"
-        or cannot_attack(after, uid)
-        or bool(resolved & facts.NEGATE_ATTACK_CARDS)
+        or cannot_attack(after, uid, t.cards)
+        or negates
     )
     stopped = bool(t.of("attack_stopped"))
     replayed = bool(t.of("replay"))
@@ -51,9 +61,9 @@ def replay_iff(t):
         return True
     if stopped:
         return "the attack stopped although the attacker can still attack"
-    now = attackable(after, 1 - after["turn_player"])
+    now = attackable(after, 1 - after["turn_player"], t.cards)
     changed = now != set(a["potential_targets"])
-    illegal = (a["target"] is None and not may_attack_directly(after, uid)) or (a["target"] is not None and a["target"] not in now)
+    illegal = (a["target"] is None and not may_attack_directly(after, uid, t.cards)) or (a["target"] is not None and a["target"] not in now)
     if (changed or illegal) and not replayed:
         return f"potential targets changed ({sorted(a['potential_targets'])} -> {sorted(now)}) or the attack became illegal, but no replay happened"
     if replayed and not (changed or illegal):
@@ -75,7 +85,7 @@ def targets_recorded(t):
     a = t.after["attack"]
     if a is None:
         return "an attack was declared but no attack is in progress"
-    expect = attackable(t.before, 1 - t.before["turn_player"])
+    expect = attackable(t.before, 1 - t.before["turn_player"], t.cards)
     if set(a["potential_targets"]) != expect:
         return f"recorded potential targets {sorted(a['potential_targets'])}, expected {sorted(expect)}"
     return True
@@ -115,14 +125,19 @@ def no_second_cost(t):
         return "the turn player's LP changed when the replay choice was made"
     if t.of("attack_declared"):
         return "the replay continuation counted as a new attack declaration"
-    if any(c["choice"] != "call_off" for c in choices) and t.after["open_windows"]["attack_declaration"]:
+    if any(c["choice"] != "call_off" for c in choices) and (t.after["open_windows"]["attack_declaration"] or t.mon_after.window.attack_declaration):
         return "continuing after a replay reopened the attack-declaration window"
+    for c in choices:
+        rec = t.mon_after.attack(c["attacker_uid"])
+        if rec.costs_paid > rec.declared:
+            return f"{c['attacker_uid']}: {rec.costs_paid} attack costs paid for {rec.declared} attack declarations this turn"
     return True
 
 
 @invariant(
     "replay.bookkeeping-kept",
-    "Attack bookkeeping never goes backwards within a turn: attacks declared, the targets declared at and direct declarations stay.",
+    "Attack bookkeeping never goes backwards within a turn: the monsters a monster was declared at and its direct declarations "
+    "stay, and the engine's declared_at and declared_direct equal what its declarations and replay choices add up to.",
     ["RPL-COUNTS", "RPL-COMPLETED"],
     "transition",
     FAMILY,
@@ -131,20 +146,22 @@ def bookkeeping(t):
     if t.before["turn"] != t.after["turn"]:
         return None
     seen = False
-    after = {m["uid"]: m for m in monsters(t.after)}
-    for m in monsters(t.before):
-        if not m["attacks_declared"]:
+    before = {m["uid"]: m for m in monsters(t.before)}
+    for m2 in monsters(t.after):
+        rec = t.mon_after.attack(m2["uid"])
+        if not (rec.declared or rec.declared_at or rec.declared_direct or m2["attacks_declared"] or m2["declared_at"] or m2["declared_direct"]):
             continue
         seen = True
-        m2 = after.get(m["uid"])
-        if m2 is None or m2["controller"] != m["controller"]:
-            continue  # it left the field: a new object if it ever returns
-        if m2["attacks_declared"] < m["attacks_declared"]:
-            return f"{m['card']}'s attack count went from {m['attacks_declared']} to {m2['attacks_declared']}"
-        if not set(m["declared_at"]) <= set(m2["declared_at"]):
-            return f"{m['card']} forgot the monsters it was declared at"
-        if m["declared_direct"] and not m2["declared_direct"]:
-            return f"{m['card']} forgot its direct attack declaration"
+        if sorted(m2["declared_at"]) != list(rec.declared_at):
+            m = before.get(m2["uid"])
+            if m is not None and not set(m["declared_at"]) <= set(m2["declared_at"]):
+                return f"{m2['card']} forgot the monsters it was declared at: declared_at {sorted(m['declared_at'])} -> {sorted(m2['declared_at'])}"
+            return f"{m2['card']} (uid {m2['uid']}): the engine reports declared_at = {sorted(m2['declared_at'])}, its declarations this turn were at {list(rec.declared_at)}"
+        if bool(m2["declared_direct"]) != rec.declared_direct:
+            return f"{m2['card']} (uid {m2['uid']}): the engine reports declared_direct = {str(bool(m2['declared_direct'])).lower()}, its declarations this turn say {str(rec.declared_direct).lower()}"
+        m = before.get(m2["uid"])
+        if m is not None and m2["controller"] == m["controller"] and m2["attacks_declared"] < m["attacks_declared"]:
+            return f"{m2['card']}'s attack count went from {m['attacks_declared']} to {m2['attacks_declared']}"
     return True if seen else None
 
 
@@ -164,6 +181,8 @@ def call_off(t):
         return "the attack is still in progress after it was called off"
     for e in offs:
         m = monster(t.after, e["attacker_uid"])
+        if m is not None and t.mon_after.attack(m["uid"]).declared < 1:
+            return f"{m['card']} called off an attack it never declared"
         if m is not None and m["attacks_declared"] < 1:
             return f"{m['card']} no longer counts as having attacked after calling its attack off"
     return True
@@ -176,7 +195,7 @@ def call_off(t):
     "actions",
     FAMILY,
 )
-def choices(obs, actions):
+def choices(obs, actions, ctx):
     a = obs["attack"]
     if a is None or not a["replay_pending"] or obs["chain"] or obs["over"]:
         return None
@@ -184,10 +203,10 @@ def choices(obs, actions):
         return "other actions are offered while a replay is pending"
     if not any(x.get("option") == "call_off" for x in actions):
         return "calling the attack off is not offered in a replay"
-    can = attackable(obs, 1 - obs["turn_player"])
+    can = attackable(obs, 1 - obs["turn_player"], ctx.cards)
     for x in actions:
         if x.get("target") is not None and x["target"] not in can:
             return f"{x['label']} is offered but that monster cannot be attacked"
-        if x.get("option") == "direct" and not may_attack_directly(obs, a["attacker"]):
+        if x.get("option") == "direct" and not may_attack_directly(obs, a["attacker"], ctx.cards):
             return "a direct attack is offered in the replay but is not legal"
     return True

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from bpcheck.invariants import facts
+from bpcheck.invariants.base import Unknown
+
 
 
 def monsters(obs: dict, side: int | None = None) -> Iterator[dict]:
@@ -52,47 +53,62 @@ def face_up_card(obs: dict, name: str) -> bool:
     return any(c["card"] == name and c["face_up"] and not c["on_chain"] for c in spells(obs))
 
 
-def attackable(obs: dict, defender: int) -> set[int]:
+def _active(c: dict) -> bool:
+    return c["face_up"] and not c["on_chain"]
+
+
+def fact(value, card: str, what: str):
+    """A card fact, or raise Unknown (the caller turns it into a NotJudged verdict)."""
+    if value is None:
+        raise Unknown(card, what)
+    return value
+
+
+def attackable(obs: dict, defender: int, cards) -> set[int]:
     """The defender's monsters that can be chosen as attack targets (ATK-TARGET-IMMUNE)."""
     out = set()
     for m in monsters(obs, defender):
         if m["destroyed_by_battle"]:
             continue
-        field = facts.UNATTACKABLE_WHILE_FIELD.get(m["card"])
-        if field is not None and m["position"] != "facedown" and face_up_card(obs, field):
-            continue
+        if m["position"] != "facedown":
+            immune, field = fact(cards.unattackable_while(m["card"]), m["card"], "whether it can be attacked")
+            if immune and (field is None or face_up_card(obs, field)):
+                continue
         out.add(m["uid"])
     return out
 
 
-def negated(obs: dict, uid: int) -> bool:
-    return any(c["card"] == "Fiendish Chain" and c["face_up"] and not c["on_chain"] and c["attached_to"] == uid for c in spells(obs))
+def negated(obs: dict, uid: int, cards) -> bool:
+    return any(
+        _active(c) and c["attached_to"] == uid and fact(cards.negates_attached(c["card"]), c["card"], "whether it negates effects")
+        for c in spells(obs)
+    )
 
 
-def may_attack_directly(obs: dict, uid: int) -> bool:
+def may_attack_directly(obs: dict, uid: int, cards) -> bool:
     m = monster(obs, uid)
     if m is None:
         return False
-    if m["card"] in facts.DIRECT_ATTACKERS and not negated(obs, uid):
+    if fact(cards.can_attack_directly(m["card"]), m["card"], "whether it can attack directly") and not negated(obs, uid, cards):
         return True
     for c in spells(obs):
-        if c["card"] in facts.DIRECT_ATTACK_EQUIPS and c["face_up"] and not c["on_chain"] and c["equipped_to"] == uid:
+        if _active(c) and c["equipped_to"] == uid and fact(cards.grants_direct_attack(c["card"]), c["card"], "whether it grants a direct attack"):
             return True
-    return not attackable(obs, 1 - m["controller"])
+    return not attackable(obs, 1 - m["controller"], cards)
 
 
-def cannot_attack(obs: dict, uid: int) -> bool:
+def cannot_attack(obs: dict, uid: int, cards) -> bool:
     """A continuous effect forbids this monster to attack (ATK-CANNOT)."""
     m = monster(obs, uid)
     if m is None:
         return True
     for c in spells(obs):
-        if not c["face_up"] or c["on_chain"]:
+        if not _active(c):
             continue
-        if c["card"] in facts.CANNOT_ATTACK_ATTACHED and c["attached_to"] == uid:
+        if c["attached_to"] == uid and fact(cards.stops_attached_attacking(c["card"]), c["card"], "whether it stops attacks"):
             return True
-        lvl = facts.LEVEL_LOCKS.get(c["card"])
-        if lvl is not None and (m["level"] or 0) >= lvl:
+        lvl = fact(cards.level_lock(c["card"]), c["card"], "whether it stops attacks by Level")
+        if lvl is not False and (m["level"] or 0) >= lvl:
             return True
     return False
 

@@ -69,6 +69,9 @@ def junit_xml(runs: list[Run], errors: list[dict] = (), name: str = "bpcheck", t
                 msg = cex.message if cex else f"violated {row['violations']} times"
                 f = ET.SubElement(case, "failure", {"message": msg, "type": row["id"]})
                 f.text = counterexample_text(cex) if cex else msg
+            elif verdict == "not judged":
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", {"message": "not judged: " + "; ".join(row.get("not_judged", []))})
             elif verdict == "vacuous":
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", {"message": "vacuous: its situation never arose on this board"})

@@ -9,7 +9,9 @@ from bpcheck.invariants import REGISTRY
 from bpcheck.engines.mutants import MUTANTS
 
 KILLERS = {
-    "replay-resets-count": "replay.bookkeeping-kept",
+    # the monitor counts the declaration itself: the engine reporting attacks_declared = 0 after
+    # calling the attack off is caught on the state itself, before bookkeeping-kept sees it go back
+    "replay-resets-count": "attack.count",
     "replay-is-second-attack": "attack.count",
     "stat-change-replays": "replay.iff",
     "opponent-summon-no-replay": "replay.iff",

@@ -47,15 +47,15 @@ def test_report_dir_has_every_format(report):
     for f in ("index.html", "junit.xml", "results.sarif", "summary.md"):
         assert (out / f).is_file(), f
     cexs = [(Path(b["board"]).stem, c["invariant"]) for b in doc["boards"] for c in b["counterexamples"]]
-    assert len(cexs) == 4
+    assert len(cexs) == 9
     for stem, inv in cexs:
         base = out / "counterexamples" / f"{stem}.{inv}"
         for suffix in (".html", ".dot", ".svg", ".itf.json", ".graph.dot", ".graph.svg"):
             assert Path(str(base) + suffix).is_file(), (base, suffix)
         svg = html.unescape(Path(str(base) + ".svg").read_text())
         assert svg.lstrip().startswith("<?xml") and "<svg" in svg and inv in svg
-    assert f"report: {out / 'index.html'} (4 counterexamples" in stdout
-    assert "8 SVGs rendered with graphviz-pure" in stdout
+    assert f"report: {out / 'index.html'} (9 counterexamples" in stdout
+    assert "18 SVGs rendered with graphviz-pure" in stdout
     index = (out / "index.html").read_text()
     assert "http://" not in index.replace('xmlns="http://www.w3.org', "") and "https://" not in index
     assert 'href="counterexamples/000-replay-1.replay.call-off-counts.html"' in index
@@ -121,7 +121,7 @@ def test_junit_has_one_case_per_board_and_invariant(report):
             else:
                 assert case.find("failure") is None and case.find("skipped") is None
         assert int(suite.get("tests")) == len(cases)
-    assert int(root.get("failures")) == total_fail == 4
+    assert int(root.get("failures")) == total_fail == 9
 
 
 def _walk(v, path=""):
@@ -216,19 +216,19 @@ def test_small_explorations_draw_the_whole_graph_larger_ones_a_summary(buggy):
 
     br = _board_result()
     g = br.result.graph
-    assert g.complete and len(g.states) == br.result.states == 106 and len(g.edges) == br.result.transitions
+    assert g.complete and len(g.states) == br.result.states == 126 and len(g.edges) == br.result.transitions
     cex = next(c for c in br.counterexamples if c.invariant == "replay.call-off-counts")
     dot = state_graph_dot(cex, g)
-    assert len(re.findall(r"^  n\d+ \[", dot, flags=re.M)) == 106  # one node per state
+    assert len(re.findall(r"^  n\d+ \[", dot, flags=re.M)) == 126  # one node per state
     assert dot.count('penwidth=2.5, arrowsize=0.8') == len(cex.steps)  # the path's edges
-    assert "state graph of" in dot and "106 states" in dot
+    assert "state graph of" in dot and "126 states" in dot
 
     small = _board_result(graph_limit=50)
     g2 = small.result.graph
     assert not g2.complete and g2.states == [] and g2.edges == []  # nothing kept past the limit
     assert g2.total_states == small.result.states and sum(g2.depth_counts) == small.result.states
     summary = state_graph_dot(cex, g2)
-    assert "state graph not drawn: 106 states" in summary and "more than the limit of 50 states" in summary
+    assert "state graph not drawn: 126 states" in summary and "more than the limit of 50 states" in summary
     assert "the violation" in summary
     # recording the graph changes nothing else
     plain = _board_result(graph_limit=None)
@@ -263,17 +263,17 @@ def test_github_annotations_respect_the_per_step_limit(buggy):
     from bpcheck.reports.runs import Run
 
     br = _board_result()
-    assert len(br.counterexamples) == 2
+    assert len(br.counterexamples) == 4
     lines = annotations([Run(BUGGY, br)])
-    assert len(lines) == 2 and all(l.startswith("::error file=") for l in lines)
+    assert len(lines) == 4 and all(l.startswith("::error file=") for l in lines)
     first = lines[0]
-    assert f"file={br.board.path}," in first and "title=bpcheck%3A replay.bookkeeping-kept violated::" in first
+    assert f"file={br.board.path}," in first and "title=bpcheck%3A attack.count violated::" in first
     assert "%0A" in first and "\n" not in first and "shortest trace (9 steps)" in first
-    runs = [Run(f"engine-{k}", br) for k in range(6)]  # 12 counterexamples
+    runs = [Run(f"engine-{k}", br) for k in range(6)]  # 24 counterexamples
     lines = annotations(runs, where="the report")
     errors = [l for l in lines if l.startswith("::error")]
     assert len(errors) == PER_STEP == 10
-    assert errors[-1].endswith("::3 more problems not annotated here (GitHub shows 10 error annotations per step): see the report")
+    assert errors[-1].endswith("::15 more problems not annotated here (GitHub shows 10 error annotations per step): see the report")
 
 
 def test_github_summary_goes_to_the_step_summary_file(tmp_path, run_cli, buggy, monkeypatch):
@@ -282,7 +282,7 @@ def test_github_summary_goes_to_the_step_summary_file(tmp_path, run_cli, buggy, 
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     code, stdout, _ = run_cli("check", SMALL, "--engine", BUGGY, "--github")
     assert code == 1
-    assert stdout.count("::error file=") == 2 and f"summary: appended to $GITHUB_STEP_SUMMARY ({summary})" in stdout
+    assert stdout.count("::error file=") == 4 and f"summary: appended to $GITHUB_STEP_SUMMARY ({summary})" in stdout
     text = summary.read_text()
     assert text.startswith("earlier step\n## ❌ bpcheck check: FAIL")
     assert "### `replay.call-off-counts` on" in text and "9. P1: `replay: call off`" in text
@@ -309,7 +309,7 @@ def test_bad_input_is_in_every_format_and_the_rest_is_reported(tmp_path, run_cli
     code, stdout, err = run_cli("check", SMALL, str(bad), "--engine", BUGGY, "--report", str(out), "--github")
     assert code == 2 and "broken.toml" in err
     root = ET.parse(out / "junit.xml").getroot()
-    assert root.get("errors") == "1" and int(root.get("failures")) == 2
+    assert root.get("errors") == "1" and int(root.get("failures")) == 4
     error_case = root.find(f"testsuite[@name='{bad}']/testcase/error")
     assert error_case is not None and error_case.get("type") == "InputError"
     sarif = json.loads((out / "results.sarif").read_text())
@@ -320,7 +320,7 @@ def test_bad_input_is_in_every_format_and_the_rest_is_reported(tmp_path, run_cli
     index = (out / "index.html").read_text()
     assert "<b>ERROR</b>" in index and "Bad input" in index and "broken.toml" in index
     assert f"::error file={bad},title=bpcheck%3A bad input::" in stdout
-    assert len(list((out / "counterexamples").glob("*.html"))) == 2  # the good board's counterexamples
+    assert len(list((out / "counterexamples").glob("*.html"))) == 4  # the good board's counterexamples
 
 
 def test_a_violation_in_the_initial_state_is_drawn_on_it(buggy):

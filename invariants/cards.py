@@ -1,0 +1,429 @@
+"""Card facts the invariants need, read by the invariants themselves from the card definitions.
+
+The facts come from the raw card data of the run: the pool's TOML files (``model/cards/*.toml``,
+read here with :mod:`tomllib`) and the ``[[card]]`` tables a board defines. Nothing here calls
+the model's derived card properties or its rules code; the reading below is the invariants' own
+restatement of docs/cards.md and docs/rules.md (CH-SPEED, DS-LEGAL-*, ATK-*). A board-defined
+card is read exactly like a pool card.
+
+Every question returns a fact or :data:`UNKNOWN` (``None``): the card is not defined for this
+run, or its data uses a word this reader does not know. An invariant that meets UNKNOWN returns
+:class:`~bpcheck.invariants.base.NotJudged` for that situation (reported as "not judged", never
+a silent pass and never a false failure).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable
+
+UNKNOWN = None
+
+# The vocabulary of docs/cards.md, restated. A word outside it makes a fact UNKNOWN.
+EFFECT_TYPES = {"activate", "quick", "ignition", "trigger", "flip"}
+WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated"}
+WHEN_DAMAGE_STEP = {
+    "damage_step",
+    "before_damage_calculation",
+    "during_damage_calculation",
+    "after_damage_calculation",
+    "destroyed_by_battle_sent_to_gy",
+}
+OPS = {
+    "destroy", "banish", "negate_activation", "modify_atk", "modify_def", "halve_atk", "set_position",
+    "change_position", "special_summon", "tokens", "negate_attack", "forbid_attack", "no_battle_damage",
+    "battle_indestructible", "return_to_hand", "add_to_hand", "gain_lp", "damage", "take_control", "equip", "attach",
+}  # fmt: skip
+# Operations whose own resolution changes ATK/DEF (rule: DS-LEGAL-STATS, "directly").
+STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
+STATICS = {
+    "cannot_be_attacked", "unaffected_by_spells", "attack_each_monster", "attack_cost", "direct_attack", "must_attack",
+    "destroy_if_face_up_defense", "modify_stats", "modify_atk", "cannot_attack", "negate_effects", "banish_instead_of_graveyard",
+}  # fmt: skip
+STAT_STATICS = {"modify_stats", "modify_atk"}
+COSTS = {"pay_lp", "tribute", "discard", "discard_self", "send_self_to_gy"}
+SUMMON_FILTER_KEYS = {"attribute", "race", "max_atk"}
+
+
+def _pool_tables() -> list[tuple[str, dict]]:
+    out = []
+    folder = resources.files("bpcheck.model") / "cards"
+    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".toml"):
+            data = tomllib.loads(entry.read_text(encoding="utf-8"))
+            out.extend((f"cards/{entry.name}", c) for c in data.get("card", []))
+    return out
+
+
+_POOL: list[tuple[str, dict]] | None = None
+
+
+def _raw_from_parsed(card: Any) -> dict:
+    """The definition of a board card the run got from somewhere other than a readable file (a
+    scenario's embedded board, a protocol ``start``): its plain data fields, in the TOML shape.
+    Only stored fields are read, no derived property."""
+    d: dict[str, Any] = {"name": card.name, "kind": card.kind, "subtype": card.subtype}
+    for key, attr in (("attribute", "attribute"), ("race", "race"), ("level", "level"), ("atk", "atk"), ("def", "def_")):
+        v = getattr(card, attr)
+        if v is not None:
+            d[key] = v
+    effects = []
+    for e in card.effects:
+        eff: dict[str, Any] = {"type": e.type, "mandatory": e.mandatory, "location": e.location, "conditions": list(e.conditions)}
+        if e.when is not None:
+            eff["when"] = e.when
+        eff["cost"] = [{"op": o.op, **dict(o.args)} for o in e.cost]
+        eff["ops"] = [{"op": o.op, **{k: _thaw(v) for k, v in o.args}} for o in e.ops]
+        eff["targets"] = [{"zone": t.zone, "side": t.side} for t in e.targets]
+        effects.append(eff)
+    d["effect"] = effects
+    d["static"] = [{"apply": s.apply, "to": s.to, **{k: _thaw(v) for k, v in s.args}} for s in card.statics]
+    return d
+
+
+def _thaw(v: Any) -> Any:
+    if isinstance(v, tuple) and v and all(isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) for x in v):
+        return {k: _thaw(x) for k, x in v}
+    if isinstance(v, tuple):
+        return [_thaw(x) for x in v]
+    return v
+
+
+class CardFacts:
+    """The card definitions of one run (pool + board), and the facts invariants ask of them."""
+
+    def __init__(self, tables: Iterable[tuple[str, dict]]) -> None:
+        self.defs: dict[str, dict] = {}
+        self.where: dict[str, str] = {}
+        for where, c in tables:
+            name = c.get("name")
+            if isinstance(name, str):
+                self.defs[name] = c
+                self.where[name] = where
+
+    @classmethod
+    def pool(cls) -> "CardFacts":
+        global _POOL
+        if _POOL is None:
+            _POOL = _pool_tables()
+        return cls(_POOL)
+
+    @classmethod
+    def for_board(cls, board: Any) -> "CardFacts":
+        """The pool's definitions plus the board's own ``[[card]]`` tables, read from the board
+        file; a board card the file does not show (a board built from data) is taken from the
+        board's card list."""
+        global _POOL
+        if _POOL is None:
+            _POOL = _pool_tables()
+        tables = list(_POOL)
+        pool_names = {c.get("name") for _w, c in tables}
+        own: dict[str, dict] = {}
+        path = Path(str(getattr(board, "path", "")))
+        if path.suffix == ".toml" and path.is_file():
+            try:
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+                for c in data.get("card", []) if isinstance(data.get("card"), list) else []:
+                    if isinstance(c, dict) and isinstance(c.get("name"), str):
+                        own[c["name"]] = c
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                pass
+        pool = getattr(board, "pool", None)
+        if pool is not None:
+            for card in pool:
+                if card.name not in pool_names and card.name not in own:
+                    own[card.name] = _raw_from_parsed(card)
+        tables.extend((str(path), c) for c in own.values())
+        return cls(tables)
+
+    # -- plain data -------------------------------------------------------------------------
+
+    def known(self, name: str | None) -> bool:
+        return name in self.defs
+
+    def kind(self, name: str) -> tuple[str, str] | None:
+        c = self.defs.get(name)
+        return None if c is None else (c.get("kind"), c.get("subtype"))
+
+    def stat(self, name: str, key: str) -> Any:
+        c = self.defs.get(name)
+        return None if c is None else c.get(key)
+
+    def effects(self, name: str) -> list[dict] | None:
+        c = self.defs.get(name)
+        return None if c is None else list(c.get("effect", []))
+
+    def effect(self, name: str, index: int | None) -> dict | None:
+        effs = self.effects(name)
+        if effs is None or not isinstance(index, int) or not 0 <= index < len(effs):
+            return None
+        return effs[index]
+
+    def statics(self, name: str) -> list[dict] | None:
+        c = self.defs.get(name)
+        if c is None:
+            return None
+        sts = list(c.get("static", []))
+        if any(s.get("apply") not in STATICS for s in sts):
+            return None
+        return sts
+
+    def _static(self, name: str, apply: str, to: str | tuple[str, ...]) -> bool | None:
+        sts = self.statics(name)
+        if sts is None:
+            return UNKNOWN
+        tos = (to,) if isinstance(to, str) else to
+        return any(s.get("apply") == apply and s.get("to") in tos for s in sts)
+
+    # -- facts ------------------------------------------------------------------------------
+
+    def is_token(self, name: str) -> bool | None:
+        k = self.kind(name)
+        return None if k is None else k[0] == "token"
+
+    def speed(self, name: str, effect_index: int | None) -> int | None:
+        """Spell speed (rule: CH-SPEED): Counter Traps 3, other Traps and Quick-Play Spells 2,
+        other Spells 1; a monster's Quick Effect 2, its other effects 1."""
+        k = self.kind(name)
+        if k is None:
+            return UNKNOWN
+        kind, subtype = k
+        if kind == "trap":
+            return 3 if subtype == "counter" else 2
+        if kind == "spell":
+            return 2 if subtype == "quick-play" else 1
+        e = self.effect(name, effect_index)
+        if e is None or e.get("type") not in EFFECT_TYPES:
+            return UNKNOWN
+        return 2 if e.get("type") == "quick" else 1
+
+    def can_attack_directly(self, name: str) -> bool | None:
+        """The monster's own text lets it attack directly (rule: ATK-DIRECT)."""
+        return self._static(name, "direct_attack", "self")
+
+    def grants_direct_attack(self, name: str) -> bool | None:
+        """An Equip Spell whose equipped monster may attack directly."""
+        return self._static(name, "direct_attack", "equipped")
+
+    def attacks_each_monster(self, name: str) -> bool | None:
+        return self._static(name, "attack_each_monster", "self")
+
+    def must_attack(self, name: str) -> bool | None:
+        return self._static(name, "must_attack", "self")
+
+    def attack_cost(self, name: str) -> int | None:
+        sts = self.statics(name)
+        if sts is None:
+            return UNKNOWN
+        return sum(int(s.get("amount", 0)) for s in sts if s.get("apply") == "attack_cost" and s.get("to") == "self")
+
+    def unattackable_while(self, name: str) -> tuple[bool, str | None] | None:
+        """(cannot be attacked at all, or only while this Field Spell is face-up)."""
+        sts = self.statics(name)
+        if sts is None:
+            return UNKNOWN
+        for s in sts:
+            if s.get("apply") == "cannot_be_attacked" and s.get("to") == "self":
+                return True, s.get("while_field_spell")
+        return False, None
+
+    def stops_attached_attacking(self, name: str) -> bool | None:
+        """A card whose continuous effect forbids the monster it is attached to to attack."""
+        sts = self.statics(name)
+        if sts is None:
+            return UNKNOWN
+        return any(s.get("apply") == "cannot_attack" and s.get("to") == "attached" and not s.get("filter") for s in sts)
+
+    def level_lock(self, name: str) -> int | None | bool:
+        """The minimum Level a field-wide "cannot attack" effect stops, False when it has none."""
+        sts = self.statics(name)
+        if sts is None:
+            return UNKNOWN
+        for s in sts:
+            if s.get("apply") == "cannot_attack" and s.get("to") == "all_monsters":
+                f = s.get("filter") or {}
+                if set(f) - {"min_level"}:
+                    return UNKNOWN
+                return int(f.get("min_level", 0))
+        return False
+
+    def negates_attached(self, name: str) -> bool | None:
+        return self._static(name, "negate_effects", "attached")
+
+    def ops(self, name: str, effect_index: int | None) -> list[dict] | None:
+        e = self.effect(name, effect_index)
+        if e is None:
+            return None
+        ops = list(e.get("ops", []))
+        if any(o.get("op") not in OPS for o in ops):
+            return None
+        return ops
+
+    def negates_attack(self, name: str) -> bool | None:
+        """Any of the card's effects negates the attack when it resolves (STOP-ATTACK)."""
+        effs = self.effects(name)
+        if effs is None:
+            return UNKNOWN
+        for i in range(len(effs)):
+            ops = self.ops(name, i)
+            if ops is None:
+                return UNKNOWN
+            if any(o.get("op") == "negate_attack" for o in ops):
+                return True
+        return False
+
+    def answers_attack_declaration(self, name: str) -> bool | None:
+        """The card has an effect activated "when an attack is declared" (WIN-ATTACK-DECL)."""
+        effs = self.effects(name)
+        if effs is None:
+            return UNKNOWN
+        return any(e.get("when") == "attack_declared" for e in effs)
+
+    def is_flip_effect(self, name: str, effect_index: int | None) -> bool | None:
+        e = self.effect(name, effect_index)
+        if e is None or e.get("type") not in EFFECT_TYPES:
+            return UNKNOWN
+        return e.get("type") == "flip"
+
+    def has_flip_effect(self, name: str) -> bool | None:
+        effs = self.effects(name)
+        if effs is None or any(e.get("type") not in EFFECT_TYPES for e in effs):
+            return UNKNOWN
+        return any(e.get("type") == "flip" for e in effs)
+
+    def battle_gy_triggers(self, name: str) -> list[int] | None:
+        """Indexes of the card's "destroyed by battle and sent to the Graveyard" triggers."""
+        effs = self.effects(name)
+        if effs is None:
+            return UNKNOWN
+        return [i for i, e in enumerate(effs) if e.get("type") == "trigger" and e.get("when") == "destroyed_by_battle_sent_to_gy"]
+
+    def damage_step_window(self, name: str, effect_index: int | None) -> frozenset[str] | None:
+        """The Damage-Step sub-steps in which this activation is legal (rules DS-LEGAL-COUNTER,
+        DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER,
+        DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS), or UNKNOWN."""
+        k = self.kind(name)
+        e = self.effect(name, effect_index)
+        if k is None or e is None:
+            return UNKNOWN
+        kind, subtype = k
+        typ, when = e.get("type"), e.get("when")
+        if typ not in EFFECT_TYPES or (when is not None and when not in WHEN_EVENT | WHEN_DAMAGE_STEP):
+            return UNKNOWN
+        ops = self.ops(name, effect_index)
+        sts = self.statics(name)
+        if ops is None or sts is None:
+            return UNKNOWN
+        if kind == "trap" and subtype == "counter":
+            return frozenset(DAMAGE_STEPS)
+        if typ == "flip":
+            return frozenset({"damage_step_after_calculation_2"})
+        if typ == "trigger":
+            return frozenset(TRIGGER_STEP.get(when, ())) if when in TRIGGER_STEP else frozenset()
+        # An effect whose text names a Damage-Step timing is legal at that timing only
+        # (DS-LEGAL-DAMAGE-TIMING); "the Damage Step" (Honest, TCG) up to and including damage
+        # calculation.
+        if when == "during_damage_calculation":
+            return frozenset({"damage_step_during_calculation"})
+        if when == "damage_step":
+            return frozenset(STAT_CHANGE_STEPS) | {"damage_step_during_calculation"}
+        if when == "before_damage_calculation":
+            return frozenset(STAT_CHANGE_STEPS)
+        if when == "after_damage_calculation":
+            return frozenset({"damage_step_after_calculation_1", "damage_step_after_calculation_2"})
+        if when == "destroyed_by_battle_sent_to_gy":
+            return frozenset({"damage_step_end"})
+        # Otherwise only a Quick-Play Spell, a Normal or Continuous Trap or a Quick Effect whose
+        # own resolution changes ATK/DEF, up to the start of damage calculation (DS-LEGAL-STATS);
+        # a Continuous Trap also by its continuous effect. Anything else: DS-ILLEGAL-OTHER.
+        changes = any(o.get("op") in STAT_OPS for o in ops)
+        if kind == "trap" and subtype == "continuous":
+            changes = changes or any(s.get("apply") in STAT_STATICS for s in sts)
+        fast = kind == "trap" or (kind == "spell" and subtype == "quick-play") or typ == "quick"
+        out: set[str] = set(STAT_CHANGE_STEPS) if changes and fast else set()
+        return frozenset(out)
+
+    def counter_trap(self, name: str) -> dict | None | bool:
+        """What a Counter Trap answers and needs: {answers: spell|trap, lp, discard,
+        opponent_only, battle_phase}; False for any other card; UNKNOWN when unreadable."""
+        k = self.kind(name)
+        if k is None:
+            return UNKNOWN
+        if k != ("trap", "counter"):
+            return False
+        effs = self.effects(name) or []
+        if len(effs) != 1:
+            return UNKNOWN
+        e = effs[0]
+        answers = {"trap_activated": "trap", "spell_activated": "spell"}.get(e.get("when"))
+        if answers is None:
+            return UNKNOWN
+        spec: dict[str, Any] = {"answers": answers, "lp": 0, "discard": 0}
+        for c in e.get("cost", []):
+            op = c.get("op")
+            if op == "pay_lp":
+                spec["lp"] += int(c.get("amount", 0))
+            elif op == "discard":
+                spec["discard"] += int(c.get("count", 1))
+            else:
+                return UNKNOWN
+        conds = set(e.get("conditions", []))
+        if conds - {"battle_phase", "responding_to_opponent"}:
+            return UNKNOWN
+        spec["opponent_only"] = "responding_to_opponent" in conds
+        spec["battle_phase"] = "battle_phase" in conds
+        return spec
+
+    def deck_summon_filters(self, name: str, effect_index: int) -> list[dict] | None:
+        """The filters of the effect's Special Summons from the Deck (UNKNOWN if unreadable)."""
+        ops = self.ops(name, effect_index)
+        if ops is None:
+            return UNKNOWN
+        out = []
+        for o in ops:
+            if o.get("op") == "special_summon" and o.get("from") == "deck":
+                f = dict(o.get("filter") or {})
+                if set(f) - SUMMON_FILTER_KEYS or o.get("each_player"):
+                    return UNKNOWN
+                out.append(f)
+        return out
+
+    def matches(self, name: str, filt: dict) -> bool | None:
+        c = self.defs.get(name)
+        if c is None:
+            return UNKNOWN
+        if c.get("kind") != "monster":
+            return False
+        if "attribute" in filt and c.get("attribute") != filt["attribute"]:
+            return False
+        if "race" in filt:
+            races = filt["race"] if isinstance(filt["race"], list) else [filt["race"]]
+            if c.get("race") not in races:
+                return False
+        if "max_atk" in filt and (c.get("atk") or 0) > filt["max_atk"]:
+            return False
+        return True
+
+
+# Sub-steps of the TCG Damage Step, in order (DS-SUBSTEPS). The flip sub-step happens only for
+# a face-down target.
+DAMAGE_STEPS = (
+    "damage_step_start",
+    "damage_step_flip",
+    "damage_step_before_calculation",
+    "damage_step_during_calculation",
+    "damage_step_after_calculation_1",
+    "damage_step_after_calculation_2",
+    "damage_step_end",
+)
+STAT_CHANGE_STEPS = ("damage_step_start", "damage_step_flip", "damage_step_before_calculation")
+# Where a triggered effect with this `when` activates (DS-SUBSTEPS, DS-END-TRIGGERS).
+TRIGGER_STEP = {
+    "before_damage_calculation": ("damage_step_before_calculation",),
+    "after_damage_calculation": ("damage_step_after_calculation_1", "damage_step_after_calculation_2"),
+    "destroyed_by_battle_sent_to_gy": ("damage_step_end",),
+    "summoned": (),
+    "attack_declared": (),
+}

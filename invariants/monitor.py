@@ -1,0 +1,298 @@
+"""The monitor: history the invariants keep for themselves (TLA+'s history variables).
+
+An engine reports counters of its own (``attacks_declared``, ``declared_at``, open windows,
+``destroyed_by_battle``, ...). An invariant that believed them would pass an engine that forgets
+to count. So the invariants keep their own history, updated from what a transition *did* — the
+action record and the events — and never from the engine's counters; they judge against it, and
+an engine field that disagrees with the history is itself a violation naming both values.
+
+A history is one named value and one update function::
+
+    @history("attacks", "per monster this turn: attacks declared, monsters declared at, ...")
+    def _attacks(prev, t):          # prev: this history's value before the transition
+        ...                         # t: the Transition (t.events, t.action, t.before, t.after, t.mon)
+        return new_value            # an immutable value: tuples, ints, strings, bools, None
+
+The initial value is ``initial`` (default: the empty tuple): boards start in Main Phase 1 with
+nothing declared, marked or chained. The :class:`Monitor` of a state holds every history's value;
+the explorer keeps it beside the observation and hashes both into the state's fingerprint
+(:func:`bpcheck.explorers.checking.state_fingerprint`), so two states that differ only in their
+history are different states: BFS stays exact and counterexamples stay shortest.
+
+Histories are kept small and forget what no invariant needs any more (a monster's record when it
+leaves the field, a chain when it has resolved, the battle marks when the Damage Step ends), so
+that on a correct engine the monitor adds no states: it equals what the observation already says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
+
+import orjson
+
+
+# Counts saturate here: more than any monster may declare in a turn (5 targets, a direct attack
+# and one more), so a verdict never depends on a higher count, and an engine that lets a monster
+# attack for ever gives a finite state space (its repeated states then form a CYCLE).
+COUNT_CAP = 7
+
+
+@dataclass(frozen=True)
+class History:
+    name: str
+    statement: str
+    update: Callable[[Any, Any], Any]
+    initial: Any = ()
+
+
+HISTORIES: dict[str, History] = {}
+
+
+def history(name: str, statement: str, initial: Any = ()):
+    """Register a history: one value, updated by the decorated function from each transition."""
+
+    def deco(fn):
+        if name in HISTORIES:
+            raise ValueError(f"history {name} registered twice")
+        HISTORIES[name] = History(name, statement, fn, initial)
+        return fn
+
+    return deco
+
+
+class Monitor:
+    """The values of every history in one state. Immutable; :meth:`advance` gives the next."""
+
+    __slots__ = ("values", "_bytes", "_cache")
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
+        self._bytes: bytes | None = None
+        self._cache: dict[str, Any] = {}
+
+    @classmethod
+    def initial(cls) -> "Monitor":
+        return cls({h.name: h.initial for h in HISTORIES.values()})
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def advance(self, t) -> "Monitor":
+        """The monitor after transition `t` (``t.mon`` is set to this monitor first)."""
+        t.mon = self
+        return Monitor({n: h.update(self.values[n], t) for n, h in HISTORIES.items()})
+
+    def canonical(self) -> bytes:
+        """Canonical JSON of the values (sorted by history name): what the fingerprint hashes."""
+        if self._bytes is None:
+            self._bytes = orjson.dumps([[n, self.values[n]] for n in sorted(self.values)])
+        return self._bytes
+
+    def to_dict(self) -> dict:
+        return orjson.loads(orjson.dumps(dict(sorted(self.values.items()))))
+
+    # -- readers of the built-in histories --------------------------------------------------
+
+    def attack(self, uid: int | None) -> "AttackRecord":
+        """This turn's attack history of monster `uid` (all zero when it has none)."""
+        idx = self._cache.get("attacks")
+        if idx is None:
+            idx = self._cache["attacks"] = {r[0]: AttackRecord(*r) for r in self.values["attacks"]}
+        return idx.get(uid) or AttackRecord(uid, 0, (), False, False, 0)
+
+    def attackers(self) -> list["AttackRecord"]:
+        return [AttackRecord(*r) for r in self.values["attacks"]]
+
+    @property
+    def window(self) -> "Window":
+        return Window(*self.values["windows"])
+
+    @property
+    def battle(self) -> "Battle":
+        return Battle(*self.values["battle"])
+
+    @property
+    def chain(self) -> "ChainHistory":
+        return ChainHistory(*self.values["chain"])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Monitor) and self.values == other.values
+
+    def __hash__(self) -> int:
+        return hash(self.canonical())
+
+
+class AttackRecord(NamedTuple):
+    uid: int | None
+    declared: int  # attack declarations this turn (a replay's continuation is not one)
+    declared_at: tuple  # uids of the monsters it was declared at (declarations and replay redirects)
+    declared_direct: bool
+    stopped: bool  # its attack stopped this turn (STOP-ATTACK): it may not attack again
+    costs_paid: int  # attack costs paid (attack_cost_paid events)
+
+
+class Window(NamedTuple):
+    attack_declaration: bool  # the "when an attack is declared" window is open
+    attacker: int | None
+    passes: int  # consecutive passes since it opened or since the last chain link
+
+
+class Battle(NamedTuple):
+    destroyed: tuple  # uids marked destroyed by battle in this Damage Step, still on the field
+    flipped: tuple  # uids flipped face-up by the attack in this Damage Step
+    calculated: bool  # damage calculation was performed for the current battle
+
+
+class ChainHistory(NamedTuple):
+    links: tuple  # the chain as built: (card_uid, card, effect, player, speed, targets, negated)
+    # a link of this chain already resolved, not negated, whose card data negates the attack
+    # (STOP-ATTACK): True / False, None when a resolved card's data cannot be read
+    negated_attack: bool | None
+    chains_in_calc: int  # chains started in the damage-calculation sub-step (DS-DURING-CALC-ONE-CHAIN)
+
+
+# -- the built-in histories ------------------------------------------------------------------
+
+
+def _left_field(e) -> bool:
+    return e.kind == "card_moved" and e.get("from") == "monster_zone"
+
+
+@history(
+    "attacks",
+    "Per monster this turn: attack declarations, the monsters it was declared at, direct declarations, whether its attack "
+    "stopped, attack costs paid. A monster that leaves the field is forgotten (a new object if it returns).",
+)
+def _attacks(prev, t):
+    if t.before.get("turn") != t.after.get("turn"):
+        prev = ()
+    recs = {r[0]: list(r) for r in prev}
+    changed = False
+    for e in t.events:
+        k = e.kind
+        if k == "attack_declared" or (k == "replay_choice" and e.get("choice") in ("target", "direct")):
+            uid = e["attacker_uid"]
+            r = recs.setdefault(uid, [uid, 0, (), False, False, 0])
+            if k == "attack_declared" and not e.get("replay"):
+                r[1] = min(r[1] + 1, COUNT_CAP)
+            tgt = e.get("target_uid")
+            if tgt is None:
+                r[3] = True
+            elif tgt not in r[2]:
+                r[2] = tuple(sorted(r[2] + (tgt,)))
+            changed = True
+        elif k == "attack_cost_paid":
+            uid = e["attacker_uid"]
+            r = recs.setdefault(uid, [uid, 0, (), False, False, 0])
+            r[5] = min(r[5] + 1, COUNT_CAP)
+            changed = True
+        elif k == "attack_stopped":
+            uid = e["attacker_uid"]
+            if uid in recs:
+                recs[uid][4] = True
+                changed = True
+        elif _left_field(e):
+            if recs.pop(e.get("card_uid"), None) is not None:
+                changed = True
+    if not changed:
+        return prev
+    return tuple(tuple(recs[u]) for u in sorted(recs, key=lambda x: (x is None, x or 0)))
+
+
+@history(
+    "windows",
+    "The \"when an attack is declared\" window: open from a declaration until both players pass in succession (with an empty "
+    "chain, or to resolve the chain answering it), the chain resolves, the attack stops or replays, or the step changes.",
+    initial=(False, None, 0),
+)
+def _windows(prev, t):
+    open_, attacker, passes = prev
+    for e in t.events:
+        k = e.kind
+        if k == "attack_declared" and not e.get("replay"):
+            open_, attacker, passes = True, e["attacker_uid"], 0
+        elif not open_:
+            continue
+        elif k == "chain_link_added":
+            passes = 0
+        elif k == "passed":
+            passes += 1
+            if passes >= 2:
+                open_, attacker, passes = False, None, 0
+        elif k in ("chain_resolved", "phase_changed", "attack_stopped", "attack_ended", "replay", "replay_choice", "duel_over"):
+            open_, attacker, passes = False, None, 0
+    return (open_, attacker, passes)
+
+
+@history(
+    "battle",
+    "The current Damage Step: monsters marked destroyed by battle (until they leave the field), monsters flipped by the "
+    "attack, whether damage calculation was performed for this battle. Forgotten when the Damage Step ends.",
+    initial=((), (), False),
+)
+def _battle(prev, t):
+    destroyed, flipped, calculated = prev
+    if not (destroyed or flipped or calculated) and not any(
+        e.kind in ("destroyed_by_battle", "flipped", "damage_calculation") for e in t.events
+    ):
+        return prev
+    d, f = set(destroyed), set(flipped)
+    for e in t.events:
+        k = e.kind
+        if k == "destroyed_by_battle":
+            d.add(e["card_uid"])
+        elif k == "flipped" and e.get("by") == "battle":
+            f.add(e["card_uid"])
+        elif k == "damage_calculation":
+            calculated = True
+        elif _left_field(e):
+            d.discard(e.get("card_uid"))
+            f.discard(e.get("card_uid"))
+        elif k == "phase_changed" and str(e.get("from", "")).startswith("damage_step") and not str(e.get("to", "")).startswith("damage_step"):
+            d, f, calculated = set(), set(), False
+    return (tuple(sorted(d)), tuple(sorted(f)), calculated)
+
+
+@history(
+    "chain",
+    "The chain as its links were added (card, effect, player, spell speed, targets, negated) until they resolve; whether "
+    "a link already resolved negated the attack (what the resolved links did, kept only as that); chains started during "
+    "damage calculation.",
+    initial=((), False, 0),
+)
+def _chain(prev, t):
+    links, negated_attack, calc = prev
+    if not links and not any(e.kind in ("chain_link_added", "phase_changed") for e in t.events):
+        return prev
+    links = list(links)
+    step = t.before.get("step")
+    for e in t.events:
+        k = e.kind
+        if k == "phase_changed":
+            step = e.get("to")
+            calc = 0
+        elif k == "chain_link_added":
+            if not links and step == "damage_step_during_calculation":
+                calc += 1
+            links.append((e["card_uid"], e["card"], e.get("effect"), e.get("player"), e.get("speed"), tuple(e.get("targets") or ()), False))
+        elif k == "activation_negated":
+            uid = e.get("card_uid")
+            for i in range(len(links) - 1, -1, -1):
+                if links[i][0] == uid:
+                    links[i] = links[i][:6] + (True,)
+                    break
+        elif k == "chain_link_resolved":
+            uid = e.get("card_uid")
+            negated = bool(e.get("negated"))
+            for i in range(len(links) - 1, -1, -1):
+                if links[i][0] == uid:
+                    negated = negated or links[i][6]
+                    del links[i]
+                    break
+            if not negated and negated_attack is not True:
+                f = t.cards.negates_attack(e.get("card")) if t.cards is not None else None
+                negated_attack = None if f is None else (f or negated_attack)
+        elif k == "chain_resolved":
+            links, negated_attack = [], False
+    return (tuple(links), negated_attack, calc)

@@ -1,0 +1,272 @@
+"""Invariants that keep their own history and read card facts from card data (issue 8, §1, §2).
+
+The engines here play the rules right or wrong in one way, and some lie about their own
+bookkeeping; each must be caught by a plain check (no --differential), and the twin without the
+bug must pass.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BOARDS = ROOT / "boards"
+DATA = ROOT / "tests" / "data"
+ENGINES = ROOT / "tests" / "engines"
+
+
+@pytest.fixture
+def engines_path(monkeypatch):
+    monkeypatch.syspath_prepend(str(ENGINES))
+
+
+def _check(run_cli, tmp_path, board, engine):
+    out = tmp_path / "r.json"
+    code, stdout, err = run_cli("check", str(board), "--engine", engine, "--json", str(out))
+    doc = json.loads(out.read_text())
+    return code, stdout, err, doc["boards"][0]
+
+
+# -- the independent engine that forgets to count direct attacks -----------------------------------
+
+
+def test_an_engine_that_forgets_to_count_direct_attacks_is_caught_by_a_plain_check(run_cli, tmp_path, engines_path):
+    code, stdout, _err, b = _check(run_cli, tmp_path, DATA / "direct-attacker.toml", "lying_direct:ForgetsDirectAttacks")
+    assert code == 1, stdout
+    by_inv = {c["invariant"]: c for c in b["counterexamples"]}
+    cex = by_inv["attack.count"]
+    # the engine reports its own (wrong) count; the monitor counted the declaration
+    assert "the engine reports attacks_declared = 0, its declarations this turn number 1" in cex["message"]
+    assert cex["trace"][-1] == "attack Jinzo #7 -> direct" and cex["length"] == 4
+    # and it offers the same monster a second direct attack: judged by the declarations it made
+    assert "already declared 1 attack(s) this turn" in by_inv["attack.offered-legal"]["message"]
+    rows = {r["id"]: r for r in b["invariants"]}
+    assert rows["attack.count"]["verdict"] == "violated"
+
+
+def test_its_twin_that_counts_passes(run_cli, tmp_path, engines_path):
+    code, stdout, _err, b = _check(run_cli, tmp_path, DATA / "direct-attacker.toml", "lying_direct:CountsDirectAttacks")
+    assert code == 0, stdout
+    rows = {r["id"]: r for r in b["invariants"]}
+    # the attack-count invariants judged the real declarations: not vacuous
+    assert rows["attack.count"]["verdict"] == "held" and rows["attack.count"]["checked"] > 0
+    assert rows["attack.direct-legal"]["verdict"] == "held"
+
+
+# -- engines that lie about their own bookkeeping: one or more per family -----------------------------
+
+LIES = [
+    # (factory, board, invariant, the message names both values)
+    ("attacks_zero", "000-replay-1.toml", "attack.count", "the engine reports attacks_declared = 0, its declarations this turn number 1"),
+    ("stop_forgotten", "002-fiendish-chain-stops.toml", "attack.stopped-is-spent", "the engine reports cannot_attack_this_turn = false"),
+    ("drops_declared_at", "000-replay-1.toml", "replay.bookkeeping-kept", "the engine reports declared_at = [], its declarations this turn were at [3]"),
+    ("direct_forgotten", "rule-calc-direct.toml", "replay.bookkeeping-kept", "the engine reports declared_direct = false, its declarations this turn say true"),
+    ("hides_destroyed_mark", "000-facedown-flip-destroyed-by-bug.toml", "damage.destroyed-mark", "Man-Eater Bug (uid 3): the engine reports destroyed_by_battle = false, but damage calculation marked it"),
+    ("hides_flip", "000-flip-man-eater-bug.toml", "damage.flip-after-calculation", "the engine reports flipped_by_battle = false, but a flip by the attack happened"),
+    ("hides_damage_calculated", "000-facedown-flip-destroyed-by-bug.toml", "damage.calculation-once", "the engine reports damage_calculated = false, but damage calculation was performed"),
+    ("hides_windows", "003-004-example-3.toml", "window.attack-declaration", "the engine reports open_windows.attack_declaration = false, but the window is open"),
+    ("drops_chain_links", "rule-ch-lifo-ring.toml", "chain.lifo", "the engine's chain is [2] (card uids), the links added and not yet resolved are [2, 4]"),
+    ("lp_unchanged", "rule-calc-direct.toml", "acc.lp-ledger", "P2's LP went 8000 -> 8000, the events account for -1700"),
+]
+
+
+@pytest.mark.parametrize("factory,board,inv,message", LIES, ids=[x[0] for x in LIES])
+def test_an_engine_lying_about_its_bookkeeping_is_caught(run_cli, tmp_path, engines_path, factory, board, inv, message):
+    code, stdout, _err, b = _check(run_cli, tmp_path, BOARDS / board, f"lying_bookkeeping:{factory}")
+    assert code == 1, stdout
+    msgs = {c["invariant"]: c["message"] for c in b["counterexamples"]}
+    assert inv in msgs, msgs
+    assert message in msgs[inv]
+
+
+def test_the_lies_cover_every_family():
+    from bpcheck.invariants import REGISTRY
+
+    assert {REGISTRY[inv].family for _f, _b, inv, _m in LIES} == {"attack counts", "replay", "damage step", "chains and windows", "accounting"}
+
+
+# -- the Damage Step judged inside one transition -----------------------------------------------------
+
+WITHIN = [
+    # one bug per Damage-Step rule of docs/rules.md that must be judged from a transition's events
+    ("SendsAtCalculation", "000-facedown-flip-destroyed-by-bug.toml", "damage.destroyed-mark", "was sent to the graveyard in damage_step_during_calculation"),
+    ("CalculatesOnEntering", "000-facedown-flip-destroyed-by-bug.toml", "damage.substep-order", "damage calculation was performed on entering damage calculation"),
+    ("NoBattleGraveyardTriggers", "003-004-shining-angel-torrential.toml", "damage.battle-gy-trigger", "Shining Angel was sent to the Graveyard by battle but its trigger is not pending"),
+    ("FlipTriggersAtCalculation", "000-flip-man-eater-bug.toml", "damage.flip-after-calculation", "flip effect became pending in damage_step_after_calculation_1"),
+]
+
+
+@pytest.mark.parametrize("engine,board,inv,message", WITHIN, ids=[x[0] for x in WITHIN])
+def test_damage_step_rules_are_judged_from_the_events_of_one_transition(run_cli, tmp_path, engines_path, engine, board, inv, message):
+    code, stdout, _err, b = _check(run_cli, tmp_path, BOARDS / board, f"lying_damage_step:{engine}")
+    assert code == 1, stdout
+    msgs = {c["invariant"]: c for c in b["counterexamples"]}
+    assert inv in msgs, {k: v["message"] for k, v in msgs.items()}
+    assert message in msgs[inv]["message"]
+
+
+def test_a_monster_marked_and_moved_in_one_transition_is_seen_by_the_walk():
+    """The mark and the move of SendsAtCalculation happen in one transition: neither the state
+    before nor the one after shows a marked monster; only the events do."""
+    from bpcheck.explorers.checking import EngineSystem
+    from bpcheck.engines.reference import ReferenceEngine
+    from bpcheck.invariants import REGISTRY
+    from bpcheck.model.board import load_board
+    import sys
+
+    sys.path.insert(0, str(ENGINES))
+    try:
+        from lying_damage_step import SendsAtCalculation
+    finally:
+        sys.path.remove(str(ENGINES))
+    es = EngineSystem(ReferenceEngine(SendsAtCalculation), load_board(BOARDS / "000-facedown-flip-destroyed-by-bug.toml"), [REGISTRY["damage.destroyed-mark"]])
+    s = es.initial_states()[0]
+    labels = ["enter Battle Phase", "pass", "pass", "attack "] + ["pass"] * 20
+    for label in labels:
+        a = next(a for a in es.actions(s) if a.label.startswith(label))
+        s2, events = es.step(s, a)
+        if any(e.kind == "damage_calculation" for e in events):
+            assert not any(m and m["destroyed_by_battle"] for p in s[1]["players"] for m in p["monsters"])
+            assert not any(m and m["destroyed_by_battle"] for p in s2[1]["players"] for m in p["monsters"])
+            (_id, verdict), = es.check_transition(s, a, events, s2)
+            assert isinstance(verdict, str) and "before the end of the Damage Step" in verdict
+            return
+        s = s2
+    pytest.fail("no damage calculation on the way")
+
+
+# -- the monitor in the explored state ---------------------------------------------------------------
+
+
+def test_the_monitor_is_part_of_the_fingerprint_and_starts_empty():
+    from bpcheck.explorers.checking import EngineSystem, fingerprint, state_fingerprint
+    from bpcheck.engines.reference import ReferenceEngine
+    from bpcheck.invariants.monitor import Monitor
+    from bpcheck.model.board import load_board
+
+    es = EngineSystem(ReferenceEngine(), load_board(BOARDS / "000-replay-1.toml"), [])
+    s = es.initial_states()[0]
+    assert s[2] == Monitor.initial()
+    assert es.fingerprint(s) == state_fingerprint(s[1], s[2]) != fingerprint(s[1])
+    # the same observation with a different history is a different state
+    acts = {a.label: a for a in es.actions(s)}
+    s1, _ = es.step(s, acts["enter Battle Phase"])
+    other = Monitor({**s1[2].values, "attacks": ((1, 1, (), True, False, 0),)})
+    assert state_fingerprint(s1[1], other) != es.fingerprint(s1)
+
+
+def test_the_monitor_counts_from_events_not_from_the_engine():
+    from bpcheck.invariants.base import Transition
+    from bpcheck.invariants.monitor import Monitor
+    from bpcheck.model.events import ev
+
+    obs = {"turn": 2, "step": "battle_step"}
+    m0 = Monitor.initial()
+    t = Transition(obs, {"kind": "attack"}, [ev("attack_declared", attacker="X", attacker_uid=1, target=None, target_uid=None, player=0)], obs, m0)
+    m1 = m0.advance(t)
+    assert m1.attack(1).declared == 1 and m1.attack(1).declared_direct and m1.window.attack_declaration
+    t2 = Transition(obs, {"kind": "pass"}, [ev("passed", player=0)], obs, m1)
+    t3 = Transition(obs, {"kind": "pass"}, [ev("passed", player=1)], obs, m1.advance(t2))
+    m3 = t3.mon.advance(t3)
+    assert not m3.window.attack_declaration and m3.attack(1).declared == 1
+    moved = Transition(obs, {"kind": "activate"}, [ev("card_moved", card="X", card_uid=1, owner=0, **{"from": "monster_zone", "to": "hand"}, reason="effect")], obs, m3)
+    assert m3.advance(moved).attack(1).declared == 0  # a monster that left the field is a new object
+
+
+def test_reference_state_counts_are_unchanged_by_the_monitor():
+    """The monitor says what the reference's observation says: no new states (tests/perft.json
+    pins the counts; a few small boards here)."""
+    from bpcheck.explorers.checking import EngineSystem
+    from bpcheck.explorers.core import explore
+    from bpcheck.engines.reference import ReferenceEngine
+    from bpcheck.invariants import select
+    from bpcheck.model.board import load_board
+
+    pinned = json.loads((ROOT / "tests" / "perft.json").read_text())
+    for name in ("000-replay-1.toml", "000-flip-man-eater-bug.toml", "003-004-example-3.toml", "rule-ch-lifo-ring.toml"):
+        r = explore(EngineSystem(ReferenceEngine(), load_board(BOARDS / name), select(None)), "bfs")
+        assert r.status == "pass", (name, [(v.prop, v.message) for v in r.violations])
+        assert {"states": r.states, "transitions": r.transitions, "max_depth": r.max_depth, "terminal_states": r.terminal_states} == pinned[name], name
+
+
+# -- card facts from card data ------------------------------------------------------------------------
+
+
+def test_a_board_defining_its_own_cards_passes_on_the_reference(run_cli, tmp_path):
+    code, stdout, _err, b = _check(run_cli, tmp_path, DATA / "board-own-cards.toml", "reference")
+    assert code == 0, stdout
+    rows = {r["id"]: r for r in b["invariants"]}
+    # Shrink, defined only in the board, was activated in the Damage Step and judged legal
+    assert rows["damage.activation-legal"]["verdict"] == "held" and rows["damage.activation-legal"]["checked"] > 0
+    assert b["goals"][0]["reached"] is True
+    assert not any(r.get("not_judged") for r in b["invariants"])
+
+
+def test_board_cards_are_read_from_the_board_file_like_pool_cards():
+    from bpcheck.invariants.cards import STAT_CHANGE_STEPS, CardFacts
+    from bpcheck.model.board import load_board
+
+    cards = CardFacts.for_board(load_board(DATA / "board-own-cards.toml"))
+    assert cards.where["Shrink"].endswith("board-own-cards.toml")
+    assert cards.speed("Shrink", 0) == 2
+    assert cards.damage_step_window("Shrink", 0) == frozenset(STAT_CHANGE_STEPS)
+    # pool cards, read from model/cards/*.toml by the same reader
+    assert cards.where["Rush Recklessly"] == "cards/spells.toml"
+    assert cards.damage_step_window("Rush Recklessly", 0) == frozenset(STAT_CHANGE_STEPS)
+    assert cards.damage_step_window("Kuriboh", 0) == {"damage_step_during_calculation"}
+    assert cards.damage_step_window("Honest", 0) == set(STAT_CHANGE_STEPS) | {"damage_step_during_calculation"}
+    assert cards.damage_step_window("Mirror Force", 0) == frozenset()
+    assert cards.damage_step_window("Shadow Spell", 0) == frozenset(STAT_CHANGE_STEPS)
+    assert cards.damage_step_window("Spellbinding Circle", 0) == frozenset()
+    assert cards.damage_step_window("Seven Tools of the Bandit", 0) >= {"damage_step_during_calculation", "damage_step_end"}
+    assert cards.can_attack_directly("Jinzo #7") and not cards.can_attack_directly("Battle Ox")
+    assert cards.must_attack("Berserk Gorilla") and cards.attacks_each_monster("Asura Priest")
+    assert cards.attack_cost("Dark Elf") == 1000
+    assert cards.counter_trap("Trap Jammer") == {"answers": "trap", "lp": 0, "discard": 0, "opponent_only": True, "battle_phase": True}
+    assert cards.counter_trap("Mirror Force") is False
+    assert cards.speed("Nope", 0) is None  # not defined for this run: UNKNOWN
+
+
+def test_a_card_the_data_cannot_classify_is_not_judged_never_passed_or_failed():
+    from bpcheck.invariants import REGISTRY
+    from bpcheck.invariants.base import NotJudged, Transition
+    from bpcheck.invariants.cards import CardFacts
+    from bpcheck.invariants.monitor import Monitor
+    from bpcheck.model.events import ev
+
+    raw = [("x.toml", {"name": "Odd Card", "kind": "trap", "subtype": "normal", "effect": [{"type": "activate", "when": "moon_rises", "ops": []}]})]
+    cards = CardFacts(raw)
+    obs = {"step": "damage_step_start", "chain": [], "pending_triggers": [], "players": []}
+    e = ev("chain_link_added", link=1, card="Odd Card", card_uid=9, effect=0, player=1, speed=2, targets=())
+    t = Transition(obs, {"kind": "activate"}, [e], obs, Monitor.initial(), cards)
+    v = REGISTRY["damage.activation-legal"].check(t)
+    assert isinstance(v, NotJudged) and "Odd Card" in v.reason
+    e2 = ev("chain_link_added", link=1, card="Unheard Of", card_uid=9, effect=0, player=1, speed=2, targets=())
+    v2 = REGISTRY["damage.activation-legal"].check(Transition(obs, {"kind": "activate"}, [e2], obs, Monitor.initial(), cards))
+    assert isinstance(v2, NotJudged) and "Unheard Of" in v2.reason
+
+
+def test_not_judged_is_reported_per_board(run_cli, tmp_path, engines_path):
+    code, stdout, _err, b = _check(run_cli, tmp_path, BOARDS / "rule-ds-honest.toml", "lying_bookkeeping:unknown_card")
+    row = next(r for r in b["invariants"] if r["id"] == "damage.activation-legal")
+    why = "Honest Abe: when it may be activated in the Damage Step cannot be read from its card data"
+    assert row["violations"] == 0 and row["verdict"] == "not judged"  # never "held", never "violated"
+    assert row["not_judged"] == [why]
+    assert f"not judged here: damage.activation-legal: {why}" in stdout
+    never = next(l for l in stdout.splitlines() if l.startswith("vacuous on every board"))
+    assert "damage.activation-legal" not in never  # not judged is not vacuous
+    import jsonschema
+
+    schema = json.loads((ROOT / "docs" / "check-result.schema.json").read_text())
+    jsonschema.validate(json.loads((tmp_path / "r.json").read_text()), schema)
+    assert "damage.activation-legal" not in {c["invariant"] for c in b["counterexamples"]}
+
+
+def test_docs_describe_the_monitor_api(root):
+    text = (root / "docs" / "invariants.md").read_text()
+    for word in ("@history(", "t.mon_after", "NotJudged", "state_fingerprint", "`attacks`", "`windows`", "`battle`", "`chain`"):
+        assert word in text, word
