@@ -168,7 +168,7 @@ def test_an_invariant_that_declares_what_it_reads_is_not_evaluated_without_it():
         raise AssertionError("an invariant whose reads are unobserved must not be called")
 
     reads = Invariant("t.reads-lingering", "test", (), "state", "accounting", must_not_run, reads=frozenset({"lingering"}))
-    fine = Invariant("t.reads-lp", "test", (), "state", "accounting", lambda obs: obs["players"][0]["lp"] > 0, reads=frozenset({"players[].lp"}))
+    fine = Invariant("t.reads-lp", "test", (), "state", "accounting", lambda obs, ctx: obs["players"][0]["lp"] > 0, reads=frozenset({"players[].lp"}))
     br = check_board(load_board(ROOT / SMALL), Partial(), [reads, fine])
     r = {row["id"]: row for row in br.invariant_rows()}
     assert r["t.reads-lingering"]["verdict"] == "not evaluated" and r["t.reads-lingering"]["reason"] == "the engine does not observe lingering"
