@@ -79,10 +79,13 @@ def cmd_scenario(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from bpcheck.model.board import load_board, parse_toml, read_text
-    from bpcheck.scenarios import load_scenario, scenario_files
+    from bpcheck.scenarios import load_scenario
+
+    from bpcheck.explorers.checking import parse_goals
+    from bpcheck.model.inputs import input_files
 
     try:
-        files = scenario_files(args.files)
+        files = input_files(args.files, ".toml", "board or scenario")
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
@@ -95,6 +98,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(f"ok    {display}  scenario {sc.name!r}: {len(sc.steps)} steps, rules {', '.join(sc.rules)}")
             else:
                 b = load_board(path, display)
+                parse_goals(b)  # what `check` reads besides the board: validate accepts what check accepts
                 n = sum(1 for _ in b.state.monsters())
                 print(f"ok    {display}  board {b.name!r}: turn {b.state.turn}, {n} monsters on the field")
         except InputError as e:
@@ -132,22 +136,15 @@ def cmd_cards(args: argparse.Namespace) -> int:
 
 
 def _board_files(paths: list[str]) -> list[tuple[Path, str]]:
-    from bpcheck.scenarios import scenario_files
+    from bpcheck.model.inputs import input_files
 
-    return scenario_files(paths)
+    return input_files(paths, ".toml", "board")
 
 
 def _positive(kind):
-    def parse(text: str):
-        try:
-            v = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if v <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
-        return v
+    from bpcheck.model.inputs import positive_number  # finite and > 0: nan, inf, 0, -1 refused
 
-    return parse
+    return positive_number(kind)
 
 
 def _invariants(args: argparse.Namespace):
@@ -248,9 +245,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.cex_dir:
         out = Path(args.cex_dir)
         out.mkdir(parents=True, exist_ok=True)
+        from bpcheck.replay import cex_file_names
+
+        names = cex_file_names(results)  # unique and deterministic (boards of one name in two folders)
         for br in results:
             for k, cex in enumerate(br.counterexamples, 1):
-                name = f"{Path(br.board.path).stem}.{cex.invariant}.json"
+                name = names[(br.board.path, k)]
                 (out / name).write_text(json.dumps({"bpcheck_counterexample": 1, **cex.to_dict(full=False)}, indent=1) + "\n")
     emit_check_reports(args, results, errors, engine_name, bounds)  # --report DIR, --github
     if errors:
@@ -286,7 +286,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from bpcheck.replay import replay_file
 
-    return replay_file(args.file, verbose=not args.quiet)
+    return replay_file(args.file, verbose=not args.quiet, engine=args.engine, call_timeout=args.call_timeout)
 
 
 def invariants_markdown() -> str:
@@ -380,6 +380,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("replay", help="replay a saved counterexample step by step and check it again")
     rp.add_argument("file", metavar="CEX.json", help="a counterexample file (--cex-dir) or a result file (--json)")
     rp.add_argument("-q", "--quiet", action="store_true")
+    rp.add_argument(
+        "--engine", metavar="ENGINE", help="the engine to replay on (default: reference); never the one the file names (docs/bad-input.md)"
+    )
+    rp.add_argument("--call-timeout", type=_positive(float), metavar="S", help="cmd: engines: seconds per call before a timeout fault (default 10)")
     rp.set_defaults(fn=cmd_replay)
 
     rc = sub.add_parser("record", help="record a trace of an engine on a board (docs/traces.md)")
@@ -425,15 +429,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return int(args.fn(args))
-    except InputError as e:  # any bad input not caught closer to its file
-        _err(e)
-        return EXIT_BAD_INPUT
-    except BrokenPipeError:  # `bpcheck cards | head`
-        return EXIT_OK
+    from bpcheck.model.inputs import output_escaping
+
+    with output_escaping():  # control characters from files or engines never reach the terminal raw
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        try:
+            return int(args.fn(args))
+        except InputError as e:  # any bad input not caught closer to its file
+            _err(e)
+            return EXIT_BAD_INPUT
+        except BrokenPipeError:  # `bpcheck cards | head`
+            return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

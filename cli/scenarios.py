@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bpcheck.errors import InputError
+from bpcheck.model import inputs
 from bpcheck.model.board import Board, board_from_dict, load_board, parse_toml, read_text
 from bpcheck.model.engine import PLAYER_NAMES, Action, Rules
 from bpcheck.model.events import Event
@@ -90,7 +91,10 @@ def load_scenario(path: Path | str, display: str | None = None) -> Scenario:
     b = data["board"]
     if isinstance(b, str):
         bpath = (Path(path).parent / b)
-        board = load_board(bpath, str(Path(display).parent / b))
+        try:
+            board = load_board(bpath, str(Path(display).parent / b))
+        except InputError as e:  # name the scenario too: the board may serve many
+            raise InputError(display, "board", f"in board file {e.render()}") from None
     elif isinstance(b, dict):
         board = board_from_dict(b, display, "board")
     else:
@@ -107,9 +111,12 @@ def load_scenario(path: Path | str, display: str | None = None) -> Scenario:
                 _type(st[key], list, display, f"{where}.{key}", "a list of strings")
                 for j, x in enumerate(st[key]):
                     _type(x, str, display, f"{where}.{key}[{j}]", "a string")
+                if key in ("events", "no_events"):
+                    inputs.check_event_kinds(st[key], display, f"{where}.{key}")
         if "expect" in st:
             _type(st["expect"], dict, display, f"{where}.expect", "a table")
             _check_keys(st["expect"], EXPECT_KEYS, display, f"{where}.expect")
+            inputs.check_expect(st["expect"], board.pool, display, f"{where}.expect")
     return Scenario(display, data["name"], data["source"], tuple(rules), board, steps)
 
 
@@ -257,14 +264,6 @@ def run_scenario(sc: Scenario, rules_cls: type[Rules] = Rules) -> ScenarioResult
 
 
 def scenario_files(paths: list[str]) -> list[tuple[Path, str]]:
-    out: list[tuple[Path, str]] = []
-    for p in paths:
-        path = Path(p)
-        if path.is_dir():
-            for f in sorted(path.rglob("*.toml")):
-                out.append((f, str(f)))
-        elif path.exists():
-            out.append((path, p))
-        else:
-            raise InputError(p, "", "no such file or directory")
-    return out
+    from bpcheck.model.inputs import input_files  # folders expanded; empty/unreadable folder: error
+
+    return input_files(paths, ".toml", "scenario")
