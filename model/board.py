@@ -104,7 +104,12 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "") -> Board:
         best = jsonschema.exceptions.best_match(errors)
         if best is not None:
             e = best
-        raise InputError(file, fp(_path_str(e.absolute_path)), _schema_message(e))
+        where = _path_str(e.absolute_path)
+        if e.validator == "required" and isinstance(e.instance, dict):  # name the missing field itself
+            missing = next((k for k in e.validator_value if k not in e.instance), None)
+            if missing is not None:
+                raise InputError(file, fp(inputs.field_path(where, missing)), "missing required field")
+        raise InputError(file, fp(where), _schema_message(e))
     extra = [parse_card(c, file, fp(f"card[{i}]")) for i, c in enumerate(data.get("card", []))]
     pool = pool_with(extra, [fp(f"card[{i}]") for i in range(len(extra))])
     _check_names(data, file, fp)

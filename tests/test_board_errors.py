@@ -149,7 +149,7 @@ text = "A monster with negative ATK."
     (
         "missing turn",
         GOOD.replace("turn = 2\n", ""),
-        "'turn' is a required property",
+        "turn: missing required field",
     ),
 ]
 
