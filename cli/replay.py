@@ -64,6 +64,7 @@ def check_counterexample(c, file: str, where: str) -> dict:
     if not isinstance(c, dict):
         raise InputError(file, where, f"expected a counterexample object, got {inputs.type_name(c)}")
     inputs.check_keys(c, CEX_KEYS, file, where)
+    c = {**c, "_file": file, "_where": where}  # for messages about the trace later
     if "bpcheck_counterexample" in c:
         v = c["bpcheck_counterexample"]
         if not inputs.is_type(v, int) or v != CEX_VERSION:
@@ -119,6 +120,18 @@ def resolve_board(cex_path: str, board: str) -> str:
         return board
     alt = Path(cex_path).parent / p
     return str(alt) if alt.exists() else board
+
+
+def load_cex_board(path: str, cex: dict):
+    """The board a counterexample names; a problem with it names the counterexample file too."""
+    where = inputs.field_path(cex.get("_where", ""), "board")
+    file = resolve_board(path, cex["board"])
+    if not Path(file).exists():
+        raise InputError(path, where, f"no such board file {cex['board']!r}")
+    try:
+        return load_board(file, cex["board"])
+    except InputError as e:
+        raise InputError(path, where, f"in board file {e.render()}") from None
 
 
 def engine_note(cex: dict, engine_name: str) -> str | None:
@@ -180,7 +193,7 @@ def replay_one(path: str, cex: dict, verbose: bool, engine_spec: str | None = No
     try:
         # A trace is short: a cmd: engine is always asked twice (docs/protocol.md).
         engine = make_engine(engine_spec, call_timeout=call_timeout, check_determinism=True)
-        board = load_board(resolve_board(path, cex["board"]), cex["board"])
+        board = load_cex_board(path, cex)
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
@@ -210,8 +223,8 @@ def _replay(cex: dict, engine, board, verbose: bool) -> int:
         note(k - 1, system.check_actions(s, acts))
         act = pick_action(acts, label)
         if act is None:
-            print(f"  trace diverges at step {k}: {label!r} is not legal here")
-            print("  legal: " + ", ".join(a.label for a in acts))
+            legal = ", ".join(a.label for a in acts) or "(none: the state is terminal)"
+            _err(InputError(cex.get("_file", "<counterexample>"), inputs.field_path(inputs.field_path(cex.get("_where", ""), "trace"), k - 1), f"step {k}: {label!r} is not legal here (the trace no longer applies); legal: {legal}"))
             return EXIT_BAD_INPUT
         s2, events = system.step(s, act)
         before = len(found)

@@ -272,7 +272,10 @@ def conform_trace(trace: Trace, invariants: list[Invariant]) -> tuple[Divergence
     board_file = resolve_board(trace)
     if not Path(board_file).exists():
         raise InputError(f"{trace.path}:1", "board", f"no such board file {trace.board!r}")
-    board = load_board(board_file, trace.board)
+    try:
+        board = load_board(board_file, trace.board)
+    except InputError as e:  # name the trace too: the board may serve many
+        raise InputError(f"{trace.path}:1", "board", f"in board file {e.render()}") from None
     state_invs = [i for i in invariants if i.kind == "state"]
     trans_invs = [i for i in invariants if i.kind == "transition"]
     ref = ReferenceEngine()
@@ -416,11 +419,11 @@ def replay_differential(
     never the file's) and the reference model in lockstep."""
     from bpcheck.engines import make_engine
     from bpcheck.model.board import load_board
-    from bpcheck.replay import pick_action, resolve_board
+    from bpcheck.replay import load_cex_board, pick_action
 
     try:
         engine = make_engine(engine_spec, call_timeout=call_timeout)
-        board = load_board(resolve_board(cex_path, cex["board"]), cex["board"])
+        board = load_cex_board(cex_path, cex)
     except InputError as e:
         print(f"bpcheck: error: {e.render()}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -447,7 +450,9 @@ def replay_differential(
                 break
             act = pick_action(acts, label)
             if act is None:
-                print(f"  trace diverges at step {k}: {label!r} is not legal here")
+                legal = ", ".join(a.label for a in acts) or "(none: the state is terminal)"
+                field_ = f"{cex.get('_where', '')}.trace[{k - 1}]".lstrip(".")
+                print(f"bpcheck: error: {cex.get('_file', '<counterexample>')}: {field_}: step {k}: {label!r} is not legal here (the trace no longer applies); legal: {legal}", file=sys.stderr)
                 return EXIT_BAD_INPUT
             s2, info = system.step(s, act)
             note(k, system.check_transition(s, act, info, s2))

@@ -105,6 +105,11 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "") -> Board:
         if best is not None:
             e = best
         where = _path_str(e.absolute_path)
+        if e.validator == "additionalProperties" and isinstance(e.instance, dict):  # name the unknown field itself
+            known = set(e.schema.get("properties", {}))
+            extra = sorted(k for k in e.instance if k not in known)
+            if extra:
+                raise InputError(file, fp(inputs.field_path(where, extra[0])), f"unknown field (allowed: {', '.join(sorted(known))})")
         if e.validator == "required" and isinstance(e.instance, dict):  # name the missing field itself
             missing = next((k for k in e.validator_value if k not in e.instance), None)
             if missing is not None:

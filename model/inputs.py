@@ -204,8 +204,65 @@ def check_tree(value: Any, file: str, prefix: str = "", max_depth: int = MAX_DEP
 # -- TOML ---------------------------------------------------------------------------------------
 
 
+def _toml_too_deep(text: str, limit: int) -> tuple[int, int, str] | None:
+    """Where a TOML text first nests arrays/inline tables more than `limit` deep: (line, column,
+    the key being assigned), or None. A light scan (strings and comments skipped) so that deep
+    input is refused before the recursive parser sees it, with the field named."""
+    depth = 0
+    line, col0 = 1, 0
+    header = ""
+    stmt_start = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            line += 1
+            col0 = i + 1
+            if depth == 0:
+                stmt_start = i + 1
+        elif c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        elif c in "\"'":
+            triple = text.startswith(c * 3, i)
+            q = c * 3 if triple else c
+            j = i + len(q)
+            while j < n:
+                if c == '"' and text[j] == "\\":
+                    j += 2
+                    continue
+                if text.startswith(q, j):
+                    break
+                if not triple and text[j] == "\n":
+                    break
+                j += 1
+            line += text.count("\n", i, j)
+            i = j + len(q)
+            continue
+        elif c in "[{":
+            if depth == 0 and c == "[" and not text[stmt_start:i].strip():  # a [table] header
+                j = text.find("\n", i)
+                header = text[i : (n if j < 0 else j)].strip().strip("[]").strip()
+                i = n if j < 0 else j
+                continue
+            depth += 1
+            if depth > limit:
+                key = text[stmt_start:i].split("=", 1)[0].strip().strip('"')
+                where = ".".join(x for x in (header, key) if x)
+                return line, i - col0 + 1, where
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return None
+
+
 def parse_toml_text(text: str, display: str) -> dict:
     """A TOML document, checked by :func:`check_tree`."""
+    deep = _toml_too_deep(text, MAX_DEPTH)
+    if deep is not None:
+        line, col, where = deep
+        raise InputError(display, where, f"nested too deeply (more than {MAX_DEPTH} levels of tables and arrays; line {line}, column {col})")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
