@@ -446,7 +446,10 @@ def check_one_of(v: Any, allowed: Iterable[str], file: str, where: str, what: st
     return v
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+# Control characters, zero-width and bidirectional formatting characters. (U+2028/U+2029, the
+# line and paragraph separators, are text: they are allowed in names, kept on one line in traces
+# and escaped on the terminal.)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
 def check_name(v: Any, file: str, where: str, what: str = "name") -> str:

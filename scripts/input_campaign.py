@@ -98,32 +98,111 @@ SEED_SCENARIOS = [
 
 
 def _card_board(rng: random.Random) -> dict:
-    """A board that defines cards of its own: copies of pool cards, renamed."""
+    """A board that defines cards of its own (copies of pool cards, renamed) and puts them where
+    they can act: monsters on the field, Spells and Traps Set, a Field Spell in the Field Zone."""
     cards = []
     for f in ("monsters.toml", "spells.toml", "traps.toml"):
         cards += tomllib.loads((ROOT / "model" / "cards" / f).read_text())["card"]
     picked = [c for c in cards if c["kind"] != "token"]
     rng.shuffle(picked)
     defs = []
-    for i, c in enumerate(picked[:4]):
+    sides: dict = {"p1": {"lp": 8000, "monsters": [], "spells": [], "hand": []}, "p2": {"lp": 8000, "monsters": [], "spells": [], "hand": []}}
+    for i, c in enumerate(picked[:6]):
         c = copy.deepcopy(c)
         c["name"] = f"{c['name']} Copy"
         c["passcode"] = f"9{i:07d}"
         defs.append(c)
-    hand = [c["name"] for c in defs]
-    return {
-        "name": "fuzz board with its own cards",
-        "turn": 2,
-        "turn_player": 1,
-        "p1": {"lp": 8000, "monsters": [{"zone": 1, "card": "Battle Ox", "position": "attack"}], "hand": hand},
-        "p2": {"lp": 8000, "monsters": [{"zone": 1, "card": "Giant Soldier of Stone", "position": "attack"}]},
-        "card": defs,
-        "reachable": [{"id": "battle", "event": "attack_declared"}],
+        side = sides["p1" if i % 2 == 0 else "p2"]
+        if c["kind"] == "monster" and len(side["monsters"]) < 5:
+            side["monsters"].append({"zone": len(side["monsters"]) + 1, "card": c["name"], "position": rng.choice(["attack", "attack", "defense"])})
+        elif c.get("subtype") == "field" and "field_spell" not in side:
+            side["field_spell"] = {"card": c["name"]}
+        elif c["kind"] in ("spell", "trap") and len(side["spells"]) < 5:
+            side["spells"].append({"zone": len(side["spells"]) + 1, "card": c["name"]})
+        else:
+            side["hand"].append(c["name"])
+    for name, side in sides.items():
+        if not side["monsters"]:
+            side["monsters"].append({"zone": 1, "card": "Battle Ox" if name == "p1" else "Giant Soldier of Stone", "position": "attack"})
+        side["deck"] = ["Kuriboh", "Shining Angel"]
+    return {"name": "fuzz board with its own cards", "turn": 2, "turn_player": 1, **sides, "card": defs, "reachable": [{"id": "battle", "event": "attack_declared"}]}
+
+
+def _vocabulary() -> list:
+    from bpcheck.model import cards as C
+
+    words = set(C.SELECTORS) | C.AMOUNT_NAMES | C.MOD_UNTIL | C.POSITIONS | C.RACES | C.ATTRIBUTES | C.WHENS | C.CONDITIONS
+    words |= C.STATIC_KINDS | C.STATIC_TARGETS | C.TARGET_ZONES | C.SIDES | C.EFFECT_TYPES | {"you", "opponent", "deck", "own", "up", "Sheep Token", "Umi", "Battle Ox", "tributed_atk_or_def", "end_phase"}
+    return sorted(words)
+
+
+def _fitting(path: tuple) -> list:
+    """Vocabulary words that fit the key being changed (so that more mutants validate)."""
+    from bpcheck.model import cards as C
+
+    key = path[-1] if isinstance(path[-1], str) else path[-2]
+    table = {
+        "what": sorted(C.SELECTORS),
+        "amount": sorted(C.AMOUNT_NAMES | {"tributed_atk_or_def"}),
+        "then_damage_both": sorted(C.AMOUNT_NAMES),
+        "until": sorted(C.MOD_UNTIL | C.LINGERING_UNTIL | C.CONTROL_UNTIL),
+        "to": sorted({"you", "opponent", "controller"} | C.STATIC_TARGETS),
+        "position": sorted(C.POSITIONS),
+        "when": sorted(C.WHENS),
+        "conditions": sorted(C.CONDITIONS),
+        "race": sorted(C.RACES),
+        "attribute": sorted(C.ATTRIBUTES),
+        "apply": sorted(C.STATIC_KINDS),
+        "zone": sorted(C.TARGET_ZONES),
+        "side": sorted(C.SIDES),
+        "type": sorted(C.EFFECT_TYPES),
+        "location": ["field", "hand", "graveyard"],
+        "kind": ["monster", "spell", "trap", "token"],
+        "token": ["Sheep Token", "Ojama Token", "Battle Ox"],
+        "while_field_spell": ["Umi", "Battle Ox"],
+        "op": sorted(__import__("bpcheck.model.ops", fromlist=["OPERATIONS"]).OPERATIONS),
+        "from": ["deck"],
+        "face": ["up"],
     }
+    return table.get(key, [])
+
+
+def vocab_mutation(doc: dict, rng: random.Random) -> tuple[str, bool] | None:
+    """Inside the board's own card definitions: a value from the card vocabulary, another number,
+    a flipped flag, or an extra parameter: mostly well-typed, often meaningless. Whatever
+    `validate` accepts, `check` must then run without crashing."""
+    from bpcheck.model.cards import OP_PARAMS
+
+    nodes = [(p, n) for p, n in _nodes(doc) if p and p[0] == "card" and len(p) > 2]
+    if not nodes:
+        return None
+    path, node = rng.choice(nodes)
+    if isinstance(node, dict) and "op" in node and node["op"] in OP_PARAMS:
+        params = list(OP_PARAMS[node["op"]][1])
+        if params:
+            k = rng.choice(params)
+            node[k] = rng.choice((_fitting((k,)) or _vocabulary()) + [0, 1, 5, 500, -500, True])
+            return _fmt(path), False
+    if isinstance(node, bool):
+        _set(doc, path, not node)
+    elif isinstance(node, int):
+        _set(doc, path, rng.choice([-1, 0, 1, 2, 3, 5, 6, 13, 14, 500, 1000000, 1000001]))
+    elif isinstance(node, str):
+        fit = _fitting(path)
+        _set(doc, path, rng.choice(fit if fit and rng.random() < 0.8 else _vocabulary()))
+    elif isinstance(node, list) and path[-1] in ("ops", "cost"):
+        name = rng.choice(sorted(OP_PARAMS))
+        op = {"op": name}
+        for k in OP_PARAMS[name][0]:
+            op[k] = rng.choice(_vocabulary() + [1, 3, 500])
+        node.append(op)
+    else:
+        return None
+    return _fmt(path), False
 
 
 def seed_board(rng: random.Random) -> dict:
-    if rng.random() < 0.4:
+    if rng.random() < 0.6:
         return _card_board(rng)
     return tomllib.loads((ROOT / rng.choice(SEED_BOARDS)).read_text())
 
@@ -388,6 +467,11 @@ def cases(reader: str, seed: int, n: int) -> list[Case]:
             raw, kind, invalid = text_damage(reader, serialize(reader, doc, toml), rng)
             out.append(Case(reader, kind, invalid, raw, note="toml" if toml else "json"))
             continue
+        if reader == "board" and "card" in doc and rng.random() < 0.5:
+            got = vocab_mutation(doc, rng)
+            if got is not None:
+                out.append(Case(reader, "vocab", False, serialize(reader, doc, True), where=got[0], tree=True, note="toml"))
+                continue
         if reader == "trace":
             k = rng.randrange(len(doc))
             line, kind, invalid, where = mutate(reader, doc[k], rng)
