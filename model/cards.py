@@ -555,6 +555,11 @@ def _parse_effect(d: Any, index: int, card_kind: str, file: str, path: str) -> E
         _parse_target(t, file, f"{path}.targets[{i}]") for i, t in enumerate(_opt(d, "targets", list, [], file, path))
     )
     ops = tuple(_parse_op(o, file, f"{path}.ops[{i}]") for i, o in enumerate(_req(d, "ops", list, file, path)))
+    for i, o in enumerate(cost):
+        # These costs move the card itself from the hand (Kuriboh, Honest): a monster's effect
+        # activated from the hand.
+        if o.op in ("discard_self", "send_self_to_gy") and (location != "hand" or typ == "activate"):
+            raise InputError(file, f"{path}.cost[{i}].op", f"{o.op!r} sends this card from the hand: it needs a monster effect with location = 'hand'")
     for i, o in enumerate(ops):
         if o.get("what") == "target" and not targets:
             raise InputError(file, f"{path}.ops[{i}].what", f"{o.op!r} applies to 'target', but the effect has no targets")

@@ -41,6 +41,25 @@ text = "x"
   OPS
 """
 
+MONSTER = """
+[[card]]
+name = "Test Monster"
+passcode = "90000003"
+kind = "monster"
+subtype = "effect"
+text = "x"
+attribute = "DARK"
+race = "Fiend"
+level = 1
+atk = 300
+def = 200
+  [[card.effect]]
+  type = "quick"
+  location = "LOCATION"
+  cost = [{ op = "discard_self" }]
+  ops = [{ op = "no_battle_damage", to = "you" }]
+"""
+
 
 def board_with_card(ops: str, extra: str = "") -> str:
     text = BOARD.replace('graveyard = ["Blue-Eyes White Dragon"]', 'graveyard = ["Blue-Eyes White Dragon"]\nhand = ["Test Card"]')
@@ -171,6 +190,7 @@ CATALOGUE: list[Row] = [
     Row("op-parameter-type", "board", board("b.toml", board_with_card('ops = [{ op = "tokens", token = "Sheep Token", count = "4", position = "defense", to = "you" }]')), r"card\[0\]\.effect\[0\]\.ops\[0\]\.count: expected an integer, got str"),
     Row("cost-in-ops", "board", board("b.toml", board_with_card('ops = [{ op = "pay_lp", amount = 1000 }]')), r"card\[0\]\.effect\[0\]\.ops\[0\]\.op: 'pay_lp' is a cost"),
     Row("op-in-cost", "board", board("b.toml", board_with_card('cost = [{ op = "destroy", what = "self" }]\n  ops = []')), r"card\[0\]\.effect\[0\]\.cost\[0\]\.op: 'destroy' is not a cost"),
+    Row("self-cost-off-the-hand", "board", board("b.toml", BOARD.replace('monsters = [{ zone = 1, card = "Battle Ox", position = "attack" }]', 'monsters = [{ zone = 1, card = "Battle Ox", position = "attack" }, { zone = 2, card = "Test Monster", position = "attack" }]', 1) + MONSTER.replace("LOCATION", "field")), r"card\[0\]\.effect\[0\]\.cost\[0\]\.op: 'discard_self' sends this card from the hand: it needs a monster effect with location = 'hand'", True),
     Row("token-not-a-token", "board", board("b.toml", board_with_card('ops = [{ op = "tokens", token = "Battle Ox", count = 1, position = "defense", to = "you" }]')), r"card\[0\]\.effect\[0\]\.ops\[0\]\.token: 'Battle Ox' is not a Token"),
     Row("target-without-targets", "board", board("b.toml", board_with_card('ops = [{ op = "destroy", what = "target" }]')), r"card\[0\]\.effect\[0\]\.ops\[0\]\.what: 'destroy' applies to 'target', but the effect has no targets"),
     Row("stat-out-of-range", "board", board("b.toml", board_with_card('ops = [{ op = "modify_atk", what = "self", amount = 1099511627776 }]')), r"ops\[0\]\.amount: must be from -1000000 to 1000000"),
