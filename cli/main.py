@@ -42,10 +42,13 @@ def cmd_scenario(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from bpcheck.model.board import load_board, parse_toml, read_text
-    from bpcheck.scenarios import load_scenario, scenario_files
+    from bpcheck.scenarios import load_scenario
+
+    from bpcheck.explorers.checking import parse_goals
+    from bpcheck.model.inputs import input_files
 
     try:
-        files = scenario_files(args.files)
+        files = input_files(args.files, ".toml", "board or scenario")
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
@@ -58,6 +61,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(f"ok    {display}  scenario {sc.name!r}: {len(sc.steps)} steps, rules {', '.join(sc.rules)}")
             else:
                 b = load_board(path, display, symbolic=True)  # a symbolic board is valid (bpcheck prove)
+                parse_goals(b)  # what `check` reads besides the board: validate accepts what check accepts
                 n = sum(1 for _ in b.state.monsters())
                 sym = f"; symbolic: {', '.join(r.describe() for r in b.symbols)}" if b.symbols else ""
                 print(f"ok    {display}  board {b.name!r}: turn {b.state.turn}, {n} monsters on the field{sym}")
@@ -96,22 +100,15 @@ def cmd_cards(args: argparse.Namespace) -> int:
 
 
 def _board_files(paths: list[str]) -> list[tuple[Path, str]]:
-    from bpcheck.scenarios import scenario_files
+    from bpcheck.model.inputs import input_files
 
-    return scenario_files(paths)
+    return input_files(paths, ".toml", "board")
 
 
 def _positive(kind):
-    def parse(text: str):
-        try:
-            v = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if v <= 0:
-            raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
-        return v
+    from bpcheck.model.inputs import positive_number  # finite and > 0: nan, inf, 0, -1 refused
 
-    return parse
+    return positive_number(kind)
 
 
 def _invariants(args: argparse.Namespace):
@@ -474,7 +471,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from bpcheck.replay import replay_file
 
-    return replay_file(args.file, verbose=not args.quiet)
+    return replay_file(args.file, verbose=not args.quiet, engine=args.engine, call_timeout=args.call_timeout)
 
 
 def invariants_markdown() -> str:
@@ -571,6 +568,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("replay", help="replay a saved counterexample step by step and check it again")
     rp.add_argument("file", metavar="CEX.json", help="a counterexample file (--cex-dir) or a result file (--json)")
     rp.add_argument("-q", "--quiet", action="store_true")
+    rp.add_argument(
+        "--engine", metavar="ENGINE", help="the engine to replay on (default: reference); never the one the file names (docs/bad-input.md)"
+    )
+    rp.add_argument("--call-timeout", type=_positive(float), metavar="S", help="cmd: engines: seconds per call before a timeout fault (default 10)")
     rp.set_defaults(fn=cmd_replay)
 
     rc = sub.add_parser("record", help="record a trace of an engine on a board (docs/traces.md)")
@@ -622,45 +623,50 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. The exit status is the CI contract (README, docs/checking.md): a closed
     stdout never changes it, a signal stops the run cleanly (128 + its number, after writing what
-    was finished), and bpcheck's own bug is exit 4 with one line, never 1 and never a traceback."""
+    was finished), and bpcheck's own bug is exit 4 with one line, never 1 and never a traceback.
+    Control characters from files or engines never reach the terminal raw (docs/bad-input.md)."""
+    import contextlib
+
     from bpcheck import lifecycle
+    from bpcheck.model.inputs import output_escaping
 
     parser = build_parser()
     args = parser.parse_args(argv)
     command = getattr(args, "command", "?")
     sig = lifecycle.Signals()
     lifecycle.CURRENT = sig
-    guard = None
-    if command != "serve":  # `serve` speaks the protocol on stdout: left as it is
-        guard = lifecycle.GuardedStdout(sys.stdout)
-        sys.stdout = guard
-    sig.install()
-    try:
+    serving = command == "serve"  # `serve` speaks the protocol on stdout: left as it is
+    with contextlib.nullcontext() if serving else output_escaping():
+        guard = None
+        if not serving:
+            guard = lifecycle.GuardedStdout(sys.stdout)
+            sys.stdout = guard
+        sig.install()
         try:
-            return int(args.fn(args))
-        except InputError as e:  # any bad input not caught closer to its file
-            _err(e)
-            return EXIT_BAD_INPUT
-        except lifecycle.Interrupted as e:
+            try:
+                return int(args.fn(args))
+            except InputError as e:  # any bad input not caught closer to its file
+                _err(e)
+                return EXIT_BAD_INPUT
+            except lifecycle.Interrupted as e:
+                print(f"bpcheck: interrupted by {e.name}", file=sys.stderr)
+                return e.exit_status
+            except BrokenPipeError:  # a pipe other than stdout (stdout's is handled by the guard)
+                print("bpcheck: error: an output pipe was closed", file=sys.stderr)
+                return EXIT_BAD_INPUT
+            except Exception as e:  # bpcheck's own bug: exit 4, one line, the traceback in a file
+                print(lifecycle.internal_error(e, command), file=sys.stderr)
+                return EXIT_INTERNAL
+            finally:
+                if guard is not None:
+                    guard.flush()
+                    sys.stdout = guard._s
+        except lifecycle.Interrupted as e:  # a signal while finishing up
             print(f"bpcheck: interrupted by {e.name}", file=sys.stderr)
             return e.exit_status
-        except BrokenPipeError:  # a pipe other than stdout (stdout's is handled by the guard)
-            print("bpcheck: error: an output pipe was closed", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        except Exception as e:  # bpcheck's own bug: exit 4, one line, the traceback in a file
-            print(lifecycle.internal_error(e, command), file=sys.stderr)
-            return EXIT_INTERNAL
         finally:
-            if guard is not None:
-                guard.flush()
-                sys.stdout = guard._s
-    except lifecycle.Interrupted as e:  # a signal while finishing up
-        print(f"bpcheck: interrupted by {e.name}", file=sys.stderr)
-        return e.exit_status
-    finally:
-        sig.polling = False
-        sig.restore()
-
+            sig.polling = False
+            sig.restore()
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())

@@ -3,57 +3,171 @@
 Exit 1 when an invariant is violated along the trace (the counterexample still reproduces),
 0 when the whole trace replays and every invariant holds (the bug is fixed), 2 when the file is
 malformed or the trace no longer applies (an action it names is not legal any more).
+
+A counterexample file is untrusted input (someone may have sent it): it never chooses code. The
+engine is the one named on the command line (``--engine``, default ``reference``); when the file
+names another, replay says so and still uses the command line's. The file is read through the
+input layer (:mod:`bpcheck.model.inputs`): size and depth limits, strict JSON, every field checked.
+
+Trace entries are action labels; an entry ``#N`` (written when the engine could not replay its
+own trace for the report, e.g. after an engine fault) stands for the N-th action (from 0) the
+engine offers at that step.
 """
 
 from __future__ import annotations
 
-import json
+import re
+import sys
 from pathlib import Path
 
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, InputError
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.core import SystemFault
 from bpcheck.invariants import REGISTRY
+from bpcheck.model import inputs
 from bpcheck.model.board import load_board
 from bpcheck.engines import make_engine
 from bpcheck.reports.text import board_lines
 
+CEX_VERSION = 1
+_INDEX = re.compile(r"^#(0|[1-9][0-9]{0,5})$")
+CEX_KEYS = {
+    "bpcheck_counterexample",
+    "board",
+    "engine",
+    "invariant",
+    "statement",
+    "rules",
+    "message",
+    "kind",
+    "length",
+    "trace",
+    "cycle_start",
+    "steps",
+    "initial_observation",
+}
 
-def _load(path: str) -> list[dict]:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(path, "", "no such file") from None
-    except json.JSONDecodeError as e:
-        raise InputError(path, "", f"malformed JSON: {e}") from None
+
+def _err(e: InputError) -> None:
+    print(f"bpcheck: error: {e.render()}", file=sys.stderr)
+
+
+def known_invariants() -> set[str]:
+    from bpcheck.explorers.differential import DIFF
+    from bpcheck.explorers.run import STRUCTURAL
+
+    return set(REGISTRY) | set(STRUCTURAL) | {DIFF}
+
+
+def check_counterexample(c, file: str, where: str) -> dict:
+    """One counterexample object (a --cex-dir file, or an entry of a --json result)."""
+    if not isinstance(c, dict):
+        raise InputError(file, where, f"expected a counterexample object, got {inputs.type_name(c)}")
+    inputs.check_keys(c, CEX_KEYS, file, where)
+    c = {**c, "_file": file, "_where": where}  # for messages about the trace later
+    if "bpcheck_counterexample" in c:
+        v = c["bpcheck_counterexample"]
+        if not inputs.is_type(v, int) or v != CEX_VERSION:
+            raise InputError(file, inputs.field_path(where, "bpcheck_counterexample"), f"unsupported version {inputs.show(v)} (this bpcheck reads {CEX_VERSION})")
+    board = inputs.need(c, "board", str, file, where)
+    if not board or "\x00" in board:
+        raise InputError(file, inputs.field_path(where, "board"), "expected a board file path")
+    inv = inputs.need(c, "invariant", str, file, where)
+    if inv not in known_invariants():
+        raise InputError(file, inputs.field_path(where, "invariant"), f"unknown invariant {inputs.show(inv)} (see `bpcheck invariants`)")
+    if "engine" in c:
+        inputs.need(c, "engine", str, file, where)
+    trace = inputs.need(c, "trace", list, file, where)
+    for k, label in enumerate(trace):
+        f = inputs.field_path(inputs.field_path(where, "trace"), k)
+        if not isinstance(label, str) or not label:
+            raise InputError(file, f, f"expected an action label, got {inputs.type_name(label)} {inputs.show(label)}")
+        if label.startswith("#") and not _INDEX.match(label):
+            raise InputError(file, f, f"expected an action label or #N (an action index), got {inputs.show(label)}")
+    return c
+
+
+def load_counterexamples(path: str) -> list[dict]:
+    """The counterexamples in a --cex-dir file or a --json result file, every field checked."""
+    data = inputs.load_json(path, path, "counterexample")
     if not isinstance(data, dict):
-        raise InputError(path, "", "expected a JSON object")
+        raise InputError(path, "", f"expected a JSON object, got {inputs.type_name(data)}")
     if "boards" in data:
-        cexs = [c for b in data["boards"] for c in b.get("counterexamples", [])]
-    elif "trace" in data:
-        cexs = [data]
-    else:
-        raise InputError(path, "", "neither a counterexample (with 'trace') nor a check result (with 'boards')")
-    for i, c in enumerate(cexs):
-        for key, typ in (("board", str), ("trace", list), ("invariant", str)):
-            if not isinstance(c.get(key), typ):
-                raise InputError(path, f"counterexamples[{i}].{key}", f"missing or not a {typ.__name__}")
-    return cexs
+        boards = data["boards"]
+        if not isinstance(boards, list):
+            raise InputError(path, "boards", f"expected an array, got {inputs.type_name(boards)}")
+        cexs = []
+        for i, b in enumerate(boards):
+            if not isinstance(b, dict):
+                raise InputError(path, f"boards[{i}]", f"expected a board result object, got {inputs.type_name(b)}")
+            cs = b.get("counterexamples", [])
+            if not isinstance(cs, list):
+                raise InputError(path, f"boards[{i}].counterexamples", f"expected an array, got {inputs.type_name(cs)}")
+            cexs.extend(check_counterexample(c, path, f"boards[{i}].counterexamples[{j}]") for j, c in enumerate(cs))
+        return cexs
+    if "trace" in data:
+        return [check_counterexample(data, path, "")]
+    raise InputError(path, "", "neither a counterexample (with 'trace') nor a check result (with 'boards')")
 
 
-def replay_file(path: str, verbose: bool = True) -> int:
+_load = load_counterexamples  # the name earlier code used
+
+
+def resolve_board(cex_path: str, board: str) -> str:
+    """The board as saved (relative to where check ran), else relative to the counterexample file."""
+    p = Path(board)
+    if p.exists() or p.is_absolute():
+        return board
+    alt = Path(cex_path).parent / p
+    return str(alt) if alt.exists() else board
+
+
+def load_cex_board(path: str, cex: dict):
+    """The board a counterexample names; a problem with it names the counterexample file too."""
+    where = inputs.field_path(cex.get("_where", ""), "board")
+    file = resolve_board(path, cex["board"])
+    if not Path(file).exists():
+        raise InputError(path, where, f"no such board file {cex['board']!r}")
     try:
-        cexs = _load(path)
+        return load_board(file, cex["board"])
     except InputError as e:
-        print(f"bpcheck: error: {e.render()}")
+        raise InputError(path, where, f"in board file {e.render()}") from None
+
+
+def engine_note(cex: dict, engine_name: str) -> str | None:
+    named = cex.get("engine")
+    if named is not None and named != engine_name:
+        return (
+            f"note: the file names engine {inputs.show(named, 80)}; replaying on {engine_name} "
+            "(a file never chooses the engine: pass --engine to pick one)"
+        )
+    return None
+
+
+def replay_file(path: str, verbose: bool = True, engine: str | None = None, call_timeout: float | None = None) -> int:
+    engine_name = engine or "reference"
+    try:
+        cexs = load_counterexamples(path)
+        make_engine(engine, call_timeout=call_timeout)  # a bad --engine is a usage error before anything runs
+    except InputError as e:
+        _err(e)
         return EXIT_BAD_INPUT
+    if not cexs:
+        print(f"{path}: no counterexamples to replay")
+        return EXIT_OK
     worst = EXIT_OK
     for cex in cexs:
+        note = engine_note(cex, engine_name)
+        if note:
+            print(note)
         try:
-            code = replay_one(path, cex, verbose)
+            code = replay_one(path, cex, verbose, engine, call_timeout)
         except SystemFault as f:  # an out-of-process engine crashed, hung, ... (docs/protocol.md)
             print(f"  engine fault: {f.kind}: {f.message}")
             code = EXIT_FAIL
+        except InputError as e:
+            _err(e)
+            code = EXIT_BAD_INPUT
         if code == EXIT_BAD_INPUT or worst == EXIT_BAD_INPUT:
             worst = EXIT_BAD_INPUT
         elif code == EXIT_FAIL:
@@ -61,18 +175,37 @@ def replay_file(path: str, verbose: bool = True) -> int:
     return worst
 
 
-def replay_one(path: str, cex: dict, verbose: bool) -> int:
+def pick_action(acts, label: str):
+    """The offered action a trace entry names: its exact label, or ``#N`` the N-th offered."""
+    act = next((a for a in acts if a.label == label), None)
+    if act is None and _INDEX.match(label):
+        n = int(label[1:])
+        if n < len(acts):
+            act = acts[n]
+    return act
+
+
+def replay_one(path: str, cex: dict, verbose: bool, engine_spec: str | None = None, call_timeout: float | None = None) -> int:
     if cex["invariant"] == "DIFF":  # a differential-mode counterexample: replay in lockstep
         from bpcheck.traces import replay_differential
 
-        return replay_differential(cex, verbose)
+        return replay_differential(cex, verbose, engine_spec, call_timeout, cex_path=path)
     try:
         # A trace is short: a cmd: engine is always asked twice (docs/protocol.md).
-        engine = make_engine(cex.get("engine", "reference"), check_determinism=True)
-        board = load_board(cex["board"])
+        engine = make_engine(engine_spec, call_timeout=call_timeout, check_determinism=True)
+        board = load_cex_board(path, cex)
     except InputError as e:
-        print(f"bpcheck: error: {e.render()}")
+        _err(e)
         return EXIT_BAD_INPUT
+    try:
+        return _replay(cex, engine, board, verbose)
+    finally:
+        close = getattr(engine, "close", None)
+        if callable(close):
+            close()
+
+
+def _replay(cex: dict, engine, board, verbose: bool) -> int:
     invariants = list(REGISTRY.values())
     system = EngineSystem(engine, board, invariants)
     s = system.initial_states()[0]
@@ -88,10 +221,10 @@ def replay_one(path: str, cex: dict, verbose: bool) -> int:
     for k, label in enumerate(cex["trace"], 1):
         acts = system.actions(s)
         note(k - 1, system.check_actions(s, acts))
-        act = next((a for a in acts if a.label == label), None)
+        act = pick_action(acts, label)
         if act is None:
-            print(f"  trace diverges at step {k}: {label!r} is not legal here")
-            print("  legal: " + ", ".join(a.label for a in acts))
+            legal = ", ".join(a.label for a in acts) or "(none: the state is terminal)"
+            _err(InputError(cex.get("_file", "<counterexample>"), inputs.field_path(inputs.field_path(cex.get("_where", ""), "trace"), k - 1), f"step {k}: {label!r} is not legal here (the trace no longer applies); legal: {legal}"))
             return EXIT_BAD_INPUT
         s2, events = system.step(s, act)
         before = len(found)
@@ -99,7 +232,8 @@ def replay_one(path: str, cex: dict, verbose: bool) -> int:
         note(k, system.check_state(s2))
         if verbose:
             mark = "  <-- " + ", ".join(pid for _k, pid, _m in found[before:]) if len(found) > before else ""
-            print(f"  {k:3}. {label}{mark}")
+            shown = label if act.label == label else f"{label} = {act.label}"
+            print(f"  {k:3}. {shown}{mark}")
         s = s2
     if not system.is_terminal(s):
         note(len(cex["trace"]), system.check_actions(s, system.actions(s)))
@@ -111,8 +245,59 @@ def replay_one(path: str, cex: dict, verbose: bool) -> int:
             print(f"(the recorded invariant {cex['invariant']} held; another one did not)")
         if verbose:
             print("board at the end of the trace:")
-            for line in board_lines(s[1]):
-                print("    " + line)
+            try:
+                for line in board_lines(s[1]):
+                    print("    " + line)
+            except (KeyError, TypeError, IndexError, AttributeError, ValueError):
+                print("    (the engine's observation cannot be drawn: it does not follow docs/model.md)")
         return EXIT_FAIL
     print(f"the trace replays and every invariant holds: {cex['invariant']} is no longer violated")
     return EXIT_OK
+
+
+# -- naming the files --cex-dir writes ------------------------------------------------------------
+
+
+def _safe(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", s).strip("._") or "board"
+
+
+def cex_file_names(results) -> dict[tuple[str, int], str]:
+    """``{(board path, k): file name}`` for every counterexample of `results` (k from 1), unique
+    and deterministic: ``STEM.INVARIANT.json``; boards that share a file stem (same name in two
+    folders) get their folders prepended (``a_x.INV.json``, ``b_x.INV.json``) until the names
+    differ, then a counter."""
+    boards: list[str] = []
+    for br in results:
+        if br.board.path not in boards:
+            boards.append(br.board.path)
+    label: dict[str, str] = {}
+    parts = {b: [_safe(x) for x in Path(b).with_suffix("").parts if x not in ("", "/", ".", "..")] or ["board"] for b in boards}
+    depth = {b: 1 for b in boards}
+    while True:
+        for b in boards:
+            label[b] = "_".join(parts[b][-depth[b] :])
+        groups: dict[str, list[str]] = {}
+        for b in boards:
+            groups.setdefault(label[b], []).append(b)
+        grown = False
+        for same in groups.values():
+            if len(same) > 1:
+                for b in same:
+                    if depth[b] < len(parts[b]):
+                        depth[b] += 1
+                        grown = True
+        if not grown:
+            break
+    out: dict[tuple[str, int], str] = {}
+    used: set[str] = set()
+    for br in results:
+        for k, cex in enumerate(br.counterexamples, 1):
+            base = f"{label[br.board.path]}.{_safe(cex.invariant)}"
+            name, n = f"{base}.json", 1
+            while name in used:
+                n += 1
+                name = f"{base}.{n}.json"
+            used.add(name)
+            out[(br.board.path, k)] = name
+    return out

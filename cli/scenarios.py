@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, InputError
+from bpcheck.model import inputs
 from bpcheck.model.board import Board, board_from_dict, load_board, parse_toml, read_text
 
 PLAYERS = ("P1", "P2")
@@ -349,7 +350,7 @@ def _label_problem(pattern: str, names: set[str], effects: dict[str, set[str]]) 
 def load_scenario(path: Path | str, display: str | None = None) -> Scenario:
     """Read one scenario file and check it (:func:`parse_scenario`)."""
     display = display or str(path)
-    data = parse_toml(read_text(path, display), display)
+    data = parse_toml(read_text(path, display, "scenario"), display)
     return parse_scenario(data, display, Path(path).parent, Path(display).parent)
 
 
@@ -1124,17 +1125,9 @@ def run_scenario(sc: Scenario, engine: Any = None) -> ScenarioResult:
 
 
 def scenario_files(paths: list[str]) -> list[tuple[Path, str]]:
-    out: list[tuple[Path, str]] = []
-    for p in paths:
-        path = Path(p)
-        if path.is_dir():
-            for f in sorted(path.rglob("*.toml")):
-                out.append((f, str(f)))
-        elif path.exists():
-            out.append((path, p))
-        else:
-            raise InputError(p, "", "no such file or directory")
-    return out
+    from bpcheck.model.inputs import input_files  # folders expanded; empty/unreadable folder: error
+
+    return input_files(paths, ".toml", "scenario")
 
 
 def _close(engine: Any) -> None:

@@ -80,32 +80,22 @@ def _type_name(v: Any) -> str:
 
 
 def load_trace(path: str) -> Trace:
-    """Read and validate a trace file; any problem is an InputError naming ``file:line``."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(path, "", "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "", "is a directory, expected a .jsonl trace") from None
-    except UnicodeDecodeError as e:
-        raise InputError(path, "", f"not UTF-8 text ({e.reason})") from None
-    except OSError as e:
-        raise InputError(path, "", f"cannot read file: {e.strerror}") from None
-    rows: list[tuple[int, Any]] = []
-    for n, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue  # blank lines (a trailing newline, say) are allowed
-        try:
-            rows.append((n, json.loads(raw)))
-        except json.JSONDecodeError as e:
-            raise InputError(f"{path}:{n}", "", f"malformed JSON: {e.msg} (column {e.colno})") from None
+    """Read and validate a trace file; any problem is an InputError naming ``file:line``.
+
+    Read through the input layer (model/inputs.py): a regular file of at most
+    ``MAX_BYTES["trace"]``, UTF-8, lines split at ``\n`` only (a name holding U+2028, which
+    `record` writes as is, stays one line), strict JSON on every line (no NaN, no duplicate keys,
+    integers within ±(2**53 - 1), nesting within the depth limit)."""
+    from bpcheck.model.inputs import load_jsonl
+
+    rows: list[tuple[int, Any]] = load_jsonl(path, path, "trace")
     if not rows:
         raise InputError(f"{path}:1", "", 'empty trace: the first line must be the header {"bpcheck_trace": 1, "board": ..., "engine": ...}')
     n, head = rows[0]
     where = f"{path}:{n}"
     if not isinstance(head, dict) or "bpcheck_trace" not in head:
         raise InputError(where, "", 'not a bpcheck trace: the first line must be the header {"bpcheck_trace": 1, "board": ..., "engine": ...}')
-    if head["bpcheck_trace"] != TRACE_VERSION or isinstance(head["bpcheck_trace"], bool):
+    if type(head["bpcheck_trace"]) is not int or head["bpcheck_trace"] != TRACE_VERSION:
         raise InputError(where, "bpcheck_trace", f"unsupported trace version {show(head['bpcheck_trace'])} (this bpcheck reads version {TRACE_VERSION})")
     for k in head:
         if k not in HEADER_KEYS:
@@ -287,7 +277,10 @@ def conform_trace(trace: Trace, invariants: list[Invariant]) -> tuple[Divergence
     board_file = resolve_board(trace)
     if not Path(board_file).exists():
         raise InputError(f"{trace.path}:1", "board", f"no such board file {trace.board!r}")
-    board = load_board(board_file, trace.board)
+    try:
+        board = load_board(board_file, trace.board)
+    except InputError as e:  # name the trace too: the board may serve many
+        raise InputError(f"{trace.path}:1", "board", f"in board file {e.render()}") from None
     state_invs = [i for i in invariants if i.kind == "state"]
     trans_invs = [i for i in invariants if i.kind == "transition"]
     ref = ReferenceEngine()
@@ -432,18 +425,22 @@ def conform_files(paths: list[str], invariants: list[Invariant], verbose: bool =
 # -- bpcheck replay of a differential counterexample ----------------------------------------
 
 
-def replay_differential(cex: dict, verbose: bool = True) -> int:
-    """Replay a DIFF counterexample with its engine and the reference model in lockstep."""
+def replay_differential(
+    cex: dict, verbose: bool = True, engine_spec: str | None = None, call_timeout: float | None = None, cex_path: str = "."
+) -> int:
+    """Replay a DIFF counterexample with the engine named on the command line (`engine_spec`,
+    never the file's) and the reference model in lockstep."""
     from bpcheck.engines import make_engine
     from bpcheck.model.board import load_board
+    from bpcheck.replay import load_cex_board, pick_action
 
     try:
-        engine = make_engine(cex.get("engine", "reference"))
-        board = load_board(cex["board"])
+        engine = make_engine(engine_spec, call_timeout=call_timeout)
+        board = load_cex_board(cex_path, cex)
     except InputError as e:
-        print(f"bpcheck: error: {e.render()}")
+        print(f"bpcheck: error: {e.render()}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(f"replaying {DIFF} on {cex['board']} ({len(cex['trace'])} steps), engine {cex.get('engine', 'reference')} against the reference model")
+    print(f"replaying {DIFF} on {cex['board']} ({len(cex['trace'])} steps), engine {engine_spec or 'reference'} against the reference model")
     found: list[tuple[int, str]] = []
 
     def note(k: int, results) -> None:
@@ -464,9 +461,11 @@ def replay_differential(cex: dict, verbose: bool = True) -> int:
             note(k - 1, system.check_actions(s, acts))
             if found:
                 break
-            act = next((a for a in acts if a.label == label), None)
+            act = pick_action(acts, label)
             if act is None:
-                print(f"  trace diverges at step {k}: {label!r} is not legal here")
+                legal = ", ".join(a.label for a in acts) or "(none: the state is terminal)"
+                field_ = f"{cex.get('_where', '')}.trace[{k - 1}]".lstrip(".")
+                print(f"bpcheck: error: {cex.get('_file', '<counterexample>')}: {field_}: step {k}: {label!r} is not legal here (the trace no longer applies); legal: {legal}", file=sys.stderr)
                 return EXIT_BAD_INPUT
             s2, info = system.step(s, act)
             note(k, system.check_transition(s, act, info, s2))

@@ -9,7 +9,6 @@ is coerced (``"2500"`` is not ``2500``, ``2500.0`` is not ``2500``).
 from __future__ import annotations
 
 import json
-import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import jsonschema
 
 from bpcheck.errors import InputError
+from bpcheck.model import inputs
 from bpcheck.model.cards import CardPool, parse_card, pool_with
 from bpcheck.model.state import CardRef, Monster, Player, Pos, SpellTrap, State, Step
 
@@ -67,24 +67,13 @@ def _reject_floats(v: Any, file: str, path: str) -> None:
 
 
 def parse_toml(text: str, file: str) -> dict:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(file, "", f"malformed TOML: {e}") from None
+    """A TOML document through the input layer (model/inputs.py: depth, strict types)."""
+    return inputs.parse_toml_text(text, file)
 
 
-def read_text(path: Path | str, display: str | None = None) -> str:
-    display = display or str(path)
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(display, "", "no such file") from None
-    except IsADirectoryError:
-        raise InputError(display, "", "is a directory, expected a .toml file") from None
-    except UnicodeDecodeError as e:
-        raise InputError(display, "", f"not UTF-8 text ({e.reason})") from None
-    except OSError as e:
-        raise InputError(display, "", f"cannot read file: {e.strerror}") from None
+def read_text(path: Path | str, display: str | None = None, kind: str = "board") -> str:
+    """A file's text through the input layer (regular files only, size limit, UTF-8)."""
+    return inputs.read_text(path, display or str(path), kind)
 
 
 def load_board(path: Path | str, display: str | None = None, symbolic: bool = False) -> Board:
@@ -98,6 +87,9 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: boo
     def fp(p: str) -> str:
         return f"{field_prefix}.{p}" if field_prefix and p else (field_prefix or p)
 
+    if not isinstance(data, dict):
+        raise InputError(file, field_prefix, f"expected a table, got {inputs.type_name(data)}")
+    inputs.check_tree(data, file, field_prefix)
     _reject_floats(data, file, field_prefix)
     data, numbers = _board_numbers(data, file, fp, symbolic)
     # Clear messages for the commonest impossible boards before the generic schema check.
@@ -116,10 +108,57 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: boo
         best = jsonschema.exceptions.best_match(errors)
         if best is not None:
             e = best
-        raise InputError(file, fp(_path_str(e.absolute_path)), _schema_message(e))
+        where = _path_str(e.absolute_path)
+        if e.validator == "additionalProperties" and isinstance(e.instance, dict):  # name the unknown field itself
+            known = set(e.schema.get("properties", {}))
+            extra = sorted(k for k in e.instance if k not in known)
+            if extra:
+                raise InputError(file, fp(inputs.field_path(where, extra[0])), f"unknown field (allowed: {', '.join(sorted(known))})")
+        if e.validator == "required" and isinstance(e.instance, dict):  # name the missing field itself
+            missing = next((k for k in e.validator_value if k not in e.instance), None)
+            if missing is not None:
+                raise InputError(file, fp(inputs.field_path(where, missing)), "missing required field")
+        raise InputError(file, fp(where), _schema_message(e))
     extra = [parse_card(c, file, fp(f"card[{i}]")) for i, c in enumerate(data.get("card", []))]
-    pool = pool_with(extra) if extra else pool_with([])
-    return _apply_numbers(_build(data, file, pool, fp), numbers, file)
+    pool = pool_with(extra, [fp(f"card[{i}]") for i in range(len(extra))])
+    _check_names(data, file, fp)
+    board = _apply_numbers(_build(data, file, pool, fp), numbers, file)
+    _check_goal_references(board, fp)
+    return board
+
+
+def _check_names(data: dict, file: str, fp) -> None:
+    """Names and ids people read in reports hold no control characters (docs/bad-input.md)."""
+    if "name" in data:
+        inputs.check_name(data["name"], file, fp("name"), "board name")
+    for side in ("p1", "p2"):
+        for zone in ("monsters", "spells", "hand", "graveyard", "banished", "deck"):
+            for j, e in enumerate(data[side].get(zone, [])):
+                where = f"{side}.{zone}[{j}]"
+                if isinstance(e, str):
+                    inputs.check_name(e, file, fp(where), "card name")
+                    continue
+                inputs.check_name(e["card"], file, fp(where + ".card"), "card name")
+                if "id" in e:
+                    inputs.check_name(e["id"], file, fp(where + ".id"), "id")
+        fs = data[side].get("field_spell")
+        if fs is not None:
+            inputs.check_name(fs["card"], file, fp(f"{side}.field_spell.card"), "card name")
+            if "id" in fs:
+                inputs.check_name(fs["id"], file, fp(f"{side}.field_spell.id"), "id")
+
+
+def _check_goal_references(board: Board, fp) -> None:
+    """A reachability goal naming a card or a step that cannot exist would silently never be met.
+    (The goal's own structure is checked by explorers.checking.parse_goals.)"""
+    steps = {s.value for s in Step}
+    for i, g in enumerate(board.reachable):
+        card = g.get("card")
+        if isinstance(card, str) and card not in board.pool:
+            raise InputError(board.path, fp(f"reachable[{i}].card"), f"unknown card {card!r}")
+        step = g.get("step")
+        if isinstance(step, str) and step not in steps:
+            raise InputError(board.path, fp(f"reachable[{i}].step"), f"unknown step {step!r} (known: {', '.join(sorted(steps))})")
 
 
 def _schema_message(e: jsonschema.ValidationError) -> str:

@@ -79,6 +79,7 @@ STAT_STATICS = {"modify_stats", "modify_atk", "halve_attackers"}
 STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
 
 TARGET_ZONES = {"monster", "spell_trap", "graveyard"}
+MAX_TARGETS = 5  # cards one target list may name (more would only blow up the choices)
 SIDES = {"own", "opponent", "any"}
 
 
@@ -259,17 +260,225 @@ def _freeze(v: Any) -> Any:
     return v
 
 
-def _parse_op(d: Any, file: str, path: str) -> Op:
+def _parse_op(d: Any, file: str, path: str, cost: bool = False) -> Op:
     from bpcheck.model.ops import OPERATIONS
 
     if not isinstance(d, dict):
-        raise InputError(file, path, f"expected a table, got {type(d).__name__}")
+        raise InputError(file, path, f"expected a table, got {_tname(type(d))}")
     name = _req(d, "op", str, file, path)
     if name not in OPERATIONS:
         raise InputError(file, f"{path}.op", f"unknown operation {name!r} (known: {', '.join(sorted(OPERATIONS))})")
     spec = OPERATIONS[name]
+    if cost and spec.run is not None:
+        costs = sorted(n for n, o in OPERATIONS.items() if o.run is None)
+        raise InputError(file, f"{path}.op", f"{name!r} is not a cost (costs: {', '.join(costs)})")
+    if not cost and spec.run is None:
+        raise InputError(file, f"{path}.op", f"{name!r} is a cost: list it under 'cost', not 'ops'")
     _check_keys(d, {"op"} | set(spec.params), file, path)
-    return Op(name, tuple(sorted((k, _freeze(v)) for k, v in d.items() if k != "op")))
+    args = _check_params(name, d, file, path)
+    return Op(name, tuple(sorted((k, _freeze(v)) for k, v in args.items())))
+
+
+# -- values of operation and static parameters (the one card-definition validator) ----------------
+# Each parameter an operation or a static accepts has a checker here; a test keeps this table and
+# model/ops.py's OPERATIONS in step. A checker returns the value or raises InputError naming it.
+
+SELECTORS = {
+    "target",
+    "self",
+    "attacker",
+    "opponent_attacker",
+    "own_battling_monster",
+    "opponent_attack_position_monsters",
+    "all_monsters",
+    "summoned_opponent_monsters_atk_1500",
+}
+AMOUNT_NAMES = {"attacker_atk", "target_atk", "opposing_battler_atk"}
+MOD_UNTIL = {"end_of_turn", "end_of_damage_step", "damage_calculation", "while_source_on_field"}
+LINGERING_UNTIL = {"end_of_turn", "end_of_damage_step"}
+CONTROL_UNTIL = {"end_phase", "end_of_turn"}
+POSITIONS = {"attack", "defense", "facedown"}
+# The official monster Types, RACE_WARRIOR .. RACE_ILLUSION of EDOPro's
+# /work/shared/ocgcore/scripts/constant.lua, as printed on cards.
+RACES = {
+    "Warrior", "Spellcaster", "Fairy", "Fiend", "Zombie", "Machine", "Aqua", "Pyro", "Rock",
+    "Winged Beast", "Plant", "Insect", "Thunder", "Dragon", "Beast", "Beast-Warrior", "Dinosaur",
+    "Fish", "Sea Serpent", "Reptile", "Psychic", "Divine-Beast", "Creator God", "Wyrm", "Cyberse",
+    "Illusion",
+}  # fmt: skip
+MAX_STAT = 1_000_000  # ATK, DEF, LP amounts: far above any printed value, far below overflow
+
+
+def _enum(values: set[str], what: str):
+    def check(v, file, where):
+        if not isinstance(v, str):
+            raise InputError(file, where, f"expected a string ({what}: {', '.join(sorted(values))}), got {_tname(type(v))} {v!r}")
+        if v not in values:
+            raise InputError(file, where, f"unknown {what} {v!r} (known: {', '.join(sorted(values))})")
+        return v
+
+    return check
+
+
+def _int_range(lo: int, hi: int):
+    def check(v, file, where):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise InputError(file, where, f"expected an integer, got {_tname(type(v))} {v!r}")
+        if not lo <= v <= hi:
+            raise InputError(file, where, f"must be from {lo} to {hi}, got {v}")
+        return v
+
+    return check
+
+
+def _flag(v, file, where):
+    if not isinstance(v, bool):
+        raise InputError(file, where, f"expected a boolean, got {_tname(type(v))} {v!r}")
+    return v
+
+
+def _amount_of(names: set[str], lo: int, hi: int):
+    ints = _int_range(lo, hi)
+
+    def check(v, file, where):
+        if isinstance(v, str):
+            if v not in names:
+                raise InputError(file, where, f"unknown amount {v!r} (an integer or one of: {', '.join(sorted(names))})")
+            return v
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise InputError(file, where, f"expected an integer or one of {', '.join(sorted(names))}, got {_tname(type(v))} {v!r}")
+        return ints(v, file, where)
+
+    return check
+
+
+def _card_name(v, file, where):
+    from bpcheck.model.inputs import check_name
+
+    return check_name(v, file, where, "card name")
+
+
+def _race(v, file, where):
+    if not isinstance(v, str):
+        raise InputError(file, where, f"expected a Type (race) name, got {_tname(type(v))} {v!r}")
+    if v not in RACES:
+        raise InputError(file, where, f"unknown Type (race) {v!r} (known: {', '.join(sorted(RACES))})")
+    return v
+
+
+def _filter(v, file, where):
+    if not isinstance(v, dict):
+        raise InputError(file, where, f"expected a table (race, attribute, min_level, max_atk), got {_tname(type(v))} {v!r}")
+    _check_keys(v, {"race", "attribute", "min_level", "max_atk"}, file, where)
+    if not v:
+        raise InputError(file, where, "an empty filter (name race, attribute, min_level or max_atk)")
+    if "race" in v:
+        r = v["race"]
+        if isinstance(r, list):
+            if not r:
+                raise InputError(file, f"{where}.race", "an empty list of Types")
+            for i, x in enumerate(r):
+                _race(x, file, f"{where}.race[{i}]")
+        else:
+            _race(r, file, f"{where}.race")
+    if "attribute" in v:
+        _enum(ATTRIBUTES, "attribute")(v["attribute"], file, f"{where}.attribute")
+    if "min_level" in v:
+        _int_range(0, 13)(v["min_level"], file, f"{where}.min_level")
+    if "max_atk" in v:
+        _int_range(0, MAX_STAT)(v["max_atk"], file, f"{where}.max_atk")
+    return v
+
+
+_WHAT = _enum(SELECTORS, "selector")
+_STAT_AMOUNT = _amount_of(AMOUNT_NAMES, -MAX_STAT, MAX_STAT)
+
+# op -> (required parameters, {parameter: checker})
+OP_PARAMS: dict[str, tuple[frozenset[str], dict]] = {
+    # costs
+    "pay_lp": (frozenset({"amount"}), {"amount": _int_range(1, MAX_STAT)}),
+    "tribute": (frozenset({"side"}), {"side": _enum({"own"}, "side")}),
+    "discard": (frozenset(), {"count": _int_range(1, 60)}),
+    "discard_self": (frozenset(), {}),
+    "send_self_to_gy": (frozenset(), {}),
+    # resolution
+    "destroy": (
+        frozenset({"what"}),
+        {"what": _WHAT, "banish": _flag, "then_damage_both": _amount_of(AMOUNT_NAMES, 0, MAX_STAT)},
+    ),
+    "banish": (frozenset({"what"}), {"what": _WHAT}),
+    "negate_activation": (frozenset(), {"destroy": _flag}),
+    "modify_atk": (frozenset({"what", "amount"}), {"what": _WHAT, "amount": _STAT_AMOUNT, "until": _enum(MOD_UNTIL, "duration")}),
+    "modify_def": (frozenset({"what", "amount"}), {"what": _WHAT, "amount": _STAT_AMOUNT, "until": _enum(MOD_UNTIL, "duration")}),
+    "halve_atk": (frozenset({"what"}), {"what": _WHAT, "until": _enum(MOD_UNTIL, "duration")}),
+    "set_position": (frozenset({"what", "position"}), {"what": _WHAT, "position": _enum(POSITIONS, "position")}),
+    "change_position": (frozenset({"what"}), {"what": _WHAT}),
+    "special_summon": (
+        frozenset(),
+        {
+            "what": _enum({"target"}, "selector (special_summon summons 'target' or from = 'deck')"),
+            "from": _enum({"deck"}, "source"),
+            "filter": _filter,
+            "position": _enum({"attack", "defense"}, "position"),
+            "each_player": _flag,
+            "link": _flag,
+        },
+    ),
+    "tokens": (
+        frozenset({"token", "count", "position", "to"}),
+        {"token": _card_name, "count": _int_range(1, 5), "position": _enum({"attack", "defense"}, "position"), "to": _enum({"you", "opponent"}, "player")},
+    ),
+    "negate_attack": (frozenset(), {}),
+    "forbid_attack": (frozenset({"what"}), {"what": _WHAT}),
+    "no_battle_damage": (frozenset({"to"}), {"to": _enum({"you", "opponent"}, "player"), "until": _enum(LINGERING_UNTIL, "duration")}),
+    "battle_indestructible": (frozenset({"to"}), {"to": _enum({"you", "opponent"}, "player"), "until": _enum(LINGERING_UNTIL, "duration")}),
+    "return_to_hand": (frozenset({"what"}), {"what": _WHAT}),
+    "add_to_hand": (frozenset({"what"}), {"what": _WHAT}),
+    "gain_lp": (frozenset({"amount"}), {"amount": _amount_of({"tributed_atk_or_def"}, 0, MAX_STAT)}),
+    "damage": (frozenset({"to", "amount"}), {"to": _enum({"you", "opponent", "controller"}, "player"), "amount": _amount_of(AMOUNT_NAMES, 0, MAX_STAT)}),
+    "take_control": (frozenset({"what"}), {"what": _WHAT, "until": _enum(CONTROL_UNTIL, "duration")}),
+    "equip": (frozenset({"what"}), {"what": _WHAT}),
+    "attach": (frozenset({"what"}), {"what": _WHAT}),
+}
+
+
+def _check_params(name: str, d: dict, file: str, path: str) -> dict:
+    required, checkers = OP_PARAMS[name]
+    args = {k: v for k, v in d.items() if k != "op"}
+    for k in sorted(required):
+        if k not in args:
+            raise InputError(file, f"{path}.{k}", f"missing required parameter of {name!r}")
+    for k, v in args.items():
+        checkers[k](v, file, f"{path}.{k}")
+    if name == "special_summon":
+        if ("what" in args) == ("from" in args):
+            raise InputError(file, path, "special_summon needs exactly one of what = 'target' and from = 'deck'")
+        if "link" in args and "what" not in args:
+            raise InputError(file, f"{path}.link", "link applies to what = 'target' only")
+        if "filter" in args and "from" not in args:
+            raise InputError(file, f"{path}.filter", "filter applies to from = 'deck' only")
+        if "each_player" in args and "from" not in args:
+            raise InputError(file, f"{path}.each_player", "each_player applies to from = 'deck' only")
+    return args
+
+
+# static -> (required, {parameter: checker}, allowed `to`)
+_STAT_TO = {"self", "equipped", "attached", "all_monsters"}
+STATIC_PARAMS: dict[str, tuple[frozenset[str], dict, set[str]]] = {
+    "cannot_be_attacked": (frozenset(), {}, _STAT_TO),
+    "unaffected_by_spells": (frozenset(), {}, _STAT_TO),
+    "attack_each_monster": (frozenset(), {}, _STAT_TO),
+    "attack_cost": (frozenset({"amount"}), {"amount": _int_range(0, MAX_STAT)}, _STAT_TO),
+    "direct_attack": (frozenset(), {}, _STAT_TO),
+    "must_attack": (frozenset(), {}, _STAT_TO),
+    "destroy_if_face_up_defense": (frozenset(), {}, _STAT_TO),
+    "modify_stats": (frozenset(), {"amount": _int_range(-MAX_STAT, MAX_STAT), "per_face_up_monster_you_control": _int_range(-MAX_STAT, MAX_STAT), "filter": _filter}, _STAT_TO),
+    "modify_atk": (frozenset({"amount"}), {"amount": _int_range(-MAX_STAT, MAX_STAT), "filter": _filter}, _STAT_TO),
+    "cannot_attack": (frozenset(), {"filter": _filter}, _STAT_TO),
+    "negate_effects": (frozenset(), {}, {"attached"}),
+    "banish_instead_of_graveyard": (frozenset(), {}, {"all_cards"}),
+    "halve_attackers": (frozenset(), {}, {"all_monsters"}),
+}
 
 
 def _parse_target(d: Any, file: str, path: str) -> TargetSpec:
@@ -289,19 +498,30 @@ def _parse_target(d: Any, file: str, path: str) -> TargetSpec:
         raise InputError(file, f"{path}.side", f"unknown side {side!r} (known: {', '.join(sorted(SIDES))})")
     count = _opt(d, "count", int, 1, file, path)
     mn = _opt(d, "min", int, None, file, path)
-    if count < 1 or (mn is not None and not 0 <= mn <= count):
-        raise InputError(file, path, f"bad target count {count} / min {mn}")
+    if not 1 <= count <= MAX_TARGETS:
+        raise InputError(file, f"{path}.count", f"must be from 1 to {MAX_TARGETS}, got {count}")
+    if mn is not None and not 0 <= mn <= count:
+        raise InputError(file, f"{path}.min", f"must be from 0 to count ({count}), got {mn}")
     face = _opt(d, "face", str, None, file, path)
     if face not in (None, "up"):
         raise InputError(file, f"{path}.face", f"unknown face {face!r} (known: up)")
+    kind = _opt(d, "kind", str, None, file, path)
+    if kind is not None and kind not in ("monster", "spell"):
+        raise InputError(file, f"{path}.kind", f"unknown Graveyard filter kind {kind!r} (known: monster, spell)")
+    race = _opt(d, "race", str, None, file, path)
+    if race is not None:
+        _race(race, file, f"{path}.race")
+    for key, zones in (("kind", {"graveyard"}), ("race", {"graveyard"}), ("archetype", {"graveyard"}), ("face", {"monster"}), ("attacker_only", {"monster"}), ("effect_monster", {"monster"}), ("can_flip_down", {"monster"})):
+        if key in d and zone not in zones:
+            raise InputError(file, f"{path}.{key}", f"{key} applies to zone = {', '.join(sorted(zones))} only, not {zone!r}")
     return TargetSpec(
         zone=zone,
         side=side,
         count=count,
         min=mn,
         face=face,
-        kind=_opt(d, "kind", str, None, file, path),
-        race=_opt(d, "race", str, None, file, path),
+        kind=kind,
+        race=race,
         archetype=_opt(d, "archetype", str, None, file, path),
         attacker_only=_opt(d, "attacker_only", bool, False, file, path),
         effect_monster=_opt(d, "effect_monster", bool, False, file, path),
@@ -335,17 +555,30 @@ def _parse_effect(d: Any, index: int, card_kind: str, file: str, path: str) -> E
         raise InputError(file, f"{path}.location", f"unknown location {location!r} (known: field, hand, graveyard)")
     conds = _opt(d, "conditions", list, [], file, path)
     for i, c in enumerate(conds):
-        if c not in CONDITIONS:
+        if not isinstance(c, str) or c not in CONDITIONS:
             raise InputError(file, f"{path}.conditions[{i}]", f"unknown condition {c!r} (known: {', '.join(sorted(CONDITIONS))})")
-    cost = tuple(_parse_op(o, file, f"{path}.cost[{i}]") for i, o in enumerate(_opt(d, "cost", list, [], file, path)))
+    cost = tuple(_parse_op(o, file, f"{path}.cost[{i}]", cost=True) for i, o in enumerate(_opt(d, "cost", list, [], file, path)))
     targets = tuple(
         _parse_target(t, file, f"{path}.targets[{i}]") for i, t in enumerate(_opt(d, "targets", list, [], file, path))
     )
     ops = tuple(_parse_op(o, file, f"{path}.ops[{i}]") for i, o in enumerate(_req(d, "ops", list, file, path)))
+    for i, o in enumerate(cost):
+        # These costs move the card itself from the hand (Kuriboh, Honest): a monster's effect
+        # activated from the hand.
+        if o.op in ("discard_self", "send_self_to_gy") and (location != "hand" or typ == "activate"):
+            raise InputError(file, f"{path}.cost[{i}].op", f"{o.op!r} sends this card from the hand: it needs a monster effect with location = 'hand'")
+    for i, o in enumerate(ops):
+        if o.get("what") == "target" and not targets:
+            raise InputError(file, f"{path}.ops[{i}].what", f"{o.op!r} applies to 'target', but the effect has no targets")
+    label = _opt(d, "label", str, "", file, path)
+    if label:
+        from bpcheck.model.inputs import check_name
+
+        check_name(label, file, f"{path}.label", "label")
     return Effect(
         index=index,
         type=typ,
-        label=_opt(d, "label", str, "", file, path),
+        label=label,
         when=when,
         location=location,
         mandatory=_opt(d, "mandatory", bool, typ == "flip", file, path),
@@ -367,7 +600,22 @@ def _parse_static(d: Any, file: str, path: str) -> Static:
     to = _req(d, "to", str, file, path)
     if to not in STATIC_TARGETS:
         raise InputError(file, f"{path}.to", f"unknown static target {to!r} (known: {', '.join(sorted(STATIC_TARGETS))})")
-    _check_keys(d, {"apply", "to", "filter", "amount", "per_face_up_monster_you_control", "while_field_spell"}, file, path)
+    required, checkers, tos = STATIC_PARAMS[name]
+    if to not in tos:
+        raise InputError(file, f"{path}.to", f"{name!r} applies to {', '.join(sorted(tos))}, not {to!r}")
+    _check_keys(d, {"apply", "to", "while_field_spell"} | set(checkers), file, path)
+    for k in sorted(required):
+        if k not in d:
+            raise InputError(file, f"{path}.{k}", f"missing required parameter of {name!r}")
+    for k, v in d.items():
+        if k in checkers:
+            checkers[k](v, file, f"{path}.{k}")
+    if "while_field_spell" in d:
+        _card_name(d["while_field_spell"], file, f"{path}.while_field_spell")
+    if name == "modify_stats" and ("amount" in d) == ("per_face_up_monster_you_control" in d):
+        raise InputError(file, path, "modify_stats needs exactly one of amount and per_face_up_monster_you_control")
+    if "filter" in d and to != "all_monsters":
+        raise InputError(file, f"{path}.filter", "a filter applies to to = 'all_monsters' only")
     return Static(name, to, tuple(sorted((k, _freeze(v)) for k, v in d.items() if k not in ("apply", "to"))))
 
 
@@ -380,9 +628,9 @@ def parse_card(d: Any, file: str, path: str) -> Card:
         file,
         path,
     )
-    name = _req(d, "name", str, file, path)
+    name = _card_name(_req(d, "name", str, file, path), file, f"{path}.name")
     passcode = _req(d, "passcode", str, file, path)
-    if len(passcode) != 8 or not passcode.isdigit():
+    if len(passcode) != 8 or not all(ch in "0123456789" for ch in passcode):
         raise InputError(file, f"{path}.passcode", f"a passcode is the 8-digit number printed on the card, got {passcode!r}")
     kind = _req(d, "kind", str, file, path)
     if kind not in KINDS:
@@ -397,13 +645,15 @@ def parse_card(d: Any, file: str, path: str) -> Card:
         attribute = _req(d, "attribute", str, file, path)
         if attribute not in ATTRIBUTES:
             raise InputError(file, f"{path}.attribute", f"unknown attribute {attribute!r}")
-        race = _req(d, "race", str, file, path)
+        race = _race(_req(d, "race", str, file, path), file, f"{path}.race")
         level = _req(d, "level", int, file, path)
         atk = _req(d, "atk", int, file, path)
         def_ = _req(d, "def", int, file, path)
-        for key, v in (("level", level), ("atk", atk), ("def", def_)):
+        for key, v, hi in (("level", level, 13), ("atk", atk, MAX_STAT), ("def", def_, MAX_STAT)):
             if v < 0:
                 raise InputError(file, f"{path}.{key}", f"must not be negative, got {v}")
+            if v > hi:
+                raise InputError(file, f"{path}.{key}", f"must be at most {hi}, got {v}")
     else:
         for key in ("attribute", "race", "level", "atk", "def"):
             if key in d:
@@ -412,6 +662,13 @@ def parse_card(d: Any, file: str, path: str) -> Card:
         _parse_effect(e, i, kind, file, f"{path}.effect[{i}]") for i, e in enumerate(_opt(d, "effect", list, [], file, path))
     )
     statics = tuple(_parse_static(s, file, f"{path}.static[{i}]") for i, s in enumerate(_opt(d, "static", list, [], file, path)))
+    for i, st in enumerate(statics):
+        if st.to == "self" and kind not in ("monster", "token"):
+            raise InputError(file, f"{path}.static[{i}].to", f"to = 'self' applies to a monster; this is a {kind} card")
+        if st.to == "equipped" and not (kind == "spell" and subtype == "equip"):
+            raise InputError(file, f"{path}.static[{i}].to", "to = 'equipped' applies to an Equip Spell")
+        if st.to == "attached" and not (kind == "trap" and subtype == "continuous"):
+            raise InputError(file, f"{path}.static[{i}].to", "to = 'attached' applies to a Continuous Trap")
     if kind in ("spell", "trap") and not any(e.type == "activate" for e in effects):
         raise InputError(file, f"{path}.effect", f"a {kind} card needs an 'activate' effect (its card activation)")
     archetypes = _opt(d, "archetypes", list, [], file, path)
@@ -422,19 +679,16 @@ def parse_card(d: Any, file: str, path: str) -> Card:
 
 
 def load_card_file(path: Path | str, display: str | None = None) -> list[Card]:
+    from bpcheck.model.inputs import read_text
+
     display = display or str(path)
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as e:
-        raise InputError(display, "", f"cannot read file: {e.strerror}") from None
-    return parse_card_document(raw.decode("utf-8", errors="strict"), display)
+    return parse_card_document(read_text(path, display, "cards"), display)
 
 
 def parse_card_document(text: str, display: str) -> list[Card]:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(display, "", f"malformed TOML: {e}") from None
+    from bpcheck.model.inputs import parse_toml_text
+
+    data = parse_toml_text(text, display)
     _check_keys(data, {"card"}, display, "")
     cards = _req(data, "card", list, display, "")
     return [parse_card(c, display, f"card[{i}]") for i, c in enumerate(cards)]
@@ -463,19 +717,55 @@ def builtin_pool() -> CardPool:
                 seen[c.name] = display
                 codes[c.passcode] = c.name
                 cards.append(c)
-        _BUILTIN = CardPool(cards)
+        pool = CardPool(cards)
+        for c in cards:
+            check_references(c, pool, c.source, c.name)
+        _BUILTIN = pool
     return _BUILTIN
 
 
-def pool_with(extra: Iterable[Card]) -> CardPool:
+def pool_with(extra: Iterable[Card], fields: Iterable[str] | None = None) -> CardPool:
+    """The built-in pool plus `extra` (a board's [[card]] definitions). `fields` names each extra
+    card's field path (``card[0]``...) for messages. A name or passcode used twice, or a reference
+    to a card that does not exist (or is of the wrong kind), is an InputError."""
     base = list(builtin_pool())
-    names = {c.name for c in base}
+    extra = list(extra)
+    where = list(fields) if fields is not None else [c.name for c in extra]
+    names = {c.name: "the built-in pool" for c in base}
+    codes = {c.passcode: f"{c.name!r} of the built-in pool" for c in base}
     out = base[:]
-    for c in extra:
+    for c, f in zip(extra, where):
         if c.name in names:
-            raise InputError(c.source, c.name, "card already defined in the built-in pool")
+            raise InputError(c.source, f"{f}.name", f"card {c.name!r} is already defined in {names[c.name]}")
+        if c.passcode in codes:
+            raise InputError(c.source, f"{f}.passcode", f"passcode {c.passcode} is already used by {codes[c.passcode]}")
+        names[c.name] = f
+        codes[c.passcode] = f"{c.name!r} ({f})"
         out.append(c)
-    return CardPool(out)
+    pool = CardPool(out)
+    for c, f in zip(extra, where):
+        check_references(c, pool, c.source, f)
+    return pool
+
+
+def check_references(c: Card, pool: CardPool, file: str, path: str) -> None:
+    """Names a card's data gives of other cards exist in `pool` and are of the right kind."""
+    for i, e in enumerate(c.effects):
+        for part, ops in (("cost", e.cost), ("ops", e.ops)):
+            for j, o in enumerate(ops):
+                if o.op == "tokens":
+                    t = o.get("token")
+                    if t not in pool:
+                        raise InputError(file, f"{path}.effect[{i}].{part}[{j}].token", f"unknown card {t!r}")
+                    if not pool[t].is_token:
+                        raise InputError(file, f"{path}.effect[{i}].{part}[{j}].token", f"{t!r} is not a Token")
+    for i, st in enumerate(c.statics):
+        fs = st.get("while_field_spell")
+        if fs is not None:
+            if fs not in pool:
+                raise InputError(file, f"{path}.static[{i}].while_field_spell", f"unknown card {fs!r}")
+            if not (pool[fs].kind == "spell" and pool[fs].subtype == "field"):
+                raise InputError(file, f"{path}.static[{i}].while_field_spell", f"{fs!r} is not a Field Spell")
 
 
 def card_summary(c: Card) -> dict[str, Any]:

@@ -109,7 +109,7 @@ text = "A monster with negative ATK."
     (
         "unknown zone name",
         GOOD.replace("monsters = [", "monster_zones = ["),
-        "p1: unknown field ('monster_zones' was unexpected)",
+        "p1.monster_zones: unknown field (allowed: banished, deck, field_spell, graveyard, hand, lp, monsters, spells)",
     ),
     (
         "a string where a number belongs",
@@ -149,7 +149,7 @@ text = "A monster with negative ATK."
     (
         "missing turn",
         GOOD.replace("turn = 2\n", ""),
-        "'turn' is a required property",
+        "turn: missing required field",
     ),
 ]
 

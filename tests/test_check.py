@@ -63,17 +63,15 @@ def test_planted_violation_gives_exit_1_and_a_shortest_trace(tmp_path, run_cli, 
     assert "board before the violating step:" in stdout and "RPL-COUNTS" in stdout
     # The saved counterexample replays and still fails ...
     f = cex_dir / "000-replay-1.replay.call-off-counts.json"
-    code, stdout, _ = run_cli("replay", str(f))
+    code, stdout, _ = run_cli("replay", str(f), "--engine", "buggy_engines:CallOffForgetsAttack")
     assert code == 1
     assert "violated at step 9" in stdout
-    # ... and passes on the reference engine, where the bug does not exist.
-    data = json.loads(f.read_text())
-    data["engine"] = "reference"
-    fixed = tmp_path / "fixed.json"
-    fixed.write_text(json.dumps(data))
-    code, stdout, _ = run_cli("replay", str(fixed))
+    # ... and passes on the reference engine, where the bug does not exist. The file names the
+    # buggy engine, but a file never chooses the engine: replay says so and uses the default.
+    code, stdout, _ = run_cli("replay", str(f))
     assert code == 0, stdout
     assert "no longer violated" in stdout
+    assert "the file names engine \"buggy_engines:CallOffForgetsAttack\"; replaying on reference" in stdout
 
 
 def test_dfs_also_finds_it(run_cli, buggy):

@@ -430,7 +430,7 @@ def test_engine_fault(kind, tmp_path):
     if kind == "timeout":
         return  # `bpcheck replay` waits the default 10 s per call: the replay is shown on the others
     # The saved counterexample replays: the fault again, exit 1, no traceback.
-    replay = bpcheck("replay", str(cex_dir / "000-replay-1.ENGINE-FAULT.json"))
+    replay = bpcheck("replay", str(cex_dir / "000-replay-1.ENGINE-FAULT.json"), "--engine", engine)
     assert replay.returncode == 1 and f"engine fault: {kind}: " in replay.stdout, replay.stdout + replay.stderr
     assert "Traceback" not in replay.stdout + replay.stderr
 

@@ -1,0 +1,744 @@
+"""One input layer for every file bpcheck reads (docs/bad-input.md).
+
+Boards and the card definitions inside them, scenarios, traces (`conform`), counterexample and
+result files (`replay`) and baseline files all come through here. The layer guarantees, for every
+reader, before any reader-specific validation runs:
+
+- **regular files only**: a FIFO, a device (``/dev/zero``), a socket or a directory is refused
+  without being read (the file is opened non-blocking, then ``fstat``-ed);
+- **a size limit** per kind of file (:data:`MAX_BYTES`), enforced while reading, so a file that
+  grows or lies about its size is never read past the limit;
+- **UTF-8 text** (no byte-order mark);
+- **a depth limit** (:data:`MAX_DEPTH` levels of tables/arrays): deeper input is an error, never
+  a ``RecursionError`` anywhere downstream;
+- **strict types**: integers in ``[INT_MIN, INT_MAX]`` (±(2**53 - 1), the integers every JSON
+  implementation, JavaScript engines included, reads exactly), finite floats only (no NaN or
+  Infinity, in TOML or JSON), no duplicate keys in JSON (TOML refuses them itself), no TOML dates
+  or times (no bpcheck file uses one).
+
+Every problem is an :class:`~bpcheck.errors.InputError` ``file: field: problem``; the CLI prints
+it and exits 2. Nothing is coerced.
+
+Readers for other modules: :func:`load_toml` / :func:`parse_toml_text` (boards, scenarios, card
+files), :func:`load_json` (counterexamples, results), :func:`load_jsonl` (traces),
+:func:`read_baseline` (``--baseline FILE``), :func:`input_files` (the files named on a command
+line, folders expanded), and small field helpers (:func:`need`, :func:`opt`, :func:`check_keys`)
+that give the same messages everywhere. Also :func:`escape_controls` / :func:`output_escaping`:
+control characters from a file or an engine never reach the terminal raw.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import io
+import json
+import math
+import os
+import re
+import stat
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any, Iterable
+
+from bpcheck.errors import InputError
+
+# -- limits (documented in docs/bad-input.md) -------------------------------------------------
+
+MiB = 1024 * 1024
+MAX_BYTES = {
+    "board": 4 * MiB,  # a board file (TOML), with its [[card]] definitions
+    "scenario": 4 * MiB,  # a scenario file (TOML)
+    "cards": 4 * MiB,  # a card-pool file (TOML)
+    "counterexample": 64 * MiB,  # a counterexample (--cex-dir) or a result file (--json) read by replay
+    "trace": 256 * MiB,  # a trace (JSON lines) read by conform
+    "baseline": 16 * MiB,  # a --baseline file (TOML or JSON)
+}
+MAX_DEPTH = 64  # levels of nested tables/arrays
+INT_MAX = 2**53 - 1
+INT_MIN = -INT_MAX
+
+
+# -- reading bytes ------------------------------------------------------------------------------
+
+
+def _kind_of_mode(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_bytes(path: Path | str, display: str | None = None, kind: str = "board") -> bytes:
+    """The bytes of a regular file, at most ``MAX_BYTES[kind]``; never blocks on a FIFO."""
+    display = display if display is not None else str(path)
+    limit = MAX_BYTES[kind]
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise InputError(display, "", "no such file") from None
+    except PermissionError:
+        raise InputError(display, "", "cannot read file: permission denied") from None
+    except OSError as e:
+        if isinstance(e, IsADirectoryError):
+            raise InputError(display, "", f"is a directory, expected a {kind} file") from None
+        raise InputError(display, "", f"cannot read file: {e.strerror or e}") from None
+    except ValueError:  # an embedded NUL in the path
+        raise InputError(display, "", "not a valid file name") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            what = _kind_of_mode(st.st_mode)
+            if what == "a directory":
+                raise InputError(display, "", f"is a directory, expected a {kind} file")
+            raise InputError(display, "", f"is {what}, not a regular file: only regular files are read")
+        if st.st_size > limit:
+            raise InputError(display, "", f"too large: {st.st_size} bytes (a {kind} file may hold at most {limit} bytes)")
+        chunks: list[bytes] = []
+        total = 0
+        while total <= limit:
+            try:
+                b = os.read(fd, min(1 * MiB, limit + 1 - total))
+            except BlockingIOError:  # pragma: no cover - regular files never block
+                continue
+            except OSError as e:
+                raise InputError(display, "", f"cannot read file: {e.strerror or e}") from None
+            if not b:
+                break
+            chunks.append(b)
+            total += len(b)
+        if total > limit:
+            raise InputError(display, "", f"too large: more than {limit} bytes (the limit for a {kind} file)")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def decode_text(raw: bytes, display: str) -> str:
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise InputError(display, "", "starts with a UTF-8 byte-order mark; save the file as UTF-8 without one")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(display, "", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def read_text(path: Path | str, display: str | None = None, kind: str = "board") -> str:
+    display = display if display is not None else str(path)
+    return decode_text(read_bytes(path, display, kind), display)
+
+
+# -- strict values ------------------------------------------------------------------------------
+
+
+class _Bad:
+    """A value the JSON parser met that bpcheck refuses; reported with its path by check_tree."""
+
+    __slots__ = ("problem",)
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+
+class _DupDict(dict):
+    """A JSON object that named a key twice (the first duplicate is reported by check_tree)."""
+
+    duplicate: str = ""
+
+
+_SIMPLE_KEY = re.compile(r"^[A-Za-z0-9_\-]+$")
+
+
+def field_path(prefix: str, key: str | int) -> str:
+    """``prefix.key`` / ``prefix[3]``; odd keys are quoted (``prefix["a b"]``)."""
+    if isinstance(key, int):
+        return f"{prefix}[{key}]"
+    if _SIMPLE_KEY.match(key):
+        return f"{prefix}.{key}" if prefix else key
+    return f"{prefix}[{json.dumps(key)}]"
+
+
+def check_tree(value: Any, file: str, prefix: str = "", max_depth: int = MAX_DEPTH) -> None:
+    """Depth, integer range, finite floats, no dates, no duplicate keys: iteratively (no recursion)."""
+    stack: list[tuple[Any, str, int]] = [(value, prefix, 0)]
+    while stack:
+        v, where, depth = stack.pop()
+        if isinstance(v, (dict, list)):
+            if depth >= max_depth:
+                raise InputError(file, where, f"nested too deeply (more than {max_depth} levels of tables and arrays)")
+            if isinstance(v, _DupDict):
+                raise InputError(file, field_path(where, v.duplicate), "duplicate key (a key may appear once in an object)")
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    if not isinstance(k, str):  # pragma: no cover - TOML and JSON keys are strings
+                        raise InputError(file, where, f"non-string key {k!r}")
+                    stack.append((x, field_path(where, k), depth + 1))
+            else:
+                for i, x in enumerate(v):
+                    stack.append((x, field_path(where, i), depth + 1))
+        elif isinstance(v, bool) or v is None or isinstance(v, str):
+            continue
+        elif isinstance(v, int):
+            if not INT_MIN <= v <= INT_MAX:
+                raise InputError(file, where, f"integer out of range (bpcheck reads integers from {INT_MIN} to {INT_MAX})")
+        elif isinstance(v, float):
+            if not math.isfinite(v):
+                raise InputError(file, where, f"{v!r} is not a finite number (NaN and Infinity are not accepted)")
+        elif isinstance(v, _Bad):
+            raise InputError(file, where, v.problem)
+        elif isinstance(v, (_dt.date, _dt.time)):  # datetime is a date
+            raise InputError(file, where, f"a date or time ({v.isoformat()}) is not a value bpcheck reads")
+        else:  # pragma: no cover - no other parser type exists
+            raise InputError(file, where, f"unexpected value of type {type(v).__name__}")
+
+
+# -- TOML ---------------------------------------------------------------------------------------
+
+
+def _toml_too_deep(text: str, limit: int) -> tuple[int, int, str] | None:
+    """Where a TOML text first nests arrays/inline tables more than `limit` deep: (line, column,
+    the key being assigned), or None. A light scan (strings and comments skipped) so that deep
+    input is refused before the recursive parser sees it, with the field named."""
+    depth = 0
+    line, col0 = 1, 0
+    header = ""
+    stmt_start = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            line += 1
+            col0 = i + 1
+            if depth == 0:
+                stmt_start = i + 1
+        elif c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        elif c in "\"'":
+            triple = text.startswith(c * 3, i)
+            q = c * 3 if triple else c
+            j = i + len(q)
+            while j < n:
+                if c == '"' and text[j] == "\\":
+                    j += 2
+                    continue
+                if text.startswith(q, j):
+                    break
+                if not triple and text[j] == "\n":
+                    break
+                j += 1
+            line += text.count("\n", i, j)
+            i = j + len(q)
+            continue
+        elif c in "[{":
+            if depth == 0 and c == "[" and not text[stmt_start:i].strip():  # a [table] header
+                j = text.find("\n", i)
+                header = text[i : (n if j < 0 else j)].strip().strip("[]").strip()
+                i = n if j < 0 else j
+                continue
+            depth += 1
+            if depth > limit:
+                key = text[stmt_start:i].split("=", 1)[0].strip().strip('"')
+                where = ".".join(x for x in (header, key) if x)
+                return line, i - col0 + 1, where
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return None
+
+
+def parse_toml_text(text: str, display: str) -> dict:
+    """A TOML document, checked by :func:`check_tree`."""
+    deep = _toml_too_deep(text, MAX_DEPTH)
+    if deep is not None:
+        line, col, where = deep
+        raise InputError(display, where, f"nested too deeply (more than {MAX_DEPTH} levels of tables and arrays; line {line}, column {col})")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(display, "", f"malformed TOML: {e}") from None
+    except RecursionError:
+        raise InputError(display, "", f"nested too deeply (more than {MAX_DEPTH} levels of tables and arrays)") from None
+    except ValueError as e:  # e.g. an integer literal of thousands of digits
+        raise InputError(display, "", f"malformed TOML: {e}") from None
+    check_tree(data, display)
+    return data
+
+
+def load_toml(path: Path | str, display: str | None = None, kind: str = "board") -> dict:
+    display = display if display is not None else str(path)
+    return parse_toml_text(read_text(path, display, kind), display)
+
+
+# -- JSON ---------------------------------------------------------------------------------------
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _v in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        out = _DupDict(d)
+        out.duplicate = dup
+        return out
+    return d
+
+
+def _int(s: str) -> Any:
+    digits = len(s) - (1 if s.startswith("-") else 0)
+    if digits > 17:
+        return _Bad(f"integer out of range: {digits} digits (bpcheck reads integers from {INT_MIN} to {INT_MAX})")
+    return int(s)
+
+
+def _float(s: str) -> Any:
+    v = float(s)
+    if not math.isfinite(v):
+        return _Bad(f"number {s} is out of range (not a finite number)")
+    return v
+
+
+def _constant(s: str) -> Any:
+    return _Bad(f"{s} is not a number JSON allows (NaN and Infinity are not accepted)")
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_int=_int, parse_float=_float, parse_constant=_constant)
+
+
+def parse_json_text(text: str, display: str, prefix: str = "") -> Any:
+    """A JSON value, checked by :func:`check_tree` (strict: no NaN, no duplicate keys)."""
+    if text.startswith("\ufeff"):
+        raise InputError(display, prefix, "starts with a byte-order mark")
+    try:
+        data = _DECODER.decode(text)
+    except json.JSONDecodeError as e:
+        raise InputError(display, prefix, f"malformed JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
+    except RecursionError:
+        raise InputError(display, prefix, f"nested too deeply (more than {MAX_DEPTH} levels of objects and arrays)") from None
+    except ValueError as e:  # pragma: no cover - numbers are bounded by _int/_float
+        raise InputError(display, prefix, f"malformed JSON: {e}") from None
+    check_tree(data, display, prefix)
+    return data
+
+
+def load_json(path: Path | str, display: str | None = None, kind: str = "counterexample") -> Any:
+    display = display if display is not None else str(path)
+    return parse_json_text(read_text(path, display, kind), display)
+
+
+def load_jsonl(path: Path | str, display: str | None = None, kind: str = "trace") -> list[tuple[int, Any]]:
+    """JSON lines: ``[(line number, value)]``; blank lines are skipped. Lines end at ``\\n`` only
+    (a ``\\r\\n`` ending is accepted): U+2028, form feeds and the like inside a string are text."""
+    display = display if display is not None else str(path)
+    text = read_text(path, display, kind)
+    rows: list[tuple[int, Any]] = []
+    for n, raw in enumerate(text.split("\n"), 1):
+        if raw.endswith("\r"):
+            raw = raw[:-1]
+        if not raw.strip(" \t"):
+            continue
+        rows.append((n, parse_json_text(raw, f"{display}:{n}")))
+    return rows
+
+
+# -- baselines (--baseline FILE) ------------------------------------------------------------------
+
+
+def read_baseline(path: Path | str, display: str | None = None) -> dict:
+    """Read a ``--baseline FILE`` (``.toml``: TOML, anything else: JSON) through the input layer.
+
+    Returns the top-level table, checked for size, regular file, UTF-8, depth and strict types.
+    The caller validates its own fields with :func:`need`, :func:`opt` and :func:`check_keys`
+    (same ``file: field: problem`` messages) and raises :class:`InputError` for anything else."""
+    display = display if display is not None else str(path)
+    if str(path).endswith(".toml"):
+        data: Any = load_toml(path, display, "baseline")
+    else:
+        data = load_json(path, display, "baseline")
+    if not isinstance(data, dict):
+        raise InputError(display, "", f"expected a table/object at the top, got {type_name(data)}")
+    return data
+
+
+# -- field helpers (the same messages in every reader) -------------------------------------------
+
+
+def type_name(v: Any) -> str:
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "float"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, dict):
+        return "table"
+    if isinstance(v, list):
+        return "array"
+    if v is None:
+        return "null"
+    return type(v).__name__
+
+
+def _want(typ) -> str:
+    names = {str: "a string", int: "an integer", bool: "a boolean", list: "an array", dict: "a table", float: "a number"}
+    if isinstance(typ, tuple):
+        return " or ".join(names.get(t, t.__name__) for t in typ)
+    return names.get(typ, typ.__name__)
+
+
+def show(v: Any, limit: int = 60) -> str:
+    """A short, escaped rendering of a value for a message."""
+    try:
+        s = json.dumps(v, ensure_ascii=True, default=repr)
+    except (ValueError, TypeError):
+        s = repr(v)
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def is_type(v: Any, typ) -> bool:
+    """isinstance with booleans never counted as integers."""
+    types = typ if isinstance(typ, tuple) else (typ,)
+    if isinstance(v, bool):
+        return bool in types
+    return isinstance(v, types)
+
+
+def need(d: dict, key: str, typ, file: str, where: str) -> Any:
+    """``d[key]``, which must exist and be of ``typ`` (booleans are not integers)."""
+    f = field_path(where, key)
+    if key not in d:
+        raise InputError(file, f, "missing required field")
+    v = d[key]
+    if not is_type(v, typ):
+        raise InputError(file, f, f"expected {_want(typ)}, got {type_name(v)} {show(v)}")
+    return v
+
+
+def opt(d: dict, key: str, typ, default: Any, file: str, where: str) -> Any:
+    if key not in d:
+        return default
+    return need(d, key, typ, file, where)
+
+
+def check_keys(d: dict, allowed: Iterable[str], file: str, where: str, what: str = "field") -> None:
+    allowed = set(allowed)
+    for k in d:
+        if k not in allowed:
+            raise InputError(file, field_path(where, k), f"unknown {what} (allowed: {', '.join(sorted(allowed))})")
+
+
+def check_one_of(v: Any, allowed: Iterable[str], file: str, where: str, what: str = "value") -> Any:
+    allowed = sorted(allowed)
+    if v not in allowed:
+        raise InputError(file, where, f"unknown {what} {show(v)} (known: {', '.join(allowed)})")
+    return v
+
+
+# Control characters, zero-width and bidirectional formatting characters. (U+2028/U+2029, the
+# line and paragraph separators, are text: they are allowed in names, kept on one line in traces
+# and escaped on the terminal.)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+
+
+def check_name(v: Any, file: str, where: str, what: str = "name") -> str:
+    """A name shown to people (a card name, an id, a label): a non-empty string without control
+    or invisible formatting characters."""
+    if not isinstance(v, str):
+        raise InputError(file, where, f"expected a string {what}, got {type_name(v)} {show(v)}")
+    if not v.strip():
+        raise InputError(file, where, f"empty {what}")
+    m = _CONTROL.search(v)
+    if m:
+        raise InputError(file, where, f"{what} {show(v)} holds the control or invisible character U+{ord(m.group()):04X}")
+    if v != v.strip():
+        raise InputError(file, where, f"{what} {show(v)} starts or ends with whitespace")
+    return v
+
+
+# -- scenario checks (for cli/scenarios.py: same messages, checked before anything runs) ----------
+
+_LOCATION = re.compile(r"^P[12] (M[1-5]|S[1-5]|FZ|hand|graveyard|banished|deck)$")
+PHASES = ("main1", "battle", "main2", "end")
+
+
+def check_event_kinds(kinds: Any, file: str, where: str) -> list[str]:
+    """A list of event kinds (docs/model.md); a misspelt kind is an error, never a silent pass."""
+    from bpcheck.model.events import EVENT_KINDS
+
+    if not isinstance(kinds, list):
+        raise InputError(file, where, f"expected a list of event kinds, got {type_name(kinds)} {show(kinds)}")
+    for j, k in enumerate(kinds):
+        if not isinstance(k, str):
+            raise InputError(file, field_path(where, j), f"expected an event kind, got {type_name(k)} {show(k)}")
+        if k not in EVENT_KINDS:
+            close = [x for x in sorted(EVENT_KINDS) if x.replace("_", "") == k.replace("_", "").lower()]
+            hint = f" (did you mean {close[0]!r}?)" if close else " (see docs/model.md for the event kinds)"
+            raise InputError(file, field_path(where, j), f"unknown event kind {k!r}{hint}")
+    return kinds
+
+
+def check_card_known(name: Any, pool, file: str, where: str) -> str:
+    """A card name that must exist in the board's pool (built-in cards and its [[card]] tables)."""
+    if not isinstance(name, str):
+        raise InputError(file, where, f"expected a card name, got {type_name(name)} {show(name)}")
+    if name not in pool:
+        close = [n for n in pool.names() if n.lower() == name.lower()]
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise InputError(file, where, f"unknown card {name!r}{hint}")
+    return name
+
+
+def check_expect(exp: Any, pool, file: str, where: str) -> dict:
+    """A scenario step's `expect` table (docs/scenarios.md), checked for types, values and card
+    names before the scenario runs, so `validate` refuses what `scenario` would."""
+    from bpcheck.model.state import Step
+
+    if not isinstance(exp, dict):
+        raise InputError(file, where, f"expected a table, got {type_name(exp)} {show(exp)}")
+    for key, want in exp.items():
+        f = field_path(where, key)
+        if key == "step":
+            check_one_of(want, {x.value for x in Step}, file, f, "step")
+        elif key == "phase":
+            check_one_of(want, PHASES, file, f, "phase")
+        elif key == "lp":
+            if not (isinstance(want, list) and len(want) == 2 and all(is_type(x, int) for x in want)):
+                raise InputError(file, f, f"expected [P1 LP, P2 LP] (two integers), got {show(want)}")
+        elif key in ("replay_pending", "over"):
+            if not isinstance(want, bool):
+                raise InputError(file, f, f"expected a boolean, got {type_name(want)} {show(want)}")
+        elif key == "attack":
+            if not isinstance(want, str):
+                raise InputError(file, f, f"expected \"A -> B\", \"A -> direct\" or \"none\", got {type_name(want)} {show(want)}")
+            if want != "none":
+                parts = want.split(" -> ")
+                if len(parts) != 2:
+                    raise InputError(file, f, f"expected \"A -> B\", \"A -> direct\" or \"none\", got {show(want)}")
+                check_card_known(parts[0], pool, file, f)
+                if parts[1] != "direct":
+                    check_card_known(parts[1], pool, file, f)
+        elif key == "winner":
+            check_one_of(want, ("P1", "P2", "draw"), file, f, "winner")
+        elif key == "to_act":
+            check_one_of(want, ("P1", "P2", "none"), file, f, "player")
+        elif key == "where":
+            if not isinstance(want, dict):
+                raise InputError(file, f, f"expected a table {{ card = location }}, got {type_name(want)} {show(want)}")
+            for name, loc in want.items():
+                g = field_path(f, name)
+                check_card_known(name, pool, file, g)
+                locs = loc if isinstance(loc, list) else [loc]
+                for j, x in enumerate(locs):
+                    h = field_path(g, j) if isinstance(loc, list) else g
+                    if not isinstance(x, str) or not (_LOCATION.match(x) or (x == "gone" and not isinstance(loc, list))):
+                        raise InputError(file, h, f"expected a location like \"P2 M1\", \"P1 S2\", \"P1 FZ\", \"P1 graveyard\" or \"gone\", got {show(x)}")
+        elif key in ("attacks", "atk", "def", "position"):
+            if not isinstance(want, dict):
+                raise InputError(file, f, f"expected a table {{ card = value }}, got {type_name(want)} {show(want)}")
+            for name, v in want.items():
+                g = field_path(f, name)
+                check_card_known(name, pool, file, g)
+                if key == "position":
+                    check_one_of(v, ("attack", "defense", "facedown"), file, g, "position")
+                elif not is_type(v, int):
+                    raise InputError(file, g, f"expected an integer, got {type_name(v)} {show(v)}")
+        elif key == "chain":
+            if not isinstance(want, list):
+                raise InputError(file, f, f"expected a list of card names (bottom first), got {type_name(want)} {show(want)}")
+            for j, name in enumerate(want):
+                check_card_known(name, pool, file, field_path(f, j))
+        else:
+            raise InputError(file, f, "unknown expectation (see docs/scenarios.md)")
+    return exp
+
+
+# -- files named on a command line ----------------------------------------------------------------
+
+
+def input_files(paths: Iterable[str], suffix: str = ".toml", what: str = "board or scenario") -> list[tuple[Path, str]]:
+    """The files named on a command line, each folder expanded to the ``*suffix`` files under it
+    (sorted, symlinked folders followed once). A missing path, an unreadable folder or a folder
+    holding no such file is an error: a run never checks "0 boards" and passes."""
+    out: list[tuple[Path, str]] = []
+    for p in paths:
+        path = Path(p)
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            raise InputError(p, "", "no such file or directory") from None
+        except OSError as e:
+            raise InputError(p, "", f"cannot read: {e.strerror or e}") from None
+        except ValueError:
+            raise InputError(p, "", "not a valid file name") from None
+        if not stat.S_ISDIR(st.st_mode):
+            out.append((path, p))
+            continue
+        found: list[Path] = []
+        seen: set[tuple[int, int]] = {(st.st_dev, st.st_ino)}
+        todo = [path]
+        while todo:
+            folder = todo.pop()
+            try:
+                with os.scandir(folder) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as e:
+                raise InputError(str(folder), "", f"cannot read folder: {e.strerror or e}") from None
+            for e in entries:
+                try:
+                    is_dir = e.is_dir()
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    try:
+                        s2 = e.stat()
+                    except OSError as err:
+                        raise InputError(e.path, "", f"cannot read folder: {err.strerror or err}") from None
+                    if (s2.st_dev, s2.st_ino) not in seen:  # a symlink loop is followed once
+                        seen.add((s2.st_dev, s2.st_ino))
+                        todo.append(Path(e.path))
+                elif e.name.endswith(suffix):
+                    found.append(Path(e.path))
+        if not found:
+            raise InputError(p, "", f"folder holds no {suffix} files (no {what} to read)")
+        out.extend((f, str(f)) for f in sorted(found))
+    return out
+
+
+# -- command-line numbers -------------------------------------------------------------------------
+
+
+def positive_number(kind=float):
+    """An argparse type: a positive, finite number (``nan``, ``inf``, ``0``, ``-1`` are refused)."""
+    import argparse
+
+    def parse(text: str):
+        try:
+            v = kind(text)
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if isinstance(v, float) and not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+        if v <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+        if isinstance(v, int) and v > INT_MAX:
+            raise argparse.ArgumentTypeError(f"must be at most {INT_MAX}, got {text!r}")
+        return v
+
+    return parse
+
+
+# -- terminal output ------------------------------------------------------------------------------
+
+_OUT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069]")
+_ERR_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069]")
+
+
+def _esc(m: re.Match) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def escape_controls(s: str, keep_cr: bool = False) -> str:
+    """``s`` with control characters (except newline and tab) and invisible/bidirectional
+    formatting characters written as ``\\xNN`` / ``\\uNNNN``."""
+    return (_ERR_CONTROL if keep_cr else _OUT_CONTROL).sub(_esc, s)
+
+
+class _EscapingWriter(io.TextIOBase):
+    def __init__(self, inner, keep_cr: bool) -> None:
+        self._inner = inner
+        self._keep_cr = keep_cr
+
+    def write(self, s: str) -> int:
+        self._inner.write(escape_controls(s, self._keep_cr))
+        return len(s)
+
+    def flush(self) -> None:
+        self._inner.flush()
+
+    def isatty(self) -> bool:
+        return self._inner.isatty()
+
+    def fileno(self) -> int:
+        return self._inner.fileno()
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self):  # type: ignore[override]
+        return getattr(self._inner, "encoding", "utf-8")
+
+    @property
+    def errors(self):  # type: ignore[override]
+        return getattr(self._inner, "errors", "strict")
+
+    @property
+    def buffer(self):
+        return self._inner.buffer
+
+    def __getattr__(self, name: str):
+        return getattr(self._inner, name)
+
+
+@contextlib.contextmanager
+def output_escaping():
+    """While active, control characters in everything printed to stdout and stderr are escaped
+    (a card name from a file or an engine holding ESC must not drive the terminal). Carriage
+    returns stay on stderr, where progress lines use them. The previous streams come back after."""
+    old = sys.stdout, sys.stderr
+    if not isinstance(sys.stdout, _EscapingWriter):
+        sys.stdout = _EscapingWriter(sys.stdout, keep_cr=False)  # type: ignore[assignment]
+    if not isinstance(sys.stderr, _EscapingWriter):
+        sys.stderr = _EscapingWriter(sys.stderr, keep_cr=True)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        sys.stdout, sys.stderr = old
+
+
+__all__ = [
+    "INT_MAX",
+    "INT_MIN",
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "check_card_known",
+    "check_event_kinds",
+    "check_expect",
+    "check_keys",
+    "check_name",
+    "check_one_of",
+    "check_tree",
+    "escape_controls",
+    "field_path",
+    "input_files",
+    "output_escaping",
+    "load_json",
+    "load_jsonl",
+    "load_toml",
+    "need",
+    "opt",
+    "parse_json_text",
+    "parse_toml_text",
+    "positive_number",
+    "read_baseline",
+    "read_bytes",
+    "read_text",
+]

@@ -1,0 +1,755 @@
+#!/usr/bin/env python3
+"""A fuzz campaign over every bpcheck reader (docs/bad-input.md, "Fuzz campaign").
+
+Malformed boards (with card definitions), scenarios, traces, counterexample files and baseline
+files are generated from valid seeds by a seeded generator: hostile values (integers of 2**64,
+NaN, Infinity, 600 levels of nesting, dates, duplicate keys, control characters in names),
+unknown fields, misspelt names, type swaps, deletions, text damage (truncation, a byte-order mark,
+bytes that are not UTF-8, NUL) and hostile files (FIFOs, folders, /dev/zero, oversized files).
+
+Each case is judged in-process (the bulk) and a sample through real ``bpcheck`` processes:
+no traceback, no hang, an input that is invalid by construction is rejected (exit 2) with the
+``file: field: problem`` message, and an input the readers accept runs without crashing (a board
+that validates is checked; a scenario that loads runs; a trace conforms or diverges).
+
+    nice python scripts/input_campaign.py --cases 400 --seed 1 --processes 60
+    nice python scripts/input_campaign.py --cases 3000 --seed 13 --processes 400 --json out.json
+
+The same generator drives tests/test_reader_fuzz.py (fixed seed, small budget).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import datetime as dt
+import io
+import json
+import math
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+READERS = ("board", "scenario", "trace", "counterexample", "baseline")
+
+# -- writing TOML (inline; enough for generated documents, hostile values included) --------------
+
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _tkey(k: str) -> str:
+    return k if _BARE.match(k) else json.dumps(k)
+
+
+def toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)  # JSON escapes are TOML basic-string escapes
+    if isinstance(v, (dt.date, dt.time)):
+        return v.isoformat()
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_tkey(k)} = {toml_value(x)}" for k, x in v.items()) + "}"
+    if v is None:
+        return '""'  # TOML has no null
+    raise TypeError(type(v))
+
+
+def toml_dumps(d: dict) -> str:
+    return "".join(f"{_tkey(k)} = {toml_value(v)}\n" for k, v in d.items())
+
+
+# -- seeds ----------------------------------------------------------------------------------------
+
+SEED_BOARDS = [
+    "boards/000-replay-1.toml",
+    "boards/003-004-scapegoat-united-we-stand.toml",
+    "boards/000-tokens.toml",
+    "boards/rule-ds-macro-cosmos.toml",
+    "boards/002-fiendish-chain-mst.toml",
+]
+SEED_SCENARIOS = [
+    "scenarios/000-replay-1.toml",
+    "scenarios/000-replay-2.toml",
+    "scenarios/003-004-example-1.toml",
+]
+
+
+def _card_board(rng: random.Random) -> dict:
+    """A board that defines cards of its own (copies of pool cards, renamed) and puts them where
+    they can act: monsters on the field, Spells and Traps Set, a Field Spell in the Field Zone."""
+    cards = []
+    for f in ("monsters.toml", "spells.toml", "traps.toml"):
+        cards += tomllib.loads((ROOT / "model" / "cards" / f).read_text())["card"]
+    picked = [c for c in cards if c["kind"] != "token"]
+    rng.shuffle(picked)
+    defs = []
+    sides: dict = {"p1": {"lp": 8000, "monsters": [], "spells": [], "hand": []}, "p2": {"lp": 8000, "monsters": [], "spells": [], "hand": []}}
+    for i, c in enumerate(picked[:6]):
+        c = copy.deepcopy(c)
+        c["name"] = f"{c['name']} Copy"
+        c["passcode"] = f"9{i:07d}"
+        defs.append(c)
+        side = sides["p1" if i % 2 == 0 else "p2"]
+        if c["kind"] == "monster" and len(side["monsters"]) < 5:
+            side["monsters"].append({"zone": len(side["monsters"]) + 1, "card": c["name"], "position": rng.choice(["attack", "attack", "defense"])})
+        elif c.get("subtype") == "field" and "field_spell" not in side:
+            side["field_spell"] = {"card": c["name"]}
+        elif c["kind"] in ("spell", "trap") and len(side["spells"]) < 5:
+            side["spells"].append({"zone": len(side["spells"]) + 1, "card": c["name"]})
+        else:
+            side["hand"].append(c["name"])
+    for name, side in sides.items():
+        if not side["monsters"]:
+            side["monsters"].append({"zone": 1, "card": "Battle Ox" if name == "p1" else "Giant Soldier of Stone", "position": "attack"})
+        side["deck"] = ["Kuriboh", "Shining Angel"]
+    return {"name": "fuzz board with its own cards", "turn": 2, "turn_player": 1, **sides, "card": defs, "reachable": [{"id": "battle", "event": "attack_declared"}]}
+
+
+def _vocabulary() -> list:
+    from bpcheck.model import cards as C
+
+    words = set(C.SELECTORS) | C.AMOUNT_NAMES | C.MOD_UNTIL | C.POSITIONS | C.RACES | C.ATTRIBUTES | C.WHENS | C.CONDITIONS
+    words |= C.STATIC_KINDS | C.STATIC_TARGETS | C.TARGET_ZONES | C.SIDES | C.EFFECT_TYPES | {"you", "opponent", "deck", "own", "up", "Sheep Token", "Umi", "Battle Ox", "tributed_atk_or_def", "end_phase"}
+    return sorted(words)
+
+
+def _fitting(path: tuple) -> list:
+    """Vocabulary words that fit the key being changed (so that more mutants validate)."""
+    from bpcheck.model import cards as C
+
+    key = path[-1] if isinstance(path[-1], str) else path[-2]
+    table = {
+        "what": sorted(C.SELECTORS),
+        "amount": sorted(C.AMOUNT_NAMES | {"tributed_atk_or_def"}),
+        "then_damage_both": sorted(C.AMOUNT_NAMES),
+        "until": sorted(C.MOD_UNTIL | C.LINGERING_UNTIL | C.CONTROL_UNTIL),
+        "to": sorted({"you", "opponent", "controller"} | C.STATIC_TARGETS),
+        "position": sorted(C.POSITIONS),
+        "when": sorted(C.WHENS),
+        "conditions": sorted(C.CONDITIONS),
+        "race": sorted(C.RACES),
+        "attribute": sorted(C.ATTRIBUTES),
+        "apply": sorted(C.STATIC_KINDS),
+        "zone": sorted(C.TARGET_ZONES),
+        "side": sorted(C.SIDES),
+        "type": sorted(C.EFFECT_TYPES),
+        "location": ["field", "hand", "graveyard"],
+        "kind": ["monster", "spell", "trap", "token"],
+        "token": ["Sheep Token", "Ojama Token", "Battle Ox"],
+        "while_field_spell": ["Umi", "Battle Ox"],
+        "op": sorted(__import__("bpcheck.model.ops", fromlist=["OPERATIONS"]).OPERATIONS),
+        "from": ["deck"],
+        "face": ["up"],
+    }
+    return table.get(key, [])
+
+
+def vocab_mutation(doc: dict, rng: random.Random) -> tuple[str, bool] | None:
+    """Inside the board's own card definitions: a value from the card vocabulary, another number,
+    a flipped flag, or an extra parameter: mostly well-typed, often meaningless. Whatever
+    `validate` accepts, `check` must then run without crashing."""
+    from bpcheck.model.cards import OP_PARAMS
+
+    nodes = [(p, n) for p, n in _nodes(doc) if p and p[0] == "card" and len(p) > 2]
+    if not nodes:
+        return None
+    path, node = rng.choice(nodes)
+    if isinstance(node, dict) and "op" in node and node["op"] in OP_PARAMS:
+        params = list(OP_PARAMS[node["op"]][1])
+        if params:
+            k = rng.choice(params)
+            node[k] = rng.choice((_fitting((k,)) or _vocabulary()) + [0, 1, 5, 500, -500, True])
+            return _fmt(path), False
+    if isinstance(node, bool):
+        _set(doc, path, not node)
+    elif isinstance(node, int):
+        _set(doc, path, rng.choice([-1, 0, 1, 2, 3, 5, 6, 13, 14, 500, 1000000, 1000001]))
+    elif isinstance(node, str):
+        fit = _fitting(path)
+        _set(doc, path, rng.choice(fit if fit and rng.random() < 0.8 else _vocabulary()))
+    elif isinstance(node, list) and path[-1] in ("ops", "cost"):
+        name = rng.choice(sorted(OP_PARAMS))
+        op = {"op": name}
+        for k in OP_PARAMS[name][0]:
+            op[k] = rng.choice(_vocabulary() + [1, 3, 500])
+        node.append(op)
+    else:
+        return None
+    return _fmt(path), False
+
+
+def seed_board(rng: random.Random) -> dict:
+    if rng.random() < 0.6:
+        return _card_board(rng)
+    return tomllib.loads((ROOT / rng.choice(SEED_BOARDS)).read_text())
+
+
+def seed_scenario(rng: random.Random) -> dict:
+    path = ROOT / rng.choice(SEED_SCENARIOS)
+    d = tomllib.loads(path.read_text())
+    if isinstance(d.get("board"), str):
+        bpath = (path.parent / d["board"]).resolve()
+        d["board"] = tomllib.loads(bpath.read_text()) if rng.random() < 0.5 else str(bpath)
+    return d
+
+
+def _walk_rows(board_path: str, steps: int, rng: random.Random) -> tuple[dict, list[dict], list[str]]:
+    from bpcheck.engines.reference import ReferenceEngine
+    from bpcheck.model.board import load_board
+
+    eng = ReferenceEngine()
+    s = eng.start(load_board(ROOT / board_path, board_path))
+    head = {"bpcheck_trace": 1, "board": str(ROOT / board_path), "engine": "reference", "observation": eng.observe(s)}
+    rows, labels = [], []
+    for _ in range(steps):
+        acts = eng.legal_actions(s)
+        if not acts or eng.is_terminal(s):
+            break
+        a = acts[rng.randrange(len(acts))]
+        s, ev = eng.apply(s, a)
+        rows.append({"action": a.label, "observation": eng.observe(s), "events": [e.to_dict() for e in ev]})
+        labels.append(a.label)
+    return head, rows, labels
+
+
+_TRACE_CACHE: dict[int, tuple] = {}
+
+
+def seed_trace(rng: random.Random) -> list[dict]:
+    k = rng.randrange(3)
+    if k not in _TRACE_CACHE:
+        _TRACE_CACHE[k] = _walk_rows(SEED_BOARDS[k], 6, random.Random(k))
+    head, rows, _ = copy.deepcopy(_TRACE_CACHE[k])
+    return [head, *rows]
+
+
+def seed_counterexample(rng: random.Random) -> dict:
+    k = rng.randrange(3)
+    if k not in _TRACE_CACHE:
+        _TRACE_CACHE[k] = _walk_rows(SEED_BOARDS[k], 6, random.Random(k))
+    _h, _r, labels = _TRACE_CACHE[k]
+    cex = {
+        "bpcheck_counterexample": 1,
+        "board": str(ROOT / SEED_BOARDS[k]),
+        "engine": "reference",
+        "invariant": "replay.iff",
+        "message": "fuzz seed",
+        "kind": "transition",
+        "length": len(labels),
+        "trace": list(labels),
+    }
+    if rng.random() < 0.3:
+        return {"bpcheck": "0", "boards": [{"board": cex["board"], "counterexamples": [cex]}]}
+    return cex
+
+
+def seed_baseline(rng: random.Random) -> dict:
+    return {"known": [{"board": "boards/000-replay-5.toml", "invariant": "DIFF", "reason": "ocgcore resolves it otherwise"}]}
+
+
+# -- mutations ------------------------------------------------------------------------------------
+
+DEEP = 600
+HOSTILE_INTS = [2**64, -(2**64), 2**63, 10**30, 2**53]
+ENUM_KEYS = {"position", "op", "apply", "to", "subtype", "type", "when", "what", "side", "until", "attribute", "race", "location", "step", "phase", "winner", "to_act", "face"}
+NAME_KEYS = {"card", "name", "id", "token"}
+
+
+def _nodes(v: Any, path: tuple = ()) -> list[tuple[tuple, Any]]:
+    out = [(path, v)]
+    stack = [(path, v)]
+    while stack:
+        p, x = stack.pop()
+        items = x.items() if isinstance(x, dict) else enumerate(x) if isinstance(x, list) else ()
+        for k, y in items:
+            out.append((p + (k,), y))
+            stack.append((p + (k,), y))
+    return out
+
+
+def _set(doc: Any, path: tuple, value: Any) -> Any:
+    if not path:
+        return value
+    cur = doc
+    for k in path[:-1]:
+        cur = cur[k]
+    cur[path[-1]] = value
+    return doc
+
+
+DEEP_MARK = "\x00DEEP\x00"  # written out as 600 nested arrays by serialize()
+
+
+def _deep() -> Any:
+    return DEEP_MARK
+
+
+@dataclass
+class Case:
+    reader: str
+    mutation: str
+    invalid: bool  # invalid by construction: must be rejected (exit 2)
+    data: bytes | None = None  # the file's bytes (None: a special file)
+    special: str = ""  # fifo, dir, devzero, oversize, empty-dir
+    where: str = ""  # the mutated path, for the report
+    tree: bool = False  # a mutation at a path inside the document: the message must name a field
+    note: str = ""
+
+
+def _fmt(path: tuple) -> str:
+    s = ""
+    for k in path:
+        s += f"[{k}]" if isinstance(k, int) else (f".{k}" if s else str(k))
+    return s
+
+
+def _closed(reader: str, path: tuple, node: Any) -> bool:
+    """Dicts whose keys the reader checks (an unknown key there is invalid)."""
+    if not isinstance(node, dict):
+        return False
+    if reader == "board":
+        return "reachable" not in path or len(path) == 2
+    if reader == "scenario":
+        if not path:
+            return True
+        if path[0] == "board" and isinstance(node, dict):
+            return "reachable" not in path
+        return path[0] == "step" and (len(path) == 2 or (len(path) == 3 and path[2] == "expect"))
+    if reader == "trace":
+        return not path  # a header or a step row; observations are the engine's data
+    if reader == "counterexample":
+        return not path and "trace" in node
+    return False
+
+
+def mutate(reader: str, doc: Any, rng: random.Random) -> tuple[Any, str, bool, str]:
+    """(mutated doc, mutation name, invalid by construction, path)."""
+    nodes = _nodes(doc)
+    path, node = rng.choice([n for n in nodes if n[0]] if reader in ("board", "scenario", "baseline") else nodes)
+    kind = rng.choice(
+        ["big_int", "nan", "deep", "date", "unknown_key", "control_name", "misspell", "type_swap", "delete", "int_edge", "dup_element", "rename_key"]
+    )
+    toml = reader in ("board", "scenario") or (reader == "baseline" and rng.random() < 0.5)
+    if kind == "big_int":
+        return _set(doc, path, rng.choice(HOSTILE_INTS)), kind, True, _fmt(path)
+    if kind == "nan":
+        return _set(doc, path, rng.choice([math.nan, math.inf, -math.inf])), kind, True, _fmt(path)
+    if kind == "deep":
+        return _set(doc, path, _deep()), kind, True, _fmt(path)
+    if kind == "date" and toml:
+        return _set(doc, path, rng.choice([dt.date(1979, 5, 27), dt.datetime(1979, 5, 27, 7, 32), dt.time(7, 32)])), kind, True, _fmt(path)
+    if kind == "unknown_key":
+        closed = [(p, n) for p, n in nodes if _closed(reader, p, n)]
+        if closed:
+            p, n = rng.choice(closed)
+            n["zz_unknown"] = 1
+            return doc, kind, True, _fmt(p + ("zz_unknown",))
+    if kind == "control_name" and reader in ("board", "scenario"):
+        names = [(p, n) for p, n in nodes if isinstance(n, str) and p and p[-1] in NAME_KEYS and "reachable" not in p and "where" not in p]
+        if reader == "scenario":
+            names = [(p, n) for p, n in names if p[0] == "board"]
+        names = [(p, n) for p, n in names if not (len(p) >= 1 and p[-1] == "name" and len(p) <= 2 and reader == "scenario")]
+        if names:
+            p, n = rng.choice(names)
+            return _set(doc, p, n + rng.choice(["\x1b[31m", "\x00", "\u202e", "\x07", "\r"])), kind, True, _fmt(p)
+    if kind == "misspell":
+        cands = [(p, n) for p, n in nodes if isinstance(n, str) and p and isinstance(p[-1], str) and p[-1] in ENUM_KEYS]
+        if reader == "scenario":
+            cands += [(p, n) for p, n in nodes if isinstance(n, str) and len(p) >= 2 and p[-2] in ("events", "no_events")]
+        if reader == "counterexample":
+            cands = [(p, n) for p, n in nodes if p and p[-1] == "invariant"]
+        if reader == "trace":
+            cands = []  # a trace's values are the engine's: a changed value is a divergence (exit 1)
+        if cands:
+            p, n = rng.choice(cands)
+            return _set(doc, p, n + "x"), kind, True, _fmt(p)
+    if kind == "rename_key" and reader == "scenario":
+        tabs = [(p, n) for p, n in nodes if isinstance(n, dict) and p and p[-1] in ("where", "atk", "def", "attacks", "position") and n]
+        if tabs:
+            p, n = rng.choice(tabs)
+            k = next(iter(n))
+            n[k + " Nonexistent"] = n.pop(k)
+            return doc, "where_unknown_card", True, _fmt(p)
+    if kind == "delete" and path:
+        parent = doc
+        for k in path[:-1]:
+            parent = parent[k]
+        del parent[path[-1]]
+        return doc, kind, False, _fmt(path)
+    if kind == "int_edge" and isinstance(node, int) and not isinstance(node, bool):
+        return _set(doc, path, rng.choice([-1, 0, 6, 99, 2**53 - 1, -(2**53 - 1)])), kind, False, _fmt(path)
+    if kind == "dup_element" and isinstance(node, list) and node:
+        node.append(copy.deepcopy(rng.choice(node)))
+        return doc, kind, False, _fmt(path)
+    # type swap: another type at the same place
+    choices = ["s", 7, True, [], {}, 1.5, [1, "x"], {"a": 1}] + ([None] if not toml else [])
+    v = rng.choice(choices)
+    return _set(doc, path, copy.deepcopy(v)), "type_swap", False, _fmt(path)
+
+
+def serialize(reader: str, doc: Any, toml: bool) -> bytes:
+    if reader == "trace":
+        text = "\n".join(json.dumps(r, ensure_ascii=False) for r in doc) + "\n"
+    elif toml:
+        text = toml_dumps(doc)
+    else:
+        text = json.dumps(doc, ensure_ascii=False)
+    return text.replace(json.dumps(DEEP_MARK), "[" * DEEP + "0" + "]" * DEEP).encode()
+
+
+def _seed(reader: str, rng: random.Random) -> Any:
+    return {"board": seed_board, "scenario": seed_scenario, "trace": seed_trace, "counterexample": seed_counterexample, "baseline": seed_baseline}[reader](rng)
+
+
+def text_damage(reader: str, raw: bytes, rng: random.Random) -> tuple[bytes, str, bool]:
+    kind = rng.choice(["truncate", "bom", "not_utf8", "nul", "empty", "dup_key"])
+    if kind == "truncate":
+        return raw[: rng.randrange(max(1, len(raw)))], kind, False
+    if kind == "bom":
+        return b"\xef\xbb\xbf" + raw, kind, True
+    if kind == "not_utf8":
+        i = rng.randrange(len(raw) + 1)
+        return raw[:i] + b"\xff\xfe" + raw[i:], kind, True
+    if kind == "nul":
+        i = rng.randrange(len(raw) + 1)
+        return raw[:i] + b"\x00" + raw[i:], kind, True
+    if kind == "empty":
+        return b"", kind, reader != "baseline"  # an empty TOML baseline is an empty table
+    # a duplicated key: JSON at the start of the first object; TOML at the top
+    text = raw.decode()
+    if reader in ("trace", "counterexample") or (reader == "baseline" and text.startswith("{")):
+        i = text.index("{")
+        j = text.index(",", i) if "," in text[i:] else None
+        if j is not None:
+            first = text[i + 1 : j]
+            return (text[: i + 1] + first + "," + text[i + 1 :]).encode(), kind, True
+        return raw + b"\x00", "nul", True
+    line = text.split("\n", 1)[0]
+    return (line + "\n" + text).encode(), kind, True
+
+
+def cases(reader: str, seed: int, n: int) -> list[Case]:
+    """`n` cases for one reader, the same for the same seed."""
+    rng = random.Random(f"{reader}:{seed}")
+    out: list[Case] = []
+    specials = ["fifo", "dir", "devzero", "oversize", "empty-dir"] if reader in ("board", "scenario") else ["fifo", "dir", "devzero", "oversize"]
+    for i in range(n):
+        r = rng.random()
+        if i < len(specials):
+            out.append(Case(reader, specials[i], True, None, specials[i]))
+            continue
+        doc = _seed(reader, rng)
+        toml = reader in ("board", "scenario") or (reader == "baseline" and rng.random() < 0.5)
+        if r < 0.2:
+            raw, kind, invalid = text_damage(reader, serialize(reader, doc, toml), rng)
+            out.append(Case(reader, kind, invalid, raw, note="toml" if toml else "json"))
+            continue
+        if reader == "board" and "card" in doc and rng.random() < 0.5:
+            got = vocab_mutation(doc, rng)
+            if got is not None:
+                out.append(Case(reader, "vocab", False, serialize(reader, doc, True), where=got[0], tree=True, note="toml"))
+                continue
+        if reader == "trace":
+            k = rng.randrange(len(doc))
+            line, kind, invalid, where = mutate(reader, doc[k], rng)
+            doc[k] = line
+            where = f"line {k + 1}: {where}"
+        else:
+            doc, kind, invalid, where = mutate(reader, doc, rng)
+        try:
+            raw = serialize(reader, doc, toml)
+        except (TypeError, ValueError):  # a value JSON cannot hold (a date): write it as TOML instead
+            raw = toml_dumps(doc).encode() if isinstance(doc, dict) else b"\x00"
+            raw = raw.replace(json.dumps(DEEP_MARK).encode(), b"[" * DEEP + b"0" + b"]" * DEEP)
+        out.append(Case(reader, kind, invalid, raw, where=where, tree=bool(where) and not where.endswith(": "), note="toml" if toml else "json"))
+    return out
+
+
+# -- writing a case to disk -----------------------------------------------------------------------
+
+SUFFIX = {"board": ".toml", "scenario": ".toml", "trace": ".jsonl", "counterexample": ".json", "baseline": ".json"}
+
+
+def materialize(case: Case, folder: Path, k: int) -> str:
+    from bpcheck.model.inputs import MAX_BYTES
+
+    suffix = SUFFIX[case.reader]
+    if case.reader == "baseline" and case.note == "toml":
+        suffix = ".toml"
+    p = folder / f"case{k}{suffix}"
+    if case.special == "fifo":
+        os.mkfifo(p)
+    elif case.special == "dir":
+        p.mkdir()
+        (p / "inner.txt").write_text("x")
+    elif case.special == "empty-dir":
+        p = folder / f"case{k}"
+        p.mkdir()
+    elif case.special == "devzero":
+        os.symlink("/dev/zero", p)
+    elif case.special == "oversize":
+        with open(p, "wb") as f:
+            f.truncate(MAX_BYTES[case.reader] + 1)  # sparse: no disk used
+    else:
+        assert case.data is not None
+        p.write_bytes(case.data)
+    return str(p)
+
+
+# -- judging in-process ---------------------------------------------------------------------------
+
+
+class Hang(Exception):
+    pass
+
+
+@dataclass
+class Verdict:
+    outcome: str  # rejected | accepted | traceback | hang | accepted_invalid | no_field | wrong_code
+    detail: str = ""
+    message: str = ""
+
+
+def _alarm(_sig, _frm):
+    raise Hang()
+
+
+def run_reader(reader: str, path: str) -> tuple[str, str, int | None]:
+    """("rejected", message, None) | ("accepted", "", exit code of the run); other exceptions propagate."""
+    from bpcheck.errors import InputError
+
+    if reader == "board":
+        from bpcheck.engines.reference import ReferenceEngine
+        from bpcheck.explorers.checking import parse_goals
+        from bpcheck.explorers.core import Bounds
+        from bpcheck.explorers.run import check_board
+        from bpcheck.invariants import select
+        from bpcheck.model.board import load_board
+
+        try:
+            b = load_board(path, path)
+            parse_goals(b)
+        except InputError as e:
+            return "rejected", e.render(), None
+        check_board(b, ReferenceEngine(), select(None), "bfs", Bounds(max_states=300, timeout=10))
+        return "accepted", "", 0
+    if reader == "scenario":
+        from bpcheck.scenarios import load_scenario, run_scenario
+
+        try:
+            sc = load_scenario(path, path)
+        except InputError as e:
+            return "rejected", e.render(), None
+        res = run_scenario(sc)  # must not raise: validate accepts what scenario accepts
+        return "accepted", "", 0 if res.passed else 1
+    if reader == "trace":
+        from bpcheck.invariants import select
+        from bpcheck.traces import conform_trace, load_trace
+
+        try:
+            t = load_trace(path)
+            d, _n = conform_trace(t, select(None))
+        except InputError as e:
+            return "rejected", e.render(), None
+        return "accepted", "", 0 if d is None else 1
+    if reader == "counterexample":
+        from bpcheck.replay import load_counterexamples, replay_file
+
+        try:
+            load_counterexamples(path)
+        except InputError as e:
+            return "rejected", e.render(), None
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = replay_file(path, verbose=False)
+        if code == 2:
+            m = re.search(r"bpcheck: error: (.*)", err.getvalue())
+            return "rejected", m.group(1) if m else out.getvalue().strip().splitlines()[-1], None
+        return "accepted", "", code
+    if reader == "baseline":
+        from bpcheck.model.inputs import read_baseline
+
+        try:
+            read_baseline(path, path)
+        except InputError as e:
+            return "rejected", e.render(), None
+        return "accepted", "", 0
+    raise ValueError(reader)
+
+
+def judge(case: Case, path: str, seconds: int = 30) -> Verdict:
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(seconds)
+    try:
+        status, message, _code = run_reader(case.reader, path)
+    except Hang:
+        return Verdict("hang", f"no answer in {seconds} s")
+    except BaseException as e:  # noqa: BLE001 - the campaign counts every escape
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        return Verdict("traceback", "".join(traceback.format_exception(e))[-2000:])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    if status == "rejected":
+        if not message.startswith(path):
+            return Verdict("no_field", f"the message does not start with the file: {message}", message)
+        if case.tree and case.invalid and not _names_field(message, path):
+            return Verdict("no_field", f"no field named: {message}", message)
+        return Verdict("rejected", "", message)
+    if case.invalid:
+        return Verdict("accepted_invalid", f"{case.mutation} at {case.where} was accepted", "")
+    return Verdict("accepted")
+
+
+def _names_field(message: str, path: str) -> bool:
+    rest = message[len(path) :]
+    if re.match(r"^:\d+: ", rest):  # file:line of a trace
+        rest = rest[rest.index(" ") :]
+        return bool(re.match(r"^ [^ :][^:]*: ", rest)) or rest.startswith(" ")
+    return bool(re.match(r"^: [^:]+: .", rest))
+
+
+# -- judging through real processes ---------------------------------------------------------------
+
+COMMANDS = {
+    "board": [["validate"], ["check", "--max-states", "300"]],
+    "scenario": [["scenario"], ["validate"]],
+    "trace": [["conform", "-q"]],
+    "counterexample": [["replay", "-q"]],
+}
+
+
+def run_process(case: Case, path: str, expected: str, seconds: int = 60) -> list[Verdict]:
+    out = []
+    for cmd in COMMANDS.get(case.reader, []):
+        try:
+            p = subprocess.run(
+                [sys.executable, "-m", "bpcheck", *cmd, path], capture_output=True, text=True, timeout=seconds, cwd=ROOT, env={**os.environ, "CI": "1"}
+            )
+        except subprocess.TimeoutExpired:
+            out.append(Verdict("hang", f"bpcheck {' '.join(cmd)}: no answer in {seconds} s"))
+            continue
+        both = p.stdout + p.stderr
+        if "Traceback" in both:
+            out.append(Verdict("traceback", f"bpcheck {' '.join(cmd)}: {both[-1500:]}"))
+        elif expected == "rejected":
+            if p.returncode != 2:
+                out.append(Verdict("wrong_code" if p.returncode != 0 else "accepted_invalid", f"bpcheck {' '.join(cmd)}: exit {p.returncode}: {both[-500:]}"))
+            elif f"{path}" not in p.stderr:
+                out.append(Verdict("no_field", f"bpcheck {' '.join(cmd)}: the file is not named on stderr: {p.stderr[-500:]}"))
+            else:
+                out.append(Verdict("rejected", "", p.stderr))
+        else:
+            ok = {0, 1, 3} if cmd[0] in ("check", "scenario", "conform", "replay") else {0}
+            if cmd[0] == "replay":
+                ok = {0, 1, 2}  # a trace that no longer applies is exit 2 with a reason
+            out.append(Verdict("accepted" if p.returncode in ok else "wrong_code", f"bpcheck {' '.join(cmd)}: exit {p.returncode}: {both[-300:]}"))
+    return out
+
+
+# -- the campaign ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    cases: int = 0
+    runs: int = 0
+    counts: dict = field(default_factory=dict)
+    failures: list = field(default_factory=list)
+    by_reader: dict = field(default_factory=dict)
+
+    def add(self, reader: str, case: Case, v: Verdict, where: str) -> None:
+        self.runs += 1
+        self.counts[v.outcome] = self.counts.get(v.outcome, 0) + 1
+        r = self.by_reader.setdefault(reader, {})
+        r[v.outcome] = r.get(v.outcome, 0) + 1
+        if v.outcome not in ("rejected", "accepted"):
+            self.failures.append({"reader": reader, "mutation": case.mutation, "where": case.where, "how": where, "outcome": v.outcome, "detail": v.detail})
+
+
+def campaign(n: int, seed: int, processes: int, readers=READERS, progress: bool = False) -> Tally:
+    t = Tally()
+    with tempfile.TemporaryDirectory(prefix="bpcheck-fuzz-") as tmp:
+        folder = Path(tmp)
+        sample: list[tuple[Case, str, str]] = []
+        k = 0
+        for reader in readers:
+            cs = cases(reader, seed, n)
+            for i, c in enumerate(cs):
+                k += 1
+                path = materialize(c, folder, k)
+                t.cases += 1
+                v = judge(c, path)
+                t.add(reader, c, v, "in-process")
+                if progress and k % 50 == 0:
+                    sys.stderr.write(f"\r{reader}: {i + 1}/{len(cs)}   ")
+                sample.append((c, path, "rejected" if v.outcome == "rejected" else "accepted"))
+        rng = random.Random(seed)
+        per = {r: [s for s in sample if s[0].reader == r and s[0].reader in COMMANDS] for r in readers}
+        chosen: list = []
+        for r, items in per.items():
+            inval = [s for s in items if s[2] == "rejected"]
+            # the hostile files always, then a random sample
+            chosen += [s for s in inval if s[0].special]
+            rest = [s for s in items if not s[0].special]
+            rng.shuffle(rest)
+            chosen += rest[: max(0, processes // max(1, len([x for x in per.values() if x])) - len([s for s in inval if s[0].special]))]
+        for j, (c, path, expected) in enumerate(chosen):
+            for v in run_process(c, path, expected):
+                t.add(c.reader, c, v, "process")
+            if progress:
+                sys.stderr.write(f"\rprocesses: {j + 1}/{len(chosen)}   ")
+        if progress:
+            sys.stderr.write("\n")
+    return t
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", type=int, default=400, help="cases per reader (default 400)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--processes", type=int, default=60, help="cases run through real bpcheck processes (default 60)")
+    ap.add_argument("--json", metavar="FILE")
+    args = ap.parse_args()
+    start = time.monotonic()
+    t = campaign(args.cases, args.seed, args.processes, progress=sys.stderr.isatty() and not os.environ.get("CI"))
+    took = time.monotonic() - start
+    print(f"cases: {t.cases}, runs: {t.runs} (in-process and through bpcheck processes), {took:.0f} s")
+    for reader, c in t.by_reader.items():
+        print(f"  {reader:15} " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
+    bad = {k: t.counts.get(k, 0) for k in ("traceback", "hang", "accepted_invalid", "wrong_code", "no_field")}
+    print("tracebacks {traceback}, hangs {hang}, exit 0 on invalid input {accepted_invalid}, wrong exit codes {wrong_code}, field not named {no_field}".format(**bad))
+    for f in t.failures[:20]:
+        print(f"  FAIL {f['reader']} {f['mutation']} at {f['where']} ({f['how']}): {f['outcome']}: {f['detail'][:600]}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"cases": t.cases, "runs": t.runs, "seconds": round(took), "counts": t.counts, "by_reader": t.by_reader, "failures": t.failures}, indent=1) + "\n")
+    return 1 if any(bad.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    raise SystemExit(main())
