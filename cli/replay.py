@@ -45,6 +45,8 @@ CEX_KEYS = {
     "cycle_start",
     "steps",
     "initial_observation",
+    "diff",  # a DIFF's distinct kind and first differing path (protocol v2)
+    "baselined",  # a DIFF listed in a --baseline file, with its reason
 }
 
 
@@ -64,6 +66,12 @@ def check_counterexample(c, file: str, where: str) -> dict:
     if not isinstance(c, dict):
         raise InputError(file, where, f"expected a counterexample object, got {inputs.type_name(c)}")
     inputs.check_keys(c, CEX_KEYS, file, where)
+    if "diff" in c:  # informational: the DIFF's kind and first differing path
+        d = c["diff"]
+        if not isinstance(d, dict) or set(d) != {"kind", "path"} or not all(inputs.is_type(d[k], str) for k in d):
+            raise InputError(file, inputs.field_path(where, "diff"), "expected a table of two strings, kind and path")
+    if "baselined" in c and not inputs.is_type(c["baselined"], str):
+        raise InputError(file, inputs.field_path(where, "baselined"), f"expected the baseline's reason (a string), got {inputs.type_name(c['baselined'])}")
     c = {**c, "_file": file, "_where": where}  # for messages about the trace later
     if "bpcheck_counterexample" in c:
         v = c["bpcheck_counterexample"]

@@ -386,7 +386,10 @@ def parse_scenario(data: dict, display: str, base: Path, display_base: Path | No
         raise ck.fail("board", "missing required field (a path to a board file, or an inline [board] table)")
     b = data["board"]
     if isinstance(b, str):
-        board = load_board(base / b, str(display_base / b))
+        try:
+            board = load_board(base / b, str(display_base / b))
+        except InputError as e:  # name the scenario too: the board may serve many
+            raise InputError(display, "board", f"in board file {e.render()}") from None
     elif isinstance(b, dict):
         board = board_from_dict(b, display, "board")
     else:

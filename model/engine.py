@@ -965,6 +965,9 @@ class Rules:
         if cost:  # rule: ATK-COST
             self._pay_lp(w, tp, cost)
             w.emit("attack_cost_paid", attacker_uid=uid, player=tp, amount=cost)
+            self._check_lp(w)  # rule: LP-ZERO (a cost that takes the LP to 0 ends the duel too)
+            if w.s.over:
+                return
         # "Each of your opponent's monsters that conducts an attack while this card is face-up"
         # (e.g. "Mirror Wall"): the attacker's ATK is halved as long as the card stays.
         for side, src_uid, src, st in self._active_statics(w.s):

@@ -202,7 +202,7 @@ CATALOGUE: list[Row] = [
     Row("goal-unknown-field", "board", board("b.toml", BOARD + '\n[[reachable]]\nid = "g"\nevent = "replay"\ncolour = 1\n', cmd="validate"), r"b\.toml: reachable\[0\]\.colour: unknown field"),
     # -- scenarios ------------------------------------------------------------------------------------
     Row("scenario-event-kind-misspelt", "scenario", scenario(SCENARIO + 'no_events = ["replayy"]\n'), r"s\.toml: step\[0\]\.no_events\[0\]: unknown event kind 'replayy'"),
-    Row("scenario-where-unknown-card", "scenario", scenario(SCENARIO + 'expect = { where = { "Blue-Eyes White Dragn" = "P2 graveyard" } }\n'), r"s\.toml: step\[0\]\.expect\.where\[\"Blue-Eyes White Dragn\"\]: unknown card"),
+    Row("scenario-where-unknown-card", "scenario", scenario(SCENARIO + 'expect = { where = { "Blue-Eyes White Dragn" = "P2 graveyard" } }\n'), r"s\.toml: step\[0\]\.expect\.where\.Blue-Eyes White Dragn: 'Blue-Eyes White Dragn' is not a card on the board; did you mean 'Blue-Eyes White Dragon'\?"),
     Row("scenario-expect-type", "scenario", scenario(SCENARIO + 'expect = { lp = "8000" }\n'), r"s\.toml: step\[0\]\.expect\.lp: expected \[P1 LP, P2 LP\]"),
     Row("scenario-board-error", "scenario", lambda tmp: (tmp.joinpath("board.toml").write_text(BOARD.replace("lp = 8000", "lp = 0", 1)), tmp.joinpath("s.toml").write_text(SCENARIO.replace("BOARD", "board.toml")), ["scenario", str(tmp / "s.toml")])[-1], r"s\.toml: board: in board file .*board\.toml: p1\.lp: 0 is less than the minimum of 1"),
     Row("scenario-deep-nesting", "scenario", scenario(SCENARIO + "note = " + "[" * 600 + "]" * 600 + "\n"), r"s\.toml: step\.note: nested too deeply"),

@@ -81,7 +81,7 @@ def test_witness_counterexample_replays(tmp_path, run_cli):
     assert "lp = 100" in witness and "atk = 100" in witness  # damage exactly equal to the LP left
     cex = json.loads((rep / "lp-zero-battle.acc.duel-over.cex.json").read_text())
     assert cex["invariant"] == "acc.duel-over" and cex["trace"][-1] == "pass"
-    code, stdout, _ = run_cli("replay", str(rep / "lp-zero-battle.acc.duel-over.cex.json"))
+    code, stdout, _ = run_cli("replay", str(rep / "lp-zero-battle.acc.duel-over.cex.json"), "--engine", "mutant:exact-lethal-goes-on")
     assert code == 1 and "P2 has 0 LP but the duel goes on" in stdout
 
 

@@ -166,15 +166,16 @@ def test_cex_dir_names_are_unique_for_boards_of_one_name(tmp_path):
     args = ["check", str(tmp_path / "a"), str(tmp_path / "b"), "--engine", "buggy_engines:CallOffForgetsAttack", "--cex-dir", str(out)]
     p = bpcheck(*args, env={"PYTHONPATH": str(ROOT / "tests")})
     assert p.returncode == 1, p.stdout + p.stderr
-    names = sorted(x.name for x in out.iterdir())
-    assert "a_x.replay.call-off-counts.json" in names and "b_x.replay.call-off-counts.json" in names
+    names = sorted(x.name for x in out.iterdir() if not x.name.startswith("."))  # .bpcheck-output.json: the folder's manifest
+    assert len(names) == len(set(n.lower() for n in names))  # one file per counterexample, none overwritten
+    assert "x.replay.call-off-counts.json" in names and "x.replay.call-off-counts-2.json" in names
     boards = {json.loads((out / n).read_text())["board"] for n in names}
     assert boards == {str(tmp_path / "a" / "x.toml"), str(tmp_path / "b" / "x.toml")}
     # deterministic: the same run gives the same names
     again = tmp_path / "cex2"
     args[-1] = str(again)
     bpcheck(*args, env={"PYTHONPATH": str(ROOT / "tests")})
-    assert sorted(x.name for x in again.iterdir()) == names
+    assert sorted(x.name for x in again.iterdir() if not x.name.startswith(".")) == names
 
 
 # -- traces ------------------------------------------------------------------------------------------
