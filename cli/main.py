@@ -191,6 +191,22 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         invariants = [*invariants, DIFF_INVARIANT]
         system_kw["system_cls"] = DifferentialSystem
+        if args.diff_continue_order:
+            import functools
+
+            system_kw["system_cls"] = functools.partial(DifferentialSystem, continue_past_order=True)
+    elif args.diff_continue_order or args.baseline:
+        _err(InputError("--baseline" if args.baseline else "--diff-continue-order", "", "needs --differential"))
+        return EXIT_BAD_INPUT
+    baseline = None
+    if args.baseline:  # known, explained disagreements (explorers/baseline.py, docs/checking.md)
+        from bpcheck.explorers.baseline import load_baseline
+
+        try:
+            baseline = load_baseline(args.baseline)
+        except InputError as e:
+            _err(e)
+            return EXIT_BAD_INPUT
     bounds = Bounds(args.max_states, args.max_depth, args.timeout)
     from bpcheck.reporting import emit_check_reports, graph_limit
 
@@ -207,6 +223,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             errors.append({"file": e.file, "field": e.field, "problem": e.problem})
             continue
         results.append(br)
+        if baseline is not None:  # known disagreements do not fail the board; new ones do
+            baseline.outcome(br, engine_name)
         r = br.result
         vac = [row["id"] for row in br.invariant_rows() if row["verdict"] == "vacuous"]
         line = f"{r.status.upper():12} {display}: {r.states} states, {r.transitions} transitions, depth {r.max_depth}"
@@ -217,15 +235,24 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(line)
         if vac and args.verbose:
             print(f"             vacuous here: {', '.join(vac)}")
+        if br.not_compared:  # protocol v2: what the engine does not observe is never compared
+            print(f"             not compared (the engine does not observe them): {', '.join(br.not_compared)}")
+        for inv_id, missing in sorted(br.not_evaluated.items()):
+            print(f"             not evaluated: {inv_id} (the engine does not observe {missing})")
         for g in br.goals:
             if br.witnesses.get(g.id) is None:
                 print(f"             goal {g.id!r} is not reachable{' (' + g.description + ')' if g.description else ''}")
             elif args.verbose:
                 print(f"             goal {g.id!r} reached in {len(br.witnesses[g.id])} steps")
         for cex in br.counterexamples:
+            if getattr(cex, "baselined", None) is not None:
+                print(f"             known disagreement (baseline): DIFF {cex.key[0]} {cex.key[1]}: {cex.baselined}")
+                continue
             print()
             print(counterexample_text(cex))
             print()
+        for gone in (getattr(br, "baseline", None) or {}).get("gone", []):
+            print(f"             baseline: no longer occurs: DIFF {gone['kind']} {gone['path']} ({gone['reason']})")
     doc = result_document(results, engine_name, args.strategy, bounds, errors, timings=args.stats)
     inv_total = {inv.id: 0 for inv in invariants}
     for br in results:
@@ -249,8 +276,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         out = Path(args.cex_dir)
         out.mkdir(parents=True, exist_ok=True)
         for br in results:
+            used: dict[str, int] = {}
             for k, cex in enumerate(br.counterexamples, 1):
-                name = f"{Path(br.board.path).stem}.{cex.invariant}.json"
+                name = f"{Path(br.board.path).stem}.{cex.invariant}"
+                used[name] = used.get(name, 0) + 1  # several DIFFs of one board: .DIFF.json, .DIFF-2.json, ...
+                name = f"{name}.json" if used[name] == 1 else f"{name}-{used[name]}.json"
                 (out / name).write_text(json.dumps({"bpcheck_counterexample": 1, **cex.to_dict(full=False)}, indent=1) + "\n")
     emit_check_reports(args, results, errors, engine_name, bounds)  # --report DIR, --github
     if errors:
@@ -363,6 +393,16 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--invariants", metavar="IDS", help="comma-separated invariant IDs or family names (default: all)")
     ck.add_argument(
         "--differential", action="store_true", help="also compare the engine with the reference model in lockstep (invariant DIFF)"
+    )
+    ck.add_argument(
+        "--diff-continue-order",
+        action="store_true",
+        help="with --differential: report a difference of event order only, and go on comparing in lockstep past it",
+    )
+    ck.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="with --differential: known, explained disagreements (TOML, docs/checking.md); they do not fail, new ones do",
     )
     ck.add_argument("--strategy", choices=("bfs", "dfs"), default="bfs", help="bfs (default: shortest counterexamples) or dfs")
     ck.add_argument("--max-states", type=_positive(int), metavar="N", help="stop after N distinct states (inconclusive)")

@@ -47,6 +47,8 @@ import orjson
 import xxhash
 
 from bpcheck import __version__
+from bpcheck.engines import observation_paths
+from bpcheck.engines.interface import DEFAULT_CAPABILITIES, Capabilities
 from bpcheck.errors import InputError
 from bpcheck.explorers.checking import fingerprint
 from bpcheck.explorers.core import SystemFault
@@ -54,8 +56,12 @@ from bpcheck.model.board import Board, parse_toml, read_text
 from bpcheck.model.cards import Card
 from bpcheck.model.events import Event
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # the newest version bpcheck speaks; version 1 engines work unchanged
+PROTOCOL_VERSIONS = (1, 2)
 DEFAULT_CALL_TIMEOUT = 10.0  # seconds per call
+MAX_REPLY_BYTES = 16 << 20  # a longer reply line is a `malformed` ENGINE-FAULT (docs/protocol.md)
+STDERR_LINE_KEEP = 4096  # bytes kept of each stderr line (its end) for crash reports
+RELEASE_BATCH = 32  # no-cloning engines: handles released per `release` request
 HANDSHAKE_TIMEOUT = 10.0  # at least this long for process start-up, hello and start
 MAX_RESTARTS = 5  # per board
 FAULT_KINDS = ("crash", "timeout", "malformed", "schema", "refused", "nondeterministic")
@@ -95,9 +101,10 @@ class ReplyValidator:
 
     CACHE_LIMIT = 200_000
 
-    def __init__(self) -> None:
-        schema = protocol_schema()
+    def __init__(self, schema: dict | None = None, passcodes: bool = False) -> None:
+        schema = protocol_schema() if schema is None else schema
         self._defs: dict = schema["$defs"]
+        self.passcodes = passcodes  # protocol 2: a passcode beside every card name
         self._validators: dict[tuple[str, frozenset], jsonschema.Draft202012Validator] = {}
         self._seen: dict[str, set[bytes]] = {}
         self.event_kinds = set(self._defs["event"]["properties"]["kind"]["enum"])
@@ -144,6 +151,8 @@ class ReplyValidator:
         if key in seen:
             return None
         problem = self._check(name, value, where)
+        if problem is None and self.passcodes:
+            problem = _passcode_problem(value, where)
         if problem is None:
             if len(seen) > self.CACHE_LIMIT:
                 seen.clear()
@@ -178,6 +187,10 @@ class ReplyValidator:
         problem = self._check("observation", obs, where, _CARDS)
         if problem is not None:
             return problem
+        if self.passcodes:
+            for i, link in enumerate(obs.get("chain", ())):
+                if q := _passcode_problem(link, f"{where}.chain[{i}]"):
+                    return q
         for side, p in enumerate(obs["players"]):
             at = f"{where}.players[{side}]"
             for i, m in enumerate(p["monsters"]):
@@ -195,6 +208,50 @@ class ReplyValidator:
         return None
 
 
+def _passcode_problem(value: Any, where: str) -> str | None:
+    """Protocol 2 ``passcodes``: every ``card`` (a card name) has a ``passcode`` beside it, and
+    every other card-name field ``X`` that has one calls it ``X_passcode``."""
+    if isinstance(value, dict) and isinstance(value.get("card"), str) and "passcode" not in value:
+        return f"{where}.passcode: missing beside card {value['card']!r} (the engine declared passcodes)"
+    return None
+
+
+def parse_capabilities(reply: dict) -> Capabilities:
+    """The Capabilities of a hello reply (schema-checked already); ValueError ("field:
+    problem") for a capability a version 1 reply carries or a path that names no part of the
+    observation."""
+    caps = reply.get("capabilities")
+    if caps is None:
+        return DEFAULT_CAPABILITIES
+    if reply.get("protocol") != 2:
+        raise ValueError("capabilities: only a protocol 2 reply declares capabilities")
+    unobserved = caps.get("unobserved", [])
+    for i, path in enumerate(unobserved):
+        problem = observation_paths.schema_problem(path, protocol_schema())
+        if problem is not None:
+            raise ValueError(f"capabilities.unobserved[{i}]: {path!r}: {problem}")
+    return Capabilities(
+        unobserved=frozenset(unobserved),
+        implicit_passes=bool(caps.get("implicit_passes", False)),
+        cloning=bool(caps.get("cloning", True)),
+        passcodes=bool(caps.get("passcodes", False)),
+    )
+
+
+def capabilities_record(caps: Capabilities) -> dict:
+    """The ``capabilities`` of a hello reply for `caps` (only what differs from a v1 engine)."""
+    out: dict[str, Any] = {}
+    if caps.unobserved:
+        out["unobserved"] = sorted(caps.unobserved)
+    if caps.implicit_passes:
+        out["implicit_passes"] = True
+    if not caps.cloning:
+        out["cloning"] = False
+    if caps.passcodes:
+        out["passcodes"] = True
+    return out
+
+
 # =============================================================================================
 # The engine process
 # =============================================================================================
@@ -208,12 +265,20 @@ class _Timeout(Exception):
     pass
 
 
-class _Process:
-    """One run of the engine command. Replies are read from its stdout with poll(), so every
-    read has a timeout; a thread drains its stderr (kept: the last lines, for crash reports)."""
+class _TooLarge(Exception):
+    pass
 
-    def __init__(self, argv: list[str]) -> None:
+
+class _Process:
+    """One run of the engine command, in its own session and process group (every process it
+    starts is killed with it). Replies are read from its stdout with poll(), so every read has a
+    timeout, and a reply longer than ``max_reply`` bytes is refused without being kept; a
+    thread drains its stderr in large reads (kept: the ends of its last lines, for crash
+    reports)."""
+
+    def __init__(self, argv: list[str], max_reply: int = MAX_REPLY_BYTES) -> None:
         self.argv = argv
+        self.max_reply = max_reply
         self.p = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -232,11 +297,23 @@ class _Process:
         self._err.start()
 
     def _read_err(self) -> None:
+        # Large reads (not readline on an unbuffered pipe, which costs one system call per byte):
+        # an engine that logs megabytes per reply must not slow its own replies down.
+        fd = self.p.stderr.fileno()  # type: ignore[union-attr]
+        part = b""
         try:
-            for line in iter(self.p.stderr.readline, b""):  # type: ignore[union-attr]
-                self.stderr_tail.append(line)
+            while True:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                lines = (part + chunk).split(b"\n")
+                part = lines.pop()[-STDERR_LINE_KEEP:]
+                for ln in lines[-self.stderr_tail.maxlen :]:  # type: ignore[misc]
+                    self.stderr_tail.append(ln[-STDERR_LINE_KEEP:])
         except (OSError, ValueError):
             pass
+        if part:
+            self.stderr_tail.append(part)
 
     def send(self, data: bytes) -> bool:
         try:
@@ -247,14 +324,21 @@ class _Process:
             return False
 
     def receive(self, timeout: float) -> bytes | None:
-        """The next line (None at end of output); _Timeout if none comes in time."""
+        """The next line (None at end of output); _Timeout if none comes in time, _TooLarge
+        if it is longer than ``max_reply`` bytes (it is not kept)."""
         deadline = time.monotonic() + timeout
+        scanned = 0
         while True:
-            i = self._buf.find(b"\n")
+            i = self._buf.find(b"\n", scanned)
             if i >= 0:
+                if i > self.max_reply:
+                    raise _TooLarge
                 line = bytes(self._buf[: i + 1])
                 del self._buf[: i + 1]
                 return line
+            scanned = len(self._buf)
+            if scanned > self.max_reply:
+                raise _TooLarge
             if self._eof:
                 return None
             left = deadline - time.monotonic()
@@ -286,10 +370,12 @@ class _Process:
         return note, f" (stderr: {last})"
 
     def kill(self) -> None:
-        if self.p.poll() is None:
-            try:
-                os.killpg(self.p.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+        # The whole process group, even when the engine itself has exited: the processes it
+        # started (a shell wrapper's child, a helper) must not outlive the session.
+        try:
+            os.killpg(self.p.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            if self.p.poll() is None:
                 self.p.kill()
         try:
             self.p.wait(timeout=5.0)
@@ -349,9 +435,19 @@ class JState:
     """An engine state: the engine's handle, valid in one run of the process (``gen``), and
     the way to it (parent and action label), to rebuild it in a later run after a restart."""
 
-    __slots__ = ("gen", "handle", "parent", "label", "terminal", "fp", "obs")
+    __slots__ = ("gen", "handle", "parent", "label", "terminal", "fp", "obs", "depth", "n_actions", "applied", "live", "__weakref__")
 
-    def __init__(self, gen: int, handle: Any, parent: "JState | None", label: str | None, terminal: bool, fp: int, obs: dict | None):
+    def __init__(
+        self,
+        gen: int,
+        handle: Any,
+        parent: "JState | None",
+        label: str | None,
+        terminal: bool,
+        fp: int,
+        obs: dict | None,
+        live: "_Live | None" = None,
+    ):
         self.gen = gen
         self.handle = handle
         self.parent = parent
@@ -359,6 +455,58 @@ class JState:
         self.terminal = terminal
         self.fp = fp  # the fingerprint of its observation
         self.obs = obs  # handed out once by observe() (kept for the initial state)
+        self.depth = 0 if parent is None else parent.depth + 1
+        self.n_actions = -1  # how many actions legal_actions listed (-1: not asked yet)
+        self.applied: set[str] | None = None  # the labels applied from it so far (no-cloning engines)
+        self.live = live  # no-cloning engines: the handle book-keeping that releases it
+        if live is not None:
+            live.hold(gen, handle)
+
+    def path(self) -> list[str]:
+        """The action labels from the initial state to this one."""
+        out: list[str] = []
+        n: JState | None = self
+        while n is not None and n.label is not None:
+            out.append(n.label)
+            n = n.parent
+        out.reverse()
+        return out
+
+    def release(self) -> None:
+        """bpcheck no longer needs this state's handle (no-cloning engines): it is named by its
+        path from now on."""
+        if self.live is not None and self.handle is not None and self.parent is not None:
+            self.live.drop(self.gen, self.handle)
+            self.handle = None
+
+    def __del__(self) -> None:
+        try:
+            self.release()
+        except Exception:  # pragma: no cover - interpreter shutdown
+            pass
+
+
+class _Live:
+    """The handles a no-cloning engine gave out that bpcheck still holds (counted: an engine
+    may give one handle twice); a handle no longer held is queued for a `release` request."""
+
+    def __init__(self) -> None:
+        self.count: dict[tuple[int, bool, Any], int] = {}
+        self.queue: list[tuple[int, Any]] = []
+
+    def hold(self, gen: int, handle: Any) -> None:
+        if handle is not None:
+            k = (gen, isinstance(handle, str), handle)
+            self.count[k] = self.count.get(k, 0) + 1
+
+    def drop(self, gen: int, handle: Any) -> None:
+        k = (gen, isinstance(handle, str), handle)
+        n = self.count.get(k, 0) - 1
+        if n > 0:
+            self.count[k] = n
+            return
+        self.count.pop(k, None)
+        self.queue.append((gen, handle))
 
 
 def _freeze(v: Any) -> Any:
@@ -483,6 +631,10 @@ class JsonlEngine:
         self._start_msg: dict | None = None
         self._root: JState | None = None
         self._validator = ReplyValidator()
+        self.capabilities: Capabilities = DEFAULT_CAPABILITIES  # protocol 2: declared in the hello reply
+        self.protocol: int | None = None
+        self._live: _Live | None = None  # no-cloning engines: handles held, releases queued
+        self.released = 0  # handles released (no-cloning engines)
         self._actions_seen: dict[int, int] = {}  # observation fingerprint -> digest of its actions
         self._steps_seen: dict[tuple[int, str], tuple[int, int]] = {}  # (fp, label) -> (events digest, next fp)
 
@@ -519,16 +671,30 @@ class JsonlEngine:
     def _handshake(self, first: bool) -> Any:
         t = max(self.call_timeout, HANDSHAKE_TIMEOUT)
         try:
-            hello = self._call("hello", timeout=t, protocol=PROTOCOL_VERSION, client=f"bpcheck {__version__}")
+            hello = self._call("hello", timeout=t, protocol=PROTOCOL_VERSIONS[0], versions=list(PROTOCOL_VERSIONS), client=f"bpcheck {__version__}")
         except _EngineError as e:
             if first:
                 raise InputError("--engine", "", f"{self.name} refused the protocol handshake: {e}") from None
             raise SystemFault("refused", f"the restarted engine refused 'hello': {e}") from None
-        if hello["protocol"] != PROTOCOL_VERSION:
-            msg = f"{self.name} speaks protocol version {hello['protocol']}; bpcheck speaks {PROTOCOL_VERSION}"
+        if hello["protocol"] not in PROTOCOL_VERSIONS:
+            msg = f"{self.name} speaks protocol version {hello['protocol']}; bpcheck speaks {', '.join(map(str, PROTOCOL_VERSIONS))}"
             if first:
                 raise InputError("--engine", "", msg)
             raise SystemFault("schema", msg)
+        try:
+            caps = parse_capabilities(hello)
+        except ValueError as e:
+            raise SystemFault("schema", f"the reply to 'hello': {e}") from None
+        if first:
+            self.protocol = hello["protocol"]
+            self.capabilities = caps
+            schema = protocol_schema()
+            if caps.unobserved:  # the engine may leave these parts out of its observations
+                schema = observation_paths.relax_schema(schema, caps.unobserved)
+            self._validator = ReplyValidator(schema, passcodes=caps.passcodes)
+            self._live = None if caps.cloning else _Live()
+        elif caps != self.capabilities or hello["protocol"] != self.protocol:
+            raise SystemFault("schema", "the restarted engine declared other capabilities (or another protocol version) than before")
         self.engine_name = hello["engine"]
         assert self._start_msg is not None
         try:
@@ -569,6 +735,9 @@ class JsonlEngine:
         except _Timeout:
             self._kill()
             raise SystemFault("timeout", f"no reply to {op!r} within {t:g} s") from None
+        except _TooLarge:
+            self._kill()
+            raise SystemFault("malformed", f"the reply to {op!r} is longer than {proc.max_reply:,} bytes (the limit for one reply)") from None
         if line is None:
             note, err = proc.exit_note()
             self._kill()
@@ -600,6 +769,36 @@ class JsonlEngine:
             return self._call(op, **fields)
         except _EngineError as e:
             raise SystemFault("refused", f"the engine refused {op!r}: {e}") from None
+
+    def _at(self, node: JState, extra: str | None = None) -> dict:
+        """The fields that name `node` (or its child by `extra`, just given out) in a request:
+        its handle; for a no-cloning engine also its path, and the handle of the initial state
+        when bpcheck no longer holds one for it."""
+        if self._live is None:
+            return {"state": self._handle(node)}
+        self._ensure()
+        self._flush_releases()
+        path = node.path()
+        if extra is not None:
+            path.append(extra)
+        handle = node.handle if node.gen == self.gen and node.handle is not None else None
+        if handle is None:
+            assert self._root is not None
+            handle = self._root.handle
+        return {"state": handle, "path": path}
+
+    def _flush_releases(self, force: bool = False) -> None:
+        live = self._live
+        if live is None or not live.queue or (len(live.queue) < RELEASE_BATCH and not force):
+            return
+        handles = [h for g, h in live.queue if g == self.gen]
+        live.queue.clear()
+        if handles and self._proc is not None:
+            try:
+                self._call("release", states=handles)
+            except _EngineError as e:
+                raise SystemFault("refused", f"the engine refused to release handles it gave out: {e}") from None
+            self.released += len(handles)
 
     def _handle(self, node: JState) -> Any:
         """`node`'s handle in the current run of the process, rebuilding it if need be."""
@@ -637,25 +836,26 @@ class JsonlEngine:
         self.close()
         self.restarts = 0
         handle = self._spawn(first=True)
-        terminal = self._terminal(handle)
-        obs = self._observe(handle)
+        at = {"state": handle} if self._live is None else {"state": handle, "path": []}
+        terminal = self._terminal(at)
+        obs = self._observe(at)
         self._root = JState(self.gen, handle, None, None, terminal, fingerprint(obs), obs)
         return self._root
 
-    def _terminal(self, handle: Any) -> bool:
-        return self._ask("terminal", state=handle)["terminal"]
+    def _terminal(self, at: dict) -> bool:
+        return self._ask("terminal", **at)["terminal"]
 
-    def _observe(self, handle: Any) -> dict:
-        return self._ask("observe", state=handle)["observation"]
+    def _observe(self, at: dict) -> dict:
+        return self._ask("observe", **at)["observation"]
 
     def legal_actions(self, node: JState) -> list[JAction]:
-        records = self._ask("legal_actions", state=self._handle(node))["actions"]
+        records = self._ask("legal_actions", **self._at(node))["actions"]
         labels = [r["label"] for r in records]
         if len(set(labels)) != len(labels):
             dup = next(x for x in labels if labels.count(x) > 1)
             raise SystemFault("schema", f"two legal actions share the label {dup!r}")
         if self.check_determinism:
-            again = self._ask("legal_actions", state=self._handle(node))["actions"]
+            again = self._ask("legal_actions", **self._at(node))["actions"]
             if again != records:
                 raise SystemFault(
                     "nondeterministic", f"asked twice, the same state listed different legal actions ({_first_difference(records, again, 'actions')})"
@@ -664,20 +864,22 @@ class JsonlEngine:
         before = self._actions_seen.setdefault(node.fp, d)
         if before != d:
             raise SystemFault("nondeterministic", "a state with the same observation as one met before lists different legal actions")
+        node.n_actions = len(records)
         return [JAction(r) for r in records]
 
     def apply(self, node: JState, action: JAction) -> tuple[JState, list[Event]]:
         label = action.label
         try:
-            reply = self._call("apply", state=self._handle(node), action=label)
+            reply = self._call("apply", **self._at(node), action=label)
         except _EngineError as e:
             raise SystemFault("refused", f"the engine offered {label!r}, then refused to apply it: {e}") from None
         handle, events = reply["state"], reply["events"]
-        terminal = self._terminal(handle)
-        obs = self._observe(handle)
+        child_at = {"state": handle} if self._live is None else {"state": handle, "path": [*node.path(), label]}
+        terminal = self._terminal(child_at)
+        obs = self._observe(child_at)
         if self.check_determinism:
             try:
-                again = self._call("apply", state=self._handle(node), action=label)
+                again = self._call("apply", **self._at(node), action=label)
             except _EngineError as e:
                 raise SystemFault("nondeterministic", f"{label!r} was applied once, then refused in the same state: {e}") from None
             if again["events"] != events:
@@ -685,13 +887,14 @@ class JsonlEngine:
                     "nondeterministic",
                     f"applying {label!r} twice to the same state gave different events ({_first_difference(events, again['events'], 'events')})",
                 )
-            obs2 = self._observe(again["state"])
+            again_at = {"state": again["state"]} if self._live is None else {"state": again["state"], "path": child_at["path"]}
+            obs2 = self._observe(again_at)
             if obs2 != obs:
                 raise SystemFault(
                     "nondeterministic",
                     f"applying {label!r} twice to the same state gave different observations ({_first_difference(obs, obs2, 'observation')})",
                 )
-            if self._terminal(again["state"]) != terminal:
+            if self._terminal(again_at) != terminal:
                 raise SystemFault("nondeterministic", f"applying {label!r} twice to the same state gave one terminal state and one not")
         fp = fingerprint(obs)
         key = (node.fp, label)
@@ -700,7 +903,18 @@ class JsonlEngine:
         if before != seen:
             what = "different events" if before[0] != seen[0] else "a different next state"
             raise SystemFault("nondeterministic", f"applying {label!r} to a state met before (same observation) gave {what} this time")
-        return JState(self.gen, handle, node, label, terminal, fp, obs), [_event(e) for e in events]
+        child = JState(self.gen, handle, node, label, terminal, fp, obs, self._live)
+        if self.check_determinism and self._live is not None and again["state"] != handle:
+            self._live.queue.append((self.gen, again["state"]))  # the second copy is not kept
+        if self._live is not None and node.n_actions >= 0:
+            # Every action of `node` applied: its handle is not needed any more (BFS and DFS
+            # never come back to an expanded state; a later replay names it by its path).
+            if node.applied is None:
+                node.applied = set()
+            node.applied.add(label)
+            if len(node.applied) >= node.n_actions:
+                node.release()
+        return child, [_event(e) for e in events]
 
     def observe(self, node: JState) -> dict:
         obs = node.obs
@@ -708,7 +922,7 @@ class JsonlEngine:
             if node.parent is not None:
                 node.obs = None  # handed out once: frontier states do not keep observations alive
             return obs
-        return self._observe(self._handle(node))
+        return self._observe(self._at(node))
 
     def is_terminal(self, node: JState) -> bool:
         return node.terminal

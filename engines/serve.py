@@ -24,7 +24,8 @@ import orjson
 from bpcheck import __version__
 from bpcheck.errors import InputError
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 1  # the base version; a client that also speaks 2 gets 2 and the engine's capabilities
+PROTOCOL_VERSIONS = (1, 2)
 
 
 class RequestError(Exception):
@@ -51,6 +52,18 @@ class Server:
         self.states: list[Any] = []
         self.handles: dict[Any, int] = {}
         self.hello_done = False
+        self.protocol = PROTOCOL_VERSION
+        self.released = 0  # protocol 2: handles the client released
+        self.reexecuted = 0  # protocol 2: states rebuilt from a request's path
+        self._capabilities = None
+
+    def capabilities(self):
+        """The served engine's capabilities (an in-process engine's ``capabilities`` attribute)."""
+        if self._capabilities is None:
+            from bpcheck.engines.interface import capabilities_of
+
+            self._capabilities = capabilities_of(self._make())
+        return self._capabilities
 
     # -- handles --------------------------------------------------------------------------------
 
@@ -66,21 +79,73 @@ class Server:
             self.handles[state] = h
         return h
 
+    _RELEASED = object()
+
     def state_of(self, req: dict) -> Any:
         if self.engine is None:
             raise RequestError("no board started: send 'start' first")
         h = req.get("state")
         if not isinstance(h, int) or isinstance(h, bool) or not 0 <= h < len(self.states):
             raise RequestError(f"unknown state handle {h!r}")
-        return self.states[h]
+        s = self.states[h]
+        if s is self._RELEASED:
+            path = req.get("path")
+            if not isinstance(path, list):
+                raise RequestError(f"state handle {h} was released and the request carries no 'path'")
+            return self.replay_path(path)
+        return s
+
+    def replay_path(self, path: list) -> Any:
+        """The state at the end of `path` (action labels from the initial state), re-executed."""
+        s = self.states[0]
+        for k, label in enumerate(path):
+            action = next((a for a in self.engine.legal_actions(s) if a.label == label), None)
+            if action is None:
+                raise RequestError(f"path[{k}]: {label!r} is not a legal action there")
+            s, _events = self.engine.apply(s, action)
+        self.reexecuted += 1
+        return s
 
     # -- operations -----------------------------------------------------------------------------
 
     def op_hello(self, req: dict) -> dict:
-        if req.get("protocol") != PROTOCOL_VERSION:
-            raise RequestError(f"this engine speaks protocol {PROTOCOL_VERSION}, not {req.get('protocol')!r}")
+        from bpcheck.engines.interface import DEFAULT_CAPABILITIES
+        from bpcheck.engines.jsonl import capabilities_record
+
+        versions = req.get("versions")
+        if req.get("protocol") != PROTOCOL_VERSION and not (isinstance(versions, list) and 2 in versions):
+            raise RequestError(f"this engine speaks protocol 1 or 2, not {req.get('protocol')!r}")
+        caps = self.capabilities()
+        if isinstance(versions, list) and 2 in versions:
+            self.protocol = 2
+            self.hello_done = True
+            return {"protocol": 2, "engine": self.engine_name, "version": __version__, "capabilities": capabilities_record(caps)}
+        if caps != DEFAULT_CAPABILITIES:
+            raise RequestError("this engine needs protocol 2 (it declares capabilities a version 1 client cannot use)")
+        self.protocol = PROTOCOL_VERSION
         self.hello_done = True
         return {"protocol": PROTOCOL_VERSION, "engine": self.engine_name, "version": __version__}
+
+    def op_release(self, req: dict) -> dict:
+        if self.engine is None:
+            raise RequestError("no board started: send 'start' first")
+        hs = req.get("states")
+        if not isinstance(hs, list):
+            raise RequestError("'release' needs 'states': a list of handles")
+        for h in hs:
+            if not isinstance(h, int) or isinstance(h, bool) or not 0 < h < len(self.states):
+                raise RequestError(f"unknown state handle {h!r} (the initial state is never released)")
+        for h in hs:
+            s = self.states[h]
+            if s is not self._RELEASED:
+                try:
+                    if self.handles.get(s) == h:
+                        del self.handles[s]
+                except TypeError:
+                    pass
+                self.states[h] = self._RELEASED
+                self.released += 1
+        return {}
 
     def op_start(self, req: dict) -> dict:
         from bpcheck.model.board import board_from_dict, load_board
@@ -124,7 +189,7 @@ class Server:
         s = self.state_of(req)
         return {"terminal": bool(self.engine.is_terminal(s))}
 
-    OPS = ("hello", "start", "legal_actions", "apply", "observe", "terminal")
+    OPS = ("hello", "start", "legal_actions", "apply", "observe", "terminal", "release")
 
     def handle(self, req: Any) -> dict:
         """The reply to one decoded request."""

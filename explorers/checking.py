@@ -16,6 +16,8 @@ from typing import Any, Sequence
 import orjson
 import xxhash
 
+from bpcheck.engines import observation_paths as paths
+from bpcheck.engines.interface import capabilities_of
 from bpcheck.errors import InputError
 from bpcheck.invariants.base import Invariant, Transition
 from bpcheck.model.board import Board
@@ -84,13 +86,20 @@ def fingerprint(obs: dict) -> int:
     return xxhash.xxh3_64_intdigest(orjson.dumps(obs, option=orjson.OPT_SORT_KEYS))
 
 
-def _guarded(inv: Invariant, *args: Any) -> Any:
+def _guarded(inv: Invariant, *args: Any, unobserved: dict[str, str] | None = None, skipped: dict[str, str] | None = None) -> Any:
     """Run one check. An engine whose data passes its schema but does not hold together (an
     attacker that is not on the field, an event naming an unknown card) must not crash the
-    checker: the invariant is reported violated, with the reason it could not be evaluated."""
+    checker: the invariant is reported violated, with the reason it could not be evaluated.
+    An invariant that declares no ``reads`` and trips over a field the engine declared
+    unobserved (``unobserved``: field name -> path) is not evaluated instead (noted in ``skipped``)."""
     try:
         return inv.check(*args)
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+    except KeyError as e:
+        if unobserved and skipped is not None and e.args and e.args[0] in unobserved:
+            skipped.setdefault(inv.id, unobserved[e.args[0]])
+            return None
+        return f"could not be evaluated on the engine's data ({type(e).__name__}: {e}): the observation or events are inconsistent"
+    except (IndexError, TypeError, ValueError, AttributeError) as e:
         return f"could not be evaluated on the engine's data ({type(e).__name__}: {e}): the observation or events are inconsistent"
 
 
@@ -100,23 +109,42 @@ class EngineSystem:
     def __init__(self, engine, board: Board, invariants: Sequence[Invariant], goals: Sequence[Goal] = ()) -> None:
         self.engine = engine
         self.board = board
-        self.state_invs = [i for i in invariants if i.kind == "state"]
-        self.trans_invs = [i for i in invariants if i.kind == "transition"]
-        self.action_invs = [i for i in invariants if i.kind == "actions"]
         self.goals = list(goals)
         self._init = engine.start(board)
+        # Protocol v2 capabilities (read after start: a cmd: engine declares them in its hello).
+        # Unobserved paths are cut from every observation, so the fingerprint, the invariants
+        # and the reports never see them; invariants that read them are not evaluated.
+        self.capabilities = capabilities_of(engine)
+        self.unobserved = tuple(sorted(self.capabilities.unobserved))
+        self._unobserved_fields = {paths.split(p)[-1][0]: p for p in self.unobserved}
+        self.not_evaluated: dict[str, str] = {}  # invariant id -> the unobserved path it needs
+        keep = []
+        for inv in invariants:
+            missing = paths.first_overlap(inv.reads, self.unobserved) if inv.reads and self.unobserved else None
+            if missing is not None:
+                self.not_evaluated[inv.id] = missing
+            else:
+                keep.append(inv)
+        self.state_invs = [i for i in keep if i.kind == "state"]
+        self.trans_invs = [i for i in keep if i.kind == "transition"]
+        self.action_invs = [i for i in keep if i.kind == "actions"]
+        self._g = {"unobserved": self._unobserved_fields, "skipped": self.not_evaluated} if self.unobserved else {}
+
+    def _observe(self, st) -> dict:
+        obs = self.engine.observe(st)
+        return paths.strip(obs, self.unobserved) if self.unobserved else obs
 
     # -- TransitionSystem --------------------------------------------------------------------
 
     def initial_states(self):
-        return [(self._init, self.engine.observe(self._init))]
+        return [(self._init, self._observe(self._init))]
 
     def actions(self, s):
         return list(self.engine.legal_actions(s[0]))
 
     def step(self, s, a):
         st2, events = self.engine.apply(s[0], a)
-        return (st2, self.engine.observe(st2)), list(events)
+        return (st2, self._observe(st2)), list(events)
 
     def is_terminal(self, s) -> bool:
         return self.engine.is_terminal(s[0])
@@ -132,13 +160,13 @@ class EngineSystem:
 
     def check_state(self, s):
         obs = s[1]
-        return [(inv.id, _guarded(inv, obs)) for inv in self.state_invs]
+        return [(inv.id, _guarded(inv, obs, **self._g)) for inv in self.state_invs]
 
     def check_actions(self, s, actions):
         if not self.action_invs:
             return []
         recs = [a.to_dict() for a in actions]
-        return [(inv.id, _guarded(inv, s[1], recs)) for inv in self.action_invs]
+        return [(inv.id, _guarded(inv, s[1], recs, **self._g)) for inv in self.action_invs]
 
     def check_transition(self, s, a, info, s2):
         if not self.trans_invs:
@@ -147,7 +175,7 @@ class EngineSystem:
         kinds = t.kind_set()
         # An invariant that names its events has nothing to judge without them (it would return None).
         return [
-            (inv.id, None if inv.events is not None and kinds.isdisjoint(inv.events) else _guarded(inv, t))
+            (inv.id, None if inv.events is not None and kinds.isdisjoint(inv.events) else _guarded(inv, t, **self._g))
             for inv in self.trans_invs
         ]
 

@@ -43,6 +43,19 @@ class SystemFault(Exception):
         self.message = message
 
 
+class Finding(str):
+    """A violation message that names which distinct kind of violation it is (``key``). The
+    explorer keeps one counterexample per property and key (a plain message: one per
+    property); differential mode uses it for one DIFF per (kind, first differing path)."""
+
+    key: Any = None
+
+    def __new__(cls, message: str, key: Any) -> "Finding":
+        f = super().__new__(cls, message)
+        f.key = key
+        return f
+
+
 class TransitionSystem(Protocol[S, A]):
     def initial_states(self) -> Sequence[S]: ...
 
@@ -83,6 +96,7 @@ class Violation:
     depth: int
     at: str  # "state", "transition", "actions", "deadlock", "cycle", "fault"
     cycle_start: int | None = None  # for cycles: the trace position the cycle returns to
+    key: Any = None  # the Finding's key: which distinct kind of violation (None: the property's only one)
 
 
 @dataclass
@@ -163,7 +177,7 @@ def explore(
     extra_src = array("I")  # non-tree edges, for cycle detection
     extra_dst = array("I")
     extra_act = array("I")  # the action index of each non-tree edge (to replay a cycle)
-    seen_violation: set[str] = set()
+    seen_violation: set[tuple[str, Any]] = set()
 
     def record(prop: str, verdict: Any, idx: int, at: str, last_action: int | None = None) -> None:
         if verdict is None:
@@ -173,13 +187,14 @@ def explore(
         if verdict is True:
             return
         st.violations += 1
-        if prop in seen_violation:
+        key = (prop, getattr(verdict, "key", None))  # a Finding names its own distinct kind
+        if key in seen_violation:
             return
-        seen_violation.add(prop)
+        seen_violation.add(key)
         trace, init = _trace(parent, via, idx)
         if last_action is not None:
             trace.append(last_action)
-        res.violations.append(Violation(prop, str(verdict), trace, init, len(trace), at))
+        res.violations.append(Violation(prop, str(verdict), trace, init, len(trace), at, key=key[1]))
 
     def add(fp: int, p: int, a: int, d: int) -> int | None:
         if fp in index:
@@ -381,4 +396,4 @@ def replay_trace(system: TransitionSystem, initial: int, trace: Sequence[int]) -
     return out
 
 
-__all__ = ["Bounds", "ExploreResult", "Progress", "SystemFault", "TransitionSystem", "Violation", "explore", "replay_trace"]
+__all__ = ["Bounds", "ExploreResult", "Finding", "Progress", "SystemFault", "TransitionSystem", "Violation", "explore", "replay_trace"]

@@ -21,12 +21,15 @@ invariants, goals and any engine-fault handling there apply unchanged.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Sequence
 
 import orjson
 import xxhash
 
+from bpcheck.engines import observation_paths as paths
 from bpcheck.explorers.checking import EngineSystem, Goal, fingerprint
+from bpcheck.explorers.core import Finding
 from bpcheck.invariants.base import Invariant
 from bpcheck.model.board import Board
 from bpcheck.engines.reference import ReferenceEngine
@@ -170,7 +173,72 @@ def transition_disagreement(label: str, eng_obs: dict, ref_obs: dict, eng_events
     return f"after {label!r}, " + "; ".join(parts)
 
 
-# -- the lockstep transition system ---------------------------------------------------------
+# -- comparing what the two sides said --------------------------------------------------------
+
+
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def path_kind(path: str) -> str:
+    """A differing path with its array indices folded (``players[1].monsters[2].atk`` ->
+    ``players[1].monsters[].atk``; the player index is kept): distinct disagreements are told
+    apart by it."""
+    head, sep, rest = path.partition("].")
+    if path.startswith("players[") and sep:
+        return head + sep + _INDEX.sub("[]", rest)
+    return _INDEX.sub("[]", path)
+
+
+def _canon(e: Any) -> bytes:
+    return orjson.dumps(e, option=orjson.OPT_SORT_KEYS)
+
+
+def events_by_kind(events: Sequence[dict]) -> dict[str, list[bytes]]:
+    """Events as a multiset per kind (canonical JSON, sorted)."""
+    out: dict[str, list[bytes]] = {}
+    for e in events:
+        out.setdefault(str(e.get("kind")), []).append(_canon(e))
+    for v in out.values():
+        v.sort()
+    return out
+
+
+def first_event_kind_difference(eng: Sequence[dict], ref: Sequence[dict]) -> str | None:
+    """The first kind (in the order the events came, the engine's first) whose multiset differs."""
+    a, b = events_by_kind(eng), events_by_kind(ref)
+    order = [str(e.get("kind")) for e in [*eng, *ref]]
+    for k in dict.fromkeys(order):
+        if a.get(k) != b.get(k):
+            return k
+    return None
+
+
+def first_order_difference(eng: Sequence[dict], ref: Sequence[dict]) -> str:
+    for x, y in zip(eng, ref):
+        if x != y:
+            return str(x.get("kind"))
+    return "events"
+
+
+def strip_passcodes(v: Any, pool, problems: list[str], path: str = "") -> Any:
+    """`v` without its passcode fields; each passcode that is not the pool's passcode of the
+    card named beside it is added to `problems`."""
+    if isinstance(v, dict):
+        out = {}
+        for k, x in v.items():
+            if k == "passcode" or (isinstance(k, str) and k.endswith("_passcode")):
+                name_key = "card" if k == "passcode" else k[: -len("_passcode")]
+                name = v.get(name_key)
+                want = pool[name].passcode if isinstance(name, str) and name in pool else None
+                if want is not None and x != want:
+                    where = f"{path}.{k}" if path else k
+                    problems.append(f"{where}: engine {show(x)} beside {name!r}, whose passcode is {want}")
+                continue
+            out[k] = strip_passcodes(x, pool, problems, f"{path}.{k}" if path else str(k))
+        return out
+    if isinstance(v, (list, tuple)):
+        return [strip_passcodes(x, pool, problems, f"{path}[{i}]") for i, x in enumerate(v)]
+    return v
 
 
 class StepInfo(list):
@@ -179,13 +247,24 @@ class StepInfo(list):
 
     compared: bool = False
     diff: str | None = None
+    findings: list | None = None  # further Findings of the step (windows, identity)
+
+
+# -- the lockstep transition system ---------------------------------------------------------
+
+MAX_ALIGN = 64  # implicit passes: at most this many reference passes folded into one engine step
 
 
 class DifferentialSystem:
     """An engine under test and the reference model in lockstep, as one transition system.
 
-    States are ``(engine state, engine observation, reference state, reference observation)``;
-    the reference half is ``None`` once the two sides have disagreed on the way there.
+    States are ``(engine state, engine observation, reference state, reference observation,
+    engine actions)``; the reference half is ``None`` once the two sides have disagreed on the
+    way there. The engine's capabilities (protocol v2) shape the comparison: unobserved paths are
+    cut from the reference's observations too; passcodes are checked against the pool and then
+    left out; with implicit passes the reference is advanced through the passes the engine does
+    not ask for, and a window one side opens and the other lacks is a structural DIFF of its own.
+    Every distinct disagreement (kind, first differing path) gets its own counterexample.
     """
 
     def __init__(
@@ -195,10 +274,17 @@ class DifferentialSystem:
         invariants: Sequence[Invariant],
         goals: Sequence[Goal] = (),
         reference=None,
+        continue_past_order: bool = False,
     ) -> None:
         self.inner = EngineSystem(engine, board, [i for i in invariants if i.id != DIFF], goals)
         self.engine = engine
         self.board = board
+        self.caps = self.inner.capabilities
+        self.unobserved = self.inner.unobserved
+        self.not_evaluated = self.inner.not_evaluated
+        self.implicit = self.caps.implicit_passes
+        self.continue_past_order = continue_past_order
+        self._combined_fp = bool(self.unobserved) or self.implicit
         self.reference = reference if reference is not None else ReferenceEngine()
         self._ref_init = self.reference.start(board)
         self._ref_cache: tuple[Any, dict] | None = None
@@ -211,41 +297,160 @@ class DifferentialSystem:
             self._ref_cache = c
         return c[1]
 
+    def _ref_observe(self, ref_state) -> dict:
+        obs = self.reference.observe(ref_state)
+        return paths.strip(obs, self.unobserved) if self.unobserved else obs
+
+    def _eng_view(self, obs: dict, problems: list[str]) -> dict:
+        return strip_passcodes(obs, self.board.pool, problems) if self.caps.passcodes else obs
+
+    def _eng_events(self, events: Sequence[Any], problems: list[str]) -> list[dict]:
+        out = [e.to_dict() for e in events]
+        if self.caps.passcodes:
+            out = strip_passcodes(out, self.board.pool, problems, "events")
+        if self.implicit:  # an engine that passes for its players does not report every pass
+            out = [e for e in out if e.get("kind") != "passed"]
+        return out
+
+    # -- implicit passes: aligning the reference with the windows the engine asks about -----
+
+    def _align(self, ref_st, eng_actions: Sequence[Any], eng_terminal: bool):
+        """Advance the reference through passes the engine does not ask for. Returns the
+        reference state, the events of the folded passes, and the windows the reference opened
+        with real choices that the engine did not ask about (as (player, step, labels))."""
+        events: list[dict] = []
+        windows: list[tuple[int, str, list[str]]] = []
+        want = {a.label for a in eng_actions}
+        players = {getattr(a, "player", None) for a in eng_actions}
+        for _ in range(MAX_ALIGN):
+            if self.reference.is_terminal(ref_st):
+                break
+            acts = list(self._ref_actions(ref_st).values())
+            labels = {a.label for a in acts}
+            if labels == want:
+                break
+            passes = [a for a in acts if a.kind == "pass"]
+            if len(passes) != 1:
+                break
+            ref_player = passes[0].player
+            if len(acts) > 1:  # a window with real choices: folded only for a player the engine does not ask
+                if not eng_terminal and ref_player in players:
+                    break
+                obs = self.reference.observe(ref_st)
+                windows.append((ref_player, obs["step"], sorted(labels - {passes[0].label})))
+            ref_st, evs = self.reference.apply(ref_st, passes[0])
+            events += [e.to_dict() for e in evs if e.kind != "passed"]
+        return ref_st, events, windows
+
+    def _engine_window(self, s, eng_actions: Sequence[Any]) -> tuple[int, str] | None:
+        """The engine asks a player to respond (it offers a pass) where the aligned reference does
+        not: (player, step), else None."""
+        if not self.implicit or s[2] is None:
+            return None
+        passes = [a for a in eng_actions if a.kind == "pass"]
+        if not passes:
+            return None
+        ref_acts = self._ref_actions(s[2])
+        if any(a.label == passes[0].label and a.player == passes[0].player for a in ref_acts.values()):
+            return None
+        return passes[0].player, s[1].get("step", "?")
+
     # -- TransitionSystem --------------------------------------------------------------------
 
     def initial_states(self):
         out = []
         for st, obs in self.inner.initial_states():
-            out.append((st, obs, self._ref_init, self.reference.observe(self._ref_init)))
+            ref_st = self._ref_init
+            acts = None
+            if self.implicit:
+                acts = self.inner.actions((st, obs)) if not self.inner.is_terminal((st, obs)) else []
+                ref_st, _evs, _w = self._align(ref_st, acts, self.inner.is_terminal((st, obs)))
+            out.append((st, obs, ref_st, self._ref_observe(ref_st), acts))
         self._roots = out
         return out
 
     def actions(self, s):
+        if len(s) > 4 and s[4] is not None:
+            return list(s[4])
         return self.inner.actions(s)
 
     def step(self, s, a):
         (st2, obs2), events = self.inner.step(s, a)
         info = StepInfo(events)
+        info.findings = []
         ref_st = s[2]
         if ref_st is None:
-            return (st2, obs2, None, None), info
+            return (st2, obs2, None, None, None), info
         ra = self._ref_actions(ref_st).get(a.label)
-        if ra is None:  # offered by the engine alone: reported by check_actions
-            return (st2, obs2, None, None), info
-        ref_st2, ref_events = self.reference.apply(ref_st, ra)
-        ref_obs2 = self.reference.observe(ref_st2)
+        if ra is None:
+            window = self._engine_window(s, self.actions(s))
+            if window is None or a.kind != "pass":  # offered by the engine alone: reported by check_actions
+                return (st2, obs2, None, None, None), info
+            ref_st2, ref_events = ref_st, []  # the engine's own window closes: the reference stays
+        else:
+            ref_st2, evs = self.reference.apply(ref_st, ra)
+            ref_events = [e.to_dict() for e in evs]
+            if self.implicit:
+                ref_events = [e for e in ref_events if e["kind"] != "passed"]
+        acts2 = None
+        if self.implicit:
+            terminal2 = self.inner.is_terminal((st2, obs2))
+            acts2 = [] if terminal2 else self.inner.actions((st2, obs2))
+            ref_st2, more, windows = self._align(ref_st2, acts2, terminal2)
+            ref_events += more
+            for player, step, labels in windows:
+                info.findings.append(
+                    Finding(
+                        f"after {a.label!r}, the reference opens a window for P{player + 1} in {step} "
+                        f"(offering {_quote(labels)}) that the engine lacks: it did not ask P{player + 1}",
+                        ("window", f"reference-only:{step}"),
+                    )
+                )
+        ref_obs2 = self._ref_observe(ref_st2)
+        problems: list[str] = []
+        eng_obs = self._eng_view(obs2, problems)
+        eng_events = self._eng_events(events, problems)
+        if problems:
+            info.findings.append(
+                Finding(f"after {a.label!r}, a passcode is not the card's: " + "; ".join(problems[:4]), ("identity", path_kind(problems[0].split(":")[0])))
+            )
         info.compared = True
-        if obs2 != ref_obs2 or list(events) != list(ref_events):
-            info.diff = transition_disagreement(a.label, obs2, ref_obs2, [e.to_dict() for e in events], [e.to_dict() for e in ref_events])
-        if info.diff is not None:
-            return (st2, obs2, None, None), info
-        return (st2, obs2, ref_st2, ref_obs2), info
+        key = None
+        if eng_obs != ref_obs2:
+            od = json_diff(eng_obs, ref_obs2)
+            if od:
+                key = ("observation", path_kind(od[0][0]))
+        order_only = False
+        if key is None:
+            k = first_event_kind_difference(eng_events, ref_events)
+            if k is not None:
+                key = ("events", f"events.{k}")
+            elif eng_events != ref_events:
+                order_only = True
+                key = ("event-order", f"events.{first_order_difference(eng_events, ref_events)}")
+        if key is not None:
+            if order_only:
+                msg = (
+                    f"after {a.label!r}, the events agree as multisets but come in another order: "
+                    f"engine {_kinds(eng_events)}, reference {_kinds(ref_events)}"
+                )
+            else:
+                msg = transition_disagreement(a.label, eng_obs, ref_obs2, eng_events, ref_events) or f"after {a.label!r}, the steps differ"
+            info.diff = Finding(msg, key)
+            if not (order_only and self.continue_past_order):
+                return (st2, obs2, None, None, None), info
+        return (st2, obs2, ref_st2, ref_obs2, acts2), info
 
     def is_terminal(self, s) -> bool:
         return self.inner.is_terminal(s)
 
     def fingerprint(self, s) -> int:
         if s[2] is not None:
+            if self._combined_fp:  # the engine's view may not determine the reference state
+                return xxhash.xxh3_64_intdigest(
+                    orjson.dumps(s[1], option=orjson.OPT_SORT_KEYS) + orjson.dumps(self.reference.observe(s[2]), option=orjson.OPT_SORT_KEYS),
+                    seed=2,
+                )
             return fingerprint(s[1])
         return xxhash.xxh3_64_intdigest(orjson.dumps(s[1], option=orjson.OPT_SORT_KEYS), seed=1)
 
@@ -262,29 +467,58 @@ class DifferentialSystem:
         return out
 
     def _state_disagreement(self, s) -> str | None:
-        if any(s is r for r in self._roots) and s[1] != s[3]:  # steps compare the successors' observations
-            od = json_diff(s[1], s[3])
-            if od:
-                return "the initial observations differ: " + "; ".join(diff_lines(od, limit=6))
+        if any(s is r for r in self._roots):  # steps compare the successors' observations
+            problems: list[str] = []
+            eng = self._eng_view(s[1], problems)
+            if problems:
+                return Finding("a passcode is not the card's: " + "; ".join(problems[:4]), ("identity", path_kind(problems[0].split(":")[0])))
+            if eng != s[3]:
+                od = json_diff(eng, s[3])
+                if od:
+                    return Finding("the initial observations differ: " + "; ".join(diff_lines(od, limit=6)), ("initial", path_kind(od[0][0])))
         eng_t = bool(self.inner.is_terminal(s))
         ref_t = bool(self.reference.is_terminal(s[2]))
         if eng_t != ref_t:
             if eng_t:
-                return "engine says this state is terminal (nothing more to play), the reference does not"
-            return "reference says this state is terminal (nothing more to play), the engine does not"
+                return Finding("engine says this state is terminal (nothing more to play), the reference does not", ("terminal", "engine"))
+            return Finding("reference says this state is terminal (nothing more to play), the engine does not", ("terminal", "reference"))
         return None
 
     def check_actions(self, s, actions):
         out = self.inner.check_actions(s, actions)
         if s[2] is not None:
-            ref_labels = list(self._ref_actions(s[2]))
-            out.append((DIFF, actions_disagreement([a.label for a in actions], ref_labels) or True))
+            window = self._engine_window(s, actions)
+            if window is not None:
+                player, step = window
+                labels = [a.label for a in actions]
+                out.append(
+                    (
+                        DIFF,
+                        Finding(
+                            f"the engine opens a window for P{player + 1} in {step} (offering {_quote(labels)}) that the reference lacks",
+                            ("window", f"engine-only:{step}"),
+                        ),
+                    )
+                )
+                return out
+            ref_acts = self._ref_actions(s[2])
+            msg = actions_disagreement([a.label for a in actions], list(ref_acts))
+            if msg is None:
+                out.append((DIFF, True))
+            else:
+                eng_only = [a for a in actions if a.label not in ref_acts]
+                labels = {a.label for a in actions}
+                ref_only = [a for a in ref_acts.values() if a.label not in labels]
+                first = ("engine-only", eng_only[0].kind) if eng_only else ("reference-only", ref_only[0].kind)
+                out.append((DIFF, Finding(msg, ("actions", f"{first[0]}:{first[1]}"))))
         return out
 
     def check_transition(self, s, a, info, s2):
         out = self.inner.check_transition(s, a, info, s2)
         if getattr(info, "compared", False):
             out.append((DIFF, info.diff or True))
+        for f in getattr(info, "findings", None) or ():
+            out.append((DIFF, f))
         return out
 
     def goals_reached(self, s, info) -> list[str]:
@@ -296,6 +530,8 @@ __all__ = [
     "DIFF",
     "DIFF_INVARIANT",
     "DifferentialSystem",
+    "events_by_kind",
+    "path_kind",
     "StepInfo",
     "actions_disagreement",
     "diff_lines",

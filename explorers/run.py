@@ -62,6 +62,8 @@ class Counterexample:
     labels: list[str]
     cycle_start: int | None = None
     shortest: bool = True  # BFS found it: no shorter trace violates the invariant
+    key: Any = None  # DIFF: (kind, first differing path), one counterexample per key
+    baselined: str | None = None  # --baseline: the reason this known disagreement is listed
 
     @property
     def trace_title(self) -> str:
@@ -82,6 +84,10 @@ class Counterexample:
         }
         if self.cycle_start is not None:
             d["cycle_start"] = self.cycle_start
+        if self.key is not None:
+            d["diff"] = {"kind": self.key[0], "path": self.key[1]}
+        if self.baselined is not None:
+            d["baselined"] = self.baselined
         if full:
             d["steps"] = [
                 {"index": s.index, "player": s.player, "action": s.action, "events": s.events, "after": s.after} for s in self.steps
@@ -98,6 +104,11 @@ class BoardResult:
     goals: list[Goal]
     counterexamples: list[Counterexample] = field(default_factory=list)
     witnesses: dict[str, list[str] | None] = field(default_factory=dict)
+    # Protocol v2: the observation paths the engine does not provide (never compared, never
+    # fingerprinted) and the invariants not evaluated for want of one (id -> path).
+    not_compared: list[str] = field(default_factory=list)
+    not_evaluated: dict[str, str] = field(default_factory=dict)
+    baseline: dict | None = None  # --baseline: {"known", "new", "gone"} (explorers/baseline.py)
 
     @property
     def verdict(self) -> str:
@@ -109,14 +120,17 @@ class BoardResult:
             st = self.result.props.get(inv.id)
             checked = st.checked if st else 0
             viol = st.violations if st else 0
-            rows.append(
-                {
-                    **inv.to_dict(),
-                    "checked": checked,
-                    "violations": viol,
-                    "verdict": "violated" if viol else ("vacuous" if checked == 0 else ("held" if self.result.bound_hit is None else "held so far")),
-                }
-            )
+            row = {
+                **inv.to_dict(),
+                "checked": checked,
+                "violations": viol,
+                "verdict": "violated" if viol else ("vacuous" if checked == 0 else ("held" if self.result.bound_hit is None else "held so far")),
+            }
+            if inv.id in self.not_evaluated:
+                if not viol and checked == 0:
+                    row["verdict"] = "not evaluated"
+                row["reason"] = f"the engine does not observe {self.not_evaluated[inv.id]}"
+            rows.append(row)
         for pid, (statement, rules) in STRUCTURAL.items():
             st = self.result.props.get(pid)
             checked = st.checked if st else 0
@@ -153,6 +167,10 @@ class BoardResult:
             ],
             "counterexamples": [c.to_dict(full_traces) for c in self.counterexamples],
         }
+        if self.not_compared:
+            d["not_compared"] = list(self.not_compared)
+        if self.baseline is not None:
+            d["baseline"] = self.baseline
         if timings:
             d["elapsed_s"] = round(r.elapsed, 3)
         return d
@@ -257,12 +275,15 @@ def check_board(
     if res.graph is not None:  # graph_limit: keep the small state graph, states as observations
         res.graph = res.graph.map_states(lambda s: s[1])
     br = BoardResult(board, res, list(invariants), goals)
-    for v in sorted(res.violations, key=lambda v: (v.depth, v.prop)):
+    br.not_compared = list(getattr(system, "unobserved", ()))
+    br.not_evaluated = dict(getattr(system, "not_evaluated", {}))
+    for v in sorted(res.violations, key=lambda v: (v.depth, v.prop, str(v.key))):
         try:
             cex = build_counterexample(system, v, invariants, engine_name)
         except SystemFault as f:  # an engine that does not replay its own trace
             cex = _unreplayed(system, v, invariants, engine_name, f)
         cex.shortest = strategy == "bfs"
+        cex.key = v.key
         br.counterexamples.append(cex)
     for g in goals:
         tr = res.goals.get(g.id)

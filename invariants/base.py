@@ -56,6 +56,10 @@ class Invariant:
     # Transition invariants only: the event kinds without which the check has nothing to judge
     # (it returns None). The explorer skips it on transitions with none of them. None: always run.
     events: frozenset[str] | None = None
+    # The observation paths it reads (docs/protocol.md, path syntax ``players[].monsters[].modifiers``).
+    # An engine that does not observe one of them (protocol v2 ``unobserved``) gets the verdict
+    # "not evaluated: the engine does not observe X" instead of a check. None: not declared.
+    reads: frozenset[str] | None = None
 
     def to_dict(self) -> dict:
         return {"id": self.id, "statement": self.statement, "rules": list(self.rules), "kind": self.kind, "family": self.family}
@@ -64,7 +68,15 @@ class Invariant:
 REGISTRY: dict[str, Invariant] = {}
 
 
-def invariant(id: str, statement: str, rules: Sequence[str], kind: str, family: str, events: Sequence[str] | None = None):
+def invariant(
+    id: str,
+    statement: str,
+    rules: Sequence[str],
+    kind: str,
+    family: str,
+    events: Sequence[str] | None = None,
+    reads: Sequence[str] | None = None,
+):
     """Register a check. One function, one ID, one statement, the rules it enforces."""
     if kind not in KINDS:
         raise ValueError(f"unknown invariant kind {kind!r}")
@@ -74,7 +86,9 @@ def invariant(id: str, statement: str, rules: Sequence[str], kind: str, family: 
     def deco(fn):
         if id in REGISTRY:
             raise ValueError(f"invariant {id} registered twice")
-        REGISTRY[id] = Invariant(id, statement, tuple(rules), kind, family, fn, None if events is None else frozenset(events))
+        REGISTRY[id] = Invariant(
+            id, statement, tuple(rules), kind, family, fn, None if events is None else frozenset(events), None if reads is None else frozenset(reads)
+        )
         return fn
 
     return deco

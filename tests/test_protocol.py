@@ -189,7 +189,7 @@ def test_serve_answers_every_bad_request_with_an_error():
         {"id": 11, "op": "apply", "state": 0, "action": "enter Battle Phase"},
     )
     assert "send 'hello' first" in replies[0]["error"]
-    assert "protocol 1, not 9" in replies[1]["error"]
+    assert "protocol 1 or 2, not 9" in replies[1]["error"]
     assert replies[2] == {"id": 3, "protocol": 1, "engine": "bpcheck-reference", "version": replies[2]["version"]}
     assert "no board started" in replies[3]["error"]
     assert replies[4]["error"].startswith("bad board: x.toml: ")
@@ -335,15 +335,15 @@ def test_bad_commands_and_handshakes_are_bad_input(tmp_path):
     proc = bpcheck("check", GOOD_BOARD, "--engine", "cmd:")
     assert proc.returncode == 2 and "cmd: needs a command" in proc.stderr
     # An engine speaking another protocol version.
-    script = tmp_path / "v2.py"
+    script = tmp_path / "v3.py"
     script.write_text(
         "import sys, json\n"
         "for line in sys.stdin:\n"
         "    req = json.loads(line)\n"
-        "    print(json.dumps({'id': req['id'], 'protocol': 2, 'engine': 'future'}), flush=True)\n"
+        "    print(json.dumps({'id': req['id'], 'protocol': 3, 'engine': 'future'}), flush=True)\n"
     )
     proc = bpcheck("check", GOOD_BOARD, "--engine", f"cmd:{PY} {shlex.quote(str(script))}")
-    assert proc.returncode == 2 and "speaks protocol version 2; bpcheck speaks 1" in proc.stderr
+    assert proc.returncode == 2 and "speaks protocol version 3; bpcheck speaks 1, 2" in proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
 
 

@@ -1,0 +1,160 @@
+"""Observation paths: the names of the parts of an observation an engine may leave out
+(protocol v2's ``unobserved`` capability, docs/protocol.md) and an invariant may read
+(``reads=`` in :mod:`bpcheck.invariants.base`).
+
+A path is dot-separated field names from the observation's top level; ``[]`` after a name means
+"every item of this array": ``players[].monsters[].modifiers``, ``lingering``,
+``open_windows.events``, ``attack.potential_targets``. Null items (empty zones) are skipped.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+
+def split(path: str) -> list[tuple[str, bool]]:
+    """``players[].lp`` -> ``[("players", True), ("lp", False)]``; ValueError if malformed."""
+    if not isinstance(path, str) or not path:
+        raise ValueError("a path is a non-empty string")
+    out = []
+    for seg in path.split("."):
+        many = seg.endswith("[]")
+        name = seg[:-2] if many else seg
+        if not name or not all(ch.isalnum() or ch == "_" for ch in name):
+            raise ValueError(f"malformed segment {seg!r} (expected a field name, optionally followed by [])")
+        out.append((name, many))
+    return out
+
+
+def names(path: str) -> tuple[str, ...]:
+    """The field names of a path, without the array marks: what prefixes compare on."""
+    return tuple(n for n, _ in split(path))
+
+
+def overlaps(a: str, b: str) -> bool:
+    """True when one path is the other or lies inside it (``open_windows`` and
+    ``open_windows.attack_declaration``)."""
+    x, y = names(a), names(b)
+    n = min(len(x), len(y))
+    return x[:n] == y[:n]
+
+
+def first_overlap(reads: Iterable[str], unobserved: Iterable[str]) -> str | None:
+    """The first unobserved path (sorted) that a path in ``reads`` needs, or None."""
+    un = sorted(unobserved)
+    for r in sorted(reads):
+        for u in un:
+            if overlaps(r, u):
+                return u
+    return None
+
+
+def strip(obs: Any, paths: Iterable[str]) -> Any:
+    """A copy of ``obs`` without the given paths (only the parts on the way are copied; the
+    rest is shared with ``obs``, which is left as it was)."""
+    out = obs
+    for p in sorted(paths):
+        out = _strip(out, split(p))
+    return out
+
+
+def _strip(node: Any, segs: list[tuple[str, bool]]) -> Any:
+    if not isinstance(node, dict) or not segs:
+        return node
+    (name, many), rest = segs[0], segs[1:]
+    if name not in node:
+        return node
+    new = dict(node)
+    if not rest:
+        del new[name]
+        return new
+    child = node[name]
+    if many:
+        if isinstance(child, (list, tuple)):
+            new[name] = [None if x is None else _strip(x, rest) for x in child]
+    else:
+        new[name] = _strip(child, rest)
+    return new
+
+
+def schema_problem(path: str, schema: dict) -> str | None:
+    """None if ``path`` names a part of the observation in the protocol schema, else why not."""
+    try:
+        segs = split(path)
+    except ValueError as e:
+        return str(e)
+    defs = schema["$defs"]
+    node: Any = defs["observation"]
+    walked = ""
+    for name, many in segs:
+        node = _object_of(node, defs)
+        props = node.get("properties", {}) if isinstance(node, dict) else {}
+        if name not in props:
+            return f"the observation has no field {name!r}" + (f" under {walked!r}" if walked else "")
+        walked = f"{walked}.{name}" if walked else name
+        node = _resolve(props[name], defs)
+        if many:
+            arr = _array_of(node, defs)
+            if arr is None:
+                return f"{walked!r} is not an array (drop the [])"
+            node = arr
+            walked += "[]"
+    return None
+
+
+def _resolve(node: Any, defs: dict) -> Any:
+    while isinstance(node, dict) and "$ref" in node:
+        node = defs[node["$ref"].rsplit("/", 1)[-1]]
+    return node
+
+
+def _object_of(node: Any, defs: dict) -> Any:
+    node = _resolve(node, defs)
+    if isinstance(node, dict) and "properties" not in node:
+        for key in ("anyOf", "oneOf", "allOf"):
+            for sub in node.get(key, []):
+                sub = _resolve(sub, defs)
+                if isinstance(sub, dict) and "properties" in sub:
+                    return sub
+    return node
+
+
+def _array_of(node: Any, defs: dict) -> Any:
+    node = _resolve(node, defs)
+    if not isinstance(node, dict):
+        return None
+    t = node.get("type")
+    if t == "array" or (isinstance(t, list) and "array" in t):
+        return _resolve(node.get("items", {}), defs)
+    for key in ("anyOf", "oneOf"):
+        for sub in node.get(key, []):
+            a = _array_of(sub, defs)
+            if a is not None:
+                return a
+    return None
+
+
+def relax_schema(schema: dict, paths: Iterable[str]) -> dict:
+    """A copy of the protocol schema in which the given observation paths are optional (no
+    longer ``required``): an engine that declares them unobserved may leave them out."""
+    import copy
+
+    out = copy.deepcopy(schema)
+    defs = out["$defs"]
+    for p in paths:
+        node: Any = defs["observation"]
+        segs = split(p)
+        for k, (name, many) in enumerate(segs):
+            node = _object_of(node, defs)
+            if k == len(segs) - 1:
+                req = node.get("required")
+                if isinstance(req, list) and name in req:
+                    req.remove(name)
+                break
+            node = _resolve(node["properties"][name], defs)
+            if many:
+                node = _array_of(node, defs)
+    return out
+
+
+__all__ = ["first_overlap", "names", "overlaps", "relax_schema", "schema_problem", "split", "strip"]

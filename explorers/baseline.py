@@ -1,0 +1,121 @@
+"""Baselines: known, explained disagreements between an engine and the reference model
+(`bpcheck check --differential --baseline FILE`, docs/checking.md).
+
+A baseline is a TOML file::
+
+    version = 1
+
+    [[known]]
+    board = "boards/000-replay-5.toml"   # the board, as given to bpcheck (or its trailing part)
+    kind = "observation"                 # the DIFF's kind, as in the counterexample's "diff"
+    path = "players[1].graveyard"        # its first differing path, as in "diff"
+    reason = "the core sends resolved Spells to the Graveyard after the whole chain"
+
+Each DIFF counterexample is one distinct disagreement: ``(kind, path)`` on a board. One the
+baseline lists is *known*: it is reported with its reason and does not fail the board. Any other
+disagreement (or any other violation) still fails it, and a listed one that no longer occurs on a
+board that was checked is reported as gone (so the baseline can be trimmed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bpcheck.errors import InputError
+from bpcheck.model.board import parse_toml, read_text
+
+KINDS = ("actions", "observation", "events", "event-order", "window", "terminal", "initial", "identity")
+FIELDS = {"board": "the board file", "kind": "the DIFF kind", "path": "the first differing path", "reason": "why the disagreement is known"}
+OPTIONAL = {"engine"}
+
+
+@dataclass
+class Known:
+    board: str
+    kind: str
+    path: str
+    reason: str
+    engine: str | None = None
+    where: str = ""  # known[i], for messages
+
+    def matches_board(self, board_path: str) -> bool:
+        b = Path(board_path).as_posix()
+        mine = Path(self.board).as_posix()
+        return b == mine or b.endswith("/" + mine.lstrip("./"))
+
+
+@dataclass
+class Baseline:
+    file: str
+    entries: list[Known] = field(default_factory=list)
+
+    def outcome(self, br, engine: str) -> dict:
+        """Mark the known DIFFs of one board result (``cex.baselined``), fix its verdict, and
+        return ``{"known", "new", "gone"}``."""
+        mine = [k for k in self.entries if k.matches_board(br.board.path) and (k.engine is None or k.engine == engine)]
+        used: set[int] = set()
+        known = new = 0
+        for cex in br.counterexamples:
+            if cex.invariant != "DIFF" or cex.key is None:
+                continue
+            hit = next((i for i, k in enumerate(mine) if (k.kind, k.path) == tuple(cex.key)), None)
+            if hit is None:
+                new += 1
+                continue
+            used.add(hit)
+            cex.baselined = mine[hit].reason
+            known += 1
+        gone = [{"board": k.board, "kind": k.kind, "path": k.path, "reason": k.reason} for i, k in enumerate(mine) if i not in used]
+        r = br.result
+        rest = [c for c in br.counterexamples if getattr(c, "baselined", None) is None]
+        unmet = any(w is None for w in br.witnesses.values())
+        if known and r.status == "fail" and not rest and not unmet:
+            r.status = "inconclusive" if r.bound_hit is not None else "pass"
+        br.baseline = {"known": known, "new": new, "gone": gone}
+        return br.baseline
+
+
+def _str(v: Any, file: str, where: str) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise InputError(file, where, f"expected a non-empty string, got {v!r}")
+    return v
+
+
+def load_baseline(path: str) -> Baseline:
+    """Read and validate a baseline file: bad input names the file, the field and the problem."""
+    data = parse_toml(read_text(path), path)
+    for k in data:
+        if k not in ("version", "known"):
+            raise InputError(path, k, "unknown field (allowed: version, known)")
+    if data.get("version", 1) != 1:
+        raise InputError(path, "version", f"unsupported baseline version {data.get('version')!r} (this bpcheck reads 1)")
+    items = data.get("known", [])
+    if not isinstance(items, list):
+        raise InputError(path, "known", "expected an array of tables ([[known]])")
+    out = Baseline(path)
+    seen: dict[tuple[str, str, str], str] = {}
+    for i, item in enumerate(items):
+        where = f"known[{i}]"
+        if not isinstance(item, dict):
+            raise InputError(path, where, "expected a table")
+        for k in item:
+            if k not in FIELDS and k not in OPTIONAL:
+                raise InputError(path, f"{where}.{k}", f"unknown field (allowed: {', '.join([*FIELDS, *sorted(OPTIONAL)])})")
+        for k, what in FIELDS.items():
+            if k not in item:
+                raise InputError(path, f"{where}.{k}", f"missing: every known disagreement names {what}")
+        vals = {k: _str(item[k], path, f"{where}.{k}") for k in FIELDS}
+        if vals["kind"] not in KINDS:
+            raise InputError(path, f"{where}.kind", f"unknown DIFF kind {vals['kind']!r} (known: {', '.join(KINDS)})")
+        engine = _str(item["engine"], path, f"{where}.engine") if "engine" in item else None
+        key = (vals["board"], vals["kind"], vals["path"])
+        if key in seen:
+            raise InputError(path, f"{where}", f"lists the same disagreement as {seen[key]}")
+        seen[key] = where
+        out.entries.append(Known(vals["board"], vals["kind"], vals["path"], vals["reason"], engine, where))
+    return out
+
+
+__all__ = ["Baseline", "KINDS", "Known", "load_baseline"]
