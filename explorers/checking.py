@@ -150,6 +150,9 @@ class EngineSystem:
         return self.engine.is_terminal(s[0])
 
     def fingerprint(self, s) -> int:
+        key = getattr(self.engine, "state_key", None)
+        if key is not None:  # an engine whose observation does not determine its state (ocgcore: docs/ocgcore.md)
+            return xxhash.xxh3_64_intdigest(orjson.dumps(s[1], option=orjson.OPT_SORT_KEYS) + key(s[0]), seed=3)
         return fingerprint(s[1])
 
     def action_kind(self, a) -> str:

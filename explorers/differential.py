@@ -448,11 +448,16 @@ class DifferentialSystem:
         if s[2] is not None:
             if self._combined_fp:  # the engine's view may not determine the reference state
                 return xxhash.xxh3_64_intdigest(
-                    orjson.dumps(s[1], option=orjson.OPT_SORT_KEYS) + orjson.dumps(self.reference.observe(s[2]), option=orjson.OPT_SORT_KEYS),
+                    orjson.dumps(s[1], option=orjson.OPT_SORT_KEYS) + orjson.dumps(self.reference.observe(s[2]), option=orjson.OPT_SORT_KEYS)
+                    + self._engine_key(s),
                     seed=2,
                 )
             return fingerprint(s[1])
-        return xxhash.xxh3_64_intdigest(orjson.dumps(s[1], option=orjson.OPT_SORT_KEYS), seed=1)
+        return xxhash.xxh3_64_intdigest(orjson.dumps(s[1], option=orjson.OPT_SORT_KEYS) + self._engine_key(s), seed=1)
+
+    def _engine_key(self, s) -> bytes:
+        key = getattr(self.engine, "state_key", None)  # the engine's own state distinctions (ocgcore)
+        return key(s[0]) if key is not None else b""
 
     def action_kind(self, a) -> str:
         return self.inner.action_kind(a)

@@ -290,11 +290,11 @@ class OcgcoreEngine:
             return d
         if self._free:
             d = self._free.pop()
-        elif self._live:
-            _p, d = self._live.popitem(last=False)
-            self.stats["evicted"] += 1
+        elif len(self._live) < self.cache_size:
+            d = self._new_duel()  # the cache is not full yet: one more live duel
         else:
-            d = self._new_duel()
+            _p, d = self._live.popitem(last=False)  # reuse the least recently used one
+            self.stats["evicted"] += 1
         self._reset(d)
         self.stats["replays"] += 1
         self.stats["replayed_steps"] += len(path)
@@ -583,6 +583,15 @@ class OcgcoreEngine:
             raise SystemFault("engine-fault", f"{action.label!r} is not an action of this state")
         child, events = hit[1]
         return child, list(events)
+
+    def state_key(self, node: Node) -> bytes:
+        """What tells two states apart beyond the observation (mixed into the fingerprint): the
+        core's observation does not show its window bookkeeping, so two states with the same
+        observation are one state only if the core asks the same question after as many answers.
+        (Without it, the pass rounds the core asks, which look alike, would fold into cycles.)"""
+        pr = node.prompt
+        head = len(node.path).to_bytes(4, "little")
+        return head if pr is None else head + bytes([pr.kind]) + pr.raw
 
     def observe(self, node: Node) -> dict:
         assert node.obs is not None
