@@ -98,15 +98,23 @@ class OcgAction:
     label: str
     responses: tuple[bytes, ...] = field(repr=False, default=())
     prompt: str = ""
-    card: str | None = None
-    passcode: int | None = None
+    card_uid: int | None = None
+    target: int | None = None
+    targets: tuple[int, ...] = ()
+    cost: tuple[int, ...] = ()
 
     def to_dict(self) -> dict:
+        """The action record, with the fields of the model's actions (docs/model.md) the core's
+        answer determines, plus the core's prompt it answered."""
         d: dict[str, Any] = {"kind": self.kind, "player": self.player, "label": self.label, "prompt": self.prompt}
-        if self.card is not None:
-            d["card"] = self.card
-        if self.passcode is not None:
-            d["passcode"] = self.passcode
+        for k in ("card_uid", "target"):
+            v = getattr(self, k)
+            if v is not None:
+                d[k] = v
+        if self.targets:
+            d["targets"] = list(self.targets)
+        if self.cost:
+            d["cost"] = list(self.cost)
         return d
 
 
@@ -427,31 +435,31 @@ class OcgcoreEngine:
                 out.append(("skip_bp" if main1 else "end_turn", "skip Battle Phase" if main1 else "end turn", M.int_response(7), None))
             if not main1:
                 for i, (code, con, lc, seq) in enumerate(pr.repositionable):
-                    ref, _u = self._card_ref(t, con, lc, seq)
-                    out.append(("change_position", f"change position {ref}", M.int_response((i << 16) | 2), ref))
+                    ref, u = self._card_ref(t, con, lc, seq)
+                    out.append(("change_position", f"change position {ref}", M.int_response((i << 16) | 2), u))
             for i, ch in enumerate(pr.chains):
-                ref, _u = self._card_ref(t, ch[1], ch[2], ch[3])
-                out.append(("activate", f"activate {ref}", M.int_response((i << 16) | 5), ref))
+                ref, u = self._card_ref(t, ch[1], ch[2], ch[3])
+                out.append(("activate", f"activate {ref}", M.int_response((i << 16) | 5), u))
         elif pr.kind == M.MSG_SELECT_BATTLECMD:
             if pr.to_m2:
                 out.append(("pass", "end Battle Phase", M.int_response(2), None))
             for i, (code, con, lc, seq, _direct) in enumerate(pr.attackers):
-                ref, _u = self._card_ref(t, con, lc, seq)
-                out.append(("attack", f"attack {ref}", M.int_response((i << 16) | 1), ref))
+                ref, u = self._card_ref(t, con, lc, seq)
+                out.append(("attack", f"attack {ref}", M.int_response((i << 16) | 1), u))
             for i, ch in enumerate(pr.chains):
-                ref, _u = self._card_ref(t, ch[1], ch[2], ch[3])
-                out.append(("activate", f"activate {ref}", M.int_response(i << 16), ref))
+                ref, u = self._card_ref(t, ch[1], ch[2], ch[3])
+                out.append(("activate", f"activate {ref}", M.int_response(i << 16), u))
         elif pr.kind == M.MSG_SELECT_CHAIN:
             if not pr.forced:
                 out.append(("pass", "pass", M.int_response(-1), None))
             for i, ch in enumerate(pr.chains):
-                ref, _u = self._card_ref(t, ch[1], ch[2], ch[3])
-                out.append(("trigger" if pr.forced else "activate", f"activate {ref}", M.int_response(i), ref))
+                ref, u = self._card_ref(t, ch[1], ch[2], ch[3])
+                out.append(("trigger" if pr.forced else "activate", f"activate {ref}", M.int_response(i), u))
         elif pr.kind == M.MSG_SELECT_EFFECTYN:
             code, con, lc, seq, _pos = pr.cards[0]
-            ref, _u = self._card_ref(t, con, lc, seq)
-            out.append(("trigger", f"activate {ref}", M.int_response(1), ref))
-            out.append(("decline", f"decline {ref}", M.int_response(0), ref))
+            ref, u = self._card_ref(t, con, lc, seq)
+            out.append(("trigger", f"activate {ref}", M.int_response(1), u))
+            out.append(("decline", f"decline {ref}", M.int_response(0), u))
         else:
             out.extend(self._choice_options(node.track, pr))
         return out
@@ -508,17 +516,18 @@ class OcgcoreEngine:
         assert node.prompt is not None
         player = node.track.bp(node.prompt.player)
         results: list[tuple[OcgAction, Node, list[Event]]] = []
-        for kind, label, resp, card in self._top_options(node):
+        for kind, label, resp, uid in self._top_options(node):
             for responses, child, events in self._play(node, resp, kind):
-                full = self._label(kind, label, child, events, responses)
-                results.append((OcgAction(kind, player, full, responses, node.prompt.name, card), child, events))
+                full, target, targets, cost = self._label(kind, label, child, events, responses)
+                a = OcgAction(kind, player, full, responses, node.prompt.name, uid if isinstance(uid, int) else None, target, targets, cost)
+                results.append((a, child, events))
         seen: dict[str, int] = {}
         children: dict[str, Any] = {}
         for a, child, events in results:
             n = seen.get(a.label, 0)
             seen[a.label] = n + 1
             if n:
-                a = OcgAction(a.kind, a.player, f"{a.label} #{n + 1}", a.responses, a.prompt, a.card)
+                a = OcgAction(a.kind, a.player, f"{a.label} #{n + 1}", a.responses, a.prompt, a.card_uid, a.target, a.targets, a.cost)
             children[a.label] = (a, (child, events))
         node.children = children
 
@@ -553,26 +562,30 @@ class OcgcoreEngine:
             out.append((so_far, child, events))
         return out
 
-    def _label(self, kind: str, label: str, child: Node, events: list[Event], responses) -> str:
+    def _label(self, kind: str, label: str, child: Node, events: list[Event], responses):
+        """The full label of an action (the model's naming: attack targets, activation costs and
+        targets) and its target / targets / cost uids, read from what the core did."""
         if kind == "attack":
             for e in events:
                 if e.kind == "attack_declared":
                     tu = e.get("target_uid")
-                    return f"{label} -> {'direct' if tu is None else self._ref(child.track, tu)}"
-            return f"{label} (no attack)"
+                    return f"{label} -> {'direct' if tu is None else self._ref(child.track, tu)}", tu, (), ()
+            return f"{label} (no attack)", None, (), ()
+        costs: list[int] = []
+        targets: list[int] = []
         if kind in ("activate", "trigger"):
             costs = [e.get("card_uid") for e in events if e.kind == "card_moved" and e.get("reason") in ("cost", "discard", "tribute")]
-            targets: list[int] = []
             for e in events:
                 if e.kind == "chain_link_added":
                     targets = list(e.get("targets") or ())
+                    break
             if costs:
                 label += " [" + ", ".join(self._ref(child.track, u) for u in costs) + "]"
             if targets:
                 label += " -> " + ", ".join(self._ref(child.track, u) for u in targets)
             if len(responses) > 1 and not costs and not targets:
                 label += f" (choice {'/'.join(r.hex() for r in responses[1:])})"
-        return label
+        return label, None, tuple(targets), tuple(costs)
 
     def apply(self, node: Node, action: OcgAction):
         if node.children is None:
@@ -644,7 +657,7 @@ class OcgcoreEngine:
                 monsters[seq] = {
                     "uid": uid,
                     "card": name,
-                    "passcode": q.get(K.QUERY_CODE),
+                    "passcode": _pc(self._official(q.get(K.QUERY_CODE))),
                     "owner": t.bp(q.get(K.QUERY_OWNER, cp)),
                     "controller": bp,
                     "token": bool(typ & K.TYPE_TOKEN),
@@ -677,7 +690,7 @@ class OcgcoreEngine:
                 d = {
                     "uid": uid,
                     "card": name,
-                    "passcode": q.get(K.QUERY_CODE),
+                    "passcode": _pc(self._official(q.get(K.QUERY_CODE))),
                     "owner": t.bp(q.get(K.QUERY_OWNER, cp)),
                     "controller": bp,
                     "kind": card.kind if card else None,
@@ -700,7 +713,7 @@ class OcgcoreEngine:
             }
             for key, loc in (("hand", K.LOCATION_HAND), ("graveyard", K.LOCATION_GRAVE), ("banished", K.LOCATION_REMOVED), ("deck", K.LOCATION_DECK)):
                 pile = t.piles.get((cp, loc), [])
-                players[bp][key] = [{"uid": u, "card": t.name(u), "passcode": t.cards[u][0], "owner": t.bp(t.cards[u][1])} for u in pile]
+                players[bp][key] = [{"uid": u, "card": t.name(u), "passcode": _pc(self._official(t.cards[u][0])), "owner": t.bp(t.cards[u][1])} for u in pile]
         a = t.attack
         obs = {
             "schema": 1,
@@ -716,7 +729,7 @@ class OcgcoreEngine:
             "chain": [
                 {
                     "card": t.name(u),
-                    "passcode": code,
+                    "passcode": _pc(self._official(code)),
                     "card_uid": u,
                     "controller": t.bp(p),
                     "targets": list(ts),
@@ -728,6 +741,14 @@ class OcgcoreEngine:
             ],
         }
         return obs
+
+    def _official(self, code: int | None) -> int | None:
+        """The card's passcode as printed: an alternate (a token copy such as 73915053, Sheep Token)
+        gives the code it is an alias of (cards.cdb ``alias``)."""
+        if code is None or self._cards is None:
+            return code
+        row = self._cards.rows.get(code)
+        return row[0] if row and row[0] else code
 
     def _uid(self, t: Track, con: int, loc: int, seq: int, q: dict) -> int:
         uid = t.at(con, loc, seq)
@@ -798,3 +819,8 @@ def _phase_of(step: str) -> str:
     if step in ("draw_phase", "standby_phase"):
         return step.split("_")[0]
     return "battle"
+
+
+def _pc(code: int | None) -> str | None:
+    """A passcode as bpcheck's pool writes it: eight digits."""
+    return None if code is None else f"{code:08d}"
