@@ -68,8 +68,10 @@ def test_board_becomes_the_core_position():
     p1, p2 = obs["players"]
     assert p1["monsters"][0]["card"] == "Asura Priest" and p1["monsters"][0]["atk"] == 1700
     assert p1["monsters"][0]["passcode"] == "02134346"
-    # United We Stand is equipped by the puzzle and the core applies it (+800 per face-up monster)
-    assert p2["monsters"][0]["card"] == "Mokey Mokey" and p2["monsters"][0]["atk"] == 1100 + 800
+    # United We Stand is equipped by the puzzle (Debug.PreEquip) and the core applies it
+    assert p2["monsters"][0]["card"] == "Mokey Mokey" and p2["monsters"][0]["base_atk"] == 300
+    assert p2["monsters"][0]["atk"] == 300 + 800  # +800 per face-up monster its controller controls
+    assert p2["monsters"][0]["equipped_with"] == [p2["spells"][0]["uid"]]
     assert p2["spells"][0]["equipped_to"] == p2["monsters"][0]["uid"]
     assert p2["spells"][1]["card"] == "Scapegoat" and p2["spells"][1]["face_up"] is False
     labels = [a.label for a in e.legal_actions(s)]
@@ -107,7 +109,7 @@ def test_attack_and_battle_damage_direct():
     assert [x.kind for x in evs[0]].count("attack_declared") == 1
     seen = []
     for _ in range(40):
-        if e.is_terminal(s) or e.observe(s)["step"] == "battle_step":
+        if e.is_terminal(s) or any(x.kind == "attack_ended" for x in seen):
             break
         s, evs = walk(e, s, ["pass"])
         seen += evs[0]
@@ -125,7 +127,7 @@ def test_replayed_duel_matches_the_live_one():
     live = OcgcoreEngine(cache_size=64)
     cold = OcgcoreEngine(cache_size=1, pool_size=0)
     s1, s2 = live.start(b), cold.start(b)
-    path = ["enter Battle Phase", "activate Scapegoat"]
+    path = ["enter Battle Phase", "activate Scapegoat", "pass", "pass"]
     for label in path:
         a1 = {a.label: a for a in live.legal_actions(s1)}
         a2 = {a.label: a for a in cold.legal_actions(s2)}

@@ -508,8 +508,28 @@ class OcgcoreEngine:
             return []
         if node.children is None:
             self._expand(node)
+            self._expand_forced(node)
         assert node.children is not None
         return [a for a, _c in node.children.values()]  # type: ignore[misc]
+
+    def _expand_forced(self, node: Node, limit: int = 400) -> None:
+        """Children with a single answer (the pass-only rounds the core asks) are expanded at once,
+        while their duel is live: the explorer will ask for them anyway, and later, in a wide
+        breadth-first frontier, their duel would have been evicted and had to be replayed."""
+        assert node.children is not None
+        work = [c for _a, (c, _e) in node.children.values()]
+        while work and limit > 0:
+            c = work.pop()
+            if c.children is not None or c.terminal or c.prompt is None or c.path not in self._live:
+                continue
+            try:
+                if len(self._top_options(c)) != 1:
+                    continue
+            except SystemFault:
+                continue
+            self._expand(c)
+            limit -= 1
+            work.extend(x for _a, (x, _e) in c.children.values())  # type: ignore[union-attr]
 
     def _expand(self, node: Node) -> None:
         """Play every answer to the node's prompt (and the choices inside each action)."""

@@ -241,6 +241,7 @@ class Track:
             aa = M.u32(p, 10)
             t = M.loc(p, 19)
             da, dd = M.u32(p, 29), M.u32(p, 33)
+            self.set_step("damage_step_during_calculation", out)  # MSG_BATTLE is the calculation
             au = self.attack[0] if self.attack else self.at(*a[:3])
             tu = self.attack[1] if self.attack else (self.at(*t[:3]) if t[1] else None)
             if tu is None:
@@ -313,6 +314,12 @@ class Track:
         out.append(ev("card_moved", card=name, card_uid=uid, owner=owner, **{"from": frm, "to": to}, reason=why))
         if reason & K.REASON_DESTROY and floc in (K.LOCATION_MZONE, K.LOCATION_SZONE):
             if reason & K.REASON_BATTLE:
+                # The core sends battle-destroyed monsters away in the Damage Step's end, which it
+                # does not announce otherwise (docs/ocgcore.md)
+                if self.step.startswith("damage_step") and self.step != "damage_step_end":
+                    moved = out.pop()
+                    self.set_step("damage_step_end", out)  # the step change comes before the move
+                    out.append(moved)
                 out.append(ev("destroyed_by_battle", card=name, card_uid=uid, controller=self.bp(fcon)))
             else:
                 out.append(ev("destroyed", card=name, card_uid=uid, by="effect"))
