@@ -817,7 +817,9 @@ def infer_step(track: Track, pr: M.Prompt, events: list[Event]) -> None:
     if tim & TIMING_BATTLED:
         step = "damage_step_after_calculation_1"
     elif tim & TIMING_DAMAGE_CAL:
-        step = "damage_step_during_calculation" if track.attack and track.attack[2] else "damage_step_before_calculation"
+        # the core's PHASE_DAMAGE_CAL window (EVENT_PRE_DAMAGE_CALCULATE) is "during damage
+        # calculation"; "before damage calculation" is its EVENT_BATTLE_CONFIRM, in PHASE_DAMAGE
+        step = "damage_step_during_calculation"
     elif tim & TIMING_DAMAGE_STEP:
         step = "damage_step_start"
     elif tim & TIMING_BATTLE_END:

@@ -17,9 +17,11 @@ from . import messages as M
 PHASE_STEPS = {
     K.PHASE_DRAW: "draw_phase", K.PHASE_STANDBY: "standby_phase", K.PHASE_MAIN1: "main1",
     K.PHASE_BATTLE_START: "battle_start_step", K.PHASE_BATTLE_STEP: "battle_step",
-    K.PHASE_DAMAGE: "damage_step_start", K.PHASE_DAMAGE_CAL: "damage_step_before_calculation",
+    K.PHASE_DAMAGE: "damage_step_start", K.PHASE_DAMAGE_CAL: "damage_step_during_calculation",
     K.PHASE_BATTLE: "battle_end_step", K.PHASE_MAIN2: "main2", K.PHASE_END: "end_phase",
 }
+DS_ORDER = ("damage_step_start", "damage_step_before_calculation", "damage_step_during_calculation",
+            "damage_step_after_calculation_1", "damage_step_after_calculation_2", "damage_step_end")
 PILE_LOCS = (K.LOCATION_HAND, K.LOCATION_GRAVE, K.LOCATION_REMOVED, K.LOCATION_DECK, K.LOCATION_EXTRA)
 ZONE_NAMES = {K.LOCATION_DECK: "deck", K.LOCATION_HAND: "hand", K.LOCATION_MZONE: "monster_zone",
               K.LOCATION_SZONE: "spell_trap_zone", K.LOCATION_GRAVE: "graveyard", K.LOCATION_REMOVED: "banished",
@@ -141,6 +143,13 @@ class Track:
     # -- messages -> events ---------------------------------------------------------------------
 
     def set_step(self, step: str, out: list[Event]) -> None:
+        """Enter ``step``. Within the Damage Step the core goes through every sub-step in order
+        even where it asks nobody (it does not announce them): the ones passed through are
+        entered too, in order (the flip sub-step only shows as the flip itself)."""
+        if step in DS_ORDER and self.step in DS_ORDER and DS_ORDER.index(step) > DS_ORDER.index(self.step) + 1:
+            for mid in DS_ORDER[DS_ORDER.index(self.step) + 1 : DS_ORDER.index(step)]:
+                out.append(ev("phase_changed", **{"from": self.step, "to": mid}))
+                self.step = mid
         if step != self.step:
             if self.step not in ("draw_phase", "standby_phase"):
                 out.append(ev("phase_changed", **{"from": self.step, "to": step}))
@@ -269,6 +278,8 @@ class Track:
                 out.append(ev("attack_ended", attacker_uid=self.attack[0], reason="damage_step_over"))
             self.attack = None
             self.in_calc = False
+            if self.step in DS_ORDER:
+                self.set_step("damage_step_end", out)
             self.set_step("battle_step", out)
         elif kind == M.MSG_WIN:
             w = p[0]
