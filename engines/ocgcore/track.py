@@ -116,11 +116,19 @@ class Track:
             return pile[seq]
         return None
 
-    def take(self, con: int, loc: int, seq: int) -> int | None:
+    def take(self, con: int, loc: int, seq: int, code: int | None = None) -> int | None:
         if loc in (K.LOCATION_MZONE, K.LOCATION_SZONE):
             return self.field.pop((con, loc, seq), None)
         pile = self.piles.get((con, loc))
-        if pile is not None and 0 <= seq < len(pile):
+        if pile is None:
+            return None
+        if code is not None and not (0 <= seq < len(pile) and self.cards[pile[seq]][0] == code):
+            # the core renumbers a pile as cards leave it; go by the passcode, nearest first
+            same = sorted((abs(i - seq), i) for i, u in enumerate(pile) if self.cards[u][0] == code)
+            if same:
+                return pile.pop(same[0][1])
+            return None
+        if 0 <= seq < len(pile):
             return pile.pop(seq)
         return None
 
@@ -308,7 +316,7 @@ class Track:
             self.cards = dict(self.cards)
             self.cards[uid] = (code, tcon)
         else:
-            uid = self.take(fcon, floc, fseq)
+            uid = self.take(fcon, floc, fseq, code)
             if uid is None:
                 raise TrackError(f"MSG_MOVE of {code} from {fcon}/{floc:#x}/{fseq}, where the tracker holds no card")
         if tloc:
