@@ -96,7 +96,7 @@ def build_puzzle(board: Board, cards: CardDatabase, *, comment: list[str] | None
         v = f"c{uid}"
         var[uid] = v
         lines.append(f"local {v} = Debug.AddCard({code}, {owner_bp ^ tp}, {cp}, {loc}, {seq}, {pos}) -- {name}")
-        post.append(f"if not {v} then error('bpcheck: could not place {name}') end")
+        post.append(f"if not {v} then error({_lua_str('bpcheck: could not place ' + name)}) end")
         return v
 
     for bp in (0, 1):
@@ -139,7 +139,7 @@ def build_puzzle(board: Board, cards: CardDatabase, *, comment: list[str] | None
         p = s.players[bp]
         for st in [x for x in p.spells if x is not None] + ([p.field_zone] if p.field_zone else []):
             if st.equipped_to is not None:
-                post.append(f"if not Debug.PreEquip({var[st.uid]}, {var[st.equipped_to]}) then error('bpcheck: could not equip {st.card}') end")
+                post.append(f"if not Debug.PreEquip({var[st.uid]}, {var[st.equipped_to]}) then error({_lua_str('bpcheck: could not equip ' + st.card)}) end")
             for t in (st.attached_to, st.linked_monster):
                 if t is not None:
                     post.append(f"Debug.PreSetTarget({var[st.uid]}, {var[t]})")
@@ -147,3 +147,8 @@ def build_puzzle(board: Board, cards: CardDatabase, *, comment: list[str] | None
     lines.append("Debug.ReloadFieldEnd()")
     pz.lua = "\n".join(lines) + "\n"
     return pz
+
+
+def _lua_str(text: str) -> str:
+    """A Lua string literal (card names have apostrophes: Magician's Circle)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", " ") + "'"

@@ -251,6 +251,7 @@ class Track:
         elif kind == M.MSG_ATTACK_DISABLED:
             if self.attack:
                 out.append(ev("attack_stopped", attacker_uid=self.attack[0], reason="negated"))
+                self.attack = None  # a negated attack is over (the core goes back to the battle command)
         elif kind == M.MSG_DAMAGE_STEP_START:
             self.set_step("damage_step_start", out)
         elif kind == M.MSG_BATTLE:
