@@ -435,6 +435,9 @@ class OcgcoreEngine:
                 out.append(("skip_bp" if main1 else "end_turn", "skip Battle Phase" if main1 else "end turn", M.int_response(7), None))
             if not main1:
                 for i, (code, con, lc, seq) in enumerate(pr.repositionable):
+                    mon = node.obs["players"][t.bp(con)]["monsters"][seq] if node.obs and seq < 5 else None
+                    if mon is not None and mon["position"].startswith("facedown"):
+                        continue  # turning a face-down monster face-up is a Flip Summon: left out, as in the model
                     ref, u = self._card_ref(t, con, lc, seq)
                     out.append(("change_position", f"change position {ref}", M.int_response((i << 16) | 2), u))
             for i, ch in enumerate(pr.chains):
