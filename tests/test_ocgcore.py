@@ -18,7 +18,7 @@ from bpcheck.engines import capabilities_of, make_engine
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.engines.ocgcore import OcgcoreEngine, default_paths
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import explore
+from bpcheck.explorers.core import Bounds, explore
 from bpcheck.model.board import load_board
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -145,11 +145,11 @@ def test_replayed_duel_matches_the_live_one():
 
 
 def test_exploration_is_deterministic_and_bounded():
-    b = board("000-tokens.toml")
+    b = board("rule-calc-direct.toml")
     counts = []
     for _ in range(2):
         e = OcgcoreEngine(cache_size=4)
-        r = explore(EngineSystem(e, b, []), "bfs", )
+        r = explore(EngineSystem(e, b, []), "bfs", Bounds(max_states=400))
         counts.append((r.states, r.transitions, r.status))
         assert len(e._live) <= 4 and len(e._free) <= e.pool_size
         e.close()
