@@ -791,7 +791,7 @@ class OcgcoreEngine:
         i = 4
         lps = []
         for _player in (0, 1):
-            lps.append(struct.unpack_from("<I", buf, i)[0])
+            lps.append(struct.unpack_from("<i", buf, i)[0])  # signed: the core lets LP go below 0
             i += 4
             for _z in range(7 + 8):
                 present = buf[i]
