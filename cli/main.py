@@ -501,6 +501,12 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
     return cmd_mutants(args)
 
 
+def _cmd_export_puzzle(args: argparse.Namespace) -> int:
+    from bpcheck.export_puzzle import cmd_export_puzzle
+
+    return cmd_export_puzzle(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bpcheck", description="Model checker and property-test harness for the Yu-Gi-Oh! TCG Battle Phase.")
     p.add_argument("--version", action="version", version=f"bpcheck {__version__}")
@@ -607,6 +613,12 @@ def build_parser() -> argparse.ArgumentParser:
     sv = sub.add_parser("serve", help="serve an in-process engine over the JSON-lines protocol on stdin/stdout (docs/protocol.md)")
     sv.add_argument("--engine", metavar="ENGINE", help="the engine to serve: reference (default), mutant:NAME or package.module:factory")
     sv.set_defaults(fn=cmd_serve)
+
+    ep = sub.add_parser("export-puzzle", help="write an EDOPro puzzle script (Lua) for a board or a counterexample (docs/ocgcore.md)")
+    ep.add_argument("file", metavar="BOARD.toml|CEX.json", help="a board, a counterexample file (--cex-dir) or a result file (--json)")
+    ep.add_argument("--index", type=int, default=0, metavar="N", help="which counterexample of a result file (default 0)")
+    ep.add_argument("--out", metavar="FILE.lua", help="write the script here (default: standard output)")
+    ep.set_defaults(fn=_cmd_export_puzzle)
 
     iv = sub.add_parser("invariants", help="list the invariant library")
     iv.add_argument("--json", action="store_true")

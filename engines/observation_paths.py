@@ -9,12 +9,20 @@ A path is dot-separated field names from the observation's top level; ``[]`` aft
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterable
 
 
-def split(path: str) -> list[tuple[str, bool]]:
-    """``players[].lp`` -> ``[("players", True), ("lp", False)]``; ValueError if malformed."""
+def split(path: str) -> tuple[tuple[str, bool], ...]:
+    """``players[].lp`` -> ``(("players", True), ("lp", False))``; ValueError if malformed."""
     if not isinstance(path, str) or not path:
+        raise ValueError("a path is a non-empty string")
+    return _split(path)
+
+
+@functools.lru_cache(maxsize=1024)  # paths are few and every observation is stripped by them
+def _split(path: str) -> tuple[tuple[str, bool], ...]:
+    if not path:
         raise ValueError("a path is a non-empty string")
     out = []
     for seg in path.split("."):

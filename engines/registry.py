@@ -1,5 +1,6 @@
 """Choosing the engine under test: `--engine reference` (default), `--engine mutant:NAME`,
-`--engine cmd:COMMAND` (any language, JSON lines: docs/protocol.md), or
+`--engine cmd:COMMAND` (any language, JSON lines: docs/protocol.md), `--engine ocgcore[:LIB]`
+(the real EDOPro core: docs/ocgcore.md), or
 `--engine package.module:factory`.
 
 A factory is a callable returning an object that implements the engine interface
@@ -27,6 +28,10 @@ def make_engine(spec: str | None, *, call_timeout: float | None = None, check_de
         from bpcheck.engines.jsonl import make_jsonl_engine
 
         return make_jsonl_engine(spec, call_timeout=call_timeout, check_determinism=check_determinism)
+    if spec == "ocgcore" or spec.startswith("ocgcore:"):  # the real EDOPro core (docs/ocgcore.md)
+        from bpcheck.engines.ocgcore import make_ocgcore_engine
+
+        return make_ocgcore_engine(spec)
     if spec.startswith("mutant:"):
         from bpcheck.engines.mutants import MUTANTS, VALUE_MUTANTS
 

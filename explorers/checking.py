@@ -94,13 +94,18 @@ def fingerprint(obs: dict) -> int:
     return xxhash.xxh3_64_intdigest(orjson.dumps(obs, option=orjson.OPT_SORT_KEYS))
 
 
-def state_fingerprint(obs: dict, mon: Monitor, seed: int = 0) -> int:
+def state_fingerprint(obs: dict, mon: Monitor, seed: int = 0, extra: bytes = b"") -> int:
     """The fingerprint of an explored state: XXH3 of the observation's canonical JSON followed by
-    the monitor's (:meth:`Monitor.canonical`). The hook every transition system over engines uses."""
+    the monitor's (:meth:`Monitor.canonical`) and, for an engine whose observation does not
+    determine its state, the engine's own ``state_key`` (`extra`). The hook every transition
+    system over engines uses."""
     h = xxhash.xxh3_64(seed=seed)
     h.update(orjson.dumps(obs, option=orjson.OPT_SORT_KEYS))
     h.update(b"\x00")
     h.update(mon.canonical())
+    if extra:
+        h.update(b"\x00")
+        h.update(extra)
     return h.intdigest()
 
 
@@ -204,7 +209,8 @@ class EngineSystem:
         return self.engine.is_terminal(s[0])
 
     def fingerprint(self, s) -> int:
-        return state_fingerprint(s[1], s[2])
+        key = getattr(self.engine, "state_key", None)  # an engine whose observation does not determine its state (ocgcore: docs/ocgcore.md)
+        return state_fingerprint(s[1], s[2], extra=key(s[0]) if key is not None else b"")
 
     def action_kind(self, a) -> str:
         return a.kind

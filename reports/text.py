@@ -51,7 +51,7 @@ def board_lines(obs: dict) -> list[str]:
     lines.append(head)
     a = obs["attack"]
     if a:
-        flags = " (replay pending)" if a["replay_pending"] else ""
+        flags = " (replay pending)" if a.get("replay_pending") else ""  # (not every engine observes it)
         lines.append(f"attack: {_name(obs, a['attacker'])} -> {_name(obs, a['target'])}{flags}")
     if obs["chain"]:
         chain = ", ".join(f"{i + 1}:{l['card']}({PN[l['controller']]}{', negated' if l['negated'] else ''})" for i, l in enumerate(obs["chain"]))

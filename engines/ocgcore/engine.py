@@ -1,0 +1,851 @@
+"""The EDOPro core as a bpcheck engine (docs/ocgcore.md).
+
+An engine state is a :class:`Node`: the path of responses given to the core from the puzzle's
+start, the prompt the core waits on there, the tracker (card identities, chain, attack, step) and
+the observation, computed once when the node is reached. The core cannot copy a duel, so a
+node's live duel is kept in a bounded LRU cache (``cache_size`` duels); any other node is reached
+again by resetting a duel (the puzzle script clears the field) and replaying its path. Evicted
+duels are reset and reused; duels beyond the pool are destroyed.
+
+Actions are the core's prompts, grouped the way bpcheck's model names them: an activation and the
+cost and target choices the core asks while the link is built (between MSG_CHAINING and
+MSG_CHAINED) are one action, ``activate Book of Moon -> Mokey Mokey``; an attack and its target
+choice are one action, ``attack Battle Ox -> direct``. The legal actions of a node are therefore
+found by playing each choice (:meth:`OcgcoreEngine.legal_actions` computes the children).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+from bpcheck.engines.interface import Capabilities, EngineRefusal
+from bpcheck.explorers.core import SystemFault
+from bpcheck.model.board import Board
+from bpcheck.model.events import Event, ev
+
+from . import core as K
+from . import messages as M
+from .puzzle import Puzzle, build_puzzle
+from .track import PILE_LOCS, Track, TrackError, position_name
+
+# What the core does not say (protocol v2 "unobserved" paths; docs/ocgcore.md explains each).
+UNOBSERVED = frozenset(
+    {
+        "priority",
+        "passes",
+        "open_windows",
+        "chains_in_step",
+        "next_uid",
+        "lingering",
+        "pending_triggers",
+        "choice",
+        "players[].monsters[].modifiers",
+        "players[].monsters[].lingering_modifiers",
+        "players[].monsters[].attacks_declared",
+        "players[].monsters[].declared_at",
+        "players[].monsters[].declared_direct",
+        "players[].monsters[].cannot_attack_this_turn",
+        "players[].monsters[].flipped_by_battle",
+        "players[].monsters[].once_per_turn_used",
+        "players[].spells[].linked_monster",
+        "players[].field_zone.linked_monster",
+        "attack.potential_targets",
+        "attack.direct_was_legal",
+        "attack.target_was_facedown",
+        "attack.replay_pending",
+        "attack.battle_ended",
+        "chain[].effect",
+        "chain[].speed",
+        "chain[].card_activation",
+        "chain[].cost_info",
+    }
+)
+
+CAPABILITIES = Capabilities(unobserved=UNOBSERVED, implicit_passes=True, cloning=False, passcodes=True)
+
+MONSTER_QUERY = (K.QUERY_CODE | K.QUERY_POSITION | K.QUERY_TYPE | K.QUERY_LEVEL | K.QUERY_ATTRIBUTE | K.QUERY_RACE
+                 | K.QUERY_ATTACK | K.QUERY_DEFENSE | K.QUERY_BASE_ATTACK | K.QUERY_BASE_DEFENSE | K.QUERY_OWNER
+                 | K.QUERY_STATUS)
+SPELL_QUERY = K.QUERY_CODE | K.QUERY_POSITION | K.QUERY_OWNER | K.QUERY_STATUS | K.QUERY_EQUIP_CARD | K.QUERY_TARGET_CARD
+PILE_QUERY = K.QUERY_CODE | K.QUERY_OWNER
+PLAYER_NAMES = ("P1", "P2")
+SUB_PROMPTS = (M.MSG_SELECT_CARD, M.MSG_SELECT_TRIBUTE, M.MSG_SELECT_UNSELECT_CARD, M.MSG_SELECT_OPTION,
+               M.MSG_SELECT_YESNO, M.MSG_SELECT_EFFECTYN, M.MSG_SELECT_POSITION)
+MAX_AUTO = 200  # automatic answers in a row before the adapter calls the core stuck
+
+
+def default_paths(project_root: str | None = None) -> tuple[str, str, str]:
+    """OCGCORE, OCG_SCRIPTS and OCG_CARDS, defaulting to ../shared/ocgcore/ beside the project."""
+    root = project_root or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    shared = os.path.normpath(os.path.join(root, "..", "shared", "ocgcore"))
+    return (
+        os.environ.get("OCGCORE") or os.path.join(shared, "libocgcore.so"),
+        os.environ.get("OCG_SCRIPTS") or os.path.join(shared, "scripts"),
+        os.environ.get("OCG_CARDS") or os.path.join(shared, "cards.cdb"),
+    )
+
+
+@dataclass(frozen=True)
+class OcgAction:
+    """One choice offered by the core (possibly several prompts answered in a row)."""
+
+    kind: str
+    player: int
+    label: str
+    responses: tuple[bytes, ...] = field(repr=False, default=())
+    prompt: str = ""
+    card_uid: int | None = None
+    target: int | None = None
+    targets: tuple[int, ...] = ()
+    cost: tuple[int, ...] = ()
+
+    def to_dict(self) -> dict:
+        """The action record, with the fields of the model's actions (docs/model.md) the core's
+        answer determines, plus the core's prompt it answered."""
+        d: dict[str, Any] = {"kind": self.kind, "player": self.player, "label": self.label, "prompt": self.prompt}
+        for k in ("card_uid", "target"):
+            v = getattr(self, k)
+            if v is not None:
+                d[k] = v
+        if self.targets:
+            d["targets"] = list(self.targets)
+        if self.cost:
+            d["cost"] = list(self.cost)
+        return d
+
+
+class Node:
+    """An engine state (opaque to the checker)."""
+
+    __slots__ = ("path", "prompt", "track", "obs", "terminal", "children", "__weakref__")
+
+    def __init__(self, path: tuple, prompt: M.Prompt | None, track: Track, terminal: bool) -> None:
+        self.path = path
+        self.prompt = prompt
+        self.track = track
+        self.terminal = terminal
+        self.obs: dict | None = None
+        self.children: dict[str, tuple[Node, list[Event]]] | None = None
+
+
+class CardNames:
+    """passcode -> bpcheck card name (the board's pool names first, then cards.cdb)."""
+
+    def __init__(self, puzzle: Puzzle, cards: K.CardDatabase, board: Board) -> None:
+        self.by_code = dict(puzzle.names)
+        self.cards = cards
+        for name in board.pool.names():
+            c = board.pool[name]
+            try:
+                code = int(c.passcode)
+            except (TypeError, ValueError):
+                continue
+            self.by_code.setdefault(code, name)
+        self.pool = board.pool
+
+    def __call__(self, code: int) -> str:
+        n = self.by_code.get(code)
+        if n is None:
+            n = self.cards.names.get(code, f"#{code}")
+            self.by_code[code] = n
+        return n
+
+    def type_of(self, code: int) -> int:
+        return self.cards.type_of(code)
+
+
+class OcgcoreEngine:
+    """``--engine ocgcore[:LIB]``: the real EDOPro core, in process, through ctypes."""
+
+    capabilities = CAPABILITIES
+
+    def __init__(self, library: str | None = None, scripts: str | None = None, cards: str | None = None, cache_size: int = 32, pool_size: int = 8) -> None:
+        lib, scr, cdb = default_paths()
+        self.library_path = library or lib
+        self.scripts = scripts or scr
+        self.cards_path = cards or cdb
+        self.name = "ocgcore" if library is None else f"ocgcore:{library}"
+        self.cache_size = max(1, cache_size)
+        self.pool_size = pool_size
+        self._core: K.CoreLibrary | None = None
+        self._cards: K.CardDatabase | None = None
+        self._script_cache: dict[str, bytes] = {}
+        self._live: OrderedDict[tuple, K.Duel] = OrderedDict()
+        self._free: list[K.Duel] = []
+        self.puzzle: Puzzle | None = None
+        self.board: Board | None = None
+        self.stats = {"created": 0, "replays": 0, "replayed_steps": 0, "cache_hits": 0, "evicted": 0, "destroyed": 0}
+
+    # -- set-up ------------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        for path, var in ((self.library_path, "OCGCORE"), (self.scripts, "OCG_SCRIPTS"), (self.cards_path, "OCG_CARDS")):
+            if not os.path.exists(path):
+                raise EngineRefusal(f"the EDOPro core is not available: {path} not found (set {var})")
+        if not os.path.isfile(os.path.join(self.scripts, "utility.lua")):
+            raise EngineRefusal(f"{self.scripts} holds no utility.lua (set OCG_SCRIPTS to the CardScripts folder)")
+        try:
+            self._core = K.CoreLibrary.load(self.library_path)
+            self._cards = K.CardDatabase(self.cards_path)
+        except K.CoreError as e:
+            raise EngineRefusal(str(e)) from None
+
+    def start(self, board: Board) -> Node:
+        self.close()
+        if self._core is None:
+            self._load()
+        assert self._cards is not None
+        self.board = board
+        self.puzzle = build_puzzle(board, self._cards)
+        self.names = CardNames(self.puzzle, self._cards, board)
+        duel = self._new_duel()
+        self._reset(duel)
+        track = self._initial_track(duel)
+        events: list[Event] = []
+        path: list[bytes] = []
+        prompt, terminal = self._run(duel, track, events, path, auto_until_main=True)
+        node = Node(tuple(path), prompt, track, terminal)
+        node.obs = self._observe(duel, node)
+        self._put(node.path, duel)
+        self._root = node
+        return node
+
+    def _new_duel(self) -> K.Duel:
+        assert self._core is not None and self._cards is not None and self.puzzle is not None
+        d = K.Duel(self._core, self._cards, self.scripts, self.puzzle.flags | K.DUEL_PSEUDO_SHUFFLE, lp=self.puzzle.lp, script_cache=self._script_cache)
+        if not (d.load_script_file("constant.lua") and d.load_script_file("utility.lua")):
+            d.close()
+            raise EngineRefusal(f"the core could not load constant.lua / utility.lua from {self.scripts}")
+        self.stats["created"] += 1
+        return d
+
+    def _reset(self, duel: K.Duel) -> None:
+        """Put the puzzle on a duel (ReloadFieldBegin clears whatever was there) and start it."""
+        assert self.puzzle is not None
+        duel.log.clear()
+        duel.messages()
+        if not duel.load_source(self.puzzle.lua, "bpcheck-puzzle.lua"):
+            raise EngineRefusal("the core refused the puzzle: " + "; ".join(duel.log[-3:]))
+        if duel.missing_cards:
+            raise EngineRefusal(f"cards missing from {self.cards_path}: {sorted(set(duel.missing_cards))}")
+        duel.start()
+
+    def _initial_track(self, duel: K.Duel) -> Track:
+        """Give every card the core placed its board uid (matching by place, piles by passcode)."""
+        pz = self.puzzle
+        assert pz is not None
+        t = Track(pz.swap, self.names)
+        for (con, loc, seq), (uid, code, _name) in pz.field.items():
+            t.field[(con, loc, seq)] = uid
+            t.cards[uid] = (code, con)
+        for con in (0, 1):
+            for loc in PILE_LOCS:
+                q = duel.query_location(con, loc, PILE_QUERY)
+                want = list(pz.piles.get((con, loc), []))
+                pile = []
+                for card in q:
+                    if card is None:
+                        continue
+                    code = card.get(K.QUERY_CODE)
+                    k = next((i for i, w in enumerate(want) if w[1] == code), None)
+                    if k is None:
+                        raise EngineRefusal(f"the core put card {code} in a pile the board does not have it in")
+                    uid = want.pop(k)[0]
+                    pile.append(uid)
+                    t.cards[uid] = (code, card.get(K.QUERY_OWNER, con))
+                t.piles[(con, loc)] = pile
+        # Owners of field cards as the core has them
+        for (con, loc, seq), uid in t.field.items():
+            pass
+        for bp in (0, 1):
+            st = self.board.state.players[bp]  # type: ignore[union-attr]
+            for m in st.monsters:
+                if m is not None:
+                    t.cards[m.uid] = (t.cards[m.uid][0], m.owner ^ pz.swap)
+            for s in list(st.spells) + [st.field_zone]:
+                if s is not None:
+                    t.cards[s.uid] = (t.cards[s.uid][0], s.owner ^ pz.swap)
+        return t
+
+    # -- live duels ----------------------------------------------------------------------------
+
+    def _put(self, path: tuple, duel: K.Duel) -> None:
+        old = self._live.pop(path, None)
+        if old is not None and old is not duel:
+            self._retire(old)
+        self._live[path] = duel
+        while len(self._live) > self.cache_size:
+            _p, d = self._live.popitem(last=False)
+            self.stats["evicted"] += 1
+            self._retire(d)
+
+    def _retire(self, duel: K.Duel) -> None:
+        if len(self._free) < self.pool_size:
+            self._free.append(duel)
+        else:
+            duel.close()
+            self.stats["destroyed"] += 1
+
+    def _take(self, path: tuple) -> K.Duel:
+        """A duel standing at ``path``: the cached one (removed from the cache) or a replay."""
+        d = self._live.pop(path, None)
+        if d is not None:
+            self.stats["cache_hits"] += 1
+            return d
+        if self._free:
+            d = self._free.pop()
+        elif len(self._live) < self.cache_size:
+            d = self._new_duel()  # the cache is not full yet: one more live duel
+        else:
+            _p, d = self._live.popitem(last=False)  # reuse the least recently used one
+            self.stats["evicted"] += 1
+        self._reset(d)
+        self.stats["replays"] += 1
+        self.stats["replayed_steps"] += len(path)
+        for resp in path:
+            if not self._process_quiet(d):
+                raise SystemFault("engine-fault", "the core ended the duel while an action path was replayed (non-deterministic core?)")
+            d.respond(resp)
+        if not self._process_quiet(d):
+            raise SystemFault("engine-fault", "the core ended the duel while an action path was replayed (non-deterministic core?)")
+        return d
+
+    @staticmethod
+    def _process_quiet(d: K.Duel) -> bool:
+        while True:
+            st = d.process()
+            d.messages()
+            if st == K.STATUS_AWAITING:
+                return True
+            if st == K.STATUS_END:
+                return False
+
+    # -- running the core ----------------------------------------------------------------------
+
+    def _run(self, duel: K.Duel, track: Track, events: list[Event], path: list[bytes], auto_until_main: bool = False) -> tuple[M.Prompt | None, bool]:
+        """Process until a prompt the checker must answer (or the duel's end, or the End Phase).
+        Prompts the adapter answers itself (zones, the Draw and Standby Phases before the board's
+        Main Phase 1) are answered here and appended to ``path``."""
+        for _ in range(MAX_AUTO):
+            prompt = None
+            while True:
+                st = duel.process()
+                for kind, p in duel.messages():
+                    if kind == M.MSG_RETRY:
+                        raise SystemFault("engine-fault", "the core rejected a response (MSG_RETRY): " + self._log_tail(duel))
+                    if kind in M.PROMPTS:
+                        prompt = M.parse_prompt(kind, p)
+                    else:
+                        try:
+                            track.feed(kind, p, events)
+                        except TrackError as e:
+                            raise SystemFault("engine-fault", f"the adapter lost track of a card: {e}") from None
+                        if track.over or (track.phase == K.PHASE_END and not auto_until_main):
+                            return None, True  # the End Phase (or the duel's end) is terminal, as in the model
+                if st != K.STATUS_CONTINUE:
+                    break
+            if st == K.STATUS_END or track.over:
+                return None, True
+            if prompt is None:
+                raise SystemFault("engine-fault", "the core awaits a response without a prompt")
+            infer_step(track, prompt, events)
+            auto = self._auto_response(prompt, track, auto_until_main)
+            if auto is None:
+                return prompt, False
+            duel.respond(auto)
+            path.append(auto)
+        raise SystemFault("engine-fault", f"the core asked {MAX_AUTO} automatic questions in a row")
+
+    def _auto_response(self, pr: M.Prompt, track: Track, before_main: bool) -> bytes | None:
+        if before_main and track.phase in (0, K.PHASE_DRAW, K.PHASE_STANDBY):
+            if pr.kind == M.MSG_SELECT_CHAIN and not pr.forced:
+                return M.int_response(-1)
+            if pr.kind == M.MSG_SELECT_EFFECTYN:
+                return M.int_response(0)
+            raise EngineRefusal(f"the core asks {pr.name} before the board's Main Phase 1")
+        if pr.kind in (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD):
+            places = M.free_places(pr)
+            if len(places) < pr.place_count:
+                raise SystemFault("engine-fault", "SELECT_PLACE with fewer free zones than it asks for")
+            return M.place_response(places[: pr.place_count])
+        if pr.kind == M.MSG_SORT_CHAIN or pr.kind == M.MSG_SORT_CARD:
+            return bytes([0xFF])
+        return None
+
+    @staticmethod
+    def _log_tail(d: K.Duel) -> str:
+        return "; ".join(d.log[-3:]) or "(no core log)"
+
+    # -- names -------------------------------------------------------------------------------
+
+    def _ref(self, track: Track, uid: int | None, places: dict | None = None) -> str:
+        """A card's name, made unique with its place the way the reference model does."""
+        if uid is None:
+            return "direct"
+        name = track.name(uid)
+        same = [u for u in self._all_uids(track) if track.name(u) == name]
+        if len(same) <= 1:
+            return name
+        loc = self._where(track, uid)
+        clash = [u for u in same if self._where(track, u) == loc]
+        if len(clash) > 1:
+            return f"{name} [{loc} #{sorted(clash).index(uid) + 1}]"
+        return f"{name} [{loc}]"
+
+    @staticmethod
+    def _all_uids(track: Track):
+        yield from track.field.values()
+        for pile in track.piles.values():
+            yield from pile
+
+    def _where(self, track: Track, uid: int) -> str:
+        w = track.where(uid)
+        if w is None:
+            return "gone"
+        con, loc, seq = w
+        bp = PLAYER_NAMES[track.bp(con)]
+        if loc == K.LOCATION_MZONE:
+            return f"{bp} M{seq + 1}"
+        if loc == K.LOCATION_SZONE:
+            return f"{bp} FZ" if seq == 5 else f"{bp} S{seq + 1}"
+        return f"{bp} {dict(((K.LOCATION_HAND, 'hand'), (K.LOCATION_GRAVE, 'graveyard'), (K.LOCATION_REMOVED, 'banished'), (K.LOCATION_DECK, 'deck'))).get(loc, 'extra')}"
+
+    def _card_ref(self, track: Track, con: int, loc: int, seq: int) -> tuple[str, int | None]:
+        uid = track.at(con, loc, seq)
+        if uid is None:
+            return "?", None
+        return self._ref(track, uid), uid
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def _top_options(self, node: Node) -> list[tuple[str, str, bytes, str | None]]:
+        """(kind, label, response, card) for each answer to the node's prompt."""
+        pr, t = node.prompt, node.track
+        assert pr is not None
+        out: list[tuple[str, str, bytes, str | None]] = []
+        if pr.kind == M.MSG_SELECT_IDLECMD:
+            main1 = t.phase == K.PHASE_MAIN1
+            if main1 and pr.to_bp:
+                out.append(("enter_bp", "enter Battle Phase", M.int_response(6), None))
+            if pr.to_ep:
+                out.append(("skip_bp" if main1 else "end_turn", "skip Battle Phase" if main1 else "end turn", M.int_response(7), None))
+            if not main1:
+                for i, (code, con, lc, seq) in enumerate(pr.repositionable):
+                    mon = node.obs["players"][t.bp(con)]["monsters"][seq] if node.obs and seq < 5 else None
+                    if mon is not None and mon["position"].startswith("facedown"):
+                        continue  # turning a face-down monster face-up is a Flip Summon: left out, as in the model
+                    ref, u = self._card_ref(t, con, lc, seq)
+                    out.append(("change_position", f"change position {ref}", M.int_response((i << 16) | 2), u))
+            for i, ch in enumerate(pr.chains):
+                ref, u = self._card_ref(t, ch[1], ch[2], ch[3])
+                out.append(("activate", f"activate {ref}", M.int_response((i << 16) | 5), u))
+        elif pr.kind == M.MSG_SELECT_BATTLECMD:
+            if pr.to_m2:
+                out.append(("pass", "end Battle Phase", M.int_response(2), None))
+            for i, (code, con, lc, seq, _direct) in enumerate(pr.attackers):
+                ref, u = self._card_ref(t, con, lc, seq)
+                out.append(("attack", f"attack {ref}", M.int_response((i << 16) | 1), u))
+            for i, ch in enumerate(pr.chains):
+                ref, u = self._card_ref(t, ch[1], ch[2], ch[3])
+                out.append(("activate", f"activate {ref}", M.int_response(i << 16), u))
+        elif pr.kind == M.MSG_SELECT_CHAIN:
+            if not pr.forced:
+                out.append(("pass", "pass", M.int_response(-1), None))
+            for i, ch in enumerate(pr.chains):
+                ref, u = self._card_ref(t, ch[1], ch[2], ch[3])
+                out.append(("trigger" if pr.forced else "activate", f"activate {ref}", M.int_response(i), u))
+        elif pr.kind == M.MSG_SELECT_EFFECTYN:
+            code, con, lc, seq, _pos = pr.cards[0]
+            ref, u = self._card_ref(t, con, lc, seq)
+            out.append(("trigger", f"activate {ref}", M.int_response(1), u))
+            out.append(("decline", f"decline {ref}", M.int_response(0), u))
+        else:
+            out.extend(self._choice_options(node.track, pr))
+        return out
+
+    def _choice_options(self, t: Track, pr: M.Prompt, inside: bool = False) -> list[tuple[str, str, bytes, str | None]]:
+        """The answers to a choice prompt. ``inside`` an action (its costs and targets, an attack's
+        target) the core's "cancel" is not offered: cancelling takes the action back, which bpcheck's
+        actions do not model (the action is simply not chosen)."""
+        out: list[tuple[str, str, bytes, str | None]] = []
+        if pr.kind == M.MSG_SELECT_YESNO:
+            out.append(("choose", f"choose yes ({pr.description})", M.int_response(1), None))
+            out.append(("choose", f"choose no ({pr.description})", M.int_response(0), None))
+        elif pr.kind == M.MSG_SELECT_EFFECTYN:
+            code, con, lc, seq, _pos = pr.cards[0]
+            ref, _u = self._card_ref(t, con, lc, seq)
+            out.append(("choose", f"choose yes: {ref}", M.int_response(1), ref))
+            out.append(("choose", f"choose no: {ref}", M.int_response(0), ref))
+        elif pr.kind == M.MSG_SELECT_OPTION:
+            for i, d in enumerate(pr.options):
+                out.append(("choose", f"choose option {d}", M.int_response(i), None))
+        elif pr.kind in (M.MSG_SELECT_CARD, M.MSG_SELECT_TRIBUTE):
+            refs = [self._card_ref(t, c[1], c[2], c[3])[0] for c in pr.cards]
+            lo, hi = max(pr.minimum, 1), max(pr.maximum, 1)
+            for k in range(lo, min(hi, len(refs)) + 1):
+                for combo in combinations(range(len(refs)), k):
+                    label = "choose " + ", ".join(refs[i] for i in combo)
+                    out.append(("choose", label, M.cards_response(list(combo)), None))
+            if (pr.cancelable and not inside) or pr.minimum == 0:
+                out.append(("choose", "choose nothing", M.int_response(-1), None))
+        elif pr.kind == M.MSG_SELECT_UNSELECT_CARD:
+            for i, c in enumerate(pr.cards + pr.unselect):
+                ref = self._card_ref(t, c[1], c[2], c[3])[0]
+                out.append(("choose", f"choose {ref}", M.unselect_response(i), None))
+            if pr.finishable or (pr.cancelable and not inside):
+                out.append(("choose", "choose finish", M.unselect_response(None), None))
+        elif pr.kind == M.MSG_SELECT_POSITION:
+            for bit in (K.POS_FACEUP_ATTACK, K.POS_FACEDOWN_ATTACK, K.POS_FACEUP_DEFENSE, K.POS_FACEDOWN_DEFENSE):
+                if pr.positions & bit:
+                    out.append(("choose", f"choose {position_name(bit)}", M.int_response(bit), None))
+        else:
+            raise SystemFault("engine-fault", f"the core asks {pr.name}, which the adapter cannot answer")
+        return out
+
+    def legal_actions(self, node: Node) -> list[OcgAction]:
+        if node.terminal or node.prompt is None:
+            return []
+        if node.children is None:
+            self._expand(node)
+            self._expand_forced(node)
+        assert node.children is not None
+        return [a for a, _c in node.children.values()]  # type: ignore[misc]
+
+    def _expand_forced(self, node: Node, limit: int = 400) -> None:
+        """Children with a single answer (the pass-only rounds the core asks) are expanded at once,
+        while their duel is live: the explorer will ask for them anyway, and later, in a wide
+        breadth-first frontier, their duel would have been evicted and had to be replayed."""
+        assert node.children is not None
+        work = [c for _a, (c, _e) in node.children.values()]
+        while work and limit > 0:
+            c = work.pop()
+            if c.children is not None or c.terminal or c.prompt is None or c.path not in self._live:
+                continue
+            try:
+                if len(self._top_options(c)) != 1:
+                    continue
+            except SystemFault:
+                continue
+            self._expand(c)
+            limit -= 1
+            work.extend(x for _a, (x, _e) in c.children.values())  # type: ignore[union-attr]
+
+    def _expand(self, node: Node) -> None:
+        """Play every answer to the node's prompt (and the choices inside each action)."""
+        assert node.prompt is not None
+        player = node.track.bp(node.prompt.player)
+        results: list[tuple[OcgAction, Node, list[Event]]] = []
+        for kind, label, resp, uid in self._top_options(node):
+            for responses, child, events in self._play(node, resp, kind):
+                full, target, targets, cost = self._label(kind, label, child, events, responses)
+                a = OcgAction(kind, player, full, responses, node.prompt.name, uid if isinstance(uid, int) else None, target, targets, cost)
+                results.append((a, child, events))
+        seen: dict[str, int] = {}
+        children: dict[str, Any] = {}
+        for a, child, events in results:
+            n = seen.get(a.label, 0)
+            seen[a.label] = n + 1
+            if n:
+                a = OcgAction(a.kind, a.player, f"{a.label} #{n + 1}", a.responses, a.prompt, a.card_uid, a.target, a.targets, a.cost)
+            children[a.label] = (a, (child, events))
+        node.children = children
+
+    def _play(self, node: Node, resp: bytes, kind: str) -> list[tuple[tuple[bytes, ...], Node, list[Event]]]:
+        """Answer ``resp`` at ``node``; if the answer opens choices inside the same action (costs,
+        targets, an attack target), play each of them too. Returns the resulting nodes."""
+        assert node.prompt is not None
+        out = []
+        first = node.track.copy()
+        first.selecting_attack = kind == "attack"
+        pre: list[Event] = [ev("passed", player=node.track.bp(node.prompt.player))] if kind == "pass" else []
+        stack: list[tuple[tuple[bytes, ...], Track, list[Event]]] = [((resp,), first, pre)]
+        while stack:
+            responses, before, events_before = stack.pop(0)
+            duel = self._take(node.path + responses[:-1])
+            track = before.copy()
+            events = list(events_before)
+            path = list(node.path + responses)
+            duel.respond(responses[-1])
+            prompt, terminal = self._run(duel, track, events, path)
+            so_far = tuple(path[len(node.path) :])
+            if not terminal and prompt is not None and prompt.kind in SUB_PROMPTS and (track.building is not None or track.selecting_attack):
+                # the action goes on: one branch per choice, each from a duel standing here
+                self._put(tuple(path), duel)
+                for _k, _l, r2, _c in self._choice_options(track, prompt, inside=True):
+                    stack.append((so_far + (r2,), track, events))
+                continue
+            track.selecting_attack = False
+            child = Node(tuple(path), prompt, track, terminal)
+            child.obs = self._observe(duel, child)
+            self._put(child.path, duel)
+            out.append((so_far, child, events))
+        return out
+
+    def _label(self, kind: str, label: str, child: Node, events: list[Event], responses):
+        """The full label of an action (the model's naming: attack targets, activation costs and
+        targets) and its target / targets / cost uids, read from what the core did."""
+        if kind == "attack":
+            for e in events:
+                if e.kind == "attack_declared":
+                    tu = e.get("target_uid")
+                    return f"{label} -> {'direct' if tu is None else self._ref(child.track, tu)}", tu, (), ()
+            return f"{label} (no attack)", None, (), ()
+        costs: list[int] = []
+        targets: list[int] = []
+        if kind in ("activate", "trigger"):
+            costs = [e.get("card_uid") for e in events if e.kind == "card_moved" and e.get("reason") in ("cost", "discard", "tribute")]
+            for e in events:
+                if e.kind == "chain_link_added":
+                    targets = list(e.get("targets") or ())
+                    break
+            if costs:
+                label += " [" + ", ".join(self._ref(child.track, u) for u in costs) + "]"
+            if targets:
+                label += " -> " + ", ".join(self._ref(child.track, u) for u in targets)
+            if len(responses) > 1 and not costs and not targets:
+                label += f" (choice {'/'.join(r.hex() for r in responses[1:])})"
+        return label, None, tuple(targets), tuple(costs)
+
+    def apply(self, node: Node, action: OcgAction):
+        if node.children is None:
+            self._expand(node)
+        assert node.children is not None
+        hit = node.children.get(action.label)
+        if hit is None or hit[0].responses != action.responses:
+            raise SystemFault("engine-fault", f"{action.label!r} is not an action of this state")
+        child, events = hit[1]
+        return child, list(events)
+
+    def state_key(self, node: Node) -> bytes:
+        """What tells two states apart beyond the observation (mixed into the fingerprint): the
+        core's observation does not show its window bookkeeping, so two states with the same
+        observation are one state only if the core asks the same question after as many answers.
+        (Without it, the pass rounds the core asks, which look alike, would fold into cycles.)"""
+        pr = node.prompt
+        head = len(node.path).to_bytes(4, "little")
+        return head if pr is None else head + bytes([pr.kind]) + pr.raw
+
+    def observe(self, node: Node) -> dict:
+        assert node.obs is not None
+        return node.obs
+
+    def is_terminal(self, node: Node) -> bool:
+        return node.terminal
+
+    def close(self) -> None:
+        for d in list(self._live.values()) + self._free:
+            d.close()
+        self._live.clear()
+        self._free.clear()
+
+    def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order varies
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # -- the observation -----------------------------------------------------------------------
+
+    def _observe(self, duel: K.Duel, node: Node) -> dict:
+        t = node.track
+        pz = self.puzzle
+        assert pz is not None and self.board is not None
+        pool = self.board.pool
+        lps = self._lps(duel)
+        players: list[dict] = [{}, {}]
+        equips: dict[int, list[int]] = {}
+        spells_by_cp: dict[int, list] = {}
+        for cp in (0, 1):
+            spells_by_cp[cp] = duel.query_location(cp, K.LOCATION_SZONE, SPELL_QUERY)
+            for seq, q in enumerate(spells_by_cp[cp]):
+                if q and q.get(K.QUERY_EQUIP_CARD):
+                    tgt = t.at(*q[K.QUERY_EQUIP_CARD])
+                    uid = t.at(cp, K.LOCATION_SZONE, seq)
+                    if tgt is not None and uid is not None:
+                        equips.setdefault(tgt, []).append(uid)
+        for cp in (0, 1):
+            bp = t.bp(cp)
+            monsters: list[dict | None] = [None] * 5
+            for seq, q in enumerate(duel.query_location(cp, K.LOCATION_MZONE, MONSTER_QUERY)[:5]):
+                if q is None:
+                    continue
+                uid = self._uid(t, cp, K.LOCATION_MZONE, seq, q)
+                name = t.name(uid)
+                status = q.get(K.QUERY_STATUS, 0)
+                typ = q.get(K.QUERY_TYPE, 0)
+                monsters[seq] = {
+                    "uid": uid,
+                    "card": name,
+                    "passcode": _pc(self._official(q.get(K.QUERY_CODE))),
+                    "owner": t.bp(q.get(K.QUERY_OWNER, cp)),
+                    "controller": bp,
+                    "token": bool(typ & K.TYPE_TOKEN),
+                    "level": q.get(K.QUERY_LEVEL),
+                    "attribute": K.ATTRIBUTES.get(q.get(K.QUERY_ATTRIBUTE, 0)),
+                    "race": K.RACES.get(q.get(K.QUERY_RACE, 0)),
+                    "position": position_name(q.get(K.QUERY_POSITION, 0)),
+                    "atk": q.get(K.QUERY_ATTACK),
+                    "def": q.get(K.QUERY_DEFENSE),
+                    "base_atk": q.get(K.QUERY_BASE_ATTACK),
+                    "base_def": q.get(K.QUERY_BASE_DEFENSE),
+                    "summoned_this_turn": bool(status & (K.STATUS_SUMMON_TURN | K.STATUS_SPSUMMON_TURN | K.STATUS_FLIP_SUMMON_TURN)),
+                    "destroyed_by_battle": bool(status & K.STATUS_BATTLE_DESTROYED),
+                    "set_this_turn": bool(status & K.STATUS_SET_TURN),
+                    "equipped_with": sorted(equips.get(uid, ())),
+                }
+            spells: list[dict | None] = [None] * 5
+            fz = None
+            for seq, q in enumerate(spells_by_cp[cp][:6]):
+                if q is None:
+                    continue
+                uid = self._uid(t, cp, K.LOCATION_SZONE, seq, q)
+                name = t.name(uid)
+                status = q.get(K.QUERY_STATUS, 0)
+                card = pool[name] if name in pool else None
+                eq = q.get(K.QUERY_EQUIP_CARD)
+                eq_uid = t.at(*eq) if eq else None
+                targets = [t.at(*x) for x in q.get(K.QUERY_TARGET_CARD, [])]
+                attached = next((u for u in targets if u is not None and u != eq_uid), None)
+                d = {
+                    "uid": uid,
+                    "card": name,
+                    "passcode": _pc(self._official(q.get(K.QUERY_CODE))),
+                    "owner": t.bp(q.get(K.QUERY_OWNER, cp)),
+                    "controller": bp,
+                    "kind": card.kind if card else None,
+                    "subtype": card.subtype if card else None,
+                    "face_up": bool(q.get(K.QUERY_POSITION, 0) & 0x5),
+                    "set_this_turn": bool(status & K.STATUS_SET_TURN),
+                    "equipped_to": eq_uid,
+                    "attached_to": attached,
+                    "on_chain": any(link[0] == uid for link in t.chain),
+                }
+                if seq == 5:
+                    fz = d
+                elif seq < 5:
+                    spells[seq] = d
+            players[bp] = {
+                "lp": lps[cp],
+                "monsters": monsters,
+                "spells": spells,
+                "field_zone": fz,
+            }
+            for key, loc in (("hand", K.LOCATION_HAND), ("graveyard", K.LOCATION_GRAVE), ("banished", K.LOCATION_REMOVED), ("deck", K.LOCATION_DECK)):
+                pile = t.piles.get((cp, loc), [])
+                players[bp][key] = [{"uid": u, "card": t.name(u), "passcode": _pc(self._official(t.cards[u][0])), "owner": t.bp(t.cards[u][1])} for u in pile]
+        a = t.attack
+        obs = {
+            "schema": 1,
+            "turn": t.turn + pz.turn_offset,
+            "turn_player": pz.swap,  # the core's turn player is always core player 0
+            "phase": _phase_of(t.step),
+            "step": t.step,
+            "over": t.over,
+            "winner": t.winner,
+            "to_act": None if node.terminal or node.prompt is None else t.bp(node.prompt.player),
+            "players": players,
+            "attack": None if a is None else {"attacker": a[0], "target": a[1], "damage_calculated": a[2]},
+            "chain": [
+                {
+                    "card": t.name(u),
+                    "passcode": _pc(self._official(code)),
+                    "card_uid": u,
+                    "controller": t.bp(p),
+                    "targets": list(ts),
+                    "negated": neg,
+                    "kind": pool[t.name(u)].kind if t.name(u) in pool else None,
+                    "subtype": pool[t.name(u)].subtype if t.name(u) in pool else None,
+                }
+                for u, code, p, ts, neg in t.chain
+            ],
+        }
+        return obs
+
+    def _official(self, code: int | None) -> int | None:
+        """The card's passcode as printed: an alternate (a token copy such as 73915053, Sheep Token)
+        gives the code it is an alias of (cards.cdb ``alias``)."""
+        if code is None or self._cards is None:
+            return code
+        row = self._cards.rows.get(code)
+        return row[0] if row and row[0] else code
+
+    def _uid(self, t: Track, con: int, loc: int, seq: int, q: dict) -> int:
+        uid = t.at(con, loc, seq)
+        code = q.get(K.QUERY_CODE)
+        if uid is None or t.cards[uid][0] != code:
+            raise SystemFault("engine-fault", f"the adapter lost track of card {code} at core player {con} location {loc:#x} sequence {seq}")
+        return uid
+
+    @staticmethod
+    def _lps(duel: K.Duel) -> tuple[int, int]:
+        import ctypes as C
+        import struct
+
+        n = C.c_uint32()
+        p = duel.lib.OCG_DuelQueryField(duel.ptr, C.byref(n))
+        buf = C.string_at(p, n.value)
+        i = 4
+        lps = []
+        for _player in (0, 1):
+            lps.append(struct.unpack_from("<i", buf, i)[0])  # signed: the core lets LP go below 0
+            i += 4
+            for _z in range(7 + 8):
+                present = buf[i]
+                i += 1 + (5 if present else 0)
+            i += 6 * 4
+        return lps[0], lps[1]
+
+
+BATTLE_PHASES = (K.PHASE_BATTLE_START, K.PHASE_BATTLE_STEP, K.PHASE_DAMAGE, K.PHASE_DAMAGE_CAL, K.PHASE_BATTLE)
+TIMING_BATTLE_START, TIMING_BATTLE_END, TIMING_ATTACK = 0x8, 0x10, 0x1000
+TIMING_DAMAGE_STEP, TIMING_DAMAGE_CAL, TIMING_BATTLE_STEP_END, TIMING_BATTLED = 0x2000, 0x4000, 0x4000000, 0x8000000
+
+
+def infer_step(track: Track, pr: M.Prompt, events: list[Event]) -> None:
+    """The Battle Phase step the core is in. The core announces only some steps with
+    MSG_NEW_PHASE; the rest is read from the prompt: a battle command is the Battle Step, and a
+    chain prompt's timing hints say the step (the turn player's hint, TIMING_*)."""
+    if pr.kind == M.MSG_SELECT_BATTLECMD:
+        track.set_step("battle_step", events)
+        return
+    if pr.kind != M.MSG_SELECT_CHAIN or track.phase not in BATTLE_PHASES:
+        return
+    raw = pr.raw
+    mine, other = M.u32(raw, 3), M.u32(raw, 7)
+    tim = mine if pr.player == 0 else other  # core player 0 is the turn player
+    if tim & TIMING_BATTLED:
+        step = "damage_step_after_calculation_1"
+    elif tim & TIMING_DAMAGE_CAL:
+        # the core's PHASE_DAMAGE_CAL window (EVENT_PRE_DAMAGE_CALCULATE) is "during damage
+        # calculation"; "before damage calculation" is its EVENT_BATTLE_CONFIRM, in PHASE_DAMAGE
+        step = "damage_step_during_calculation"
+    elif tim & TIMING_DAMAGE_STEP:
+        step = "damage_step_start"
+    elif tim & TIMING_BATTLE_END:
+        step = "battle_end_step"
+    elif tim & TIMING_BATTLE_START:
+        step = "battle_start_step"
+    elif tim & (TIMING_ATTACK | TIMING_BATTLE_STEP_END):
+        step = "battle_step"
+    else:
+        return
+    track.set_step(step, events)
+
+
+def _phase_of(step: str) -> str:
+    if step in ("main1", "main2"):
+        return step
+    if step == "end_phase":
+        return "end"
+    if step in ("draw_phase", "standby_phase"):
+        return step.split("_")[0]
+    return "battle"
+
+
+def _pc(code: int | None) -> str | None:
+    """A passcode as bpcheck's pool writes it: eight digits."""
+    return None if code is None else f"{code:08d}"

@@ -1,0 +1,345 @@
+"""Following the core's cards and battle from its messages: card identities (bpcheck uids),
+the chain, the attack in progress, the phase and step; and turning the messages into bpcheck
+events (docs/model.md). One :class:`Track` per engine state; :meth:`Track.copy` before going on.
+
+The core has no card identities in its API: a card is where it is. The tracker knows where each
+board card was put and follows every MSG_MOVE / MSG_SWAP, so a card keeps its board uid; tokens
+the core creates get uids from 1000 in the order they appear.
+"""
+
+from __future__ import annotations
+
+from bpcheck.model.events import Event, ev
+
+from . import core as K
+from . import messages as M
+
+PHASE_STEPS = {
+    K.PHASE_DRAW: "draw_phase", K.PHASE_STANDBY: "standby_phase", K.PHASE_MAIN1: "main1",
+    K.PHASE_BATTLE_START: "battle_start_step", K.PHASE_BATTLE_STEP: "battle_step",
+    K.PHASE_DAMAGE: "damage_step_start", K.PHASE_DAMAGE_CAL: "damage_step_during_calculation",
+    K.PHASE_BATTLE: "battle_end_step", K.PHASE_MAIN2: "main2", K.PHASE_END: "end_phase",
+}
+DS_ORDER = ("damage_step_start", "damage_step_before_calculation", "damage_step_during_calculation",
+            "damage_step_after_calculation_1", "damage_step_after_calculation_2", "damage_step_end")
+PILE_LOCS = (K.LOCATION_HAND, K.LOCATION_GRAVE, K.LOCATION_REMOVED, K.LOCATION_DECK, K.LOCATION_EXTRA)
+ZONE_NAMES = {K.LOCATION_DECK: "deck", K.LOCATION_HAND: "hand", K.LOCATION_MZONE: "monster_zone",
+              K.LOCATION_SZONE: "spell_trap_zone", K.LOCATION_GRAVE: "graveyard", K.LOCATION_REMOVED: "banished",
+              K.LOCATION_EXTRA: "extra_deck", 0: "nowhere"}
+
+
+class TrackError(Exception):
+    """The tracker lost a card (a message about a place it holds nothing for)."""
+
+
+def position_name(pos: int) -> str:
+    if pos & K.POS_FACEUP_ATTACK:
+        return "attack"
+    if pos & K.POS_FACEUP_DEFENSE:
+        return "defense"
+    if pos & K.POS_FACEDOWN_DEFENSE:
+        return "facedown"
+    return "facedown_attack"
+
+
+def move_reason(reason: int, to_loc: int) -> str:
+    if reason & K.REASON_DESTROY:
+        return "battle" if reason & K.REASON_BATTLE else "destroyed"
+    if reason & K.REASON_RELEASE:
+        return "tribute"
+    if reason & K.REASON_DISCARD:
+        return "discard"
+    if reason & K.REASON_COST:
+        return "cost"
+    if reason & K.REASON_RETURN:
+        return "returned"
+    if reason & K.REASON_SPSUMMON or reason & K.REASON_SUMMON:
+        return "summoned"
+    if reason & K.REASON_RULE:
+        return "resolved" if to_loc == K.LOCATION_GRAVE else "rule"
+    if to_loc == K.LOCATION_REMOVED:
+        return "banished"
+    return "effect"
+
+
+class Track:
+    __slots__ = ("swap", "turn", "phase", "step", "over", "winner", "field", "piles", "cards", "next_token",
+                 "chain", "building", "attack", "in_calc", "names", "selecting_attack", "last_flip_by")
+
+    def __init__(self, swap: int, names) -> None:
+        self.swap = swap
+        self.turn = 0  # MSG_NEW_TURN of the puzzle's first turn makes it 1
+        self.phase = 0
+        self.step = "draw_phase"
+        self.over = False
+        self.winner: int | None = None
+        self.field: dict[tuple[int, int, int], int] = {}
+        self.piles: dict[tuple[int, int], list[int]] = {(c, l): [] for c in (0, 1) for l in PILE_LOCS}
+        self.cards: dict[int, tuple[int, int]] = {}  # uid -> (code, core owner)
+        self.next_token = 1000
+        self.chain: list[list] = []  # [uid, code, core controller, [target uids], negated]
+        self.building: int | None = None  # index of the link whose activation is being built
+        self.attack: list | None = None  # [attacker uid, target uid or None, damage calculated]
+        self.in_calc = False
+        self.selecting_attack = False
+        self.names = names  # code -> card name (shared, read-only)
+        self.last_flip_by = "effect"
+
+    def copy(self) -> "Track":
+        t = Track.__new__(Track)
+        t.swap, t.turn, t.phase, t.step, t.over, t.winner = self.swap, self.turn, self.phase, self.step, self.over, self.winner
+        t.field = dict(self.field)
+        t.piles = {k: list(v) for k, v in self.piles.items()}
+        t.cards = self.cards  # copied on write (tokens)
+        t.next_token = self.next_token
+        t.chain = [[u, c, p, list(ts), n] for u, c, p, ts, n in self.chain]
+        t.building, t.attack, t.in_calc = self.building, (list(self.attack) if self.attack else None), self.in_calc
+        t.selecting_attack, t.names, t.last_flip_by = self.selecting_attack, self.names, self.last_flip_by
+        return t
+
+    # -- names and places ---------------------------------------------------------------------
+
+    def bp(self, core_player: int) -> int:
+        return core_player ^ self.swap
+
+    def name(self, uid: int | None) -> str | None:
+        if uid is None:
+            return None
+        code = self.cards[uid][0]
+        return self.names(code)
+
+    def at(self, con: int, loc: int, seq: int) -> int | None:
+        if loc in (K.LOCATION_MZONE, K.LOCATION_SZONE):
+            return self.field.get((con, loc, seq))
+        pile = self.piles.get((con, loc))
+        if pile is not None and 0 <= seq < len(pile):
+            return pile[seq]
+        return None
+
+    def take(self, con: int, loc: int, seq: int, code: int | None = None) -> int | None:
+        if loc in (K.LOCATION_MZONE, K.LOCATION_SZONE):
+            return self.field.pop((con, loc, seq), None)
+        pile = self.piles.get((con, loc))
+        if pile is None:
+            return None
+        if code is not None and not (0 <= seq < len(pile) and self.cards[pile[seq]][0] == code):
+            # the core renumbers a pile as cards leave it; go by the passcode, nearest first
+            same = sorted((abs(i - seq), i) for i, u in enumerate(pile) if self.cards[u][0] == code)
+            if same:
+                return pile.pop(same[0][1])
+            return None
+        if 0 <= seq < len(pile):
+            return pile.pop(seq)
+        return None
+
+    def put(self, uid: int, con: int, loc: int, seq: int) -> None:
+        if loc in (K.LOCATION_MZONE, K.LOCATION_SZONE):
+            self.field[(con, loc, seq)] = uid
+        elif loc:
+            pile = self.piles.setdefault((con, loc), [])
+            pile.insert(min(seq, len(pile)), uid)
+
+    def where(self, uid: int) -> tuple[int, int, int] | None:
+        for k, u in self.field.items():
+            if u == uid:
+                return k
+        for (c, l), pile in self.piles.items():
+            if uid in pile:
+                return (c, l, pile.index(uid))
+        return None
+
+    # -- messages -> events ---------------------------------------------------------------------
+
+    def set_step(self, step: str, out: list[Event]) -> None:
+        """Enter ``step``. Within the Damage Step the core goes through every sub-step in order
+        even where it asks nobody (it does not announce them): the ones passed through are
+        entered too, in order (the flip sub-step only shows as the flip itself)."""
+        if step in DS_ORDER and self.step in DS_ORDER and DS_ORDER.index(step) > DS_ORDER.index(self.step) + 1:
+            for mid in DS_ORDER[DS_ORDER.index(self.step) + 1 : DS_ORDER.index(step)]:
+                out.append(ev("phase_changed", **{"from": self.step, "to": mid}))
+                self.step = mid
+        if step != self.step:
+            if self.step not in ("draw_phase", "standby_phase"):
+                out.append(ev("phase_changed", **{"from": self.step, "to": step}))
+            self.step = step
+
+    def feed(self, kind: int, p: bytes, out: list[Event]) -> None:
+        """Apply one message; append the bpcheck events it stands for to ``out``."""
+        if kind == M.MSG_NEW_PHASE:
+            self.phase = int.from_bytes(p[:2], "little")
+            self.set_step(PHASE_STEPS.get(self.phase, f"phase_{self.phase:#x}"), out)
+        elif kind == M.MSG_NEW_TURN:
+            self.turn += 1
+        elif kind == M.MSG_MOVE:
+            self._move(p, out)
+        elif kind == M.MSG_SWAP:
+            code1 = M.u32(p, 0)
+            l1 = M.loc(p, 4)
+            l2 = M.loc(p, 18)
+            u1, u2 = self.take(*l1[:3]), self.take(*l2[:3])
+            if u1 is not None:
+                self.put(u1, *l2[:3])
+            if u2 is not None:
+                self.put(u2, *l1[:3])
+            del code1
+        elif kind == M.MSG_POS_CHANGE:
+            code, con, lc, seq, prev, cur = M.U32.unpack_from(p, 0)[0], p[4], p[5], p[6], p[7], p[8]
+            uid = self.at(con, lc, seq)
+            if uid is None or lc != K.LOCATION_MZONE:
+                return  # a Spell/Trap turned face-up to activate: no bpcheck event
+            frm, to = position_name(prev), position_name(cur)
+            if prev & 0xA and cur & 0x5:
+                out.append(ev("flipped", card=self.name(uid), card_uid=uid, by=self._flip_by(), face_up=True))
+            else:
+                out.append(ev("position_changed", card=self.name(uid), card_uid=uid, **{"from": frm, "to": to}, by="effect" if self.chain else "manual"))
+        elif kind == M.MSG_SPSUMMONING:
+            code = M.u32(p, 0)
+            con, lc, seq, pos = M.loc(p, 4)
+            uid = self.at(con, lc, seq)
+            token = bool(self._type(code) & K.TYPE_TOKEN)
+            out.append(ev("summoned", card=self.name(uid), card_uid=uid, player=self.bp(con), position=position_name(pos),
+                          how="token" if token else "special"))
+        elif kind == M.MSG_CHAINING:
+            code = M.u32(p, 0)
+            con, lc, seq, _pos = M.loc(p, 4)
+            tcon = p[14]
+            uid = self.at(con, lc, seq)
+            if uid is None:
+                raise TrackError(f"MSG_CHAINING for a card the tracker does not hold ({code} at {con}/{lc:#x}/{seq})")
+            self.chain.append([uid, code, tcon, [], False])
+            self.building = len(self.chain) - 1
+        elif kind == M.MSG_BECOME_TARGET:
+            n = M.u32(p, 0)
+            for k in range(n):
+                con, lc, seq, _pos = M.loc(p, 4 + 10 * k)
+                uid = self.at(con, lc, seq)
+                if self.building is not None and uid is not None:
+                    self.chain[self.building][3].append(uid)
+        elif kind == M.MSG_CHAINED:
+            if self.building is not None:
+                uid, code, tcon, targets, _neg = self.chain[self.building]
+                out.append(ev("chain_link_added", link=self.building + 1, card=self.name(uid), card_uid=uid,
+                              player=self.bp(tcon), targets=tuple(targets), step=self.step))
+            self.building = None
+        elif kind == M.MSG_CHAIN_SOLVED:
+            n = p[0]
+            if 1 <= n <= len(self.chain):
+                uid, _code, _tcon, _t, neg = self.chain[n - 1]
+                out.append(ev("chain_link_resolved", card=self.name(uid), card_uid=uid, negated=neg))
+                del self.chain[n - 1 :]
+        elif kind in (M.MSG_CHAIN_NEGATED, M.MSG_CHAIN_DISABLED):
+            n = p[0]
+            if 1 <= n <= len(self.chain):
+                link = self.chain[n - 1]
+                link[4] = True
+                if kind == M.MSG_CHAIN_NEGATED:
+                    by = self.name(self.chain[-1][0]) if len(self.chain) > n else None
+                    out.append(ev("activation_negated", link=n, card=self.name(link[0]), card_uid=link[0], by=by))
+        elif kind == M.MSG_CHAIN_END:
+            self.chain = []
+            self.building = None
+            out.append(ev("chain_resolved"))
+        elif kind == M.MSG_ATTACK:
+            a = M.loc(p, 0)
+            t = M.loc(p, 10)
+            au = self.at(*a[:3])
+            tu = self.at(*t[:3]) if t[1] else None
+            self.attack = [au, tu, False]
+            self.selecting_attack = False
+            out.append(ev("attack_declared", attacker=self.name(au), attacker_uid=au, target=self.name(tu), target_uid=tu,
+                          player=self.bp(a[0])))
+        elif kind == M.MSG_ATTACK_DISABLED:
+            if self.attack:
+                out.append(ev("attack_stopped", attacker_uid=self.attack[0], reason="negated"))
+                self.attack = None  # a negated attack is over (the core goes back to the battle command)
+        elif kind == M.MSG_DAMAGE_STEP_START:
+            self.set_step("damage_step_start", out)
+        elif kind == M.MSG_BATTLE:
+            a = M.loc(p, 0)
+            aa = M.u32(p, 10)
+            t = M.loc(p, 19)
+            da, dd = M.u32(p, 29), M.u32(p, 33)
+            self.set_step("damage_step_during_calculation", out)  # MSG_BATTLE is the calculation
+            au = self.attack[0] if self.attack else self.at(*a[:3])
+            tu = self.attack[1] if self.attack else (self.at(*t[:3]) if t[1] else None)
+            if tu is None:
+                out.append(ev("damage_calculation", attacker_uid=au, target_uid=None, attacker_atk=aa, target_value=None, target_position=None))
+            else:
+                tpos = position_name(t[3])
+                out.append(ev("damage_calculation", attacker_uid=au, target_uid=tu, attacker_atk=aa,
+                              target_value=da if tpos == "attack" else dd, target_position=tpos))
+            if self.attack:
+                self.attack[2] = True
+            self.in_calc = True
+        elif kind == M.MSG_DAMAGE:
+            player, amount = self.bp(p[0]), M.u32(p, 1)
+            if self.in_calc and self.attack:
+                out.append(ev("battle_damage", player=player, amount=amount, attacker_uid=self.attack[0], target_uid=self.attack[1]))
+            else:
+                src = self.name(self.chain[-1][0]) if self.chain else None
+                out.append(ev("effect_damage", player=player, amount=amount, card=src))
+        elif kind == M.MSG_RECOVER:
+            out.append(ev("lp_gained", player=self.bp(p[0]), amount=M.u32(p, 1)))
+        elif kind == M.MSG_PAY_LPCOST:
+            out.append(ev("lp_paid", player=self.bp(p[0]), amount=M.u32(p, 1)))
+        elif kind == M.MSG_DAMAGE_STEP_END:
+            if self.attack:
+                out.append(ev("attack_ended", attacker_uid=self.attack[0], reason="damage_step_over"))
+            self.attack = None
+            self.in_calc = False
+            if self.step in DS_ORDER:
+                self.set_step("damage_step_end", out)
+            self.set_step("battle_step", out)
+        elif kind == M.MSG_WIN:
+            w = p[0]
+            self.over = True
+            self.winner = None if w > 1 else self.bp(w)
+            out.append(ev("duel_over", winner=self.winner, reason="lp_zero" if p[1] == 1 else f"core_reason_{p[1]}"))
+        if kind in (M.MSG_CHAINING, M.MSG_CHAIN_SOLVING, M.MSG_DAMAGE_STEP_END):
+            self.in_calc = False
+
+    def _flip_by(self) -> str:
+        return "battle" if self.step.startswith("damage_step") and not self.chain else "effect"
+
+    def _type(self, code: int) -> int:
+        return self.names.type_of(code)
+
+    def _move(self, p: bytes, out: list[Event]) -> None:
+        code = M.u32(p, 0)
+        fcon, floc, fseq, fpos = M.loc(p, 4)
+        tcon, tloc, tseq, tpos = M.loc(p, 14)
+        reason = M.u32(p, 24)
+        if floc & K.LOCATION_OVERLAY or tloc & K.LOCATION_OVERLAY:
+            raise TrackError("Xyz materials are outside the adapter's scope")
+        if floc == 0:  # a new card (a token)
+            uid = self.next_token
+            self.next_token += 1
+            self.cards = dict(self.cards)
+            self.cards[uid] = (code, tcon)
+        else:
+            uid = self.take(fcon, floc, fseq, code)
+            if uid is None:
+                raise TrackError(f"MSG_MOVE of {code} from {fcon}/{floc:#x}/{fseq}, where the tracker holds no card")
+        if tloc:
+            self.put(uid, tcon, tloc, tseq)
+        if floc == 0:
+            return  # the summon message that follows says it
+        if floc == tloc and fcon == tcon and floc not in PILE_LOCS:
+            return  # moved within a zone row (a sequence change)
+        owner = self.bp(self.cards[uid][1])
+        frm = "field_zone" if floc == K.LOCATION_SZONE and fseq == 5 else ZONE_NAMES.get(floc, f"loc_{floc:#x}")
+        to = "field_zone" if tloc == K.LOCATION_SZONE and tseq == 5 else ZONE_NAMES.get(tloc, f"loc_{tloc:#x}")
+        why = move_reason(reason, tloc)
+        name = self.name(uid)
+        out.append(ev("card_moved", card=name, card_uid=uid, owner=owner, **{"from": frm, "to": to}, reason=why))
+        if reason & K.REASON_DESTROY and floc in (K.LOCATION_MZONE, K.LOCATION_SZONE):
+            if reason & K.REASON_BATTLE:
+                # The core sends battle-destroyed monsters away in the Damage Step's end, which it
+                # does not announce otherwise (docs/ocgcore.md)
+                if self.step.startswith("damage_step") and self.step != "damage_step_end":
+                    moved = out.pop()
+                    self.set_step("damage_step_end", out)  # the step change comes before the move
+                    out.append(moved)
+                out.append(ev("destroyed_by_battle", card=name, card_uid=uid, controller=self.bp(fcon)))
+            else:
+                out.append(ev("destroyed", card=name, card_uid=uid, by="effect"))
