@@ -195,7 +195,8 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
         out.append(f"             not evaluated: {inv_id} ({why})")
     for cex in br.counterexamples:
         if getattr(cex, "baselined", None) is not None:
-            out.append(f"             known disagreement (baseline): DIFF {cex.key[0]} {cex.key[1]}: {cex.baselined}")
+            what = f"DIFF {cex.key[0]} {cex.key[1]}" if cex.invariant == "DIFF" and cex.key else cex.invariant
+            out.append(f"             known disagreement (baseline): {what}: {cex.baselined}")
             continue
         out += ["", counterexample_text(cex), ""]
     for gone in (getattr(br, "baseline", None) or {}).get("gone", []):

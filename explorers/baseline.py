@@ -11,6 +11,10 @@ A baseline is a TOML file::
     path = "players[1].graveyard"        # its first differing path, as in "diff"
     reason = "the core sends resolved Spells to the Graveyard after the whole chain"
 
+An entry may instead name an invariant (``invariant = "attack.target-once"``, no kind or path):
+a known violation of that invariant on that board, e.g. where an engine adapter cannot yet say
+what the invariant needs (docs/ocgcore-findings.md).
+
 Each DIFF counterexample is one distinct disagreement: ``(kind, path)`` on a board. One the
 baseline lists is *known*: it is reported with its reason and does not fail the board. Any other
 disagreement (or any other violation) still fails it, and a listed one that no longer occurs on a
@@ -28,7 +32,7 @@ from bpcheck.model.board import parse_toml, read_text
 
 KINDS = ("actions", "observation", "events", "event-order", "window", "terminal", "initial", "identity")
 FIELDS = {"board": "the board file", "kind": "the DIFF kind", "path": "the first differing path", "reason": "why the disagreement is known"}
-OPTIONAL = {"engine"}
+OPTIONAL = {"engine", "invariant"}
 
 
 @dataclass
@@ -39,6 +43,7 @@ class Known:
     reason: str
     engine: str | None = None
     where: str = ""  # known[i], for messages
+    invariant: str | None = None  # a known violation of this invariant (then kind and path are "")
 
     def matches_board(self, board_path: str) -> bool:
         b = Path(board_path).as_posix()
@@ -59,15 +64,24 @@ class Baseline:
         known = new = 0
         for cex in br.counterexamples:
             if cex.invariant != "DIFF" or cex.key is None:
+                hit = next((i for i, k in enumerate(mine) if k.invariant is not None and k.invariant == cex.invariant), None)
+                if hit is not None:
+                    used.add(hit)
+                    cex.baselined = mine[hit].reason
+                    known += 1
                 continue
-            hit = next((i for i, k in enumerate(mine) if (k.kind, k.path) == tuple(cex.key)), None)
+            hit = next((i for i, k in enumerate(mine) if k.invariant is None and (k.kind, k.path) == tuple(cex.key)), None)
             if hit is None:
                 new += 1
                 continue
             used.add(hit)
             cex.baselined = mine[hit].reason
             known += 1
-        gone = [{"board": k.board, "kind": k.kind, "path": k.path, "reason": k.reason} for i, k in enumerate(mine) if i not in used]
+        gone = [
+            {"board": k.board, "kind": k.kind or "invariant", "path": k.path or k.invariant, "reason": k.reason}
+            for i, k in enumerate(mine)
+            if i not in used
+        ]
         r = br.result
         rest = [c for c in br.counterexamples if getattr(c, "baselined", None) is None]
         unmet = any(w is None for w in br.witnesses.values())
@@ -103,6 +117,26 @@ def load_baseline(path: str) -> Baseline:
         for k in item:
             if k not in FIELDS and k not in OPTIONAL:
                 raise InputError(path, f"{where}.{k}", f"unknown field (allowed: {', '.join([*FIELDS, *sorted(OPTIONAL)])})")
+        if "invariant" in item:  # a known invariant violation: board, invariant, reason
+            for k in ("kind", "path"):
+                if k in item:
+                    raise InputError(path, f"{where}.{k}", "an entry names an invariant or a DIFF's kind and path, not both")
+            inv = _str(item["invariant"], path, f"{where}.invariant")
+            from bpcheck.invariants import REGISTRY
+
+            if inv not in REGISTRY:
+                raise InputError(path, f"{where}.invariant", f"unknown invariant {inv!r}")
+            for k in ("board", "reason"):
+                if k not in item:
+                    raise InputError(path, f"{where}.{k}", f"missing: every known violation names {FIELDS[k]}")
+            engine = _str(item["engine"], path, f"{where}.engine") if "engine" in item else None
+            b, r = _str(item["board"], path, f"{where}.board"), _str(item["reason"], path, f"{where}.reason")
+            key = (b, "invariant", inv)
+            if key in seen:
+                raise InputError(path, f"{where}", f"lists the same violation as {seen[key]}")
+            seen[key] = where
+            out.entries.append(Known(b, "", "", r, engine, where, inv))
+            continue
         for k, what in FIELDS.items():
             if k not in item:
                 raise InputError(path, f"{where}.{k}", f"missing: every known disagreement names {what}")

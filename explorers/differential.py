@@ -270,7 +270,8 @@ class DifferentialSystem:
     left out; with implicit passes the reference is advanced through the passes the engine does
     not ask for, and a window one side opens and the other lacks is a structural DIFF of its own.
     Every distinct disagreement (kind, first differing path) gets its own counterexample.
-    The engine half with the monitor, ``(s[0], s[1], s[5])``, is the inner EngineSystem's state.
+    The engine half with the monitor, ``(s[0], s[1], s[5])``, is the inner EngineSystem's state; a
+    seventh element holds the events of a comparison held back over a window only the engine opens.
     """
 
     def __init__(
@@ -435,7 +436,7 @@ class DifferentialSystem:
             info.findings.append(
                 Finding(f"after {a.label!r}, a passcode is not the card's: " + "; ".join(problems[:4]), ("identity", path_kind(problems[0].split(":")[0])))
             )
-        pend = s[5] if len(s) > 5 else None
+        pend = s[6] if len(s) > 6 else None
         if pend is not None:  # the comparison deferred over the engine's own window (below)
             eng_events = pend[0] + eng_events
             ref_events = pend[1] + ref_events
@@ -444,11 +445,11 @@ class DifferentialSystem:
             and acts2 is not None
             and any(x.kind == "pass" for x in acts2)
             and eng_obs != ref_obs2
-            and self._engine_window((st2, obs2, ref_st2, ref_obs2, acts2), acts2) is not None
+            and self._engine_window((st2, obs2, ref_st2, ref_obs2, acts2, mon2), acts2) is not None
         ):
             # The engine opens a window the reference lacks (reported as a structural DIFF by
             # check_actions there): compare once it closes, against where the reference is.
-            return (st2, obs2, ref_st2, ref_obs2, acts2, (eng_events, ref_events)), info
+            return (st2, obs2, ref_st2, ref_obs2, acts2, mon2, (eng_events, ref_events)), info
         if self.implicit and acts2 and eng_obs != ref_obs2 and {x.label for x in acts2} == set(self._ref_actions(ref_st2)):
             od = json_diff(eng_obs, ref_obs2)
             if od and all(p in ("phase", "step") for p, _x, _y in od):
@@ -461,7 +462,7 @@ class DifferentialSystem:
                         ("window", f"step:{es}/{rs}"),
                     )
                 )
-                return (st2, obs2, ref_st2, ref_obs2, acts2, (eng_events, ref_events)), info
+                return (st2, obs2, ref_st2, ref_obs2, acts2, mon2, (eng_events, ref_events)), info
         info.compared = True
         key = None
         if eng_obs != ref_obs2:
@@ -532,7 +533,7 @@ class DifferentialSystem:
                     return Finding("the initial observations differ: " + "; ".join(diff_lines(od, limit=6)), ("initial", path_kind(od[0][0])))
         eng_t = bool(self.inner.is_terminal(_engine_half(s)))
         ref_t = bool(self.reference.is_terminal(s[2]))
-        if eng_t != ref_t and len(s) <= 5:  # (a deferred comparison waits for the engine's window)
+        if eng_t != ref_t and len(s) <= 6:  # (a deferred comparison waits for the engine's window)
             if eng_t:
                 return Finding("engine says this state is terminal (nothing more to play), the reference does not", ("terminal", "engine"))
             return Finding("reference says this state is terminal (nothing more to play), the engine does not", ("terminal", "reference"))

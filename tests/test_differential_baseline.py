@@ -107,3 +107,18 @@ def test_baseline_needs_differential_and_a_file(run_cli, tmp_path):
     assert code == 2 and "--baseline: needs --differential" in out + err
     code, out, err = run_cli("check", SMALL, "--differential", "--baseline", str(tmp_path / "none.toml"))
     assert code == 2 and f"{tmp_path / 'none.toml'}: no such file" in out + err
+
+
+def test_a_baseline_entry_may_name_a_known_invariant_violation(tmp_path, run_cli):
+    """A known violation of an invariant (not a DIFF) is listed by its invariant ID and reason."""
+    bl = tmp_path / "b.toml"
+    bl.write_text(
+        'version = 1\n[[known]]\nboard = "boards/000-replay-1.toml"\ninvariant = "attack.count"\nreason = "known: the test engine forgets"\n'
+    )
+    code, out, _ = run_cli("check", "boards/000-replay-1.toml", "--engine", "mutant:replay-resets-count", "--differential", "--baseline", str(bl))
+    assert code == 1  # its other violations are not listed: they still fail the board
+    assert "known disagreement (baseline): attack.count: known: the test engine forgets" in out
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[known]]\nboard = "x"\ninvariant = "attack.nope"\nreason = "r"\n')
+    code, _o, err = run_cli("check", "boards/000-replay-1.toml", "--differential", "--baseline", str(bad))
+    assert code == 2 and "known[0].invariant: unknown invariant 'attack.nope'" in err
