@@ -86,7 +86,7 @@ def test_other_boards_entries_are_ignored(run_cli, tmp_path):
     [
         (P2.replace('reason = "the engine refunds 100 LP to P2 (planted)"\n', ""), "known[0].reason: missing: every known disagreement names why the disagreement is known"),
         (P2.replace('kind = "observation"', 'kind = "lp"'), "known[0].kind: unknown DIFF kind 'lp' (known: actions, observation, events"),
-        (P2 + 'colour = "red"\n', "known[0].colour: unknown field (allowed: board, kind, path, reason, engine)"),
+        (P2 + 'colour = "red"\n', "known[0].colour: unknown field (allowed: board, kind, path, reason, engine, invariant)"),
         (P2.replace('path = "players[1].lp"', "path = 3"), "known[0].path: expected a non-empty string, got 3"),
         (P2 + P2, "known[1]: lists the same disagreement as known[0]"),
         ("version = 2\n" + P2, "version: unsupported baseline version 2"),
