@@ -36,6 +36,9 @@ from bpcheck.model.cards import Card, CardPool, parse_card, pool_with
 
 POSITIONS = ("attack", "defense", "facedown")
 LP_ROUND = (4000, 2000, 1000, 500, 100)
+# Operations that add monsters to the field or take them off it: what makes replays and battles
+# that end early, so the other player's Set cards favour them.
+FIELD_CHANGING_OPS = {"special_summon", "tokens", "tribute", "destroy", "return_to_hand", "take_control", "banish"}
 TURNS = (2, 3, 1, 4, 5, 10)  # shrinks toward turn 2, the first turn with a Battle Phase
 
 
@@ -68,6 +71,12 @@ class CardChoice:
     spell_traps: tuple[str, ...]  # Spell & Trap Zones
     field_spells: tuple[str, ...]
     piles: tuple[str, ...]  # hand, Graveyard, banished, Deck (no Tokens)
+    responders: tuple[str, ...] = ()  # Spells/Traps of spell speed 2 or more: Traps and Quick-Play Spells
+    revivable: tuple[str, ...] = ()  # monsters that can be in a Graveyard (no Tokens)
+    from_hand: tuple[str, ...] = ()  # cards with something to do from the hand
+    fighters: tuple[str, ...] = ()  # monsters with a continuous effect (on attacking, being attacked, ...)
+    field_changers: tuple[str, ...] = ()  # responders that add or remove monsters (replays, ended battles)
+
 
     def card(self, name: str) -> Card:
         return self.pool[name]
@@ -99,6 +108,18 @@ def card_choice(cards: Sequence[str] | None = None, extra_cards: Sequence[dict] 
         spell_traps=tuple(c.name for c in chosen if c.is_spell_trap and c.subtype != "field"),
         field_spells=tuple(c.name for c in chosen if c.kind == "spell" and c.subtype == "field"),
         piles=tuple(c.name for c in chosen if not c.is_token),
+        fighters=tuple(c.name for c in chosen if c.kind == "monster" and c.statics),
+        field_changers=tuple(
+            c.name
+            for c in chosen
+            if (c.kind == "trap" or c.subtype == "quick-play")
+            and any(o.op in FIELD_CHANGING_OPS for e in c.effects for o in e.cost + e.ops)
+        ),
+        responders=tuple(c.name for c in chosen if c.kind == "trap" or (c.kind == "spell" and c.subtype == "quick-play")),
+        revivable=tuple(c.name for c in chosen if c.is_monster and not c.is_token),
+        from_hand=tuple(
+            c.name for c in chosen if (c.kind == "spell" and c.subtype == "quick-play") or any(e.location == "hand" for e in c.effects)
+        ),
     )
 
 
@@ -107,9 +128,17 @@ def _rare(n: int = 6):
     return st.integers(0, n - 1).map(lambda x: x == n - 1)
 
 
-def _often(n: int = 4):
-    """A boolean that is True about ``n - 1`` times in ``n`` and shrinks to True."""
-    return st.integers(0, n - 1).map(lambda x: x != n - 1)
+def _likely(n: int = 4):
+    """A boolean that is True about ``n - 1`` times in ``n`` and shrinks to False."""
+    return st.integers(0, n - 1).map(lambda x: x != 0)
+
+
+def _biased(*groups: Sequence[str]):
+    """A card name from one of ``groups`` chosen evenly (the first ones: the cards that make
+    Battle Phase interactions; the last: every card that may go there); empty groups are left
+    out. Shrinks toward the simplest card of the first group."""
+    parts = [st.sampled_from(tuple(g)) for g in groups if g]
+    return parts[0] if len(parts) == 1 else st.one_of(*parts)
 
 
 def _lp():
@@ -166,14 +195,17 @@ def _link_targets(c: Card, side: int, monsters: list[list[dict]], choice: CardCh
 def _monsters(draw, choice: CardChoice, side: int, turn_player: int, max_monsters: int) -> list[dict]:
     if not choice.monsters or max_monsters <= 0:
         return []
-    # The turn player usually has an attacker; the other side shrinks away first.
-    low = 1 if side == turn_player and draw(_often(4)) else 0
+    # The turn player usually has a monster, most often in Attack Position: an attacker.
+    low = 1 if side == turn_player and draw(_likely(4)) else 0
     zones = draw(st.lists(st.integers(1, 5), unique=True, min_size=low, max_size=max_monsters))
     out = []
     for z in sorted(zones):
-        name = draw(st.sampled_from(choice.monsters))
+        name = draw(_biased(choice.fighters, choice.monsters) if side == turn_player else st.sampled_from(choice.monsters))
         c = choice.card(name)
-        pos = draw(st.sampled_from(POSITIONS[:2] if c.is_token else POSITIONS))
+        positions = st.sampled_from(POSITIONS[:2] if c.is_token else POSITIONS)
+        if side == turn_player:
+            positions = st.one_of(st.just("attack"), positions)
+        pos = draw(positions)
         m: dict[str, Any] = {"zone": z, "card": name, "position": pos}
         if pos == "facedown":
             if draw(_rare(6)):
@@ -187,13 +219,18 @@ def _monsters(draw, choice: CardChoice, side: int, turn_player: int, max_monster
 
 
 @st.composite
-def _spells(draw, choice: CardChoice, side: int, monsters: list[list[dict]], max_spells: int) -> list[dict]:
+def _spells(draw, choice: CardChoice, side: int, turn_player: int, monsters: list[list[dict]], max_spells: int) -> list[dict]:
     if not choice.spell_traps or max_spells <= 0:
         return []
-    zones = draw(st.lists(st.integers(1, 5), unique=True, max_size=max_spells))
+    # The other player usually has a card Set to answer the attack with.
+    low = 1 if side != turn_player and draw(_likely(4)) else 0
+    zones = draw(st.lists(st.integers(1, 5), unique=True, min_size=low, max_size=max_spells))
     out = []
     for z in sorted(zones):
-        name = draw(st.sampled_from(choice.spell_traps))
+        if side == turn_player:
+            name = draw(_biased(choice.responders, choice.spell_traps))
+        else:
+            name = draw(_biased(choice.field_changers, choice.responders, choice.spell_traps))
         c = choice.card(name)
         sp: dict[str, Any] = {"zone": z, "card": name}
         link = _link_kind(c)
@@ -256,17 +293,22 @@ def _documents(draw, choice: CardChoice, max_monsters, max_spells, max_hand, max
         pd: dict[str, Any] = {"lp": draw(_lp())}
         if monsters[side]:
             pd["monsters"] = monsters[side]
-        spells = draw(_spells(choice, side, monsters, max_spells))
+        spells = draw(_spells(choice, side, tp - 1, monsters, max_spells))
         if spells:
             pd["spells"] = spells
         fs = draw(_field_spell(choice))
         if fs is not None:
             pd["field_spell"] = fs
-        for pile, n in (("hand", max_hand), ("graveyard", max_graveyard), ("banished", max_banished), ("deck", max_deck)):
-            if choice.piles and n > 0:
-                cards = draw(st.lists(st.sampled_from(choice.piles), max_size=n))
-                if cards:
-                    pd[pile] = cards
+        # Piles are mostly empty (each card in them is one more thing to explore); a hand holds
+        # cards to play from it, a Graveyard monsters to bring back, more often than not.
+        for pile, n, favoured, odds in (
+            ("hand", max_hand, choice.from_hand, 2),
+            ("graveyard", max_graveyard, choice.revivable, 2),
+            ("banished", max_banished, (), 8),
+            ("deck", max_deck, (), 4),
+        ):
+            if choice.piles and n > 0 and draw(_rare(odds)):
+                pd[pile] = draw(st.lists(_biased(favoured, choice.piles), min_size=1, max_size=n))
         doc[f"p{side + 1}"] = pd
     if choice.extra:
         doc["card"] = [dict(c) for c in choice.extra]
