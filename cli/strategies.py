@@ -25,6 +25,7 @@ A drawn document is written as a board file with :func:`bpcheck.board_writer.wri
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Sequence
 
 from hypothesis import strategies as st
@@ -61,7 +62,7 @@ def _simplicity(c: Card) -> tuple:
     return (order.get((c.kind, c.subtype), 9), c.name)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: the strategies below are cached per choice
 class CardChoice:
     """The cards a strategy may place, by where they can go (names in shrink order)."""
 
@@ -123,24 +124,52 @@ def card_choice(cards: Sequence[str] | None = None, extra_cards: Sequence[dict] 
     )
 
 
+@lru_cache(maxsize=None)
 def _rare(n: int = 6):
     """A boolean that is True about once in ``n`` draws and shrinks to False."""
     return st.integers(0, n - 1).map(lambda x: x == n - 1)
 
 
+@lru_cache(maxsize=None)
 def _likely(n: int = 4):
     """A boolean that is True about ``n - 1`` times in ``n`` and shrinks to False."""
     return st.integers(0, n - 1).map(lambda x: x != 0)
 
 
+@lru_cache(maxsize=None)
+def _sampled(names: tuple):
+    return st.sampled_from(names)
+
+
+@lru_cache(maxsize=None)
 def _biased(*groups: Sequence[str]):
     """A card name from one of ``groups`` chosen evenly (the first ones: the cards that make
     Battle Phase interactions; the last: every card that may go there); empty groups are left
     out. Shrinks toward the simplest card of the first group."""
-    parts = [st.sampled_from(tuple(g)) for g in groups if g]
+    parts = [_sampled(tuple(g)) for g in groups if g]
     return parts[0] if len(parts) == 1 else st.one_of(*parts)
 
 
+@lru_cache(maxsize=None)
+def _positions(token: bool, attacker: bool):
+    """Face-up Attack, face-up Defense, face-down Defense (Tokens: face-up only); the turn
+    player's monsters are in Attack Position more often."""
+    pos = st.sampled_from(POSITIONS[:2] if token else POSITIONS)
+    return st.one_of(st.just("attack"), pos) if attacker else pos
+
+
+@lru_cache(maxsize=None)
+def _zones(low: int, high: int):
+    """Distinct zone numbers 1-5; shrinks toward fewer and lower zones."""
+    return st.lists(st.integers(1, 5), unique=True, min_size=low, max_size=high)
+
+
+@lru_cache(maxsize=None)
+def _pile(favoured: tuple, everything: tuple, n: int):
+    return st.lists(_biased(favoured, everything), min_size=1, max_size=n)
+
+
+@lru_cache(maxsize=None)
 def _lp():
     return st.one_of(st.just(8000), st.sampled_from(LP_ROUND), st.integers(1, 9999))
 
@@ -191,21 +220,19 @@ def _link_targets(c: Card, side: int, monsters: list[list[dict]], choice: CardCh
     return out
 
 
+@lru_cache(maxsize=None)
 @st.composite
 def _monsters(draw, choice: CardChoice, side: int, turn_player: int, max_monsters: int) -> list[dict]:
     if not choice.monsters or max_monsters <= 0:
         return []
     # The turn player usually has a monster, most often in Attack Position: an attacker.
     low = 1 if side == turn_player and draw(_likely(4)) else 0
-    zones = draw(st.lists(st.integers(1, 5), unique=True, min_size=low, max_size=max_monsters))
+    zones = draw(_zones(low, max_monsters))
     out = []
     for z in sorted(zones):
-        name = draw(_biased(choice.fighters, choice.monsters) if side == turn_player else st.sampled_from(choice.monsters))
+        name = draw(_biased(choice.fighters, choice.monsters) if side == turn_player else _sampled(choice.monsters))
         c = choice.card(name)
-        positions = st.sampled_from(POSITIONS[:2] if c.is_token else POSITIONS)
-        if side == turn_player:
-            positions = st.one_of(st.just("attack"), positions)
-        pos = draw(positions)
+        pos = draw(_positions(c.is_token, side == turn_player))
         m: dict[str, Any] = {"zone": z, "card": name, "position": pos}
         if pos == "facedown":
             if draw(_rare(6)):
@@ -224,7 +251,7 @@ def _spells(draw, choice: CardChoice, side: int, turn_player: int, monsters: lis
         return []
     # The other player usually has a card Set to answer the attack with.
     low = 1 if side != turn_player and draw(_likely(4)) else 0
-    zones = draw(st.lists(st.integers(1, 5), unique=True, min_size=low, max_size=max_spells))
+    zones = draw(_zones(low, max_spells))
     out = []
     for z in sorted(zones):
         if side == turn_player:
@@ -248,11 +275,12 @@ def _spells(draw, choice: CardChoice, side: int, turn_player: int, monsters: lis
     return out
 
 
+@lru_cache(maxsize=None)
 @st.composite
 def _field_spell(draw, choice: CardChoice) -> dict | None:
     if not choice.field_spells or not draw(_rare(6)):
         return None
-    fs: dict[str, Any] = {"card": draw(st.sampled_from(choice.field_spells))}
+    fs: dict[str, Any] = {"card": draw(_sampled(choice.field_spells))}
     if draw(_rare(4)):
         fs["face_up"] = False
         if draw(_rare(3)):
@@ -308,7 +336,7 @@ def _documents(draw, choice: CardChoice, max_monsters, max_spells, max_hand, max
             ("deck", max_deck, (), 4),
         ):
             if choice.piles and n > 0 and draw(_rare(odds)):
-                pd[pile] = draw(st.lists(_biased(favoured, choice.piles), min_size=1, max_size=n))
+                pd[pile] = draw(_pile(favoured, choice.piles, n))
         doc[f"p{side + 1}"] = pd
     if choice.extra:
         doc["card"] = [dict(c) for c in choice.extra]
