@@ -24,6 +24,7 @@ A drawn document is written as a board file with :func:`bpcheck.board_writer.wri
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
@@ -95,7 +96,7 @@ def card_choice(cards: Sequence[str] | None = None, extra_cards: Sequence[dict] 
         names = []
         for i, n in enumerate(cards):
             if n not in pool:
-                close = [x for x in pool.names() if x.lower() == str(n).lower()]
+                close = difflib.get_close_matches(str(n), pool.names(), n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise InputError("--cards", f"[{i}]", f"unknown card {n!r}{hint}")
             if n not in names:
