@@ -136,6 +136,8 @@ def engine_state_machine(
     boards = board_documents(cards, **board_options)
 
     class EngineMachine(RuleBasedStateMachine):
+        last_board: dict | None = None  # the board document of the last run started
+
         def __init__(self) -> None:
             super().__init__()
             self.system: EngineSystem | None = None
@@ -190,6 +192,7 @@ def engine_state_machine(
 
         @initialize(doc=boards)
         def start(self, doc: dict) -> None:
+            type(self).last_board = doc  # after a failure: the (shrunk) board of the run reported
             note("board:\n" + board_toml({k: v for k, v in doc.items() if k != "card"}))
             board = document_board(doc)
             eng = make()
