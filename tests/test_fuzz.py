@@ -86,9 +86,21 @@ def test_fuzz_bad_input(run_cli):
 
 def test_fuzz_cards_restrict_the_boards(run_cli, tmp_path):
     code, out, _ = run_cli(
-        "fuzz", "--engine", "mutant:direct-attack-past-monsters", "--cards", "Battle Ox,Mokey Mokey", *FAST, "--json", str(tmp_path / "f.json")
+        "fuzz", "--engine", "mutant:direct-attack-past-monsters", "--cards", "Battle Ox,Mokey Mokey", *FAST,
+        "--json", str(tmp_path / "f.json"), "--report", str(tmp_path / "report"),
     )
     assert code == 1
+    assert (tmp_path / "report" / "index.html").exists() and (tmp_path / "report" / "junit.xml").exists()
     board = json.loads((tmp_path / "f.json").read_text())["failure"]["board"]
     names = {m["card"] for s in ("p1", "p2") for m in board[s].get("monsters", [])}
     assert names and names <= {"Battle Ox", "Mokey Mokey"}
+
+
+def test_fuzz_differential_compares_with_the_reference(run_cli, tmp_path):
+    code, out, _ = run_cli(
+        "fuzz", "--engine", "mutant:direct-attack-past-monsters", "--differential", "--invariants", "chain.lifo", *FAST,
+        "--json", str(tmp_path / "f.json"),
+    )
+    assert code == 1
+    assert json.loads((tmp_path / "f.json").read_text())["failure"]["invariant"] == "DIFF"
+    assert "which the reference does not" in out
