@@ -611,6 +611,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_prove_parser(sub, _positive)
 
+    # `bpcheck fuzz` (issue 10): random boards, explored and shrunk; parser and command in cli/fuzz.py
+    from bpcheck.fuzz import add_fuzz_parser
+
+    add_fuzz_parser(sub, _positive)
+
     sv = sub.add_parser("serve", help="serve an in-process engine over the JSON-lines protocol on stdin/stdout (docs/protocol.md)")
     sv.add_argument("--engine", metavar="ENGINE", help="the engine to serve: reference (default), mutant:NAME or package.module:factory")
     sv.set_defaults(fn=cmd_serve)

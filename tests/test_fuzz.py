@@ -1,0 +1,106 @@
+"""`bpcheck fuzz`: random boards alone kill mutants; the shrunk board is a file `bpcheck check`
+reproduces with the same invariant; deterministic for a seed; the example database replays."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+# (mutant, the invariant its shrunk board breaks): mutants that die within a few boards, so that
+# the whole file stays fast. `bpcheck fuzz` kills all 18 with the default settings
+# (benchmarks/fuzz_bench.py, docs/performance.md).
+KILLS = [
+    ("equal-atk-destroys-one", "acc.destroyed-by-battle"),
+    ("declaration-window-stays-open", "window.attack-declaration"),
+    ("direct-attack-past-monsters", "attack.direct-legal"),
+]
+FAST = ["--seed", "0", "--examples", "20", "--max-states", "1500"]
+
+
+@pytest.mark.parametrize("mutant,invariant", KILLS, ids=[m for m, _ in KILLS])
+def test_fuzz_kills_a_mutant_from_random_boards_and_check_reproduces_it(run_cli, tmp_path, mutant, invariant):
+    cex = tmp_path / "cex"
+    code, out, err = run_cli("fuzz", "--engine", f"mutant:{mutant}", *FAST, "--cex-dir", str(cex), "--json", str(tmp_path / "f.json"))
+    assert code == 1, out + err
+    doc = json.loads((tmp_path / "f.json").read_text())
+    fail = doc["failure"]
+    assert doc["verdict"] == "fail" and fail["invariant"] == invariant
+    assert fail["cards"] <= fail["cards_before_shrinking"] and fail["cards"] <= 4, fail  # shrunk
+    board = cex / f"fuzz-{invariant}.toml"
+    assert fail["board_file"] == str(board) and board.exists()
+    assert f"{invariant}: " in out and "to replay this failure:" in out
+    assert doc["check"]["boards"][0]["counterexamples"][0]["invariant"] == invariant
+    assert doc["check"]["boards"][0]["counterexamples"][0]["length"] == fail["length"]
+    # The board file alone reproduces it: check fails with the same invariant first ...
+    code, out, _ = run_cli("check", "--engine", f"mutant:{mutant}", "--max-states", "1500", str(board), "--json", str(tmp_path / "c.json"))
+    assert code == 1
+    cexs = json.loads((tmp_path / "c.json").read_text())["boards"][0]["counterexamples"]
+    assert invariant in [c["invariant"] for c in cexs]
+    assert min(c["length"] for c in cexs if c["invariant"] == invariant) == fail["length"]
+    # ... the reference passes it, and the saved counterexample replays.
+    assert run_cli("check", str(board))[0] == 0
+    assert run_cli("replay", str(cex / f"fuzz-{invariant}.{invariant}.json"))[0] == 1
+
+
+def test_fuzz_on_the_reference_finds_nothing(run_cli):
+    code, out, err = run_cli("fuzz", "--seed", "1", "--examples", "12", "--max-states", "800")
+    assert code in (0, 3), out + err  # 3: some boards were explored only in part
+    assert "FAIL" not in out and "no invariant broken on 12 boards" in out
+
+
+def test_fuzz_exit_3_when_bounds_cut_boards_short(run_cli):
+    code, out, _ = run_cli("fuzz", "--seed", "0", "--examples", "5", "--max-states", "2")
+    assert code == 3 and out.startswith("fuzz: 5 boards drawn") and "INCONCLUSIVE" in out
+
+
+def test_fuzz_is_deterministic_for_a_seed(run_cli, tmp_path):
+    runs = []
+    for k in range(2):
+        code, out, _ = run_cli("fuzz", "--engine", "mutant:direct-attack-past-monsters", *FAST, "--json", str(tmp_path / f"{k}.json"))
+        assert code == 1
+        runs.append(((tmp_path / f"{k}.json").read_bytes(), out))
+    assert runs[0] == runs[1]
+
+
+def test_fuzz_database_replays_known_failures_first(run_cli, tmp_path):
+    db = str(tmp_path / "db")
+    args = ["fuzz", "--engine", "mutant:direct-attack-past-monsters", "--seed", "0", "--max-states", "1500"]
+    assert run_cli(*args, "--examples", "1")[0] != 1  # the first board drawn does not show the bug
+    code, first, _ = run_cli(*args, "--examples", "20", "--database", db)
+    assert code == 1
+    code, again, _ = run_cli(*args, "--examples", "1", "--database", db)  # one board: only the database can find it
+    assert code == 1 and "breaks attack.direct-legal on board 1 of the search" in again
+    assert first.split("minimal board:")[1] == again.split("minimal board:")[1].replace("--examples 1 ", "--examples 20 ")
+
+
+def test_fuzz_bad_input(run_cli):
+    code, _, err = run_cli("fuzz", "--cards", "Battle Ox,Mirror Forse")
+    assert code == 2 and "--cards: [1]: unknown card 'Mirror Forse' (did you mean 'Mirror Force'?)" in err
+    code, _, err = run_cli("fuzz", "--invariants", "no.such")
+    assert code == 2 and "--invariants" in err
+    code, _, err = run_cli("fuzz", "--engine", "mutant:nope")
+    assert code == 2 and "unknown mutant" in err
+    assert run_cli("fuzz", "--examples", "0")[0] == 2
+
+
+def test_fuzz_cards_restrict_the_boards(run_cli, tmp_path):
+    code, out, _ = run_cli(
+        "fuzz", "--engine", "mutant:direct-attack-past-monsters", "--cards", "Battle Ox,Mokey Mokey", *FAST,
+        "--json", str(tmp_path / "f.json"), "--report", str(tmp_path / "report"),
+    )
+    assert code == 1
+    assert (tmp_path / "report" / "index.html").exists() and (tmp_path / "report" / "junit.xml").exists()
+    board = json.loads((tmp_path / "f.json").read_text())["failure"]["board"]
+    names = {m["card"] for s in ("p1", "p2") for m in board[s].get("monsters", [])}
+    assert names and names <= {"Battle Ox", "Mokey Mokey"}
+
+
+def test_fuzz_differential_compares_with_the_reference(run_cli, tmp_path):
+    code, out, _ = run_cli(
+        "fuzz", "--engine", "mutant:direct-attack-past-monsters", "--differential", "--invariants", "chain.lifo", *FAST,
+        "--json", str(tmp_path / "f.json"),
+    )
+    assert code == 1
+    assert json.loads((tmp_path / "f.json").read_text())["failure"]["invariant"] == "DIFF"
+    assert "which the reference does not" in out
