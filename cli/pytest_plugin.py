@@ -306,6 +306,13 @@ class BpHelpers:
         except BpFailure as e:
             pytest.fail(str(e), pytrace=False)
 
+    def state_machine(self, **kw: Any) -> None:
+        """Stateful differential testing of the configured engine against the reference model on
+        random boards (bpcheck.testing, docs/fuzzing.md); Hypothesis shrinks a failing run."""
+        from bpcheck.testing import run_engine_state_machine
+
+        run_engine_state_machine(self.make_engine, **kw)
+
 
 @pytest.fixture(scope="session")
 def bp_engine_spec(pytestconfig: pytest.Config) -> str:

@@ -131,3 +131,18 @@ def test_a_malformed_scenario_is_reported_as_bad_input(pytester):
     r = pytester.runpytest()
     r.assert_outcomes(passed=1, failed=1)
     assert "bad input: rulings/typo.toml: rules[0]: unknown rule ID 'RPL-TRIGGR'" in r.stdout.str()
+
+
+def test_the_stateful_machine_runs_against_the_configured_engine(pytester):
+    project(pytester, 'engine = "mutant:fifo-chain"\n')
+    pytester.makepyfile(
+        test_machine="""
+        from hypothesis import settings, HealthCheck
+
+        def test_state_machine(bp):
+            bp.state_machine(settings_=settings(max_examples=40, stateful_step_count=40, deadline=None, derandomize=True,
+                                                suppress_health_check=list(HealthCheck)))
+        """
+    )
+    r = pytester.runpytest("-q", "test_machine.py")
+    r.assert_outcomes(failed=1)  # the mutant is caught against the reference
