@@ -79,9 +79,15 @@ MAX_AUTO = 200  # automatic answers in a row before the adapter calls the core s
 
 
 def default_paths(project_root: str | None = None) -> tuple[str, str, str]:
-    """OCGCORE, OCG_SCRIPTS and OCG_CARDS, defaulting to ../shared/ocgcore/ beside the project."""
-    root = project_root or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    shared = os.path.normpath(os.path.join(root, "..", "shared", "ocgcore"))
+    """OCGCORE, OCG_SCRIPTS and OCG_CARDS, defaulting to ``../shared/ocgcore/`` beside the project:
+    beside `project_root` when given, else beside the working directory (the project root, as the
+    README runs bpcheck), else beside the source checkout of an editable install."""
+    if project_root is not None:
+        roots = [project_root]
+    else:
+        roots = [os.getcwd(), os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))]
+    candidates = [os.path.normpath(os.path.join(r, "..", "shared", "ocgcore")) for r in roots]
+    shared = next((c for c in candidates if os.path.exists(os.path.join(c, "libocgcore.so"))), candidates[0])
     return (
         os.environ.get("OCGCORE") or os.path.join(shared, "libocgcore.so"),
         os.environ.get("OCG_SCRIPTS") or os.path.join(shared, "scripts"),
