@@ -40,7 +40,7 @@ def test_fuzz_kills_a_mutant_from_random_boards_and_check_reproduces_it(run_cli,
     assert min(c["length"] for c in cexs if c["invariant"] == invariant) == fail["length"]
     # ... the reference passes it, and the saved counterexample replays.
     assert run_cli("check", str(board))[0] == 0
-    assert run_cli("replay", str(cex / f"fuzz-{invariant}.{invariant}.json"))[0] == 1
+    assert run_cli("replay", str(cex / f"fuzz-{invariant}.{invariant}.json"), "--engine", f"mutant:{mutant}")[0] == 1
 
 
 def test_fuzz_on_the_reference_finds_nothing(run_cli):
