@@ -286,6 +286,12 @@ class ExactLethalGoesOn(Rules):
             self._overkilled.add(p)
         super()._lose_lp(w, p, amount)
 
+    def _pay_lp(self, w, p, amount):
+        # The bug is in damage only: a cost that takes the LP to 0 ends the duel as in the reference.
+        if arith.ge(amount, w.s.players[p].lp):
+            self._overkilled.add(p)
+        super()._pay_lp(w, p, amount)
+
     def _check_lp(self, w):
         if w.s.over:
             return
