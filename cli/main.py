@@ -266,7 +266,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     checkpoint_note: list[str] = []
     internal: Exception | None = None  # bpcheck's own bug: the finished boards are written, then exit 4
     sig.polling = True  # the first signal stops the exploration; outputs are still written
-    for k, (path, display) in enumerate(files):
+    from bpcheck.jobs import resolve_jobs
+
+    jobs = resolve_jobs(args.jobs)
+    fail_fast = None
+    if args.fail_fast or (jobs > 1 and len(files) > 1):  # cli/jobs.py: workers and the cost order
+        outcome = _check_jobs(args, files, jobs, invariants, engine_kw, engine_name, system_kw, bounds, baseline)
+        results, errors, not_started = outcome.results, outcome.errors, outcome.not_started
+        if outcome.internal is not None:
+            internal = _WorkerBug(outcome.internal, outcome.internal_traceback)
+        elif outcome.crashed:
+            internal = _WorkerBug(f"{len(outcome.crashed)} worker process(es) died: " + "; ".join(outcome.crashed), None)
+        if args.fail_fast:
+            fail_fast = {"stopped_at": outcome.stopped_at, "not_run": outcome.not_run}
+        files_iter: list = []
+    else:
+        files_iter = files
+    for k, (path, display) in enumerate(files_iter):
         if sig.signum is not None:
             not_started = [d for _p, d in files[k:]]
             break
@@ -276,6 +292,13 @@ def cmd_check(args: argparse.Namespace) -> int:
             controls = dict(system_kw)
             if args.checkpoint:
                 controls.update(_checkpoint_controls(args, board, engine_name, invariants, checkpoint_note))
+            if jobs > 1:  # one board: the sharded explorer (explorers/parallel.py), where it applies
+                from bpcheck.explorers.run import system_factory
+
+                from bpcheck.explorers.checking import EngineSystem
+
+                make_system = system_factory(board, args.engine, engine_kw, [i.id for i in invariants], system_kw.get("system_cls", EngineSystem))
+                controls["parallel"] = (jobs, make_system)
             br = check_board(board, make_engine(args.engine, **engine_kw), invariants, args.strategy, bounds, engine_name, progress=None, **controls)
         except InputError as e:
             _err(e)
@@ -317,7 +340,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         timings=args.stats,
         strict=strict,
         interrupted=interrupted,
-        internal_error=None if internal is None else f"{type(internal).__name__}: {internal}".splitlines()[0],
+        internal_error=None if internal is None else _internal_line(internal),
+        fail_fast=fail_fast,
     )
     inv_total = {inv.id: 0 for inv in invariants}
     for br in results:
@@ -338,6 +362,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     if n_skip:
         print(f"skipped (the engine refused them{'; --strict: not a pass' if strict else ''}): " + ", ".join(r.board.path for r in results if r.verdict == "skipped"))
+    if fail_fast is not None:
+        if fail_fast["stopped_at"] is None:
+            print("fail-fast: no board failed; every board was run")
+        else:
+            nr = fail_fast["not_run"]
+            print(
+                f"fail-fast: stopped at the first failing board in the cost order, {fail_fast['stopped_at']}; "
+                + (f"{len(nr)} boards not run: {', '.join(nr)}" if nr else "no board was left to run")
+            )
     if interrupted is not None:
         print(f"interrupted by {sig.name}: the results above are of the boards finished before it" + (f"; {len(not_started)} boards not started" if not_started else ""))
     explored = [r.result for r in results if r.verdict != "skipped"]
@@ -357,6 +390,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         except InputError as e:
             _err(e)
             write_failed = True
+    if isinstance(internal, _WorkerBug):  # a worker's bug or death: exit 4, the traceback in a file
+        print(internal.report(), file=sys.stderr)
+        return EXIT_INTERNAL
     if internal is not None:
         raise internal  # bpcheck.main.main: exit 4, one line, the traceback in a file
     if sig.signum is not None:
@@ -369,6 +405,81 @@ def cmd_check(args: argparse.Namespace) -> int:
     if overall == "inconclusive":
         return EXIT_INCONCLUSIVE
     return EXIT_OK
+
+
+class _WorkerBug(Exception):
+    """bpcheck's own failure in a worker process (-j N): an exception there, or a worker that
+    died. The finished boards are written; the run exits 4."""
+
+    def __init__(self, line: str, tb: str | None) -> None:
+        super().__init__(line)
+        self.line = line
+        self.tb = tb
+
+    def report(self) -> str:
+        """One line; the worker's traceback goes to a file, as for a bug in this process."""
+        import os
+        import tempfile
+
+        from bpcheck.lifecycle import terminal_safe
+
+        saved = ""
+        if self.tb:
+            folder = os.environ.get("BPCHECK_CRASH_DIR") or tempfile.gettempdir()
+            try:
+                fd, path = tempfile.mkstemp(prefix="bpcheck-internal-error-", suffix=".txt", dir=folder)
+                with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
+                    f.write(f"bpcheck {__version__} internal error in a worker of `bpcheck check`\nargv: {sys.argv!r}\n\n{self.tb}")
+                saved = f"; the full traceback is in {path}"
+            except OSError as oe:
+                saved = f"; the traceback could not be written to {folder!r} ({oe.strerror or oe})"
+        return terminal_safe(f"bpcheck: internal error (a bug in bpcheck, exit 4) in `check`: {self.line}{saved}")
+
+
+def _internal_line(e: Exception) -> str:
+    if isinstance(e, _WorkerBug):
+        return e.line.splitlines()[0]
+    return f"{type(e).__name__}: {e}".splitlines()[0]
+
+
+def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name: str, system_kw: dict, bounds, baseline):
+    """`check -j N` (several boards) and `check --fail-fast`: cli/jobs.py schedules, this prints."""
+    from bpcheck.explorers.run import check_board_task, restore_invariants
+    from bpcheck.jobs import run_check_jobs
+    from bpcheck.lifecycle import CURRENT as sig
+    from bpcheck.model.board import load_board
+
+    controls = {k: v for k, v in system_kw.items() if k != "stop"}  # a worker polls its own flag
+    if jobs == 1:
+        controls["stop"] = sig.stop_reason
+    if args.fail_fast:
+        controls["stop_on_violation"] = True
+    inv_ids = [i.id for i in invariants]
+
+    def task_args(board) -> tuple:
+        return (board, args.engine, engine_kw, inv_ids, args.strategy, bounds, engine_name, controls)
+
+    def restore(br):
+        br = restore_invariants(br, invariants)
+        if baseline is not None:  # known disagreements do not fail the board; new ones do
+            baseline.outcome(br, engine_name)
+        return br
+
+    def emit(i: int, entry) -> None:
+        display = files[i][1]
+        if entry.kind == "result":
+            print("\n".join(_board_lines(entry.value, display, args)))
+        elif entry.kind == "error":
+            _err(entry.value)
+        elif entry.kind == "crash":
+            print(f"{'CRASHED':12} {display}: {entry.value} while checking this board (no result; bpcheck exits 4)")
+        elif entry.kind == "internal":
+            print(f"{'ERROR':12} {display}: internal error (a bug in bpcheck): {entry.value}")
+
+    def cut_short(board):
+        return _interrupted_result(board, invariants, args.strategy, f"interrupted ({sig.name})")
+
+    return run_check_jobs(files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load_board, cut_short, sig)
 
 
 def _write_json(args: argparse.Namespace, doc: dict) -> None:
@@ -561,6 +672,14 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--strict", action="store_true", help="a board the engine refuses (skipped) is not a pass: exit 3 instead of 0")
     ck.add_argument(
         "--memory-limit", type=_size, metavar="SIZE", help="stop a board as inconclusive before the process uses SIZE of memory (e.g. 2G)"
+    )
+    from bpcheck.jobs import add_jobs_argument
+
+    add_jobs_argument(ck, "check the boards")
+    ck.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help="check the boards cheapest first (expected cost) and stop at the first failing one; the boards not run are listed",
     )
     ck.add_argument("--checkpoint", metavar="FILE", help="save the exploration to FILE when it stops early and periodically (one board)")
     ck.add_argument("--resume", action="store_true", help="with --checkpoint FILE: go on from the exploration saved there")

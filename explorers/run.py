@@ -339,12 +339,16 @@ def check_board(
     progress: bool | None = None,
     system_cls=EngineSystem,
     graph_limit: int | None = None,
+    parallel: tuple[int, Any] | None = None,
     **controls: Any,
 ) -> BoardResult:
     """``system_cls`` builds the transition system from (engine, board, invariants, goals):
     EngineSystem, or e.g. explorers.differential.DifferentialSystem. ``controls`` go to
     :func:`~bpcheck.explorers.core.explore` (stop, memory_limit, on_checkpoint,
-    checkpoint_every, resume)."""
+    checkpoint_every, resume). ``parallel`` = (workers, make_system): explore this one board
+    with the sharded explorer (explorers/parallel.py) when it can (BFS, no state graph, no
+    checkpoint); ``make_system`` is picklable (:func:`system_factory`) and each worker builds its
+    own engine and system with it. This process's ``system`` replays the traces."""
     goals = parse_goals(board)
     try:
         system = system_cls(engine, board, invariants, goals)
@@ -355,7 +359,17 @@ def check_board(
     prog = Progress(board.name, progress)
     # The frontier keeps whole states: packing observations as JSON bytes (FramePacker) was
     # measured to cost memory, not save it (docs/performance.md), so it is not used by default.
-    res = explore(system, strategy, bounds, goals=[g.id for g in goals], progress=prog, record_graph=graph_limit, **controls)
+    explore_parallel = _parallel_explorer(parallel, strategy, graph_limit, controls)
+    if explore_parallel is not None:
+        workers, make_system = parallel  # type: ignore[misc]
+        res = explore_parallel(make_system, workers, strategy, bounds, [g.id for g in goals], prog, finish=_not_judged_of, **controls)
+        merged: dict[str, set] = {}
+        for part in getattr(res, "worker_info", None) or []:
+            for k, v in (part or {}).items():
+                merged.setdefault(k, set()).update(v)
+        system.not_judged = merged  # the workers', not this process's (which explored nothing)
+    else:
+        res = explore(system, strategy, bounds, goals=[g.id for g in goals], progress=prog, record_graph=graph_limit, **controls)
     if res.graph is not None:  # graph_limit: keep the small state graph, states as observations
         res.graph = res.graph.map_states(lambda s: s[1])
     br = BoardResult(board, res, list(invariants), goals)
@@ -386,6 +400,43 @@ def check_board(
     return br
 
 
+PARALLEL_UNSUPPORTED = ("on_checkpoint", "resume", "pack", "unpack")
+
+
+def _parallel_explorer(parallel, strategy: str, graph_limit, controls: dict):
+    """explore_parallel, when this board can use it; else None (the sequential explorer)."""
+    if not parallel or parallel[0] <= 1 or strategy != "bfs" or graph_limit is not None:
+        return None
+    if any(controls.get(k) is not None for k in PARALLEL_UNSUPPORTED):
+        return None
+    try:
+        from bpcheck.explorers.parallel import explore_parallel  # the parallel-explorer's module
+    except ImportError:
+        return None
+    return explore_parallel
+
+
+def _not_judged_of(system) -> dict:
+    nj = getattr(system, "not_judged", None)
+    if nj is None:
+        nj = getattr(getattr(system, "inner", None), "not_judged", None) or {}
+    return {k: set(v) for k, v in nj.items()}
+
+
+def build_system(board: Board, engine_spec: str | None, engine_kw: dict, inv_ids: Sequence[str], system_cls=EngineSystem):
+    """A transition system for one board, built from plain data (a worker of the parallel
+    explorer calls it through :func:`system_factory`)."""
+    from bpcheck.engines import make_engine
+
+    return system_cls(make_engine(engine_spec, **engine_kw), board, invariants_by_id(inv_ids), parse_goals(board))
+
+
+def system_factory(board: Board, engine_spec: str | None, engine_kw: dict, inv_ids: Sequence[str], system_cls=EngineSystem):
+    import functools
+
+    return functools.partial(build_system, board, engine_spec, engine_kw, list(inv_ids), system_cls)
+
+
 def overall_verdict(verdicts: Sequence[str], errors: int = 0, strict: bool = False, interrupted: bool = False) -> str:
     """error > fail > inconclusive > pass. A skipped board does not change a pass unless
     `strict` (then it is inconclusive: that board was not checked); an interrupted run is never a
@@ -409,6 +460,7 @@ def result_document(
     strict: bool = False,
     interrupted: dict | None = None,
     internal_error: str | None = None,
+    fail_fast: dict | None = None,
 ) -> dict:
     """The `--json` document. ``interrupted`` ({signal, not_started}) when a signal stopped the
     run; ``internal_error`` (one line) when bpcheck itself failed after these boards."""
@@ -421,6 +473,8 @@ def result_document(
         extra["interrupted"] = interrupted
     if internal_error is not None:
         extra["internal_error"] = internal_error
+    if fail_fast is not None:  # --fail-fast: {"stopped_at": board or None, "not_run": [boards]}
+        extra["fail_fast"] = fail_fast
     return {
         "bpcheck": __version__,
         "schema": RESULT_SCHEMA_VERSION,
@@ -434,3 +488,42 @@ def result_document(
         "errors": errors,
         **extra,
     }
+
+
+# ------------------------------------------------------------------------------------------
+# Per-board tasks for worker processes (`bpcheck check -j N`, explorers/pool.py). A worker is
+# sent plain data (the loaded board, the engine spec, invariant IDs) and builds its own engine;
+# the BoardResult comes back with its invariants as IDs (Invariant objects hold decorated
+# functions, which do not pickle) and the parent puts its own Invariant objects back.
+
+
+def invariants_by_id(ids: Sequence[str]) -> list[Invariant]:
+    from bpcheck.explorers.differential import DIFF_INVARIANT
+    from bpcheck.invariants import REGISTRY
+
+    return [DIFF_INVARIANT if i == DIFF_INVARIANT.id else REGISTRY[i] for i in ids]
+
+
+def check_board_task(board: Board, engine_spec: str | None, engine_kw: dict, inv_ids: Sequence[str], strategy: str, bounds: Bounds, engine_name: str, controls: dict) -> tuple:
+    """Check one board in a worker process: ``("ok", BoardResult)`` with the invariants as IDs,
+    or ``("input", file, field, problem)`` for bad input found only while checking (goals)."""
+    from bpcheck.engines import make_engine
+    from bpcheck.errors import InputError
+    from bpcheck.explorers.pool import stop_reason
+
+    invariants = invariants_by_id(inv_ids)
+    controls = dict(controls)
+    controls.setdefault("stop", stop_reason)  # in this process (-j 1), the caller's own signal poll
+    try:
+        br = check_board(board, make_engine(engine_spec, **engine_kw), invariants, strategy, bounds, engine_name, progress=False, **controls)
+    except InputError as e:
+        return ("input", e.file, e.field, e.problem)
+    br.invariants = [i.id for i in br.invariants]  # type: ignore[misc]
+    return ("ok", br)
+
+
+def restore_invariants(br: BoardResult, invariants: Sequence[Invariant]) -> BoardResult:
+    """The parent's side of :func:`check_board_task`."""
+    by_id = {i.id: i for i in invariants}
+    br.invariants = [by_id[i] if isinstance(i, str) else i for i in br.invariants]
+    return br

@@ -1,0 +1,262 @@
+"""A small pool of worker processes for independent tasks (one board, one mutant, one fuzz run),
+used by ``-j N`` in `bpcheck check`, `bpcheck mutants` and `bpcheck fuzz` (docs/checking.md,
+"Parallel checking"). Generic: nothing here knows Yu-Gi-Oh!.
+
+Why not :class:`concurrent.futures.ProcessPoolExecutor`: when one of its workers dies (an engine
+in the process that segfaults, the kernel's out-of-memory killer) *every* pending future fails
+with ``BrokenProcessPool`` and the pool is unusable. Here each worker runs one task at a time
+over its own pipe, so a dead worker is an outcome for exactly the task it held
+(:attr:`Outcome.crashed`), a new worker takes its place and the other tasks go on.
+
+- Tasks are dispatched in the order the caller gives (``order``: most expensive first for
+  throughput, cheapest first for the time to the first failure); outcomes come back in
+  completion order, and the caller puts them back in its own fixed order.
+- :meth:`Pool.cancel` drops tasks not yet dispatched and asks running ones to stop (their
+  outcome is then not reported).
+- :meth:`Pool.stop_all` (a signal in the parent) sets a flag that every worker's task polls
+  through :func:`stop_reason`: explorations stop at their next state, as inconclusive, and their
+  results still come back.
+- Workers ignore SIGINT, SIGTERM and SIGHUP (a terminal's Ctrl-C, or `timeout`, signals the
+  whole process group): the parent alone decides, through the flag. A worker whose parent is
+  gone stops its task and exits.
+- Task arguments and results are pickled, only ever between this process and the workers it
+  started (never anything read from outside).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+from typing import Any, Callable, Iterator, Sequence
+
+# ------------------------------------------------------------------------------- worker side
+
+_STOP = None  # the pool's shared flag: 0, or the number of the signal that stops the run
+_CANCEL = None  # this worker's own flag: 1 when the parent no longer wants the current task
+_PARENT = None  # the parent's pid when the worker started
+_last_parent_check = 0.0
+
+
+def stop_reason() -> str | None:
+    """Polled by a task running in a worker (the explorer's ``stop`` control): a reason to stop
+    now, or None. Outside a worker (``-j 1``) it always answers None."""
+    global _last_parent_check
+    if _STOP is None:
+        return None
+    if _STOP.value:
+        return f"interrupted ({signal.Signals(_STOP.value).name})"
+    if _CANCEL is not None and _CANCEL.value:
+        return "cancelled"
+    now = time.monotonic()
+    if now - _last_parent_check > 1.0:
+        _last_parent_check = now
+        if os.getppid() != _PARENT:
+            return "interrupted (the parent process is gone)"
+    return None
+
+
+def in_worker() -> bool:
+    return _STOP is not None
+
+
+def _worker_main(conn, stop, cancel, parent: int) -> None:
+    global _STOP, _CANCEL, _PARENT
+    for s in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, s):
+            signal.signal(getattr(signal, s), signal.SIG_IGN)
+    _STOP, _CANCEL, _PARENT = stop, cancel, parent
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        index, fn, args = msg
+        try:
+            value = fn(*args)
+            reply = (index, True, value, None)
+        except BaseException as e:  # noqa: BLE001 - everything goes back to the parent, as text
+            what = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
+            reply = (index, False, what, "".join(traceback.format_exception(type(e), e, e.__traceback__)))
+        try:
+            conn.send(reply)
+        except (BrokenPipeError, OSError):
+            return
+        except Exception as e:  # the result does not pickle: a bug of the task, said as such
+            conn.send((index, False, f"the result could not be sent back: {type(e).__name__}: {e}", ""))
+
+
+# ------------------------------------------------------------------------------- parent side
+
+
+@dataclass
+class Outcome:
+    index: int  # the task's index in the caller's list
+    ok: bool  # the task returned `value`
+    value: Any = None
+    error: str | None = None  # one line: the exception, or how the worker died
+    traceback: str | None = None  # the worker's traceback, as text
+    crashed: bool = False  # the worker process died while running the task
+
+
+def cpu_count() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _context():
+    # fork where it exists: workers start in milliseconds and inherit the loaded modules;
+    # elsewhere spawn (the task functions are top-level functions, importable again).
+    methods = mp.get_all_start_methods()
+    return mp.get_context("fork" if "fork" in methods and sys.platform.startswith("linux") else "spawn")
+
+
+def _death(code: int | None) -> str:
+    if code is None:
+        return "the worker process stopped answering"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = " (the out-of-memory killer?)" if -code == getattr(signal, "SIGKILL", 9) else ""
+        return f"the worker process was killed by {name}{hint}"
+    return f"the worker process exited with status {code}"
+
+
+class _Worker:
+    def __init__(self, ctx, stop) -> None:
+        self.conn, child = ctx.Pipe()
+        self.cancel = ctx.RawValue("b", 0)
+        self.proc = ctx.Process(target=_worker_main, args=(child, stop, self.cancel, os.getpid()), daemon=True)
+        self.proc.start()
+        child.close()
+        self.task: int | None = None
+
+
+class Pool:
+    """``with Pool(n) as pool: for out in pool.run(fn, tasks, order): ...``"""
+
+    def __init__(self, workers: int) -> None:
+        if workers < 1:
+            raise ValueError("workers must be >= 1")
+        self.n = workers
+        self.ctx = _context()
+        self.stop = self.ctx.RawValue("i", 0)
+        self.workers: list[_Worker] = []
+        self._queue: list[int] = []
+        self._cancelled: set[int] = set()
+
+    def __enter__(self) -> "Pool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- control
+    def stop_all(self, signum: int) -> None:
+        """Every running task's :func:`stop_reason` answers "interrupted (SIGNAL)" from now on;
+        nothing more is dispatched."""
+        self.stop.value = int(signum)
+        self._queue.clear()
+
+    def cancel(self, indices) -> None:
+        """Tasks not dispatched yet are dropped; running ones are asked to stop and their
+        outcome is not reported."""
+        drop = set(indices)
+        self._cancelled |= drop
+        self._queue = [i for i in self._queue if i not in drop]
+        for w in self.workers:
+            if w.task in drop:
+                w.cancel.value = 1
+
+    def pending(self) -> list[int]:
+        """Tasks not dispatched yet, in dispatch order."""
+        return list(self._queue)
+
+    def running(self) -> list[int]:
+        return [w.task for w in self.workers if w.task is not None]
+
+    # -- the loop
+    def run(self, fn: Callable, tasks: Sequence[tuple], order: Sequence[int] | None = None, tick: Callable[[], None] | None = None, poll: float = 0.2) -> Iterator[Outcome]:
+        """Run ``fn(*tasks[i])`` for every task, dispatched in ``order``; yield each
+        :class:`Outcome` as it completes. ``tick()`` is called at least every ``poll`` seconds
+        (the caller forwards signals, draws progress)."""
+        self._queue = list(range(len(tasks)) if order is None else order)
+        while self._queue or self.running():
+            # start workers as they are needed, at most n
+            while self._queue and len([w for w in self.workers if w.task is None]) == 0 and len(self.workers) < self.n:
+                self.workers.append(_Worker(self.ctx, self.stop))
+            for w in self.workers:
+                if w.task is None and self._queue:
+                    i = self._queue.pop(0)
+                    w.cancel.value = 0
+                    try:
+                        w.conn.send((i, fn, tasks[i]))
+                        w.task = i
+                    except (BrokenPipeError, OSError):  # it died idle: replaced below
+                        self._queue.insert(0, i)
+            if tick is not None:
+                tick()
+            busy = [w for w in self.workers if w.task is not None]
+            if not busy:
+                self.workers = [w for w in self.workers if w.proc.is_alive()]
+                continue
+            ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=poll)
+            for w in busy:
+                if w.conn in ready:
+                    try:
+                        index, ok, value, tb = w.conn.recv()
+                    except (EOFError, OSError):
+                        index = None
+                    if index is not None:
+                        w.task = None
+                        if index in self._cancelled:
+                            continue
+                        if ok:
+                            yield Outcome(index, True, value)
+                        else:
+                            yield Outcome(index, False, error=value, traceback=tb)
+                        continue
+                if w.task is not None and (w.proc.sentinel in ready or w.conn in ready) and not w.proc.is_alive():
+                    w.proc.join(1)
+                    index, w.task = w.task, None
+                    self.workers.remove(w)
+                    w.conn.close()
+                    if index not in self._cancelled:
+                        yield Outcome(index, False, error=_death(w.proc.exitcode), crashed=True)
+        if tick is not None:
+            tick()
+
+    def close(self, kill: bool = False) -> None:
+        """Stop the workers: politely (end of input), or at once (``kill``)."""
+        for w in self.workers:
+            try:
+                if kill:
+                    w.proc.kill()
+                else:
+                    w.conn.send(None)
+            except (BrokenPipeError, OSError, ValueError):
+                pass
+        for w in self.workers:
+            w.proc.join(5 if not kill else 1)
+            if w.proc.is_alive():
+                w.proc.kill()
+                w.proc.join(1)
+            try:
+                w.conn.close()
+            except OSError:
+                pass
+        self.workers = []
+
+
+__all__ = ["Outcome", "Pool", "cpu_count", "in_worker", "stop_reason"]
