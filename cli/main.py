@@ -270,12 +270,14 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     jobs = resolve_jobs(args.jobs)
     fail_fast = None
+    n_crashed = 0
     if args.fail_fast or (jobs > 1 and len(files) > 1):  # cli/jobs.py: workers and the cost order
         outcome = _check_jobs(args, files, jobs, invariants, engine_kw, engine_name, system_kw, bounds, baseline)
         results, errors, not_started = outcome.results, outcome.errors, outcome.not_started
         if outcome.internal is not None:
             internal = _WorkerBug(outcome.internal, outcome.internal_traceback)
-        elif outcome.crashed:
+        n_crashed = len(outcome.crashed)
+        if outcome.crashed and outcome.internal is None:
             internal = _WorkerBug(f"{len(outcome.crashed)} worker process(es) died: " + "; ".join(outcome.crashed), None)
         if args.fail_fast:
             fail_fast = {"stopped_at": outcome.stopped_at, "not_run": outcome.not_run}
@@ -358,6 +360,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         f"check: {n_pass} passed, {n_fail} failed, {n_inc} inconclusive"
         + (f", {n_skip} skipped" if n_skip else "")
         + (f", {len(errors)} bad input" if errors else "")
+        + (f", {n_crashed} crashed" if n_crashed else "")
         + f" ({len(files)} boards, {len(invariants)} invariants)"
     )
     if n_skip:
