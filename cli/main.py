@@ -726,6 +726,12 @@ def build_parser() -> argparse.ArgumentParser:
     mu.add_argument("--max-states", type=_positive(int), metavar="N", help="per board and mutant")
     mu.add_argument("--json", metavar="FILE", help="write the results as JSON")
     mu.add_argument("--stats", action="store_true", help="also record timings in the JSON (not deterministic)")
+    mu.add_argument(
+        "--own-board-first",
+        action="store_true",
+        help="try each mutant's own seed board first (the board written to show its bug), then the others cheapest first",
+    )
+    add_jobs_argument(mu, "run the mutants")
     add_report_arguments(mu)
     mu.set_defaults(fn=_cmd_mutants)
 

@@ -1,8 +1,11 @@
 """`bpcheck mutants`: run the checker on every mutant engine and measure how good a judge it is.
 
-For each mutant (bpcheck.engines.mutants) the seed boards are explored — the mutant's own board
-first, then the others in name order — until an invariant kills it. The table says which
+For each mutant (bpcheck.engines.mutants) the seed boards are explored cheapest first (by the
+expected cost of cli/jobs.py: the time to the first counterexample is then about that of the
+cheapest killing board) until an invariant kills it; ``--own-board-first`` starts on the seed
+board written to show the mutant's bug (the order before issue 12). The table says which
 invariant caught it, on which board, the counterexample's length and the time taken.
+``-j N`` runs N mutants at once in worker processes; the rows are printed in the mutants' order.
 """
 
 from __future__ import annotations
@@ -20,13 +23,36 @@ from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.engines.mutants import MUTANTS, Mutant
 
 
-def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bounds) -> dict:
-    order = sorted(boards, key=lambda b: (b[0].name != m.board, b[0].name))
+_LOADED: dict[tuple[str, str], object] = {}  # boards loaded once per process (a worker runs several mutants)
+
+
+def _load(path: Path, display: str):
+    key = (str(path), display)
+    if key not in _LOADED:
+        _LOADED[key] = load_board(path, display)
+    return _LOADED[key]
+
+
+def mutant_order(m: Mutant, boards: list[tuple[Path, str]], own_board_first: bool = False) -> list[tuple[Path, str]]:
+    """The boards to try on mutant ``m``: cheapest first (expected cost, cli/jobs.py; ties in the
+    given order), or the mutant's own seed board first and then the others cheapest first."""
+    from bpcheck.jobs import board_cost
+
+    costs = [board_cost(_load(p, d)) for p, d in boards]
+    idx = sorted(range(len(boards)), key=lambda i: (own_board_first and boards[i][0].name != m.board, costs[i], i))
+    return [boards[i] for i in idx]
+
+
+def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bounds, own_board_first: bool = False) -> dict:
+    order = mutant_order(m, boards, own_board_first)
     t0 = time.perf_counter()
+    c0 = time.process_time()
     explored = 0
     bounded: list[str] = []  # boards whose exploration hit the bound before it was exhaustive
+    tried = 0
     for path, display in order:
-        board = load_board(path, display)
+        board = _load(path, display)
+        tried += 1
         system = EngineSystem(ReferenceEngine(m.rules, f"mutant:{m.name}"), board, invariants)
         r = explore(system, "bfs", bounds, stop_on_violation=True)
         explored += r.states
@@ -45,7 +71,9 @@ def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bo
                 "length": v.depth,
                 "states_explored": explored,
                 "bound_hit": None,
+                "boards_tried": tried,
                 "seconds": time.perf_counter() - t0,
+                "cpu_seconds": time.process_time() - c0,
             }
     return {
         "mutant": m.name,
@@ -59,8 +87,15 @@ def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bo
         "states_explored": explored,
         # not exhaustive: the mutant may be killed past the bound (`--max-states`)
         "bound_hit": f"{bounded[0].split(': ', 1)[1]} on {len(bounded)} of {len(order)} boards" if bounded else None,
+        "boards_tried": tried,
         "seconds": time.perf_counter() - t0,
+        "cpu_seconds": time.process_time() - c0,
     }
+
+
+def run_mutant_task(name: str, boards: list[tuple[Path, str]], bounds: Bounds, own_board_first: bool) -> dict:
+    """One mutant in a worker process (`bpcheck mutants -j N`): plain data in, a row out."""
+    return run_mutant(MUTANTS[name], boards, select(None), bounds, own_board_first)
 
 
 def _reports(args, rows: list[dict], boards, invariants, bounds: Bounds) -> None:
@@ -85,6 +120,27 @@ def _reports(args, rows: list[dict], boards, invariants, bounds: Bounds) -> None
     if survived:
         meta["survived"] = ", ".join(survived)
     emit_reports(args, runs, [], "bpcheck mutants", meta)
+
+
+def _rows(names: list[str], boards, invariants, bounds: Bounds, own_board_first: bool, jobs: int):
+    """Each mutant's row, in the order of ``names``, whatever the number of worker processes."""
+    if jobs <= 1 or len(names) <= 1:
+        for name in names:
+            yield run_mutant(MUTANTS[name], boards, invariants, bounds, own_board_first)
+        return
+    from bpcheck.explorers.pool import Pool
+
+    done: dict[int, dict] = {}
+    nxt = 0
+    with Pool(jobs) as pool:
+        tasks = [(name, boards, bounds, own_board_first) for name in names]
+        for o in pool.run(run_mutant_task, tasks):
+            if not o.ok:  # a bug in bpcheck (or a dead worker): exit 4 after the rows so far
+                raise RuntimeError(f"mutant {names[o.index]}: {o.error}" + (f"\n{o.traceback}" if o.traceback else ""))
+            done[o.index] = o.value
+            while nxt in done:
+                yield done.pop(nxt)
+                nxt += 1
 
 
 def cmd_mutants(args) -> int:
@@ -112,8 +168,10 @@ def cmd_mutants(args) -> int:
     bounds = Bounds(max_states=args.max_states)
     rows = []
     print(f"{'mutant':40} {'verdict':9} {'killed by':30} {'length':>6} {'time':>7}  board")
-    for name in names:
-        row = run_mutant(MUTANTS[name], boards, invariants, bounds)
+    from bpcheck.jobs import resolve_jobs
+
+    for row in _rows(names, boards, invariants, bounds, bool(args.own_board_first), resolve_jobs(args.jobs)):
+        name = row["mutant"]
         rows.append(row)
         inv = row["invariant"] or "-"
         length = "-" if row["length"] is None else str(row["length"])
@@ -136,8 +194,10 @@ def cmd_mutants(args) -> int:
             r = dict(r)
             if not args.stats:
                 r.pop("seconds")
+                r.pop("cpu_seconds")
             else:
                 r["seconds"] = round(r["seconds"], 3)
+                r["cpu_seconds"] = round(r["cpu_seconds"], 3)
             out.append(r)
         doc = {"mutants": out, "killed": killed, "total": len(rows)}
         from bpcheck.outputs import atomic_write_text

@@ -159,8 +159,8 @@ class Pool:
     def __enter__(self) -> "Pool":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc) -> None:
+        self.close(kill=exc_type is not None)  # a signal or an error: the workers are not waited for
 
     # -- control
     def stop_all(self, signum: int) -> None:
