@@ -1,0 +1,204 @@
+"""-j N (worker processes) and the order of work by expected cost (cli/jobs.py,
+explorers/pool.py, docs/checking.md "Parallel checking"): every output is the same whatever N,
+--fail-fast stops at the first failing board in the cost order and says what it did not run,
+`bpcheck mutants` tries boards cheapest first, a dead worker costs one board, a signal keeps
+what was gathered."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bpcheck.engines.mutants import MUTANTS
+from bpcheck.explorers.pool import Pool
+from bpcheck.jobs import board_cost, cost_order
+from bpcheck.model.board import load_board
+
+ROOT = Path(__file__).resolve().parent.parent
+B = ROOT / "boards"
+SMALL = [str(B / n) for n in ("rule-ch-lifo-ring.toml", "002-first-turn.toml", "000-flip-hane-hane.toml", "rule-ch-lifo-call.toml", "rule-calc-direct.toml")]
+BAD = 'name = "bad"\nturn = "x"\n'
+
+
+def env(**extra: str) -> dict:
+    e = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_STEP_SUMMARY")}
+    e["PYTHONPATH"] = str(ROOT / "tests") + os.pathsep + e.get("PYTHONPATH", "")
+    e.update(extra)
+    return e
+
+
+def bpcheck(*args: str, **extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bpcheck", *args], cwd=ROOT, capture_output=True, text=True, env=env(**extra), timeout=180)
+
+
+def _check_twice(tmp_path, run_cli, *args: str):
+    """(code, stdout, stderr, json text) with -j 1 and with -j 2."""
+    out = []
+    for j in ("1", "2"):
+        js = tmp_path / f"r{j}.json"
+        code, stdout, err = run_cli("check", *args, "-j", j, "--json", str(js))
+        out.append((code, stdout, err, js.read_text()))
+    return out
+
+
+@pytest.mark.parametrize("engine", ["reference", "mutant:fifo-chain"])
+def test_check_outputs_are_byte_identical_whatever_the_worker_count(tmp_path, run_cli, engine):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(BAD)
+    one, two = _check_twice(tmp_path, run_cli, *SMALL[:3], str(bad), *SMALL[3:], "--engine", engine)
+    assert one == two
+    code, stdout, err, doc = one
+    assert code == 2  # bad input wins, as documented; every other board is still checked
+    assert f"{bad}: turn_player: missing required field" in err
+    assert stdout.count("\n") > 5 and "check: " in stdout
+    d = json.loads(doc)
+    assert [b["board"] for b in d["boards"]] == SMALL  # board order, never completion order
+    if engine == "mutant:fifo-chain":
+        assert d["counts"]["fail"] == 2 and "chain.lifo" in stdout
+
+
+def test_reports_are_identical_whatever_the_worker_count(tmp_path, run_cli):
+    for j in ("1", "2"):
+        code, _o, _e = run_cli("check", *SMALL[:2], "--engine", "mutant:fifo-chain", "-j", j, "--report", str(tmp_path / f"rep{j}"), "--cex-dir", str(tmp_path / f"cex{j}"))
+        assert code == 1
+    for sub in ("rep", "cex"):
+        a, b = tmp_path / f"{sub}1", tmp_path / f"{sub}2"
+        names = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+        assert names and names == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+        for n in names:
+            assert (a / n).read_bytes() == (b / n).read_bytes(), n
+
+
+def test_fail_fast_stops_at_the_first_failing_board_in_the_cost_order(tmp_path, run_cli):
+    boards = [*SMALL, str(B / "003-004-example-4.toml")]
+    one, two = _check_twice(tmp_path, run_cli, *boards, "--engine", "mutant:fifo-chain", "--fail-fast")
+    assert one == two
+    code, stdout, _err, doc = one
+    assert code == 1
+    d = json.loads(doc)
+    costs = {b: board_cost(load_board(b)) for b in boards}
+    order = sorted(boards, key=lambda b: (costs[b], boards.index(b)))
+    # rule-ch-lifo-call (23 states to the chain) is the cheapest board on which the FIFO chain shows
+    stop = str(B / "rule-ch-lifo-call.toml")
+    assert d["fail_fast"]["stopped_at"] == stop
+    after = order[order.index(stop) + 1 :]
+    assert after and d["fail_fast"]["not_run"] == [b for b in boards if b in after]
+    assert [b["board"] for b in d["boards"]] == [b for b in boards if b not in after]
+    assert f"fail-fast: stopped at the first failing board in the cost order, {stop}; {len(after)} boards not run" in stdout
+    for b in after:
+        assert f"{b}:" not in stdout.split("check: ")[0]
+
+
+def test_fail_fast_without_a_failure_runs_everything(tmp_path, run_cli):
+    code, stdout, _ = run_cli("check", *SMALL[1:3], "--fail-fast", "-j", "2")
+    assert code == 0 and "fail-fast: no board failed; every board was run" in stdout
+
+
+def test_cost_order_puts_bigger_boards_first_or_last():
+    boards = [B / "003-004-example-4.toml", B / "002-first-turn.toml", B / "000-replay-1.toml"]
+    costs = [board_cost(load_board(b)) for b in boards]
+    assert costs[0] > costs[2] > costs[1]  # 40,010 / 110 / 2 states measured (tests/perft.json)
+    assert cost_order(costs, cheapest_first=True) == [1, 2, 0]
+    assert cost_order(costs, cheapest_first=False) == [0, 2, 1]
+    assert cost_order([5.0, 5.0, 1.0], cheapest_first=False) == [0, 1, 2]  # ties: board order
+
+
+def test_mutants_try_boards_cheapest_first_and_rows_keep_their_order(tmp_path, run_cli):
+    from bpcheck.main import _board_files
+    from bpcheck.mutants import mutant_order
+
+    boards = _board_files(["boards/"])  # as `bpcheck mutants` finds them (run from the root)
+    m = MUTANTS["fifo-chain"]
+    order = mutant_order(m, boards)
+    costs = [board_cost(load_board(p, d)) for p, d in order]
+    assert costs == sorted(costs) and len(order) == len(boards)
+    assert mutant_order(m, boards, own_board_first=True)[0][0].name == m.board
+    docs = []
+    for j in ("1", "2"):
+        out = tmp_path / f"m{j}.json"
+        code, stdout, _ = run_cli("mutants", "--only", "fifo-chain,direct-attack-past-monsters,battle-phase-on-first-turn", "-j", j, "--json", str(out))
+        assert code == 0, stdout
+        docs.append(out.read_text())
+        lines = [ln.split()[0] for ln in stdout.splitlines()[1:4]]
+        assert lines == ["fifo-chain", "direct-attack-past-monsters", "battle-phase-on-first-turn"]
+    assert docs[0] == docs[1]
+    rows = json.loads(docs[0])["mutants"]
+    fifo = rows[0]
+    # the first board in the order that kills it; every board before it held
+    tried = [d for _p, d in order][: fifo["boards_tried"]]
+    assert tried[-1] == fifo["board"] and fifo["invariant"] == "chain.lifo"
+    for p, d in order[: fifo["boards_tried"] - 1]:
+        code, _o, _e = run_cli("check", str(p), "--engine", "mutant:fifo-chain")
+        assert code == 0, d
+
+
+def test_a_dead_worker_costs_its_board_only():
+    r = bpcheck("check", *SMALL, "--engine", "jobs_engines:dies_on_board", "-j", "2")
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "CRASHED      boards/000-flip-hane-hane.toml: the worker process was killed by SIGKILL" in r.stdout.replace(str(ROOT) + "/", "")
+    assert r.stdout.count("PASS ") == 4 and "1 crashed" in r.stdout
+    assert "internal error" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_sigint_stops_the_workers_and_keeps_the_results(tmp_path):
+    marker = tmp_path / "started"
+    out = tmp_path / "r.json"
+    slow = "boards/002-skip-battle-phase.toml"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "bpcheck", "check", "boards/000-replay-1.toml", slow, "boards/002-enter-battle-phase.toml", "-j", "2", "--engine", "lifecycle_engines:slow", "--json", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(LIFECYCLE_SLOW="0.3", LIFECYCLE_SLOW_ON="002-skip-battle-phase", LIFECYCLE_STARTED=str(marker)),
+    )
+    t0 = time.monotonic()
+    while not marker.exists():
+        assert time.monotonic() - t0 < 60 and p.poll() is None, "the slow board never started"
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    stdout, _err = p.communicate(timeout=60)
+    assert p.returncode == 130, stdout
+    assert f"INCONCLUSIVE {slow}:" in stdout and "interrupted (SIGINT)" in stdout
+    d = json.loads(out.read_text())
+    assert d["interrupted"]["signal"] == "SIGINT"
+    assert [b["board"] for b in d["boards"]][1] == slow
+
+
+def test_bad_jobs_is_a_usage_error(run_cli):
+    code, _o, err = run_cli("check", SMALL[1], "-j", "-1")
+    assert code == 2 and "must be 0 (one per CPU) or more" in err
+    code, _o, err = run_cli("check", SMALL[1], "-j", "two")
+    assert code == 2 and "expected a number of worker processes" in err
+
+
+def _square(x):
+    return x * x
+
+
+def _die(x):
+    if x == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return x
+
+
+def test_pool_gives_each_outcome_once_and_survives_a_dead_worker():
+    with Pool(2) as pool:
+        got = {o.index: o for o in pool.run(_die, [(i,) for i in range(6)], order=[5, 4, 3, 2, 1, 0])}
+    assert sorted(got) == list(range(6))
+    assert got[3].crashed and not got[3].ok and "SIGKILL" in got[3].error
+    assert all(got[i].ok and got[i].value == i for i in (0, 1, 2, 4, 5))
+    with Pool(2) as pool:
+        seen = []
+        for o in pool.run(_square, [(i,) for i in range(5)]):
+            seen.append(o.value)
+            if o.value == 0:
+                pool.cancel([4])
+    assert 16 not in seen or len(seen) == 5  # cancelled before it ran, unless it was already running
