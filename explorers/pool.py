@@ -155,6 +155,7 @@ class Pool:
         self.workers: list[_Worker] = []
         self._queue: list[int] = []
         self._cancelled: set[int] = set()
+        self._stream: dict[int, tuple] = {}  # submit(): task index -> (fn, args), not dispatched yet
 
     def __enter__(self) -> "Pool":
         return self
@@ -168,6 +169,7 @@ class Pool:
         nothing more is dispatched."""
         self.stop.value = int(signum)
         self._queue.clear()
+        self._stream.clear()
 
     def cancel(self, indices) -> None:
         """Tasks not dispatched yet are dropped; running ones are asked to stop and their
@@ -175,6 +177,8 @@ class Pool:
         drop = set(indices)
         self._cancelled |= drop
         self._queue = [i for i in self._queue if i not in drop]
+        for i in drop:
+            self._stream.pop(i, None)
         for w in self.workers:
             if w.task in drop:
                 w.cancel.value = 1
@@ -186,54 +190,83 @@ class Pool:
     def running(self) -> list[int]:
         return [w.task for w in self.workers if w.task is not None]
 
+    # -- streaming: submit tasks one by one, collect outcomes as they come
+    def submit(self, index: int, fn: Callable, args: tuple) -> None:
+        """Queue ``fn(*args)`` as task ``index`` (dispatched as soon as a worker is free)."""
+        self._stream[index] = (fn, args)
+        self._queue.append(index)
+        self._dispatch_stream()
+
+    def in_flight(self) -> int:
+        return len(self._queue) + len(self.running())
+
+    def collect(self, timeout: float = 0.0) -> list[Outcome]:
+        """Outcomes that are ready (waiting at most ``timeout`` seconds for the first)."""
+        self._dispatch_stream()
+        got = list(self._gather(timeout))
+        self._dispatch_stream()
+        return got
+
+    def _dispatch_stream(self) -> None:
+        self._start_workers()
+        for w in self.workers:
+            if w.task is None and self._queue and w.proc.is_alive():
+                i = self._queue.pop(0)
+                fn, args = self._stream.pop(i)
+                w.cancel.value = 0
+                try:
+                    w.conn.send((i, fn, args))
+                    w.task = i
+                except (BrokenPipeError, OSError):
+                    self._queue.insert(0, i)
+                    self._stream[i] = (fn, args)
+
+    def _start_workers(self) -> None:
+        self.workers = [w for w in self.workers if w.task is not None or w.proc.is_alive()]
+        while self._queue and not any(w.task is None for w in self.workers) and len(self.workers) < self.n:
+            self.workers.append(_Worker(self.ctx, self.stop))
+
+    def _gather(self, timeout: float) -> Iterator[Outcome]:
+        busy = [w for w in self.workers if w.task is not None]
+        if not busy:
+            return
+        ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=timeout)
+        for w in busy:
+            if w.conn in ready:
+                try:
+                    index, ok, value, tb = w.conn.recv()
+                except (EOFError, OSError):
+                    index = None
+                if index is not None:
+                    w.task = None
+                    if index in self._cancelled:
+                        continue
+                    if ok:
+                        yield Outcome(index, True, value)
+                    else:
+                        yield Outcome(index, False, error=value, traceback=tb)
+                    continue
+            if w.task is not None and (w.proc.sentinel in ready or w.conn in ready) and not w.proc.is_alive():
+                w.proc.join(1)
+                index, w.task = w.task, None
+                self.workers.remove(w)
+                w.conn.close()
+                if index not in self._cancelled:
+                    yield Outcome(index, False, error=_death(w.proc.exitcode), crashed=True)
+
     # -- the loop
     def run(self, fn: Callable, tasks: Sequence[tuple], order: Sequence[int] | None = None, tick: Callable[[], None] | None = None, poll: float = 0.2) -> Iterator[Outcome]:
         """Run ``fn(*tasks[i])`` for every task, dispatched in ``order``; yield each
         :class:`Outcome` as it completes. ``tick()`` is called at least every ``poll`` seconds
         (the caller forwards signals, draws progress)."""
-        self._queue = list(range(len(tasks)) if order is None else order)
+        for i in range(len(tasks)) if order is None else order:
+            self._stream[i] = (fn, tasks[i])
+            self._queue.append(i)
         while self._queue or self.running():
-            # start workers as they are needed, at most n
-            while self._queue and len([w for w in self.workers if w.task is None]) == 0 and len(self.workers) < self.n:
-                self.workers.append(_Worker(self.ctx, self.stop))
-            for w in self.workers:
-                if w.task is None and self._queue:
-                    i = self._queue.pop(0)
-                    w.cancel.value = 0
-                    try:
-                        w.conn.send((i, fn, tasks[i]))
-                        w.task = i
-                    except (BrokenPipeError, OSError):  # it died idle: replaced below
-                        self._queue.insert(0, i)
+            self._dispatch_stream()
             if tick is not None:
                 tick()
-            busy = [w for w in self.workers if w.task is not None]
-            if not busy:
-                self.workers = [w for w in self.workers if w.proc.is_alive()]
-                continue
-            ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=poll)
-            for w in busy:
-                if w.conn in ready:
-                    try:
-                        index, ok, value, tb = w.conn.recv()
-                    except (EOFError, OSError):
-                        index = None
-                    if index is not None:
-                        w.task = None
-                        if index in self._cancelled:
-                            continue
-                        if ok:
-                            yield Outcome(index, True, value)
-                        else:
-                            yield Outcome(index, False, error=value, traceback=tb)
-                        continue
-                if w.task is not None and (w.proc.sentinel in ready or w.conn in ready) and not w.proc.is_alive():
-                    w.proc.join(1)
-                    index, w.task = w.task, None
-                    self.workers.remove(w)
-                    w.conn.close()
-                    if index not in self._cancelled:
-                        yield Outcome(index, False, error=_death(w.proc.exitcode), crashed=True)
+            yield from self._gather(poll)
         if tick is not None:
             tick()
 
