@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
-from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, InMemoryExampleDatabase
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, InMemoryExampleDatabase, ReadOnlyDatabase
 from hypothesis.errors import Unsatisfiable
 from unittest import SkipTest
 
@@ -180,8 +180,13 @@ def fuzz(
     database: str | None = None,
     progress: bool | None = None,
     shrink: bool = True,
+    jobs: int = 1,
+    engine_spec: tuple[str | None, dict] | None = None,
 ) -> FuzzOutcome:
-    """Search for a board on which the engine breaks an invariant, then shrink it."""
+    """Search for a board on which the engine breaks an invariant, then shrink it. With
+    ``jobs`` > 1 and ``engine_spec`` (the ``--engine`` spec and its keyword arguments: each worker
+    builds its own engine), the search's boards are explored by worker processes; the outcome
+    is the same as with one."""
     system_cls = EngineSystem
     invs = list(invariants)
     if differential:  # lockstep with the reference model: explorers/differential.py
@@ -196,38 +201,31 @@ def fuzz(
     t0 = time.monotonic()
     phase: dict[str, Any] = {"name": "search", "target": None, "depth": None}
 
-    def probe(doc: dict) -> None:
-        board = document_board(doc, "<drawn board>")
+    def probe(doc: dict, known: tuple | None = None) -> None:
+        """Explore one drawn board (or take ``known``, its result from a worker: -j N)."""
         stats.examples += 1
         searching = phase["name"] == "search"
         if searching:
             stats.search_examples += 1
         else:
             stats.shrink_examples += 1
-        try:
-            system = system_cls(engine_factory(), board, invs)
-        except EngineRefusal:
-            stats.skipped += 1
-            return
-        except SystemFault as f:  # the engine failed before giving the initial state
-            found = (FAULT, f"{f.kind}: {f.message} (starting the board)", 0)
-        else:
+        if known is None:
             # While shrinking, a board whose counterexample would be longer than the one found
             # is not taken anyway: exploring one step past that depth is enough, and much faster
             # on the large boards the shrinker tries first.
             b = bounds if searching else Bounds(max_states=bounds.max_states, max_depth=phase["depth"] + 1)
-            r = explore(system, "bfs", b, stop_on_violation=True)
-            if searching:
-                stats.states += r.states
-                stats.transitions += r.transitions
-            else:
-                stats.shrink_states += r.states
-            if searching and r.bound_hit is not None and not r.violations:
+            known = explore_document(doc, system_cls, engine_factory, invs, b)
+        refused, found, states, transitions, bounded = known
+        if refused:
+            stats.skipped += 1
+            return
+        if searching:
+            stats.states += states
+            stats.transitions += transitions
+            if bounded and found is None:
                 stats.bound_hits += 1
-            found = None
-            if r.violations:
-                v = min(r.violations, key=lambda v: (v.depth, v.prop))
-                found = (v.prop, v.message, v.depth)
+        else:
+            stats.shrink_states += states
         if searching:
             ticker.show(
                 f"fuzz: example {stats.search_examples}/{examples}, {stats.states:,} states"
@@ -244,9 +242,17 @@ def fuzz(
         if phase["target"] is None or prop == phase["target"]:
             raise FuzzViolation(doc, prop, message, depth)
 
+    known_results: list = []  # -j N: the search's results, in draw order, up to the first failure
+    drawn: list[dict] = []
+
     def fuzz_board(doc: dict, data) -> None:  # one function for both runs
         if phase["name"] == "shrink":
             data.draw(st.booleans())  # see the shrink run below
+        k = stats.search_examples
+        if phase["name"] == "search" and k < len(known_results) and doc == drawn[k]:
+            probe(doc, known_results[k])  # explored by a worker already (-j N)
+            return
+        known_results.clear()  # not the board the workers saw: explore from here on, as -j 1 does
         probe(doc)
 
     scope = json.dumps(
@@ -271,6 +277,14 @@ def fuzz(
     )(
         seed(seed_value)(given(doc=strategy, data=st.data())(fuzz_board))
     )
+    if jobs > 1 and engine_spec is not None:
+        # -j N: the boards are drawn in this process, exactly as -j 1 draws them, and explored
+        # by N workers; then the search below replays the draws up to the first failure with
+        # the workers' results, so everything after it (the database, the shrink) is as -j 1.
+        drawn[:], known_results[:] = _parallel_search(
+            strategy, seed_value, examples, settings(base_settings(), max_examples=examples, phases=(Phase.explicit, Phase.reuse, Phase.generate), database=ReadOnlyDatabase(search_db), **common),
+            jobs, engine_spec, [i.id for i in invs], differential, bounds, ticker,
+        )
     try:
         run()
     except FuzzViolation as e:
@@ -302,6 +316,92 @@ def fuzz(
             stats.shrink_s = time.monotonic() - t1
     ticker.done()
     return out
+
+
+def explore_document(doc: dict, system_cls, engine_factory: Callable[[], Any], invs: Sequence, bounds: Bounds) -> tuple:
+    """Explore one drawn board: (refused, (invariant, message, depth) or None, states,
+    transitions, bound hit)."""
+    board = document_board(doc, "<drawn board>")
+    try:
+        system = system_cls(engine_factory(), board, invs)
+    except EngineRefusal:
+        return (True, None, 0, 0, False)
+    except SystemFault as f:  # the engine failed before giving the initial state
+        return (False, (FAULT, f"{f.kind}: {f.message} (starting the board)", 0), 0, 0, False)
+    r = explore(system, "bfs", bounds, stop_on_violation=True)
+    found = None
+    if r.violations:
+        v = min(r.violations, key=lambda v: (v.depth, v.prop))
+        found = (v.prop, v.message, v.depth)
+    return (False, found, r.states, r.transitions, r.bound_hit is not None)
+
+
+def explore_document_task(doc: dict, engine_spec: tuple, inv_ids: list[str], differential: bool, bounds: Bounds) -> tuple:
+    """:func:`explore_document` in a worker process (plain data in and out)."""
+    from bpcheck.engines import make_engine
+    from bpcheck.explorers.run import invariants_by_id
+
+    system_cls = EngineSystem
+    if differential:
+        from bpcheck.explorers.differential import DifferentialSystem
+
+        system_cls = DifferentialSystem
+    spec, kw = engine_spec
+    return explore_document(doc, system_cls, lambda: make_engine(spec, **kw), invariants_by_id(inv_ids), bounds)
+
+
+class _Enough(Exception):
+    """Ends the drawing run of a parallel search: the first failure is known."""
+
+
+def _parallel_search(strategy, seed_value: int, examples: int, run_settings, jobs: int, engine_spec, inv_ids, differential: bool, bounds: Bounds, ticker) -> tuple[list, list]:
+    """Draw the search's boards with Hypothesis (the same draws as the sequential search: every
+    board drawn before the first failure passes in both) and explore them in ``jobs`` workers, at
+    most 2 x ``jobs`` ahead. Returns the boards and their results in draw order, up to and
+    including the first that breaks an invariant (all of them when none does). The drawing run
+    reads the example database but never writes to it."""
+    from bpcheck.explorers.pool import Pool
+
+    docs: list[dict] = []
+    results: dict[int, tuple] = {}
+    first_fail: list[int] = []
+
+    def absorb(outcomes) -> None:
+        for o in outcomes:
+            if not o.ok:  # a bug in bpcheck, or a dead worker: said as such (exit 4)
+                raise RuntimeError(f"fuzz: exploring drawn board {o.index + 1}: {o.error}" + (f"\n{o.traceback}" if o.traceback else ""))
+            results[o.index] = o.value
+            if o.value[1] is not None and (not first_fail or o.index < first_fail[0]):
+                first_fail[:] = [o.index]
+                pool.cancel([i for i in range(o.index + 1, len(docs))])
+        ticker.show(f"fuzz: {len(results)} of {len(docs)} boards drawn explored ({jobs} workers)")
+
+    def decided() -> bool:
+        return bool(first_fail) and all(i in results for i in range(first_fail[0]))
+
+    def draw(doc: dict, data) -> None:
+        if decided():
+            raise _Enough()
+        docs.append(doc)
+        pool.submit(len(docs) - 1, explore_document_task, (doc, engine_spec, inv_ids, differential, bounds))
+        while pool.in_flight() >= 2 * jobs:
+            absorb(pool.collect(0.2))
+        absorb(pool.collect(0))
+        if decided():
+            raise _Enough()
+
+    with Pool(jobs) as pool:
+        try:
+            run_settings(seed(seed_value)(given(doc=strategy, data=st.data())(draw)))()
+        except _Enough:
+            pass
+        except Exception as e:  # Hypothesis wraps a test's repeated exception in its own
+            if not any(isinstance(x, _Enough) for x in getattr(e, "exceptions", ())) and "_Enough" not in repr(e):
+                raise
+        while not decided() and pool.in_flight():
+            absorb(pool.collect(0.2))
+    last = first_fail[0] + 1 if first_fail else len(docs)
+    return docs[:last], [results[i] for i in range(last)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -343,6 +443,7 @@ def _header(args, out: FuzzOutcome) -> str:
 
 def cmd_fuzz(args) -> int:
     from bpcheck.engines import make_engine
+    from bpcheck.jobs import resolve_jobs
     from bpcheck.main import _err, _invariants
     from bpcheck.reporting import emit_check_reports, graph_limit
     from bpcheck.reports.text import counterexample_text
@@ -369,6 +470,8 @@ def cmd_fuzz(args) -> int:
             cards=cards,
             differential=args.differential,
             database=args.database,
+            jobs=resolve_jobs(args.jobs),
+            engine_spec=(args.engine, engine_kw),
         )
     except InputError as e:
         _err(e)
@@ -491,6 +594,9 @@ def add_fuzz_parser(sub, positive) -> None:
     fz.add_argument("--cex-dir", metavar="DIR", help="write the minimal board as TOML and its counterexamples as JSON")
     fz.add_argument("--database", metavar="DIR", help="keep failing boards in this Hypothesis example database and replay them first")
     fz.add_argument("--stats", action="store_true", help="also record timings in the JSON (not byte-for-byte deterministic)")
+    from bpcheck.jobs import add_jobs_argument
+
+    add_jobs_argument(fz, "explore the search's boards")
     add_report_arguments(fz)
     fz.set_defaults(fn=_run)
 
