@@ -202,3 +202,19 @@ def test_pool_gives_each_outcome_once_and_survives_a_dead_worker():
             if o.value == 0:
                 pool.cancel([4])
     assert 16 not in seen or len(seen) == 5  # cancelled before it ran, unless it was already running
+
+
+@pytest.mark.parametrize("engine, examples, code", [("mutant:direct-attack-past-monsters", "1000", 1), ("reference", "12", 3)])
+def test_fuzz_output_is_the_same_whatever_the_worker_count(tmp_path, run_cli, engine, examples, code):
+    outs = []
+    for j in ("1", "2"):
+        js = tmp_path / f"f{j}.json"
+        got, stdout, err = run_cli("fuzz", "--engine", engine, "--examples", examples, "--max-states", "300", "--seed", "3", "-j", j, "--json", str(js))
+        assert got == code, stdout + err
+        outs.append((stdout, js.read_text()))
+    assert outs[0] == outs[1]
+    d = json.loads(outs[0][1])
+    if engine == "reference":  # exit 3: some boards were cut at --max-states
+        assert d["stats"]["search_examples"] == 12  # every board drawn was explored and counted once
+    else:
+        assert d["stats"]["first_failure_example"] >= 1 and "attack.direct-legal" in outs[0][0]
