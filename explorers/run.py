@@ -347,7 +347,7 @@ def check_board(
     :func:`~bpcheck.explorers.core.explore` (stop, memory_limit, on_checkpoint,
     checkpoint_every, resume). ``parallel`` = (workers, make_system): explore this one board
     with the sharded explorer (explorers/parallel.py) when it can (BFS, no state graph, no
-    checkpoint); ``make_system`` is picklable (:func:`system_factory`) and each worker builds its
+    ``max_states``); ``make_system`` is picklable (:func:`system_factory`) and each worker builds its
     own engine and system with it. This process's ``system`` replays the traces."""
     goals = parse_goals(board)
     try:
@@ -359,7 +359,7 @@ def check_board(
     prog = Progress(board.name, progress)
     # The frontier keeps whole states: packing observations as JSON bytes (FramePacker) was
     # measured to cost memory, not save it (docs/performance.md), so it is not used by default.
-    explore_parallel = _parallel_explorer(parallel, strategy, graph_limit, controls)
+    explore_parallel = _parallel_explorer(parallel, strategy, graph_limit, controls, bounds)
     if explore_parallel is not None:
         workers, make_system = parallel  # type: ignore[misc]
         res = explore_parallel(make_system, workers, strategy, bounds, [g.id for g in goals], prog, finish=_not_judged_of, **controls)
@@ -400,12 +400,14 @@ def check_board(
     return br
 
 
-PARALLEL_UNSUPPORTED = ("on_checkpoint", "resume", "pack", "unpack")
+PARALLEL_UNSUPPORTED = ("pack", "unpack")
 
 
-def _parallel_explorer(parallel, strategy: str, graph_limit, controls: dict):
-    """explore_parallel, when this board can use it; else None (the sequential explorer)."""
-    if not parallel or parallel[0] <= 1 or strategy != "bfs" or graph_limit is not None:
+def _parallel_explorer(parallel, strategy: str, graph_limit, controls: dict, bounds: Bounds):
+    """explore_parallel, when this board can use it; else None (the sequential explorer).
+    Not with ``max_states``: the parallel explorer stops at a chunk boundary, past the bound,
+    and the result would then depend on the worker count being 1 or more."""
+    if not parallel or parallel[0] <= 1 or strategy != "bfs" or graph_limit is not None or bounds.max_states is not None:
         return None
     if any(controls.get(k) is not None for k in PARALLEL_UNSUPPORTED):
         return None

@@ -218,3 +218,11 @@ def test_fuzz_output_is_the_same_whatever_the_worker_count(tmp_path, run_cli, en
         assert d["stats"]["search_examples"] == 12  # every board drawn was explored and counted once
     else:
         assert d["stats"]["first_failure_example"] >= 1 and "attack.direct-legal" in outs[0][0]
+
+
+@pytest.mark.parametrize("extra", [(), ("--differential",), ("--engine", "mutant:replay-is-second-attack")])
+def test_one_board_with_jobs_gives_the_same_result(tmp_path, run_cli, extra):
+    """One board and -j 2: the sharded explorer (explorers/parallel.py) where it is present and
+    applies, the sequential one otherwise; the outputs are those of -j 1 either way."""
+    one, two = _check_twice(tmp_path, run_cli, str(B / "000-replay-2.toml"), *extra)
+    assert one == two and one[0] in (0, 1)
