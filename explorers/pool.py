@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 _STOP = None  # the pool's shared flag: 0, or the number of the signal that stops the run
 _CANCEL = None  # this worker's own flag: 1 when the parent no longer wants the current task
-_PARENT = None  # the parent's pid when the worker started
+_CONN = None  # this worker's pipe to the parent (nothing comes through it during a task)
 _last_parent_check = 0.0
 
 
@@ -56,7 +56,11 @@ def stop_reason() -> str | None:
     now = time.monotonic()
     if now - _last_parent_check > 1.0:
         _last_parent_check = now
-        if os.getppid() != _PARENT:
+        try:  # the parent sends nothing while a task runs: readable now means closed
+            gone = _CONN is not None and _CONN.poll()
+        except (EOFError, OSError):
+            gone = True
+        if gone:
             return "interrupted (the parent process is gone)"
     return None
 
@@ -65,12 +69,12 @@ def in_worker() -> bool:
     return _STOP is not None
 
 
-def _worker_main(conn, stop, cancel, parent: int) -> None:
-    global _STOP, _CANCEL, _PARENT
+def _worker_main(conn, stop, cancel) -> None:
+    global _STOP, _CANCEL, _CONN
     for s in ("SIGINT", "SIGTERM", "SIGHUP"):
         if hasattr(signal, s):
             signal.signal(getattr(signal, s), signal.SIG_IGN)
-    _STOP, _CANCEL, _PARENT = stop, cancel, parent
+    _STOP, _CANCEL, _CONN = stop, cancel, conn
     while True:
         try:
             msg = conn.recv()
@@ -114,10 +118,11 @@ def cpu_count() -> int:
 
 
 def _context():
-    # fork where it exists: workers start in milliseconds and inherit the loaded modules;
-    # elsewhere spawn (the task functions are top-level functions, importable again).
+    # forkserver on POSIX: a worker starts from a clean interpreter, never from a copy of this
+    # process, which may hold threads (a cmd: engine's stderr reader) and their locks; spawn
+    # elsewhere. Task functions are top-level functions, imported again in the worker.
     methods = mp.get_all_start_methods()
-    return mp.get_context("fork" if "fork" in methods and sys.platform.startswith("linux") else "spawn")
+    return mp.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
 def _death(code: int | None) -> str:
@@ -137,7 +142,7 @@ class _Worker:
     def __init__(self, ctx, stop) -> None:
         self.conn, child = ctx.Pipe()
         self.cancel = ctx.RawValue("b", 0)
-        self.proc = ctx.Process(target=_worker_main, args=(child, stop, self.cancel, os.getpid()), daemon=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, stop, self.cancel), daemon=True)
         self.proc.start()
         child.close()
         self.task: int | None = None
