@@ -1,8 +1,9 @@
 """`bpcheck mutants`: run the checker on every mutant engine and measure how good a judge it is.
 
 For each mutant (bpcheck.engines.mutants) the seed boards are explored cheapest first (by the
-expected cost of cli/jobs.py: the time to the first counterexample is then about that of the
-cheapest killing board) until an invariant kills it; ``--own-board-first`` starts on the seed
+expected cost of cli/jobs.py), in rounds of growing state budgets (:func:`_schedule`), until an
+invariant kills it: the time to the first counterexample is then about that of the cheapest
+way to it, whatever the estimate got wrong; ``--own-board-first`` starts on the seed
 board written to show the mutant's bug (the order before issue 12). The table says which
 invariant caught it, on which board, the counterexample's length and the time taken.
 ``-j N`` runs N mutants at once in worker processes; the rows are printed in the mutants' order.
@@ -43,21 +44,64 @@ def mutant_order(m: Mutant, boards: list[tuple[Path, str]], own_board_first: boo
     return [boards[i] for i in idx]
 
 
+FIRST_BUDGET = 64  # states per board in the first round of the cost order; x4 per round
+BUDGET_GROWTH = 4
+
+
+class _Try:
+    def __init__(self, bounds: Bounds, final: bool) -> None:
+        self.bounds = bounds
+        self.final = final  # the user's own bounds: a bound hit now is a real one
+        self.again = False
+
+
+def _schedule(order, bounds: Bounds, own_board_first: bool):
+    """(path, display, _Try) in the order to explore. ``--own-board-first``: each board once, in
+    order, with the user's bounds (the order before issue 12). Otherwise rounds of growing state
+    budgets (256, 2,048, 16,384, ... states, never above ``--max-states``): every board still
+    open is explored cheapest first within the round's budget, so a violation a few steps deep
+    on a board the cost estimate ranks late is found in the first rounds, not after every
+    cheaper board was exhausted; a board explored completely leaves the rounds. BFS within a
+    budget finds the same shortest counterexample as without it."""
+    if own_board_first:
+        for path, display in order:
+            yield path, display, _Try(bounds, True)
+        return
+    budget = FIRST_BUDGET
+    open_boards = list(order)
+    while open_boards:
+        final = bounds.max_states is not None and budget >= bounds.max_states
+        cap = bounds.max_states if final else budget
+        keep = []
+        for path, display in open_boards:
+            t = _Try(Bounds(cap, bounds.max_depth, bounds.timeout), final)
+            yield path, display, t
+            if t.again:
+                keep.append((path, display))
+        open_boards = keep
+        budget *= BUDGET_GROWTH
+
+
 def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bounds, own_board_first: bool = False) -> dict:
     order = mutant_order(m, boards, own_board_first)
     t0 = time.perf_counter()
     c0 = time.process_time()
     explored = 0
     bounded: list[str] = []  # boards whose exploration hit the bound before it was exhaustive
-    tried = 0
-    for path, display in order:
+    tried: set[str] = set()  # boards explored (some several times, with growing budgets)
+    runs = 0
+    for path, display, b in _schedule(order, bounds, own_board_first):
         board = _load(path, display)
-        tried += 1
+        tried.add(display)
+        runs += 1
         system = EngineSystem(ReferenceEngine(m.rules, f"mutant:{m.name}"), board, invariants)
-        r = explore(system, "bfs", bounds, stop_on_violation=True)
+        r = explore(system, "bfs", b.bounds, stop_on_violation=True)
         explored += r.states
         if r.bound_hit and not r.violations:
-            bounded.append(f"{display}: {r.bound_hit}")
+            if not b.final and r.bound_hit == f"max states ({b.bounds.max_states})":
+                b.again = True  # only this round's budget: the board comes back with a larger one
+            else:
+                bounded.append(f"{display}: {r.bound_hit}")  # the user's bound: not exhaustive
         if r.violations:
             v = sorted(r.violations, key=lambda v: (v.depth, v.prop))[0]
             return {
@@ -71,7 +115,8 @@ def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bo
                 "length": v.depth,
                 "states_explored": explored,
                 "bound_hit": None,
-                "boards_tried": tried,
+                "boards_tried": len(tried),
+                "explorations": runs,
                 "seconds": time.perf_counter() - t0,
                 "cpu_seconds": time.process_time() - c0,
             }
@@ -87,7 +132,8 @@ def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bo
         "states_explored": explored,
         # not exhaustive: the mutant may be killed past the bound (`--max-states`)
         "bound_hit": f"{bounded[0].split(': ', 1)[1]} on {len(bounded)} of {len(order)} boards" if bounded else None,
-        "boards_tried": tried,
+        "boards_tried": len(tried),
+        "explorations": runs,
         "seconds": time.perf_counter() - t0,
         "cpu_seconds": time.process_time() - c0,
     }
