@@ -93,11 +93,11 @@ class BoardsProgress:
         self.last = 0.0
         self.shown = False
 
-    def update(self, done: int, running: list[str]) -> None:
+    def update(self, done: int, running: list[str], force: bool = False) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
-        if now - self.last < 0.5:
+        if not force and now - self.last < 0.5:
             return
         self.last = now
         names = ", ".join(running)
@@ -227,6 +227,7 @@ def run_check_jobs(
                     continue
                 if sig.signum is not None:
                     break
+                progress.update(len(entries), [files[i][1].rsplit("/", 1)[-1]], force=True)
                 try:
                     value = task(*task_args(boards[i]))
                     record(Outcome(i, True, value))

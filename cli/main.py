@@ -130,6 +130,8 @@ def _check_outputs(args: argparse.Namespace, files: list[tuple[Path, str]]) -> N
     inputs = tuple(p for p, _d in files)
     if args.resume and not args.checkpoint:
         raise InputError("--resume", "", "needs --checkpoint FILE (the checkpoint to resume)")
+    if args.checkpoint and getattr(args, "fail_fast", False):
+        raise InputError("--fail-fast", "", "not with --checkpoint (a checkpoint is of one board; --fail-fast orders several)")
     if args.checkpoint:
         if len(files) != 1:
             raise InputError("--checkpoint", "", f"checkpoints are per board: give exactly one board file (got {len(files)})")
