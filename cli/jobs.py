@@ -71,7 +71,7 @@ def add_jobs_argument(p: argparse.ArgumentParser, what: str) -> None:
         type=jobs_type,
         default=1,
         metavar="N",
-        help=f"{what} by N worker processes (default 1: in this process; 0: one per CPU); the output is the same whatever N",
+        help=f"{what} in N worker processes (default 1: in this process; 0: one per CPU); the output is the same whatever N",
     )
 
 
