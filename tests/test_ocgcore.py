@@ -151,6 +151,32 @@ def test_replayed_duel_matches_the_live_one():
     cold.close()
 
 
+def test_shared_observations_match_fresh_ones():
+    """The observation cache (one built observation shared by every node with the same core
+    replies and tracker) gives exactly what building each observation afresh gives, on every
+    state reached breadth-first; and it is used."""
+    b = board("rule-calc-direct.toml")
+    cached, fresh = OcgcoreEngine(), OcgcoreEngine(obs_cache=0)
+    frontier = [(cached.start(b), fresh.start(b))]
+    seen = 0
+    while frontier and seen < 300:
+        s1, s2 = frontier.pop(0)
+        seen += 1
+        assert cached.observe(s1) == fresh.observe(s2)
+        a1 = {a.label: a for a in cached.legal_actions(s1)}
+        a2 = {a.label: a for a in fresh.legal_actions(s2)}
+        assert sorted(a1) == sorted(a2)
+        for label in sorted(a1):
+            c1, e1 = cached.apply(s1, a1[label])
+            c2, e2 = fresh.apply(s2, a2[label])
+            assert [x.to_dict() for x in e1] == [x.to_dict() for x in e2]
+            frontier.append((c1, c2))
+    assert seen > 50
+    assert cached.stats["obs_hits"] > 0 and fresh.stats["obs_hits"] == 0
+    cached.close()
+    fresh.close()
+
+
 def test_exploration_is_deterministic_and_bounded():
     b = board("rule-calc-direct.toml")
     counts = []

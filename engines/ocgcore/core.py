@@ -265,11 +265,20 @@ class Duel:
 
     def query_location(self, con: int, loc: int, flags: int) -> list[dict | None]:
         """Every card of one location of one player, as ``{query flag: value}`` (None: an empty zone)."""
+        return parse_location_query(self.query_location_raw(con, loc, flags))
+
+    def query_location_raw(self, con: int, loc: int, flags: int) -> bytes:
+        """The core's reply to a location query, unparsed (:func:`parse_location_query`)."""
         info = QueryInfo(flags, con, loc, 0, 0)
         n = C.c_uint32()
         p = self.lib.OCG_DuelQueryLocation(self.ptr, C.byref(n), C.byref(info))
-        buf = C.string_at(p, n.value) if n.value else b""
-        return parse_location_query(buf)
+        return C.string_at(p, n.value) if n.value else b""
+
+    def query_field_raw(self) -> bytes:
+        """The core's reply to a field query (LP, zones in use, chain), unparsed."""
+        n = C.c_uint32()
+        p = self.lib.OCG_DuelQueryField(self.ptr, C.byref(n))
+        return C.string_at(p, n.value)
 
     def close(self) -> None:
         if self.ptr:

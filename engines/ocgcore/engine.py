@@ -17,6 +17,7 @@ found by playing each choice (:meth:`OcgcoreEngine.legal_actions` computes the c
 from __future__ import annotations
 
 import os
+import struct
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -75,6 +76,8 @@ PILE_QUERY = K.QUERY_CODE | K.QUERY_OWNER
 PLAYER_NAMES = ("P1", "P2")
 SUB_PROMPTS = (M.MSG_SELECT_CARD, M.MSG_SELECT_TRIBUTE, M.MSG_SELECT_UNSELECT_CARD, M.MSG_SELECT_OPTION,
                M.MSG_SELECT_YESNO, M.MSG_SELECT_EFFECTYN, M.MSG_SELECT_POSITION)
+PARSE_CACHE = 4096  # distinct location replies kept parsed
+OBS_CACHE = 4096  # distinct observations kept built (a few KB each)
 MAX_AUTO = 200  # automatic answers in a row before the adapter calls the core stuck
 
 
@@ -169,7 +172,7 @@ class OcgcoreEngine:
 
     capabilities = CAPABILITIES
 
-    def __init__(self, library: str | None = None, scripts: str | None = None, cards: str | None = None, cache_size: int = 32, pool_size: int = 8) -> None:
+    def __init__(self, library: str | None = None, scripts: str | None = None, cards: str | None = None, cache_size: int = 32, pool_size: int = 8, obs_cache: int = OBS_CACHE) -> None:
         lib, scr, cdb = default_paths()
         self.library_path = library or lib
         self.scripts = scripts or scr
@@ -177,6 +180,7 @@ class OcgcoreEngine:
         self.name = "ocgcore" if library is None else f"ocgcore:{library}"
         self.cache_size = max(1, cache_size)
         self.pool_size = pool_size
+        self.obs_cache_size = obs_cache  # 0: every observation built afresh (what the tests compare with)
         self._core: K.CoreLibrary | None = None
         self._cards: K.CardDatabase | None = None
         self._script_cache: dict[str, bytes] = {}
@@ -184,7 +188,9 @@ class OcgcoreEngine:
         self._free: list[K.Duel] = []
         self.puzzle: Puzzle | None = None
         self.board: Board | None = None
-        self.stats = {"created": 0, "replays": 0, "replayed_steps": 0, "cache_hits": 0, "evicted": 0, "destroyed": 0}
+        self._parse_cache: dict[bytes, list] = {}
+        self._obs_cache: OrderedDict[tuple, dict] = OrderedDict()
+        self.stats = {"created": 0, "replays": 0, "replayed_steps": 0, "cache_hits": 0, "evicted": 0, "destroyed": 0, "obs_hits": 0}
 
     # -- set-up ------------------------------------------------------------------------------
 
@@ -263,7 +269,7 @@ class OcgcoreEngine:
                     uid = want.pop(k)[0]
                     pile.append(uid)
                     t.cards[uid] = (code, card.get(K.QUERY_OWNER, con))
-                t.piles[(con, loc)] = pile
+                t.piles[(con, loc)] = tuple(pile)
         # Owners of field cards as the core has them
         for (con, loc, seq), uid in t.field.items():
             pass
@@ -322,9 +328,12 @@ class OcgcoreEngine:
 
     @staticmethod
     def _process_quiet(d: K.Duel) -> bool:
+        """Process to the next prompt, ignoring the messages (a replay: they were read when the
+        path was first played). OCG_DuelProcess clears the message buffer itself, so the messages
+        of a replay need not be fetched."""
+        process = d.process
         while True:
-            st = d.process()
-            d.messages()
+            st = process()
             if st == K.STATUS_AWAITING:
                 return True
             if st == K.STATUS_END:
@@ -647,6 +656,7 @@ class OcgcoreEngine:
             d.close()
         self._live.clear()
         self._free.clear()
+        self._obs_cache.clear()  # observations belong to one board
 
     def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order varies
         try:
@@ -656,17 +666,61 @@ class OcgcoreEngine:
 
     # -- the observation -----------------------------------------------------------------------
 
+    def _parsed(self, raw: bytes) -> list[dict | None]:
+        """A location reply parsed, once per distinct reply (replies repeat: on
+        boards/000-replay-5.toml 25,538 queries give 136 distinct replies). Read-only."""
+        hit = self._parse_cache.get(raw)
+        if hit is None:
+            if len(self._parse_cache) >= PARSE_CACHE:
+                self._parse_cache.clear()
+            hit = self._parse_cache[raw] = K.parse_location_query(raw)
+        return hit
+
     def _observe(self, duel: K.Duel, node: Node) -> dict:
+        """The observation of a node. The core is asked every time (its replies are the truth:
+        a continuous effect changes ATK without any message); the observation is built once per
+        distinct (replies, tracker) and shared, read-only, by every node that has the same."""
         t = node.track
+        raws = (
+            duel.query_location_raw(0, K.LOCATION_MZONE, MONSTER_QUERY),
+            duel.query_location_raw(1, K.LOCATION_MZONE, MONSTER_QUERY),
+            duel.query_location_raw(0, K.LOCATION_SZONE, SPELL_QUERY),
+            duel.query_location_raw(1, K.LOCATION_SZONE, SPELL_QUERY),
+            duel.query_field_raw(),
+        )
+        key = (
+            raws,
+            t.turn, t.step, t.over, t.winner,
+            None if node.terminal or node.prompt is None else node.prompt.player,
+            tuple(sorted(t.field.items())),
+            tuple(t.piles.items()),
+            None if t.attack is None else tuple(t.attack),
+            tuple((u, c, p, tuple(ts), n) for u, c, p, ts, n in t.chain),
+            tuple((u, t.cards[u]) for u in range(1000, t.next_token)),
+        )
+        obs = self._obs_cache.get(key)
+        if obs is not None:
+            self._obs_cache.move_to_end(key)
+            self.stats["obs_hits"] += 1
+            return obs
+        obs = self._build_observation(t, node, raws)
+        if not self.obs_cache_size:
+            return obs
+        self._obs_cache[key] = obs
+        if len(self._obs_cache) > self.obs_cache_size:
+            self._obs_cache.popitem(last=False)
+        return obs
+
+    def _build_observation(self, t: Track, node: Node, raws: tuple[bytes, ...]) -> dict:
         pz = self.puzzle
         assert pz is not None and self.board is not None
         pool = self.board.pool
-        lps = self._lps(duel)
+        lps = self._lps(raws[4])
         players: list[dict] = [{}, {}]
         equips: dict[int, list[int]] = {}
         spells_by_cp: dict[int, list] = {}
         for cp in (0, 1):
-            spells_by_cp[cp] = duel.query_location(cp, K.LOCATION_SZONE, SPELL_QUERY)
+            spells_by_cp[cp] = self._parsed(raws[2 + cp])
             for seq, q in enumerate(spells_by_cp[cp]):
                 if q and q.get(K.QUERY_EQUIP_CARD):
                     tgt = t.at(*q[K.QUERY_EQUIP_CARD])
@@ -676,7 +730,7 @@ class OcgcoreEngine:
         for cp in (0, 1):
             bp = t.bp(cp)
             monsters: list[dict | None] = [None] * 5
-            for seq, q in enumerate(duel.query_location(cp, K.LOCATION_MZONE, MONSTER_QUERY)[:5]):
+            for seq, q in enumerate(self._parsed(raws[cp])[:5]):
                 if q is None:
                     continue
                 uid = self._uid(t, cp, K.LOCATION_MZONE, seq, q)
@@ -741,7 +795,7 @@ class OcgcoreEngine:
                 "field_zone": fz,
             }
             for key, loc in (("hand", K.LOCATION_HAND), ("graveyard", K.LOCATION_GRAVE), ("banished", K.LOCATION_REMOVED), ("deck", K.LOCATION_DECK)):
-                pile = t.piles.get((cp, loc), [])
+                pile = t.piles.get((cp, loc), ())
                 players[bp][key] = [{"uid": u, "card": t.name(u), "passcode": _pc(self._official(t.cards[u][0])), "owner": t.bp(t.cards[u][1])} for u in pile]
         a = t.attack
         obs = {
@@ -787,13 +841,8 @@ class OcgcoreEngine:
         return uid
 
     @staticmethod
-    def _lps(duel: K.Duel) -> tuple[int, int]:
-        import ctypes as C
-        import struct
-
-        n = C.c_uint32()
-        p = duel.lib.OCG_DuelQueryField(duel.ptr, C.byref(n))
-        buf = C.string_at(p, n.value)
+    def _lps(buf: bytes) -> tuple[int, int]:
+        """Both players' LP from a field query reply."""
         i = 4
         lps = []
         for _player in (0, 1):

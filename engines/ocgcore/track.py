@@ -74,7 +74,8 @@ class Track:
         self.over = False
         self.winner: int | None = None
         self.field: dict[tuple[int, int, int], int] = {}
-        self.piles: dict[tuple[int, int], list[int]] = {(c, l): [] for c in (0, 1) for l in PILE_LOCS}
+        # piles are tuples (replaced, never changed in place), so copying a tracker is cheap
+        self.piles: dict[tuple[int, int], tuple[int, ...]] = {(c, l): () for c in (0, 1) for l in PILE_LOCS}
         self.cards: dict[int, tuple[int, int]] = {}  # uid -> (code, core owner)
         self.next_token = 1000
         self.chain: list[list] = []  # [uid, code, core controller, [target uids], negated]
@@ -89,7 +90,7 @@ class Track:
         t = Track.__new__(Track)
         t.swap, t.turn, t.phase, t.step, t.over, t.winner = self.swap, self.turn, self.phase, self.step, self.over, self.winner
         t.field = dict(self.field)
-        t.piles = {k: list(v) for k, v in self.piles.items()}
+        t.piles = dict(self.piles)
         t.cards = self.cards  # copied on write (tokens)
         t.next_token = self.next_token
         t.chain = [[u, c, p, list(ts), n] for u, c, p, ts, n in self.chain]
@@ -125,19 +126,21 @@ class Track:
         if code is not None and not (0 <= seq < len(pile) and self.cards[pile[seq]][0] == code):
             # the core renumbers a pile as cards leave it; go by the passcode, nearest first
             same = sorted((abs(i - seq), i) for i, u in enumerate(pile) if self.cards[u][0] == code)
-            if same:
-                return pile.pop(same[0][1])
-            return None
+            if not same:
+                return None
+            seq = same[0][1]
         if 0 <= seq < len(pile):
-            return pile.pop(seq)
+            self.piles[(con, loc)] = pile[:seq] + pile[seq + 1 :]
+            return pile[seq]
         return None
 
     def put(self, uid: int, con: int, loc: int, seq: int) -> None:
         if loc in (K.LOCATION_MZONE, K.LOCATION_SZONE):
             self.field[(con, loc, seq)] = uid
         elif loc:
-            pile = self.piles.setdefault((con, loc), [])
-            pile.insert(min(seq, len(pile)), uid)
+            pile = self.piles.get((con, loc), ())
+            k = min(seq, len(pile))
+            self.piles[(con, loc)] = pile[:k] + (uid,) + pile[k:]
 
     def where(self, uid: int) -> tuple[int, int, int] | None:
         for k, u in self.field.items():
