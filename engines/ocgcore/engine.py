@@ -172,7 +172,7 @@ class OcgcoreEngine:
 
     capabilities = CAPABILITIES
 
-    def __init__(self, library: str | None = None, scripts: str | None = None, cards: str | None = None, cache_size: int = 32, pool_size: int = 8, obs_cache: int = OBS_CACHE) -> None:
+    def __init__(self, library: str | None = None, scripts: str | None = None, cards: str | None = None, cache_size: int = 16, pool_size: int = 8, obs_cache: int = OBS_CACHE) -> None:
         lib, scr, cdb = default_paths()
         self.library_path = library or lib
         self.scripts = scripts or scr
