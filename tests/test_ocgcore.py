@@ -177,6 +177,75 @@ def test_shared_observations_match_fresh_ones():
     fresh.close()
 
 
+def _follow(e, s, labels):
+    evs = []
+    for label in labels:
+        acts = {a.label: a for a in e.legal_actions(s)}
+        assert label in acts, (label, sorted(acts))
+        s, evs = e.apply(s, acts[label])
+    return s, [x.to_dict() for x in evs], {a.label: a for a in e.legal_actions(s)}
+
+
+REPLAY5_TO_REPLAY = ["enter Battle Phase", "pass", "pass", "attack Asura Priest -> Mokey Mokey", "pass",
+                     "activate Scapegoat", "pass", "pass", "pass", "pass"]
+
+
+def test_replay_is_a_replay_choice_not_a_new_declaration():
+    """The core's "replay or not" question becomes the model's replay actions (findings F13): the
+    core's new announcement of the continued attack is a replay_choice, never attack_declared; not
+    continuing ends the attack."""
+    b = board("000-replay-5.toml")
+    e = OcgcoreEngine()
+    s, evs, acts = _follow(e, e.start(b), REPLAY5_TO_REPLAY)
+    assert [x["kind"] for x in evs if x["kind"] == "replay"] == ["replay"]
+    assert [x for x in evs if x["kind"] == "replay"][0]["reason"] == "targets_changed"  # four Sheep Tokens came
+    replay = sorted(label for label, a in acts.items() if a.kind == "replay")
+    assert "replay: call off" in replay and "replay: attack Mokey Mokey" in replay
+    assert any(label.startswith("replay: attack Sheep Token") for label in replay)
+    _s2, evs2, _a = _follow(e, s, ["replay: attack Mokey Mokey"])
+    kinds = [x["kind"] for x in evs2]
+    assert "attack_declared" not in kinds
+    choice = [x for x in evs2 if x["kind"] == "replay_choice"]
+    assert len(choice) == 1 and choice[0]["choice"] == "target" and choice[0]["target"] == "Mokey Mokey"
+    rec = acts["replay: attack Mokey Mokey"].to_dict()
+    assert rec["kind"] == "replay" and rec["target"] == choice[0]["target_uid"]
+    s3, evs3, acts3 = _follow(e, s, ["replay: call off"])
+    assert [x["kind"] for x in evs3][-2:] == ["replay_choice", "attack_ended"]
+    assert e.observe(s3)["attack"] is None and "end Battle Phase" in acts3
+    e.close()
+
+
+def test_destroyed_by_battle_is_reported_at_damage_calculation():
+    """The core marks battle-destroyed monsters without a message; the adapter reads the mark as
+    the calculation's sub-step ends and reports destroyed_by_battle there (findings F14), and not
+    again when the monster is sent to the Graveyard."""
+    b = board("000-replay-5.toml")
+    e = OcgcoreEngine()
+    s = e.start(b)
+    seen: list[dict] = []
+    labels = ["enter Battle Phase", "pass", "pass", "attack Asura Priest -> Mokey Mokey"]
+    s, evs, acts = _follow(e, s, labels)
+    for _ in range(40):
+        if "pass" not in acts:
+            break
+        s, evs, acts = _follow(e, s, ["pass"])
+        seen.extend(evs)
+        if any(x["kind"] == "attack_ended" for x in evs):
+            break
+    kinds = [x["kind"] for x in seen]
+    assert kinds.count("destroyed_by_battle") == 1
+    i = kinds.index("destroyed_by_battle")
+    calc = kinds.index("damage_calculation")
+    assert calc < i and "phase_changed" not in kinds[calc:i]
+    step_after = [x for x in seen[i:] if x["kind"] == "phase_changed"][0]
+    assert step_after["from"] == "damage_step_during_calculation"
+    moved = [x for x in seen if x["kind"] == "card_moved" and x["card"] == "Mokey Mokey"]
+    assert moved and moved[0]["reason"] == "battle" and kinds.index("card_moved") > i
+    uws = [x for x in seen if x.get("card") == "United We Stand"]
+    assert [x["kind"] for x in uws] == ["destroyed", "card_moved"] and uws[0]["by"] == "rule"
+    e.close()
+
+
 def test_exploration_is_deterministic_and_bounded():
     b = board("rule-calc-direct.toml")
     counts = []

@@ -345,6 +345,25 @@ class OcgcoreEngine:
         """Process until a prompt the checker must answer (or the duel's end, or the End Phase).
         Prompts the adapter answers itself (zones, the Draw and Standby Phases before the board's
         Main Phase 1) are answered here and appended to ``path``."""
+        track.probe = lambda: self._battle_marked(duel, track)
+        try:
+            return self._run_to_prompt(duel, track, events, path, auto_until_main)
+        finally:
+            track.probe = None
+
+    @staticmethod
+    def _battle_marked(duel: K.Duel, track: Track) -> list[tuple[int, int]]:
+        """(core controller, uid) of each monster the core shows destroyed by battle now."""
+        out = []
+        for con in (0, 1):
+            for seq, q in enumerate(duel.query_location(con, K.LOCATION_MZONE, K.QUERY_CODE | K.QUERY_STATUS)[:5]):
+                if q and q.get(K.QUERY_STATUS, 0) & K.STATUS_BATTLE_DESTROYED:
+                    uid = track.at(con, K.LOCATION_MZONE, seq)
+                    if uid is not None:
+                        out.append((con, uid))
+        return out
+
+    def _run_to_prompt(self, duel: K.Duel, track: Track, events: list[Event], path: list[bytes], auto_until_main: bool) -> tuple[M.Prompt | None, bool]:
         for _ in range(MAX_AUTO):
             prompt = None
             while True:
@@ -368,6 +387,14 @@ class OcgcoreEngine:
             if prompt is None:
                 raise SystemFault("engine-fault", "the core awaits a response without a prompt")
             infer_step(track, prompt, events)
+            if is_replay_question(prompt, track):
+                a = track.attack
+                assert a is not None
+                # The core asks because the opponent's monsters changed since the attack was
+                # announced, or because its target is no longer a valid one (its battle processor's
+                # attack_rollback); the tracker tells which.
+                changed = track.monsters_of(1 - prompt.player) != track.opp_at_attack
+                events.append(ev("replay", attacker_uid=a[0], reason="targets_changed" if changed else "attack_illegal"))
             auto = self._auto_response(prompt, track, auto_until_main)
             if auto is None:
                 return prompt, False
@@ -478,6 +505,11 @@ class OcgcoreEngine:
             ref, u = self._card_ref(t, con, lc, seq)
             out.append(("trigger", f"activate {ref}", M.int_response(1), u))
             out.append(("decline", f"decline {ref}", M.int_response(0), u))
+        elif is_replay_question(pr, t):
+            # the core's "replay or not" question (SELECT_YESNO, string 30) to the turn player
+            au = t.attack[0]  # type: ignore[index]
+            out.append(("replay", "replay: attack", M.int_response(1), au))
+            out.append(("replay", "replay: call off", M.int_response(0), au))
         else:
             out.extend(self._choice_options(node.track, pr))
         return out
@@ -577,6 +609,17 @@ class OcgcoreEngine:
         first = node.track.copy()
         first.selecting_attack = kind == "attack"
         pre: list[Event] = [ev("passed", player=node.track.bp(node.prompt.player))] if kind == "pass" else []
+        if kind == "replay":
+            au = first.attack[0]  # type: ignore[index]
+            if resp == M.int_response(1):
+                # continuing: the target choice that follows is part of this action, and the
+                # core's new announcement of the attack is the replay choice (track.py)
+                first.selecting_attack = first.replaying = True
+            else:
+                # not continuing: the core ends the attack there and asks for a battle command
+                pre = [ev("replay_choice", attacker_uid=au, choice="call_off", target_uid=None),
+                       ev("attack_ended", attacker_uid=au, reason="called_off")]
+                first.attack = None
         stack: list[tuple[tuple[bytes, ...], Track, list[Event]]] = [((resp,), first, pre)]
         while stack:
             responses, before, events_before = stack.pop(0)
@@ -608,6 +651,14 @@ class OcgcoreEngine:
                 if e.kind == "attack_declared":
                     tu = e.get("target_uid")
                     return f"{label} -> {'direct' if tu is None else self._ref(child.track, tu)}", tu, (), ()
+            return f"{label} (no attack)", None, (), ()
+        if kind == "replay":
+            for e in events:
+                if e.kind == "replay_choice":
+                    tu = e.get("target_uid")
+                    if e.get("choice") == "call_off":
+                        return label, None, (), ()
+                    return f"{label} {'direct' if tu is None else self._ref(child.track, tu)}", tu, (), ()
             return f"{label} (no attack)", None, (), ()
         costs: list[int] = []
         targets: list[int] = []
@@ -889,6 +940,13 @@ def infer_step(track: Track, pr: M.Prompt, events: list[Event]) -> None:
     else:
         return
     track.set_step(step, events)
+
+
+REPLAY_QUESTION = 30  # the core's string for "replay or not" (its battle processor, step 11)
+
+
+def is_replay_question(pr: M.Prompt, track: Track) -> bool:
+    return pr.kind == M.MSG_SELECT_YESNO and pr.description == REPLAY_QUESTION and track.attack is not None and not track.replaying
 
 
 def _phase_of(step: str) -> str:
