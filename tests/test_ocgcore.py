@@ -246,6 +246,33 @@ def test_destroyed_by_battle_is_reported_at_damage_calculation():
     e.close()
 
 
+def test_states_the_checker_let_go_are_freed_and_can_be_reached_again():
+    """A parent holds a child only until the checker takes it: after an exploration no state
+    tree is kept alive by the engine (the states are freed), and a child asked for again after it
+    was freed is played again, the same."""
+    import gc
+
+    from bpcheck.engines.ocgcore.engine import Node
+
+    b = board("rule-calc-direct.toml")
+    e = OcgcoreEngine()
+    r = explore(EngineSystem(e, b, []), "bfs", Bounds(max_states=300))
+    assert r.states > 50
+    gc.collect()
+    assert sum(1 for o in gc.get_objects() if type(o) is Node) < 10
+    root = e.start(b)
+    acts = e.legal_actions(root)
+    first, ev1 = e.apply(root, acts[0])
+    obs1, labels1 = e.observe(first), [a.label for a in e.legal_actions(first)]
+    del first
+    gc.collect()
+    again, ev2 = e.apply(root, acts[0])
+    assert e.stats["replayed_children"] == 1
+    assert e.observe(again) == obs1 and [a.label for a in e.legal_actions(again)] == labels1
+    assert [x.to_dict() for x in ev1] == [x.to_dict() for x in ev2]
+    e.close()
+
+
 def test_exploration_is_deterministic_and_bounded():
     b = board("rule-calc-direct.toml")
     counts = []

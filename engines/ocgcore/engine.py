@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import struct
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -138,7 +139,11 @@ class Node:
         self.track = track
         self.terminal = terminal
         self.obs: dict | None = None
-        self.children: dict[str, tuple[Node, list[Event]]] | None = None
+        # label -> [action, child, events]. A child is held strongly until the checker takes it
+        # (apply), then weakly: the checker owns the states it keeps, and a parent never keeps its
+        # subtree alive (that would hold every state ever explored). A child the checker let go
+        # is played again if asked for (a counterexample's trace is rebuilt by re-applying).
+        self.children: dict[str, list] | None = None
 
 
 class CardNames:
@@ -190,7 +195,7 @@ class OcgcoreEngine:
         self.board: Board | None = None
         self._parse_cache: dict[bytes, list] = {}
         self._obs_cache: OrderedDict[tuple, dict] = OrderedDict()
-        self.stats = {"created": 0, "replays": 0, "replayed_steps": 0, "cache_hits": 0, "evicted": 0, "destroyed": 0, "obs_hits": 0}
+        self.stats = {"created": 0, "replays": 0, "replayed_steps": 0, "cache_hits": 0, "evicted": 0, "destroyed": 0, "obs_hits": 0, "replayed_children": 0}
 
     # -- set-up ------------------------------------------------------------------------------
 
@@ -223,7 +228,6 @@ class OcgcoreEngine:
         node = Node(tuple(path), prompt, track, terminal)
         node.obs = self._observe(duel, node)
         self._put(node.path, duel)
-        self._root = node
         return node
 
     def _new_duel(self) -> K.Duel:
@@ -560,14 +564,14 @@ class OcgcoreEngine:
             self._expand(node)
             self._expand_forced(node)
         assert node.children is not None
-        return [a for a, _c in node.children.values()]  # type: ignore[misc]
+        return [entry[0] for entry in node.children.values()]
 
     def _expand_forced(self, node: Node, limit: int = 400) -> None:
         """Children with a single answer (the pass-only rounds the core asks) are expanded at once,
         while their duel is live: the explorer will ask for them anyway, and later, in a wide
         breadth-first frontier, their duel would have been evicted and had to be replayed."""
         assert node.children is not None
-        work = [c for _a, (c, _e) in node.children.values()]
+        work = [e[1] for e in node.children.values() if isinstance(e[1], Node)]
         while work and limit > 0:
             c = work.pop()
             if c.children is not None or c.terminal or c.prompt is None or c.path not in self._live:
@@ -579,7 +583,7 @@ class OcgcoreEngine:
                 continue
             self._expand(c)
             limit -= 1
-            work.extend(x for _a, (x, _e) in c.children.values())  # type: ignore[union-attr]
+            work.extend(e[1] for e in c.children.values() if isinstance(e[1], Node))  # type: ignore[union-attr]
 
     def _expand(self, node: Node) -> None:
         """Play every answer to the node's prompt (and the choices inside each action)."""
@@ -598,7 +602,7 @@ class OcgcoreEngine:
             seen[a.label] = n + 1
             if n:
                 a = OcgAction(a.kind, a.player, f"{a.label} #{n + 1}", a.responses, a.prompt, a.card_uid, a.target, a.targets, a.cost)
-            children[a.label] = (a, (child, events))
+            children[a.label] = [a, child, events]
         node.children = children
 
     def _play(self, node: Node, resp: bytes, kind: str) -> list[tuple[tuple[bytes, ...], Node, list[Event]]]:
@@ -683,8 +687,14 @@ class OcgcoreEngine:
         hit = node.children.get(action.label)
         if hit is None or hit[0].responses != action.responses:
             raise SystemFault("engine-fault", f"{action.label!r} is not an action of this state")
-        child, events = hit[1]
-        return child, list(events)
+        child = hit[1] if isinstance(hit[1], Node) else hit[1]()
+        if child is None:  # taken before and let go by the checker: play the answers again
+            self.stats["replayed_children"] += 1
+            self._expand(node)
+            hit = node.children[action.label]
+            child = hit[1]
+        hit[1] = weakref.ref(child)
+        return child, list(hit[2])
 
     def state_key(self, node: Node) -> bytes:
         """What tells two states apart beyond the observation (mixed into the fingerprint): the
