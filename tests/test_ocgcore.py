@@ -316,3 +316,21 @@ def test_replay5_differential_fails_and_the_baseline_passes():
     r = _bpcheck("check", "boards/000-replay-5.toml", "--engine", "ocgcore", "--differential", "--baseline", "baselines/ocgcore.toml")
     assert r.returncode == 0, r.stdout[-3000:]
     assert "known disagreement (baseline)" in r.stdout
+
+
+def test_every_report_lists_what_was_not_compared(tmp_path):
+    """The HTML, JUnit and SARIF reports list the observation paths the core does not observe,
+    as the text and JSON reports do."""
+    out = tmp_path / "report"
+    p = _bpcheck("check", "boards/rule-calc-direct.toml", "--engine", "ocgcore", "--max-states", "50", "--report", str(out))
+    assert p.returncode in (0, 1, 3), p.stderr
+    html = (out / "index.html").read_text()
+    assert '<ul id="not-compared">' in html and "<code>players[].monsters[].modifiers</code>" in html
+    import xml.etree.ElementTree as ET
+
+    props = {e.get("name"): e.get("value") for e in ET.parse(out / "junit.xml").getroot().iter("property")}
+    assert "attack.potential_targets" in props["not_compared"].split(", ")
+    sarif = json.loads((out / "results.sarif").read_text())
+    notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    nc = [n for n in notes if "not compared" in n["message"]["text"]]
+    assert len(nc) == 1 and "open_windows" in nc[0]["properties"]["not_compared"]
