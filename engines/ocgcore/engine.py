@@ -372,6 +372,10 @@ class OcgcoreEngine:
             prompt = None
             while True:
                 st = duel.process()
+                if track.step == "damage_step_during_calculation" and track.attack is not None and track.attack[2]:
+                    # after the calculation, before whatever the core does next (a trigger may
+                    # follow at once, with no step the adapter could see end): the marks it set
+                    track.probe_marks(events)
                 for kind, p in duel.messages():
                     if kind == M.MSG_RETRY:
                         raise SystemFault("engine-fault", "the core rejected a response (MSG_RETRY): " + self._log_tail(duel))

@@ -177,6 +177,10 @@ class Track:
                 out.append(ev("phase_changed", **{"from": self.step, "to": step}))
             self.step = step
 
+    def probe_marks(self, out: list[Event]) -> None:
+        if self.probe is not None:
+            self._marks(out)
+
     def _marks(self, out: list[Event]) -> None:
         """The monsters damage calculation destroyed by battle. The core sends no message when it
         marks them (its damage-step processor sets STATUS_BATTLE_DESTROYED after the calculation,
