@@ -171,8 +171,10 @@ class Track:
                 out.append(ev("phase_changed", **{"from": self.step, "to": mid}))
                 self.step = mid
         if step != self.step:
-            if self.step == "damage_step_during_calculation" and self.probe is not None:
-                self._marks(out)
+            if self.step == "damage_step_during_calculation":
+                self.in_calc = False  # damage dealt from now on is an effect's (an Ojama Token destroyed)
+                if self.probe is not None:
+                    self._marks(out)
             if self.step not in ("draw_phase", "standby_phase"):
                 out.append(ev("phase_changed", **{"from": self.step, "to": step}))
             self.step = step
