@@ -617,6 +617,10 @@ class OcgcoreEngine:
         first = node.track.copy()
         first.selecting_attack = kind == "attack"
         pre: list[Event] = [ev("passed", player=node.track.bp(node.prompt.player))] if kind == "pass" else []
+        if kind == "decline":  # an optional trigger the core offered (SELECT_EFFECTYN), declined
+            code, con, lc, seq, _pos = node.prompt.cards[0]
+            u = node.track.at(con, lc, seq)
+            pre = [ev("trigger_declined", card=node.track.name(u), card_uid=u, player=node.track.bp(node.prompt.player))]
         if kind == "replay":
             au = first.attack[0]  # type: ignore[index]
             if resp == M.int_response(1):
