@@ -273,6 +273,18 @@ def test_states_the_checker_let_go_are_freed_and_can_be_reached_again():
     e.close()
 
 
+def test_a_duel_left_inside_a_card_script_is_not_reset():
+    """A duel standing at a question a card script asks is destroyed, not reset: the core keeps the
+    script's suspended coroutine across ReloadFieldBegin (findings F17). On 000-replay-6 reset duels
+    made the core reject a response ("recursive event trigger detected") within 800 states."""
+    b = board("000-replay-6.toml")
+    e = OcgcoreEngine()
+    r = explore(EngineSystem(e, b, []), "bfs", Bounds(max_states=800))
+    assert r.states >= 700 and not r.violations, [(v.prop, v.message) for v in r.violations]
+    assert e.stats["destroyed"] > 0  # dirty duels were destroyed rather than reset
+    e.close()
+
+
 def test_exploration_is_deterministic_and_bounded():
     b = board("rule-calc-direct.toml")
     counts = []

@@ -169,7 +169,7 @@ class CardDatabase:
 class Duel:
     """One live duel in the core. Messages come back as ``(type, payload bytes)`` pairs."""
 
-    __slots__ = ("core", "lib", "ptr", "_cb", "_keep", "missing_cards", "log", "_scripts_dir", "_cards", "__weakref__")
+    __slots__ = ("core", "lib", "ptr", "_cb", "_keep", "missing_cards", "log", "_scripts_dir", "_cards", "dirty", "__weakref__")
 
     def __init__(self, core: CoreLibrary, cards: CardDatabase, scripts: str, flags: int, seed=(1, 2, 3, 4), lp=(8000, 8000), script_cache: dict | None = None) -> None:
         self.core = core
@@ -179,6 +179,7 @@ class Duel:
         self._keep: dict[int, object] = {}
         self.missing_cards: list[int] = []
         self.log: list[str] = []
+        self.dirty = False  # standing at a question a card script asks (engine.py: never reset then)
         cache = script_cache if script_cache is not None else {}
         rows = cards.rows
 

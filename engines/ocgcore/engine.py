@@ -79,6 +79,7 @@ SUB_PROMPTS = (M.MSG_SELECT_CARD, M.MSG_SELECT_TRIBUTE, M.MSG_SELECT_UNSELECT_CA
                M.MSG_SELECT_YESNO, M.MSG_SELECT_EFFECTYN, M.MSG_SELECT_POSITION)
 PARSE_CACHE = 4096  # distinct location replies kept parsed
 OBS_CACHE = 4096  # distinct observations kept built (a few KB each)
+SCRIPT_PROMPTS = SUB_PROMPTS + (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD)  # questions card scripts ask
 MAX_AUTO = 200  # automatic answers in a row before the adapter calls the core stuck
 
 
@@ -243,6 +244,7 @@ class OcgcoreEngine:
         """Put the puzzle on a duel (ReloadFieldBegin clears whatever was there) and start it."""
         assert self.puzzle is not None
         duel.log.clear()
+        duel.dirty = False
         duel.messages()
         if not duel.load_source(self.puzzle.lua, "bpcheck-puzzle.lua"):
             raise EngineRefusal("the core refused the puzzle: " + "; ".join(duel.log[-3:]))
@@ -289,7 +291,13 @@ class OcgcoreEngine:
 
     # -- live duels ----------------------------------------------------------------------------
 
-    def _put(self, path: tuple, duel: K.Duel) -> None:
+    def _put(self, path: tuple, duel: K.Duel, dirty: bool = False) -> None:
+        """Cache the duel standing at ``path``. ``dirty``: it stands at a question a card script
+        asks (a target, a cost, a choice while resolving): the script's Lua coroutine is suspended
+        there, and the core's interpreter keeps it across ReloadFieldBegin, so a reset of that duel
+        is not a new duel (a later call finds the stale coroutine: "recursive event trigger
+        detected", 000-replay-6, findings F17). Such a duel is destroyed, never reset."""
+        duel.dirty = dirty
         old = self._live.pop(path, None)
         if old is not None and old is not duel:
             self._retire(old)
@@ -300,7 +308,10 @@ class OcgcoreEngine:
             self._retire(d)
 
     def _retire(self, duel: K.Duel) -> None:
-        if len(self._free) < self.pool_size:
+        if duel.dirty:
+            duel.close()
+            self.stats["destroyed"] += 1
+        elif len(self._free) < self.pool_size:
             self._free.append(duel)
         else:
             duel.close()
@@ -319,6 +330,10 @@ class OcgcoreEngine:
         else:
             _p, d = self._live.popitem(last=False)  # reuse the least recently used one
             self.stats["evicted"] += 1
+            if d.dirty:
+                d.close()
+                self.stats["destroyed"] += 1
+                d = self._new_duel()
         self._reset(d)
         self.stats["replays"] += 1
         self.stats["replayed_steps"] += len(path)
@@ -644,14 +659,14 @@ class OcgcoreEngine:
             so_far = tuple(path[len(node.path) :])
             if not terminal and prompt is not None and prompt.kind in SUB_PROMPTS and (track.building is not None or track.selecting_attack):
                 # the action goes on: one branch per choice, each from a duel standing here
-                self._put(tuple(path), duel)
+                self._put(tuple(path), duel, dirty=not track.selecting_attack)
                 for _k, _l, r2, _c in self._choice_options(track, prompt, inside=True):
                     stack.append((so_far + (r2,), track, events))
                 continue
             track.selecting_attack = False
             child = Node(tuple(path), prompt, track, terminal)
             child.obs = self._observe(duel, child)
-            self._put(child.path, duel)
+            self._put(child.path, duel, dirty=prompt is not None and not terminal and prompt.kind in SCRIPT_PROMPTS and not is_replay_question(prompt, track))
             out.append((so_far, child, events))
         return out
 
