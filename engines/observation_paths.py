@@ -58,31 +58,56 @@ def first_overlap(reads: Iterable[str], unobserved: Iterable[str]) -> str | None
 
 
 def strip(obs: Any, paths: Iterable[str]) -> Any:
-    """A copy of ``obs`` without the given paths (only the parts on the way are copied; the
-    rest is shared with ``obs``, which is left as it was)."""
-    out = obs
+    """``obs`` without the given paths. Copy on change: only the parts on the way to a removed
+    field are copied; the rest is shared with ``obs``, which is left as it was, and ``obs`` itself
+    comes back when it holds none of the paths. The paths are walked together, once."""
+    return _strip_tree(obs, _tree(frozenset(paths)))
+
+
+@functools.lru_cache(maxsize=64)  # an engine's unobserved paths are one set, used for every observation
+def _tree(paths: frozenset) -> dict:
+    """The paths as a tree: name -> [remove, subtree for each item (``[]``), subtree of the value]."""
+    root: dict = {}
     for p in sorted(paths):
-        out = _strip(out, split(p))
-    return out
+        node = root
+        segs = split(p)
+        for k, (name, many) in enumerate(segs):
+            entry = node.setdefault(name, [False, None, None])
+            if k == len(segs) - 1:
+                entry[0] = True
+                break
+            slot = 1 if many else 2
+            if entry[slot] is None:
+                entry[slot] = {}
+            node = entry[slot]
+    return root
 
 
-def _strip(node: Any, segs: list[tuple[str, bool]]) -> Any:
-    if not isinstance(node, dict) or not segs:
+def _strip_tree(node: Any, tree: dict) -> Any:
+    if not isinstance(node, dict):
         return node
-    (name, many), rest = segs[0], segs[1:]
-    if name not in node:
-        return node
-    new = dict(node)
-    if not rest:
-        del new[name]
-        return new
-    child = node[name]
-    if many:
-        if isinstance(child, (list, tuple)):
-            new[name] = [None if x is None else _strip(x, rest) for x in child]
-    else:
-        new[name] = _strip(child, rest)
-    return new
+    new = None
+    for name, (remove, items, value) in tree.items():
+        if name not in node:
+            continue
+        if remove:
+            if new is None:
+                new = dict(node)
+            del new[name]
+            continue
+        child = node[name]
+        out = child
+        if items is not None and isinstance(child, (list, tuple)):
+            mapped = [None if x is None else _strip_tree(x, items) for x in child]
+            if any(a is not b for a, b in zip(mapped, child)):
+                out = mapped
+        if value is not None:
+            out = _strip_tree(out, value)
+        if out is not child:
+            if new is None:
+                new = dict(node)
+            new[name] = out
+    return node if new is None else new
 
 
 def schema_problem(path: str, schema: dict) -> str | None:

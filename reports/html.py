@@ -309,6 +309,18 @@ def index_page(runs: list[Run], names: dict, errors: list[dict] = (), title: str
         ]
         parts.append("</ul>")
 
+    # protocol v2: what the engine does not observe is never compared (text and JSON list it too)
+    partial = [r for r in runs if r.not_compared]
+    if partial:
+        parts.append('<h2>Not compared</h2><p class="muted">The engine does not observe these parts of the observation: '
+                     'they were not compared, fingerprinted or judged.</p><ul id="not-compared">')
+        parts += [
+            f"<li><code>{esc(r.board)}</code>" + (f" [{esc(r.engine)}]" if several else "") + ": "
+            + ", ".join(f"<code>{esc(p)}</code>" for p in r.not_compared) + "</li>"
+            for r in partial
+        ]
+        parts.append("</ul>")
+
     # counterexamples
     parts.append("<h2>Counterexamples</h2>")
     if n_cex:

@@ -51,6 +51,8 @@ def junit_xml(runs: list[Run], errors: list[dict] = (), name: str = "bpcheck", t
             ("bound_hit", r.bound_hit or ""),
         ):
             ET.SubElement(props, "property", {"name": k, "value": str(v)})
+        if run.not_compared:  # protocol v2: what the engine does not observe is never compared
+            ET.SubElement(props, "property", {"name": "not_compared", "value": ", ".join(run.not_compared)})
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         cex_by_inv = {c.invariant: c for c in run.counterexamples}
         classname = run.board if not several else f"{run.engine}.{run.board}"

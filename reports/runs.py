@@ -37,6 +37,12 @@ class Run:
         return getattr(self.result, "skip_reason", None)
 
     @property
+    def not_compared(self) -> list[str]:
+        """Observation paths the engine does not observe (protocol v2 ``unobserved``): never
+        compared, fingerprinted or judged; every report lists them."""
+        return list(getattr(self.result, "not_compared", None) or [])
+
+    @property
     def explore(self):
         return self.result.result
 

@@ -137,6 +137,15 @@ def sarif_document(runs: list[Run], errors: list[dict] = ()) -> dict:
                         "locations": [_location(run.board, ai)],
                     }
                 )
+            if run.not_compared:  # protocol v2: what the engine does not observe is never compared
+                notes.append(
+                    {
+                        "level": "note",
+                        "message": {"text": f"{run.board}: not compared (the engine does not observe them): {', '.join(run.not_compared)}"},
+                        "locations": [_location(run.board, ai)],
+                        "properties": {"not_compared": run.not_compared},
+                    }
+                )
             if run.explore.bound_hit:
                 notes.append(
                     {

@@ -151,6 +151,140 @@ def test_replayed_duel_matches_the_live_one():
     cold.close()
 
 
+def test_shared_observations_match_fresh_ones():
+    """The observation cache (one built observation shared by every node with the same core
+    replies and tracker) gives exactly what building each observation afresh gives, on every
+    state reached breadth-first; and it is used."""
+    b = board("rule-calc-direct.toml")
+    cached, fresh = OcgcoreEngine(), OcgcoreEngine(obs_cache=0)
+    frontier = [(cached.start(b), fresh.start(b))]
+    seen = 0
+    while frontier and seen < 300:
+        s1, s2 = frontier.pop(0)
+        seen += 1
+        assert cached.observe(s1) == fresh.observe(s2)
+        a1 = {a.label: a for a in cached.legal_actions(s1)}
+        a2 = {a.label: a for a in fresh.legal_actions(s2)}
+        assert sorted(a1) == sorted(a2)
+        for label in sorted(a1):
+            c1, e1 = cached.apply(s1, a1[label])
+            c2, e2 = fresh.apply(s2, a2[label])
+            assert [x.to_dict() for x in e1] == [x.to_dict() for x in e2]
+            frontier.append((c1, c2))
+    assert seen > 50
+    assert cached.stats["obs_hits"] > 0 and fresh.stats["obs_hits"] == 0
+    cached.close()
+    fresh.close()
+
+
+def _follow(e, s, labels):
+    evs = []
+    for label in labels:
+        acts = {a.label: a for a in e.legal_actions(s)}
+        assert label in acts, (label, sorted(acts))
+        s, evs = e.apply(s, acts[label])
+    return s, [x.to_dict() for x in evs], {a.label: a for a in e.legal_actions(s)}
+
+
+REPLAY5_TO_REPLAY = ["enter Battle Phase", "pass", "pass", "attack Asura Priest -> Mokey Mokey", "pass",
+                     "activate Scapegoat", "pass", "pass", "pass", "pass"]
+
+
+def test_replay_is_a_replay_choice_not_a_new_declaration():
+    """The core's "replay or not" question becomes the model's replay actions (findings F13): the
+    core's new announcement of the continued attack is a replay_choice, never attack_declared; not
+    continuing ends the attack."""
+    b = board("000-replay-5.toml")
+    e = OcgcoreEngine()
+    s, evs, acts = _follow(e, e.start(b), REPLAY5_TO_REPLAY)
+    assert [x["kind"] for x in evs if x["kind"] == "replay"] == ["replay"]
+    assert [x for x in evs if x["kind"] == "replay"][0]["reason"] == "targets_changed"  # four Sheep Tokens came
+    replay = sorted(label for label, a in acts.items() if a.kind == "replay")
+    assert "replay: call off" in replay and "replay: attack Mokey Mokey" in replay
+    assert any(label.startswith("replay: attack Sheep Token") for label in replay)
+    _s2, evs2, _a = _follow(e, s, ["replay: attack Mokey Mokey"])
+    kinds = [x["kind"] for x in evs2]
+    assert "attack_declared" not in kinds
+    choice = [x for x in evs2 if x["kind"] == "replay_choice"]
+    assert len(choice) == 1 and choice[0]["choice"] == "target" and choice[0]["target"] == "Mokey Mokey"
+    rec = acts["replay: attack Mokey Mokey"].to_dict()
+    assert rec["kind"] == "replay" and rec["target"] == choice[0]["target_uid"]
+    s3, evs3, acts3 = _follow(e, s, ["replay: call off"])
+    assert [x["kind"] for x in evs3][-2:] == ["replay_choice", "attack_ended"]
+    assert e.observe(s3)["attack"] is None and "end Battle Phase" in acts3
+    e.close()
+
+
+def test_destroyed_by_battle_is_reported_at_damage_calculation():
+    """The core marks battle-destroyed monsters without a message; the adapter reads the mark as
+    the calculation's sub-step ends and reports destroyed_by_battle there (findings F14), and not
+    again when the monster is sent to the Graveyard."""
+    b = board("000-replay-5.toml")
+    e = OcgcoreEngine()
+    s = e.start(b)
+    seen: list[dict] = []
+    labels = ["enter Battle Phase", "pass", "pass", "attack Asura Priest -> Mokey Mokey"]
+    s, evs, acts = _follow(e, s, labels)
+    for _ in range(40):
+        if "pass" not in acts:
+            break
+        s, evs, acts = _follow(e, s, ["pass"])
+        seen.extend(evs)
+        if any(x["kind"] == "attack_ended" for x in evs):
+            break
+    kinds = [x["kind"] for x in seen]
+    assert kinds.count("destroyed_by_battle") == 1
+    i = kinds.index("destroyed_by_battle")
+    calc = kinds.index("damage_calculation")
+    assert calc < i and "phase_changed" not in kinds[calc:i]
+    step_after = [x for x in seen[i:] if x["kind"] == "phase_changed"][0]
+    assert step_after["from"] == "damage_step_during_calculation"
+    moved = [x for x in seen if x["kind"] == "card_moved" and x["card"] == "Mokey Mokey"]
+    assert moved and moved[0]["reason"] == "battle" and kinds.index("card_moved") > i
+    uws = [x for x in seen if x.get("card") == "United We Stand"]
+    assert [x["kind"] for x in uws] == ["destroyed", "card_moved"] and uws[0]["by"] == "rule"
+    e.close()
+
+
+def test_states_the_checker_let_go_are_freed_and_can_be_reached_again():
+    """A parent holds a child only until the checker takes it: after an exploration no state
+    tree is kept alive by the engine (the states are freed), and a child asked for again after it
+    was freed is played again, the same."""
+    import gc
+
+    from bpcheck.engines.ocgcore.engine import Node
+
+    b = board("rule-calc-direct.toml")
+    e = OcgcoreEngine()
+    r = explore(EngineSystem(e, b, []), "bfs", Bounds(max_states=300))
+    assert r.states > 50
+    gc.collect()
+    assert sum(1 for o in gc.get_objects() if type(o) is Node) < 10
+    root = e.start(b)
+    acts = e.legal_actions(root)
+    first, ev1 = e.apply(root, acts[0])
+    obs1, labels1 = e.observe(first), [a.label for a in e.legal_actions(first)]
+    del first
+    gc.collect()
+    again, ev2 = e.apply(root, acts[0])
+    assert e.stats["replayed_children"] == 1
+    assert e.observe(again) == obs1 and [a.label for a in e.legal_actions(again)] == labels1
+    assert [x.to_dict() for x in ev1] == [x.to_dict() for x in ev2]
+    e.close()
+
+
+def test_a_duel_left_inside_a_card_script_is_not_reset():
+    """A duel standing at a question a card script asks is destroyed, not reset: the core keeps the
+    script's suspended coroutine across ReloadFieldBegin (findings F17). On 000-replay-6 reset duels
+    made the core reject a response ("recursive event trigger detected") within 800 states."""
+    b = board("000-replay-6.toml")
+    e = OcgcoreEngine()
+    r = explore(EngineSystem(e, b, []), "bfs", Bounds(max_states=800))
+    assert r.states >= 700 and not r.violations, [(v.prop, v.message) for v in r.violations]
+    assert e.stats["destroyed"] > 0  # dirty duels were destroyed rather than reset
+    e.close()
+
+
 def test_exploration_is_deterministic_and_bounded():
     b = board("rule-calc-direct.toml")
     counts = []
@@ -194,3 +328,21 @@ def test_replay5_differential_fails_and_the_baseline_passes():
     r = _bpcheck("check", "boards/000-replay-5.toml", "--engine", "ocgcore", "--differential", "--baseline", "baselines/ocgcore.toml")
     assert r.returncode == 0, r.stdout[-3000:]
     assert "known disagreement (baseline)" in r.stdout
+
+
+def test_every_report_lists_what_was_not_compared(tmp_path):
+    """The HTML, JUnit and SARIF reports list the observation paths the core does not observe,
+    as the text and JSON reports do."""
+    out = tmp_path / "report"
+    p = _bpcheck("check", "boards/rule-calc-direct.toml", "--engine", "ocgcore", "--max-states", "50", "--report", str(out))
+    assert p.returncode in (0, 1, 3), p.stderr
+    html = (out / "index.html").read_text()
+    assert '<ul id="not-compared">' in html and "<code>players[].monsters[].modifiers</code>" in html
+    import xml.etree.ElementTree as ET
+
+    props = {e.get("name"): e.get("value") for e in ET.parse(out / "junit.xml").getroot().iter("property")}
+    assert "attack.potential_targets" in props["not_compared"].split(", ")
+    sarif = json.loads((out / "results.sarif").read_text())
+    notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    nc = [n for n in notes if "not compared" in n["message"]["text"]]
+    assert len(nc) == 1 and "open_windows" in nc[0]["properties"]["not_compared"]

@@ -100,6 +100,12 @@ def test_observation_paths():
     obs = {"a": 1, "players": [{"monsters": [None, {"x": 1, "modifiers": []}]}]}
     assert strip(obs, {"players[].monsters[].modifiers", "a"}) == {"players": [{"monsters": [None, {"x": 1}]}]}
     assert obs["a"] == 1 and "modifiers" in obs["players"][0]["monsters"][1]  # not changed in place
+    # copy on change: what holds none of the paths comes back as it is, untouched parts are shared
+    bare = {"players": [{"monsters": [None, {"x": 1}]}], "attack": {"attacker": 1}}
+    assert strip(bare, {"players[].monsters[].modifiers", "attack.potential_targets", "lingering"}) is bare
+    out = strip({**bare, "lingering": []}, {"lingering", "players[].monsters[].modifiers"})
+    assert out == bare and out["players"] is bare["players"]
+    assert strip({"players": ({"lp": 1, "passes": 0},)}, {"players[].passes", "players"}) == {}
     relaxed = relax_schema(schema, {"players[].monsters[].modifiers", "lingering"})
     assert "modifiers" not in relaxed["$defs"]["monster"]["required"] and "lingering" not in relaxed["$defs"]["observation"]["required"]
     assert "modifiers" in schema["$defs"]["monster"]["required"]

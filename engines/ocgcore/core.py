@@ -169,7 +169,7 @@ class CardDatabase:
 class Duel:
     """One live duel in the core. Messages come back as ``(type, payload bytes)`` pairs."""
 
-    __slots__ = ("core", "lib", "ptr", "_cb", "_keep", "missing_cards", "log", "_scripts_dir", "_cards", "__weakref__")
+    __slots__ = ("core", "lib", "ptr", "_cb", "_keep", "missing_cards", "log", "_scripts_dir", "_cards", "dirty", "__weakref__")
 
     def __init__(self, core: CoreLibrary, cards: CardDatabase, scripts: str, flags: int, seed=(1, 2, 3, 4), lp=(8000, 8000), script_cache: dict | None = None) -> None:
         self.core = core
@@ -179,6 +179,7 @@ class Duel:
         self._keep: dict[int, object] = {}
         self.missing_cards: list[int] = []
         self.log: list[str] = []
+        self.dirty = False  # standing at a question a card script asks (engine.py: never reset then)
         cache = script_cache if script_cache is not None else {}
         rows = cards.rows
 
@@ -265,11 +266,20 @@ class Duel:
 
     def query_location(self, con: int, loc: int, flags: int) -> list[dict | None]:
         """Every card of one location of one player, as ``{query flag: value}`` (None: an empty zone)."""
+        return parse_location_query(self.query_location_raw(con, loc, flags))
+
+    def query_location_raw(self, con: int, loc: int, flags: int) -> bytes:
+        """The core's reply to a location query, unparsed (:func:`parse_location_query`)."""
         info = QueryInfo(flags, con, loc, 0, 0)
         n = C.c_uint32()
         p = self.lib.OCG_DuelQueryLocation(self.ptr, C.byref(n), C.byref(info))
-        buf = C.string_at(p, n.value) if n.value else b""
-        return parse_location_query(buf)
+        return C.string_at(p, n.value) if n.value else b""
+
+    def query_field_raw(self) -> bytes:
+        """The core's reply to a field query (LP, zones in use, chain), unparsed."""
+        n = C.c_uint32()
+        p = self.lib.OCG_DuelQueryField(self.ptr, C.byref(n))
+        return C.string_at(p, n.value)
 
     def close(self) -> None:
         if self.ptr:

@@ -17,6 +17,8 @@ found by playing each choice (:meth:`OcgcoreEngine.legal_actions` computes the c
 from __future__ import annotations
 
 import os
+import struct
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -75,6 +77,9 @@ PILE_QUERY = K.QUERY_CODE | K.QUERY_OWNER
 PLAYER_NAMES = ("P1", "P2")
 SUB_PROMPTS = (M.MSG_SELECT_CARD, M.MSG_SELECT_TRIBUTE, M.MSG_SELECT_UNSELECT_CARD, M.MSG_SELECT_OPTION,
                M.MSG_SELECT_YESNO, M.MSG_SELECT_EFFECTYN, M.MSG_SELECT_POSITION)
+PARSE_CACHE = 4096  # distinct location replies kept parsed
+OBS_CACHE = 4096  # distinct observations kept built (a few KB each)
+SCRIPT_PROMPTS = SUB_PROMPTS + (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD)  # questions card scripts ask
 MAX_AUTO = 200  # automatic answers in a row before the adapter calls the core stuck
 
 
@@ -135,7 +140,11 @@ class Node:
         self.track = track
         self.terminal = terminal
         self.obs: dict | None = None
-        self.children: dict[str, tuple[Node, list[Event]]] | None = None
+        # label -> [action, child, events]. A child is held strongly until the checker takes it
+        # (apply), then weakly: the checker owns the states it keeps, and a parent never keeps its
+        # subtree alive (that would hold every state ever explored). A child the checker let go
+        # is played again if asked for (a counterexample's trace is rebuilt by re-applying).
+        self.children: dict[str, list] | None = None
 
 
 class CardNames:
@@ -169,7 +178,7 @@ class OcgcoreEngine:
 
     capabilities = CAPABILITIES
 
-    def __init__(self, library: str | None = None, scripts: str | None = None, cards: str | None = None, cache_size: int = 32, pool_size: int = 8) -> None:
+    def __init__(self, library: str | None = None, scripts: str | None = None, cards: str | None = None, cache_size: int = 16, pool_size: int = 8, obs_cache: int = OBS_CACHE) -> None:
         lib, scr, cdb = default_paths()
         self.library_path = library or lib
         self.scripts = scripts or scr
@@ -177,6 +186,7 @@ class OcgcoreEngine:
         self.name = "ocgcore" if library is None else f"ocgcore:{library}"
         self.cache_size = max(1, cache_size)
         self.pool_size = pool_size
+        self.obs_cache_size = obs_cache  # 0: every observation built afresh (what the tests compare with)
         self._core: K.CoreLibrary | None = None
         self._cards: K.CardDatabase | None = None
         self._script_cache: dict[str, bytes] = {}
@@ -184,7 +194,9 @@ class OcgcoreEngine:
         self._free: list[K.Duel] = []
         self.puzzle: Puzzle | None = None
         self.board: Board | None = None
-        self.stats = {"created": 0, "replays": 0, "replayed_steps": 0, "cache_hits": 0, "evicted": 0, "destroyed": 0}
+        self._parse_cache: dict[bytes, list] = {}
+        self._obs_cache: OrderedDict[tuple, dict] = OrderedDict()
+        self.stats = {"created": 0, "replays": 0, "replayed_steps": 0, "cache_hits": 0, "evicted": 0, "destroyed": 0, "obs_hits": 0, "replayed_children": 0}
 
     # -- set-up ------------------------------------------------------------------------------
 
@@ -217,7 +229,6 @@ class OcgcoreEngine:
         node = Node(tuple(path), prompt, track, terminal)
         node.obs = self._observe(duel, node)
         self._put(node.path, duel)
-        self._root = node
         return node
 
     def _new_duel(self) -> K.Duel:
@@ -233,6 +244,7 @@ class OcgcoreEngine:
         """Put the puzzle on a duel (ReloadFieldBegin clears whatever was there) and start it."""
         assert self.puzzle is not None
         duel.log.clear()
+        duel.dirty = False
         duel.messages()
         if not duel.load_source(self.puzzle.lua, "bpcheck-puzzle.lua"):
             raise EngineRefusal("the core refused the puzzle: " + "; ".join(duel.log[-3:]))
@@ -263,7 +275,7 @@ class OcgcoreEngine:
                     uid = want.pop(k)[0]
                     pile.append(uid)
                     t.cards[uid] = (code, card.get(K.QUERY_OWNER, con))
-                t.piles[(con, loc)] = pile
+                t.piles[(con, loc)] = tuple(pile)
         # Owners of field cards as the core has them
         for (con, loc, seq), uid in t.field.items():
             pass
@@ -279,7 +291,13 @@ class OcgcoreEngine:
 
     # -- live duels ----------------------------------------------------------------------------
 
-    def _put(self, path: tuple, duel: K.Duel) -> None:
+    def _put(self, path: tuple, duel: K.Duel, dirty: bool = False) -> None:
+        """Cache the duel standing at ``path``. ``dirty``: it stands at a question a card script
+        asks (a target, a cost, a choice while resolving): the script's Lua coroutine is suspended
+        there, and the core's interpreter keeps it across ReloadFieldBegin, so a reset of that duel
+        is not a new duel (a later call finds the stale coroutine: "recursive event trigger
+        detected", 000-replay-6, findings F17). Such a duel is destroyed, never reset."""
+        duel.dirty = dirty
         old = self._live.pop(path, None)
         if old is not None and old is not duel:
             self._retire(old)
@@ -290,7 +308,10 @@ class OcgcoreEngine:
             self._retire(d)
 
     def _retire(self, duel: K.Duel) -> None:
-        if len(self._free) < self.pool_size:
+        if duel.dirty:
+            duel.close()
+            self.stats["destroyed"] += 1
+        elif len(self._free) < self.pool_size:
             self._free.append(duel)
         else:
             duel.close()
@@ -309,6 +330,10 @@ class OcgcoreEngine:
         else:
             _p, d = self._live.popitem(last=False)  # reuse the least recently used one
             self.stats["evicted"] += 1
+            if d.dirty:
+                d.close()
+                self.stats["destroyed"] += 1
+                d = self._new_duel()
         self._reset(d)
         self.stats["replays"] += 1
         self.stats["replayed_steps"] += len(path)
@@ -322,9 +347,12 @@ class OcgcoreEngine:
 
     @staticmethod
     def _process_quiet(d: K.Duel) -> bool:
+        """Process to the next prompt, ignoring the messages (a replay: they were read when the
+        path was first played). OCG_DuelProcess clears the message buffer itself, so the messages
+        of a replay need not be fetched."""
+        process = d.process
         while True:
-            st = d.process()
-            d.messages()
+            st = process()
             if st == K.STATUS_AWAITING:
                 return True
             if st == K.STATUS_END:
@@ -336,10 +364,33 @@ class OcgcoreEngine:
         """Process until a prompt the checker must answer (or the duel's end, or the End Phase).
         Prompts the adapter answers itself (zones, the Draw and Standby Phases before the board's
         Main Phase 1) are answered here and appended to ``path``."""
+        track.probe = lambda: self._battle_marked(duel, track)
+        try:
+            return self._run_to_prompt(duel, track, events, path, auto_until_main)
+        finally:
+            track.probe = None
+
+    @staticmethod
+    def _battle_marked(duel: K.Duel, track: Track) -> list[tuple[int, int]]:
+        """(core controller, uid) of each monster the core shows destroyed by battle now."""
+        out = []
+        for con in (0, 1):
+            for seq, q in enumerate(duel.query_location(con, K.LOCATION_MZONE, K.QUERY_CODE | K.QUERY_STATUS)[:5]):
+                if q and q.get(K.QUERY_STATUS, 0) & K.STATUS_BATTLE_DESTROYED:
+                    uid = track.at(con, K.LOCATION_MZONE, seq)
+                    if uid is not None:
+                        out.append((con, uid))
+        return out
+
+    def _run_to_prompt(self, duel: K.Duel, track: Track, events: list[Event], path: list[bytes], auto_until_main: bool) -> tuple[M.Prompt | None, bool]:
         for _ in range(MAX_AUTO):
             prompt = None
             while True:
                 st = duel.process()
+                if track.step == "damage_step_during_calculation" and track.attack is not None and track.attack[2]:
+                    # after the calculation, before whatever the core does next (a trigger may
+                    # follow at once, with no step the adapter could see end): the marks it set
+                    track.probe_marks(events)
                 for kind, p in duel.messages():
                     if kind == M.MSG_RETRY:
                         raise SystemFault("engine-fault", "the core rejected a response (MSG_RETRY): " + self._log_tail(duel))
@@ -359,6 +410,14 @@ class OcgcoreEngine:
             if prompt is None:
                 raise SystemFault("engine-fault", "the core awaits a response without a prompt")
             infer_step(track, prompt, events)
+            if is_replay_question(prompt, track):
+                a = track.attack
+                assert a is not None
+                # The core asks because the opponent's monsters changed since the attack was
+                # announced, or because its target is no longer a valid one (its battle processor's
+                # attack_rollback); the tracker tells which.
+                changed = track.monsters_of(1 - prompt.player) != track.opp_at_attack
+                events.append(ev("replay", attacker_uid=a[0], reason="targets_changed" if changed else "attack_illegal"))
             auto = self._auto_response(prompt, track, auto_until_main)
             if auto is None:
                 return prompt, False
@@ -469,6 +528,11 @@ class OcgcoreEngine:
             ref, u = self._card_ref(t, con, lc, seq)
             out.append(("trigger", f"activate {ref}", M.int_response(1), u))
             out.append(("decline", f"decline {ref}", M.int_response(0), u))
+        elif is_replay_question(pr, t):
+            # the core's "replay or not" question (SELECT_YESNO, string 30) to the turn player
+            au = t.attack[0]  # type: ignore[index]
+            out.append(("replay", "replay: attack", M.int_response(1), au))
+            out.append(("replay", "replay: call off", M.int_response(0), au))
         else:
             out.extend(self._choice_options(node.track, pr))
         return out
@@ -519,14 +583,14 @@ class OcgcoreEngine:
             self._expand(node)
             self._expand_forced(node)
         assert node.children is not None
-        return [a for a, _c in node.children.values()]  # type: ignore[misc]
+        return [entry[0] for entry in node.children.values()]
 
     def _expand_forced(self, node: Node, limit: int = 400) -> None:
         """Children with a single answer (the pass-only rounds the core asks) are expanded at once,
         while their duel is live: the explorer will ask for them anyway, and later, in a wide
         breadth-first frontier, their duel would have been evicted and had to be replayed."""
         assert node.children is not None
-        work = [c for _a, (c, _e) in node.children.values()]
+        work = [e[1] for e in node.children.values() if isinstance(e[1], Node)]
         while work and limit > 0:
             c = work.pop()
             if c.children is not None or c.terminal or c.prompt is None or c.path not in self._live:
@@ -538,7 +602,7 @@ class OcgcoreEngine:
                 continue
             self._expand(c)
             limit -= 1
-            work.extend(x for _a, (x, _e) in c.children.values())  # type: ignore[union-attr]
+            work.extend(e[1] for e in c.children.values() if isinstance(e[1], Node))  # type: ignore[union-attr]
 
     def _expand(self, node: Node) -> None:
         """Play every answer to the node's prompt (and the choices inside each action)."""
@@ -557,7 +621,7 @@ class OcgcoreEngine:
             seen[a.label] = n + 1
             if n:
                 a = OcgAction(a.kind, a.player, f"{a.label} #{n + 1}", a.responses, a.prompt, a.card_uid, a.target, a.targets, a.cost)
-            children[a.label] = (a, (child, events))
+            children[a.label] = [a, child, events]
         node.children = children
 
     def _play(self, node: Node, resp: bytes, kind: str) -> list[tuple[tuple[bytes, ...], Node, list[Event]]]:
@@ -568,6 +632,21 @@ class OcgcoreEngine:
         first = node.track.copy()
         first.selecting_attack = kind == "attack"
         pre: list[Event] = [ev("passed", player=node.track.bp(node.prompt.player))] if kind == "pass" else []
+        if kind == "decline":  # an optional trigger the core offered (SELECT_EFFECTYN), declined
+            code, con, lc, seq, _pos = node.prompt.cards[0]
+            u = node.track.at(con, lc, seq)
+            pre = [ev("trigger_declined", card=node.track.name(u), card_uid=u, player=node.track.bp(node.prompt.player))]
+        if kind == "replay":
+            au = first.attack[0]  # type: ignore[index]
+            if resp == M.int_response(1):
+                # continuing: the target choice that follows is part of this action, and the
+                # core's new announcement of the attack is the replay choice (track.py)
+                first.selecting_attack = first.replaying = True
+            else:
+                # not continuing: the core ends the attack there and asks for a battle command
+                pre = [ev("replay_choice", attacker_uid=au, choice="call_off", target_uid=None),
+                       ev("attack_ended", attacker_uid=au, reason="called_off")]
+                first.attack = None
         stack: list[tuple[tuple[bytes, ...], Track, list[Event]]] = [((resp,), first, pre)]
         while stack:
             responses, before, events_before = stack.pop(0)
@@ -580,14 +659,14 @@ class OcgcoreEngine:
             so_far = tuple(path[len(node.path) :])
             if not terminal and prompt is not None and prompt.kind in SUB_PROMPTS and (track.building is not None or track.selecting_attack):
                 # the action goes on: one branch per choice, each from a duel standing here
-                self._put(tuple(path), duel)
+                self._put(tuple(path), duel, dirty=not track.selecting_attack)
                 for _k, _l, r2, _c in self._choice_options(track, prompt, inside=True):
                     stack.append((so_far + (r2,), track, events))
                 continue
             track.selecting_attack = False
             child = Node(tuple(path), prompt, track, terminal)
             child.obs = self._observe(duel, child)
-            self._put(child.path, duel)
+            self._put(child.path, duel, dirty=prompt is not None and not terminal and prompt.kind in SCRIPT_PROMPTS and not is_replay_question(prompt, track))
             out.append((so_far, child, events))
         return out
 
@@ -599,6 +678,14 @@ class OcgcoreEngine:
                 if e.kind == "attack_declared":
                     tu = e.get("target_uid")
                     return f"{label} -> {'direct' if tu is None else self._ref(child.track, tu)}", tu, (), ()
+            return f"{label} (no attack)", None, (), ()
+        if kind == "replay":
+            for e in events:
+                if e.kind == "replay_choice":
+                    tu = e.get("target_uid")
+                    if e.get("choice") == "call_off":
+                        return label, None, (), ()
+                    return f"{label} {'direct' if tu is None else self._ref(child.track, tu)}", tu, (), ()
             return f"{label} (no attack)", None, (), ()
         costs: list[int] = []
         targets: list[int] = []
@@ -623,8 +710,14 @@ class OcgcoreEngine:
         hit = node.children.get(action.label)
         if hit is None or hit[0].responses != action.responses:
             raise SystemFault("engine-fault", f"{action.label!r} is not an action of this state")
-        child, events = hit[1]
-        return child, list(events)
+        child = hit[1] if isinstance(hit[1], Node) else hit[1]()
+        if child is None:  # taken before and let go by the checker: play the answers again
+            self.stats["replayed_children"] += 1
+            self._expand(node)
+            hit = node.children[action.label]
+            child = hit[1]
+        hit[1] = weakref.ref(child)
+        return child, list(hit[2])
 
     def state_key(self, node: Node) -> bytes:
         """What tells two states apart beyond the observation (mixed into the fingerprint): the
@@ -647,6 +740,7 @@ class OcgcoreEngine:
             d.close()
         self._live.clear()
         self._free.clear()
+        self._obs_cache.clear()  # observations belong to one board
 
     def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order varies
         try:
@@ -656,17 +750,61 @@ class OcgcoreEngine:
 
     # -- the observation -----------------------------------------------------------------------
 
+    def _parsed(self, raw: bytes) -> list[dict | None]:
+        """A location reply parsed, once per distinct reply (replies repeat: on
+        boards/000-replay-5.toml 25,538 queries give 136 distinct replies). Read-only."""
+        hit = self._parse_cache.get(raw)
+        if hit is None:
+            if len(self._parse_cache) >= PARSE_CACHE:
+                self._parse_cache.clear()
+            hit = self._parse_cache[raw] = K.parse_location_query(raw)
+        return hit
+
     def _observe(self, duel: K.Duel, node: Node) -> dict:
+        """The observation of a node. The core is asked every time (its replies are the truth:
+        a continuous effect changes ATK without any message); the observation is built once per
+        distinct (replies, tracker) and shared, read-only, by every node that has the same."""
         t = node.track
+        raws = (
+            duel.query_location_raw(0, K.LOCATION_MZONE, MONSTER_QUERY),
+            duel.query_location_raw(1, K.LOCATION_MZONE, MONSTER_QUERY),
+            duel.query_location_raw(0, K.LOCATION_SZONE, SPELL_QUERY),
+            duel.query_location_raw(1, K.LOCATION_SZONE, SPELL_QUERY),
+            duel.query_field_raw(),
+        )
+        key = (
+            raws,
+            t.turn, t.step, t.over, t.winner,
+            None if node.terminal or node.prompt is None else node.prompt.player,
+            tuple(sorted(t.field.items())),
+            tuple(t.piles.items()),
+            None if t.attack is None else tuple(t.attack),
+            tuple((u, c, p, tuple(ts), n) for u, c, p, ts, n in t.chain),
+            tuple((u, t.cards[u]) for u in range(1000, t.next_token)),
+        )
+        obs = self._obs_cache.get(key)
+        if obs is not None:
+            self._obs_cache.move_to_end(key)
+            self.stats["obs_hits"] += 1
+            return obs
+        obs = self._build_observation(t, node, raws)
+        if not self.obs_cache_size:
+            return obs
+        self._obs_cache[key] = obs
+        if len(self._obs_cache) > self.obs_cache_size:
+            self._obs_cache.popitem(last=False)
+        return obs
+
+    def _build_observation(self, t: Track, node: Node, raws: tuple[bytes, ...]) -> dict:
         pz = self.puzzle
         assert pz is not None and self.board is not None
         pool = self.board.pool
-        lps = self._lps(duel)
+        lps = self._lps(raws[4])
         players: list[dict] = [{}, {}]
         equips: dict[int, list[int]] = {}
         spells_by_cp: dict[int, list] = {}
         for cp in (0, 1):
-            spells_by_cp[cp] = duel.query_location(cp, K.LOCATION_SZONE, SPELL_QUERY)
+            spells_by_cp[cp] = self._parsed(raws[2 + cp])
             for seq, q in enumerate(spells_by_cp[cp]):
                 if q and q.get(K.QUERY_EQUIP_CARD):
                     tgt = t.at(*q[K.QUERY_EQUIP_CARD])
@@ -676,7 +814,7 @@ class OcgcoreEngine:
         for cp in (0, 1):
             bp = t.bp(cp)
             monsters: list[dict | None] = [None] * 5
-            for seq, q in enumerate(duel.query_location(cp, K.LOCATION_MZONE, MONSTER_QUERY)[:5]):
+            for seq, q in enumerate(self._parsed(raws[cp])[:5]):
                 if q is None:
                     continue
                 uid = self._uid(t, cp, K.LOCATION_MZONE, seq, q)
@@ -741,7 +879,7 @@ class OcgcoreEngine:
                 "field_zone": fz,
             }
             for key, loc in (("hand", K.LOCATION_HAND), ("graveyard", K.LOCATION_GRAVE), ("banished", K.LOCATION_REMOVED), ("deck", K.LOCATION_DECK)):
-                pile = t.piles.get((cp, loc), [])
+                pile = t.piles.get((cp, loc), ())
                 players[bp][key] = [{"uid": u, "card": t.name(u), "passcode": _pc(self._official(t.cards[u][0])), "owner": t.bp(t.cards[u][1])} for u in pile]
         a = t.attack
         obs = {
@@ -787,13 +925,8 @@ class OcgcoreEngine:
         return uid
 
     @staticmethod
-    def _lps(duel: K.Duel) -> tuple[int, int]:
-        import ctypes as C
-        import struct
-
-        n = C.c_uint32()
-        p = duel.lib.OCG_DuelQueryField(duel.ptr, C.byref(n))
-        buf = C.string_at(p, n.value)
+    def _lps(buf: bytes) -> tuple[int, int]:
+        """Both players' LP from a field query reply."""
         i = 4
         lps = []
         for _player in (0, 1):
@@ -840,6 +973,13 @@ def infer_step(track: Track, pr: M.Prompt, events: list[Event]) -> None:
     else:
         return
     track.set_step(step, events)
+
+
+REPLAY_QUESTION = 30  # the core's string for "replay or not" (its battle processor, step 11)
+
+
+def is_replay_question(pr: M.Prompt, track: Track) -> bool:
+    return pr.kind == M.MSG_SELECT_YESNO and pr.description == REPLAY_QUESTION and track.attack is not None and not track.replaying
 
 
 def _phase_of(step: str) -> str:

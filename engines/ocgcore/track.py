@@ -64,7 +64,8 @@ def move_reason(reason: int, to_loc: int) -> str:
 
 class Track:
     __slots__ = ("swap", "turn", "phase", "step", "over", "winner", "field", "piles", "cards", "next_token",
-                 "chain", "building", "attack", "in_calc", "names", "selecting_attack", "last_flip_by")
+                 "chain", "building", "attack", "in_calc", "names", "selecting_attack", "last_flip_by",
+                 "replaying", "opp_at_attack", "marked", "probe")
 
     def __init__(self, swap: int, names) -> None:
         self.swap = swap
@@ -74,7 +75,8 @@ class Track:
         self.over = False
         self.winner: int | None = None
         self.field: dict[tuple[int, int, int], int] = {}
-        self.piles: dict[tuple[int, int], list[int]] = {(c, l): [] for c in (0, 1) for l in PILE_LOCS}
+        # piles are tuples (replaced, never changed in place), so copying a tracker is cheap
+        self.piles: dict[tuple[int, int], tuple[int, ...]] = {(c, l): () for c in (0, 1) for l in PILE_LOCS}
         self.cards: dict[int, tuple[int, int]] = {}  # uid -> (code, core owner)
         self.next_token = 1000
         self.chain: list[list] = []  # [uid, code, core controller, [target uids], negated]
@@ -84,17 +86,22 @@ class Track:
         self.selecting_attack = False
         self.names = names  # code -> card name (shared, read-only)
         self.last_flip_by = "effect"
+        self.replaying = False  # the turn player answered "yes" to the core's replay question
+        self.opp_at_attack: tuple = ()  # the opponent's monster uids when the attack was announced
+        self.marked: frozenset = frozenset()  # uids whose destroyed_by_battle event was given
+        self.probe = None  # () -> the uids the core shows destroyed by battle now (set while running)
 
     def copy(self) -> "Track":
         t = Track.__new__(Track)
         t.swap, t.turn, t.phase, t.step, t.over, t.winner = self.swap, self.turn, self.phase, self.step, self.over, self.winner
         t.field = dict(self.field)
-        t.piles = {k: list(v) for k, v in self.piles.items()}
+        t.piles = dict(self.piles)
         t.cards = self.cards  # copied on write (tokens)
         t.next_token = self.next_token
         t.chain = [[u, c, p, list(ts), n] for u, c, p, ts, n in self.chain]
         t.building, t.attack, t.in_calc = self.building, (list(self.attack) if self.attack else None), self.in_calc
         t.selecting_attack, t.names, t.last_flip_by = self.selecting_attack, self.names, self.last_flip_by
+        t.replaying, t.opp_at_attack, t.marked, t.probe = self.replaying, self.opp_at_attack, self.marked, None
         return t
 
     # -- names and places ---------------------------------------------------------------------
@@ -125,19 +132,24 @@ class Track:
         if code is not None and not (0 <= seq < len(pile) and self.cards[pile[seq]][0] == code):
             # the core renumbers a pile as cards leave it; go by the passcode, nearest first
             same = sorted((abs(i - seq), i) for i, u in enumerate(pile) if self.cards[u][0] == code)
-            if same:
-                return pile.pop(same[0][1])
-            return None
+            if not same:
+                return None
+            seq = same[0][1]
         if 0 <= seq < len(pile):
-            return pile.pop(seq)
+            self.piles[(con, loc)] = pile[:seq] + pile[seq + 1 :]
+            return pile[seq]
         return None
 
     def put(self, uid: int, con: int, loc: int, seq: int) -> None:
         if loc in (K.LOCATION_MZONE, K.LOCATION_SZONE):
             self.field[(con, loc, seq)] = uid
         elif loc:
-            pile = self.piles.setdefault((con, loc), [])
-            pile.insert(min(seq, len(pile)), uid)
+            pile = self.piles.get((con, loc), ())
+            k = min(seq, len(pile))
+            self.piles[(con, loc)] = pile[:k] + (uid,) + pile[k:]
+
+    def monsters_of(self, con: int) -> tuple[int, ...]:
+        return tuple(sorted(u for (c, l, _s), u in self.field.items() if c == con and l == K.LOCATION_MZONE))
 
     def where(self, uid: int) -> tuple[int, int, int] | None:
         for k, u in self.field.items():
@@ -159,9 +171,28 @@ class Track:
                 out.append(ev("phase_changed", **{"from": self.step, "to": mid}))
                 self.step = mid
         if step != self.step:
+            if self.step == "damage_step_during_calculation":
+                self.in_calc = False  # damage dealt from now on is an effect's (an Ojama Token destroyed)
+                if self.probe is not None:
+                    self._marks(out)
             if self.step not in ("draw_phase", "standby_phase"):
                 out.append(ev("phase_changed", **{"from": self.step, "to": step}))
             self.step = step
+
+    def probe_marks(self, out: list[Event]) -> None:
+        if self.probe is not None:
+            self._marks(out)
+
+    def _marks(self, out: list[Event]) -> None:
+        """The monsters damage calculation destroyed by battle. The core sends no message when it
+        marks them (its damage-step processor sets STATUS_BATTLE_DESTROYED after the calculation,
+        before the after-calculation windows); the adapter reads the status from the core
+        (``probe``) as the calculation's sub-step ends, and reports them there, as the model does."""
+        assert self.probe is not None
+        for con, uid in self.probe():
+            if uid not in self.marked:
+                self.marked = self.marked | {uid}
+                out.append(ev("destroyed_by_battle", card=self.name(uid), card_uid=uid, controller=self.bp(con)))
 
     def feed(self, kind: int, p: bytes, out: list[Event]) -> None:
         """Apply one message; append the bpcheck events it stands for to ``out``."""
@@ -246,8 +277,17 @@ class Track:
             tu = self.at(*t[:3]) if t[1] else None
             self.attack = [au, tu, False]
             self.selecting_attack = False
-            out.append(ev("attack_declared", attacker=self.name(au), attacker_uid=au, target=self.name(tu), target_uid=tu,
-                          player=self.bp(a[0])))
+            self.opp_at_attack = self.monsters_of(1 - a[0])
+            if self.replaying:
+                # The core announces the attack again when the turn player continues after a
+                # replay (its battle processor with is_replaying_attack: no new attack count, no
+                # "attack declared" event raised): the model's replay choice, not a declaration.
+                self.replaying = False
+                out.append(ev("replay_choice", attacker_uid=au, choice="target" if tu is not None else "direct",
+                              target_uid=tu, target=self.name(tu)))
+            else:
+                out.append(ev("attack_declared", attacker=self.name(au), attacker_uid=au, target=self.name(tu), target_uid=tu,
+                              player=self.bp(a[0])))
         elif kind == M.MSG_ATTACK_DISABLED:
             if self.attack:
                 out.append(ev("attack_stopped", attacker_uid=self.attack[0], reason="negated"))
@@ -283,6 +323,7 @@ class Track:
         elif kind == M.MSG_PAY_LPCOST:
             out.append(ev("lp_paid", player=self.bp(p[0]), amount=M.u32(p, 1)))
         elif kind == M.MSG_DAMAGE_STEP_END:
+            self.marked = frozenset()
             if self.attack:
                 out.append(ev("attack_ended", attacker_uid=self.attack[0], reason="damage_step_over"))
             self.attack = None
@@ -331,7 +372,13 @@ class Track:
         to = "field_zone" if tloc == K.LOCATION_SZONE and tseq == 5 else ZONE_NAMES.get(tloc, f"loc_{tloc:#x}")
         why = move_reason(reason, tloc)
         name = self.name(uid)
-        out.append(ev("card_moved", card=name, card_uid=uid, owner=owner, **{"from": frm, "to": to}, reason=why))
+        moved = ev("card_moved", card=name, card_uid=uid, owner=owner, **{"from": frm, "to": to}, reason=why)
+        if reason & K.REASON_DESTROY and floc in (K.LOCATION_MZONE, K.LOCATION_SZONE) and not reason & K.REASON_BATTLE:
+            # one message says both; the destruction first, then the move, as the model tells it.
+            # The core's REASON_RULE: destroyed by the game's rules (an Equip Spell whose monster
+            # left, a continuous Trap that lost its target), not by an effect
+            out.append(ev("destroyed", card=name, card_uid=uid, by="rule" if reason & K.REASON_RULE else "effect"))
+        out.append(moved)
         if reason & K.REASON_DESTROY and floc in (K.LOCATION_MZONE, K.LOCATION_SZONE):
             if reason & K.REASON_BATTLE:
                 # The core sends battle-destroyed monsters away in the Damage Step's end, which it
@@ -340,6 +387,7 @@ class Track:
                     moved = out.pop()
                     self.set_step("damage_step_end", out)  # the step change comes before the move
                     out.append(moved)
-                out.append(ev("destroyed_by_battle", card=name, card_uid=uid, controller=self.bp(fcon)))
-            else:
-                out.append(ev("destroyed", card=name, card_uid=uid, by="effect"))
+                if uid not in self.marked:
+                    # not seen marked before it left (the core asked nobody in between): said now
+                    out.append(ev("destroyed_by_battle", card=name, card_uid=uid, controller=self.bp(fcon)))
+                self.marked = self.marked - {uid}
