@@ -10,7 +10,7 @@ Each decision cites the rule it implements as ``# rule: ID``; the IDs are in doc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import combinations
 
 from bpcheck.model import arith
@@ -28,6 +28,7 @@ from bpcheck.model.state import (
     State,
     Step,
     Trigger,
+    replace,
 )
 
 PLAYER_NAMES = ("P1", "P2")

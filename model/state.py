@@ -8,9 +8,51 @@ keeps its uid but loses all field bookkeeping (it is a new object to the rules).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import dataclasses
+from dataclasses import dataclass
 from enum import Enum
-from typing import Iterator
+from operator import attrgetter
+from typing import Any, Iterator
+
+_new = object.__new__
+_setattr = object.__setattr__
+# class -> (field names, a getter of all their values) for the fast replace below
+_LAYOUT: dict[type, tuple[tuple[str, ...], Any]] = {}
+
+
+def _layout(cls: type) -> tuple[tuple[str, ...], Any] | None:
+    """The fields of a frozen slotted dataclass that :func:`replace` may copy directly: every
+    field is set by ``__init__`` and there is no ``__post_init__`` (so ``__init__`` only assigns)."""
+    fs = dataclasses.fields(cls)
+    if hasattr(cls, "__post_init__") or not all(f.init for f in fs) or "__slots__" not in cls.__dict__:
+        return None
+    names = tuple(f.name for f in fs)
+    return names, attrgetter(*names) if len(names) > 1 else (lambda o, _g=attrgetter(names[0]): (_g(o),))
+
+
+def replace(obj: Any, /, **changes: Any) -> Any:
+    """``dataclasses.replace`` for the model's frozen slotted dataclasses, without its generic
+    machinery (measured: 2-3x faster; it was ~10 % of the explorer's time, issue 12).
+
+    Same result: a new object of the same class with the same field values but `changes`; the
+    classes it copies directly have no ``__post_init__`` and no ``init=False`` field, so their
+    ``__init__`` does nothing but assign. Anything else goes to ``dataclasses.replace``."""
+    cls = obj.__class__
+    lay = _LAYOUT.get(cls)
+    if lay is None:
+        if cls not in _LAYOUT:
+            _LAYOUT[cls] = _layout(cls)  # type: ignore[assignment]
+            return replace(obj, **changes)
+        return dataclasses.replace(obj, **changes)
+    names, get = lay
+    new = _new(cls)
+    for n, v in zip(names, get(obj)):
+        _setattr(new, n, v)
+    for k, v in changes.items():
+        if k not in names:
+            raise TypeError(f"{cls.__name__} has no field {k!r}")
+        _setattr(new, k, v)
+    return new
 
 
 class Step(str, Enum):
@@ -227,39 +269,53 @@ class State:
         return self.players[i]
 
     def with_player(self, i: int, p: Player) -> "State":
-        ps = list(self.players)
-        ps[i] = p
-        return replace(self, players=(ps[0], ps[1]))
+        ps = self.players
+        return replace(self, players=(p, ps[1]) if i == 0 else (ps[0], p))
 
     def monsters(self) -> Iterator[tuple[int, int, Monster]]:
         """(zone-side player, zone index, monster) for every monster on the field."""
         for side in (0, 1):
-            for i, m in enumerate(self.players[side].monsters):
+            i = 0
+            for m in self.players[side].monsters:
                 if m is not None:
                     yield side, i, m
+                i += 1
 
     def spell_traps(self) -> Iterator[tuple[int, int, SpellTrap]]:
         """(side, zone index, card); the Field Zone is index 5."""
         for side in (0, 1):
             p = self.players[side]
-            for i, s in enumerate(p.spells):
+            i = 0
+            for s in p.spells:
                 if s is not None:
                     yield side, i, s
+                i += 1
             if p.field_zone is not None:
                 yield side, 5, p.field_zone
 
     def find_monster(self, uid: int) -> tuple[int, int, Monster] | None:
-        for side, i, m in self.monsters():
-            if m.uid == uid:
-                return side, i, m
+        for side in (0, 1):
+            i = 0
+            for m in self.players[side].monsters:
+                if m is not None and m.uid == uid:
+                    return side, i, m
+                i += 1
         return None
 
     def find_spell(self, uid: int) -> tuple[int, int, SpellTrap] | None:
-        for side, i, s in self.spell_traps():
-            if s.uid == uid:
-                return side, i, s
+        for side in (0, 1):
+            p = self.players[side]
+            i = 0
+            for s in p.spells:
+                if s is not None and s.uid == uid:
+                    return side, i, s
+                i += 1
+            s = p.field_zone
+            if s is not None and s.uid == uid:
+                return side, 5, s
         return None
 
     @property
     def opponent(self) -> int:
         return 1 - self.turn_player
+
