@@ -23,6 +23,7 @@ from bpcheck.model.state import (
     Lingering,
     Mod,
     Monster,
+    Players,
     Pos,
     SpellTrap,
     State,
@@ -90,6 +91,26 @@ STEP_TRIGGERS = {
 }
 
 
+# Continuous effects that change ATK/DEF (Rules.stat_breakdown).
+STAT_KINDS = frozenset({"modify_stats", "modify_atk"})
+
+# The queries whose answers depend on the two players alone (the field, the piles, LP): while a
+# rules class keeps all of them as they are here, their answers are memoised per players pair
+# (``Rules._memo``). A variant that overrides one may read anything, so it gets no memo.
+FIELD_PURE = (
+    "card",
+    "_active_statics",
+    "_negated_monsters",
+    "_find_negated",
+    "_field_spell_named",
+    "_static_applies",
+    "_matches",
+    "has_static",
+    "static_amount",
+    "stat_breakdown",
+)
+
+
 class Rules:
     """The TCG rules (the reference model). Subclass for variants."""
 
@@ -105,6 +126,24 @@ class Rules:
         self._statics_val: tuple = ((), frozenset())
         self._legal_for: State | None = None
         self._legal_val: list[Action] = []
+        cls = type(self)
+        self._pure = all(getattr(cls, n) is getattr(Rules, n) for n in FIELD_PURE)
+
+    def _memo(self, s: State) -> dict | None:
+        """This rules object's memo for the players of `s` (see :class:`Players`), or None (a
+        variant that overrides a FIELD_PURE query, or a hand-built state with a plain tuple)."""
+        ps = s.players
+        if not self._pure or type(ps) is not Players:
+            return None
+        try:
+            owner, m = ps._m  # type: ignore[attr-defined]
+            if owner is self:
+                return m
+        except AttributeError:
+            pass
+        m = {}
+        ps._m = (self, m)  # type: ignore[attr-defined]
+        return m
 
     # =========================================================================================
     # Queries
@@ -184,22 +223,56 @@ class Rules:
 
     def _active_statics(self, s: State) -> tuple:
         """(side, source uid, source object, static) for every continuous effect that applies."""
+        memo = self._memo(s)
+        if memo is not None:
+            v = memo.get("statics")
+            if v is None:
+                v = memo["statics"] = self._compute_statics(s)
+            return v[0]
         if self._statics_for is not s:
-            negated = self._find_negated(s)
-            out = []
-            for side, _i, c in s.spell_traps():
-                if c.face_up and not c.activating:
-                    for st in self.card(c.card).statics:
-                        out.append((side, c.uid, c, st))
-            for side, _i, m in s.monsters():
-                if m.pos.face_up and m.uid not in negated and not m.destroyed_by_battle:
-                    for st in self.card(m.card).statics:
-                        out.append((side, m.uid, m, st))
+            self._statics_val = self._compute_statics(s)
             self._statics_for = s
-            self._statics_val = (tuple(out), negated)
         return self._statics_val[0]
 
+    def _field_kinds(self, s: State, memo: dict) -> frozenset[str]:
+        """The kinds (``apply``) of the continuous effects of the face-up cards on the field: a
+        superset of those that apply (negation only removes some), so a kind not in it applies
+        to nothing. Memoised with the players (`memo`)."""
+        k = memo.get("kinds")
+        if k is None:
+            out: set[str] = set()
+            card = self.card
+            for p in s.players:
+                for c in p.spells:
+                    if c is not None and c.face_up and not c.activating:
+                        out.update(st.apply for st in card(c.card).statics)
+                c = p.field_zone
+                if c is not None and c.face_up and not c.activating:
+                    out.update(st.apply for st in card(c.card).statics)
+                for m in p.monsters:
+                    if m is not None and m.pos is not Pos.FACEDOWN:
+                        out.update(st.apply for st in card(m.card).statics)
+            k = memo["kinds"] = frozenset(out)
+        return k
+
+    def _compute_statics(self, s: State) -> tuple:
+        negated = self._find_negated(s)
+        out = []
+        for side, _i, c in s.spell_traps():
+            if c.face_up and not c.activating:
+                for st in self.card(c.card).statics:
+                    out.append((side, c.uid, c, st))
+        for side, _i, m in s.monsters():
+            if m.pos.face_up and m.uid not in negated and not m.destroyed_by_battle:
+                for st in self.card(m.card).statics:
+                    out.append((side, m.uid, m, st))
+        return (tuple(out), negated)
+
     def _negated_monsters(self, s: State) -> frozenset[int]:
+        memo = self._memo(s)
+        if memo is not None:
+            self._active_statics(s)
+            return memo["statics"][1]
         self._active_statics(s)
         return self._statics_val[1]
 
@@ -248,6 +321,18 @@ class Rules:
         return True
 
     def has_static(self, s: State, uid: int, name: str) -> bool:
+        memo = self._memo(s)
+        if memo is None:
+            return self._has_static(s, uid, name)
+        if name not in self._field_kinds(s, memo):
+            return False  # no card on the field has such an effect
+        key = ("has", uid, name)
+        v = memo.get(key)
+        if v is None:
+            v = memo[key] = self._has_static(s, uid, name)
+        return v
+
+    def _has_static(self, s: State, uid: int, name: str) -> bool:
         found = s.find_monster(uid)
         if found is None:
             return False
@@ -258,6 +343,18 @@ class Rules:
         return False
 
     def static_amount(self, s: State, uid: int, name: str) -> int:
+        memo = self._memo(s)
+        if memo is None:
+            return self._static_amount(s, uid, name)
+        if name not in self._field_kinds(s, memo):
+            return 0
+        key = ("amount", uid, name)
+        v = memo.get(key)
+        if v is None:
+            v = memo[key] = self._static_amount(s, uid, name)
+        return v
+
+    def _static_amount(self, s: State, uid: int, name: str) -> int:
         found = s.find_monster(uid)
         if found is None:
             return 0
@@ -269,13 +366,24 @@ class Rules:
 
     def stat_breakdown(self, s: State, uid: int) -> tuple[int, int, list[tuple[str, str, str, int]]]:
         """(ATK, DEF, modifiers): each modifier is (source card, stat, kind, amount)."""
+        memo = self._memo(s)
+        if memo is None:
+            return self._stat_breakdown(s, uid)
+        key = ("stats", uid)
+        v = memo.get(key)
+        if v is None:
+            atk, dfn, mods = self._stat_breakdown(s, uid, not self._field_kinds(s, memo).isdisjoint(STAT_KINDS))
+            v = memo[key] = (atk, dfn, tuple(mods))
+        return v[0], v[1], list(v[2])
+
+    def _stat_breakdown(self, s: State, uid: int, statics: bool = True) -> tuple[int, int, list[tuple[str, str, str, int]]]:
         found = s.find_monster(uid)
         assert found is not None, uid
         side, _i, m = found
         c = self.card(m.card)
         atk, dfn = (0 if c.atk is None else c.atk), (0 if c.def_ is None else c.def_)
         mods: list[tuple[str, str, str, int]] = []
-        for sside, _u, src, st in self._active_statics(s):
+        for sside, _u, src, st in self._active_statics(s) if statics else ():
             if st.apply not in ("modify_stats", "modify_atk") or not self._static_applies(s, sside, src, st, m):
                 continue
             amount = st.get("amount", 0)
@@ -1505,6 +1613,9 @@ class Rules:
         w.emit("duel_over", winner=winner, reason="lp_zero")
 
     def _banish_instead(self, s: State) -> bool:
+        memo = self._memo(s)
+        if memo is not None and "banish_instead_of_graveyard" not in self._field_kinds(s, memo):
+            return False
         for _side, _u, _src, st in self._active_statics(s):
             if st.apply == "banish_instead_of_graveyard":
                 return True

@@ -17,41 +17,48 @@ from typing import Any, Iterator
 _new = object.__new__
 _setattr = object.__setattr__
 # class -> (field names, a getter of all their values) for the fast replace below
-_LAYOUT: dict[type, tuple[tuple[str, ...], Any]] = {}
+_LAYOUT: dict[type, tuple | None] = {}
 
 
-def _layout(cls: type) -> tuple[tuple[str, ...], Any] | None:
-    """The fields of a frozen slotted dataclass that :func:`replace` may copy directly: every
-    field is set by ``__init__`` and there is no ``__post_init__`` (so ``__init__`` only assigns)."""
+def _layout(cls: type) -> tuple | None:
+    """How :func:`replace` copies a frozen dataclass directly: its field names, a getter of all
+    their values and whether it has slots. Only for classes whose ``__init__`` does nothing but
+    assign: no ``__post_init__``, every field set by ``__init__``."""
     fs = dataclasses.fields(cls)
-    if hasattr(cls, "__post_init__") or not all(f.init for f in fs) or "__slots__" not in cls.__dict__:
+    if hasattr(cls, "__post_init__") or not all(f.init for f in fs):
         return None
     names = tuple(f.name for f in fs)
-    return names, attrgetter(*names) if len(names) > 1 else (lambda o, _g=attrgetter(names[0]): (_g(o),))
+    get = attrgetter(*names) if len(names) > 1 else (lambda o, _g=attrgetter(names[0]): (_g(o),))
+    return names, get, "__slots__" in cls.__dict__, frozenset(names)
 
 
 def replace(obj: Any, /, **changes: Any) -> Any:
-    """``dataclasses.replace`` for the model's frozen slotted dataclasses, without its generic
-    machinery (measured: 2-3x faster; it was ~10 % of the explorer's time, issue 12).
+    """``dataclasses.replace`` for the model's frozen dataclasses, without its generic machinery
+    (measured: 3-4x faster for State; it was ~10 % of the explorer's time, issue 12).
 
     Same result: a new object of the same class with the same field values but `changes`; the
     classes it copies directly have no ``__post_init__`` and no ``init=False`` field, so their
     ``__init__`` does nothing but assign. Anything else goes to ``dataclasses.replace``."""
     cls = obj.__class__
-    lay = _LAYOUT.get(cls)
-    if lay is None:
-        if cls not in _LAYOUT:
-            _LAYOUT[cls] = _layout(cls)  # type: ignore[assignment]
-            return replace(obj, **changes)
+    try:
+        names, get, slotted, known = _LAYOUT[cls]  # type: ignore[misc]
+    except KeyError:
+        _LAYOUT[cls] = _layout(cls)
+        return replace(obj, **changes)
+    except TypeError:  # None: not a class we copy directly
         return dataclasses.replace(obj, **changes)
-    names, get = lay
+    if not changes.keys() <= known:
+        raise TypeError(f"{cls.__name__} has no field {sorted(changes.keys() - known)[0]!r}")
     new = _new(cls)
-    for n, v in zip(names, get(obj)):
-        _setattr(new, n, v)
-    for k, v in changes.items():
-        if k not in names:
-            raise TypeError(f"{cls.__name__} has no field {k!r}")
-        _setattr(new, k, v)
+    if slotted:
+        for n, v in zip(names, get(obj)):
+            _setattr(new, n, v)
+        for k, v in changes.items():
+            _setattr(new, k, v)
+    else:  # the instance dict: one C-level copy whatever the number of fields
+        d = new.__dict__
+        d.update(obj.__dict__)
+        d.update(changes)
     return new
 
 
@@ -182,6 +189,21 @@ class Player:
     deck: tuple[CardRef, ...] = ()
 
 
+class Players(tuple):
+    """The two players of a :class:`State`: to everyone a plain pair (``==``, ``hash``, indexing
+    and iteration are the tuple's), with a memo of what the rules derive from the two players
+    alone: the continuous effects that apply, current ATK/DEF, the players part of the
+    observation (model/engine.py, ``Rules._memo``). A transition that leaves both players as they
+    were (a pass, a step change: a third to a half of all transitions) keeps the same object, so
+    the next state reuses that work. The memo is never compared, hashed, copied or pickled.
+    """
+
+    # No __slots__: an instance gets a __dict__ for the memo when it is first used.
+
+    def __reduce__(self):
+        return (Players, (tuple(self),))
+
+
 @dataclass(frozen=True, slots=True)
 class Attack:
     """The attack in progress (ATK-DECLARE, RPL-*)."""
@@ -242,7 +264,10 @@ class Choice:
     op_index: int
 
 
-@dataclass(frozen=True, slots=True)
+# Not slotted (unlike the card objects): a transition replaces the State several times, and
+# with an instance dict a replace is one dict copy instead of 16 attribute stores (measured,
+# benchmarks/engine_bench.py; docs/performance.md).
+@dataclass(frozen=True)
 class State:
     turn: int
     turn_player: int
@@ -270,7 +295,7 @@ class State:
 
     def with_player(self, i: int, p: Player) -> "State":
         ps = self.players
-        return replace(self, players=(p, ps[1]) if i == 0 else (ps[0], p))
+        return replace(self, players=Players((p, ps[1]) if i == 0 else (ps[0], p)))
 
     def monsters(self) -> Iterator[tuple[int, int, Monster]]:
         """(zone-side player, zone index, monster) for every monster on the field."""
