@@ -15,7 +15,7 @@ from itertools import combinations
 
 from bpcheck.model import arith
 from bpcheck.model.cards import Card, CardPool, Effect, TargetSpec
-from bpcheck.model.events import Event, ev
+from bpcheck.model.events import EVENT_KINDS, Event
 from bpcheck.model.state import (
     Attack,
     CardRef,
@@ -33,6 +33,8 @@ from bpcheck.model.state import (
 )
 
 PLAYER_NAMES = ("P1", "P2")
+_new = object.__new__
+_setattr = object.__setattr__
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +78,13 @@ class _W:
         self.events: list[Event] = []
 
     def emit(self, kind: str, **data) -> None:
-        self.events.append(ev(kind, **data))
+        # ev() without its second keyword packing (an Event is two assignments)
+        if kind not in EVENT_KINDS:
+            raise ValueError(f"unknown event kind {kind!r}")
+        e = _new(Event)
+        _setattr(e, "kind", kind)
+        _setattr(e, "data", tuple(data.items()))
+        self.events.append(e)
 
 
 # Damage-Step sub-steps in which cards that directly change ATK/DEF may be activated:
@@ -99,6 +107,10 @@ STAT_KINDS = frozenset({"modify_stats", "modify_atk"})
 # (``Rules._memo``). A variant that overrides one may read anything, so it gets no memo.
 FIELD_PURE = (
     "card",
+    "name_of",
+    "where",
+    "ref",
+    "_all_cards",
     "_active_statics",
     "_negated_monsters",
     "_find_negated",
@@ -128,20 +140,18 @@ class Rules:
         self._legal_val: list[Action] = []
         cls = type(self)
         self._pure = all(getattr(cls, n) is getattr(Rules, n) for n in FIELD_PURE)
+        self._kinds_of: dict[str, frozenset[str]] = {}
 
     def _memo(self, s: State) -> dict | None:
         """This rules object's memo for the players of `s` (see :class:`Players`), or None (a
         variant that overrides a FIELD_PURE query, or a hand-built state with a plain tuple)."""
         ps = s.players
-        if not self._pure or type(ps) is not Players:
+        if type(ps) is not Players or not self._pure:
             return None
-        try:
-            owner, m = ps._m  # type: ignore[attr-defined]
-            if owner is self:
-                return m
-        except AttributeError:
-            pass
-        m = {}
+        om = ps._m
+        if om is not None and om[0] is self:
+            return om[1]
+        m: dict = {}
         ps._m = (self, m)  # type: ignore[attr-defined]
         return m
 
@@ -186,6 +196,16 @@ class Rules:
         return "gone"
 
     def name_of(self, s: State, uid: int) -> str:
+        memo = self._memo(s)
+        if memo is not None:
+            names = memo.get("names")
+            if names is None:
+                names = {}
+                for obj in self._all_cards(s):
+                    names.setdefault(obj.uid, obj.card)
+                memo["names"] = names
+            n = names.get(uid)
+            return f"#{uid}" if n is None else n
         for obj in self._all_cards(s):
             if obj.uid == uid:
                 return obj.card
@@ -193,6 +213,16 @@ class Rules:
 
     def ref(self, s: State, uid: int) -> str:
         """The card's name, made unique with its location when the name is not unique."""
+        memo = self._memo(s)
+        if memo is None:
+            return self._ref(s, uid)
+        key = ("ref", uid)
+        v = memo.get(key)
+        if v is None:
+            v = memo[key] = self._ref(s, uid)
+        return v
+
+    def _ref(self, s: State, uid: int) -> str:
         name = self.name_of(s, uid)
         same = [o.uid for o in self._all_cards(s) if o.card == name]
         if len(same) <= 1:
@@ -241,18 +271,22 @@ class Rules:
         k = memo.get("kinds")
         if k is None:
             out: set[str] = set()
-            card = self.card
+            kinds = self._kinds_of
             for p in s.players:
                 for c in p.spells:
                     if c is not None and c.face_up and not c.activating:
-                        out.update(st.apply for st in card(c.card).statics)
+                        out |= kinds.get(c.card) or self._card_kinds(c.card)
                 c = p.field_zone
                 if c is not None and c.face_up and not c.activating:
-                    out.update(st.apply for st in card(c.card).statics)
+                    out |= kinds.get(c.card) or self._card_kinds(c.card)
                 for m in p.monsters:
                     if m is not None and m.pos is not Pos.FACEDOWN:
-                        out.update(st.apply for st in card(m.card).statics)
+                        out |= kinds.get(m.card) or self._card_kinds(m.card)
             k = memo["kinds"] = frozenset(out)
+        return k
+
+    def _card_kinds(self, name: str) -> frozenset[str]:
+        k = self._kinds_of[name] = frozenset(st.apply for st in self.card(name).statics)
         return k
 
     def _compute_statics(self, s: State) -> tuple:

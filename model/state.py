@@ -21,27 +21,27 @@ _LAYOUT: dict[type, tuple | None] = {}
 
 
 def _layout(cls: type) -> tuple | None:
-    """How :func:`replace` copies a frozen dataclass directly: its field names, a getter of all
-    their values and whether it has slots. Only for classes whose ``__init__`` does nothing but
+    """How :func:`replace` copies a frozen slotted dataclass directly: its field names, a getter
+    of all their values, the names as a set. Only for classes whose ``__init__`` does nothing but
     assign: no ``__post_init__``, every field set by ``__init__``."""
     fs = dataclasses.fields(cls)
-    if hasattr(cls, "__post_init__") or not all(f.init for f in fs):
+    if hasattr(cls, "__post_init__") or not all(f.init for f in fs) or "__slots__" not in cls.__dict__:
         return None
     names = tuple(f.name for f in fs)
     get = attrgetter(*names) if len(names) > 1 else (lambda o, _g=attrgetter(names[0]): (_g(o),))
-    return names, get, "__slots__" in cls.__dict__, frozenset(names)
+    return names, get, frozenset(names)
 
 
 def replace(obj: Any, /, **changes: Any) -> Any:
-    """``dataclasses.replace`` for the model's frozen dataclasses, without its generic machinery
-    (measured: 3-4x faster for State; it was ~10 % of the explorer's time, issue 12).
+    """``dataclasses.replace`` for the model's frozen slotted dataclasses, without its generic
+    machinery (measured: 2-3x faster; it was ~10 % of the explorer's time, issue 12).
 
     Same result: a new object of the same class with the same field values but `changes`; the
     classes it copies directly have no ``__post_init__`` and no ``init=False`` field, so their
     ``__init__`` does nothing but assign. Anything else goes to ``dataclasses.replace``."""
     cls = obj.__class__
     try:
-        names, get, slotted, known = _LAYOUT[cls]  # type: ignore[misc]
+        names, get, known = _LAYOUT[cls]  # type: ignore[misc]
     except KeyError:
         _LAYOUT[cls] = _layout(cls)
         return replace(obj, **changes)
@@ -50,15 +50,10 @@ def replace(obj: Any, /, **changes: Any) -> Any:
     if not changes.keys() <= known:
         raise TypeError(f"{cls.__name__} has no field {sorted(changes.keys() - known)[0]!r}")
     new = _new(cls)
-    if slotted:
-        for n, v in zip(names, get(obj)):
-            _setattr(new, n, v)
-        for k, v in changes.items():
-            _setattr(new, k, v)
-    else:  # the instance dict: one C-level copy whatever the number of fields
-        d = new.__dict__
-        d.update(obj.__dict__)
-        d.update(changes)
+    for n, v in zip(names, get(obj)):
+        _setattr(new, n, v)
+    for k, v in changes.items():
+        _setattr(new, k, v)
     return new
 
 
@@ -199,6 +194,7 @@ class Players(tuple):
     """
 
     # No __slots__: an instance gets a __dict__ for the memo when it is first used.
+    _m = None  # (rules object, memo dict)
 
     def __reduce__(self):
         return (Players, (tuple(self),))
@@ -264,10 +260,7 @@ class Choice:
     op_index: int
 
 
-# Not slotted (unlike the card objects): a transition replaces the State several times, and
-# with an instance dict a replace is one dict copy instead of 16 attribute stores (measured,
-# benchmarks/engine_bench.py; docs/performance.md).
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class State:
     turn: int
     turn_player: int
