@@ -10,12 +10,12 @@ Each decision cites the rule it implements as ``# rule: ID``; the IDs are in doc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import combinations
 
 from bpcheck.model import arith
 from bpcheck.model.cards import Card, CardPool, Effect, TargetSpec
-from bpcheck.model.events import Event, ev
+from bpcheck.model.events import EVENT_KINDS, Event
 from bpcheck.model.state import (
     Attack,
     CardRef,
@@ -23,14 +23,18 @@ from bpcheck.model.state import (
     Lingering,
     Mod,
     Monster,
+    Players,
     Pos,
     SpellTrap,
     State,
     Step,
     Trigger,
+    replace,
 )
 
 PLAYER_NAMES = ("P1", "P2")
+_new = object.__new__
+_setattr = object.__setattr__
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +78,13 @@ class _W:
         self.events: list[Event] = []
 
     def emit(self, kind: str, **data) -> None:
-        self.events.append(ev(kind, **data))
+        # ev() without its second keyword packing (an Event is two assignments)
+        if kind not in EVENT_KINDS:
+            raise ValueError(f"unknown event kind {kind!r}")
+        e = _new(Event)
+        _setattr(e, "kind", kind)
+        _setattr(e, "data", tuple(data.items()))
+        self.events.append(e)
 
 
 # Damage-Step sub-steps in which cards that directly change ATK/DEF may be activated:
@@ -87,6 +97,30 @@ STEP_TRIGGERS = {
     Step.DS_AFTER_CALC_1: "after_damage_calculation",
     Step.DS_END: "destroyed_by_battle_sent_to_gy",
 }
+
+
+# Continuous effects that change ATK/DEF (Rules.stat_breakdown).
+STAT_KINDS = frozenset({"modify_stats", "modify_atk"})
+
+# The queries whose answers depend on the two players alone (the field, the piles, LP): while a
+# rules class keeps all of them as they are here, their answers are memoised per players pair
+# (``Rules._memo``). A variant that overrides one may read anything, so it gets no memo.
+FIELD_PURE = (
+    "card",
+    "name_of",
+    "where",
+    "ref",
+    "_all_cards",
+    "_active_statics",
+    "_negated_monsters",
+    "_find_negated",
+    "_field_spell_named",
+    "_static_applies",
+    "_matches",
+    "has_static",
+    "static_amount",
+    "stat_breakdown",
+)
 
 
 class Rules:
@@ -104,6 +138,22 @@ class Rules:
         self._statics_val: tuple = ((), frozenset())
         self._legal_for: State | None = None
         self._legal_val: list[Action] = []
+        cls = type(self)
+        self._pure = all(getattr(cls, n) is getattr(Rules, n) for n in FIELD_PURE)
+        self._kinds_of: dict[str, frozenset[str]] = {}
+
+    def _memo(self, s: State) -> dict | None:
+        """This rules object's memo for the players of `s` (see :class:`Players`), or None (a
+        variant that overrides a FIELD_PURE query, or a hand-built state with a plain tuple)."""
+        ps = s.players
+        if type(ps) is not Players or not self._pure:
+            return None
+        om = ps._m
+        if om is not None and om[0] is self:
+            return om[1]
+        m: dict = {}
+        ps._m = (self, m)  # type: ignore[attr-defined]
+        return m
 
     # =========================================================================================
     # Queries
@@ -146,6 +196,16 @@ class Rules:
         return "gone"
 
     def name_of(self, s: State, uid: int) -> str:
+        memo = self._memo(s)
+        if memo is not None:
+            names = memo.get("names")
+            if names is None:
+                names = {}
+                for obj in self._all_cards(s):
+                    names.setdefault(obj.uid, obj.card)
+                memo["names"] = names
+            n = names.get(uid)
+            return f"#{uid}" if n is None else n
         for obj in self._all_cards(s):
             if obj.uid == uid:
                 return obj.card
@@ -153,6 +213,16 @@ class Rules:
 
     def ref(self, s: State, uid: int) -> str:
         """The card's name, made unique with its location when the name is not unique."""
+        memo = self._memo(s)
+        if memo is None:
+            return self._ref(s, uid)
+        key = ("ref", uid)
+        v = memo.get(key)
+        if v is None:
+            v = memo[key] = self._ref(s, uid)
+        return v
+
+    def _ref(self, s: State, uid: int) -> str:
         name = self.name_of(s, uid)
         same = [o.uid for o in self._all_cards(s) if o.card == name]
         if len(same) <= 1:
@@ -183,22 +253,60 @@ class Rules:
 
     def _active_statics(self, s: State) -> tuple:
         """(side, source uid, source object, static) for every continuous effect that applies."""
+        memo = self._memo(s)
+        if memo is not None:
+            v = memo.get("statics")
+            if v is None:
+                v = memo["statics"] = self._compute_statics(s)
+            return v[0]
         if self._statics_for is not s:
-            negated = self._find_negated(s)
-            out = []
-            for side, _i, c in s.spell_traps():
-                if c.face_up and not c.activating:
-                    for st in self.card(c.card).statics:
-                        out.append((side, c.uid, c, st))
-            for side, _i, m in s.monsters():
-                if m.pos.face_up and m.uid not in negated and not m.destroyed_by_battle:
-                    for st in self.card(m.card).statics:
-                        out.append((side, m.uid, m, st))
+            self._statics_val = self._compute_statics(s)
             self._statics_for = s
-            self._statics_val = (tuple(out), negated)
         return self._statics_val[0]
 
+    def _field_kinds(self, s: State, memo: dict) -> frozenset[str]:
+        """The kinds (``apply``) of the continuous effects of the face-up cards on the field: a
+        superset of those that apply (negation only removes some), so a kind not in it applies
+        to nothing. Memoised with the players (`memo`)."""
+        k = memo.get("kinds")
+        if k is None:
+            out: set[str] = set()
+            kinds = self._kinds_of
+            for p in s.players:
+                for c in p.spells:
+                    if c is not None and c.face_up and not c.activating:
+                        out |= kinds.get(c.card) or self._card_kinds(c.card)
+                c = p.field_zone
+                if c is not None and c.face_up and not c.activating:
+                    out |= kinds.get(c.card) or self._card_kinds(c.card)
+                for m in p.monsters:
+                    if m is not None and m.pos is not Pos.FACEDOWN:
+                        out |= kinds.get(m.card) or self._card_kinds(m.card)
+            k = memo["kinds"] = frozenset(out)
+        return k
+
+    def _card_kinds(self, name: str) -> frozenset[str]:
+        k = self._kinds_of[name] = frozenset(st.apply for st in self.card(name).statics)
+        return k
+
+    def _compute_statics(self, s: State) -> tuple:
+        negated = self._find_negated(s)
+        out = []
+        for side, _i, c in s.spell_traps():
+            if c.face_up and not c.activating:
+                for st in self.card(c.card).statics:
+                    out.append((side, c.uid, c, st))
+        for side, _i, m in s.monsters():
+            if m.pos.face_up and m.uid not in negated and not m.destroyed_by_battle:
+                for st in self.card(m.card).statics:
+                    out.append((side, m.uid, m, st))
+        return (tuple(out), negated)
+
     def _negated_monsters(self, s: State) -> frozenset[int]:
+        memo = self._memo(s)
+        if memo is not None:
+            self._active_statics(s)
+            return memo["statics"][1]
         self._active_statics(s)
         return self._statics_val[1]
 
@@ -247,6 +355,18 @@ class Rules:
         return True
 
     def has_static(self, s: State, uid: int, name: str) -> bool:
+        memo = self._memo(s)
+        if memo is None:
+            return self._has_static(s, uid, name)
+        if name not in self._field_kinds(s, memo):
+            return False  # no card on the field has such an effect
+        key = ("has", uid, name)
+        v = memo.get(key)
+        if v is None:
+            v = memo[key] = self._has_static(s, uid, name)
+        return v
+
+    def _has_static(self, s: State, uid: int, name: str) -> bool:
         found = s.find_monster(uid)
         if found is None:
             return False
@@ -257,6 +377,18 @@ class Rules:
         return False
 
     def static_amount(self, s: State, uid: int, name: str) -> int:
+        memo = self._memo(s)
+        if memo is None:
+            return self._static_amount(s, uid, name)
+        if name not in self._field_kinds(s, memo):
+            return 0
+        key = ("amount", uid, name)
+        v = memo.get(key)
+        if v is None:
+            v = memo[key] = self._static_amount(s, uid, name)
+        return v
+
+    def _static_amount(self, s: State, uid: int, name: str) -> int:
         found = s.find_monster(uid)
         if found is None:
             return 0
@@ -268,13 +400,24 @@ class Rules:
 
     def stat_breakdown(self, s: State, uid: int) -> tuple[int, int, list[tuple[str, str, str, int]]]:
         """(ATK, DEF, modifiers): each modifier is (source card, stat, kind, amount)."""
+        memo = self._memo(s)
+        if memo is None:
+            return self._stat_breakdown(s, uid)
+        key = ("stats", uid)
+        v = memo.get(key)
+        if v is None:
+            atk, dfn, mods = self._stat_breakdown(s, uid, not self._field_kinds(s, memo).isdisjoint(STAT_KINDS))
+            v = memo[key] = (atk, dfn, tuple(mods))
+        return v[0], v[1], list(v[2])
+
+    def _stat_breakdown(self, s: State, uid: int, statics: bool = True) -> tuple[int, int, list[tuple[str, str, str, int]]]:
         found = s.find_monster(uid)
         assert found is not None, uid
         side, _i, m = found
         c = self.card(m.card)
         atk, dfn = (0 if c.atk is None else c.atk), (0 if c.def_ is None else c.def_)
         mods: list[tuple[str, str, str, int]] = []
-        for sside, _u, src, st in self._active_statics(s):
+        for sside, _u, src, st in self._active_statics(s) if statics else ():
             if st.apply not in ("modify_stats", "modify_atk") or not self._static_applies(s, sside, src, st, m):
                 continue
             amount = st.get("amount", 0)
@@ -1504,6 +1647,9 @@ class Rules:
         w.emit("duel_over", winner=winner, reason="lp_zero")
 
     def _banish_instead(self, s: State) -> bool:
+        memo = self._memo(s)
+        if memo is not None and "banish_instead_of_graveyard" not in self._field_kinds(s, memo):
+            return False
         for _side, _u, _src, st in self._active_statics(s):
             if st.apply == "banish_instead_of_graveyard":
                 return True

@@ -133,6 +133,19 @@ def _pile(r: Rules, refs) -> list[dict[str, Any]]:
 def observe(r: Rules, s: State) -> dict[str, Any]:
     """The observation of `s`. Parts may be shared with earlier observations: treat it as
     read-only (copy it before changing it)."""
+    memo = r._memo(s)
+    if memo is None:
+        players = _players(r, s)
+    else:
+        # The players part depends on the two players alone (FIELD_PURE): states that share
+        # their players (a pass, a step change) share it.
+        players = memo.get("observation")
+        if players is None:
+            players = memo["observation"] = _players(r, s)
+    return _top(r, s, players)
+
+
+def _players(r: Rules, s: State) -> list[dict[str, Any]]:
     _cache(r).trim()
     equips: dict[int, list[int]] = {}
     for _side, _i, c in s.spell_traps():
@@ -156,6 +169,10 @@ def observe(r: Rules, s: State) -> dict[str, Any]:
                 "deck": _pile(r, p.deck),
             }
         )
+    return players
+
+
+def _top(r: Rules, s: State, players: list[dict[str, Any]]) -> dict[str, Any]:
     a = s.attack
     c_pool = r.pool
     return {

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from bpcheck.model.state import CardRef, ChainLink, Choice, Lingering, Mod, Pos
+from bpcheck.model.state import replace as _replace
 
 if TYPE_CHECKING:  # pragma: no cover
     from bpcheck.model.cards import Op
@@ -367,7 +368,3 @@ def _attach(rules, w, link, op, chosen):
     return None
 
 
-def _replace(obj, **changes):
-    from dataclasses import replace
-
-    return replace(obj, **changes)
