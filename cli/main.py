@@ -167,6 +167,8 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
         return [f"{'SKIPPED':12} {display}: the engine refused this board: {br.skip_reason}"]
     vac = [row["id"] for row in br.invariant_rows() if row["verdict"] == "vacuous"]
     line = f"{r.status.upper():12} {display}: {r.states} states, {r.transitions} transitions, depth {r.max_depth}"
+    if getattr(br, "reduction", None):  # reduction (explorers/reduce.py): what was folded
+        line += f" (decisions; {br.reduction['forced_states']} forced-pass states judged, not stored)"
     if args.stats:
         line += f", {r.elapsed:.2f} s ({r.states / max(r.elapsed, 1e-9):,.0f} states/s)"
     if r.bound_hit:
@@ -257,6 +259,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     if graph_limit(args):  # --report draws small state graphs: record them (bounded)
         system_kw["graph_limit"] = graph_limit(args)
+    system_kw["reduce"] = not args.no_reduce  # reduction: explorers/reduce.py (off with --differential / --checkpoint)
     system_kw["stop"] = sig.stop_reason  # SIGINT / SIGTERM / SIGHUP: stop cleanly, keep what was found
     if args.memory_limit:
         system_kw["memory_limit"] = args.memory_limit
@@ -561,6 +564,10 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--strict", action="store_true", help="a board the engine refuses (skipped) is not a pass: exit 3 instead of 0")
     ck.add_argument(
         "--memory-limit", type=_size, metavar="SIZE", help="stop a board as inconclusive before the process uses SIZE of memory (e.g. 2G)"
+    )
+    # reduction (explorers/reduce.py, docs/checking.md): chains of forced passes are one transition
+    ck.add_argument(
+        "--no-reduce", action="store_true", help="store and count every state, forced passes included (the perft numbers; default: reduce)"
     )
     ck.add_argument("--checkpoint", metavar="FILE", help="save the exploration to FILE when it stops early and periodically (one board)")
     ck.add_argument("--resume", action="store_true", help="with --checkpoint FILE: go on from the exploration saved there")

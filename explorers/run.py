@@ -88,6 +88,10 @@ class Counterexample:
         }
         if self.cycle_start is not None:
             d["cycle_start"] = self.cycle_start
+        forced = [s.index for s in self.steps if s.forced]
+        if forced:  # reduction: the steps that were forced passes (explorers/reduce.py)
+            d["forced"] = forced
+            d["decisions"] = len(self.labels) - len(forced)
         if self.key is not None:
             d["diff"] = {"kind": self.key[0], "path": self.key[1]}
         if self.baselined is not None:
