@@ -244,3 +244,24 @@ def test_no_reduce_keeps_every_state():
     br = check_board(board, make_engine(None), select(None), progress=False, reduce=False)
     assert br.reduction is None and br.result.states == 110  # tests/perft.json
     assert all(not s.forced for c in br.counterexamples for s in c.steps)
+
+
+def test_an_engine_fault_in_a_forced_pass_is_met_by_the_explorer_as_unreduced():
+    from bpcheck.explorers.core import FAULT, SystemFault
+
+    class Faulty(Graph):
+        def step(self, s, a):
+            if a.label == "pass 12":
+                raise SystemFault("crash", "the engine died")
+            return super().step(s, a)
+
+    def make():
+        g = diamond()
+        return Faulty(g.edges, g.terminal)
+
+    raw, red, rs = both(make)
+    assert [(v.prop, v.message) for v in raw.violations] == [(v.prop, v.message) for v in red.violations]
+    assert red.violations[0].prop == FAULT and "(applying 'pass 12')" in red.violations[0].message
+    assert stats(raw) == stats(red)
+    trail, forced, at, _ = micro_trail(rs, red.violations[0])
+    assert [a.label for _s, a, _i in trail[:-1]][-1] == "pass 12" and isinstance(trail[-2][2], SystemFault)
