@@ -111,6 +111,9 @@ class Reduced:
         self.judged: dict[int, int | None] = {}
         self.handed: set[int] = set()  # collapsible states handed to the explorer unjudged (it judges them)
         self.joins: set[int] = set()  # judged intermediate states met again in a forced loop: stored
+        # states a chain ended in that are terminal or not collapsible (decisions): met again, their
+        # actions need not be asked for (the explorer holds them)
+        self.decided: set[int] = set()
         self.memo = True  # exploring (False after finish(): steps re-execute every chain in full)
         self.reported: set[str] = set()  # goals goals_reached has reported to the explorer
         self.micro_transitions = 0  # micro-steps taken while exploring (the decisions included)
@@ -118,6 +121,7 @@ class Reduced:
         self._expanded_joins: set[int] = set()
         self._fp: tuple[Any, int] | None = None  # (state, fingerprint) of the state step returned last
         self._start: tuple[Any, bool] | None = None  # (state, whether it is a judged join) from `actions`
+        self._pre: tuple[Any, list] | None = None  # (decision state, [(action, step result, fault)]) from `actions`
 
     def __getattr__(self, name: str) -> Any:  # board, unobserved, not_judged, ...: the inner system's
         if name == "inner":
@@ -141,6 +145,7 @@ class Reduced:
         if st is not None:
             st.checked -= len(self._expanded_joins)
         self._expanded_joins = set()
+        self._pre = None
         self.memo = False
         return res
 
@@ -158,6 +163,18 @@ class Reduced:
 
     def actions(self, s):
         acts = self.inner.actions(s)
+        if self.memo and len(acts) > 1:
+            # The explorer steps every action of a decision in turn, and each step runs its chain:
+            # applying them all first keeps an engine's per-state caches (legality) warm.
+            pre = []
+            for a in acts:
+                try:
+                    pre.append((a, self.inner.step(s, a), None))
+                except SystemFault as f:
+                    pre.append((a, None, f))
+            self._pre = (s, pre)
+        else:
+            self._pre = None
         if self.collapsible(s, acts):
             fp = self.fingerprint(s)
             join = fp in self.joins
@@ -170,40 +187,51 @@ class Reduced:
 
     def step(self, s, a):
         inner = self.inner
-        s2, info = inner.step(s, a)  # a fault of the decision itself: the explorer records it
+        pre = self._pre
+        got = None
+        if pre is not None and pre[0] is s:
+            got = next((x for x in pre[1] if x[0] is a), None)
+        if got is None:
+            s2, info = inner.step(s, a)  # a fault of the decision itself: the explorer records it
+        elif got[2] is not None:
+            raise got[2]
+        else:
+            s2, info = got[1]
         verdicts = [] if self._is_join(s) else list(inner.check_transition(s, a, info, s2))
         micro = [Micro(s, a, info, s2)]
-        judged, handed, joins = self.judged, self.handed, self.joins
+        judged, handed, joins, decided = self.judged, self.handed, self.joins, self.decided
         exploring = self.memo
         new: list[int] = []  # the intermediate states this chain judges (their end is memoised)
         seen: set[int] = set()  # replaying: the states this chain passed through
         while True:
+            fp = inner.fingerprint(s2)  # the explorer asks for it next if the chain ends here
+            self._fp = (s2, fp)
+            if fp in decided or fp in handed or fp in joins:
+                break  # a state the explorer stores
+            if exploring and fp in judged:
+                end = judged[fp]
+                if end is None:  # a forced loop: this state is stored from now on (CYCLE finds the loop)
+                    joins.add(fp)
+                    break
+                # judged before, by a chain that ended in a state the explorer holds: stand for it
+                self.micro_transitions += len(micro)
+                self._memo_end(new, end)
+                return _Known(end), MacroInfo(micro, verdicts)
             try:
                 if inner.is_terminal(s2):
+                    decided.add(fp)
                     break
                 acts = inner.actions(s2)
             except SystemFault:
                 break  # handed to the explorer, which meets the fault itself
             if not self.collapsible(s2, acts):
+                decided.add(fp)
                 break
-            fp = inner.fingerprint(s2)
-            self._fp = (s2, fp)
-            if fp in handed or fp in joins:
-                break  # a state the explorer stores
-            if fp in judged:
-                end = judged[fp]
-                if exploring:
-                    if end is None:  # a forced loop: this state is stored from now on (CYCLE finds the loop)
-                        joins.add(fp)
-                        break
-                    # judged before, by a chain that ended in a state the explorer holds: stand for it
-                    self.micro_transitions += len(micro)
-                    self._memo_end(new, end)
-                    return _Known(end), MacroInfo(micro, verdicts)
+            if not exploring:
                 if fp in seen:
                     break
                 seen.add(fp)
-            elif exploring and (len(micro) >= self.max_chain or self._new_goal(s2, info)):
+            elif len(micro) >= self.max_chain or self._new_goal(s2, info):
                 handed.add(fp)
                 break
             a2 = acts[0]
@@ -225,10 +253,7 @@ class Reduced:
             s2, info = s3, info3
         self.micro_transitions += len(micro)
         if new:
-            c = self._fp
-            if c is None or c[0] is not s2:
-                c = self._fp = (s2, inner.fingerprint(s2))  # the explorer asks for it next
-            self._memo_end(new, c[1])
+            self._memo_end(new, self._fp[1])
         return s2, MacroInfo(micro, verdicts)
 
     def _memo_end(self, fps: list[int], end: int) -> None:
