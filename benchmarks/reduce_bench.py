@@ -5,8 +5,8 @@ CPU seconds and peak RSS, all invariants on, as `bpcheck check` explores.
 Not a test: it measures. Figures go into docs/performance.md. Each run is its own process (a
 fresh peak RSS):
     python benchmarks/reduce_bench.py BOARD [BOARD ...] [--states N]
-With --states N a run stops once N states have been judged: stored ones, plus, reduced, the
-forced-pass states folded into transitions (so both runs judge about the same states).
+With --states N the run over every state stops at N states, and the reduced run once it has
+taken as many steps (forced passes included) as that run's transitions: the same work, judged.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def one(board_path: str, reduce: bool, states: int | None) -> dict:
+def one(board_path: str, reduce: bool, states: int | None, steps: int | None = None) -> dict:
     from bpcheck.explorers.checking import EngineSystem, parse_goals
     from bpcheck.explorers.core import Bounds, explore, peak_rss
     from bpcheck.explorers.reduce import Reduced
@@ -37,7 +37,12 @@ def one(board_path: str, reduce: bool, states: int | None) -> dict:
     bounds = Bounds()
     if reduce:
         system = rs = Reduced(system)
-        if states is not None:
+        if steps is not None:
+
+            def stop():  # as many steps (forced ones included) as the other run took
+                return f"{steps} steps" if rs.micro_transitions >= steps else None
+
+        elif states is not None:
             expanded = [0]
 
             def stop():  # stored states expanded so far + forced states judged
@@ -71,16 +76,22 @@ def main() -> int:
     ap.add_argument("boards", nargs="+")
     ap.add_argument("--states", type=int, default=None)
     ap.add_argument("--one", choices=("reduced", "every"), help=argparse.SUPPRESS)
+    ap.add_argument("--steps", type=int, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.one:
-        print(json.dumps(one(a.boards[0], a.one == "reduced", a.states)))
+        print(json.dumps(one(a.boards[0], a.one == "reduced", a.states, a.steps)))
         return 0
     print("| board | mode | status | states stored | forced states | transitions | steps | CPU s | peak RSS MB | checks |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for b in a.boards:
+        steps = None
         for mode in ("every", "reduced"):
             cmd = [sys.executable, __file__, b, "--one", mode] + (["--states", str(a.states)] if a.states else [])
+            if steps is not None:  # a bounded run: reduced takes as many steps as the other took
+                cmd += ["--steps", str(steps)]
             d = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+            if a.states and mode == "every":
+                steps = d["transitions"]
             print(
                 f"| {Path(b).name} | {d['mode']} | {d['status']} | {d['stored']:,} | {d['forced']:,} | {d['transitions']:,} | {d['micro']:,} |"
                 f" {d['cpu_s']} | {d['peak_rss_mb']} | {d['checked']:,} |",
