@@ -169,6 +169,8 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
         return [f"{'SKIPPED':12} {display}: the engine refused this board: {br.skip_reason}"]
     vac = [row["id"] for row in br.invariant_rows() if row["verdict"] == "vacuous"]
     line = f"{r.status.upper():12} {display}: {r.states} states, {r.transitions} transitions, depth {r.max_depth}"
+    if getattr(br, "reduction", None):  # reduction (explorers/reduce.py): what was folded
+        line += f" (decisions; {br.reduction['forced_states']} forced-pass states judged, not stored)"
     if args.stats:
         line += f", {r.elapsed:.2f} s ({r.states / max(r.elapsed, 1e-9):,.0f} states/s)"
     if r.bound_hit:
@@ -259,6 +261,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     if graph_limit(args):  # --report draws small state graphs: record them (bounded)
         system_kw["graph_limit"] = graph_limit(args)
+    system_kw["reduce"] = not args.no_reduce  # reduction: explorers/reduce.py (off with --differential / --checkpoint)
     system_kw["stop"] = sig.stop_reason  # SIGINT / SIGTERM / SIGHUP: stop cleanly, keep what was found
     if args.memory_limit:
         system_kw["memory_limit"] = args.memory_limit
@@ -685,6 +688,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--fail-fast",
         action="store_true",
         help="check the boards cheapest first (expected cost) and stop at the first failing one; the boards not run are listed",
+    )
+    # reduction (explorers/reduce.py, docs/checking.md): chains of forced passes are one transition
+    ck.add_argument(
+        "--no-reduce", action="store_true", help="store and count every state, forced passes included (the perft numbers; default: reduce)"
     )
     ck.add_argument("--checkpoint", metavar="FILE", help="save the exploration to FILE when it stops early and periodically (one board)")
     ck.add_argument("--resume", action="store_true", help="with --checkpoint FILE: go on from the exploration saved there")

@@ -9,7 +9,8 @@ engine is the one named on the command line (``--engine``, default ``reference``
 names another, replay says so and still uses the command line's. The file is read through the
 input layer (:mod:`bpcheck.model.inputs`): size and depth limits, strict JSON, every field checked.
 
-Trace entries are action labels; an entry ``#N`` (written when the engine could not replay its
+Trace entries are action labels, one per step, forced passes included (with reduction on, a
+step the file lists in ``forced`` is shown as such); old files read the same. An entry ``#N`` (written when the engine could not replay its
 own trace for the report, e.g. after an engine fault) stands for the N-th action (from 0) the
 engine offers at that step.
 """
@@ -47,6 +48,8 @@ CEX_KEYS = {
     "initial_observation",
     "diff",  # a DIFF's distinct kind and first differing path (protocol v2)
     "baselined",  # a DIFF listed in a --baseline file, with its reason
+    "forced",  # reduction: the steps (from 1) that were forced passes (shown, never needed to replay)
+    "decisions",
 }
 
 
@@ -72,6 +75,12 @@ def check_counterexample(c, file: str, where: str) -> dict:
             raise InputError(file, inputs.field_path(where, "diff"), "expected a table of two strings, kind and path")
     if "baselined" in c and not inputs.is_type(c["baselined"], str):
         raise InputError(file, inputs.field_path(where, "baselined"), f"expected the baseline's reason (a string), got {inputs.type_name(c['baselined'])}")
+    if "forced" in c:
+        fz = c["forced"]
+        if not isinstance(fz, list) or not all(inputs.is_type(k, int) and k >= 1 for k in fz):
+            raise InputError(file, inputs.field_path(where, "forced"), "expected an array of step numbers (from 1)")
+    if "decisions" in c and not (inputs.is_type(c["decisions"], int) and c["decisions"] >= 0):
+        raise InputError(file, inputs.field_path(where, "decisions"), f"expected a number of steps, got {inputs.show(c['decisions'])}")
     c = {**c, "_file": file, "_where": where}  # for messages about the trace later
     if "bpcheck_counterexample" in c:
         v = c["bpcheck_counterexample"]
@@ -241,7 +250,7 @@ def _replay(cex: dict, engine, board, verbose: bool) -> int:
         if verbose:
             mark = "  <-- " + ", ".join(pid for _k, pid, _m in found[before:]) if len(found) > before else ""
             shown = label if act.label == label else f"{label} = {act.label}"
-            print(f"  {k:3}. {shown}{mark}")
+            print(f"  {k:3}. {shown}{' (forced)' if _forced(cex, k - 1) else ''}{mark}")
         s = s2
     if not system.is_terminal(s):
         note(len(cex["trace"]), system.check_actions(s, system.actions(s)))
@@ -261,6 +270,12 @@ def _replay(cex: dict, engine, board, verbose: bool) -> int:
         return EXIT_FAIL
     print(f"the trace replays and every invariant holds: {cex['invariant']} is no longer violated")
     return EXIT_OK
+
+
+def _forced(cex: dict, k: int) -> bool:
+    """Whether the file marks step k (from 0) as forced (reduction: the only action, a pass,
+    taken for the player). Only shown: the trace is replayed step by step either way."""
+    return k + 1 in (cex.get("forced") or ())
 
 
 # -- naming the files --cex-dir writes ------------------------------------------------------------

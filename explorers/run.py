@@ -49,6 +49,7 @@ class Step:
     events: list[dict]
     before: dict
     after: dict
+    forced: bool = False  # reduction (explorers/reduce.py): the only action offered, taken for the player
 
 
 @dataclass
@@ -87,13 +88,18 @@ class Counterexample:
         }
         if self.cycle_start is not None:
             d["cycle_start"] = self.cycle_start
+        forced = [s.index for s in self.steps if s.forced]
+        if forced:  # reduction: the steps that were forced passes (explorers/reduce.py)
+            d["forced"] = forced
+            d["decisions"] = len(self.labels) - len(forced)
         if self.key is not None:
             d["diff"] = {"kind": self.key[0], "path": self.key[1]}
         if self.baselined is not None:
             d["baselined"] = self.baselined
         if full:
             d["steps"] = [
-                {"index": s.index, "player": s.player, "action": s.action, "events": s.events, "after": s.after} for s in self.steps
+                {"index": s.index, "player": s.player, "action": s.action, "events": s.events, "after": s.after, **({"forced": True} if s.forced else {})}
+                for s in self.steps
             ]
             d["initial_observation"] = self.initial_observation
         return d
@@ -112,6 +118,7 @@ class BoardResult:
     not_compared: list[str] = field(default_factory=list)
     not_evaluated: dict[str, str] = field(default_factory=dict)
     baseline: dict | None = None  # --baseline: {"known", "new", "gone"} (explorers/baseline.py)
+    reduction: dict | None = None  # reduction on (explorers/reduce.py): {"forced_states", "micro_transitions"}
 
     skip_reason: str | None = None  # the engine refused the board (EngineRefusal): verdict "skipped"
     # invariant id -> why it could not judge some situations (card data it cannot classify)
@@ -190,6 +197,8 @@ class BoardResult:
             d["not_compared"] = list(self.not_compared)
         if self.baseline is not None:
             d["baseline"] = self.baseline
+        if self.reduction is not None:
+            d["reduction"] = dict(self.reduction)
         if self.skip_reason is not None:
             d["skipped_reason"] = self.skip_reason
         else:
@@ -207,14 +216,21 @@ def _statement(pid: str, invariants: Sequence[Invariant]) -> tuple[str, tuple[st
 
 
 def build_counterexample(system: EngineSystem, v: Violation, invariants: Sequence[Invariant], engine_name: str) -> Counterexample:
-    trail = replay_trace(system, v.initial, v.trace)
+    forced: list[bool] = []
+    at, cycle_start = v.at, v.cycle_start
+    if getattr(system, "reduced", False):  # a macro trace: re-executed as its micro-steps (explorers/reduce.py)
+        from bpcheck.explorers.reduce import micro_trail
+
+        trail, forced, at, cycle_start = micro_trail(system, v)
+    else:
+        trail = replay_trace(system, v.initial, v.trace)
     steps: list[Step] = []
     labels: list[str] = []
     for k, (s, a, info) in enumerate(trail[:-1]):
         s_after = trail[k + 1][0]
         labels.append(a.label)
         events = [] if isinstance(info, SystemFault) else [e.to_dict() for e in info]
-        steps.append(Step(k + 1, s[1].get("to_act"), a.to_dict(), events, s[1], s_after[1]))
+        steps.append(Step(k + 1, s[1].get("to_act"), a.to_dict(), events, s[1], s_after[1], bool(forced and forced[k])))
     statement, rules = _statement(v.prop, invariants)
     return Counterexample(
         board=system.board.path,
@@ -223,11 +239,11 @@ def build_counterexample(system: EngineSystem, v: Violation, invariants: Sequenc
         statement=statement,
         rules=tuple(rules),
         message=v.message,
-        at=v.at,
+        at=at,
         initial_observation=trail[0][0][1],
         steps=steps,
         labels=labels,
-        cycle_start=v.cycle_start,
+        cycle_start=cycle_start,
     )
 
 
@@ -340,6 +356,7 @@ def check_board(
     system_cls=EngineSystem,
     graph_limit: int | None = None,
     parallel: tuple[int, Any] | None = None,
+    reduce: bool = True,
     **controls: Any,
 ) -> BoardResult:
     """``system_cls`` builds the transition system from (engine, board, invariants, goals):
@@ -347,8 +364,13 @@ def check_board(
     :func:`~bpcheck.explorers.core.explore` (stop, memory_limit, on_checkpoint,
     checkpoint_every, resume). ``parallel`` = (workers, make_system): explore this one board
     with the sharded explorer (explorers/parallel.py) when it can (BFS, no state graph, no
-    ``max_states``); ``make_system`` is picklable (:func:`system_factory`) and each worker builds its
-    own engine and system with it. This process's ``system`` replays the traces."""
+    ``max_states``, no reduction); ``make_system`` is picklable (:func:`system_factory`) and each
+    worker builds its own engine and system with it. This process's ``system`` replays the traces.
+    ``reduce``: fold chains of forced passes into one transition (explorers/reduce.py; same
+    verdicts and property statistics, fewer states stored); not for differential mode or a
+    checkpoint, which explore every state. The reduction keeps what it has judged in this process,
+    so a reduced board is explored by one process whatever ``parallel`` says (its result must not
+    depend on the worker count); `--no-reduce -j N` shards one board over N workers."""
     goals = parse_goals(board)
     try:
         system = system_cls(engine, board, invariants, goals)
@@ -356,10 +378,15 @@ def check_board(
         return _skipped(board, invariants, goals, strategy, r.reason)
     except SystemFault as f:  # the engine failed before giving the board's initial state
         return _fault_at_start(board, invariants, goals, engine_name, strategy, f)
+    reduced = None
+    if reduce and system_cls is EngineSystem and not controls.get("on_checkpoint") and controls.get("resume") is None:
+        from bpcheck.explorers.reduce import Reduced
+
+        system = reduced = Reduced(system)
     prog = Progress(board.name, progress)
     # The frontier keeps whole states: packing observations as JSON bytes (FramePacker) was
     # measured to cost memory, not save it (docs/performance.md), so it is not used by default.
-    explore_parallel = _parallel_explorer(parallel, strategy, graph_limit, controls, bounds)
+    explore_parallel = None if reduced is not None else _parallel_explorer(parallel, strategy, graph_limit, controls, bounds)
     if explore_parallel is not None:
         workers, make_system = parallel  # type: ignore[misc]
         res = explore_parallel(make_system, workers, strategy, bounds, [g.id for g in goals], prog, finish=_not_judged_of, **controls)
@@ -370,9 +397,13 @@ def check_board(
         system.not_judged = merged  # the workers', not this process's (which explored nothing)
     else:
         res = explore(system, strategy, bounds, goals=[g.id for g in goals], progress=prog, record_graph=graph_limit, **controls)
+    if reduced is not None:
+        reduced.finish(res)  # the statistics as unreduced; replays re-execute every chain in full
     if res.graph is not None:  # graph_limit: keep the small state graph, states as observations
         res.graph = res.graph.map_states(lambda s: s[1])
     br = BoardResult(board, res, list(invariants), goals)
+    if reduced is not None:
+        br.reduction = {"forced_states": len(reduced.judged), "micro_transitions": reduced.micro_transitions}
     br.not_compared = list(getattr(system, "unobserved", ()))
     br.not_evaluated = dict(getattr(system, "not_evaluated", {}))
     nj = getattr(system, "not_judged", None)
@@ -393,6 +424,11 @@ def check_board(
             br.witnesses[g.id] = None
         else:
             try:
+                if reduced is not None:
+                    from bpcheck.explorers.reduce import expand_witness
+
+                    br.witnesses[g.id] = [a.label for a in expand_witness(reduced, res.goal_initial.get(g.id, 0), tr)]
+                    continue
                 trail = replay_trace(system, res.goal_initial.get(g.id, 0), tr)
                 br.witnesses[g.id] = [a.label for (_s, a, _i) in trail[:-1]]
             except SystemFault:  # the engine did not replay it: action indices stand in for labels

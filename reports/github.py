@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bpcheck.reports.board import PN
 from bpcheck.reports.runs import Run
+from bpcheck.reports.text import decision_groups, forced_summary
 
 PER_STEP = 10  # per level (error, warning, notice) and step
 SUMMARY_LIMIT = 1_000_000  # bytes; GitHub refuses a step summary over 1 MiB
@@ -43,7 +44,11 @@ def _findings(runs: list[Run], errors: list[dict]) -> dict[str, list[tuple[str, 
     for run in runs:
         who = f" [{run.engine}]" if several else ""
         for cex in run.counterexamples:
-            trace = " → ".join(f"{PN[s.player] if s.player is not None else '--'}: {s.action.get('label', '?')}" for s in cex.steps)
+            trace = " → ".join(
+                (f"{PN[d.player] if d.player is not None else '--'}: {d.action.get('label', '?')}" if d is not None else "")
+                + (f" (then {forced_summary(f, f[0].before)})" if f else "")
+                for d, f in decision_groups(cex.steps)
+            )
             msg = (
                 f"{cex.message}\n{cex.statement}"
                 + (f"\nrules: {', '.join(cex.rules)}" if cex.rules else "")
@@ -146,9 +151,12 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
             if c.rules:
                 part += [f"Rules: {', '.join(c.rules)} (docs/rules.md)", ""]
             part += [f"**Found:** {_md(c.message)}", "", f"<details><summary>{_trace_title(c)}: {len(c.steps)} steps</summary>", ""]
-            for s in c.steps:
-                who = PN[s.player] if s.player is not None else "--"
-                part.append(f"{s.index}. {who}: `{s.action.get('label', '?')}`")
+            for d, forced in decision_groups(c.steps):
+                if d is not None:
+                    who = PN[d.player] if d.player is not None else "--"
+                    part.append(f"{d.index}. {who}: `{d.action.get('label', '?')}`")
+                if forced:
+                    part.append(f"   - then {forced_summary(forced, forced[0].before)} (step{'s' if len(forced) > 1 else ''} {forced[0].index}{'-' + str(forced[-1].index) if len(forced) > 1 else ''})")
             part += ["", "</details>", ""]
             cex_parts.append("\n".join(part))
     text = "\n".join(head + body)

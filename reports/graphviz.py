@@ -244,10 +244,15 @@ def state_graph_dot(cex, graph, limit_note: str = "") -> str:
     if not graph.complete:
         why = f"{graph.total_states} states, {graph.total_edges} transitions: more than the limit of {graph.limit} states drawn"
         return summary_dot(cex, graph, why)
-    labels = [s.action.get("label", "?") for s in cex.steps]
+    # With reduction the graph's edges are decisions: forced passes are folded into them
+    decisions = [s for s in cex.steps if not getattr(s, "forced", False)]
+    labels = [s.action.get("label", "?") for s in decisions]
     path = graph.path(labels) or [0]
     on_path = set(path)
-    path_edges = {(path[k], path[k + 1], labels[k]): k + 1 for k in range(len(path) - 1)}
+    path_edges = {(path[k], path[k + 1], labels[k]): decisions[k].index for k in range(len(path) - 1)}
+    cycle_start = cex.cycle_start
+    if cycle_start is not None and len(decisions) != len(cex.steps):
+        cycle_start = sum(1 for s in cex.steps[:cycle_start] if not getattr(s, "forced", False))
     last = path[-1]
     out = [
         "digraph state_graph {\n",
@@ -255,7 +260,9 @@ def state_graph_dot(cex, graph, limit_note: str = "") -> str:
             [
                 f"state graph of {cex.board}: {len(graph.states)} states, {len(graph.edges)} transitions"
                 + ("" if graph.exhaustive else " (exploration cut by a bound)"),
-                f"orange: the counterexample to {cex.invariant} ({len(labels)} steps); red: where it is violated;"
+                f"orange: the counterexample to {cex.invariant} ({len(cex.steps)} steps"
+                + (f", {len(labels)} decisions" if len(labels) != len(cex.steps) else "")
+                + "); red: where it is violated;"
                 " double border: duel over or no action left",
             ]
         ),
@@ -279,8 +286,8 @@ def state_graph_dot(cex, graph, limit_note: str = "") -> str:
             attrs.append("peripheries=2")
         out.append(f"  n{i} [{', '.join(attrs)}];\n")
     back = None
-    if cex.at == "cycle" and cex.cycle_start is not None and len(path) == len(labels) + 1 and cex.cycle_start < len(path):
-        back = (last, path[cex.cycle_start])
+    if cex.at == "cycle" and cycle_start is not None and len(path) == len(labels) + 1 and cycle_start < len(path):
+        back = (last, path[cycle_start])
     for src, dst, name in graph.edges:
         k = path_edges.get((src, dst, name))
         if back is not None and (src, dst) == back:
@@ -308,7 +315,7 @@ def summary_dot(cex, graph, why: str) -> str:
         bands = [(start, counts[start : start + band]) for start in range(0, len(counts), band)]
         top = max(sum(chunk) for _s, chunk in bands) or 1
         rows.append('<TR><TD ALIGN="LEFT"><B>depth</B></TD><TD ALIGN="RIGHT"><B>states</B></TD><TD COLSPAN="2"> </TD></TR>')
-        path_len = len(cex.steps)
+        path_len = sum(1 for s in cex.steps if not getattr(s, "forced", False))  # depth counts decisions (reduction)
         for start, chunk in bands:
             n = sum(chunk)
             name = f"{start}" if band == 1 else f"{start}–{start + len(chunk) - 1}"

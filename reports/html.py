@@ -14,6 +14,7 @@ from bpcheck import __version__
 from bpcheck.reports.board import PN, BoardView, Cell, board_view, event_summary
 from bpcheck.reports.graphviz import violation_place
 from bpcheck.reports.runs import Run
+from bpcheck.reports.text import decision_groups, forced_summary
 
 
 def esc(s) -> str:
@@ -74,6 +75,7 @@ ol.trace { margin: 0; padding-left: 26px; font-size: 13px; max-height: 520px; ov
 ol.trace li { cursor: pointer; padding: 1px 4px; border-radius: 3px; }
 ol.trace li.current { background: #ffe8cc; font-weight: 600; }
 ol.trace li.bad { color: var(--bad); }
+ol.trace li.forced-run { list-style: none; cursor: default; color: #666; } ol.trace li.forced-run summary { cursor: pointer; }
 table.board { border-collapse: collapse; font-size: 12px; background: #fff; }
 table.board td { border: 1px solid #c9ced6; padding: 3px 5px; text-align: center; vertical-align: middle; width: 112px; height: 30px; }
 table.board td.wide { width: auto; }
@@ -94,12 +96,16 @@ table.board.bad { box-shadow: 0 0 0 3px var(--bad); }
 VIEWER_JS = """
 (function () {
   var states = Array.prototype.slice.call(document.querySelectorAll('section.state'));
-  var items = Array.prototype.slice.call(document.querySelectorAll('#trace-list li'));
+  var items = Array.prototype.slice.call(document.querySelectorAll('#trace-list li[value]'));
   var n = states.length - 1, bad = parseInt(document.body.getAttribute('data-violation-step'), 10), cur = 0;
   function show(k) {
     cur = Math.max(0, Math.min(n, k));
     states.forEach(function (s, i) { s.hidden = (i !== cur); });
-    items.forEach(function (li, i) { li.classList.toggle('current', i === cur); });
+    items.forEach(function (li, i) {
+      li.classList.toggle('current', i === cur);
+      var fold = li.parentNode.closest('details');  /* a run of forced passes: opened when its step is shown */
+      if (i === cur && fold) { fold.open = true; }
+    });
     var s = states[cur];
     document.getElementById('step-number').textContent = cur === 0 ? 'Initial state (step 0 of ' + n + ')' : 'Step ' + cur + ' of ' + n;
     document.getElementById('action-label').textContent = s.getAttribute('data-action');
@@ -203,10 +209,21 @@ def cex_page(run: Run, cex, name: str, pictures: dict, index_href: str = "../ind
             + "</section>"
         )
     trace_items = ['<li value="0">initial state</li>']
-    for st in cex.steps:
+
+    def item(st) -> str:
         who = PN[st.player] if st.player is not None else "--"
         cls = ' class="bad"' if st.index == bad_step else ""
-        trace_items.append(f'<li value="{st.index}"{cls}>{esc(who)}: {esc(st.action.get("label", "?"))}</li>')
+        return f'<li value="{st.index}"{cls}>{esc(who)}: {esc(st.action.get("label", "?"))}</li>'
+
+    for decision, forced in decision_groups(cex.steps):  # forced passes (reduction) folded under their decision
+        if decision is not None:
+            trace_items.append(item(decision))
+        if forced:
+            inner = "".join(item(st) for st in forced)
+            trace_items.append(
+                f'<li class="forced-run"><details><summary>{"then " if decision is not None else ""}{esc(forced_summary(forced, forced[0].before))}</summary>'
+                f'<ol start="{forced[0].index}">{inner}</ol></details></li>'
+            )
     if n == 0:
         trace_items[0] = '<li value="0" class="bad">initial state</li>'
     rules = ", ".join(cex.rules) if cex.rules else "—"

@@ -69,17 +69,69 @@ def board_lines(obs: dict) -> list[str]:
     return lines
 
 
+def decision_groups(steps) -> list[tuple[object | None, list]]:
+    """A trace as the decisions players made: ``[(decision step, [the forced steps after it])]``
+    (a step is forced when reduction took the only action offered for the player: its
+    ``forced`` flag). Forced steps before any decision come first, with ``None``."""
+    out: list[tuple[object | None, list]] = []
+    for st in steps:
+        if getattr(st, "forced", False):
+            if not out:
+                out.append((None, []))
+            out[-1][1].append(st)
+        else:
+            out.append((st, []))
+    return out
+
+
+def _players(steps) -> list[str]:
+    seen: list[str] = []
+    for st in steps:
+        who = PN[st.player] if st.player is not None else "--"
+        if who not in seen:
+            seen.append(who)
+    return seen
+
+
+def forced_summary(forced, before: dict | None = None) -> str:
+    """One line for a run of forced steps, from their action records and observations only:
+    ``P2 and P1 pass (forced) to damage_step_before_calculation`` (the step named when it
+    changed from `before`, the observation before the run)."""
+    who = _players(forced)
+    names = " and ".join(who) if len(who) <= 2 else ", ".join(who[:-1]) + " and " + who[-1]
+    kinds = {st.action.get("kind") for st in forced}
+    verb = ("pass" if len(who) > 1 else "passes") if kinds == {"pass"} else ("act" if len(who) > 1 else "acts")
+    n = f" x{len(forced)}" if len(forced) > len(who) else ""
+    line = f"{names} {verb}{n} (forced)"
+    to = forced[-1].after.get("step") if isinstance(forced[-1].after, dict) else None
+    frm = before.get("step") if isinstance(before, dict) else None
+    if to is not None and to != frm:
+        line += f" to {to}"
+    return line
+
+
 def counterexample_text(cex, indent: str = "  ") -> str:
     """A step-by-step trace with the board before and after the violating step."""
     out = [f"{cex.invariant}: {cex.statement}"]
     if cex.rules:
         out.append(f"rules: {', '.join(cex.rules)} (docs/rules.md)")
     out.append(f"violation: {cex.message}")
-    out.append(f"{getattr(cex, 'trace_title', 'shortest trace')} ({len(cex.labels)} steps) from {cex.board}:")
-    for s in cex.steps:
-        who = PN[s.player] if s.player is not None else "--"
-        evs = ", ".join(e["kind"] for e in s.events if e["kind"] not in ("passed",))
-        out.append(f"{indent}{s.index:3}. {who}: {s.action['label']}" + (f"   [{evs}]" if evs else ""))
+    groups = decision_groups(cex.steps)
+    decisions = sum(1 for d, _f in groups if d is not None)
+    size = f"{decisions} decisions, {len(cex.labels)} steps" if decisions != len(cex.steps) else f"{len(cex.labels)} steps"
+    out.append(f"{getattr(cex, 'trace_title', 'shortest trace')} ({size}) from {cex.board}:")
+    for d, forced in groups:
+        if d is not None:
+            who = PN[d.player] if d.player is not None else "--"
+            evs = ", ".join(e["kind"] for e in d.events if e["kind"] not in ("passed",))
+            out.append(f"{indent}{d.index:3}. {who}: {d.action['label']}" + (f"   [{evs}]" if evs else ""))
+        if forced:
+            evs = ", ".join(e["kind"] for st in forced for e in st.events if e["kind"] not in ("passed",))
+            first = forced[0].index
+            span = f"{first}" if len(forced) == 1 else f"{first}-{forced[-1].index}"
+            then = "then " if d is not None else ""
+            word = "step" if len(forced) == 1 else "steps"
+            out.append(f"{indent}     {then}{forced_summary(forced, forced[0].before)}   ({word} {span})" + (f"   [{evs}]" if evs else ""))
     if cex.at == "cycle" and cex.cycle_start is not None:
         out.append(f"{indent}... and back to the state after step {cex.cycle_start}")
     if cex.steps:

@@ -27,7 +27,9 @@ def test_reference_passes_and_json_validates(tmp_path, run_cli):
     doc = json.loads(out.read_text())
     jsonschema.validate(doc, SCHEMA)
     b = doc["boards"][0]
-    assert b["verdict"] == "pass" and b["states"] > 50 and b["transitions"] >= b["states"] - 1
+    assert b["verdict"] == "pass" and b["transitions"] >= b["states"] - 1
+    # reduction (the default): decisions stored, forced passes judged and counted beside them
+    assert b["states"] + b["reduction"]["forced_states"] == 110 and b["reduction"]["micro_transitions"] == 116  # tests/perft.json
     rows = {r["id"]: r for r in b["invariants"]}
     assert rows["replay.iff"]["verdict"] == "held" and rows["replay.iff"]["checked"] > 0
     assert rows["attack.must-attack"]["verdict"] == "vacuous"
@@ -59,7 +61,8 @@ def test_planted_violation_gives_exit_1_and_a_shortest_trace(tmp_path, run_cli, 
     # enter, pass, pass, attack, pass, Call of the Haunted, pass, pass, call off: no shorter line exists.
     assert c["length"] == 9
     assert c["trace"][-1] == "replay: call off"
-    assert "replay.call-off-counts: " in stdout and "shortest trace (9 steps)" in stdout
+    assert "replay.call-off-counts: " in stdout and "shortest trace (5 decisions, 9 steps)" in stdout
+    assert c["forced"] == [2, 5, 7, 8] and c["decisions"] == 5
     assert "board before the violating step:" in stdout and "RPL-COUNTS" in stdout
     # The saved counterexample replays and still fails ...
     f = cex_dir / "000-replay-1.replay.call-off-counts.json"

@@ -65,7 +65,7 @@ def test_each_mutant_board_is_a_seed_board_the_reference_passes(root):
 def test_a_mutant_runs_as_an_engine(run_cli, root):
     code, stdout, _ = run_cli("check", str(root / "boards" / "000-replay-1.toml"), "--engine", "mutant:replay-resets-count")
     assert code == 1
-    assert "replay.bookkeeping-kept" in stdout and "shortest trace (9 steps)" in stdout
+    assert "replay.bookkeeping-kept" in stdout and "shortest trace (5 decisions, 9 steps)" in stdout
     code, _o, err = run_cli("check", str(root / "boards" / "000-replay-1.toml"), "--engine", "mutant:nope")
     assert code == 2 and "unknown mutant 'nope'" in err
 

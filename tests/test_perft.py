@@ -11,6 +11,7 @@ import pytest
 
 from bpcheck.explorers.checking import EngineSystem, parse_goals
 from bpcheck.explorers.core import explore
+from bpcheck.explorers.reduce import Reduced
 from bpcheck.invariants import select
 from bpcheck.model.board import load_board
 from bpcheck.engines.reference import ReferenceEngine
@@ -32,7 +33,21 @@ def test_board_passes_with_pinned_state_space(path):
     assert not r.violations, [(v.prop, v.message) for v in r.violations]
     assert r.status == "pass"
     got = {"states": r.states, "transitions": r.transitions, "max_depth": r.max_depth, "terminal_states": r.terminal_states}
-    assert got == PINNED[path.name], f"state space of {path.name} changed: {PINNED[path.name]} -> {got}"
+    pinned = {k: v for k, v in PINNED[path.name].items() if k != "reduced"}
+    assert got == pinned, f"state space of {path.name} changed: {pinned} -> {got}"
+    want = PINNED[path.name].get("reduced")
+    if want is None:
+        print(f"{path.name}: no reduced counts pinned yet (scripts/update_perft.py writes them)")
+        return
+    # Reduction (bpcheck check's default): fewer states stored, the same verdicts and the same
+    # property statistics, every micro-step judged (explorers/reduce.py).
+    rs = Reduced(EngineSystem(ReferenceEngine(), board, select(None), goals))
+    rr = rs.finish(explore(rs, "bfs", goals=[g.id for g in goals]))
+    assert rr.status == "pass" and not rr.violations
+    got_r = {"states": rr.states, "transitions": rr.transitions, "max_depth": rr.max_depth, "terminal_states": rr.terminal_states}
+    assert got_r == want, f"reduced state space of {path.name} changed: {want} -> {got_r}"
+    assert {k: (p.checked, p.violations) for k, p in rr.props.items()} == {k: (p.checked, p.violations) for k, p in r.props.items()}
+    assert rs.micro_transitions == r.transitions
 
 
 def test_every_invariant_family_is_exercised_somewhere():

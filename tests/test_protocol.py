@@ -211,8 +211,8 @@ def test_serve_through_the_cli_gives_the_reference_results_byte_for_byte(tmp_pat
     """`bpcheck check BOARD --engine cmd:"python -m bpcheck.engines.serve"`: the same counts, verdicts,
     invariant rows and output as the in-process reference (the engine name aside)."""
     boards = ["boards/000-replay-1.toml", "boards/rule-lp-zero-battle.toml"]
-    ref, ref_doc = check_json(tmp_path, *boards, name="ref.json")
-    srv, srv_doc = check_json(tmp_path, *boards, "--engine", SERVE, "--check-determinism", "--call-timeout", "30", name="srv.json")
+    ref, ref_doc = check_json(tmp_path, *boards, "--no-reduce", name="ref.json")  # every state: the perft counts
+    srv, srv_doc = check_json(tmp_path, *boards, "--no-reduce", "--engine", SERVE, "--check-determinism", "--call-timeout", "30", name="srv.json")
     assert ref.returncode == srv.returncode == 0, srv.stdout + srv.stderr
     assert srv_doc["engine"] == SERVE
     assert without_engine(srv_doc) == without_engine(ref_doc)
@@ -403,7 +403,7 @@ def test_engine_fault(kind, tmp_path):
     engine = f"cmd:{PY} {shlex.quote(str(ENGINES / FAULT_ENGINES[kind]))}"
     cex_dir = tmp_path / "cex"
     proc, doc = check_json(
-        tmp_path, FAULTY_BOARD, GOOD_BOARD, "--engine", engine, "--call-timeout", "1", "--check-determinism", "--cex-dir", str(cex_dir)
+        tmp_path, FAULTY_BOARD, GOOD_BOARD, "--no-reduce", "--engine", engine, "--call-timeout", "1", "--check-determinism", "--cex-dir", str(cex_dir)
     )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
@@ -420,7 +420,7 @@ def test_engine_fault(kind, tmp_path):
     row = next(r for r in faulty["invariants"] if r["id"] == "ENGINE-FAULT")
     assert row["verdict"] == "violated" and row["violations"] >= 1
     # The rest of the board was explored: exactly what the oracle's exploration reaches.
-    oracle = check_board(load_board(ROOT / FAULTY_BOARD), FaultOnAttack(), select(None))
+    oracle = check_board(load_board(ROOT / FAULTY_BOARD), FaultOnAttack(), select(None), reduce=False)
     assert (faulty["states"], faulty["transitions"]) == (oracle.result.states, oracle.result.transitions)
     assert faulty["states"] > 20 and faulty["terminal_states"] >= 2
     # The good board: the reference model's counts, passed.
@@ -519,8 +519,8 @@ def test_node_engine_matches_the_reference_field_by_field(board):
 def test_node_engine_passes_bpcheck_check_with_the_reference_counts(tmp_path):
     node = node_command()
     boards = VANILLA_BOARDS
-    ref, ref_doc = check_json(tmp_path, *boards, name="ref.json")
-    out, doc = check_json(tmp_path, *boards, "--engine", node, "--check-determinism", name="node.json")
+    ref, ref_doc = check_json(tmp_path, *boards, "--no-reduce", name="ref.json")  # every state: the pinned counts
+    out, doc = check_json(tmp_path, *boards, "--no-reduce", "--engine", node, "--check-determinism", name="node.json")
     assert ref.returncode == 0 and out.returncode == 0, out.stdout + out.stderr
     assert without_engine(doc) == without_engine(ref_doc)
     counts = {b["board"]: (b["states"], b["transitions"]) for b in doc["boards"]}

@@ -53,7 +53,7 @@ class Loud(Server):
         "Loud",
     )
     out = tmp_path / "r.json"
-    code, stdout, stderr = run_cli("check", BOARD, "--engine", loud, "--call-timeout", "3", "--json", str(out))
+    code, stdout, stderr = run_cli("check", BOARD, "--engine", loud, "--call-timeout", "3", "--no-reduce", "--json", str(out))
     assert code == 0, stdout + stderr
     doc = json.loads(out.read_text())
     assert doc["boards"][0]["counterexamples"] == [] and doc["boards"][0]["states"] > 3

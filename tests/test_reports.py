@@ -25,13 +25,13 @@ def buggy(monkeypatch):
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
 
 
-def _board_result(engine: str = BUGGY, board: str = SMALL, invariants=None, graph_limit: int | None = 200):
+def _board_result(engine: str = BUGGY, board: str = SMALL, invariants=None, graph_limit: int | None = 200, reduce: bool = True):
     from bpcheck.engines import make_engine
     from bpcheck.explorers.run import check_board
     from bpcheck.invariants import select
     from bpcheck.model.board import load_board
 
-    return check_board(load_board(board), make_engine(engine), select(invariants), engine_name=engine, progress=False, graph_limit=graph_limit)
+    return check_board(load_board(board), make_engine(engine), select(invariants), engine_name=engine, progress=False, graph_limit=graph_limit, reduce=reduce)
 
 
 @pytest.fixture
@@ -214,7 +214,7 @@ def test_the_trace_picture_marks_changes_and_the_violation(buggy):
 def test_small_explorations_draw_the_whole_graph_larger_ones_a_summary(buggy):
     from bpcheck.reports.graphviz import state_graph_dot
 
-    br = _board_result()
+    br = _board_result(reduce=False)  # every state (--no-reduce)
     g = br.result.graph
     assert g.complete and len(g.states) == br.result.states == 126 and len(g.edges) == br.result.transitions
     cex = next(c for c in br.counterexamples if c.invariant == "replay.call-off-counts")
@@ -223,7 +223,7 @@ def test_small_explorations_draw_the_whole_graph_larger_ones_a_summary(buggy):
     assert dot.count('penwidth=2.5, arrowsize=0.8') == len(cex.steps)  # the path's edges
     assert "state graph of" in dot and "126 states" in dot
 
-    small = _board_result(graph_limit=50)
+    small = _board_result(graph_limit=50, reduce=False)
     g2 = small.result.graph
     assert not g2.complete and g2.states == [] and g2.edges == []  # nothing kept past the limit
     assert g2.total_states == small.result.states and sum(g2.depth_counts) == small.result.states
@@ -231,10 +231,30 @@ def test_small_explorations_draw_the_whole_graph_larger_ones_a_summary(buggy):
     assert "state graph not drawn: 126 states" in summary and "more than the limit of 50 states" in summary
     assert "the violation" in summary
     # recording the graph changes nothing else
-    plain = _board_result(graph_limit=None)
+    plain = _board_result(graph_limit=None, reduce=False)
     assert plain.result.graph is None
     assert (plain.result.states, plain.result.transitions) == (br.result.states, br.result.transitions)
     assert [c.to_dict() for c in plain.counterexamples] == [c.to_dict() for c in br.counterexamples]
+
+
+def test_reduced_graph_draws_the_decisions_and_the_trace_folds_forced_passes(buggy):
+    from bpcheck.reports.graphviz import state_graph_dot
+    from bpcheck.reports.html import cex_page
+    from bpcheck.reports.runs import runs_of
+
+    br = _board_result()  # reduction on (the default)
+    g = br.result.graph
+    assert g.complete and len(g.states) == br.result.states < 126
+    cex = next(c for c in br.counterexamples if c.invariant == "replay.call-off-counts")
+    decisions = [s for s in cex.steps if not s.forced]
+    assert len(decisions) < len(cex.steps)  # forced passes were folded
+    dot = state_graph_dot(cex, g)
+    assert dot.count("penwidth=2.5, arrowsize=0.8") == len(decisions)  # the path: one edge per decision
+    assert f"({len(cex.steps)} steps, {len(decisions)} decisions)" in dot
+    page = cex_page(runs_of([br], BUGGY)[0], cex, "x", {})
+    assert page.count("<details>") >= 1 and "(forced)" in page
+    # every step is still a state of the viewer (the micro-steps are shown, folded in the list)
+    assert page.count('<section class="state"') == len(cex.steps) + 1
 
 
 def test_a_failed_rendering_is_said_and_the_dot_is_kept(tmp_path, run_cli, buggy, monkeypatch):
