@@ -16,7 +16,7 @@ Kinds:
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 KINDS = ("state", "transition", "actions")
@@ -51,6 +51,11 @@ class Unknown(Exception):
         super().__init__(f"{card!r}: {what}")
         self.card = card
         self.what = what
+
+
+def not_judged(u: Unknown) -> NotJudged:
+    """The verdict of a check that raised `u`."""
+    return NotJudged(f"{u.card}: {u.what} cannot be read from its card data")
 
 
 class Context:
@@ -121,6 +126,11 @@ class Invariant:
     # It judges transitions one pass at a time (priority, pass rounds, one step per transition).
     # An engine with implicit passes folds passes into its transitions: not evaluated there.
     explicit_passes: bool = False
+    # The decorated function itself (``check`` without its NotJudged wrapper), for the checker's
+    # flat dispatch (:class:`~bpcheck.explorers.checking.EngineSystem`), which turns an
+    # :class:`Unknown` it raises into the same NotJudged verdict. None for an Invariant built by
+    # hand: then ``check`` is called as it is.
+    fn: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict:
         return {"id": self.id, "statement": self.statement, "rules": list(self.rules), "kind": self.kind, "family": self.family}
@@ -154,7 +164,7 @@ def invariant(
             try:
                 return fn(*args)
             except Unknown as u:
-                return NotJudged(f"{u.card}: {u.what} cannot be read from its card data")
+                return not_judged(u)
 
         REGISTRY[id] = Invariant(
             id,
@@ -166,6 +176,7 @@ def invariant(
             None if events is None else frozenset(events),
             None if reads is None else frozenset(reads),
             explicit_passes,
+            fn,
         )
         return fn
 
