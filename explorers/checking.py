@@ -19,6 +19,8 @@ from typing import Any, Sequence
 
 import orjson
 import xxhash
+from orjson import OPT_SORT_KEYS, dumps
+from xxhash import xxh3_64_intdigest
 
 from bpcheck.engines import observation_paths as paths
 from bpcheck.engines.interface import capabilities_of
@@ -182,6 +184,8 @@ class EngineSystem:
         # order they first occur): an invariant that names its events has nothing to judge
         # without one of them (it would return None), so it is left out
         self._trans_plans: dict[tuple[str, ...], _Plan] = {}
+        # looked up once (through the guard's __getattr__, a miss costs an AttributeError)
+        self._state_key = getattr(engine, "state_key", None)
 
     def _observe(self, st) -> dict:
         obs = self.engine.observe(st)
@@ -257,8 +261,12 @@ class EngineSystem:
         return self.engine.is_terminal(s[0])
 
     def fingerprint(self, s) -> int:
-        key = getattr(self.engine, "state_key", None)  # an engine whose observation does not determine its state (ocgcore: docs/ocgcore.md)
-        return state_fingerprint(s[1], s[2], extra=key(s[0]) if key is not None else b"")
+        key = self._state_key  # an engine whose observation does not determine its state (ocgcore: docs/ocgcore.md)
+        if key is not None:
+            return state_fingerprint(s[1], s[2], extra=key(s[0]))
+        # state_fingerprint without `extra`, in one call (XXH3 of the concatenation is the same
+        # digest as the streamed one)
+        return xxh3_64_intdigest(dumps(s[1], option=OPT_SORT_KEYS) + b"\x00" + s[2].canonical())
 
     def action_kind(self, a) -> str:
         return a.kind
