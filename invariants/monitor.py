@@ -115,17 +115,28 @@ class Monitor:
     def attackers(self) -> list["AttackRecord"]:
         return [AttackRecord(*r) for r in self.values["attacks"]]
 
+    # (each built once per monitor: a monitor is immutable)
+
     @property
     def window(self) -> "Window":
-        return Window(*self.values["windows"])
+        w = self._cache.get("windows")
+        if w is None:
+            w = self._cache["windows"] = Window(*self.values["windows"])
+        return w
 
     @property
     def battle(self) -> "Battle":
-        return Battle(*self.values["battle"])
+        b = self._cache.get("battle")
+        if b is None:
+            b = self._cache["battle"] = Battle(*self.values["battle"])
+        return b
 
     @property
     def chain(self) -> "ChainHistory":
-        return ChainHistory(*self.values["chain"])
+        c = self._cache.get("chain")
+        if c is None:
+            c = self._cache["chain"] = ChainHistory(*self.values["chain"])
+        return c
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Monitor) and self.values == other.values

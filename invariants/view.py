@@ -130,6 +130,31 @@ def uid_places(obs: dict) -> dict[int, list[str]]:
     return out
 
 
+def uid_count_ok(obs: dict) -> bool:
+    """Every uid is in one place (what :func:`uid_places` would find, reading the same fields,
+    without naming the places)."""
+    seen: set = set()
+    add = seen.add
+    n = 0
+    for p in obs["players"]:
+        for m in p["monsters"]:
+            if m:
+                add(m["uid"])
+                n += 1
+        for c in p["spells"]:
+            if c:
+                add(c["uid"])
+                n += 1
+        if p["field_zone"]:
+            add(p["field_zone"]["uid"])
+            n += 1
+        for pile in ("hand", "graveyard", "banished", "deck"):
+            for c in p[pile]:
+                add(c["uid"])
+                n += 1
+    return len(seen) == n
+
+
 def card_name(obs: dict, uid: int | None) -> str:
     if uid is None:
         return "direct"
