@@ -27,7 +27,7 @@ from bpcheck.engines.interface import capabilities_of
 from bpcheck.errors import InputError
 from bpcheck.explorers.core import SystemFault
 from bpcheck.explorers.guard import guard_engine
-from bpcheck.invariants.base import Context, Invariant, NotJudged, Transition, Unknown, not_judged
+from bpcheck.invariants.base import STEPS, Context, Invariant, NotJudged, Transition, Unknown, not_judged
 from bpcheck.invariants.cards import CardFacts
 from bpcheck.invariants.monitor import Monitor
 from bpcheck.model.board import Board
@@ -138,6 +138,16 @@ def _unreadable(pid: str, e: Exception, unobserved: dict[str, str] | None, skipp
 _Plan = tuple  # tuple[tuple[str, Callable, bool], ...]
 
 
+def _step(obs: Any) -> str | None:
+    """The observation's step when it is a step name (:data:`~bpcheck.invariants.base.STEPS`),
+    else None (no step filter applies: the invariants judge what the engine gave)."""
+    try:
+        st = obs["step"]
+    except Exception:
+        return None
+    return st if type(st) is str and st in STEPS else None
+
+
 def _plan(invs: Sequence[Invariant]) -> _Plan:
     return tuple((i.id, i.fn if i.fn is not None else i.check, i.fn is not None) for i in invs)
 
@@ -149,7 +159,10 @@ class EngineSystem:
     history (:mod:`bpcheck.invariants.monitor`), advanced from action records and events only, and
     hashed into the fingerprint with the observation."""
 
-    def __init__(self, engine, board: Board, invariants: Sequence[Invariant], goals: Sequence[Goal] = ()) -> None:
+    def __init__(self, engine, board: Board, invariants: Sequence[Invariant], goals: Sequence[Goal] = (), *, prefilter: bool = True) -> None:
+        # prefilter=False runs every transition invariant on every transition, whatever its
+        # ``events`` and ``steps`` (tests/test_checking_filters.py: same results)
+        self.prefilter = prefilter
         engine = self.engine = guard_engine(engine)  # an in-process engine that raises: ENGINE-FAULT (explorers/guard.py)
         self.board = board
         self.goals = list(goals)
@@ -181,9 +194,10 @@ class EngineSystem:
         self._state_plan = _plan(self.state_invs)
         self._action_plan = _plan(self.action_invs)
         # the transition invariants to call, by the kinds of events a transition has (in the
-        # order they first occur): an invariant that names its events has nothing to judge
-        # without one of them (it would return None), so it is left out
-        self._trans_plans: dict[tuple[str, ...], _Plan] = {}
+        # order they first occur) and its steps before and after: an invariant that names its
+        # events (and steps) has nothing to judge without one of them (it would return None),
+        # so it is left out
+        self._trans_plans: dict[tuple, _Plan] = {}
         # looked up once (through the guard's __getattr__, a miss costs an AttributeError)
         self._state_key = getattr(engine, "state_key", None)
 
@@ -227,11 +241,21 @@ class EngineSystem:
             out.append((pid, v))
         return out
 
-    def _trans_plan(self, kinds: tuple[str, ...]) -> _Plan:
+    def _trans_plan(self, key: tuple) -> _Plan:
+        kinds, before, after = key
         ks = set(kinds)
-        plan = _plan([i for i in self.trans_invs if i.events is None or not ks.isdisjoint(i.events)])
-        self._trans_plans[kinds] = plan
-        return plan
+        plan = []
+        for i in self.trans_invs:
+            if self.prefilter:
+                if i.events is not None and ks.isdisjoint(i.events):
+                    continue
+                if i.steps is not None:
+                    at = before is None or after is None or before in i.steps or after in i.steps
+                    if not at and ks.isdisjoint(i.step_events):
+                        continue
+            plan.append(i)
+        out = self._trans_plans[key] = _plan(plan)
+        return out
 
     # -- TransitionSystem --------------------------------------------------------------------
 
@@ -296,10 +320,10 @@ class EngineSystem:
         else:
             t = self.transition(s, a, info, s2[1])
             t.mon_after = s2[2]
-        kinds = tuple(t.kind_set())
-        plan = self._trans_plans.get(kinds)
+        key = (tuple(t.kind_set()), _step(t.before), _step(t.after))
+        plan = self._trans_plans.get(key)
         if plan is None:
-            plan = self._trans_plan(kinds)
+            plan = self._trans_plan(key)
         return self._run(plan, t)
 
     def goals_reached(self, s, info) -> list[str]:

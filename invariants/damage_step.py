@@ -77,6 +77,8 @@ def activation_legal(t):
     ["DS-LEGAL-DAMAGE-TIMING", "DS-DURING-CALC-ONE-CHAIN", "DS-LEGAL-STATS"],
     "transition",
     FAMILY,
+    steps=["damage_step_during_calculation"],
+    step_events=["chain_link_added"],
 )
 def during_calc(t):
     chain = list(t.mon.chain.links)
@@ -280,6 +282,8 @@ def battle_gy_trigger(t):
     ["DS-SUBSTEPS", "BP-STEPS", "DS-FLIP"],
     "transition",
     FAMILY,
+    steps=DAMAGE_STEPS,
+    step_events=["phase_changed", "damage_calculation"],
 )
 def order(t):
     changes = t.of("phase_changed")
@@ -341,6 +345,8 @@ def order(t):
     ["DS-SUBSTEPS", "DS-BATTLER-LEAVES", "RPL-BATTLE-STEP-ONLY"],
     "transition",
     FAMILY,
+    steps=DAMAGE_STEPS,
+    step_events=["damage_calculation"],
 )
 def calc_once(t):
     calcs = t.of("damage_calculation")
