@@ -110,7 +110,10 @@ class Monitor:
         idx = self._cache.get("attacks")
         if idx is None:
             idx = self._cache["attacks"] = {r[0]: AttackRecord(*r) for r in self.values["attacks"]}
-        return idx.get(uid) or AttackRecord(uid, 0, (), False, False, 0)
+        r = idx.get(uid)
+        if r is None:
+            r = idx[uid] = AttackRecord(uid, 0, (), False, False, 0)  # (kept: asked again for this monitor)
+        return r
 
     def attackers(self) -> list["AttackRecord"]:
         return [AttackRecord(*r) for r in self.values["attacks"]]
