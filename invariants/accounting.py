@@ -125,6 +125,14 @@ def lp_ledger(t):
                 delta = arith.sub(delta, e["amount"])
             elif e.kind == "lp_gained" and e["player"] == p:
                 delta = arith.add(delta, e["amount"])
+        if type(before) is int and type(after) is int and type(delta) is int:
+            # plain ints: the operations arith takes for them, written out
+            if delta != 0 or before != after:
+                changed = True
+            b = before + delta
+            if after != (b if b > 0 else 0) and not (b <= 0 and after == 0):
+                return f"P{p + 1}'s LP went {before} -> {after}, the events account for {delta:+d}"
+            continue
         if arith.ne(delta, 0) or arith.ne(before, after):
             changed = True
         # LP never go below 0.

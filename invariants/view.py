@@ -44,8 +44,9 @@ def find_spell(obs: dict, uid: int) -> dict | None:
 def in_pile(obs: dict, uid: int) -> tuple[int, str] | None:
     for side, p in enumerate(obs["players"]):
         for pile in ("hand", "graveyard", "banished", "deck"):
-            if any(c["uid"] == uid for c in p[pile]):
-                return side, pile
+            for c in p[pile]:
+                if c["uid"] == uid:
+                    return side, pile
     return None
 
 
