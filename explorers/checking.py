@@ -19,13 +19,15 @@ from typing import Any, Sequence
 
 import orjson
 import xxhash
+from orjson import OPT_SORT_KEYS, dumps
+from xxhash import xxh3_64_intdigest
 
 from bpcheck.engines import observation_paths as paths
 from bpcheck.engines.interface import capabilities_of
 from bpcheck.errors import InputError
 from bpcheck.explorers.core import SystemFault
 from bpcheck.explorers.guard import guard_engine
-from bpcheck.invariants.base import Context, Invariant, NotJudged, Transition
+from bpcheck.invariants.base import STEPS, Context, Invariant, NotJudged, Transition, Unknown, not_judged
 from bpcheck.invariants.cards import CardFacts
 from bpcheck.invariants.monitor import Monitor
 from bpcheck.model.board import Board
@@ -114,16 +116,40 @@ def _guarded(inv: Invariant, *args: Any, unobserved: dict[str, str] | None = Non
     attacker that is not on the field, an event naming an unknown card) must not crash the
     checker: the invariant is reported violated, with the reason it could not be evaluated.
     An invariant that declares no ``reads`` and trips over a field the engine declared
-    unobserved (``unobserved``: field name -> path) is not evaluated instead (noted in ``skipped``)."""
+    unobserved (``unobserved``: field name -> path) is not evaluated instead (noted in ``skipped``).
+    (:class:`EngineSystem` runs the same rules in its flat loop, :meth:`EngineSystem._run`.)"""
     try:
         return inv.check(*args)
-    except KeyError as e:
-        if unobserved and skipped is not None and e.args and e.args[0] in unobserved:
-            skipped.setdefault(inv.id, f"the engine does not observe {unobserved[e.args[0]]}")
-            return None
-        return f"could not be evaluated on the engine's data ({type(e).__name__}: {e}): the observation or events are inconsistent"
-    except (IndexError, TypeError, ValueError, AttributeError) as e:
-        return f"could not be evaluated on the engine's data ({type(e).__name__}: {e}): the observation or events are inconsistent"
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+        return _unreadable(inv.id, e, unobserved, skipped)
+
+
+def _unreadable(pid: str, e: Exception, unobserved: dict[str, str] | None, skipped: dict[str, str] | None) -> Any:
+    """The verdict of a check that raised `e` on the engine's data (see :func:`_guarded`)."""
+    if isinstance(e, KeyError) and unobserved and skipped is not None and e.args and e.args[0] in unobserved:
+        skipped.setdefault(pid, f"the engine does not observe {unobserved[e.args[0]]}")
+        return None
+    return f"could not be evaluated on the engine's data ({type(e).__name__}: {e}): the observation or events are inconsistent"
+
+
+# What one invariant is to the flat loop of EngineSystem._run: its id, the function to call, and
+# whether that function is the decorated one (an Unknown it raises is NotJudged) or an
+# Invariant's own ``check`` (built by hand: called as it is).
+_Plan = tuple  # tuple[tuple[str, Callable, bool], ...]
+
+
+def _step(obs: Any) -> str | None:
+    """The observation's step when it is a step name (:data:`~bpcheck.invariants.base.STEPS`),
+    else None (no step filter applies: the invariants judge what the engine gave)."""
+    try:
+        st = obs["step"]
+    except Exception:
+        return None
+    return st if type(st) is str and st in STEPS else None
+
+
+def _plan(invs: Sequence[Invariant]) -> _Plan:
+    return tuple((i.id, i.fn if i.fn is not None else i.check, i.fn is not None) for i in invs)
 
 
 class EngineSystem:
@@ -133,7 +159,10 @@ class EngineSystem:
     history (:mod:`bpcheck.invariants.monitor`), advanced from action records and events only, and
     hashed into the fingerprint with the observation."""
 
-    def __init__(self, engine, board: Board, invariants: Sequence[Invariant], goals: Sequence[Goal] = ()) -> None:
+    def __init__(self, engine, board: Board, invariants: Sequence[Invariant], goals: Sequence[Goal] = (), *, prefilter: bool = True) -> None:
+        # prefilter=False runs every transition invariant on every transition, whatever its
+        # ``events`` and ``steps`` (tests/test_checking_filters.py: same results)
+        self.prefilter = prefilter
         engine = self.engine = guard_engine(engine)  # an in-process engine that raises: ENGINE-FAULT (explorers/guard.py)
         self.board = board
         self.goals = list(goals)
@@ -162,6 +191,15 @@ class EngineSystem:
         self.trans_invs = [i for i in keep if i.kind == "transition"]
         self.action_invs = [i for i in keep if i.kind == "actions"]
         self._g = {"unobserved": self._unobserved_fields, "skipped": self.not_evaluated} if self.unobserved else {}
+        self._state_plan = _plan(self.state_invs)
+        self._action_plan = _plan(self.action_invs)
+        # the transition invariants to call, by the kinds of events a transition has (in the
+        # order they first occur) and its steps before and after: an invariant that names its
+        # events (and steps) has nothing to judge without one of them (it would return None),
+        # so it is left out
+        self._trans_plans: dict[tuple, _Plan] = {}
+        # looked up once (through the guard's __getattr__, a miss costs an AttributeError)
+        self._state_key = getattr(engine, "state_key", None)
 
     def _observe(self, st) -> dict:
         obs = self.engine.observe(st)
@@ -180,6 +218,44 @@ class EngineSystem:
             self.not_judged.setdefault(inv.id, set()).add(v.reason)
             return None
         return v
+
+    def _run(self, plan: _Plan, *args: Any) -> list[tuple[str, Any]]:
+        """The verdicts of the invariants of `plan` on `args`, the same as :meth:`_verdict` gives
+        one by one, in one flat loop; the invariants whose situation did not arise (``None``) are
+        left out (the explorer counts only verdicts)."""
+        out = []
+        for pid, fn, raw in plan:
+            try:
+                v = fn(*args)
+            except Unknown as u:
+                if not raw:
+                    raise
+                v = not_judged(u)
+            except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+                v = _unreadable(pid, e, self._unobserved_fields, self.not_evaluated)
+            if v is None:
+                continue
+            if v is not True and isinstance(v, NotJudged):
+                self.not_judged.setdefault(pid, set()).add(v.reason)
+                continue
+            out.append((pid, v))
+        return out
+
+    def _trans_plan(self, key: tuple) -> _Plan:
+        kinds, before, after = key
+        ks = set(kinds)
+        plan = []
+        for i in self.trans_invs:
+            if self.prefilter:
+                if i.events is not None and ks.isdisjoint(i.events):
+                    continue
+                if i.steps is not None:
+                    at = before is None or after is None or before in i.steps or after in i.steps
+                    if not at and ks.isdisjoint(i.step_events):
+                        continue
+            plan.append(i)
+        out = self._trans_plans[key] = _plan(plan)
+        return out
 
     # -- TransitionSystem --------------------------------------------------------------------
 
@@ -209,8 +285,12 @@ class EngineSystem:
         return self.engine.is_terminal(s[0])
 
     def fingerprint(self, s) -> int:
-        key = getattr(self.engine, "state_key", None)  # an engine whose observation does not determine its state (ocgcore: docs/ocgcore.md)
-        return state_fingerprint(s[1], s[2], extra=key(s[0]) if key is not None else b"")
+        key = self._state_key  # an engine whose observation does not determine its state (ocgcore: docs/ocgcore.md)
+        if key is not None:
+            return state_fingerprint(s[1], s[2], extra=key(s[0]))
+        # state_fingerprint without `extra`, in one call (XXH3 of the concatenation is the same
+        # digest as the streamed one)
+        return xxh3_64_intdigest(dumps(s[1], option=OPT_SORT_KEYS) + b"\x00" + s[2].canonical())
 
     def action_kind(self, a) -> str:
         return a.kind
@@ -218,17 +298,18 @@ class EngineSystem:
     def action_name(self, a) -> str:
         return a.label
 
+    # The checks return the verdicts of the invariants whose situation arose, ``(id, verdict)``;
+    # an invariant with nothing to judge (None) is not listed.
+
     def check_state(self, s):
-        obs = s[1]
-        ctx = Context(s[2], self.cards)
-        return [(inv.id, self._verdict(inv, obs, ctx)) for inv in self.state_invs]
+        if not self._state_plan:
+            return []
+        return self._run(self._state_plan, s[1], Context(s[2], self.cards))
 
     def check_actions(self, s, actions):
-        if not self.action_invs:
+        if not self._action_plan:
             return []
-        recs = [a.to_dict() for a in actions]
-        ctx = Context(s[2], self.cards)
-        return [(inv.id, self._verdict(inv, s[1], recs, ctx)) for inv in self.action_invs]
+        return self._run(self._action_plan, s[1], [a.to_dict() for a in actions], Context(s[2], self.cards))
 
     def check_transition(self, s, a, info, s2):
         if not self.trans_invs:
@@ -239,12 +320,11 @@ class EngineSystem:
         else:
             t = self.transition(s, a, info, s2[1])
             t.mon_after = s2[2]
-        kinds = t.kind_set()
-        # An invariant that names its events has nothing to judge without them (it would return None).
-        return [
-            (inv.id, None if inv.events is not None and kinds.isdisjoint(inv.events) else self._verdict(inv, t))
-            for inv in self.trans_invs
-        ]
+        key = (tuple(t.kind_set()), _step(t.before), _step(t.after))
+        plan = self._trans_plans.get(key)
+        if plan is None:
+            plan = self._trans_plan(key)
+        return self._run(plan, t)
 
     def goals_reached(self, s, info) -> list[str]:
         return [g.id for g in self.goals if g.met(s[1], info)]

@@ -16,10 +16,17 @@ Kinds:
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 KINDS = ("state", "transition", "actions")
+# The steps of the observation (docs/protocol.md, $defs/step), restated: a step filter
+# (``steps=``) judges only these names; any other value (a buggy engine's) never filters.
+STEPS = frozenset({
+    "main1", "battle_start_step", "battle_step", "damage_step_start", "damage_step_flip", "damage_step_before_calculation",
+    "damage_step_during_calculation", "damage_step_after_calculation_1", "damage_step_after_calculation_2", "damage_step_end",
+    "battle_end_step", "main2", "end_phase",
+})  # fmt: skip
 FAMILIES = ("attack counts", "replay", "damage step", "chains and windows", "accounting")
 
 
@@ -51,6 +58,11 @@ class Unknown(Exception):
         super().__init__(f"{card!r}: {what}")
         self.card = card
         self.what = what
+
+
+def not_judged(u: Unknown) -> NotJudged:
+    """The verdict of a check that raised `u`."""
+    return NotJudged(f"{u.card}: {u.what} cannot be read from its card data")
 
 
 class Context:
@@ -121,6 +133,19 @@ class Invariant:
     # It judges transitions one pass at a time (priority, pass rounds, one step per transition).
     # An engine with implicit passes folds passes into its transitions: not evaluated there.
     explicit_passes: bool = False
+    # Transition invariants only: the steps outside which the check has nothing to judge unless
+    # one of the event kinds ``step_events`` happens (it returns None): it runs when the step
+    # before or after the transition is one of them (or is not a step name of :data:`STEPS`), or
+    # when one of ``step_events`` happens. None: no step filter. (Kept apart from ``events``,
+    # which alone means "nothing to judge without one of these events", as bpcheck prove reads
+    # it.) tests/test_checking_filters.py runs every invariant unfiltered too: same results.
+    steps: frozenset[str] | None = None
+    step_events: frozenset[str] = frozenset()
+    # The decorated function itself (``check`` without its NotJudged wrapper), for the checker's
+    # flat dispatch (:class:`~bpcheck.explorers.checking.EngineSystem`), which turns an
+    # :class:`Unknown` it raises into the same NotJudged verdict. None for an Invariant built by
+    # hand: then ``check`` is called as it is.
+    fn: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict:
         return {"id": self.id, "statement": self.statement, "rules": list(self.rules), "kind": self.kind, "family": self.family}
@@ -138,10 +163,16 @@ def invariant(
     events: Sequence[str] | None = None,
     reads: Sequence[str] | None = None,
     explicit_passes: bool = False,
+    steps: Sequence[str] | None = None,
+    step_events: Sequence[str] = (),
 ):
     """Register a check. One function, one ID, one statement, the rules it enforces."""
     if kind not in KINDS:
         raise ValueError(f"unknown invariant kind {kind!r}")
+    if steps is not None and (kind != "transition" or not set(steps) <= STEPS):
+        raise ValueError(f"steps= is for transition invariants, with step names of STEPS: {sorted(set(steps) - STEPS)}")
+    if step_events and steps is None:
+        raise ValueError("step_events= goes with steps=")
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}")
 
@@ -154,7 +185,7 @@ def invariant(
             try:
                 return fn(*args)
             except Unknown as u:
-                return NotJudged(f"{u.card}: {u.what} cannot be read from its card data")
+                return not_judged(u)
 
         REGISTRY[id] = Invariant(
             id,
@@ -166,6 +197,9 @@ def invariant(
             None if events is None else frozenset(events),
             None if reads is None else frozenset(reads),
             explicit_passes,
+            None if steps is None else frozenset(steps),
+            frozenset(step_events),
+            fn,
         )
         return fn
 

@@ -14,6 +14,7 @@ a silent pass and never a false failure).
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -91,8 +92,34 @@ def _thaw(v: Any) -> Any:
     return v
 
 
+def _memo(fn):
+    """A fact of the run's card data (read-only once built), asked again with the same name (a
+    ``str``) and effect index (an ``int`` or None): answered from a cache. Any other argument (odd
+    engine data: a bool, a float, a list) is read as it is, every time, so a cached answer
+    never stands for a different question. Only facts whose answer is immutable are cached."""
+    cache_name = "_memo_" + fn.__name__
+
+    @functools.wraps(fn)
+    def cached(self, name, *rest):
+        if type(name) is not str or (rest and not (rest[0] is None or type(rest[0]) is int)):
+            return fn(self, name, *rest)
+        memo = self.__dict__.get(cache_name)
+        if memo is None:
+            memo = self.__dict__[cache_name] = {}
+        key = (name, *rest)
+        try:
+            return memo[key]
+        except KeyError:
+            v = memo[key] = fn(self, name, *rest)
+            return v
+
+    return cached
+
+
 class CardFacts:
-    """The card definitions of one run (pool + board), and the facts invariants ask of them."""
+    """The card definitions of one run (pool + board), and the facts invariants ask of them.
+    Built once per run and read-only after that: the facts with immutable answers are cached
+    (:func:`_memo`)."""
 
     def __init__(self, tables: Iterable[tuple[str, dict]]) -> None:
         self.defs: dict[str, dict] = {}
@@ -143,6 +170,7 @@ class CardFacts:
     def known(self, name: str | None) -> bool:
         return name in self.defs
 
+    @_memo
     def kind(self, name: str) -> tuple[str, str] | None:
         c = self.defs.get(name)
         return None if c is None else (c.get("kind"), c.get("subtype"))
@@ -179,10 +207,12 @@ class CardFacts:
 
     # -- facts ------------------------------------------------------------------------------
 
+    @_memo
     def is_token(self, name: str) -> bool | None:
         k = self.kind(name)
         return None if k is None else k[0] == "token"
 
+    @_memo
     def speed(self, name: str, effect_index: int | None) -> int | None:
         """Spell speed (rule: CH-SPEED): Counter Traps 3, other Traps and Quick-Play Spells 2,
         other Spells 1; a monster's Quick Effect 2, its other effects 1."""
@@ -199,26 +229,32 @@ class CardFacts:
             return UNKNOWN
         return 2 if e.get("type") == "quick" else 1
 
+    @_memo
     def can_attack_directly(self, name: str) -> bool | None:
         """The monster's own text lets it attack directly (rule: ATK-DIRECT)."""
         return self._static(name, "direct_attack", "self")
 
+    @_memo
     def grants_direct_attack(self, name: str) -> bool | None:
         """An Equip Spell whose equipped monster may attack directly."""
         return self._static(name, "direct_attack", "equipped")
 
+    @_memo
     def attacks_each_monster(self, name: str) -> bool | None:
         return self._static(name, "attack_each_monster", "self")
 
+    @_memo
     def must_attack(self, name: str) -> bool | None:
         return self._static(name, "must_attack", "self")
 
+    @_memo
     def attack_cost(self, name: str) -> int | None:
         sts = self.statics(name)
         if sts is None:
             return UNKNOWN
         return sum(int(s.get("amount", 0)) for s in sts if s.get("apply") == "attack_cost" and s.get("to") == "self")
 
+    @_memo
     def unattackable_while(self, name: str) -> tuple[bool, str | None] | None:
         """(cannot be attacked at all, or only while this Field Spell is face-up)."""
         sts = self.statics(name)
@@ -229,6 +265,7 @@ class CardFacts:
                 return True, s.get("while_field_spell")
         return False, None
 
+    @_memo
     def stops_attached_attacking(self, name: str) -> bool | None:
         """A card whose continuous effect forbids the monster it is attached to to attack."""
         sts = self.statics(name)
@@ -236,6 +273,7 @@ class CardFacts:
             return UNKNOWN
         return any(s.get("apply") == "cannot_attack" and s.get("to") == "attached" and not s.get("filter") for s in sts)
 
+    @_memo
     def level_lock(self, name: str) -> int | None | bool:
         """The minimum Level a field-wide "cannot attack" effect stops, False when it has none."""
         sts = self.statics(name)
@@ -249,6 +287,7 @@ class CardFacts:
                 return int(f.get("min_level", 0))
         return False
 
+    @_memo
     def negates_attached(self, name: str) -> bool | None:
         return self._static(name, "negate_effects", "attached")
 
@@ -261,6 +300,7 @@ class CardFacts:
             return None
         return ops
 
+    @_memo
     def negates_attack(self, name: str) -> bool | None:
         """Any of the card's effects negates the attack when it resolves (STOP-ATTACK)."""
         effs = self.effects(name)
@@ -274,6 +314,7 @@ class CardFacts:
                 return True
         return False
 
+    @_memo
     def answers_attack_declaration(self, name: str) -> bool | None:
         """The card has an effect activated "when an attack is declared" (WIN-ATTACK-DECL)."""
         effs = self.effects(name)
@@ -281,12 +322,14 @@ class CardFacts:
             return UNKNOWN
         return any(e.get("when") == "attack_declared" for e in effs)
 
+    @_memo
     def is_flip_effect(self, name: str, effect_index: int | None) -> bool | None:
         e = self.effect(name, effect_index)
         if e is None or e.get("type") not in EFFECT_TYPES:
             return UNKNOWN
         return e.get("type") == "flip"
 
+    @_memo
     def has_flip_effect(self, name: str) -> bool | None:
         effs = self.effects(name)
         if effs is None or any(e.get("type") not in EFFECT_TYPES for e in effs):
@@ -300,6 +343,7 @@ class CardFacts:
             return UNKNOWN
         return [i for i, e in enumerate(effs) if e.get("type") == "trigger" and e.get("when") == "destroyed_by_battle_sent_to_gy"]
 
+    @_memo
     def damage_step_window(self, name: str, effect_index: int | None) -> frozenset[str] | None:
         """The Damage-Step sub-steps in which this activation is legal (rules DS-LEGAL-COUNTER,
         DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER,

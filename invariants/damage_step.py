@@ -15,6 +15,10 @@ from bpcheck.invariants.view import fact, monster, monsters
 
 FAMILY = "damage step"
 
+# the event kinds the walks of damage.flip-after-calculation and damage.destroyed-mark act on
+_FLIP_KINDS = frozenset({"flipped", "damage_calculation", "chain_link_added"})
+_MARK_KINDS = frozenset({"damage_calculation", "destroyed_by_battle", "card_moved", "phase_changed"})
+
 
 def walk(t):
     """(sub-step, event) for each event of the transition, in order: the step an event happened in
@@ -25,6 +29,15 @@ def walk(t):
         yield step, e
         if e.kind == "phase_changed":
             step = e["to"]
+
+
+def _walk_reads(t) -> None:
+    """What :func:`walk` reads besides the events' kinds: the step before and where each
+    phase_changed event goes. A check that skips the walk (none of the kinds it acts on) still
+    reads them, so inconsistent data is reported the same way."""
+    t.before["step"]
+    for e in t.of("phase_changed"):
+        e["to"]
 
 
 def _in_ds(step) -> bool:
@@ -64,12 +77,14 @@ def activation_legal(t):
     ["DS-LEGAL-DAMAGE-TIMING", "DS-DURING-CALC-ONE-CHAIN", "DS-LEGAL-STATS"],
     "transition",
     FAMILY,
+    steps=["damage_step_during_calculation"],
+    step_events=["chain_link_added"],
 )
 def during_calc(t):
     chain = list(t.mon.chain.links)
     calc_chains = t.mon.chain.chains_in_calc
     seen = False
-    for step, e in walk(t):
+    for step, e in walk(t) if "chain_link_added" in t.kind_set() else _walk_reads(t) or ():
         if e.kind == "chain_resolved":
             chain = []
         if e.kind != "chain_link_added":
@@ -127,7 +142,7 @@ def flip_after_calc(t):
     flipped = set(t.mon.battle.flipped)
     calculated = t.mon.battle.calculated
     seen = False
-    for step, e in walk(t):
+    for step, e in walk(t) if not _FLIP_KINDS.isdisjoint(t.kind_set()) else _walk_reads(t) or ():
         if e.kind == "flipped" and e.get("by") == "battle":
             flipped.add(e["card_uid"])
         elif e.kind == "damage_calculation":
@@ -174,7 +189,7 @@ def mark_at_calc(t):
     seen = bool(marked)
     calc = False
     entered_end = False
-    for step, e in walk(t):
+    for step, e in walk(t) if not _MARK_KINDS.isdisjoint(t.kind_set()) else _walk_reads(t) or ():
         k = e.kind
         if k == "damage_calculation":
             calc = True
@@ -267,13 +282,15 @@ def battle_gy_trigger(t):
     ["DS-SUBSTEPS", "BP-STEPS", "DS-FLIP"],
     "transition",
     FAMILY,
+    steps=DAMAGE_STEPS,
+    step_events=["phase_changed", "damage_calculation"],
 )
 def order(t):
     changes = t.of("phase_changed")
     if not changes:
         if (_in_ds(t.before["step"]) or _in_ds(t.after["step"])) and t.after["step"] != t.before["step"] and not t.after["over"]:
             return f"the step changed {t.before['step']} -> {t.after['step']} without a phase_changed event"
-        for step, e in walk(t):
+        for step, e in walk(t) if "damage_calculation" in t.kind_set() else _walk_reads(t) or ():
             if e.kind == "damage_calculation" and step != "damage_step_during_calculation":
                 return f"damage calculation was performed in {step}"
         return None
@@ -328,6 +345,8 @@ def order(t):
     ["DS-SUBSTEPS", "DS-BATTLER-LEAVES", "RPL-BATTLE-STEP-ONLY"],
     "transition",
     FAMILY,
+    steps=DAMAGE_STEPS,
+    step_events=["damage_calculation"],
 )
 def calc_once(t):
     calcs = t.of("damage_calculation")

@@ -71,6 +71,13 @@ checks `check(t)` with `t.before`, `t.action`, `t.events`, `t.after`, `t.of(kind
 (held), a message (violated) or `NotJudged(reason)`; a card fact the data does not give
 (`view.fact(...)`) turns the verdict into `NotJudged` by itself.
 
+Filters (transition invariants; the checker skips a check only where it would return `None`):
+`events=[...]` — nothing to judge without one of these event kinds; `steps=[...]` with
+`step_events=[...]` — nothing to judge unless the step before or after the transition is one
+of `steps` (or is not a step name of the protocol) or one of `step_events` happens. A wrong
+declaration would hide verdicts: `tests/test_checking_filters.py` runs every invariant
+unfiltered too (`EngineSystem(..., prefilter=False)`) and compares the complete results.
+
 ## Histories
 
 | history | what it keeps |

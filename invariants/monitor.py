@@ -79,9 +79,20 @@ class Monitor:
         return self.values[name]
 
     def advance(self, t) -> "Monitor":
-        """The monitor after transition `t` (``t.mon`` is set to this monitor first)."""
+        """The monitor after transition `t` (``t.mon`` is set to this monitor first). When every
+        history keeps its value (the update returns the very value it was given), that is this
+        monitor itself: its canonical bytes and readers' caches are reused."""
         t.mon = self
-        return Monitor({n: h.update(self.values[n], t) for n, h in HISTORIES.items()})
+        old = self.values
+        new = {}
+        same = True
+        for n, h in HISTORIES.items():
+            v = old[n]
+            v2 = h.update(v, t)
+            if v2 is not v:
+                same = False
+            new[n] = v2
+        return self if same and len(new) == len(old) else Monitor(new)
 
     def canonical(self) -> bytes:
         """Canonical JSON of the values (sorted by history name): what the fingerprint hashes."""
@@ -99,22 +110,36 @@ class Monitor:
         idx = self._cache.get("attacks")
         if idx is None:
             idx = self._cache["attacks"] = {r[0]: AttackRecord(*r) for r in self.values["attacks"]}
-        return idx.get(uid) or AttackRecord(uid, 0, (), False, False, 0)
+        r = idx.get(uid)
+        if r is None:
+            r = idx[uid] = AttackRecord(uid, 0, (), False, False, 0)  # (kept: asked again for this monitor)
+        return r
 
     def attackers(self) -> list["AttackRecord"]:
         return [AttackRecord(*r) for r in self.values["attacks"]]
 
+    # (each built once per monitor: a monitor is immutable)
+
     @property
     def window(self) -> "Window":
-        return Window(*self.values["windows"])
+        w = self._cache.get("windows")
+        if w is None:
+            w = self._cache["windows"] = Window(*self.values["windows"])
+        return w
 
     @property
     def battle(self) -> "Battle":
-        return Battle(*self.values["battle"])
+        b = self._cache.get("battle")
+        if b is None:
+            b = self._cache["battle"] = Battle(*self.values["battle"])
+        return b
 
     @property
     def chain(self) -> "ChainHistory":
-        return ChainHistory(*self.values["chain"])
+        c = self._cache.get("chain")
+        if c is None:
+            c = self._cache["chain"] = ChainHistory(*self.values["chain"])
+        return c
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Monitor) and self.values == other.values
@@ -159,6 +184,9 @@ def _left_field(e) -> bool:
     return e.kind == "card_moved" and e.get("from") == "monster_zone"
 
 
+_ATTACKS_KINDS = frozenset({"attack_declared", "replay_choice", "attack_cost_paid", "attack_stopped", "card_moved"})
+
+
 @history(
     "attacks",
     "Per monster this turn: attack declarations, the monsters it was declared at, direct declarations, whether its attack "
@@ -167,6 +195,8 @@ def _left_field(e) -> bool:
 def _attacks(prev, t):
     if t.before.get("turn") != t.after.get("turn"):
         prev = ()
+    elif _ATTACKS_KINDS.isdisjoint(t.kind_set()):
+        return prev  # none of the events it reads
     recs = {r[0]: list(r) for r in prev}
     changed = False
     for e in t.events:
@@ -208,6 +238,8 @@ def _attacks(prev, t):
 )
 def _windows(prev, t):
     open_, attacker, passes = prev
+    if not open_ and "attack_declared" not in t.kind_set():
+        return prev  # closed, and nothing opens it
     for e in t.events:
         k = e.kind
         if k == "attack_declared" and not e.get("replay"):
@@ -225,6 +257,10 @@ def _windows(prev, t):
     return (open_, attacker, passes)
 
 
+_BATTLE_KINDS = frozenset({"destroyed_by_battle", "flipped", "damage_calculation"})
+_BATTLE_READS = _BATTLE_KINDS | {"card_moved", "phase_changed"}
+
+
 @history(
     "battle",
     "The current Damage Step: monsters marked destroyed by battle (until they leave the field), monsters flipped by the "
@@ -233,10 +269,10 @@ def _windows(prev, t):
 )
 def _battle(prev, t):
     destroyed, flipped, calculated = prev
-    if not (destroyed or flipped or calculated) and not any(
-        e.kind in ("destroyed_by_battle", "flipped", "damage_calculation") for e in t.events
-    ):
+    if not (destroyed or flipped or calculated) and _BATTLE_KINDS.isdisjoint(t.kind_set()):
         return prev
+    if _BATTLE_READS.isdisjoint(t.kind_set()):
+        return prev  # none of the events it reads
     d, f = set(destroyed), set(flipped)
     for e in t.events:
         k = e.kind
@@ -254,6 +290,9 @@ def _battle(prev, t):
     return (tuple(sorted(d)), tuple(sorted(f)), calculated)
 
 
+_CHAIN_READS = frozenset({"phase_changed", "chain_link_added", "activation_negated", "chain_link_resolved", "chain_resolved"})
+
+
 @history(
     "chain",
     "The chain as its links were added (card, effect, player, spell speed, targets, negated) until they resolve; whether "
@@ -263,8 +302,11 @@ def _battle(prev, t):
 )
 def _chain(prev, t):
     links, negated_attack, calc = prev
-    if not links and not any(e.kind in ("chain_link_added", "phase_changed") for e in t.events):
+    kinds = t.kind_set()
+    if not links and "chain_link_added" not in kinds and "phase_changed" not in kinds:
         return prev
+    if _CHAIN_READS.isdisjoint(kinds):
+        return prev  # none of the events it reads
     links = list(links)
     step = t.before.get("step")
     for e in t.events:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
 from bpcheck.invariants.base import invariant
+from bpcheck.invariants.cards import DAMAGE_STEPS
 from bpcheck.invariants.view import attackable, cannot_attack, fact, may_attack_directly, monster, monsters
 
 FAMILY = "replay"
@@ -97,6 +98,7 @@ def targets_recorded(t):
     ["RPL-BATTLE-STEP-ONLY"],
     "transition",
     FAMILY,
+    steps=DAMAGE_STEPS,
 )
 def not_in_damage_step(t):
     if not t.before["step"].startswith("damage_step"):

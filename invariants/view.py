@@ -44,8 +44,9 @@ def find_spell(obs: dict, uid: int) -> dict | None:
 def in_pile(obs: dict, uid: int) -> tuple[int, str] | None:
     for side, p in enumerate(obs["players"]):
         for pile in ("hand", "graveyard", "banished", "deck"):
-            if any(c["uid"] == uid for c in p[pile]):
-                return side, pile
+            for c in p[pile]:
+                if c["uid"] == uid:
+                    return side, pile
     return None
 
 
@@ -128,6 +129,31 @@ def uid_places(obs: dict) -> dict[int, list[str]]:
             for c in p[pile]:
                 out.setdefault(c["uid"], []).append(f"P{side + 1} {pile}")
     return out
+
+
+def uid_count_ok(obs: dict) -> bool:
+    """Every uid is in one place (what :func:`uid_places` would find, reading the same fields,
+    without naming the places)."""
+    seen: set = set()
+    add = seen.add
+    n = 0
+    for p in obs["players"]:
+        for m in p["monsters"]:
+            if m:
+                add(m["uid"])
+                n += 1
+        for c in p["spells"]:
+            if c:
+                add(c["uid"])
+                n += 1
+        if p["field_zone"]:
+            add(p["field_zone"]["uid"])
+            n += 1
+        for pile in ("hand", "graveyard", "banished", "deck"):
+            for c in p[pile]:
+                add(c["uid"])
+                n += 1
+    return len(seen) == n
 
 
 def card_name(obs: dict, uid: int | None) -> str:
