@@ -134,6 +134,7 @@ class ExploreResult:
     graph: GraphRecord | None = None  # states and edges (record_graph=LIMIT; bpcheck.explorers.graph)
     generated: int = 0  # states generated (initial states + transitions), for the collision estimate
     resumable: bool = False  # stopped early with states left to expand (a checkpoint can go on)
+    worker_info: list | None = None  # explore_parallel(finish=...): each worker's answer (explorers/parallel.py)
 
     @property
     def collision(self) -> dict:
@@ -566,20 +567,7 @@ def explore(
     res.states = len(parent)
     res.generated = res.transitions + _roots(parent)
     if res.bound_hit is None:
-        cyc = _find_cycle(parent, extra_src, extra_dst, depth_of if strategy == "bfs" else None)
-        res.props.setdefault(CYCLE, PropStats()).checked += 1 if cyc is None else 0
-        if cyc is not None:
-            # a shortest path to the cycle's first state, then round the cycle to its last one
-            # (whose next action returns to the first)
-            trace, init = _trace(parent, via, cyc[0])
-            start = len(trace)
-            trace += _loop_actions(parent, via, extra_src, extra_dst, extra_act, cyc)
-            st = res.props.setdefault(CYCLE, PropStats())
-            st.checked += 1
-            st.violations += 1
-            res.violations.append(
-                Violation(CYCLE, "the state graph has a cycle: a path never ends", trace, init, len(trace), "cycle", start)
-            )
+        _check_cycle(res, parent, via, depth_of if strategy == "bfs" else None, extra_src, extra_dst, extra_act)
     res.props.setdefault(DEADLOCK, PropStats())
     res.props.setdefault(CYCLE, PropStats())
     res.props.setdefault(FAULT, PropStats())
@@ -593,13 +581,36 @@ def explore(
         for arr in (parent, via, depth_of, extra_src, extra_dst, extra_act):
             total += arr.buffer_info()[1] * arr.itemsize + 64
         res.visited_bytes = total
+    _set_status(res)
+    return res
+
+
+def _check_cycle(res: ExploreResult, parent: array, via: array, bfs_depth: array | None, extra_src: array, extra_dst: array, extra_act: array) -> None:
+    """The CYCLE property on a complete state graph (its counterexample: a shortest path to the
+    cycle, then once round it)."""
+    cyc = _find_cycle(parent, extra_src, extra_dst, bfs_depth)
+    res.props.setdefault(CYCLE, PropStats()).checked += 1 if cyc is None else 0
+    if cyc is not None:
+        # a shortest path to the cycle's first state, then round the cycle to its last one
+        # (whose next action returns to the first)
+        trace, init = _trace(parent, via, cyc[0])
+        start = len(trace)
+        trace += _loop_actions(parent, via, extra_src, extra_dst, extra_act, cyc)
+        st = res.props.setdefault(CYCLE, PropStats())
+        st.checked += 1
+        st.violations += 1
+        res.violations.append(
+            Violation(CYCLE, "the state graph has a cycle: a path never ends", trace, init, len(trace), "cycle", start)
+        )
+
+
+def _set_status(res: ExploreResult) -> None:
     if res.violations:
         res.status = "fail"
     elif res.bound_hit is not None:
         res.status = "inconclusive"
     elif any(v is None for v in res.goals.values()):
         res.status = "fail"
-    return res
 
 
 def _mb(n: int) -> str:
