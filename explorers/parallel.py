@@ -122,7 +122,9 @@ class WorkerError(RuntimeError):
 
 def _context():
     if sys.platform != "win32" and "forkserver" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("forkserver")
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["bpcheck.explorers.parallel"])  # numpy and the explorer, imported once
+        return ctx
     return multiprocessing.get_context("spawn")  # pragma: no cover - not POSIX
 
 
