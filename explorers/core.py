@@ -314,6 +314,21 @@ class FingerprintIndex:
         self._idx = np.insert(self._idx, pos, v)
         rec.clear()
 
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every (fingerprint, index) held, as two arrays (unordered)."""
+        rec = self._recent
+        k = np.fromiter(rec.keys(), np.uint64, len(rec))
+        v = np.fromiter(rec.values(), np.uint32, len(rec))
+        return np.concatenate([self._fps, k]), np.concatenate([self._idx, v])
+
+    @classmethod
+    def from_pairs(cls, fps: np.ndarray, idx: np.ndarray) -> "FingerprintIndex":
+        out = cls()
+        order = np.argsort(fps, kind="stable")
+        out._fps = np.ascontiguousarray(fps[order], dtype=np.uint64)
+        out._idx = np.ascontiguousarray(idx[order], dtype=np.uint32)
+        return out
+
     def by_index(self, n: int) -> array:
         """The fingerprint of each state 0..n-1, as an ``array("Q")``."""
         out = np.zeros(n, np.uint64)

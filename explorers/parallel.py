@@ -27,8 +27,14 @@ A worker that fails to build its system or crashes raises :class:`WorkerError` i
 (with the worker's traceback as text). States must be picklable and self-contained (they travel
 between worker processes; pickles are only ever exchanged between our own processes).
 
-Not supported (v1): ``record_graph``, ``on_checkpoint`` / ``resume``, ``pack`` / ``unpack`` and
-``strategy="dfs"``; the caller runs ``core.explore`` for those.
+        on_checkpoint=None,     # as explore(): Callable[[Snapshot], None], called every
+        checkpoint_every=None,  # seconds (between chunks) and when a bound stops the run
+        resume=None,            # a core.Snapshot (explorers/checkpoint.py) of a BFS run, made by
+                                # explore() or explore_parallel(), whatever the worker count
+
+Not supported: ``record_graph``, ``pack`` / ``unpack`` and ``strategy="dfs"``; the caller runs
+``core.explore`` for those. A checkpoint holds the same data as explore()'s (the file format does
+not change), so either explorer resumes the other's.
 
 Results are byte-identical whatever the worker count, and on an exhaustive run identical to
 ``core.explore(system, "bfs", ...)`` (same states, transitions, stats, violations and traces).
@@ -102,11 +108,16 @@ from bpcheck.explorers.core import (
     FingerprintIndex,
     Progress,
     PropStats,
+    ResumeMismatch,
+    Snapshot,
     SystemFault,
     TransitionSystem,
     Violation,
     _check_cycle,
     _mb,
+    _rebuild_frontier,
+    _restore_results,
+    _results_data,
     _roots,
     _set_status,
     _trace,
@@ -266,6 +277,25 @@ class _Worker:
                 self.pending[(i, ai)] = (s2, info, d + 1)
         return {"children": (np.array(fps, np.uint64), np.array(parents, np.int64), np.array(ais, np.int64)), "rss": current_rss()}
 
+    def rebuild(self, snap: Snapshot) -> Any:
+        """Resuming: re-create the frontier states of a checkpoint (core._rebuild_frontier); keep
+        this worker's share (state index modulo the worker count) and ship the others."""
+        try:
+            states = _rebuild_frontier(self.system, snap)
+        except ResumeMismatch as e:
+            return ("mismatch", str(e))
+        except SystemFault as f:
+            return ("mismatch", f"the engine failed while re-creating the checkpointed states: {f.kind}: {f.message}")
+        outbox: dict[int, list] = {}
+        for i, s in states:
+            dest = i % self.n
+            item = (i, snap.depth_of[i], s)
+            if dest == self.wid:
+                self.fresh.append(item)
+            else:
+                outbox.setdefault(dest, []).append(item)
+        return ("ok", {dest: pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL) for dest, items in outbox.items()})
+
     # -- round 2 (as the owner of fingerprints) -----------------------------------------------
 
     def decide(self, fps: np.ndarray, parents: np.ndarray, ais: np.ndarray) -> tuple:
@@ -338,6 +368,13 @@ def _worker_main(conn, wid: int, n: int, make_system: Callable[[], TransitionSys
                 reply = w.decide(*msg[1:])
             elif op == "finalize":
                 reply = w.finalize(*msg[1:])
+            elif op == "fps":
+                reply = w.index.pairs()
+            elif op == "load":
+                w.index = FingerprintIndex.from_pairs(msg[1], msg[2])
+                reply = None
+            elif op == "rebuild":
+                reply = w.rebuild(msg[1])
             elif op == "finish":
                 info = finish(w.system) if finish is not None else None
                 conn.send(("ok", (info, w.index.nbytes())))
@@ -426,6 +463,9 @@ def explore_parallel(
     stop: Callable[[], str | None] | None = None,
     memory_limit: int | None = None,
     finish: Callable[[TransitionSystem], Any] | None = None,
+    on_checkpoint: Callable[[Snapshot], None] | None = None,
+    checkpoint_every: float | None = None,
+    resume: Snapshot | None = None,
     chunk: int = CHUNK,
 ) -> ExploreResult:
     """Explore the system ``make_system()`` builds, breadth first, with `workers` processes (the
@@ -564,9 +604,53 @@ def explore_parallel(
                 inbox[dw].append(blob)
         absorb(outs)
 
+    def snapshot() -> Snapshot:
+        fps = np.zeros(len(parent), np.uint64)
+        for f, i in pool.call([("fps",)] * n):
+            fps[i] = f
+        return Snapshot(
+            strategy,
+            array("Q", fps.tobytes()),
+            parent,
+            via,
+            depth_of,
+            extra_src,
+            extra_dst,
+            extra_act,
+            array("Q", range(head, len(parent))),
+            _results_data(res, state["depth_hit"]),
+        )
+
+    head = 0
+    next_checkpoint = None if on_checkpoint is None or not checkpoint_every else t0 + checkpoint_every
     try:
-        first = pool.call([("initial",)] + [("expand", 0, None, [])] * (n - 1))
-        if "initial_fault" in first[0]:
+        if resume is not None:
+            if resume.strategy != strategy:
+                raise ResumeMismatch(f"the checkpoint was made with --strategy {resume.strategy}, not {strategy}")
+            parent, via, depth_of = array("q", resume.parent), array("I", resume.via), array("I", resume.depth_of)
+            extra_src, extra_dst, extra_act = array("I", resume.extra_src), array("I", resume.extra_dst), array("I", resume.extra_act)
+            state["depth_hit"] = _restore_results(res, resume.results)
+            seen_viol.update((v.prop, v.key) for v in res.violations)
+            head = resume.frontier[0] if len(resume.frontier) else len(parent)
+            if list(resume.frontier) != list(range(head, len(parent))):
+                raise ResumeMismatch("the checkpoint's frontier is not the last states in order (not a breadth-first exploration)")
+            fps = np.frombuffer(resume.fps, np.uint64) if len(resume.fps) else np.empty(0, np.uint64)
+            owner = (fps % np.uint64(n)).astype(np.int64)
+            sel = [np.flatnonzero(owner == w) for w in range(n)]
+            pool.call([("load", fps[s], s.astype(np.uint32)) for s in sel])
+            if head < len(parent):
+                pool.send(0, ("rebuild", resume))
+                tag, val = pool._recv(0)
+                if tag == "mismatch":
+                    raise ResumeMismatch(val)
+                for dw, blob in val.items():
+                    inbox[dw].append(blob)
+            first = None
+        else:
+            first = pool.call([("initial",)] + [("expand", 0, None, [])] * (n - 1))
+        if first is None:
+            pass
+        elif "initial_fault" in first[0]:
             parent.append(-1)
             via.append(0)
             depth_of.append(0)
@@ -575,9 +659,9 @@ def explore_parallel(
             st.violations += 1
             seen_viol.add((FAULT, None))
             res.violations.append(Violation(FAULT, first[0]["initial_fault"], [], 0, 0, "fault"))
+            head = 1
         else:
             settle([r["children"] for r in first])
-        head = 0 if "initial_fault" not in first[0] else 1
         while head < len(parent):
             if stop_on_violation and res.violations:
                 break
@@ -597,6 +681,9 @@ def explore_parallel(
                 if rss >= mem_stop:
                     res.bound_hit = f"memory limit ({_mb(memory_limit)}; {_mb(rss)} in use, stopped at 90 %)"
                     break
+            if next_checkpoint is not None and time.monotonic() >= next_checkpoint:
+                on_checkpoint(snapshot())
+                next_checkpoint = time.monotonic() + checkpoint_every
             hi = min(head + chunk, len(parent))
             res.max_depth = max(res.max_depth, max(depth_of[head:hi]))
             replies = pool.call([("expand", hi, bounds.max_depth, inbox[w]) for w in range(n)])
@@ -607,12 +694,14 @@ def explore_parallel(
             settle([r["children"] for r in replies])
             if progress is not None:
                 progress.update(len(parent), res.max_depth, len(parent) - head)
+        if res.bound_hit is None and state["depth_hit"]:
+            res.bound_hit = f"max depth ({bounds.max_depth})"
+        res.resumable = head < len(parent) and res.bound_hit is not None and not (stop_on_violation and res.violations)
+        if on_checkpoint is not None and res.resumable:
+            on_checkpoint(snapshot())
         ends = pool.call([("finish",)] * n)
     finally:
         pool.close()
-    if res.bound_hit is None and state["depth_hit"]:
-        res.bound_hit = f"max depth ({bounds.max_depth})"
-    res.resumable = head < len(parent) and res.bound_hit is not None and not (stop_on_violation and res.violations)
     res.worker_info = [info for info, _nb in ends]
     if progress is not None:
         progress.update(len(parent), res.max_depth, 0, force=True)

@@ -166,3 +166,15 @@ def test_only_breadth_first():
         explore_parallel(Toy, 2, strategy="dfs")
     with pytest.raises(ValueError, match="positive"):
         explore_parallel(Toy, 0)
+
+
+def test_a_checkpoint_of_either_explorer_resumes_in_the_other():
+    make = functools.partial(Toy, m=400)
+    want = plain(explore(make(), "bfs", goals=GOALS))
+    snaps: list = []
+    explore(make(), "bfs", Bounds(max_states=60), goals=GOALS, on_checkpoint=snaps.append)  # stops mid-layer
+    got = explore_parallel(make, 2, goals=GOALS, resume=snaps[-1], chunk=8)
+    assert plain(got) == want
+    snaps.clear()
+    explore_parallel(make, 3, bounds=Bounds(max_states=80), goals=GOALS, on_checkpoint=snaps.append, chunk=8)
+    assert plain(explore(make(), "bfs", goals=GOALS, resume=snaps[-1])) == want
