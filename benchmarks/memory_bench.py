@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-CHILD = r"""
+CHILD = f"BENCH = {str(ROOT / 'benchmarks')!r}\n" + r"""
 import functools, json, sys
 from bpcheck.explorers.core import Bounds, current_rss, explore, peak_rss
 from bpcheck.explorers.checking import EngineSystem
@@ -36,17 +36,16 @@ from bpcheck.engines import make_engine
 def make(path, spec, invs):
     return EngineSystem(make_engine(spec), load_board(path), select(None) if invs else [])
 
-def worker_peak(system):
-    return peak_rss()
-
 if __name__ == "__main__":
     path, packed, invs, spec, ms, workers = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1", sys.argv[4], sys.argv[5], int(sys.argv[6])
     bounds = Bounds(max_states=int(ms) if ms != "-" else None)
     before = current_rss()
     extra = 0
-    if workers:
+    if workers:  # the workers import the factory (a function of this -c script cannot be pickled)
+        sys.path.insert(0, BENCH)
+        from parallel_bench import make as pmake, peak
         from bpcheck.explorers.parallel import explore_parallel
-        r = explore_parallel(functools.partial(make, path, spec, invs), workers, bounds=bounds, measure_memory=True, finish=worker_peak)
+        r = explore_parallel(functools.partial(pmake, path, spec, invs), workers, bounds=bounds, measure_memory=True, finish=peak)
         extra = sum(r.worker_info)
     else:
         p = FramePacker()

@@ -38,6 +38,12 @@ def cpu(system) -> float:
     return time.process_time()
 
 
+def peak(system) -> int | None:
+    from bpcheck.explorers.core import peak_rss
+
+    return peak_rss()
+
+
 def digest(r) -> str:
     d = dataclasses.asdict(r)
     for k in ("elapsed", "graph", "visited_bytes", "worker_info"):

@@ -125,6 +125,7 @@ from bpcheck.explorers.core import (
 )
 
 CHUNK = 2048  # frontier states expanded per round (the same for every worker count)
+SLACK = 16  # a worker keeps the new states it found up to its share of a chunk + chunk / SLACK
 
 
 class WorkerError(RuntimeError):
@@ -490,7 +491,7 @@ def explore_parallel(
     extra_dst = array("I")
     extra_act = array("I")
     seen_viol: set = set()
-    state = {"depth_hit": False, "rss": [0] * n}
+    state = {"depth_hit": False, "rss": [0] * n, "head": 0, "held_by": np.empty(0, np.int16), "held_from": 0}
 
     def absorb(outs: list[dict]) -> None:
         for out in outs:
@@ -580,18 +581,31 @@ def explore_parallel(
         _append(extra_src, es_a[eo])
         _append(extra_dst, ed_a[eo])
         _append(extra_act, ea_a[eo])
-        # who keeps each new state: its discoverer, unless that one holds more than its share
+        # who keeps each new state: its discoverer, unless that one would hold more than its
+        # share of the chunk the state will be expanded in (chunks are head + k * chunk, as long
+        # as the frontier is longer than a chunk; shorter, it is expanded whole in one)
         disc_r = disc[ranked].tolist()
-        cap = chunk // n + max(1, chunk // 16)
+        cap = chunk // n + max(1, chunk // SLACK)
+        head = state["head"]
+        held_by = state["held_by"]  # the holder of each frontier state, from state["held_from"]
+        start = head + (base - head) // chunk * chunk  # the chunk the first new state falls in
+        frm = state["held_from"]
         counts = [0] * n
+        for w in held_by[start - frm : base - frm].tolist():
+            counts[w] += 1
+        cid_end = start + chunk
         dest = []
-        for r, w in enumerate(disc_r):
-            if r % chunk == 0:
+        for j, w in zip(range(base, base + len(disc_r)), disc_r):
+            if j >= cid_end:
                 counts = [0] * n
+                cid_end += chunk
             if counts[w] >= cap:
                 w = counts.index(min(counts))
             counts[w] += 1
             dest.append(w)
+        keep = head - frm
+        state["held_by"] = np.concatenate([held_by[keep:], np.array(dest, np.int16)])
+        state["held_from"] = head
         won: list[list] = [[] for _ in range(n)]
         for p, a, j, dw, kw in zip(p_r.tolist(), a_r.tolist(), range(base, base + ranked.size), disc_r, dest):
             won[dw].append((p, a, j, kw))
@@ -645,6 +659,8 @@ def explore_parallel(
                     raise ResumeMismatch(val)
                 for dw, blob in val.items():
                     inbox[dw].append(blob)
+            state["head"] = state["held_from"] = head
+            state["held_by"] = (np.arange(head, len(parent)) % n).astype(np.int16)  # as rebuild() shares them
             first = None
         else:
             first = pool.call([("initial",)] + [("expand", 0, None, [])] * (n - 1))
@@ -688,7 +704,7 @@ def explore_parallel(
             res.max_depth = max(res.max_depth, max(depth_of[head:hi]))
             replies = pool.call([("expand", hi, bounds.max_depth, inbox[w]) for w in range(n)])
             inbox = [[] for _ in range(n)]
-            head = hi
+            head = state["head"] = hi
             for w, r in enumerate(replies):
                 state["rss"][w] = r["rss"] or 0
             settle([r["children"] for r in replies])
