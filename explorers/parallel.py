@@ -57,8 +57,8 @@ coordinates, workers never talk to each other):
    edges (sorted by source and action: the sequential order) in flat arrays;
 3. *finalize*: each discoverer checks the goals and the state properties of the children that
    won, and keeps them, or ships them (pickled, between our own processes only) to a worker
-   with fewer states of the coming chunks, so that the work stays balanced while few states
-   travel.
+   with fewer states in the chunk they will be expanded in (:data:`SLACK`), so that the work
+   of each chunk stays balanced while few states travel.
 
 Every record (a property verdict, a goal, the first use of an action kind or of a property)
 carries its place in the sequential order: (expanded state's index, phase, action index,
@@ -473,7 +473,7 @@ def explore_parallel(
     module's docstring: API, order, bounds)."""
     if strategy != "bfs":
         raise ValueError(f"explore_parallel explores breadth first only, not {strategy!r}")
-    if not isinstance(workers, int) or workers < 1:
+    if not isinstance(workers, int) or not 1 <= workers <= 4096:
         raise ValueError(f"workers must be a positive integer, not {workers!r}")
     if chunk < 1:
         raise ValueError("chunk must be positive")
