@@ -6,6 +6,14 @@ fingerprint and property checks; :func:`explore` enumerates every reachable stat
 fingerprints and parent pointers only — never whole states — and traces are rebuilt by
 re-executing the actions from an initial state, as Stateright and TLC do.
 
+The visited set is compact (:class:`FingerprintIndex`, about 28 bytes per state plus 12 per
+non-tree edge, measured by benchmarks/memory_bench.py): the fingerprints in a sorted numpy
+``uint64`` array with the state index of each beside it (``uint32``), the last few thousand
+additions in a small dict until they are merged in; parent (``int64``), action index and depth
+(``uint32``) in flat arrays by state index; the non-tree edges (needed for cycle detection) as
+three ``uint32`` arrays. A BFS frontier keeps whole states, so the peak memory follows the
+largest BFS layer, not the number of states.
+
 Properties: *always* properties are checked on every state, transition and action set; each
 check returns ``None`` (its situation did not arise), ``True`` (held) or a message (violated).
 *Sometimes* goals name states that must be reachable; the explorer reports a shortest witness.
@@ -20,7 +28,9 @@ import time
 from array import array
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Protocol, Sequence, TypeVar
+
+import numpy as np
 
 from bpcheck.explorers.graph import GraphRecord
 
@@ -124,6 +134,7 @@ class ExploreResult:
     graph: GraphRecord | None = None  # states and edges (record_graph=LIMIT; bpcheck.explorers.graph)
     generated: int = 0  # states generated (initial states + transitions), for the collision estimate
     resumable: bool = False  # stopped early with states left to expand (a checkpoint can go on)
+    worker_info: list | None = None  # explore_parallel(finish=...): each worker's answer (explorers/parallel.py)
 
     @property
     def collision(self) -> dict:
@@ -216,6 +227,124 @@ def collision_probability(states: int, generated: int) -> dict:
     return {"optimistic": n * (g - n) / 2.0**64, "bound": n * g / 2.0**64}
 
 
+MERGE_AT = 1 << 16  # additions kept in the dict before they are merged into the sorted arrays
+
+
+class FingerprintIndex:
+    """A map fingerprint -> state index in about 12 bytes per entry: two parallel numpy arrays
+    sorted by fingerprint (``uint64`` fingerprints, ``uint32`` indices) and a dict of the last
+    additions (at most :data:`MERGE_AT`), merged in by a linear ``np.insert`` when it fills.
+    Look-ups are a dict probe and a binary search (``get`` one at a time, ``get_many`` for a
+    numpy batch)."""
+
+    __slots__ = ("_recent", "_fps", "_idx")
+
+    def __init__(self) -> None:
+        self._recent: dict[int, int] = {}
+        self._fps = np.empty(0, np.uint64)
+        self._idx = np.empty(0, np.uint32)
+
+    @classmethod
+    def from_fps(cls, fps: Iterable[int]) -> "FingerprintIndex":
+        """The index of states 0..n-1 with these fingerprints (a checkpoint's ``fps``)."""
+        a = np.asarray(fps, dtype=np.uint64) if not isinstance(fps, array) else np.frombuffer(fps, dtype=np.uint64)
+        if a.size >= 2**32:  # pragma: no cover - far beyond memory anyway
+            raise OverflowError("more than 2**32 states")
+        out = cls()
+        order = np.argsort(a, kind="stable")
+        out._fps = a[order]
+        out._idx = order.astype(np.uint32)
+        return out
+
+    def __len__(self) -> int:
+        return len(self._recent) + int(self._fps.size)
+
+    def __contains__(self, fp: int) -> bool:
+        return self.get(fp) is not None
+
+    def get(self, fp: int) -> int | None:
+        r = self._recent.get(fp)
+        if r is not None:
+            return r
+        fps = self._fps
+        if fps.size:
+            pos = int(fps.searchsorted(fp))
+            if pos < fps.size and int(fps[pos]) == fp:
+                return int(self._idx[pos])
+        return None
+
+    def __getitem__(self, fp: int) -> int:
+        i = self.get(fp)
+        if i is None:
+            raise KeyError(fp)
+        return i
+
+    def get_many(self, fps: np.ndarray) -> np.ndarray:
+        """The state index of each fingerprint (``uint64`` array), -1 where it is not present."""
+        out = np.full(fps.size, -1, np.int64)
+        if self._fps.size and fps.size:
+            pos = np.searchsorted(self._fps, fps)
+            pos[pos >= self._fps.size] = 0
+            hit = self._fps[pos] == fps
+            out[hit] = self._idx[pos[hit]]
+        if self._recent:
+            get = self._recent.get
+            for k in np.flatnonzero(out < 0).tolist():
+                r = get(int(fps[k]))
+                if r is not None:
+                    out[k] = r
+        return out
+
+    def add(self, fp: int, i: int) -> None:
+        """Add a fingerprint that is not present (the caller has looked it up)."""
+        self._recent[fp] = i
+        if len(self._recent) >= MERGE_AT:
+            self.merge()
+
+    def merge(self) -> None:
+        rec = self._recent
+        if not rec:
+            return
+        k = np.fromiter(rec.keys(), np.uint64, len(rec))
+        v = np.fromiter(rec.values(), np.uint32, len(rec))
+        order = np.argsort(k, kind="stable")
+        k, v = k[order], v[order]
+        pos = np.searchsorted(self._fps, k)
+        self._fps = np.insert(self._fps, pos, k)
+        self._idx = np.insert(self._idx, pos, v)
+        rec.clear()
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every (fingerprint, index) held, as two arrays (unordered)."""
+        rec = self._recent
+        k = np.fromiter(rec.keys(), np.uint64, len(rec))
+        v = np.fromiter(rec.values(), np.uint32, len(rec))
+        return np.concatenate([self._fps, k]), np.concatenate([self._idx, v])
+
+    @classmethod
+    def from_pairs(cls, fps: np.ndarray, idx: np.ndarray) -> "FingerprintIndex":
+        out = cls()
+        order = np.argsort(fps, kind="stable")
+        out._fps = np.ascontiguousarray(fps[order], dtype=np.uint64)
+        out._idx = np.ascontiguousarray(idx[order], dtype=np.uint32)
+        return out
+
+    def by_index(self, n: int) -> array:
+        """The fingerprint of each state 0..n-1, as an ``array("Q")``."""
+        out = np.zeros(n, np.uint64)
+        out[self._idx] = self._fps
+        for fp, i in self._recent.items():
+            out[i] = fp
+        return array("Q", out.tobytes())
+
+    def nbytes(self) -> int:
+        """The memory it holds: the arrays, the dict's table and its keys and values."""
+        total = self._fps.nbytes + self._idx.nbytes + 2 * 112
+        rec = self._recent
+        total += sys.getsizeof(rec) + sum(sys.getsizeof(k) for k in rec) + sum(sys.getsizeof(v) for v in rec.values() if v > 256)
+        return total
+
+
 MEMORY_POLL_STATES = 1024  # the RSS is read every this many expanded states
 
 
@@ -262,7 +391,7 @@ def explore(
     pack_fn = pack or (lambda s: s)
     unpack_fn = unpack or (lambda s: s)
 
-    index: dict[int, int] = {}  # fingerprint -> state index
+    index = FingerprintIndex()  # fingerprint -> state index
     parent = array("q")  # state index -> parent index (-1 - initial index for roots)
     via = array("I")  # state index -> action index taken from the parent
     depth_of = array("I")
@@ -289,10 +418,10 @@ def explore(
         res.violations.append(Violation(prop, str(verdict), trace, init, len(trace), at, key=key[1]))
 
     def add(fp: int, p: int, a: int, d: int) -> int | None:
-        if fp in index:
+        if index.get(fp) is not None:
             return None
         i = len(parent)
-        index[fp] = i
+        index.add(fp, i)
         parent.append(p)
         via.append(a)
         depth_of.append(d)
@@ -305,7 +434,7 @@ def explore(
             raise ResumeMismatch(f"the checkpoint was made with --strategy {resume.strategy}, not {strategy}")
         parent, via, depth_of = resume.parent, resume.via, resume.depth_of
         extra_src, extra_dst, extra_act = resume.extra_src, resume.extra_dst, resume.extra_act
-        index = {fp: i for i, fp in enumerate(resume.fps)}
+        index = FingerprintIndex.from_fps(resume.fps)
         depth_bound_hit = _restore_results(res, resume.results)
         seen_violation = {(v.prop, v.key) for v in res.violations}
         try:
@@ -337,9 +466,7 @@ def explore(
                         res.goal_initial[g] = k
 
     def snapshot() -> Snapshot:
-        fps = array("Q", bytes(8 * len(parent)))
-        for fp, i in index.items():
-            fps[i] = fp
+        fps = index.by_index(len(parent))
         return Snapshot(
             strategy,
             fps,
@@ -418,14 +545,22 @@ def explore(
             for prop, verdict in system.check_transition(s, a, info, s2):
                 record(prop, verdict, i, "transition", ai)
             fp2 = system.fingerprint(s2)
-            j = add(fp2, i, ai, d + 1)
+            seen = index.get(fp2)
+            if seen is None:
+                j = len(parent)
+                index.add(fp2, j)
+                parent.append(i)
+                via.append(ai)
+                depth_of.append(d + 1)
+            else:
+                j = None
             if graph is not None:
                 if j is not None:
                     graph.add_state(j, s2)
-                graph.add_edge(i, index[fp2], system.action_name(a))
+                graph.add_edge(i, j if seen is None else seen, system.action_name(a))
             if j is None:
                 extra_src.append(i)
-                extra_dst.append(index[fp2])
+                extra_dst.append(seen)
                 extra_act.append(ai)
                 continue
             for g in system.goals_reached(s2, info):
@@ -445,22 +580,9 @@ def explore(
         progress.update(len(parent), res.max_depth, 0, force=True)
         progress.done()
     res.states = len(parent)
-    res.generated = res.transitions + sum(1 for p in parent if p < 0)
+    res.generated = res.transitions + _roots(parent)
     if res.bound_hit is None:
-        cyc = _find_cycle(parent, extra_src, extra_dst)
-        res.props.setdefault(CYCLE, PropStats()).checked += 1 if cyc is None else 0
-        if cyc is not None:
-            # a shortest path to the cycle's first state, then round the cycle to its last one
-            # (whose next action returns to the first)
-            trace, init = _trace(parent, via, cyc[0])
-            start = len(trace)
-            trace += _loop_actions(parent, via, extra_src, extra_dst, extra_act, cyc)
-            st = res.props.setdefault(CYCLE, PropStats())
-            st.checked += 1
-            st.violations += 1
-            res.violations.append(
-                Violation(CYCLE, "the state graph has a cycle: a path never ends", trace, init, len(trace), "cycle", start)
-            )
+        _check_cycle(res, parent, via, depth_of if strategy == "bfs" else None, extra_src, extra_dst, extra_act)
     res.props.setdefault(DEADLOCK, PropStats())
     res.props.setdefault(CYCLE, PropStats())
     res.props.setdefault(FAULT, PropStats())
@@ -470,19 +592,40 @@ def explore(
     if measure_memory:
         # Everything the visited set holds per state: the fingerprint index (table, keys,
         # values) and the parent / action / depth arrays and non-tree edges.
-        total = sys.getsizeof(index)
-        total += sum(sys.getsizeof(k) for k in index)
-        total += sum(sys.getsizeof(v) for v in index.values() if v > 256)
+        total = index.nbytes()
         for arr in (parent, via, depth_of, extra_src, extra_dst, extra_act):
             total += arr.buffer_info()[1] * arr.itemsize + 64
         res.visited_bytes = total
+    _set_status(res)
+    return res
+
+
+def _check_cycle(res: ExploreResult, parent: array, via: array, bfs_depth: array | None, extra_src: array, extra_dst: array, extra_act: array) -> None:
+    """The CYCLE property on a complete state graph (its counterexample: a shortest path to the
+    cycle, then once round it)."""
+    cyc = _find_cycle(parent, extra_src, extra_dst, bfs_depth)
+    res.props.setdefault(CYCLE, PropStats()).checked += 1 if cyc is None else 0
+    if cyc is not None:
+        # a shortest path to the cycle's first state, then round the cycle to its last one
+        # (whose next action returns to the first)
+        trace, init = _trace(parent, via, cyc[0])
+        start = len(trace)
+        trace += _loop_actions(parent, via, extra_src, extra_dst, extra_act, cyc)
+        st = res.props.setdefault(CYCLE, PropStats())
+        st.checked += 1
+        st.violations += 1
+        res.violations.append(
+            Violation(CYCLE, "the state graph has a cycle: a path never ends", trace, init, len(trace), "cycle", start)
+        )
+
+
+def _set_status(res: ExploreResult) -> None:
     if res.violations:
         res.status = "fail"
     elif res.bound_hit is not None:
         res.status = "inconclusive"
     elif any(v is None for v in res.goals.values()):
         res.status = "fail"
-    return res
 
 
 def _mb(n: int) -> str:
@@ -592,37 +735,63 @@ def _loop_actions(parent: array, via: array, extra_src: array, extra_dst: array,
     return [via[b] if parent[b] == a else act[(a, b)] for a, b in zip(nodes, nodes[1:])]
 
 
-def _find_cycle(parent: array, extra_src: array, extra_dst: array) -> list[int] | None:
+def _roots(parent: array) -> int:
+    """How many states are initial ones (a negative parent)."""
+    if not parent:
+        return 0
+    return int(np.count_nonzero(np.frombuffer(parent, dtype=np.int64) < 0))
+
+
+def _find_cycle(parent: array, extra_src: array, extra_dst: array, bfs_depth: array | None = None) -> list[int] | None:
     """Find a cycle: its states [v, ..., u] in order, each reached from the one before by an
-    edge, and u -> v closing it (v is on the depth-first path to u)."""
+    edge, and u -> v closing it (v is on the depth-first path to u).
+
+    The successors of a state are its tree children in index order, then its non-tree edges in
+    the order they were found; the depth-first search goes through the roots in index order.
+    The successor lists are flat arrays (CSR), a few bytes per edge. With BFS depths
+    (`bfs_depth`) a graph without a non-tree edge that goes no deeper is acyclic (every other
+    edge goes one layer down), which is decided without the search."""
     n = len(parent)
     if not extra_src:
         return None  # the tree edges alone cannot form a cycle
-    children: list[list[int]] = [[] for _ in range(n)]
-    for i in range(n):
-        p = parent[i]
-        if p >= 0:
-            children[p].append(i)
-    for u, v in zip(extra_src, extra_dst):
-        children[u].append(v)
+    par = np.frombuffer(parent, dtype=np.int64)
+    es = np.frombuffer(extra_src, dtype=np.uint32).astype(np.int64)
+    ed = np.frombuffer(extra_dst, dtype=np.uint32).astype(np.int64)
+    if bfs_depth is not None:
+        dep = np.frombuffer(bfs_depth, dtype=np.uint32)
+        if not np.any(dep[ed] <= dep[es]):
+            return None
+    tree = np.flatnonzero(par >= 0)
+    src = np.concatenate([par[tree], es])
+    dst = np.concatenate([tree, ed])
+    order = np.argsort(src, kind="stable")  # tree children (by index) before non-tree edges (in order)
+    targets = array("Q", dst[order].astype(np.uint64).tobytes())
+    starts = array("Q", np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n))]).astype(np.uint64).tobytes())
+    del src, dst, order, tree
     color = bytearray(n)  # 0 white, 1 grey, 2 black
-    for root in range(n):
-        if color[root] or parent[root] >= 0:
+    for root in np.flatnonzero(par < 0).tolist():
+        if color[root]:
             continue
-        stack = [(root, iter(children[root]))]
+        nodes = [root]
+        pos = [starts[root]]
         color[root] = 1
-        while stack:
-            node, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
+        while nodes:
+            node = nodes[-1]
+            k = pos[-1]
+            if k == starts[node + 1]:
                 color[node] = 2
-                stack.pop()
-            elif color[nxt] == 1:
-                path = [s for s, _it in stack]
-                return path[path.index(nxt) :]
-            elif color[nxt] == 0:
+                nodes.pop()
+                pos.pop()
+                continue
+            pos[-1] = k + 1
+            nxt = targets[k]
+            c = color[nxt]
+            if c == 1:
+                return nodes[nodes.index(nxt) :]
+            if c == 0:
                 color[nxt] = 1
-                stack.append((nxt, iter(children[nxt])))
+                nodes.append(nxt)
+                pos.append(starts[nxt])
     return None
 
 
@@ -652,6 +821,7 @@ __all__ = [
     "Bounds",
     "ExploreResult",
     "Finding",
+    "FingerprintIndex",
     "Progress",
     "ResumeMismatch",
     "Snapshot",

@@ -86,3 +86,38 @@ def test_bounds_are_inconclusive_never_pass():
     assert r.status == "inconclusive" and r.bound_hit.startswith("max states")
     r = explore(Counter(limit=1000), "bfs", Bounds(max_depth=3))
     assert r.status == "inconclusive"
+
+
+def test_the_fingerprint_index_finds_what_it_holds_across_merges(monkeypatch):
+    import random
+    from array import array
+
+    import numpy as np
+
+    import bpcheck.explorers.core as core
+
+    monkeypatch.setattr(core, "MERGE_AT", 8)  # merge into the sorted arrays often
+    rnd = random.Random(7)
+    fps = list(dict.fromkeys(rnd.getrandbits(64) for _ in range(300))) + [0, 2**64 - 1]
+    ix = core.FingerprintIndex()
+    for i, fp in enumerate(fps):
+        assert ix.get(fp) is None
+        ix.add(fp, i)
+    assert len(ix) == len(fps) and ix._fps.size > 0 and ix._recent  # both parts in use
+    assert all(ix.get(fp) == i for i, fp in enumerate(fps)) and ix.get(12345) is None
+    probe = np.array(fps[::7] + [1, 2**63], dtype=np.uint64)
+    assert ix.get_many(probe).tolist() == list(range(0, len(fps), 7)) + [-1, -1]
+    assert list(ix.by_index(len(fps))) == fps
+    again = core.FingerprintIndex.from_fps(array("Q", fps))
+    assert all(again[fp] == i for i, fp in enumerate(fps)) and 99 not in again
+
+
+def test_the_visited_set_takes_under_64_bytes_per_state(monkeypatch):
+    # deterministic (it counts the bytes held, it times nothing). The dict of recent additions
+    # (at most MERGE_AT entries, about 100 B each) is made small so that 20,000 states show the
+    # per-state cost of a large run: fingerprint, index, parent, action, depth, non-tree edges.
+    import bpcheck.explorers.core as core
+
+    monkeypatch.setattr(core, "MERGE_AT", 1024)
+    r = explore(Counter(limit=20_000), "bfs", measure_memory=True)
+    assert r.states == 20_001 and r.visited_bytes / r.states < 64

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Speed-up of explore_parallel (worker processes on one board) over the in-process explore().
+
+Not a test: it measures. Figures go into docs/performance.md.
+    python benchmarks/parallel_bench.py [--board PATH] [--max-states N] [--workers 1,2] [--no-invariants]
+For each run: wall time, CPU seconds of the parent and of each worker (time.process_time() in
+each process; a worker's includes building its system), states per wall second, and a digest
+of the whole result (every run must give the same one: the results do not depend on the worker
+count). The machine's load average (os.getloadavg) is printed before and after: the CPU seconds
+are what a shared machine disturbs least.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def make(path: str, spec: str, invs: bool):
+    from bpcheck.engines import make_engine
+    from bpcheck.explorers.checking import EngineSystem
+    from bpcheck.invariants import select
+    from bpcheck.model.board import load_board
+
+    return EngineSystem(make_engine(spec), load_board(path), select(None) if invs else [])
+
+
+def cpu(system) -> float:
+    return time.process_time()
+
+
+def peak(system) -> int | None:
+    from bpcheck.explorers.core import peak_rss
+
+    return peak_rss()
+
+
+def digest(r) -> str:
+    d = dataclasses.asdict(r)
+    for k in ("elapsed", "graph", "visited_bytes", "worker_info"):
+        d.pop(k, None)
+    d["order"] = [list(r.props), list(r.action_counts)]
+    return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def main() -> int:
+    from bpcheck.explorers.core import Bounds, explore
+    from bpcheck.explorers.parallel import explore_parallel
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--board", default=str(ROOT / "boards" / "000-ds-counter-traps.toml"))
+    ap.add_argument("--max-states", type=int, default=None)
+    ap.add_argument("--workers", default="0,1,2", help="comma-separated worker counts; 0: explore() in-process")
+    ap.add_argument("--no-invariants", action="store_true")
+    ap.add_argument("--engine", default="reference")
+    args = ap.parse_args()
+    bounds = Bounds(max_states=args.max_states)
+    make_system = functools.partial(make, args.board, args.engine, not args.no_invariants)
+    print(f"{Path(args.board).name}, max states {args.max_states or 'none'}, invariants {'off' if args.no_invariants else 'all'}; load average {os.getloadavg()}")
+    print(f"{'workers':>7} {'states':>8} {'wall s':>7} {'parent CPU s':>13} {'worker CPU s':>20} {'states/s':>9}  digest")
+    base = None
+    for n in [int(x) for x in args.workers.split(",")]:
+        t0, c0 = time.monotonic(), time.process_time()
+        if n == 0:
+            r = explore(make_system(), "bfs", bounds)
+            wcpu: list[float] = []
+        else:
+            r = explore_parallel(make_system, n, bounds=bounds, finish=cpu)
+            wcpu = r.worker_info
+        wall, pcpu = time.monotonic() - t0, time.process_time() - c0
+        base = base or wall
+        print(f"{n:>7} {r.states:>8} {wall:>7.1f} {pcpu:>13.1f} {' + '.join(f'{c:.1f}' for c in wcpu) or '-':>20} {r.states / wall:>9.0f}  {digest(r)}  (x{base / wall:.2f})")
+        sys.stdout.flush()
+    print(f"load average after: {os.getloadavg()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

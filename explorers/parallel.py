@@ -1,0 +1,742 @@
+"""Breadth-first exploration of one transition system by several worker processes.
+
+API (the contract with the CLI; generic: nothing here knows Yu-Gi-Oh!)::
+
+    explore_parallel(
+        make_system,            # Callable[[], TransitionSystem], picklable: a top-level function
+                                # or functools.partial(top_level_fn, plain-data args...)
+        workers,                # int >= 1: worker processes (1 is allowed: useful to compare)
+        strategy="bfs",         # only "bfs" (ValueError otherwise: DFS is sequential)
+        bounds=Bounds(),        # max_states / max_depth / timeout (see "Bounds" below)
+        goals=(),               # goal ids, as explore()
+        progress=None,          # a core.Progress, updated by this (parent) process
+        stop_on_violation=False,
+        measure_memory=False,   # res.visited_bytes: the visited sets of all workers together
+        *,
+        stop=None,              # Callable[[], str | None], polled between chunks (SIGINT etc.)
+        memory_limit=None,      # bytes, for the parent and all workers together (RSS)
+        finish=None,            # Callable[[TransitionSystem], Any], picklable: each worker calls
+                                # it on its system at the end; the answers are in
+                                # res.worker_info (a list, by worker), e.g. to merge not_judged
+    ) -> ExploreResult          # the same ExploreResult as core.explore()
+
+Each worker process calls ``make_system()`` once and builds its own engine and system. The
+parent builds none: traces come back as action indices (``Violation.trace``, ``res.goals``), so
+the caller replays them on its own system (``core.replay_trace``), as after ``explore()``.
+A worker that fails to build its system or crashes raises :class:`WorkerError` in the parent
+(with the worker's traceback as text). States must be picklable and self-contained (they travel
+between worker processes; pickles are only ever exchanged between our own processes).
+
+        on_checkpoint=None,     # as explore(): Callable[[Snapshot], None], called every
+        checkpoint_every=None,  # seconds (between chunks) and when a bound stops the run
+        resume=None,            # a core.Snapshot (explorers/checkpoint.py) of a BFS run, made by
+                                # explore() or explore_parallel(), whatever the worker count
+
+Not supported: ``record_graph``, ``pack`` / ``unpack`` and ``strategy="dfs"``; the caller runs
+``core.explore`` for those. A checkpoint holds the same data as explore()'s (the file format does
+not change), so either explorer resumes the other's.
+
+Results are byte-identical whatever the worker count, and on an exhaustive run identical to
+``core.explore(system, "bfs", ...)`` (same states, transitions, stats, violations and traces).
+
+How it works
+------------
+Breadth-first search in *chunks*: the frontier is a run of state indices in BFS order; each
+chunk is its next :data:`CHUNK` states (whatever the worker count). Expanding the states of a
+chunk in order and appending the new ones at the end is exactly FIFO order, so a chunked run
+numbers the states as the sequential BFS does. Per chunk, three rounds over pipes (the parent
+coordinates, workers never talk to each other):
+
+1. *expand*: each worker expands the states of the chunk it holds (terminal?, actions, action
+   checks, deadlock, then each action: step, transition checks, the child's fingerprint), keeps
+   the children and sends (fingerprint, parent index, action index) of each;
+2. *decide*: the visited set is sharded by fingerprint (``fp % workers``); each owner says which
+   fingerprints are new and which discovery of each wins: the minimum (parent index, action
+   index), as in the sequential order. The parent ranks the winners of all owners, so a new
+   state's index is the sequential one, and records parents, actions, depths and the non-tree
+   edges (sorted by source and action: the sequential order) in flat arrays;
+3. *finalize*: each discoverer checks the goals and the state properties of the children that
+   won, and keeps them, or ships them (pickled, between our own processes only) to a worker
+   with fewer states in the chunk they will be expanded in (:data:`SLACK`), so that the work
+   of each chunk stays balanced while few states travel.
+
+Every record (a property verdict, a goal, the first use of an action kind or of a property)
+carries its place in the sequential order: (expanded state's index, phase, action index,
+sub-phase, position in its list), with the phases: terminal / actions faults, action checks,
+deadlock, then per action the step, its transition checks, the new child's goals and state
+checks. The parent keeps the first violation per (property, Finding.key) and the first witness
+per goal in that order, so results do not depend on the worker count or on timing.
+
+Processes: the ``forkserver`` start method on POSIX (``spawn`` elsewhere): the workers start
+from a clean interpreter, not from a copy of the parent, which may hold threads (engine pipes)
+and a large heap; ``make_system`` is pickled to them. SIGINT is ignored by the workers: the
+caller's ``stop`` decides, and the parent stops them at the end (a worker also exits when its
+pipe closes).
+
+Bounds: ``max_states``, ``timeout``, ``stop`` and ``memory_limit`` are looked at between chunks,
+so an exploration stops at a chunk boundary (it may pass ``max_states`` by the children of one
+chunk), identically for every worker count (the timeout and signals aside, which are not
+deterministic anyway). With ``stop_on_violation`` it stops after the chunk in which the first
+violation was found; its violations are those the sequential run reports (the ones found while
+expanding that same state), but the counts cover the whole chunk.
+
+Engines whose answers depend on more than the state (an engine client that remembers states it
+has met, to detect non-determinism) only see the states their worker handles.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import signal
+import sys
+import time
+import traceback
+from array import array
+from collections import deque
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from bpcheck.explorers.core import (
+    CYCLE,
+    DEADLOCK,
+    FAULT,
+    Bounds,
+    ExploreResult,
+    FingerprintIndex,
+    Progress,
+    PropStats,
+    ResumeMismatch,
+    Snapshot,
+    SystemFault,
+    TransitionSystem,
+    Violation,
+    _check_cycle,
+    _mb,
+    _rebuild_frontier,
+    _restore_results,
+    _results_data,
+    _roots,
+    _set_status,
+    _trace,
+    current_rss,
+)
+
+CHUNK = 2048  # frontier states expanded per round (the same for every worker count)
+SLACK = 16  # a worker keeps the new states it found up to its share of a chunk + chunk / SLACK
+
+
+class WorkerError(RuntimeError):
+    """A worker process failed (building its system, or a bug): its traceback as text."""
+
+
+def _context():
+    if sys.platform != "win32" and "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["bpcheck.explorers.parallel"])  # numpy and the explorer, imported once
+        return ctx
+    return multiprocessing.get_context("spawn")  # pragma: no cover - not POSIX
+
+
+# =============================================================================================
+# The worker
+
+
+class _Worker:
+    def __init__(self, system: TransitionSystem, wid: int, n: int, goals: Sequence[str]) -> None:
+        self.system = system
+        self.wid = wid
+        self.n = n
+        self.goals = set(goals)
+        self.index = FingerprintIndex()  # the fingerprints this worker owns -> state index
+        self.held: deque = deque()  # (index, depth, state), index order: frontier states held here
+        self.fresh: list = []  # states won in the last chunk, before the inbox is merged in
+        self.pending: dict[tuple[int, int], tuple[Any, Any, int]] = {}  # (parent, action) -> child
+        self.pending_fps: np.ndarray | None = None  # the owner's winners of the last decide
+        self.seen_viol: set = set()
+        self.seen_prop: set = set()
+        self.seen_kind: set = set()
+        self.seen_goal: set = set()
+        self._reset()
+
+    def _reset(self) -> None:
+        """Start a chunk. The first occurrences (of a violation per key, a property, an action
+        kind, a goal) are kept per chunk as the minimum by order key, since a worker meets the
+        records of one chunk in two rounds (expand, finalize), not in order; only keys reported
+        in earlier chunks are left out."""
+        self.out: dict[str, Any] = {"transitions": 0, "terminal": 0, "depth_hit": False, "kinds": {}, "props": {}}
+        self.c_viol: dict = {}  # (prop, fkey) -> (key, prop, fkey, message, at, state index, last action)
+        self.c_prop: dict = {}  # prop -> key
+        self.c_kind: dict = {}  # kind -> key
+        self.c_goal: dict = {}  # goal -> (key, state index)
+
+    def _take(self) -> dict:
+        out = self.out
+        out["violations"] = list(self.c_viol.values())
+        out["first_props"] = [(k, p) for p, k in self.c_prop.items()]
+        out["first_kinds"] = [(k, p) for p, k in self.c_kind.items()]
+        out["goals"] = [(k, g, j) for g, (k, j) in self.c_goal.items()]
+        self.seen_viol.update(self.c_viol)
+        self.seen_prop.update(self.c_prop)
+        self.seen_kind.update(self.c_kind)
+        self.seen_goal.update(self.c_goal)
+        out["rss"] = current_rss()
+        self._reset()
+        return out
+
+    def record(self, prop: str, verdict: Any, key: tuple, idx: int, at: str, last: int | None = None) -> None:
+        if verdict is None:
+            return
+        out = self.out
+        st = out["props"].get(prop)
+        if st is None:
+            st = out["props"][prop] = [0, 0]
+        st[0] += 1
+        if prop not in self.seen_prop:
+            k = self.c_prop.get(prop)
+            if k is None or key < k:
+                self.c_prop[prop] = key
+        if verdict is True:
+            return
+        st[1] += 1
+        vk = (prop, getattr(verdict, "key", None))
+        if vk in self.seen_viol:
+            return
+        old = self.c_viol.get(vk)
+        if old is None or key < old[0]:
+            self.c_viol[vk] = (key, prop, vk[1], str(verdict), at, idx, last)
+
+    # -- round 1 ------------------------------------------------------------------------------
+
+    def initial(self) -> dict:
+        fps, ais = [], []
+        try:
+            initial = list(self.system.initial_states())
+        except SystemFault as f:
+            return {"initial_fault": f"{f.kind}: {f.message} (giving the initial state)"}
+        for k, s0 in enumerate(initial):
+            fps.append(self.system.fingerprint(s0))
+            ais.append(k)
+            self.pending[(-1, k)] = (s0, None, 0)
+        return {"children": (np.array(fps, np.uint64), np.full(len(fps), -1, np.int64), np.array(ais, np.int64))}
+
+    def expand(self, hi: int, max_depth: int | None, inbox: list[bytes]) -> dict:
+        fresh = self.fresh
+        for blob in inbox:
+            fresh.extend(pickle.loads(blob))
+        if fresh:
+            fresh.sort(key=lambda t: t[0])
+            self.held.extend(fresh)
+            self.fresh = []
+        system, record, out = self.system, self.record, self.out
+        fps: list[int] = []
+        parents: list[int] = []
+        ais: list[int] = []
+        held = self.held
+        kinds = out["kinds"]
+        while held and held[0][0] < hi:
+            i, d, s = held.popleft()
+            try:
+                terminal = system.is_terminal(s)
+            except SystemFault as f:
+                record(FAULT, f"{f.kind}: {f.message} (asking whether the state is terminal)", (i, 0, 0, 0, 0), i, "fault")
+                continue
+            if terminal:
+                out["terminal"] += 1
+                continue
+            try:
+                acts = system.actions(s)
+            except SystemFault as f:
+                record(FAULT, f"{f.kind}: {f.message} (listing the legal actions)", (i, 0, 1, 0, 0), i, "fault")
+                continue
+            for k, (prop, verdict) in enumerate(system.check_actions(s, acts)):
+                record(prop, verdict, (i, 1, 0, 0, k), i, "actions")
+            record(DEADLOCK, True if acts else "a non-terminal state offers no action", (i, 2, 0, 0, 0), i, "deadlock")
+            if not acts:
+                continue
+            if max_depth is not None and d >= max_depth:
+                out["depth_hit"] = True
+                continue
+            for ai, a in enumerate(acts):
+                try:
+                    s2, info = system.step(s, a)
+                except SystemFault as f:
+                    record(FAULT, f"{f.kind}: {f.message} (applying {system.action_name(a)!r})", (i, 3, ai, 0, 0), i, "fault", ai)
+                    continue
+                out["transitions"] += 1
+                kind = system.action_kind(a)
+                kinds[kind] = kinds.get(kind, 0) + 1
+                if kind not in self.seen_kind and kind not in self.c_kind:
+                    self.c_kind[kind] = (i, 3, ai, 0, 0)
+                for k, (prop, verdict) in enumerate(system.check_transition(s, a, info, s2)):
+                    record(prop, verdict, (i, 3, ai, 1, k), i, "transition", ai)
+                fps.append(system.fingerprint(s2))
+                parents.append(i)
+                ais.append(ai)
+                self.pending[(i, ai)] = (s2, info, d + 1)
+        return {"children": (np.array(fps, np.uint64), np.array(parents, np.int64), np.array(ais, np.int64)), "rss": current_rss()}
+
+    def rebuild(self, snap: Snapshot) -> Any:
+        """Resuming: re-create the frontier states of a checkpoint (core._rebuild_frontier); keep
+        this worker's share (state index modulo the worker count) and ship the others."""
+        try:
+            states = _rebuild_frontier(self.system, snap)
+        except ResumeMismatch as e:
+            return ("mismatch", str(e))
+        except SystemFault as f:
+            return ("mismatch", f"the engine failed while re-creating the checkpointed states: {f.kind}: {f.message}")
+        outbox: dict[int, list] = {}
+        for i, s in states:
+            dest = i % self.n
+            item = (i, snap.depth_of[i], s)
+            if dest == self.wid:
+                self.fresh.append(item)
+            else:
+                outbox.setdefault(dest, []).append(item)
+        return ("ok", {dest: pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL) for dest, items in outbox.items()})
+
+    # -- round 2 (as the owner of fingerprints) -----------------------------------------------
+
+    def decide(self, fps: np.ndarray, parents: np.ndarray, ais: np.ndarray) -> tuple:
+        """For the discoveries of fingerprints this worker owns: the winners (new states: their
+        position in the input, in input order) and, for every other discovery, the state it
+        reaches: an old index (>= 0) or -1 - the winner's number."""
+        known = self.index.get_many(fps)
+        dst = known.copy()
+        new = np.flatnonzero(known < 0)
+        if new.size:
+            order = new[np.lexsort((ais[new], parents[new], fps[new]))]
+            f = fps[order]
+            first = np.ones(order.size, bool)
+            first[1:] = f[1:] != f[:-1]
+            group = np.cumsum(first) - 1  # the winner number of each discovery, in fp order
+            winners = order[first]
+            dst[order] = -1 - group
+            dst[winners] = -2**62  # the winners themselves: no edge
+        else:
+            winners = new
+        self.pending_fps = fps[winners]
+        return winners, dst
+
+    # -- round 3 ------------------------------------------------------------------------------
+
+    def finalize(self, owned_idx: np.ndarray | None, won: list[tuple[int, int, int, int]]) -> tuple[dict, dict[int, bytes]]:
+        if owned_idx is not None and self.pending_fps is not None:
+            add = self.index.add
+            for fp, j in zip(self.pending_fps.tolist(), owned_idx.tolist()):
+                add(fp, j)
+        self.pending_fps = None
+        system, record = self.system, self.record
+        outbox: dict[int, list] = {}
+        pending = self.pending
+        for p, ai, j, dest in won:
+            s2, info, d2 = pending[(p, ai)]
+            for g in system.goals_reached(s2, info):
+                if g in self.goals and g not in self.seen_goal:
+                    key = (p, 3, ai, 2, 0)
+                    old = self.c_goal.get(g)
+                    if old is None or key < old[0]:
+                        self.c_goal[g] = (key, j)
+            for k, (prop, verdict) in enumerate(system.check_state(s2)):
+                record(prop, verdict, (p, 3, ai, 3, k), j, "state")
+            if dest == self.wid:
+                self.fresh.append((j, d2, s2))
+            else:
+                outbox.setdefault(dest, []).append((j, d2, s2))
+        pending.clear()
+        blobs = {dest: pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL) for dest, items in outbox.items()}
+        return self._take(), blobs
+
+
+def _worker_main(conn, wid: int, n: int, make_system: Callable[[], TransitionSystem], goals: Sequence[str], finish) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        w = _Worker(make_system(), wid, n, goals)
+        conn.send(("ok", None))
+        while True:
+            try:
+                msg = conn.recv()
+            except EOFError:
+                return
+            op = msg[0]
+            if op == "initial":
+                reply = w.initial()
+            elif op == "expand":
+                reply = w.expand(*msg[1:])
+            elif op == "decide":
+                reply = w.decide(*msg[1:])
+            elif op == "finalize":
+                reply = w.finalize(*msg[1:])
+            elif op == "fps":
+                reply = w.index.pairs()
+            elif op == "load":
+                w.index = FingerprintIndex.from_pairs(msg[1], msg[2])
+                reply = None
+            elif op == "rebuild":
+                reply = w.rebuild(msg[1])
+            elif op == "finish":
+                info = finish(w.system) if finish is not None else None
+                conn.send(("ok", (info, w.index.nbytes())))
+                return
+            else:  # pragma: no cover - a bug in the parent
+                raise ValueError(f"unknown request {op!r}")
+            conn.send(("ok", reply))
+    except BaseException:  # noqa: BLE001 - everything goes back to the parent as text
+        try:
+            conn.send(("error", traceback.format_exc()))
+        except (OSError, BrokenPipeError):
+            pass
+
+
+# =============================================================================================
+# The parent
+
+
+class _Pool:
+    def __init__(self, n: int, make_system, goals: Sequence[str], finish) -> None:
+        ctx = _context()
+        self.conns = []
+        self.procs = []
+        try:
+            for w in range(n):
+                a, b = ctx.Pipe()
+                p = ctx.Process(target=_worker_main, args=(b, w, n, make_system, tuple(goals), finish), name=f"bpcheck-worker-{w}", daemon=True)
+                p.start()
+                b.close()
+                self.conns.append(a)
+                self.procs.append(p)
+            self.gather()
+        except BaseException:
+            self.close()
+            raise
+
+    def _recv(self, w: int) -> Any:
+        try:
+            tag, val = self.conns[w].recv()
+        except (EOFError, OSError):
+            self.procs[w].join(timeout=5)
+            raise WorkerError(f"worker {w} exited (exit status {self.procs[w].exitcode})") from None
+        if tag == "error":
+            raise WorkerError(f"worker {w} failed:\n{val}")
+        return val
+
+    def send(self, w: int, msg: tuple) -> None:
+        try:
+            self.conns[w].send(msg)
+        except (BrokenPipeError, OSError):
+            self.procs[w].join(timeout=5)
+            raise WorkerError(f"worker {w} exited (exit status {self.procs[w].exitcode})") from None
+
+    def gather(self) -> list:
+        return [self._recv(w) for w in range(len(self.conns))]
+
+    def call(self, msgs: list[tuple]) -> list:
+        for w, m in enumerate(msgs):
+            self.send(w, m)
+        return self.gather()
+
+    def close(self) -> None:
+        for c in self.conns:
+            c.close()
+        for p in self.procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+                p.join()
+
+
+def _append(arr: array, values: np.ndarray) -> None:
+    arr.frombytes(np.ascontiguousarray(values, dtype=np.dtype(arr.typecode.replace("q", "i8").replace("I", "u4"))).tobytes())
+
+
+def explore_parallel(
+    make_system: Callable[[], TransitionSystem],
+    workers: int,
+    strategy: str = "bfs",
+    bounds: Bounds = Bounds(),
+    goals: Sequence[str] = (),
+    progress: Progress | None = None,
+    stop_on_violation: bool = False,
+    measure_memory: bool = False,
+    *,
+    stop: Callable[[], str | None] | None = None,
+    memory_limit: int | None = None,
+    finish: Callable[[TransitionSystem], Any] | None = None,
+    on_checkpoint: Callable[[Snapshot], None] | None = None,
+    checkpoint_every: float | None = None,
+    resume: Snapshot | None = None,
+    chunk: int = CHUNK,
+) -> ExploreResult:
+    """Explore the system ``make_system()`` builds, breadth first, with `workers` processes (the
+    module's docstring: API, order, bounds)."""
+    if strategy != "bfs":
+        raise ValueError(f"explore_parallel explores breadth first only, not {strategy!r}")
+    if not isinstance(workers, int) or not 1 <= workers <= 4096:
+        raise ValueError(f"workers must be a positive integer, not {workers!r}")
+    if chunk < 1:
+        raise ValueError("chunk must be positive")
+    res = ExploreResult(status="pass", strategy=strategy)
+    res.goals = {g: None for g in goals}
+    t0 = time.monotonic()
+    deadline = None if bounds.timeout is None else t0 + bounds.timeout
+    mem_stop = None if memory_limit is None else int(memory_limit * 0.9)
+    n = workers
+
+    parent = array("q")
+    via = array("I")
+    depth_of = array("I")
+    extra_src = array("I")
+    extra_dst = array("I")
+    extra_act = array("I")
+    seen_viol: set = set()
+    state = {"depth_hit": False, "rss": [0] * n, "head": 0, "held_by": np.empty(0, np.int16), "held_from": 0}
+
+    def absorb(outs: list[dict]) -> None:
+        for out in outs:
+            res.transitions += out["transitions"]
+            res.terminal_states += out["terminal"]
+            state["depth_hit"] |= out["depth_hit"]
+        for _k, kind in sorted(x for out in outs for x in out["first_kinds"]):
+            res.action_counts.setdefault(kind, 0)
+        for out in outs:
+            for kind, c in out["kinds"].items():
+                res.action_counts[kind] += c
+        for _k, prop in sorted(x for out in outs for x in out["first_props"]):
+            res.props.setdefault(prop, PropStats())
+        for out in outs:
+            for prop, (c, v) in out["props"].items():
+                st = res.props[prop]
+                st.checked += c
+                st.violations += v
+        cands = sorted((x for out in outs for x in out["violations"]), key=lambda x: x[0])
+        first_p = None
+        for key, prop, fkey, message, at, idx, last in cands:
+            if (prop, fkey) in seen_viol:
+                continue
+            if stop_on_violation:
+                if first_p is None:
+                    first_p = key[0] if not res.violations else None
+                if first_p is None or key[0] != first_p:
+                    continue  # the sequential run stops after expanding the first violating state
+            seen_viol.add((prop, fkey))
+            trace, init = _trace(parent, via, idx)
+            if last is not None:
+                trace.append(last)
+            res.violations.append(Violation(prop, message, trace, init, len(trace), at, key=fkey))
+        for _key, g, j in sorted(x for out in outs for x in out["goals"]):
+            if g in res.goals and res.goals[g] is None:
+                res.goals[g], res.goal_initial[g] = _trace(parent, via, j)
+
+    pool = _Pool(n, make_system, goals, finish)
+    inbox: list[list[bytes]] = [[] for _ in range(n)]
+
+    def settle(children: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        """Rounds 2 and 3 for the children of one chunk (or the initial states)."""
+        fps = np.concatenate([c[0] for c in children])
+        parents = np.concatenate([c[1] for c in children])
+        ais = np.concatenate([c[2] for c in children])
+        disc = np.concatenate([np.full(c[0].size, w, np.int64) for w, c in enumerate(children)])
+        owner = (fps % np.uint64(n)).astype(np.int64)
+        sel = [np.flatnonzero(owner == w) for w in range(n)]
+        decided = pool.call([("decide", fps[s], parents[s], ais[s]) for s in sel])
+        # rank the winners of all owners in the sequential order: (parent index, action index)
+        w_pos = np.concatenate([sel[w][decided[w][0]] for w in range(n)]) if fps.size else np.empty(0, np.int64)
+        order = np.lexsort((ais[w_pos], parents[w_pos]))
+        base = len(parent)
+        new_index = np.empty(w_pos.size, np.int64)
+        new_index[order] = base + np.arange(w_pos.size)
+        owned: list[np.ndarray] = []
+        off = 0
+        for w in range(n):
+            k = decided[w][0].size
+            owned.append(new_index[off : off + k])
+            off += k
+        # the new states' parents, actions and depths, in index order
+        ranked = w_pos[order]
+        p_r, a_r = parents[ranked], ais[ranked]
+        roots = p_r < 0
+        dep = np.frombuffer(depth_of, np.uint32) if len(depth_of) else np.empty(0, np.uint32)
+        d_r = np.zeros(ranked.size, np.int64)
+        if (~roots).any():
+            d_r[~roots] = dep[p_r[~roots]].astype(np.int64) + 1
+        del dep
+        _append(parent, np.where(roots, -1 - a_r, p_r))
+        _append(via, np.where(roots, 0, a_r))
+        _append(depth_of, d_r)
+        # the non-tree edges: every other discovery (not of an initial state), by (source, action)
+        es, ed, ea = [], [], []
+        for w in range(n):
+            dst = decided[w][1]
+            s = sel[w]
+            keep = (dst != -(2**62)) & (parents[s] >= 0)
+            d = dst[keep]
+            d = np.where(d >= 0, d, owned[w][np.maximum(-1 - d, 0)] if owned[w].size else d)
+            es.append(parents[s][keep])
+            ed.append(d)
+            ea.append(ais[s][keep])
+        es_a, ed_a, ea_a = np.concatenate(es), np.concatenate(ed), np.concatenate(ea)
+        eo = np.lexsort((ea_a, es_a))
+        _append(extra_src, es_a[eo])
+        _append(extra_dst, ed_a[eo])
+        _append(extra_act, ea_a[eo])
+        # who keeps each new state: its discoverer, unless that one would hold more than its
+        # share of the chunk the state will be expanded in (chunks are head + k * chunk, as long
+        # as the frontier is longer than a chunk; shorter, it is expanded whole in one)
+        disc_r = disc[ranked].tolist()
+        cap = chunk // n + max(1, chunk // SLACK)
+        head = state["head"]
+        held_by = state["held_by"]  # the holder of each frontier state, from state["held_from"]
+        start = head + (base - head) // chunk * chunk  # the chunk the first new state falls in
+        frm = state["held_from"]
+        counts = [0] * n
+        for w in held_by[start - frm : base - frm].tolist():
+            counts[w] += 1
+        cid_end = start + chunk
+        dest = []
+        for j, w in zip(range(base, base + len(disc_r)), disc_r):
+            if j >= cid_end:
+                counts = [0] * n
+                cid_end += chunk
+            if counts[w] >= cap:
+                w = counts.index(min(counts))
+            counts[w] += 1
+            dest.append(w)
+        keep = head - frm
+        state["held_by"] = np.concatenate([held_by[keep:], np.array(dest, np.int16)])
+        state["held_from"] = head
+        won: list[list] = [[] for _ in range(n)]
+        for p, a, j, dw, kw in zip(p_r.tolist(), a_r.tolist(), range(base, base + ranked.size), disc_r, dest):
+            won[dw].append((p, a, j, kw))
+        replies = pool.call([("finalize", owned[w], won[w]) for w in range(n)])
+        outs = []
+        for w, (out, blobs) in enumerate(replies):
+            outs.append(out)
+            state["rss"][w] = out["rss"] or 0
+            for dw, blob in blobs.items():
+                inbox[dw].append(blob)
+        absorb(outs)
+
+    def snapshot() -> Snapshot:
+        fps = np.zeros(len(parent), np.uint64)
+        for f, i in pool.call([("fps",)] * n):
+            fps[i] = f
+        return Snapshot(
+            strategy,
+            array("Q", fps.tobytes()),
+            parent,
+            via,
+            depth_of,
+            extra_src,
+            extra_dst,
+            extra_act,
+            array("Q", range(head, len(parent))),
+            _results_data(res, state["depth_hit"]),
+        )
+
+    head = 0
+    next_checkpoint = None if on_checkpoint is None or not checkpoint_every else t0 + checkpoint_every
+    try:
+        if resume is not None:
+            if resume.strategy != strategy:
+                raise ResumeMismatch(f"the checkpoint was made with --strategy {resume.strategy}, not {strategy}")
+            parent, via, depth_of = array("q", resume.parent), array("I", resume.via), array("I", resume.depth_of)
+            extra_src, extra_dst, extra_act = array("I", resume.extra_src), array("I", resume.extra_dst), array("I", resume.extra_act)
+            state["depth_hit"] = _restore_results(res, resume.results)
+            seen_viol.update((v.prop, v.key) for v in res.violations)
+            head = resume.frontier[0] if len(resume.frontier) else len(parent)
+            if list(resume.frontier) != list(range(head, len(parent))):
+                raise ResumeMismatch("the checkpoint's frontier is not the last states in order (not a breadth-first exploration)")
+            fps = np.frombuffer(resume.fps, np.uint64) if len(resume.fps) else np.empty(0, np.uint64)
+            owner = (fps % np.uint64(n)).astype(np.int64)
+            sel = [np.flatnonzero(owner == w) for w in range(n)]
+            pool.call([("load", fps[s], s.astype(np.uint32)) for s in sel])
+            if head < len(parent):
+                pool.send(0, ("rebuild", resume))
+                tag, val = pool._recv(0)
+                if tag == "mismatch":
+                    raise ResumeMismatch(val)
+                for dw, blob in val.items():
+                    inbox[dw].append(blob)
+            state["head"] = state["held_from"] = head
+            state["held_by"] = (np.arange(head, len(parent)) % n).astype(np.int16)  # as rebuild() shares them
+            first = None
+        else:
+            first = pool.call([("initial",)] + [("expand", 0, None, [])] * (n - 1))
+        if first is None:
+            pass
+        elif "initial_fault" in first[0]:
+            parent.append(-1)
+            via.append(0)
+            depth_of.append(0)
+            st = res.props.setdefault(FAULT, PropStats())
+            st.checked += 1
+            st.violations += 1
+            seen_viol.add((FAULT, None))
+            res.violations.append(Violation(FAULT, first[0]["initial_fault"], [], 0, 0, "fault"))
+            head = 1
+        else:
+            settle([r["children"] for r in first])
+        while head < len(parent):
+            if stop_on_violation and res.violations:
+                break
+            if bounds.max_states is not None and len(parent) >= bounds.max_states:
+                res.bound_hit = f"max states ({bounds.max_states})"
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                res.bound_hit = f"time limit ({bounds.timeout:g} s)"
+                break
+            if stop is not None:
+                why = stop()
+                if why is not None:
+                    res.bound_hit = why
+                    break
+            if mem_stop is not None:
+                rss = (current_rss() or 0) + sum(state["rss"])
+                if rss >= mem_stop:
+                    res.bound_hit = f"memory limit ({_mb(memory_limit)}; {_mb(rss)} in use, stopped at 90 %)"
+                    break
+            if next_checkpoint is not None and time.monotonic() >= next_checkpoint:
+                on_checkpoint(snapshot())
+                next_checkpoint = time.monotonic() + checkpoint_every
+            hi = min(head + chunk, len(parent))
+            res.max_depth = max(res.max_depth, max(depth_of[head:hi]))
+            replies = pool.call([("expand", hi, bounds.max_depth, inbox[w]) for w in range(n)])
+            inbox = [[] for _ in range(n)]
+            head = state["head"] = hi
+            for w, r in enumerate(replies):
+                state["rss"][w] = r["rss"] or 0
+            settle([r["children"] for r in replies])
+            if progress is not None:
+                progress.update(len(parent), res.max_depth, len(parent) - head)
+        if res.bound_hit is None and state["depth_hit"]:
+            res.bound_hit = f"max depth ({bounds.max_depth})"
+        res.resumable = head < len(parent) and res.bound_hit is not None and not (stop_on_violation and res.violations)
+        if on_checkpoint is not None and res.resumable:
+            on_checkpoint(snapshot())
+        ends = pool.call([("finish",)] * n)
+    finally:
+        pool.close()
+    res.worker_info = [info for info, _nb in ends]
+    if progress is not None:
+        progress.update(len(parent), res.max_depth, 0, force=True)
+        progress.done()
+    res.states = len(parent)
+    res.generated = res.transitions + _roots(parent)
+    if res.bound_hit is None:
+        _check_cycle(res, parent, via, depth_of, extra_src, extra_dst, extra_act)
+    res.props.setdefault(DEADLOCK, PropStats())
+    res.props.setdefault(CYCLE, PropStats())
+    res.props.setdefault(FAULT, PropStats())
+    res.elapsed = time.monotonic() - t0
+    if measure_memory:
+        total = sum(nb for _info, nb in ends)  # the workers' fingerprint shards
+        for arr in (parent, via, depth_of, extra_src, extra_dst, extra_act):
+            total += arr.buffer_info()[1] * arr.itemsize + 64
+        res.visited_bytes = total
+    _set_status(res)
+    return res
+
+
+__all__ = ["CHUNK", "WorkerError", "explore_parallel"]

@@ -1,0 +1,180 @@
+"""explore_parallel: the same result, byte for byte, whatever the worker count, and the same as
+the sequential BFS (explore) on an exhaustive run: states, transitions, statistics (and their
+order), violations with their traces, goals, cycles, deadlocks and engine faults.
+
+Worker processes import this module to build their systems (the factories below), so the
+tests stay small: toy systems and boards of a few hundred states."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import pytest
+
+from bpcheck.explorers.core import Bounds, Finding, SystemFault, explore
+from bpcheck.explorers.parallel import WorkerError, explore_parallel
+
+MIX = 0x9E3779B97F4A7C15
+
+
+class Toy:
+    """A generic system with everything the explorer reports: several initial states (one twice),
+    deadlocks, engine faults while listing actions and stepping, Findings with keys on states
+    and transitions, an action-set property, goals; acyclic unless `cyclic`."""
+
+    def __init__(self, m: int = 300, cyclic: bool = False, faults: bool = True) -> None:
+        self.m, self.cyclic, self.faults = m, cyclic, faults
+
+    def initial_states(self):
+        return [1, 5, 1, 2]
+
+    def actions(self, s):
+        if self.faults and s % 37 == 36:
+            raise SystemFault("crash", f"no actions at {s}")
+        if s % 23 == 22:
+            return []
+        return [1, 2, 3] if s % 4 else [2, 5]
+
+    def step(self, s, a):
+        if self.faults and (s + a) % 29 == 0:
+            raise SystemFault("refused", f"{s}+{a}")
+        n = s + a * (1 + s % 3)
+        return (n % self.m if self.cyclic else min(n, self.m)), (s, a)
+
+    def is_terminal(self, s):
+        return not self.cyclic and s >= self.m
+
+    def fingerprint(self, s):
+        return (s * MIX + 12345) & (2**64 - 1)
+
+    def action_kind(self, a):
+        return f"+{a}"
+
+    def action_name(self, a):
+        return f"add {a}"
+
+    def check_state(self, s):
+        return [("fives", Finding(f"{s} is a multiple of 5", key=s % 4) if s % 5 == 0 else True), ("silent", None)]
+
+    def check_actions(self, s, acts):
+        return [("few", True if len(acts) < 3 else f"{len(acts)} actions at {s}")]
+
+    def check_transition(self, s, a, info, s2):
+        return [("steps", Finding(f"{s} -> {s2}", key=a) if (s + a) % 11 == 0 else True)]
+
+    def goals_reached(self, s, info):
+        return [f"g{s % 7}"] if s > 50 else []
+
+
+class Broken:
+    def __init__(self) -> None:
+        raise RuntimeError("this system cannot be built")
+
+
+def board_system(board: str, engine: str, invariants: bool):
+    from bpcheck.engines import make_engine
+    from bpcheck.explorers.checking import EngineSystem, parse_goals
+    from bpcheck.invariants import select
+    from bpcheck.model.board import load_board
+
+    b = load_board(board)
+    return EngineSystem(make_engine(engine), b, select(None) if invariants else [], parse_goals(b))
+
+
+def not_judged(system) -> dict:
+    return {k: sorted(v) for k, v in system.not_judged.items()}
+
+
+def plain(r) -> dict:
+    """Everything a result says (timing aside), with the order of its dicts."""
+    d = dataclasses.asdict(r)
+    for k in ("elapsed", "graph", "visited_bytes", "worker_info"):
+        d.pop(k)
+    d["props_order"] = list(r.props)
+    d["action_counts_order"] = list(r.action_counts)
+    d["goals_order"] = list(r.goals)
+    return d
+
+
+GOALS = [f"g{i}" for i in range(7)] + ["never"]
+
+
+@pytest.mark.parametrize("kw", [{}, {"cyclic": True}, {"faults": False, "m": 120}], ids=["faults", "cycle", "plain"])
+def test_toy_systems_give_the_sequential_result_for_every_worker_count(kw):
+    want = plain(explore(Toy(**kw), "bfs", goals=GOALS))
+    assert want["violations"], "the toy must violate something, or the comparison says little"
+    for n, chunk in ((1, 7), (2, 1), (2, 4096), (3, 7)):  # one state per round, a few, the whole frontier
+        got = explore_parallel(functools.partial(Toy, **kw), n, goals=GOALS, chunk=chunk)
+        assert plain(got) == want, (n, chunk)
+    if kw.get("cyclic"):
+        assert any(v["prop"] == "CYCLE" for v in want["violations"])
+
+
+@pytest.mark.parametrize(
+    "engine, violations",
+    [("reference", 0), ("mutant:replay-resets-count", 5)],
+)
+def test_a_board_gives_the_sequential_result_for_every_worker_count(engine, violations):
+    board = "boards/000-replay-2.toml"
+    seq_system = board_system(board, engine, True)
+    want = plain(explore(seq_system, "bfs"))
+    assert len(want["violations"]) == violations and want["states"] > 400
+    for n in (2, 3):  # (one worker: the toy systems)
+        got = explore_parallel(functools.partial(board_system, board, engine, True), n, chunk=64, finish=not_judged)
+        assert plain(got) == want, n
+        merged: dict = {}
+        for info in got.worker_info:
+            for k, v in info.items():
+                merged.setdefault(k, set()).update(v)
+        assert merged == seq_system.not_judged
+
+
+def test_bounds_give_the_same_result_for_every_worker_count():
+    make = functools.partial(Toy, m=2000, faults=False)
+    runs = [plain(explore_parallel(make, n, bounds=Bounds(max_states=300), chunk=16)) for n in (1, 2, 3)]
+    assert runs[0]["bound_hit"] == "max states (300)" and runs[0]["status"] == "fail"  # it violates "fives"
+    assert 300 <= runs[0]["states"] < 300 + 16 * 3 and runs[0]["resumable"]
+    assert runs[1] == runs[0] and runs[2] == runs[0]
+    # a depth bound cuts where the sequential run does
+    want = plain(explore(Toy(m=2000, faults=False), "bfs", Bounds(max_depth=6)))
+    for n in (1, 2):
+        assert plain(explore_parallel(make, n, bounds=Bounds(max_depth=6), chunk=16)) == want
+
+
+def test_stop_on_violation_reports_the_sequential_violations():
+    want = explore(Toy(), "bfs", stop_on_violation=True)
+    for n in (1, 3):
+        got = explore_parallel(Toy, n, stop_on_violation=True, chunk=8)
+        assert [dataclasses.asdict(v) for v in got.violations] == [dataclasses.asdict(v) for v in want.violations]
+        assert got.status == "fail"
+
+
+def test_a_stop_request_ends_the_run_between_chunks():
+    got = explore_parallel(functools.partial(Toy, m=5000, faults=False), 2, stop=lambda: "interrupted (SIGINT)", chunk=4)
+    assert got.bound_hit == "interrupted (SIGINT)" and got.states == 3 and got.resumable  # the initial states only
+    assert got.status == "fail"  # the initial state 5 violates "fives"
+
+
+def test_a_worker_that_cannot_build_its_system_is_an_error():
+    with pytest.raises(WorkerError, match="this system cannot be built"):
+        explore_parallel(Broken, 2)
+
+
+def test_only_breadth_first():
+    with pytest.raises(ValueError, match="breadth first"):
+        explore_parallel(Toy, 2, strategy="dfs")
+    with pytest.raises(ValueError, match="positive"):
+        explore_parallel(Toy, 0)
+
+
+def test_a_checkpoint_of_either_explorer_resumes_in_the_other():
+    make = functools.partial(Toy, m=400)
+    want = plain(explore(make(), "bfs", goals=GOALS))
+    snaps: list = []
+    explore(make(), "bfs", Bounds(max_states=60), goals=GOALS, on_checkpoint=snaps.append)  # stops mid-layer
+    got = explore_parallel(make, 2, goals=GOALS, resume=snaps[-1], chunk=8)
+    assert plain(got) == want
+    snaps.clear()
+    explore_parallel(make, 3, bounds=Bounds(max_states=80), goals=GOALS, on_checkpoint=snaps.append, chunk=8)
+    assert plain(explore(make(), "bfs", goals=GOALS, resume=snaps[-1])) == want
