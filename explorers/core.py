@@ -485,17 +485,10 @@ def explore(
     while frontier:
         if stop_on_violation and res.violations:
             break
-        if bounds.max_states is not None and len(parent) >= bounds.max_states:
-            res.bound_hit = f"max states ({bounds.max_states})"
+        why = stop_reason(bounds, len(parent), deadline, stop)
+        if why is not None:
+            res.bound_hit = why
             break
-        if deadline is not None and time.monotonic() > deadline:
-            res.bound_hit = f"time limit ({bounds.timeout:g} s)"
-            break
-        if stop is not None:
-            why = stop()
-            if why is not None:
-                res.bound_hit = why
-                break
         polled += 1
         if polled >= MEMORY_POLL_STATES:
             polled = 0
@@ -626,6 +619,18 @@ def _set_status(res: ExploreResult) -> None:
         res.status = "inconclusive"
     elif any(v is None for v in res.goals.values()):
         res.status = "fail"
+
+
+def stop_reason(bounds: Bounds, states: int, deadline: float | None, stop: Callable[[], str | None] | None) -> str | None:
+    """Why an exploration must stop before it expands more (a bound hit, a signal), or None:
+    the checks every explorer makes before each expansion (sequential) or chunk (parallel)."""
+    if bounds.max_states is not None and states >= bounds.max_states:
+        return f"max states ({bounds.max_states})"
+    if deadline is not None and time.monotonic() > deadline:
+        return f"time limit ({bounds.timeout:g} s)"
+    if stop is not None:
+        return stop()
+    return None
 
 
 def _mb(n: int) -> str:

@@ -115,6 +115,7 @@ from bpcheck.explorers.core import (
     Violation,
     _check_cycle,
     _mb,
+    stop_reason,
     _rebuild_frontier,
     _restore_results,
     _results_data,
@@ -681,17 +682,10 @@ def explore_parallel(
         while head < len(parent):
             if stop_on_violation and res.violations:
                 break
-            if bounds.max_states is not None and len(parent) >= bounds.max_states:
-                res.bound_hit = f"max states ({bounds.max_states})"
+            why = stop_reason(bounds, len(parent), deadline, stop)
+            if why is not None:
+                res.bound_hit = why
                 break
-            if deadline is not None and time.monotonic() > deadline:
-                res.bound_hit = f"time limit ({bounds.timeout:g} s)"
-                break
-            if stop is not None:
-                why = stop()
-                if why is not None:
-                    res.bound_hit = why
-                    break
             if mem_stop is not None:
                 rss = (current_rss() or 0) + sum(state["rss"])
                 if rss >= mem_stop:
