@@ -23,6 +23,7 @@ from typing import Callable
 
 from bpcheck import __version__
 from bpcheck.errors import InputError
+from bpcheck.explorers.checkpoint import atomic_write
 
 MARKER = ".bpcheck-output.json"
 
@@ -74,20 +75,7 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    p = Path(path)
-    tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
+    atomic_write(path, [data])
 
 
 def _manifest(folder: Path) -> dict | None:

@@ -30,6 +30,7 @@ import os
 import sys
 from array import array
 from pathlib import Path
+from typing import Sequence
 
 import orjson
 
@@ -105,13 +106,18 @@ def write_checkpoint(path: str | Path, snap: Snapshot, key: dict) -> None:
         },
         option=orjson.OPT_SORT_KEYS,
     )
+    atomic_write(path, [MAGIC + FORMAT.to_bytes(2, "big"), len(header).to_bytes(8, "little"), header, *blobs])
+
+
+def atomic_write(path: str | Path, chunks: Sequence[bytes]) -> None:
+    """Write `chunks` to `path` atomically: a temporary file beside it, fsync, then rename, so a
+    reader (or a run killed half-way) sees the old file or the new one, never a part (every output
+    file of bpcheck is written this way: bpcheck.outputs)."""
+    path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         with open(tmp, "wb") as f:
-            f.write(MAGIC + FORMAT.to_bytes(2, "big"))
-            f.write(len(header).to_bytes(8, "little"))
-            f.write(header)
-            for b in blobs:
+            for b in chunks:
                 f.write(b)
             f.flush()
             os.fsync(f.fileno())
