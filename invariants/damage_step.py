@@ -214,13 +214,14 @@ def mark_at_calc(t):
                     "it stays on the field until destroyed-by-battle monsters are sent to the Graveyard"
                 )
             marked.discard(uid)
-        elif k == "destroyed" and e.get("by") != "battle" and e["card_uid"] in marked:
+        elif k == "phase_changed":
+            if e["to"] == "damage_step_end":
+                entered_end = True
+        elif k == "destroyed" and marked and e["card_uid"] in marked and e.get("by") != "battle":
             return (
                 f"{e['card']}, already destroyed by battle, was destroyed again {_BY.get(e.get('by'), 'by ' + str(e.get('by')))} in {step}; "
                 "no effect or rule destroys a monster destroyed by battle before it is sent to the Graveyard"
             )
-        elif k == "phase_changed" and e["to"] == "damage_step_end":
-            entered_end = True
     if entered_end and not t.after["over"]:
         left = [m for m in monsters(t.after) if m["uid"] in marked]
         if left:
