@@ -17,7 +17,8 @@ FAMILY = "damage step"
 
 # the event kinds the walks of damage.flip-after-calculation and damage.destroyed-mark act on
 _FLIP_KINDS = frozenset({"flipped", "damage_calculation", "chain_link_added"})
-_MARK_KINDS = frozenset({"damage_calculation", "destroyed_by_battle", "card_moved", "phase_changed"})
+_MARK_KINDS = frozenset({"damage_calculation", "destroyed_by_battle", "card_moved", "destroyed", "phase_changed"})
+_BY = {"effect": "by an effect", "rule": "by a rule"}
 
 
 def walk(t):
@@ -177,10 +178,11 @@ def flip_after_calc(t):
 
 @invariant(
     "damage.destroyed-mark",
-    "Monsters are marked destroyed by battle only by damage calculation, stay on the field (never returned to the hand or Deck) "
-    "until destroyed-by-battle monsters are sent to the Graveyard at the end of the Damage Step, and all of them go then; the "
-    "engine's destroyed_by_battle shows exactly the marked monsters.",
-    ["DS-DESTROYED-MARK", "DS-SUBSTEPS", "DS-SEND-OWNER-GY"],
+    "Monsters are marked destroyed by battle only by damage calculation and stay on the field until destroyed-by-battle monsters "
+    "are sent to the Graveyard at the end of the Damage Step: until then none is destroyed again (by an effect, its own included, "
+    "or a rule) or leaves the field in any other way (banished, sent to the Graveyard, returned to the hand or Deck); all of them "
+    "go then, by battle; the engine's destroyed_by_battle shows exactly the marked monsters.",
+    ["DS-DESTROYED-MARK", "DS-NO-TARGET-DESTROYED", "DS-SELF-DESTROY", "DS-SUBSTEPS", "DS-SEND-OWNER-GY"],
     "transition",
     FAMILY,
 )
@@ -206,11 +208,20 @@ def mark_at_calc(t):
                     return f"{e['card']} left the field by battle but was never destroyed by battle"
                 if step != "damage_step_end":
                     return f"{e['card']}, destroyed by battle, was sent to the {e.get('to')} in {step}, before the end of the Damage Step"
-            elif uid in marked and e.get("to") in ("hand", "deck"):
-                return f"{e['card']}, destroyed by battle, was returned to the {e['to']}"
+            elif uid in marked:
+                return (
+                    f"{e['card']}, destroyed by battle, left the field in {step} (reason {e.get('reason')}, to the {e.get('to')}); "
+                    "it stays on the field until destroyed-by-battle monsters are sent to the Graveyard"
+                )
             marked.discard(uid)
-        elif k == "phase_changed" and e["to"] == "damage_step_end":
-            entered_end = True
+        elif k == "phase_changed":
+            if e["to"] == "damage_step_end":
+                entered_end = True
+        elif k == "destroyed" and marked and e["card_uid"] in marked and e.get("by") != "battle":
+            return (
+                f"{e['card']}, already destroyed by battle, was destroyed again {_BY.get(e.get('by'), 'by ' + str(e.get('by')))} in {step}; "
+                "no effect or rule destroys a monster destroyed by battle before it is sent to the Graveyard"
+            )
     if entered_end and not t.after["over"]:
         left = [m for m in monsters(t.after) if m["uid"] in marked]
         if left:
