@@ -31,6 +31,7 @@ class _Cache:
         self.monsters: dict[int, tuple] = {}
         self.spells: dict[int, tuple] = {}
         self.piles: dict[int, tuple] = {}
+        self.players: dict[int, tuple] = {}  # one player's part (see _player)
         # the parts of the observation that depend on one tuple of the state alone (shared by
         # a state with the states before it until it changes): "chain", "open_windows",
         # "lingering", "pending_triggers", "attack"
@@ -42,7 +43,7 @@ class _Cache:
         self.attacks: dict[int, tuple] = {}
 
     def trim(self) -> None:
-        for d in (self.monsters, self.spells, self.piles, self.chains, self.links, self.windows, self.lingering, self.triggers, self.attacks):
+        for d in (self.monsters, self.spells, self.piles, self.players, self.chains, self.links, self.windows, self.lingering, self.triggers, self.attacks):
             if len(d) > self.LIMIT:
                 d.clear()
 
@@ -160,25 +161,36 @@ def _players(r: Rules, s: State) -> list[dict[str, Any]]:
     for _side, _i, c in s.spell_traps():
         if c.equipped_to is not None:
             equips.setdefault(c.equipped_to, []).append(c.uid)
-    players = []
-    for side in (0, 1):
-        p = s.players[side]
-        players.append(
-            {
-                "lp": p.lp,
-                "monsters": [
-                    None if m is None else _monster(r, s, side, m, tuple(sorted(equips.get(m.uid, ()))))
-                    for m in p.monsters
-                ],
-                "spells": [None if c is None else _spell(r, s, side, c) for c in p.spells],
-                "field_zone": None if p.field_zone is None else _spell(r, s, side, p.field_zone),
-                "hand": _pile(r, p.hand),
-                "graveyard": _pile(r, p.graveyard),
-                "banished": _pile(r, p.banished),
-                "deck": _pile(r, p.deck),
-            }
-        )
-    return players
+    return [_player(r, s, 0, equips), _player(r, s, 1, equips)]
+
+
+def _player(r: Rules, s: State, side: int, equips: dict[int, list[int]]) -> dict[str, Any]:
+    """One player's part. What it shows of a monster depends on the whole field (current ATK/DEF,
+    equips), everything else on the :class:`Player` object alone; so when the player object is
+    the one seen before and each of its monsters' parts is the very dict seen then
+    (:func:`_monster` gives the same dict only for the same monster with the same ATK, DEF,
+    modifiers and equips), the part built then is the one this would build (a transition that
+    changes one player leaves the other one's part as it was)."""
+    p = s.players[side]
+    mons = [None if m is None else _monster(r, s, side, m, tuple(sorted(equips.get(m.uid, ())))) for m in p.monsters]
+    cache = _cache(r).players
+    hit = cache.get(id(p))
+    if hit is not None and hit[0] is p and hit[1] == side:
+        old = hit[2]["monsters"]
+        if all(a is b for a, b in zip(old, mons)):
+            return hit[2]
+    d = {
+        "lp": p.lp,
+        "monsters": mons,
+        "spells": [None if c is None else _spell(r, s, side, c) for c in p.spells],
+        "field_zone": None if p.field_zone is None else _spell(r, s, side, p.field_zone),
+        "hand": _pile(r, p.hand),
+        "graveyard": _pile(r, p.graveyard),
+        "banished": _pile(r, p.banished),
+        "deck": _pile(r, p.deck),
+    }
+    cache[id(p)] = (p, side, d)
+    return d
 
 
 def _chain(r: Rules, chain: tuple) -> list[dict[str, Any]]:
