@@ -16,6 +16,8 @@ Figures are CPU seconds (``time.process_time()``), the best of ``--repeat`` runs
 - instrumented: a run that times every ``Monitor.advance``, ``EngineSystem.fingerprint``,
   ``check_transition``, ``check_state`` and ``check_actions`` call (the cost of the timer itself,
   calibrated, subtracted; on a loaded machine these per-call timings inflate);
+- ``--gc``: only one run, with the cyclic garbage collector's passes timed (``gc.callbacks``):
+  its share of the total, full collections and young ones apart;
 - replayed: the transitions of the first ``--replay`` (5,000) states of the big board are recorded
   once, then each part is timed alone in a tight loop over them (no timer per call): the
   transition invariants, the state invariants (of each successor), the actions invariants,
@@ -183,12 +185,41 @@ def replayed(big: Path, states: int, invariants, repeat: int) -> dict[str, float
     return out
 
 
+def gc_share(work, invariants) -> dict[str, float]:
+    """The cyclic garbage collector's part of one run of `work` (CPU seconds, timed with
+    ``gc.callbacks``): full collections and young ones, and the same run's total."""
+    import gc
+
+    spent = {0: 0.0, 1: 0.0, 2: 0.0}
+    count = {0: 0, 1: 0, 2: 0}
+    started = [0.0]
+
+    def cb(phase, info):
+        if phase == "start":
+            started[0] = time.process_time()
+        else:
+            g = info["generation"]
+            spent[g] += time.process_time() - started[0]
+            count[g] += 1
+
+    gc.callbacks.append(cb)
+    try:
+        cpu0 = time.process_time()
+        for board, bounds in work:
+            explore(EngineSystem(ReferenceEngine(), board, invariants), "bfs", bounds=bounds)
+        total = time.process_time() - cpu0
+    finally:
+        gc.callbacks.remove(cb)
+    return {"total": total, "gc": sum(spent.values()), "full": spent[2], "full_n": count[2], "young_n": count[0] + count[1]}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--states", type=int, default=20_000)
     ap.add_argument("--big", type=Path, default=None)
     ap.add_argument("--replay", type=int, default=5_000, help="states of the big board whose transitions are replayed")
+    ap.add_argument("--gc", action="store_true", help="only measure the cyclic garbage collector's part of one run")
     args = ap.parse_args()
     big = args.big or _big_default()
     work = workload(big, args.states)
@@ -198,6 +229,11 @@ def main() -> int:
           f"{os.cpu_count()} CPUs")
     print(f"workload: first {args.states:,} states of {big.name} (BFS) + all of {SMALL.name}; every invariant; best of {args.repeat}")
     invs = select(None)
+    if args.gc:
+        g = gc_share(work, invs)
+        print(f"  total {g['total']:.2f} s CPU, of which the cyclic GC {g['gc']:.2f} s ({g['gc'] / g['total']:.0%}): "
+              f"{g['full_n']} full collections {g['full']:.2f} s, {g['young_n']} young ones {g['gc'] - g['full']:.2f} s")
+        return 0
     best_total = best_none = None
     for _ in range(args.repeat):
         cpu, n, tr = run(work, invs)

@@ -302,9 +302,14 @@ class EngineSystem:
     # an invariant with nothing to judge (None) is not listed.
 
     def check_state(self, s):
+        # the last call on a new state before it waits in the frontier: its monitor keeps its
+        # values only (Monitor.forget; the readers are built again when the state is expanded)
         if not self._state_plan:
+            s[2].forget()
             return []
-        return self._run(self._state_plan, s[1], Context(s[2], self.cards))
+        out = self._run(self._state_plan, s[1], Context(s[2], self.cards))
+        s[2].forget()
+        return out
 
     def check_actions(self, s, actions):
         if not self._action_plan:

@@ -94,6 +94,14 @@ class Monitor:
             new[n] = v2
         return self if same and len(new) == len(old) else Monitor(new)
 
+    def forget(self) -> None:
+        """Drop the readers built for this monitor (attack records, window, battle, chain); they
+        are built again from the values when next asked, the same. The explorer calls it when a
+        state joins the frontier (explorers/checking.py), where it may wait for a long time: it
+        then holds the values only, and the cyclic GC has fewer objects to scan
+        (docs/performance.md)."""
+        self._cache.clear()
+
     def canonical(self) -> bytes:
         """Canonical JSON of the values (sorted by history name): what the fingerprint hashes."""
         if self._bytes is None:

@@ -271,17 +271,17 @@ class Rules:
         k = memo.get("kinds")
         if k is None:
             out: set[str] = set()
-            kinds = self._kinds_of
+            kinds = self._kinds_of  # card name -> its kinds (most cards: none, an empty set)
             for p in s.players:
                 for c in p.spells:
                     if c is not None and c.face_up and not c.activating:
-                        out |= kinds.get(c.card) or self._card_kinds(c.card)
+                        out |= kinds[c.card] if c.card in kinds else self._card_kinds(c.card)
                 c = p.field_zone
                 if c is not None and c.face_up and not c.activating:
-                    out |= kinds.get(c.card) or self._card_kinds(c.card)
+                    out |= kinds[c.card] if c.card in kinds else self._card_kinds(c.card)
                 for m in p.monsters:
                     if m is not None and m.pos is not Pos.FACEDOWN:
-                        out |= kinds.get(m.card) or self._card_kinds(m.card)
+                        out |= kinds[m.card] if m.card in kinds else self._card_kinds(m.card)
             k = memo["kinds"] = frozenset(out)
         return k
 

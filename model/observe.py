@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from bpcheck.model.engine import Rules
-from bpcheck.model.state import Monster, SpellTrap, State
+from bpcheck.model.state import Attack, Monster, SpellTrap, State
 
 SCHEMA_VERSION = 1
 
@@ -31,9 +31,19 @@ class _Cache:
         self.monsters: dict[int, tuple] = {}
         self.spells: dict[int, tuple] = {}
         self.piles: dict[int, tuple] = {}
+        self.players: dict[int, tuple] = {}  # one player's part (see _player)
+        # the parts of the observation that depend on one tuple of the state alone (shared by
+        # a state with the states before it until it changes): "chain", "open_windows",
+        # "lingering", "pending_triggers", "attack"
+        self.chains: dict[int, tuple] = {}
+        self.links: dict[int, tuple] = {}  # one chain link's part
+        self.windows: dict[int, tuple] = {}
+        self.lingering: dict[int, tuple] = {}
+        self.triggers: dict[int, tuple] = {}
+        self.attacks: dict[int, tuple] = {}
 
     def trim(self) -> None:
-        for d in (self.monsters, self.spells, self.piles):
+        for d in (self.monsters, self.spells, self.piles, self.players, self.chains, self.links, self.windows, self.lingering, self.triggers, self.attacks):
             if len(d) > self.LIMIT:
                 d.clear()
 
@@ -133,6 +143,7 @@ def _pile(r: Rules, refs) -> list[dict[str, Any]]:
 def observe(r: Rules, s: State) -> dict[str, Any]:
     """The observation of `s`. Parts may be shared with earlier observations: treat it as
     read-only (copy it before changing it)."""
+    _cache(r).trim()
     memo = r._memo(s)
     if memo is None:
         players = _players(r, s)
@@ -146,35 +157,136 @@ def observe(r: Rules, s: State) -> dict[str, Any]:
 
 
 def _players(r: Rules, s: State) -> list[dict[str, Any]]:
-    _cache(r).trim()
     equips: dict[int, list[int]] = {}
     for _side, _i, c in s.spell_traps():
         if c.equipped_to is not None:
             equips.setdefault(c.equipped_to, []).append(c.uid)
-    players = []
-    for side in (0, 1):
-        p = s.players[side]
-        players.append(
-            {
-                "lp": p.lp,
-                "monsters": [
-                    None if m is None else _monster(r, s, side, m, tuple(sorted(equips.get(m.uid, ()))))
-                    for m in p.monsters
-                ],
-                "spells": [None if c is None else _spell(r, s, side, c) for c in p.spells],
-                "field_zone": None if p.field_zone is None else _spell(r, s, side, p.field_zone),
-                "hand": _pile(r, p.hand),
-                "graveyard": _pile(r, p.graveyard),
-                "banished": _pile(r, p.banished),
-                "deck": _pile(r, p.deck),
-            }
-        )
-    return players
+    return [_player(r, s, 0, equips), _player(r, s, 1, equips)]
+
+
+def _player(r: Rules, s: State, side: int, equips: dict[int, list[int]]) -> dict[str, Any]:
+    """One player's part. What it shows of a monster depends on the whole field (current ATK/DEF,
+    equips), everything else on the :class:`Player` object alone; so when the player object is
+    the one seen before and each of its monsters' parts is the very dict seen then
+    (:func:`_monster` gives the same dict only for the same monster with the same ATK, DEF,
+    modifiers and equips), the part built then is the one this would build (a transition that
+    changes one player leaves the other one's part as it was)."""
+    p = s.players[side]
+    mons = [None if m is None else _monster(r, s, side, m, tuple(sorted(equips.get(m.uid, ())))) for m in p.monsters]
+    cache = _cache(r).players
+    hit = cache.get(id(p))
+    if hit is not None and hit[0] is p and hit[1] == side:
+        old = hit[2]["monsters"]
+        if all(a is b for a, b in zip(old, mons)):
+            return hit[2]
+    d = {
+        "lp": p.lp,
+        "monsters": mons,
+        "spells": [None if c is None else _spell(r, s, side, c) for c in p.spells],
+        "field_zone": None if p.field_zone is None else _spell(r, s, side, p.field_zone),
+        "hand": _pile(r, p.hand),
+        "graveyard": _pile(r, p.graveyard),
+        "banished": _pile(r, p.banished),
+        "deck": _pile(r, p.deck),
+    }
+    cache[id(p)] = (p, side, d)
+    return d
+
+
+def _chain(r: Rules, chain: tuple) -> list[dict[str, Any]]:
+    """The "chain" part: it depends on the chain tuple alone, which a state shares with the states
+    before it until a link is added or resolved; each link's part depends on its
+    :class:`ChainLink` object alone (and the card pool), which every chain holding it shares."""
+    cache = _cache(r)
+    hit = cache.chains.get(id(chain))
+    if hit is not None and hit[0] is chain:
+        return hit[1]
+    links = cache.links
+    out = []
+    for l in chain:
+        h = links.get(id(l))
+        if h is not None and h[0] is l:
+            out.append(h[1])
+            continue
+        card = r.pool[l.card]
+        d = {
+            "card": l.card,
+            "card_uid": l.card_uid,
+            "effect": l.effect,
+            "controller": l.controller,
+            "speed": l.speed,
+            "targets": list(l.targets),
+            "negated": l.negated,
+            "card_activation": l.is_card_activation,
+            "kind": card.kind,
+            "subtype": card.subtype,
+            "cost_info": [list(x) for x in l.cost_info],
+        }
+        links[id(l)] = (l, d)
+        out.append(d)
+    cache.chains[id(chain)] = (chain, out)
+    return out
+
+
+def _windows(r: Rules, fresh: tuple) -> dict[str, Any]:
+    """The "open_windows" part (rule: WIN-EVENT): it depends on the state's ``fresh`` alone."""
+    cache = _cache(r).windows
+    hit = cache.get(id(fresh))
+    if hit is not None and hit[0] is fresh:
+        return hit[1]
+    out = {
+        "attack_declaration": any(f[0] == "attack_declared" for f in fresh),
+        "summon": any(f[0] == "summoned" for f in fresh),
+        "events": [list(f) for f in fresh],
+    }
+    cache[id(fresh)] = (fresh, out)
+    return out
+
+
+def _lingering(r: Rules, lingering: tuple) -> list[dict[str, Any]]:
+    cache = _cache(r).lingering
+    hit = cache.get(id(lingering))
+    if hit is not None and hit[0] is lingering:
+        return hit[1]
+    out = [{"what": l.what, "player": l.player, "source": l.source, "until": l.until} for l in lingering]
+    cache[id(lingering)] = (lingering, out)
+    return out
+
+
+def _triggers(r: Rules, triggers: tuple) -> list[dict[str, Any]]:
+    cache = _cache(r).triggers
+    hit = cache.get(id(triggers))
+    if hit is not None and hit[0] is triggers:
+        return hit[1]
+    out = [
+        {"card": t.card, "card_uid": t.card_uid, "effect": t.effect, "player": t.player, "mandatory": t.mandatory}
+        for t in triggers
+    ]
+    cache[id(triggers)] = (triggers, out)
+    return out
+
+
+def _attack(r: Rules, a: Attack) -> dict[str, Any]:
+    cache = _cache(r).attacks
+    hit = cache.get(id(a))
+    if hit is not None and hit[0] is a:
+        return hit[1]
+    out = {
+        "attacker": a.attacker,
+        "target": a.target,
+        "potential_targets": sorted(a.potential_targets),
+        "direct_was_legal": a.direct_was_legal,
+        "target_was_facedown": a.target_was_facedown,
+        "replay_pending": a.replay_pending,
+        "battle_ended": a.battle_ended,
+        "damage_calculated": a.calculated,
+    }
+    cache[id(a)] = (a, out)
+    return out
 
 
 def _top(r: Rules, s: State, players: list[dict[str, Any]]) -> dict[str, Any]:
     a = s.attack
-    c_pool = r.pool
     return {
         "schema": SCHEMA_VERSION,
         "turn": s.turn,
@@ -187,46 +299,13 @@ def _top(r: Rules, s: State, players: list[dict[str, Any]]) -> dict[str, Any]:
         "priority": s.priority,
         "passes": s.passes,
         "players": players,
-        "attack": None
-        if a is None
-        else {
-            "attacker": a.attacker,
-            "target": a.target,
-            "potential_targets": sorted(a.potential_targets),
-            "direct_was_legal": a.direct_was_legal,
-            "target_was_facedown": a.target_was_facedown,
-            "replay_pending": a.replay_pending,
-            "battle_ended": a.battle_ended,
-            "damage_calculated": a.calculated,
-        },
-        "chain": [
-            {
-                "card": l.card,
-                "card_uid": l.card_uid,
-                "effect": l.effect,
-                "controller": l.controller,
-                "speed": l.speed,
-                "targets": list(l.targets),
-                "negated": l.negated,
-                "card_activation": l.is_card_activation,
-                "kind": c_pool[l.card].kind,
-                "subtype": c_pool[l.card].subtype,
-                "cost_info": [list(x) for x in l.cost_info],
-            }
-            for l in s.chain
-        ],
-        "open_windows": {
-            "attack_declaration": any(f[0] == "attack_declared" for f in s.fresh),
-            "summon": any(f[0] == "summoned" for f in s.fresh),
-            "events": [list(f) for f in s.fresh],
-        },
+        "attack": None if a is None else _attack(r, a),
+        "chain": _chain(r, s.chain),
+        "open_windows": _windows(r, s.fresh),
         "chains_in_step": s.chain_count_in_step,
         "next_uid": s.next_uid,
-        "lingering": [{"what": l.what, "player": l.player, "source": l.source, "until": l.until} for l in s.lingering],
-        "pending_triggers": [
-            {"card": t.card, "card_uid": t.card_uid, "effect": t.effect, "player": t.player, "mandatory": t.mandatory}
-            for t in s.triggers
-        ],
+        "lingering": _lingering(r, s.lingering),
+        "pending_triggers": _triggers(r, s.triggers),
         "choice": None
         if s.choice is None
         else {

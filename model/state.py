@@ -11,25 +11,30 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from enum import Enum
+from itertools import repeat
 from operator import attrgetter
+from types import MemberDescriptorType
 from typing import Any, Iterator
 
 _new = object.__new__
-_setattr = object.__setattr__
-# class -> (field names, a getter of all their values) for the fast replace below
+_set_slot = MemberDescriptorType.__set__  # (slot descriptor, object, value): sets one slot
+# class -> (slot descriptors, a getter of all their values, setters by name) for the fast
+# replace below
 _LAYOUT: dict[type, tuple | None] = {}
 
 
 def _layout(cls: type) -> tuple | None:
-    """How :func:`replace` copies a frozen slotted dataclass directly: its field names, a getter
-    of all their values, the names as a set. Only for classes whose ``__init__`` does nothing but
-    assign: no ``__post_init__``, every field set by ``__init__``."""
+    """How :func:`replace` copies a frozen slotted dataclass directly: the slot descriptors of its
+    fields in order, a getter of all their values, and each field's setter by name. Only for
+    classes whose ``__init__`` does nothing but assign: no ``__post_init__``, every field set by
+    ``__init__``."""
     fs = dataclasses.fields(cls)
     if hasattr(cls, "__post_init__") or not all(f.init for f in fs) or "__slots__" not in cls.__dict__:
         return None
     names = tuple(f.name for f in fs)
+    slots = tuple(cls.__dict__[n] for n in names)  # the member descriptors of the slots
     get = attrgetter(*names) if len(names) > 1 else (lambda o, _g=attrgetter(names[0]): (_g(o),))
-    return names, get, frozenset(names)
+    return slots, get, {n: d.__set__ for n, d in zip(names, slots)}
 
 
 def replace(obj: Any, /, **changes: Any) -> Any:
@@ -38,22 +43,25 @@ def replace(obj: Any, /, **changes: Any) -> Any:
 
     Same result: a new object of the same class with the same field values but `changes`; the
     classes it copies directly have no ``__post_init__`` and no ``init=False`` field, so their
-    ``__init__`` does nothing but assign. Anything else goes to ``dataclasses.replace``."""
+    ``__init__`` does nothing but assign. Anything else goes to ``dataclasses.replace``. The
+    fields are copied slot by slot in one ``map`` over the slot descriptors (the iteration in C:
+    17 % cheaper than a Python loop of ``object.__setattr__``, docs/performance.md)."""
     cls = obj.__class__
     try:
-        names, get, known = _LAYOUT[cls]  # type: ignore[misc]
+        slots, get, setters = _LAYOUT[cls]  # type: ignore[misc]
     except KeyError:
         _LAYOUT[cls] = _layout(cls)
         return replace(obj, **changes)
     except TypeError:  # None: not a class we copy directly
         return dataclasses.replace(obj, **changes)
-    if not changes.keys() <= known:
-        raise TypeError(f"{cls.__name__} has no field {sorted(changes.keys() - known)[0]!r}")
     new = _new(cls)
-    for n, v in zip(names, get(obj)):
-        _setattr(new, n, v)
+    any(map(_set_slot, slots, repeat(new), get(obj)))  # each returns None: any() runs them all
     for k, v in changes.items():
-        _setattr(new, k, v)
+        try:
+            put = setters[k]
+        except KeyError:
+            raise TypeError(f"{cls.__name__} has no field {sorted(changes.keys() - setters.keys())[0]!r}") from None
+        put(new, v)
     return new
 
 
