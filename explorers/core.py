@@ -135,6 +135,7 @@ class ExploreResult:
     generated: int = 0  # states generated (initial states + transitions), for the collision estimate
     resumable: bool = False  # stopped early with states left to expand (a checkpoint can go on)
     worker_info: list | None = None  # explore_parallel(finish=...): each worker's answer (explorers/parallel.py)
+    claimed: int | None = None  # explore_parallel: the states judged inside transitions (a system's ``claims``)
 
     @property
     def collision(self) -> dict:

@@ -156,6 +156,12 @@ class _Worker:
         self.fresh: list = []  # states won in the last chunk, before the inbox is merged in
         self.pending: dict[tuple[int, int], tuple[Any, Any, int]] = {}  # (parent, action) -> child
         self.pending_fps: np.ndarray | None = None  # the owner's winners of the last decide
+        # Claims (a system with ``claims(info)``: explorers/reduce.py): states judged inside a
+        # transition (not stored), whose verdicts count once, at their first judging in the
+        # sequential order. The fingerprints claimed that this worker owns:
+        self.claimed = FingerprintIndex()
+        self.claims_of = getattr(system, "claims", None)
+        self.claim_pending: dict[tuple[int, int, int], tuple[int, list]] = {}  # (state, action, claim no.) -> (start, verdicts)
         self.seen_viol: set = set()
         self.seen_prop: set = set()
         self.seen_kind: set = set()
@@ -235,6 +241,12 @@ class _Worker:
         fps: list[int] = []
         parents: list[int] = []
         ais: list[int] = []
+        c_fps: list[int] = []  # the claims: fingerprint, expanded state, action, claim number
+        c_par: list[int] = []
+        c_ai: list[int] = []
+        c_no: list[int] = []
+        claims_of = self.claims_of
+        claim_pending = self.claim_pending
         held = self.held
         kinds = out["kinds"]
         while held and held[0][0] < hi:
@@ -271,13 +283,32 @@ class _Worker:
                 kinds[kind] = kinds.get(kind, 0) + 1
                 if kind not in self.seen_kind and kind not in self.c_kind:
                     self.c_kind[kind] = (i, 3, ai, 0, 0)
-                for k, (prop, verdict) in enumerate(system.check_transition(s, a, info, s2)):
-                    record(prop, verdict, (i, 3, ai, 1, k), i, "transition", ai)
+                vs = system.check_transition(s, a, info, s2)
+                parts = claims_of(info) if claims_of is not None else None
+                if parts:
+                    # the transition's own verdicts now; each claimed state's once its owner says
+                    # this is its first judging (finalize)
+                    for k in range(parts[0][1]):
+                        prop, verdict = vs[k]
+                        record(prop, verdict, (i, 3, ai, 1, k), i, "transition", ai)
+                    for no, (cfp, start, end) in enumerate(parts):
+                        c_fps.append(cfp)
+                        c_par.append(i)
+                        c_ai.append(ai)
+                        c_no.append(no)
+                        claim_pending[(i, ai, no)] = (start, vs[start:end])
+                else:
+                    for k, (prop, verdict) in enumerate(vs):
+                        record(prop, verdict, (i, 3, ai, 1, k), i, "transition", ai)
                 fps.append(system.fingerprint(s2))
                 parents.append(i)
                 ais.append(ai)
                 self.pending[(i, ai)] = (s2, info, d + 1)
-        return {"children": (np.array(fps, np.uint64), np.array(parents, np.int64), np.array(ais, np.int64)), "rss": current_rss()}
+        return {
+            "children": (np.array(fps, np.uint64), np.array(parents, np.int64), np.array(ais, np.int64)),
+            "claims": (np.array(c_fps, np.uint64), np.array(c_par, np.int64), np.array(c_ai, np.int64), np.array(c_no, np.int64)),
+            "rss": current_rss(),
+        }
 
     def rebuild(self, snap: Snapshot) -> Any:
         """Resuming: re-create the frontier states of a checkpoint (core._rebuild_frontier); keep
@@ -300,10 +331,28 @@ class _Worker:
 
     # -- round 2 (as the owner of fingerprints) -----------------------------------------------
 
-    def decide(self, fps: np.ndarray, parents: np.ndarray, ais: np.ndarray) -> tuple:
+    def decide(self, fps: np.ndarray, parents: np.ndarray, ais: np.ndarray, claims: tuple | None = None) -> tuple:
         """For the discoveries of fingerprints this worker owns: the winners (new states: their
         position in the input, in input order) and, for every other discovery, the state it
-        reaches: an old index (>= 0) or -1 - the winner's number."""
+        reaches: an old index (>= 0) or -1 - the winner's number. With `claims` (fingerprints,
+        states, actions, claim numbers) of fingerprints it owns: also the positions of the claims
+        that are the first judging of their state (never claimed before; the least (state,
+        action, claim number) among this chunk's)."""
+        won_claims = None
+        if claims is not None:
+            c_fps, c_par, c_ai, c_no = claims
+            fresh = np.flatnonzero(self.claimed.get_many(c_fps) < 0)
+            if fresh.size:
+                order = fresh[np.lexsort((c_no[fresh], c_ai[fresh], c_par[fresh], c_fps[fresh]))]
+                f = c_fps[order]
+                first = np.ones(order.size, bool)
+                first[1:] = f[1:] != f[:-1]
+                won_claims = order[first]
+                add = self.claimed.add
+                for fp in c_fps[won_claims].tolist():
+                    add(fp, 0)
+            else:
+                won_claims = fresh
         known = self.index.get_many(fps)
         dst = known.copy()
         new = np.flatnonzero(known < 0)
@@ -319,17 +368,23 @@ class _Worker:
         else:
             winners = new
         self.pending_fps = fps[winners]
-        return winners, dst
+        return winners, dst, won_claims
 
     # -- round 3 ------------------------------------------------------------------------------
 
-    def finalize(self, owned_idx: np.ndarray | None, won: list[tuple[int, int, int, int]]) -> tuple[dict, dict[int, bytes]]:
+    def finalize(self, owned_idx: np.ndarray | None, won: list[tuple[int, int, int, int]], won_claims: list[tuple[int, int, int]] = ()) -> tuple[dict, dict[int, bytes]]:
         if owned_idx is not None and self.pending_fps is not None:
             add = self.index.add
             for fp, j in zip(self.pending_fps.tolist(), owned_idx.tolist()):
                 add(fp, j)
         self.pending_fps = None
         system, record = self.system, self.record
+        claim_pending = self.claim_pending
+        for p, ai, no in won_claims:
+            start, vs = claim_pending[(p, ai, no)]
+            for k, (prop, verdict) in enumerate(vs, start):
+                record(prop, verdict, (p, 3, ai, 1, k), p, "transition", ai)
+        claim_pending.clear()
         outbox: dict[int, list] = {}
         pending = self.pending
         for p, ai, j, dest in won:
@@ -379,7 +434,7 @@ def _worker_main(conn, wid: int, n: int, make_system: Callable[[], TransitionSys
                 reply = w.rebuild(msg[1])
             elif op == "finish":
                 info = finish(w.system) if finish is not None else None
-                conn.send(("ok", (info, w.index.nbytes())))
+                conn.send(("ok", (info, w.index.nbytes(), len(w.claimed) if w.claims_of is not None else None)))
                 return
             else:  # pragma: no cover - a bug in the parent
                 raise ValueError(f"unknown request {op!r}")
@@ -533,15 +588,31 @@ def explore_parallel(
     pool = _Pool(n, make_system, goals, finish)
     inbox: list[list[bytes]] = [[] for _ in range(n)]
 
-    def settle(children: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
-        """Rounds 2 and 3 for the children of one chunk (or the initial states)."""
+    def settle(children: list[tuple[np.ndarray, np.ndarray, np.ndarray]], claims: list[tuple] | None = None) -> None:
+        """Rounds 2 and 3 for the children of one chunk (or the initial states), and the claims
+        of states judged inside its transitions (by each worker: fingerprints, states, actions,
+        claim numbers)."""
         fps = np.concatenate([c[0] for c in children])
         parents = np.concatenate([c[1] for c in children])
         ais = np.concatenate([c[2] for c in children])
         disc = np.concatenate([np.full(c[0].size, w, np.int64) for w, c in enumerate(children)])
         owner = (fps % np.uint64(n)).astype(np.int64)
         sel = [np.flatnonzero(owner == w) for w in range(n)]
-        decided = pool.call([("decide", fps[s], parents[s], ais[s]) for s in sel])
+        csel = None
+        if claims is not None and any(c[0].size for c in claims):
+            cl = [np.concatenate([c[k] for c in claims]) for k in range(4)]
+            c_disc = np.concatenate([np.full(c[0].size, w, np.int64) for w, c in enumerate(claims)])
+            c_owner = (cl[0] % np.uint64(n)).astype(np.int64)
+            csel = [np.flatnonzero(c_owner == w) for w in range(n)]
+            decided = pool.call([("decide", fps[s], parents[s], ais[s], tuple(x[cs] for x in cl)) for s, cs in zip(sel, csel)])
+        else:
+            decided = pool.call([("decide", fps[s], parents[s], ais[s]) for s in sel])
+        won_claims: list[list] = [[] for _ in range(n)]
+        if csel is not None:
+            for w in range(n):
+                pos = csel[w][decided[w][2]]
+                for dw, p, a, no in zip(c_disc[pos].tolist(), cl[1][pos].tolist(), cl[2][pos].tolist(), cl[3][pos].tolist()):
+                    won_claims[dw].append((p, a, no))
         # rank the winners of all owners in the sequential order: (parent index, action index)
         w_pos = np.concatenate([sel[w][decided[w][0]] for w in range(n)]) if fps.size else np.empty(0, np.int64)
         order = np.lexsort((ais[w_pos], parents[w_pos]))
@@ -610,7 +681,7 @@ def explore_parallel(
         won: list[list] = [[] for _ in range(n)]
         for p, a, j, dw, kw in zip(p_r.tolist(), a_r.tolist(), range(base, base + ranked.size), disc_r, dest):
             won[dw].append((p, a, j, kw))
-        replies = pool.call([("finalize", owned[w], won[w]) for w in range(n)])
+        replies = pool.call([("finalize", owned[w], won[w], won_claims[w]) for w in range(n)])
         outs = []
         for w, (out, blobs) in enumerate(replies):
             outs.append(out)
@@ -701,7 +772,7 @@ def explore_parallel(
             head = state["head"] = hi
             for w, r in enumerate(replies):
                 state["rss"][w] = r["rss"] or 0
-            settle([r["children"] for r in replies])
+            settle([r["children"] for r in replies], [r["claims"] for r in replies])
             if progress is not None:
                 progress.update(len(parent), res.max_depth, len(parent) - head)
         if res.bound_hit is None and state["depth_hit"]:
@@ -712,7 +783,9 @@ def explore_parallel(
         ends = pool.call([("finish",)] * n)
     finally:
         pool.close()
-    res.worker_info = [info for info, _nb in ends]
+    res.worker_info = [info for info, _nb, _c in ends]
+    if any(c is not None for _info, _nb, c in ends):
+        res.claimed = sum(c or 0 for _info, _nb, c in ends)
     if progress is not None:
         progress.update(len(parent), res.max_depth, 0, force=True)
         progress.done()
@@ -725,7 +798,7 @@ def explore_parallel(
     res.props.setdefault(FAULT, PropStats())
     res.elapsed = time.monotonic() - t0
     if measure_memory:
-        total = sum(nb for _info, nb in ends)  # the workers' fingerprint shards
+        total = sum(nb for _info, nb, _c in ends)  # the workers' fingerprint shards
         for arr in (parent, via, depth_of, extra_src, extra_dst, extra_act):
             total += arr.buffer_info()[1] * arr.itemsize + 64
         res.visited_bytes = total
