@@ -136,6 +136,7 @@ class ExploreResult:
     resumable: bool = False  # stopped early with states left to expand (a checkpoint can go on)
     worker_info: list | None = None  # explore_parallel(finish=...): each worker's answer (explorers/parallel.py)
     claimed: int | None = None  # explore_parallel: the states judged inside transitions (a system's ``claims``)
+    balance: float | None = None  # explore_parallel, 2+ workers: mean / busiest worker's expanding CPU (not deterministic)
 
     @property
     def collision(self) -> dict:

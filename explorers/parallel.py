@@ -127,6 +127,7 @@ from bpcheck.explorers.core import (
 
 CHUNK = 2048  # frontier states expanded per round (the same for every worker count)
 SLACK = 16  # a worker keeps the new states it found up to its share of a chunk + chunk / SLACK
+BALANCE_BY_COST = True  # shares of a chunk by each worker's recent CPU per state (False: equal shares; benchmarks)
 
 
 class WorkerError(RuntimeError):
@@ -230,6 +231,8 @@ class _Worker:
         return {"children": (np.array(fps, np.uint64), np.full(len(fps), -1, np.int64), np.array(ais, np.int64))}
 
     def expand(self, hi: int, max_depth: int | None, inbox: list[bytes]) -> dict:
+        cpu0 = time.process_time()
+        expanded = 0
         fresh = self.fresh
         for blob in inbox:
             fresh.extend(pickle.loads(blob))
@@ -251,6 +254,7 @@ class _Worker:
         kinds = out["kinds"]
         while held and held[0][0] < hi:
             i, d, s = held.popleft()
+            expanded += 1
             try:
                 terminal = system.is_terminal(s)
             except SystemFault as f:
@@ -308,6 +312,7 @@ class _Worker:
             "children": (np.array(fps, np.uint64), np.array(parents, np.int64), np.array(ais, np.int64)),
             "claims": (np.array(c_fps, np.uint64), np.array(c_par, np.int64), np.array(c_ai, np.int64), np.array(c_no, np.int64)),
             "rss": current_rss(),
+            "work": (expanded, time.process_time() - cpu0),  # for the balance only: results never depend on it
         }
 
     def rebuild(self, snap: Snapshot) -> Any:
@@ -547,7 +552,8 @@ def explore_parallel(
     extra_dst = array("I")
     extra_act = array("I")
     seen_viol: set = set()
-    state = {"depth_hit": False, "rss": [0] * n, "head": 0, "held_by": np.empty(0, np.int16), "held_from": 0}
+    state = {"depth_hit": False, "rss": [0] * n, "head": 0, "held_by": np.empty(0, np.int16), "held_from": 0, "cost": [0.0] * n}
+    balance = [0.0, 0.0]  # CPU seconds of expanding: the mean and the busiest worker's, summed over chunks
 
     def absorb(outs: list[dict]) -> None:
         for out in outs:
@@ -657,7 +663,18 @@ def explore_parallel(
         # share of the chunk the state will be expanded in (chunks are head + k * chunk, as long
         # as the frontier is longer than a chunk; shorter, it is expanded whole in one)
         disc_r = disc[ranked].tolist()
-        cap = chunk // n + max(1, chunk // SLACK)
+        # each worker's share of a chunk: equal, or (once measured) inversely proportional to
+        # what a state has cost it lately; a worker's next states are mostly children of its
+        # last ones, so their cost follows. Where a state is expanded never changes a result.
+        cost = state["cost"]
+        weights = [1 / c for c in cost] if BALANCE_BY_COST and all(c > 0 for c in cost) else [1.0] * n
+        total = base + len(disc_r)
+
+        def caps_of(first: int) -> list[int]:
+            # the chunk from state `first`: full, or the rest of the frontier (expanded whole)
+            size = min(chunk, total - first)
+            return [int(size * x / sum(weights)) + max(1, size // SLACK) for x in weights]
+
         head = state["head"]
         held_by = state["held_by"]  # the holder of each frontier state, from state["held_from"]
         start = head + (base - head) // chunk * chunk  # the chunk the first new state falls in
@@ -666,13 +683,15 @@ def explore_parallel(
         for w in held_by[start - frm : base - frm].tolist():
             counts[w] += 1
         cid_end = start + chunk
+        caps = caps_of(start)
         dest = []
         for j, w in zip(range(base, base + len(disc_r)), disc_r):
             if j >= cid_end:
                 counts = [0] * n
+                caps = caps_of(cid_end)
                 cid_end += chunk
-            if counts[w] >= cap:
-                w = counts.index(min(counts))
+            if counts[w] >= caps[w]:
+                w = min(range(n), key=lambda v: (counts[v] / caps[v], v))
             counts[w] += 1
             dest.append(w)
         keep = head - frm
@@ -772,6 +791,13 @@ def explore_parallel(
             head = state["head"] = hi
             for w, r in enumerate(replies):
                 state["rss"][w] = r["rss"] or 0
+                k, c = r["work"]
+                if k >= 16:  # CPU seconds per state, smoothed over chunks
+                    state["cost"][w] = c / k if state["cost"][w] == 0 else 0.5 * state["cost"][w] + 0.5 * c / k
+            if n > 1:
+                times = [r["work"][1] for r in replies]
+                balance[0] += sum(times) / n
+                balance[1] += max(times)
             settle([r["children"] for r in replies], [r["claims"] for r in replies])
             if progress is not None:
                 progress.update(len(parent), res.max_depth, len(parent) - head)
@@ -784,6 +810,8 @@ def explore_parallel(
     finally:
         pool.close()
     res.worker_info = [info for info, _nb, _c in ends]
+    if balance[1] > 0:
+        res.balance = round(balance[0] / balance[1], 4)
     if any(c is not None for _info, _nb, c in ends):
         res.claimed = sum(c or 0 for _info, _nb, c in ends)
     if progress is not None:

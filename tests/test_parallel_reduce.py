@@ -89,7 +89,7 @@ GOALS = [f"g{i}" for i in range(5)] + ["never"]
 
 def plain(r) -> dict:
     d = dataclasses.asdict(r)
-    for k in ("elapsed", "graph", "visited_bytes", "worker_info", "claimed"):
+    for k in ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance"):
         d.pop(k)
     d["props_order"] = list(r.props)
     d["action_counts_order"] = list(r.action_counts)
