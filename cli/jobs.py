@@ -288,7 +288,7 @@ def run_check_jobs(
                     pool.cancel(pool.pending())
     except Interrupted:  # a second signal: stop the workers now, keep what came back
         if pool is not None:
-            interrupted_now = pool.running()
+            interrupted_now += pool.running()  # (a sharded board cut short is already listed)
             pool.close(kill=True)
         for i in interrupted_now:
             entries[i] = Entry("result", cut_short(boards[i]))
