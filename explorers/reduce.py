@@ -45,7 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from bpcheck.explorers.core import DEADLOCK, SystemFault, Violation
+from bpcheck.explorers.core import DEADLOCK, FingerprintIndex, FingerprintMap, SystemFault, Violation
 
 MAX_CHAIN = 10_000  # forced micro-steps in one macro step at most (then the state is stored)
 
@@ -117,12 +117,13 @@ class Reduced:
         self.collapsible = collapsible if collapsible is not None else single_pass(system)
         self.max_chain = max_chain
         # intermediate states judged here -> the fingerprint of the state their chain ends in, or
-        # None when that end is not the state's own (a chain cut at max_chain): a chain that meets
-        # one with an end again stands for that end (_Known) instead of walking on
-        self.judged: dict[int, int | None] = {}
+        # 0 when that end is not the state's own (a chain cut at max_chain; a real end with
+        # fingerprint 0 only costs a walk): a chain that meets one with an end again stands for
+        # that end (_Known) instead of walking on. 16 bytes an entry (one per forced state).
+        self.judged = FingerprintMap()
         # states a chain ended in that are terminal or not collapsible (decisions): met again,
         # their actions need not be asked for (a cache: they would stop a chain anyway)
-        self.decided: set[int] = set()
+        self.decided = FingerprintIndex()
         self._stops: set[int] | None = None  # the collapsible initial states (stored, never folded)
         self.memo = True  # exploring (False after finish(): steps re-execute every chain in full)
         self.micro_transitions = 0  # micro-steps taken while exploring (the decisions included)
@@ -220,23 +221,23 @@ class Reduced:
                 s2 = self._cut_loop(micro, walked, fp, verdicts, parts, new)
                 break
             if exploring:
-                end = judged.get(fp, _NOT)
-                if end is not _NOT and end is not None:
+                end = judged.get(fp)
+                if end:
                     # judged before, by a chain that ended where this one would: stand for its end
                     self.micro_transitions += len(micro)
                     self._memo_end(new, end)
                     return _Known(end), MacroInfo(micro, verdicts, parts)
             else:
-                end = _NOT
+                end = None
             try:
                 if inner.is_terminal(s2):
-                    decided.add(fp)
+                    decided.add(fp, 0)
                     break
                 acts = inner.actions(s2)
             except SystemFault:
                 break  # handed to the explorer, which meets the fault itself
             if not self.collapsible(s2, acts):
-                decided.add(fp)
+                decided.add(fp, 0)
                 break
             if len(micro) >= self.max_chain:
                 capped = True
@@ -247,7 +248,7 @@ class Reduced:
             except SystemFault:
                 break  # stored: the explorer meets the fault itself, as unreduced
             walked[fp] = len(micro)
-            if exploring and end is _NOT:
+            if exploring and end is None:
                 self.collapsed += 1
                 new.append(fp)
                 start = len(verdicts)
@@ -260,7 +261,7 @@ class Reduced:
             s2, info = s3, info3
         self.micro_transitions += len(micro)
         if new:
-            self._memo_end(new, None if capped else self._fp[1])
+            self._memo_end(new, 0 if capped else self._fp[1])
         return s2, MacroInfo(micro, verdicts, parts)
 
     def _cut_loop(self, micro: list[Micro], walked: dict[int, int], fp: int, verdicts: list, parts: list, new: list) -> Any:
@@ -283,9 +284,10 @@ class Reduced:
         self._fp = (s2, low)
         return s2
 
-    def _memo_end(self, fps: list[int], end: int | None) -> None:
+    def _memo_end(self, fps: list[int], end: int) -> None:
+        add = self.judged.add
         for f in fps:
-            self.judged[f] = end
+            add(f, end)
 
     def is_terminal(self, s) -> bool:
         return self.inner.is_terminal(s)
@@ -325,9 +327,6 @@ class Reduced:
 
     def goals_reached(self, s, info) -> list[str]:
         return self.inner.goals_reached(s, info.last if isinstance(info, MacroInfo) else info)
-
-
-_NOT = object()  # not in Reduced.judged
 
 
 # -- counterexamples ---------------------------------------------------------------------------
