@@ -32,6 +32,13 @@ between worker processes; pickles are only ever exchanged between our own proces
         resume=None,            # a core.Snapshot (explorers/checkpoint.py) of a BFS run, made by
                                 # explore() or explore_parallel(), whatever the worker count
 
+Systems that judge states inside a transition (``claims(info)``: explorers/reduce.py, whose
+macro transitions judge the forced states they fold) give ``(fingerprint, start, end)`` slices of
+the transition's verdicts per such state; each is counted once, at its first judging in the
+sequential order (the owner of its fingerprint decides, as for new states), and ``res.claimed``
+is how many there were. The claimed set is not part of a checkpoint: the CLI explores reduced
+boards without checkpoints.
+
 Not supported: ``record_graph``, ``pack`` / ``unpack`` and ``strategy="dfs"``; the caller runs
 ``core.explore`` for those. A checkpoint holds the same data as explore()'s (the file format does
 not change), so either explorer resumes the other's.
