@@ -496,7 +496,7 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
 
         if jobs <= 1 or board_cost(board) < SHARD_AT or not can_shard(args.strategy, system_kw.get("graph_limit"), controls, bounds):
             return None
-        c = dict(controls, stop=sig.stop_reason)
+        c = dict(controls, stop=sig.stop_reason, progress=None)  # in this process: progress on a terminal
         c["parallel"] = (jobs, system_factory(board, args.engine, engine_kw, inv_ids, system_kw.get("system_cls", EngineSystem)))
         return (board, args.engine, engine_kw, inv_ids, args.strategy, bounds, engine_name, c)
 

@@ -573,8 +573,9 @@ def check_board_task(board: Board, engine_spec: str | None, engine_kw: dict, inv
     invariants = invariants_by_id(inv_ids)
     controls = dict(controls)
     controls.setdefault("stop", stop_reason)  # in this process (-j 1), the caller's own signal poll
+    progress = controls.pop("progress", False)  # workers draw nothing; a sharded board in the parent may
     try:
-        br = check_board(board, make_engine(engine_spec, **engine_kw), invariants, strategy, bounds, engine_name, progress=False, **controls)
+        br = check_board(board, make_engine(engine_spec, **engine_kw), invariants, strategy, bounds, engine_name, progress=progress, **controls)
     except InputError as e:
         return ("input", e.file, e.field, e.problem)
     br.invariants = [i.id for i in br.invariants]  # type: ignore[misc]
