@@ -46,7 +46,7 @@ def peak(system) -> int | None:
 
 def digest(r) -> str:
     d = dataclasses.asdict(r)
-    for k in ("elapsed", "graph", "visited_bytes", "worker_info"):
+    for k in ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance"):
         d.pop(k, None)
     d["order"] = [list(r.props), list(r.action_counts)]
     return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -62,10 +62,20 @@ def main() -> int:
     ap.add_argument("--workers", default="0,1,2", help="comma-separated worker counts; 0: explore() in-process")
     ap.add_argument("--no-invariants", action="store_true")
     ap.add_argument("--engine", default="reference")
+    ap.add_argument("--equal-shares", action="store_true", help="balance chunks by state count only (parallel.BALANCE_BY_COST off)")
+    ap.add_argument("--reduce", action="store_true", help="fold forced passes (explorers/reduce.py), as bpcheck check does by default")
     args = ap.parse_args()
     bounds = Bounds(max_states=args.max_states)
+    if args.equal_shares:
+        import bpcheck.explorers.parallel as par
+
+        par.BALANCE_BY_COST = False
     make_system = functools.partial(make, args.board, args.engine, not args.no_invariants)
-    print(f"{Path(args.board).name}, max states {args.max_states or 'none'}, invariants {'off' if args.no_invariants else 'all'}; load average {os.getloadavg()}")
+    if args.reduce:
+        from bpcheck.explorers.run import reduced_system
+
+        make_system = functools.partial(reduced_system, make_system)
+    print(f"{Path(args.board).name}, max states {args.max_states or 'none'}, invariants {'off' if args.no_invariants else 'all'}, {'reduced' if args.reduce else 'every state'}; load average {os.getloadavg()}")
     print(f"{'workers':>7} {'states':>8} {'wall s':>7} {'parent CPU s':>13} {'worker CPU s':>20} {'states/s':>9}  digest")
     base = None
     for n in [int(x) for x in args.workers.split(",")]:
@@ -78,7 +88,8 @@ def main() -> int:
             wcpu = r.worker_info
         wall, pcpu = time.monotonic() - t0, time.process_time() - c0
         base = base or wall
-        print(f"{n:>7} {r.states:>8} {wall:>7.1f} {pcpu:>13.1f} {' + '.join(f'{c:.1f}' for c in wcpu) or '-':>20} {r.states / wall:>9.0f}  {digest(r)}  (x{base / wall:.2f})")
+        bal = f", balance {r.balance:.3f}" if r.balance is not None else ""
+        print(f"{n:>7} {r.states:>8} {wall:>7.1f} {pcpu:>13.1f} {' + '.join(f'{c:.1f}' for c in wcpu) or '-':>20} {r.states / wall:>9.0f}  {digest(r)}  (x{base / wall:.2f}{bal})")
         sys.stdout.flush()
     print(f"load average after: {os.getloadavg()}")
     return 0

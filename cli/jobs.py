@@ -29,6 +29,10 @@ from bpcheck.errors import InputError
 # rank (Spearman) correlation with the measured counts 0.87. Each card on the field multiplies
 # the state space by about e (a card that can act in every window adds every interleaving).
 COST_WEIGHTS = {"base": 1.64, "monsters": 0.97, "spells_traps": 1.15, "hand": 0.81, "other": 0.31}
+# A board expected to have this many states or more is explored by every worker at once
+# (run_check_jobs, `shard`); the rest one board per worker. Only the seven-card board of the
+# seed corpus is above it (expected 112,000; 742,799 states); the next is at 36,000.
+SHARD_AT = 50_000
 
 
 def board_features(board) -> dict[str, int]:
@@ -145,6 +149,7 @@ def run_check_jobs(
     load: Callable[[Any, str], Any],
     cut_short: Callable[[Any], Any],
     sig,
+    shard: Callable[[Any], tuple | None] | None = None,
 ) -> JobsOutcome:
     """Check ``files`` ((path, display) in board order) with ``jobs`` worker processes (or in this
     process when ``jobs`` is 1, in the cost order). ``load(path, display)`` loads a board (bad
@@ -153,7 +158,13 @@ def run_check_jobs(
     process; ``emit(i, entry)`` prints board i, called in board order only; ``cut_short(board)``
     is the result of a board a second signal stopped where it was. ``sig`` is the run's
     :class:`bpcheck.lifecycle.Signals`: the first signal stops every worker's exploration at its
-    next state (those boards are inconclusive, "interrupted (SIGNAL)") and nothing more starts."""
+    next state (those boards are inconclusive, "interrupted (SIGNAL)") and nothing more starts.
+
+    ``shard(board)``: the task arguments to explore one board over all the workers at once (the
+    sharded explorer, explorers/parallel.py), or None. With several workers (not --fail-fast),
+    the boards it accepts are checked first, one after the other, each on every worker; the
+    others then one per worker. One board that alone costs more than all the others together
+    would otherwise keep one worker busy long after the rest are done."""
     from bpcheck.explorers.pool import Outcome, Pool
     from bpcheck.lifecycle import Interrupted
 
@@ -249,14 +260,35 @@ def run_check_jobs(
                     pool.stop_all(sig.signum)  # workers stop at their next state; results come back
                 progress.update(len(entries), [files[j][1].rsplit("/", 1)[-1] for j in pool.running()])
 
+            big = {}
+            if shard is not None and not fail_fast:
+                for i in order:
+                    a = shard(boards[i])
+                    if a is not None:
+                        big[i] = a
+            for i in order:
+                if i not in big or sig.signum is not None:
+                    continue
+                progress.update(len(entries), [files[i][1].rsplit("/", 1)[-1]], force=True)
+                try:
+                    record(Outcome(i, True, task(*big[i])))
+                except Interrupted:
+                    interrupted_now.append(i)
+                    raise
+                except Exception as e:  # bpcheck's own bug: no new boards (as the sequential run)
+                    import traceback
+
+                    record(Outcome(i, False, error=f"{type(e).__name__}: {e}".splitlines()[0], traceback="".join(traceback.format_exception(e))))
+                    break
+            rest = [i for i in order if i not in big] if not (big and out.internal) and sig.signum is None else []
             tasks = [task_args(b) if b is not None else () for b in boards]
-            for o in pool.run(task, tasks, order, tick=tick):
+            for o in pool.run(task, tasks, rest, tick=tick):
                 record(o)
                 if not o.ok and not o.crashed:  # a bpcheck bug: no new boards (as the sequential run)
                     pool.cancel(pool.pending())
     except Interrupted:  # a second signal: stop the workers now, keep what came back
         if pool is not None:
-            interrupted_now = pool.running()
+            interrupted_now += pool.running()  # (a sharded board cut short is already listed)
             pool.close(kill=True)
         for i in interrupted_now:
             entries[i] = Entry("result", cut_short(boards[i]))
@@ -290,6 +322,7 @@ def run_check_jobs(
 
 __all__ = [
     "COST_WEIGHTS",
+    "SHARD_AT",
     "BoardsProgress",
     "Entry",
     "JobsOutcome",

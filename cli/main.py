@@ -487,7 +487,20 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
     def cut_short(board):
         return _interrupted_result(board, invariants, args.strategy, f"interrupted ({sig.name})")
 
-    return run_check_jobs(files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load_board, cut_short, sig)
+    def shard(board):
+        """A board expected to cost SHARD_AT states or more is explored by all the workers at once
+        (cli/jobs.py), when the sharded explorer can take it."""
+        from bpcheck.explorers.checking import EngineSystem
+        from bpcheck.explorers.run import can_shard, system_factory
+        from bpcheck.jobs import SHARD_AT, board_cost
+
+        if jobs <= 1 or board_cost(board) < SHARD_AT or not can_shard(args.strategy, system_kw.get("graph_limit"), controls, bounds):
+            return None
+        c = dict(controls, stop=sig.stop_reason, progress=None)  # in this process: progress on a terminal
+        c["parallel"] = (jobs, system_factory(board, args.engine, engine_kw, inv_ids, system_kw.get("system_cls", EngineSystem)))
+        return (board, args.engine, engine_kw, inv_ids, args.strategy, bounds, engine_name, c)
+
+    return run_check_jobs(files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load_board, cut_short, sig, shard=shard)
 
 
 def _write_json(args: argparse.Namespace, doc: dict) -> None:

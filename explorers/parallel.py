@@ -32,6 +32,13 @@ between worker processes; pickles are only ever exchanged between our own proces
         resume=None,            # a core.Snapshot (explorers/checkpoint.py) of a BFS run, made by
                                 # explore() or explore_parallel(), whatever the worker count
 
+Systems that judge states inside a transition (``claims(info)``: explorers/reduce.py, whose
+macro transitions judge the forced states they fold) give ``(fingerprint, start, end)`` slices of
+the transition's verdicts per such state; each is counted once, at its first judging in the
+sequential order (the owner of its fingerprint decides, as for new states), and ``res.claimed``
+is how many there were. The claimed set is not part of a checkpoint: the CLI explores reduced
+boards without checkpoints.
+
 Not supported: ``record_graph``, ``pack`` / ``unpack`` and ``strategy="dfs"``; the caller runs
 ``core.explore`` for those. A checkpoint holds the same data as explore()'s (the file format does
 not change), so either explorer resumes the other's.
@@ -127,6 +134,7 @@ from bpcheck.explorers.core import (
 
 CHUNK = 2048  # frontier states expanded per round (the same for every worker count)
 SLACK = 16  # a worker keeps the new states it found up to its share of a chunk + chunk / SLACK
+BALANCE_BY_COST = True  # shares of a chunk by each worker's recent CPU per state (False: equal shares; benchmarks)
 
 
 class WorkerError(RuntimeError):
@@ -156,6 +164,12 @@ class _Worker:
         self.fresh: list = []  # states won in the last chunk, before the inbox is merged in
         self.pending: dict[tuple[int, int], tuple[Any, Any, int]] = {}  # (parent, action) -> child
         self.pending_fps: np.ndarray | None = None  # the owner's winners of the last decide
+        # Claims (a system with ``claims(info)``: explorers/reduce.py): states judged inside a
+        # transition (not stored), whose verdicts count once, at their first judging in the
+        # sequential order. The fingerprints claimed that this worker owns:
+        self.claimed = FingerprintIndex()
+        self.claims_of = getattr(system, "claims", None)
+        self.claim_pending: dict[tuple[int, int, int], tuple[int, list]] = {}  # (state, action, claim no.) -> (start, verdicts)
         self.seen_viol: set = set()
         self.seen_prop: set = set()
         self.seen_kind: set = set()
@@ -224,6 +238,8 @@ class _Worker:
         return {"children": (np.array(fps, np.uint64), np.full(len(fps), -1, np.int64), np.array(ais, np.int64))}
 
     def expand(self, hi: int, max_depth: int | None, inbox: list[bytes]) -> dict:
+        cpu0 = time.process_time()
+        expanded = 0
         fresh = self.fresh
         for blob in inbox:
             fresh.extend(pickle.loads(blob))
@@ -235,10 +251,17 @@ class _Worker:
         fps: list[int] = []
         parents: list[int] = []
         ais: list[int] = []
+        c_fps: list[int] = []  # the claims: fingerprint, expanded state, action, claim number
+        c_par: list[int] = []
+        c_ai: list[int] = []
+        c_no: list[int] = []
+        claims_of = self.claims_of
+        claim_pending = self.claim_pending
         held = self.held
         kinds = out["kinds"]
         while held and held[0][0] < hi:
             i, d, s = held.popleft()
+            expanded += 1
             try:
                 terminal = system.is_terminal(s)
             except SystemFault as f:
@@ -271,13 +294,33 @@ class _Worker:
                 kinds[kind] = kinds.get(kind, 0) + 1
                 if kind not in self.seen_kind and kind not in self.c_kind:
                     self.c_kind[kind] = (i, 3, ai, 0, 0)
-                for k, (prop, verdict) in enumerate(system.check_transition(s, a, info, s2)):
-                    record(prop, verdict, (i, 3, ai, 1, k), i, "transition", ai)
+                vs = system.check_transition(s, a, info, s2)
+                parts = claims_of(info) if claims_of is not None else None
+                if parts:
+                    # the transition's own verdicts now; each claimed state's once its owner says
+                    # this is its first judging (finalize)
+                    for k in range(parts[0][1]):
+                        prop, verdict = vs[k]
+                        record(prop, verdict, (i, 3, ai, 1, k), i, "transition", ai)
+                    for no, (cfp, start, end) in enumerate(parts):
+                        c_fps.append(cfp)
+                        c_par.append(i)
+                        c_ai.append(ai)
+                        c_no.append(no)
+                        claim_pending[(i, ai, no)] = (start, vs[start:end])
+                else:
+                    for k, (prop, verdict) in enumerate(vs):
+                        record(prop, verdict, (i, 3, ai, 1, k), i, "transition", ai)
                 fps.append(system.fingerprint(s2))
                 parents.append(i)
                 ais.append(ai)
                 self.pending[(i, ai)] = (s2, info, d + 1)
-        return {"children": (np.array(fps, np.uint64), np.array(parents, np.int64), np.array(ais, np.int64)), "rss": current_rss()}
+        return {
+            "children": (np.array(fps, np.uint64), np.array(parents, np.int64), np.array(ais, np.int64)),
+            "claims": (np.array(c_fps, np.uint64), np.array(c_par, np.int64), np.array(c_ai, np.int64), np.array(c_no, np.int64)),
+            "rss": current_rss(),
+            "work": (expanded, time.process_time() - cpu0),  # for the balance only: results never depend on it
+        }
 
     def rebuild(self, snap: Snapshot) -> Any:
         """Resuming: re-create the frontier states of a checkpoint (core._rebuild_frontier); keep
@@ -300,10 +343,28 @@ class _Worker:
 
     # -- round 2 (as the owner of fingerprints) -----------------------------------------------
 
-    def decide(self, fps: np.ndarray, parents: np.ndarray, ais: np.ndarray) -> tuple:
+    def decide(self, fps: np.ndarray, parents: np.ndarray, ais: np.ndarray, claims: tuple | None = None) -> tuple:
         """For the discoveries of fingerprints this worker owns: the winners (new states: their
         position in the input, in input order) and, for every other discovery, the state it
-        reaches: an old index (>= 0) or -1 - the winner's number."""
+        reaches: an old index (>= 0) or -1 - the winner's number. With `claims` (fingerprints,
+        states, actions, claim numbers) of fingerprints it owns: also the positions of the claims
+        that are the first judging of their state (never claimed before; the least (state,
+        action, claim number) among this chunk's)."""
+        won_claims = None
+        if claims is not None:
+            c_fps, c_par, c_ai, c_no = claims
+            fresh = np.flatnonzero(self.claimed.get_many(c_fps) < 0)
+            if fresh.size:
+                order = fresh[np.lexsort((c_no[fresh], c_ai[fresh], c_par[fresh], c_fps[fresh]))]
+                f = c_fps[order]
+                first = np.ones(order.size, bool)
+                first[1:] = f[1:] != f[:-1]
+                won_claims = order[first]
+                add = self.claimed.add
+                for fp in c_fps[won_claims].tolist():
+                    add(fp, 0)
+            else:
+                won_claims = fresh
         known = self.index.get_many(fps)
         dst = known.copy()
         new = np.flatnonzero(known < 0)
@@ -319,17 +380,23 @@ class _Worker:
         else:
             winners = new
         self.pending_fps = fps[winners]
-        return winners, dst
+        return winners, dst, won_claims
 
     # -- round 3 ------------------------------------------------------------------------------
 
-    def finalize(self, owned_idx: np.ndarray | None, won: list[tuple[int, int, int, int]]) -> tuple[dict, dict[int, bytes]]:
+    def finalize(self, owned_idx: np.ndarray | None, won: list[tuple[int, int, int, int]], won_claims: list[tuple[int, int, int]] = ()) -> tuple[dict, dict[int, bytes]]:
         if owned_idx is not None and self.pending_fps is not None:
             add = self.index.add
             for fp, j in zip(self.pending_fps.tolist(), owned_idx.tolist()):
                 add(fp, j)
         self.pending_fps = None
         system, record = self.system, self.record
+        claim_pending = self.claim_pending
+        for p, ai, no in won_claims:
+            start, vs = claim_pending[(p, ai, no)]
+            for k, (prop, verdict) in enumerate(vs, start):
+                record(prop, verdict, (p, 3, ai, 1, k), p, "transition", ai)
+        claim_pending.clear()
         outbox: dict[int, list] = {}
         pending = self.pending
         for p, ai, j, dest in won:
@@ -379,7 +446,7 @@ def _worker_main(conn, wid: int, n: int, make_system: Callable[[], TransitionSys
                 reply = w.rebuild(msg[1])
             elif op == "finish":
                 info = finish(w.system) if finish is not None else None
-                conn.send(("ok", (info, w.index.nbytes())))
+                conn.send(("ok", (info, w.index.nbytes(), len(w.claimed) if w.claims_of is not None else None)))
                 return
             else:  # pragma: no cover - a bug in the parent
                 raise ValueError(f"unknown request {op!r}")
@@ -492,7 +559,8 @@ def explore_parallel(
     extra_dst = array("I")
     extra_act = array("I")
     seen_viol: set = set()
-    state = {"depth_hit": False, "rss": [0] * n, "head": 0, "held_by": np.empty(0, np.int16), "held_from": 0}
+    state = {"depth_hit": False, "rss": [0] * n, "head": 0, "held_by": np.empty(0, np.int16), "held_from": 0, "cost": [0.0] * n}
+    balance = [0.0, 0.0]  # CPU seconds of expanding: the mean and the busiest worker's, summed over chunks
 
     def absorb(outs: list[dict]) -> None:
         for out in outs:
@@ -533,15 +601,31 @@ def explore_parallel(
     pool = _Pool(n, make_system, goals, finish)
     inbox: list[list[bytes]] = [[] for _ in range(n)]
 
-    def settle(children: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
-        """Rounds 2 and 3 for the children of one chunk (or the initial states)."""
+    def settle(children: list[tuple[np.ndarray, np.ndarray, np.ndarray]], claims: list[tuple] | None = None) -> None:
+        """Rounds 2 and 3 for the children of one chunk (or the initial states), and the claims
+        of states judged inside its transitions (by each worker: fingerprints, states, actions,
+        claim numbers)."""
         fps = np.concatenate([c[0] for c in children])
         parents = np.concatenate([c[1] for c in children])
         ais = np.concatenate([c[2] for c in children])
         disc = np.concatenate([np.full(c[0].size, w, np.int64) for w, c in enumerate(children)])
         owner = (fps % np.uint64(n)).astype(np.int64)
         sel = [np.flatnonzero(owner == w) for w in range(n)]
-        decided = pool.call([("decide", fps[s], parents[s], ais[s]) for s in sel])
+        csel = None
+        if claims is not None and any(c[0].size for c in claims):
+            cl = [np.concatenate([c[k] for c in claims]) for k in range(4)]
+            c_disc = np.concatenate([np.full(c[0].size, w, np.int64) for w, c in enumerate(claims)])
+            c_owner = (cl[0] % np.uint64(n)).astype(np.int64)
+            csel = [np.flatnonzero(c_owner == w) for w in range(n)]
+            decided = pool.call([("decide", fps[s], parents[s], ais[s], tuple(x[cs] for x in cl)) for s, cs in zip(sel, csel)])
+        else:
+            decided = pool.call([("decide", fps[s], parents[s], ais[s]) for s in sel])
+        won_claims: list[list] = [[] for _ in range(n)]
+        if csel is not None:
+            for w in range(n):
+                pos = csel[w][decided[w][2]]
+                for dw, p, a, no in zip(c_disc[pos].tolist(), cl[1][pos].tolist(), cl[2][pos].tolist(), cl[3][pos].tolist()):
+                    won_claims[dw].append((p, a, no))
         # rank the winners of all owners in the sequential order: (parent index, action index)
         w_pos = np.concatenate([sel[w][decided[w][0]] for w in range(n)]) if fps.size else np.empty(0, np.int64)
         order = np.lexsort((ais[w_pos], parents[w_pos]))
@@ -586,7 +670,18 @@ def explore_parallel(
         # share of the chunk the state will be expanded in (chunks are head + k * chunk, as long
         # as the frontier is longer than a chunk; shorter, it is expanded whole in one)
         disc_r = disc[ranked].tolist()
-        cap = chunk // n + max(1, chunk // SLACK)
+        # each worker's share of a chunk: equal, or (once measured) inversely proportional to
+        # what a state has cost it lately; a worker's next states are mostly children of its
+        # last ones, so their cost follows. Where a state is expanded never changes a result.
+        cost = state["cost"]
+        weights = [1 / c for c in cost] if BALANCE_BY_COST and all(c > 0 for c in cost) else [1.0] * n
+        total = base + len(disc_r)
+
+        def caps_of(first: int) -> list[int]:
+            # the chunk from state `first`: full, or the rest of the frontier (expanded whole)
+            size = min(chunk, total - first)
+            return [int(size * x / sum(weights)) + max(1, size // SLACK) for x in weights]
+
         head = state["head"]
         held_by = state["held_by"]  # the holder of each frontier state, from state["held_from"]
         start = head + (base - head) // chunk * chunk  # the chunk the first new state falls in
@@ -595,13 +690,15 @@ def explore_parallel(
         for w in held_by[start - frm : base - frm].tolist():
             counts[w] += 1
         cid_end = start + chunk
+        caps = caps_of(start)
         dest = []
         for j, w in zip(range(base, base + len(disc_r)), disc_r):
             if j >= cid_end:
                 counts = [0] * n
+                caps = caps_of(cid_end)
                 cid_end += chunk
-            if counts[w] >= cap:
-                w = counts.index(min(counts))
+            if counts[w] >= caps[w]:
+                w = min(range(n), key=lambda v: (counts[v] / caps[v], v))
             counts[w] += 1
             dest.append(w)
         keep = head - frm
@@ -610,7 +707,7 @@ def explore_parallel(
         won: list[list] = [[] for _ in range(n)]
         for p, a, j, dw, kw in zip(p_r.tolist(), a_r.tolist(), range(base, base + ranked.size), disc_r, dest):
             won[dw].append((p, a, j, kw))
-        replies = pool.call([("finalize", owned[w], won[w]) for w in range(n)])
+        replies = pool.call([("finalize", owned[w], won[w], won_claims[w]) for w in range(n)])
         outs = []
         for w, (out, blobs) in enumerate(replies):
             outs.append(out)
@@ -701,7 +798,14 @@ def explore_parallel(
             head = state["head"] = hi
             for w, r in enumerate(replies):
                 state["rss"][w] = r["rss"] or 0
-            settle([r["children"] for r in replies])
+                k, c = r["work"]
+                if k >= 16:  # CPU seconds per state, smoothed over chunks
+                    state["cost"][w] = c / k if state["cost"][w] == 0 else 0.5 * state["cost"][w] + 0.5 * c / k
+            if n > 1:
+                times = [r["work"][1] for r in replies]
+                balance[0] += sum(times) / n
+                balance[1] += max(times)
+            settle([r["children"] for r in replies], [r["claims"] for r in replies])
             if progress is not None:
                 progress.update(len(parent), res.max_depth, len(parent) - head)
         if res.bound_hit is None and state["depth_hit"]:
@@ -712,7 +816,11 @@ def explore_parallel(
         ends = pool.call([("finish",)] * n)
     finally:
         pool.close()
-    res.worker_info = [info for info, _nb in ends]
+    res.worker_info = [info for info, _nb, _c in ends]
+    if balance[1] > 0:
+        res.balance = round(balance[0] / balance[1], 4)
+    if any(c is not None for _info, _nb, c in ends):
+        res.claimed = sum(c or 0 for _info, _nb, c in ends)
     if progress is not None:
         progress.update(len(parent), res.max_depth, 0, force=True)
         progress.done()
@@ -725,7 +833,7 @@ def explore_parallel(
     res.props.setdefault(FAULT, PropStats())
     res.elapsed = time.monotonic() - t0
     if measure_memory:
-        total = sum(nb for _info, nb in ends)  # the workers' fingerprint shards
+        total = sum(nb for _info, nb, _c in ends)  # the workers' fingerprint shards
         for arr in (parent, via, depth_of, extra_src, extra_dst, extra_act):
             total += arr.buffer_info()[1] * arr.itemsize + 64
         res.visited_bytes = total

@@ -11,20 +11,29 @@ by the explorer: not stored, not fingerprinted into its visited set, not expande
 Every invariant still judges every micro-step, exactly once, as the unreduced explorer would:
 
 - the first micro-transition (the decision) is judged like any transition;
-- an intermediate state met for the first time (the wrapper keeps the fingerprints of the
-  intermediate states it has judged) gets ``check_state``, ``check_actions`` and the DEADLOCK
-  check, and the forced transition out of it ``check_transition``; an intermediate state met
-  again is stepped through without judging (its verdicts are those it had, as an unreduced
-  explorer would not expand a state twice), so the ``checked`` / ``violations`` statistics equal
-  the unreduced run's;
-- all those verdicts are handed to the explorer as the macro transition's ``check_transition``.
+- an intermediate state met for the first time gets ``check_state``, ``check_actions`` and the
+  DEADLOCK check, and the forced transition out of it ``check_transition``; the wrapper keeps
+  the fingerprints of the intermediate states it has judged, and a chain that meets one again
+  stands for the state its chain ended in (``_Known``) instead of walking on, so the
+  ``checked`` / ``violations`` statistics equal the unreduced run's;
+- all those verdicts are handed to the explorer as the macro transition's ``check_transition``,
+  and :meth:`Reduced.claims` says which of them belong to which intermediate state. An explorer
+  of several processes (explorers/parallel.py), where each process has judged only what it met,
+  counts each intermediate state's verdicts once, at its first judging in the sequential order.
 
 A chain stops (and the state is handed to the explorer, which stores and judges it) at a state
-that is terminal, offers no action or more than one, or offers one that is not collapsible; at a
-state the chain has already passed through (a forced loop: the explorer's own CYCLE detection
-then finds it), after :data:`MAX_CHAIN` micro-steps, at a state that meets a goal not yet
-reported, and before a forced step the inner system fails on (the explorer then meets the fault
-itself, with the same message as unreduced).
+that is terminal, offers no action or more than one, or offers one that is not collapsible; at
+a collapsible initial state (the explorer stores those); at a state that meets a goal; before a
+forced step the inner system fails on (the explorer then meets the fault itself, with the same
+message as unreduced); at a forced loop, at the loop's state with the least fingerprint (at the
+first arrival there; the explorer's CYCLE detection then finds the loop); and after
+:data:`MAX_CHAIN` micro-steps. All but the last depend on the states alone, never on what was
+explored before, so every process folds the same chains and the result does not depend on the
+worker count. (A chain cut at :data:`MAX_CHAIN` ends where its count ran out; its states are
+not memoised, and a forced chain that long without a loop would need 10,000 distinct forced
+states in a row.) A goal met by the events of a forced step into a state that other forced
+steps also reach is the one case where one state may be stored (via that step) and folded (via
+another); goals on states (a step, the end of the duel) have no such case.
 
 Counterexamples: the explorer's traces are macro traces (one entry per decision);
 :func:`micro_trail` expands one into its micro-steps, marks the forced ones, and cuts a violation
@@ -36,7 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from bpcheck.explorers.core import DEADLOCK, SystemFault, Violation
+from bpcheck.explorers.core import DEADLOCK, FingerprintMap, SystemFault, Violation
 
 MAX_CHAIN = 10_000  # forced micro-steps in one macro step at most (then the state is stored)
 
@@ -73,11 +82,12 @@ class MacroInfo:
     """The info of a macro transition: its micro-steps (the first is the decision, the rest are
     forced) and the verdicts every newly judged micro-step gave, in order."""
 
-    __slots__ = ("micro", "verdicts")
+    __slots__ = ("micro", "verdicts", "parts")
 
-    def __init__(self, micro: list[Micro], verdicts: list) -> None:
+    def __init__(self, micro: list[Micro], verdicts: list, parts: list[tuple[int, int, int]] | None = None) -> None:
         self.micro = micro
         self.verdicts = verdicts
+        self.parts = parts or []  # (fingerprint, start, end): the verdicts of each intermediate state judged
 
     @property
     def last(self) -> Any:
@@ -106,21 +116,21 @@ class Reduced:
         self.inner = system
         self.collapsible = collapsible if collapsible is not None else single_pass(system)
         self.max_chain = max_chain
-        # intermediate states judged here -> the fingerprint of the state their chain ended in
-        # (None while the chain runs); a chain that meets one again stands for that state (_Known)
-        self.judged: dict[int, int | None] = {}
-        self.handed: set[int] = set()  # collapsible states handed to the explorer unjudged (it judges them)
-        self.joins: set[int] = set()  # judged intermediate states met again in a forced loop: stored
-        # states a chain ended in that are terminal or not collapsible (decisions): met again, their
-        # actions need not be asked for (the explorer holds them)
+        # intermediate states judged here -> the fingerprint of the state their chain ends in, or
+        # 0 when that end is not the state's own (a chain cut at max_chain; a real end with
+        # fingerprint 0 only costs a walk): a chain that meets one with an end again stands for
+        # that end (_Known) instead of walking on. 16 bytes an entry (one per forced state).
+        self.judged = FingerprintMap()
+        # states a chain ended in that are terminal or not collapsible (decisions): met again,
+        # their actions need not be asked for (a cache: they would stop a chain anyway; a set,
+        # probed at every forced step: a FingerprintIndex look-up costs ~3 us, a set's 0.1)
         self.decided: set[int] = set()
+        self._stops: set[int] | None = None  # the collapsible initial states (stored, never folded)
         self.memo = True  # exploring (False after finish(): steps re-execute every chain in full)
-        self.reported: set[str] = set()  # goals goals_reached has reported to the explorer
         self.micro_transitions = 0  # micro-steps taken while exploring (the decisions included)
         self.collapsed = 0  # intermediate states passed through (with repeats)
-        self._expanded_joins: set[int] = set()
         self._fp: tuple[Any, int] | None = None  # (state, fingerprint) of the state step returned last
-        self._start: tuple[Any, bool] | None = None  # (state, whether it is a judged join) from `actions`
+        self._start: tuple[Any, int] | None = None  # (collapsible state, its fingerprint) from `actions`
         self._pre: tuple[Any, list] | None = None  # (decision state, [(action, step result, fault)]) from `actions`
 
     def __getattr__(self, name: str) -> Any:  # board, unobserved, not_judged, ...: the inner system's
@@ -128,38 +138,34 @@ class Reduced:
             raise AttributeError(name)
         return getattr(self.inner, name)
 
-    def _is_join(self, s) -> bool:
-        """Whether `s` (the state step returned last, or the one `actions` was asked about last) is
-        a judged intermediate state handed to the explorer: its checks were made already."""
-        c = self._fp
-        if c is not None and c[0] is s:
-            return c[1] in self.joins
-        st = self._start
-        return st is not None and st[0] is s and st[1]
-
     def finish(self, res: Any) -> Any:
-        """Correct the explorer's statistics after :func:`~bpcheck.explorers.core.explore`: a join
-        state's DEADLOCK check was made when it was judged as an intermediate state, and the
-        explorer counts it again when it expands the state."""
-        st = res.props.get(DEADLOCK)
-        if st is not None:
-            st.checked -= len(self._expanded_joins)
-        self._expanded_joins = set()
+        """After an exploration: later steps (counterexamples, witnesses) re-execute every chain
+        in full and judge nothing. Returns `res` unchanged (the statistics already equal the
+        unreduced run's)."""
         self._pre = None
         self.memo = False
         return res
 
+    def stops(self) -> set[int]:
+        """The fingerprints of the initial states that are collapsible: the explorer stores them,
+        so a chain that meets one ends there. Computed from the initial states alone, so every
+        process agrees (explorers/parallel.py)."""
+        if self._stops is None:
+            out: set[int] = set()
+            for s in self.inner.initial_states():
+                try:
+                    if not self.inner.is_terminal(s) and self.collapsible(s, self.inner.actions(s)):
+                        out.add(self.inner.fingerprint(s))
+                except SystemFault:
+                    pass  # the explorer meets the fault itself
+            self._stops = out
+        return self._stops
+
     # -- TransitionSystem ------------------------------------------------------------------
 
     def initial_states(self):
-        out = self.inner.initial_states()
-        for s in out:
-            try:
-                if not self.inner.is_terminal(s) and self.collapsible(s, self.inner.actions(s)):
-                    self.handed.add(self.inner.fingerprint(s))  # the explorer judges it as a stored state
-            except SystemFault:
-                pass  # the explorer meets the fault itself
-        return out
+        self.stops()
+        return self.inner.initial_states()
 
     def actions(self, s):
         acts = self.inner.actions(s)
@@ -175,17 +181,13 @@ class Reduced:
             self._pre = (s, pre)
         else:
             self._pre = None
-        if self.collapsible(s, acts):
-            fp = self.fingerprint(s)
-            join = fp in self.joins
-            if join and self.memo:
-                self._expanded_joins.add(fp)
-            self._start = (s, join)
-        else:
-            self._start = None
+        self._start = (s, self.fingerprint(s)) if self.collapsible(s, acts) else None
         return acts
 
     def step(self, s, a):
+        """Apply `a`, then the only action of every collapsible state after it, until a state that
+        ends the chain (module doc). Where a chain ends depends on the states alone, never on what
+        was explored before, so every process folds the same chains (explorers/parallel.py)."""
         inner = self.inner
         pre = self._pre
         got = None
@@ -197,26 +199,37 @@ class Reduced:
             raise got[2]
         else:
             s2, info = got[1]
-        verdicts = [] if self._is_join(s) else list(inner.check_transition(s, a, info, s2))
-        micro = [Micro(s, a, info, s2)]
-        judged, handed, joins, decided = self.judged, self.handed, self.joins, self.decided
         exploring = self.memo
+        verdicts = list(inner.check_transition(s, a, info, s2)) if exploring else []
+        micro = [Micro(s, a, info, s2)]
+        judged, decided, stops = self.judged, self.decided, self.stops()
+        parts: list[tuple[int, int, int]] = []  # (fingerprint, start, end in verdicts) of each state judged here
         new: list[int] = []  # the intermediate states this chain judges (their end is memoised)
-        seen: set[int] = set()  # replaying: the states this chain passed through
+        # fingerprint -> k: the state is micro[k].before (a forced loop returns to one of them)
+        walked: dict[int, int] = {}
+        st = self._start
+        if st is not None and st[0] is s:
+            walked[st[1]] = 0
+        capped = False
         while True:
             fp = inner.fingerprint(s2)  # the explorer asks for it next if the chain ends here
             self._fp = (s2, fp)
-            if fp in decided or fp in handed or fp in joins:
+            if fp in decided or fp in stops:
                 break  # a state the explorer stores
-            if exploring and fp in judged:
-                end = judged[fp]
-                if end is None:  # a forced loop: this state is stored from now on (CYCLE finds the loop)
-                    joins.add(fp)
-                    break
-                # judged before, by a chain that ended in a state the explorer holds: stand for it
-                self.micro_transitions += len(micro)
-                self._memo_end(new, end)
-                return _Known(end), MacroInfo(micro, verdicts)
+            if self.inner.goals_reached(s2, info):
+                break  # a goal is met here: the explorer stores the state (its witness ends here)
+            if fp in walked:  # a forced loop: end at its state with the least fingerprint
+                s2 = self._cut_loop(micro, walked, fp, verdicts, parts, new)
+                break
+            if exploring:
+                end = judged.get(fp)
+                if end:
+                    # judged before, by a chain that ended where this one would: stand for its end
+                    self.micro_transitions += len(micro)
+                    self._memo_end(new, end)
+                    return _Known(end), MacroInfo(micro, verdicts, parts)
+            else:
+                end = None
             try:
                 if inner.is_terminal(s2):
                     decided.add(fp)
@@ -227,41 +240,55 @@ class Reduced:
             if not self.collapsible(s2, acts):
                 decided.add(fp)
                 break
-            if not exploring:
-                if fp in seen:
-                    break
-                seen.add(fp)
-            elif len(micro) >= self.max_chain or self._new_goal(s2, info):
-                handed.add(fp)
+            if len(micro) >= self.max_chain:
+                capped = True
                 break
             a2 = acts[0]
             try:
                 s3, info3 = inner.step(s2, a2)
             except SystemFault:
-                if exploring:
-                    handed.add(fp)
-                break
-            if exploring:
+                break  # stored: the explorer meets the fault itself, as unreduced
+            walked[fp] = len(micro)
+            if exploring and end is None:
                 self.collapsed += 1
-                judged[fp] = None
                 new.append(fp)
+                start = len(verdicts)
                 verdicts += inner.check_state(s2)
                 verdicts += inner.check_actions(s2, acts)
                 verdicts.append((DEADLOCK, True))
                 verdicts += inner.check_transition(s2, a2, info3, s3)
+                parts.append((fp, start, len(verdicts)))
             micro.append(Micro(s2, a2, info3, s3))
             s2, info = s3, info3
         self.micro_transitions += len(micro)
         if new:
-            self._memo_end(new, self._fp[1])
-        return s2, MacroInfo(micro, verdicts)
+            self._memo_end(new, 0 if capped else self._fp[1])
+        return s2, MacroInfo(micro, verdicts, parts)
+
+    def _cut_loop(self, micro: list[Micro], walked: dict[int, int], fp: int, verdicts: list, parts: list, new: list) -> Any:
+        """The chain has come back to a state it passed (`fp`): it is a forced loop, and every
+        chain that enters it goes round it. Where it ends must not depend on where it entered, so
+        it ends at the loop's state with the least fingerprint, at its first arrival there (or, if
+        that is where this chain started, once round). What was judged past that point is
+        dropped: the state is stored, and the chain leaving it judges the rest."""
+        k0 = walked[fp]
+        ring = sorted((f, k) for f, k in walked.items() if k >= k0)
+        low, k = ring[0]
+        if k > 0:  # the least state is an intermediate one: arrive there (micro[k - 1].after)
+            del micro[k:]
+            keep = [p for p in parts if walked[p[0]] < k]
+            cut = keep[-1][2] if keep else (parts[0][1] if parts else len(verdicts))
+            del verdicts[cut:]
+            parts[:] = keep
+            new[:] = [f for f in new if walked[f] < k]
+        s2 = micro[-1].after
+        self._fp = (s2, low)
+        return s2
 
     def _memo_end(self, fps: list[int], end: int) -> None:
+        add = self.judged.add
         for f in fps:
-            self.judged[f] = end
-
-    def _new_goal(self, s, info) -> bool:
-        return any(g not in self.reported for g in self.inner.goals_reached(s, info))
+            add(f, end)
 
     def is_terminal(self, s) -> bool:
         return self.inner.is_terminal(s)
@@ -281,13 +308,9 @@ class Reduced:
         return self.inner.action_name(a)
 
     def check_state(self, s):
-        if self._is_join(s):
-            return []
         return self.inner.check_state(s)
 
     def check_actions(self, s, actions):
-        if self._is_join(s):
-            return []
         return self.inner.check_actions(s, actions)
 
     def check_transition(self, s, a, info, s2):
@@ -295,10 +318,16 @@ class Reduced:
             return info.verdicts
         return self.inner.check_transition(s, a, info, s2)
 
+    @staticmethod
+    def claims(info: Any) -> list[tuple[int, int, int]] | None:
+        """The intermediate states a macro transition judged, as (fingerprint, start, end) into
+        its ``check_transition`` verdicts: the explorer of several processes counts each state's
+        verdicts once, at its first judging in the sequential order (explorers/parallel.py); the
+        verdicts before the first claim are the decision's own."""
+        return info.parts if isinstance(info, MacroInfo) else None
+
     def goals_reached(self, s, info) -> list[str]:
-        got = self.inner.goals_reached(s, info.last if isinstance(info, MacroInfo) else info)
-        self.reported.update(got)
-        return got
+        return self.inner.goals_reached(s, info.last if isinstance(info, MacroInfo) else info)
 
 
 # -- counterexamples ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@ the observations before and after it and the events it produced.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -368,9 +369,10 @@ def check_board(
     worker builds its own engine and system with it. This process's ``system`` replays the traces.
     ``reduce``: fold chains of forced passes into one transition (explorers/reduce.py; same
     verdicts and property statistics, fewer states stored); not for differential mode or a
-    checkpoint, which explore every state. The reduction keeps what it has judged in this process,
-    so a reduced board is explored by one process whatever ``parallel`` says (its result must not
-    depend on the worker count); `--no-reduce -j N` shards one board over N workers."""
+    checkpoint, which explore every state. A reduced board is sharded too: each worker folds the
+    same chains (where a chain ends depends on the states alone) and the explorer counts the
+    verdicts of each folded state once (``Reduced.claims``), so the result does not depend on the
+    worker count."""
     goals = parse_goals(board)
     try:
         system = system_cls(engine, board, invariants, goals)
@@ -386,9 +388,11 @@ def check_board(
     prog = Progress(board.name, progress)
     # The frontier keeps whole states: packing observations as JSON bytes (FramePacker) was
     # measured to cost memory, not save it (docs/performance.md), so it is not used by default.
-    explore_parallel = None if reduced is not None else _parallel_explorer(parallel, strategy, graph_limit, controls, bounds)
+    explore_parallel = _parallel_explorer(parallel, strategy, graph_limit, controls, bounds)
     if explore_parallel is not None:
         workers, make_system = parallel  # type: ignore[misc]
+        if reduced is not None:
+            make_system = functools.partial(reduced_system, make_system)
         res = explore_parallel(make_system, workers, strategy, bounds, [g.id for g in goals], prog, finish=_not_judged_of, **controls)
         merged: dict[str, set] = {}
         for part in getattr(res, "worker_info", None) or []:
@@ -398,12 +402,15 @@ def check_board(
     else:
         res = explore(system, strategy, bounds, goals=[g.id for g in goals], progress=prog, record_graph=graph_limit, **controls)
     if reduced is not None:
-        reduced.finish(res)  # the statistics as unreduced; replays re-execute every chain in full
+        reduced.finish(res)  # replays from now on re-execute every chain in full, judging nothing
     if res.graph is not None:  # graph_limit: keep the small state graph, states as observations
         res.graph = res.graph.map_states(lambda s: s[1])
     br = BoardResult(board, res, list(invariants), goals)
     if reduced is not None:
-        br.reduction = {"forced_states": len(reduced.judged), "micro_transitions": reduced.micro_transitions}
+        # the forced states judged (each once, in whichever process), and every step judged: the
+        # transitions the explorer took and the one forced step out of each forced state
+        forced = res.claimed if res.claimed is not None else len(reduced.judged)
+        br.reduction = {"forced_states": forced, "micro_transitions": res.transitions + forced}
     br.not_compared = list(getattr(system, "unobserved", ()))
     br.not_evaluated = dict(getattr(system, "not_evaluated", {}))
     nj = getattr(system, "not_judged", None)
@@ -439,13 +446,19 @@ def check_board(
 PARALLEL_UNSUPPORTED = ("pack", "unpack")
 
 
+def can_shard(strategy: str, graph_limit, controls: dict, bounds: Bounds) -> bool:
+    """Whether the sharded explorer can take a board explored with these settings: breadth first,
+    no state graph, no ``max_states`` (the parallel explorer stops at a chunk boundary, past the
+    bound, and the result would then depend on the worker count being 1 or more)."""
+    if strategy != "bfs" or graph_limit is not None or bounds.max_states is not None:
+        return False
+    return not any(controls.get(k) is not None for k in PARALLEL_UNSUPPORTED)
+
+
 def _parallel_explorer(parallel, strategy: str, graph_limit, controls: dict, bounds: Bounds):
-    """explore_parallel, when this board can use it; else None (the sequential explorer).
-    Not with ``max_states``: the parallel explorer stops at a chunk boundary, past the bound,
-    and the result would then depend on the worker count being 1 or more."""
-    if not parallel or parallel[0] <= 1 or strategy != "bfs" or graph_limit is not None or bounds.max_states is not None:
-        return None
-    if any(controls.get(k) is not None for k in PARALLEL_UNSUPPORTED):
+    """explore_parallel, when this board can use it (:func:`can_shard`); else None (the
+    sequential explorer)."""
+    if not parallel or parallel[0] <= 1 or not can_shard(strategy, graph_limit, controls, bounds):
         return None
     try:
         from bpcheck.explorers.parallel import explore_parallel  # the parallel-explorer's module
@@ -459,6 +472,14 @@ def _not_judged_of(system) -> dict:
     if nj is None:
         nj = getattr(getattr(system, "inner", None), "not_judged", None) or {}
     return {k: set(v) for k, v in nj.items()}
+
+
+def reduced_system(make_system) -> Any:
+    """``make_system()`` with its chains of forced passes folded (a worker of the parallel
+    explorer calls it through ``functools.partial``: explorers/reduce.py)."""
+    from bpcheck.explorers.reduce import Reduced
+
+    return Reduced(make_system())
 
 
 def build_system(board: Board, engine_spec: str | None, engine_kw: dict, inv_ids: Sequence[str], system_cls=EngineSystem):
@@ -552,8 +573,9 @@ def check_board_task(board: Board, engine_spec: str | None, engine_kw: dict, inv
     invariants = invariants_by_id(inv_ids)
     controls = dict(controls)
     controls.setdefault("stop", stop_reason)  # in this process (-j 1), the caller's own signal poll
+    progress = controls.pop("progress", False)  # workers draw nothing; a sharded board in the parent may
     try:
-        br = check_board(board, make_engine(engine_spec, **engine_kw), invariants, strategy, bounds, engine_name, progress=False, **controls)
+        br = check_board(board, make_engine(engine_spec, **engine_kw), invariants, strategy, bounds, engine_name, progress=progress, **controls)
     except InputError as e:
         return ("input", e.file, e.field, e.problem)
     br.invariants = [i.id for i in br.invariants]  # type: ignore[misc]

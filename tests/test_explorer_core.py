@@ -112,6 +112,24 @@ def test_the_fingerprint_index_finds_what_it_holds_across_merges(monkeypatch):
     assert all(again[fp] == i for i, fp in enumerate(fps)) and 99 not in again
 
 
+def test_the_fingerprint_map_keeps_64_bit_values_across_merges(monkeypatch):
+    """FingerprintMap (the reduction's memo of forced states: fingerprint -> the fingerprint its
+    chain ends in) stores full 64-bit values, where FingerprintIndex keeps 32-bit indices."""
+    import random
+
+    import bpcheck.explorers.core as core
+
+    monkeypatch.setattr(core, "MERGE_AT", 8)
+    rnd = random.Random(11)
+    pairs = {rnd.getrandbits(64): rnd.getrandbits(64) for _ in range(200)}
+    pairs[2**64 - 1] = 2**63 + 5
+    m = core.FingerprintMap()
+    for k, v in pairs.items():
+        m.add(k, v)
+    assert m._fps.size > 0 and m._recent and len(m) == len(pairs)
+    assert all(m.get(k) == v for k, v in pairs.items()) and m.get(3) is None
+
+
 def test_the_visited_set_takes_under_64_bytes_per_state(monkeypatch):
     # deterministic (it counts the bytes held, it times nothing). The dict of recent additions
     # (at most MERGE_AT entries, about 100 B each) is made small so that 20,000 states show the

@@ -89,7 +89,7 @@ def not_judged(system) -> dict:
 def plain(r) -> dict:
     """Everything a result says (timing aside), with the order of its dicts."""
     d = dataclasses.asdict(r)
-    for k in ("elapsed", "graph", "visited_bytes", "worker_info"):
+    for k in ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance"):
         d.pop(k)
     d["props_order"] = list(r.props)
     d["action_counts_order"] = list(r.action_counts)
