@@ -305,6 +305,20 @@ class FingerprintIndex:
                     out[k] = r
         return out
 
+    def has_many(self, fps: np.ndarray) -> np.ndarray:
+        """Whether each fingerprint (``uint64`` array) is present (a bool array)."""
+        out = np.zeros(fps.size, bool)
+        if self._fps.size and fps.size:
+            pos = np.searchsorted(self._fps, fps)
+            pos[pos >= self._fps.size] = 0
+            out = self._fps[pos] == fps
+        if self._recent:
+            rec = self._recent
+            for k in np.flatnonzero(~out).tolist():
+                if int(fps[k]) in rec:
+                    out[k] = True
+        return out
+
     def add(self, fp: int, i: int) -> None:
         """Add a fingerprint that is not present (the caller has looked it up)."""
         self._recent[fp] = i

@@ -169,6 +169,15 @@ class _Worker:
         # sequential order. The fingerprints claimed that this worker owns:
         self.claimed = FingerprintIndex()
         self.claims_of = getattr(system, "claims", None)
+        # What a system learns that spares the others work (the reduction's memo of forced
+        # states: a chain that meets one stops walking): ``share()`` what it learned since the
+        # last call, ``learn(x)`` what another worker shared. It never changes a result.
+        self.share = getattr(system, "share", None)
+        self.learn = getattr(system, "learn", None)
+        # What of a transition's info the goals need (``slim_info(info)``): the children of a
+        # chunk wait for the owners' decision with it (a reduced transition's info holds every
+        # state it passed through).
+        self.slim = getattr(system, "slim_info", None)
         self.claim_pending: dict[tuple[int, int, int], tuple[int, list]] = {}  # (state, action, claim no.) -> (start, verdicts)
         self.seen_viol: set = set()
         self.seen_prop: set = set()
@@ -237,9 +246,12 @@ class _Worker:
             self.pending[(-1, k)] = (s0, None, 0)
         return {"children": (np.array(fps, np.uint64), np.full(len(fps), -1, np.int64), np.array(ais, np.int64))}
 
-    def expand(self, hi: int, max_depth: int | None, inbox: list[bytes]) -> dict:
+    def expand(self, hi: int, max_depth: int | None, inbox: list[bytes], learned: list | None = None) -> dict:
         cpu0 = time.process_time()
         expanded = 0
+        if learned and self.learn is not None:
+            for x in learned:
+                self.learn(x)
         fresh = self.fresh
         for blob in inbox:
             fresh.extend(pickle.loads(blob))
@@ -257,6 +269,7 @@ class _Worker:
         c_no: list[int] = []
         claims_of = self.claims_of
         claim_pending = self.claim_pending
+        slim = self.slim
         held = self.held
         kinds = out["kinds"]
         while held and held[0][0] < hi:
@@ -314,12 +327,13 @@ class _Worker:
                 fps.append(system.fingerprint(s2))
                 parents.append(i)
                 ais.append(ai)
-                self.pending[(i, ai)] = (s2, info, d + 1)
+                self.pending[(i, ai)] = (s2, info if slim is None else slim(info), d + 1)
         return {
             "children": (np.array(fps, np.uint64), np.array(parents, np.int64), np.array(ais, np.int64)),
             "claims": (np.array(c_fps, np.uint64), np.array(c_par, np.int64), np.array(c_ai, np.int64), np.array(c_no, np.int64)),
             "rss": current_rss(),
             "work": (expanded, time.process_time() - cpu0),  # for the balance only: results never depend on it
+            "share": self.share() if self.share is not None and self.n > 1 else None,
         }
 
     def rebuild(self, snap: Snapshot) -> Any:
@@ -734,6 +748,7 @@ def explore_parallel(
         )
 
     head = 0
+    learned: list[list] = [[] for _ in range(n)]  # what each worker is to learn from the others' shares
     next_checkpoint = None if on_checkpoint is None or not checkpoint_every else t0 + checkpoint_every
     try:
         if resume is not None:
@@ -793,8 +808,10 @@ def explore_parallel(
                 next_checkpoint = time.monotonic() + checkpoint_every
             hi = min(head + chunk, len(parent))
             res.max_depth = max(res.max_depth, max(depth_of[head:hi]))
-            replies = pool.call([("expand", hi, bounds.max_depth, inbox[w]) for w in range(n)])
+            replies = pool.call([("expand", hi, bounds.max_depth, inbox[w], learned[w]) for w in range(n)])
             inbox = [[] for _ in range(n)]
+            shares = [r.get("share") for r in replies]
+            learned = [[x for v, x in enumerate(shares) if v != w and x is not None] for w in range(n)]
             head = state["head"] = hi
             for w, r in enumerate(replies):
                 state["rss"][w] = r["rss"] or 0

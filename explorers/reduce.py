@@ -45,6 +45,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from bpcheck.explorers.core import DEADLOCK, FingerprintMap, SystemFault, Violation
 
 MAX_CHAIN = 10_000  # forced micro-steps in one macro step at most (then the state is stored)
@@ -126,6 +128,7 @@ class Reduced:
         # probed at every forced step: a FingerprintIndex look-up costs ~3 us, a set's 0.1)
         self.decided: set[int] = set()
         self._stops: set[int] | None = None  # the collapsible initial states (stored, never folded)
+        self._shared: tuple[list[int], list[int], list[int]] | None = None  # share(): memo pairs and decisions since the last call
         self.memo = True  # exploring (False after finish(): steps re-execute every chain in full)
         self.micro_transitions = 0  # micro-steps taken while exploring (the decisions included)
         self.collapsed = 0  # intermediate states passed through (with repeats)
@@ -232,13 +235,13 @@ class Reduced:
                 end = None
             try:
                 if inner.is_terminal(s2):
-                    decided.add(fp)
+                    self._decide(fp)
                     break
                 acts = inner.actions(s2)
             except SystemFault:
                 break  # handed to the explorer, which meets the fault itself
             if not self.collapsible(s2, acts):
-                decided.add(fp)
+                self._decide(fp)
                 break
             if len(micro) >= self.max_chain:
                 capped = True
@@ -285,10 +288,48 @@ class Reduced:
         self._fp = (s2, low)
         return s2
 
+    def _decide(self, fp: int) -> None:
+        self.decided.add(fp)
+        if self._shared is not None:
+            self._shared[2].append(fp)
+
     def _memo_end(self, fps: list[int], end: int) -> None:
         add = self.judged.add
         for f in fps:
             add(f, end)
+        sh = self._shared
+        if sh is not None:
+            sh[0].extend(fps)
+            sh[1].extend([end] * len(fps))
+
+    # -- sharing the memo between the processes of a parallel exploration -------------------
+
+    def share(self) -> tuple:
+        """What this process has learned since the last call: the forced states it judged with
+        the state their chain ends in, and the decisions it met (explorers/parallel.py hands them
+        to the other workers, whose chains then stop at them instead of walking on). Sharing
+        never changes a result: a chain that stands for a known end (``_Known``) would have
+        reached that same end, and the verdicts it skips were counted where they were first
+        judged (in an earlier chunk, so earlier in the sequential order)."""
+        sh = self._shared
+        if sh is None:  # the first call: everything so far; from now on, keep what is added
+            self._shared = ([], [], [])
+            k, v = self.judged.pairs()
+            return (k, v, np.fromiter(self.decided, np.uint64, len(self.decided)))
+        fps, ends, dec = sh
+        self._shared = ([], [], [])
+        return (np.array(fps, np.uint64), np.array(ends, np.uint64), np.array(dec, np.uint64))
+
+    def learn(self, shared: tuple) -> None:
+        """Take what another process shared (:meth:`share`)."""
+        fps, ends, dec = shared
+        if fps.size:
+            fresh = np.flatnonzero(~self.judged.has_many(fps))
+            add = self.judged.add
+            for f, e in zip(fps[fresh].tolist(), ends[fresh].tolist()):
+                add(f, e)
+        if dec.size:
+            self.decided.update(dec.tolist())
 
     def is_terminal(self, s) -> bool:
         return self.inner.is_terminal(s)
@@ -328,6 +369,12 @@ class Reduced:
 
     def goals_reached(self, s, info) -> list[str]:
         return self.inner.goals_reached(s, info.last if isinstance(info, MacroInfo) else info)
+
+    @staticmethod
+    def slim_info(info: Any) -> Any:
+        """What :meth:`goals_reached` needs of a step's info: the last micro-step's (an explorer
+        keeping a transition's info for a while keeps this, not every state passed through)."""
+        return info.last if isinstance(info, MacroInfo) else info
 
 
 # -- counterexamples ---------------------------------------------------------------------------

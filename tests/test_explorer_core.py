@@ -139,3 +139,17 @@ def test_the_visited_set_takes_under_64_bytes_per_state(monkeypatch):
     monkeypatch.setattr(core, "MERGE_AT", 1024)
     r = explore(Counter(limit=20_000), "bfs", measure_memory=True)
     assert r.states == 20_001 and r.visited_bytes / r.states < 64
+
+
+def test_has_many_says_which_fingerprints_are_present(monkeypatch):
+    import numpy as np
+
+    import bpcheck.explorers.core as core
+
+    monkeypatch.setattr(core, "MERGE_AT", 4)
+    m = core.FingerprintMap()
+    keys = [2**64 - 1, 2**63, 5, 9, 2**63 + 7, 1]
+    for k in keys:
+        m.add(k, 2**64 - 2)  # values that do not fit an int64
+    probe = np.array(keys + [6, 2**63 + 1], dtype=np.uint64)
+    assert m.has_many(probe).tolist() == [True] * len(keys) + [False, False]
