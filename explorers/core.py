@@ -22,6 +22,7 @@ Deadlocks (a non-terminal state with no action) and cycles are violations too.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
@@ -379,6 +380,27 @@ class FingerprintMap(FingerprintIndex):
 
 
 MEMORY_POLL_STATES = 1024  # the RSS is read every this many expanded states
+GC_FREEZE = True  # freeze the cyclic GC's view of what is explored (see gc_settle); False: benchmarks
+
+
+def gc_settle() -> None:
+    """Move every object alive now out of the cyclic GC's generations (``gc.freeze``).
+
+    The explorer's states live long (the frontier, the caches of the model) and hold no
+    reference cycles of their own; each full collection of the GC scans all of them, and there
+    are more of them the longer a run goes (measured: a quarter of a run's time on the
+    seven-card board, docs/performance.md). The explorer calls this every
+    :data:`MEMORY_POLL_STATES` expanded states (the parallel workers once per chunk), so that
+    collections look at new objects only; :func:`gc_release` at the end puts them back, so a
+    cycle among them is still collected then."""
+    if GC_FREEZE:
+        gc.freeze()
+
+
+def gc_release() -> None:
+    """The end of an exploration: frozen objects are the GC's again (:func:`gc_settle`)."""
+    if GC_FREEZE:
+        gc.unfreeze()
 
 
 def explore(
@@ -525,6 +547,7 @@ def explore(
         polled += 1
         if polled >= MEMORY_POLL_STATES:
             polled = 0
+            gc_settle()
             if mem_stop is not None:
                 rss = current_rss()
                 if rss is not None and rss >= mem_stop:
@@ -602,6 +625,7 @@ def explore(
     if on_checkpoint is not None and res.resumable:
         on_checkpoint(snapshot())
     frontier.clear()  # free the frontier's states before counterexamples are rebuilt
+    gc_release()
     if progress is not None:
         progress.update(len(parent), res.max_depth, 0, force=True)
         progress.done()
