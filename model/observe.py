@@ -228,50 +228,47 @@ def _chain(r: Rules, chain: tuple) -> list[dict[str, Any]]:
     return out
 
 
-def _windows(r: Rules, fresh: tuple) -> dict[str, Any]:
-    """The "open_windows" part (rule: WIN-EVENT): it depends on the state's ``fresh`` alone."""
-    cache = _cache(r).windows
-    hit = cache.get(id(fresh))
-    if hit is not None and hit[0] is fresh:
+def _memo(cache: dict[int, tuple], obj: Any, build: Any) -> Any:
+    """``build(obj)``, once per object of the state (``cache``: one kind of _Cache)."""
+    hit = cache.get(id(obj))
+    if hit is not None and hit[0] is obj:
         return hit[1]
-    out = {
+    out = build(obj)
+    cache[id(obj)] = (obj, out)
+    return out
+
+
+def _windows_part(fresh: tuple) -> dict[str, Any]:
+    return {
         "attack_declaration": any(f[0] == "attack_declared" for f in fresh),
         "summon": any(f[0] == "summoned" for f in fresh),
         "events": [list(f) for f in fresh],
     }
-    cache[id(fresh)] = (fresh, out)
-    return out
+
+
+def _windows(r: Rules, fresh: tuple) -> dict[str, Any]:
+    """The "open_windows" part (rule: WIN-EVENT): it depends on the state's ``fresh`` alone."""
+    return _memo(_cache(r).windows, fresh, _windows_part)
+
+
+def _lingering_part(lingering: tuple) -> list[dict[str, Any]]:
+    return [{"what": l.what, "player": l.player, "source": l.source, "until": l.until} for l in lingering]
 
 
 def _lingering(r: Rules, lingering: tuple) -> list[dict[str, Any]]:
-    cache = _cache(r).lingering
-    hit = cache.get(id(lingering))
-    if hit is not None and hit[0] is lingering:
-        return hit[1]
-    out = [{"what": l.what, "player": l.player, "source": l.source, "until": l.until} for l in lingering]
-    cache[id(lingering)] = (lingering, out)
-    return out
+    return _memo(_cache(r).lingering, lingering, _lingering_part)
+
+
+def _triggers_part(triggers: tuple) -> list[dict[str, Any]]:
+    return [{"card": t.card, "card_uid": t.card_uid, "effect": t.effect, "player": t.player, "mandatory": t.mandatory} for t in triggers]
 
 
 def _triggers(r: Rules, triggers: tuple) -> list[dict[str, Any]]:
-    cache = _cache(r).triggers
-    hit = cache.get(id(triggers))
-    if hit is not None and hit[0] is triggers:
-        return hit[1]
-    out = [
-        {"card": t.card, "card_uid": t.card_uid, "effect": t.effect, "player": t.player, "mandatory": t.mandatory}
-        for t in triggers
-    ]
-    cache[id(triggers)] = (triggers, out)
-    return out
+    return _memo(_cache(r).triggers, triggers, _triggers_part)
 
 
-def _attack(r: Rules, a: Attack) -> dict[str, Any]:
-    cache = _cache(r).attacks
-    hit = cache.get(id(a))
-    if hit is not None and hit[0] is a:
-        return hit[1]
-    out = {
+def _attack_part(a: Attack) -> dict[str, Any]:
+    return {
         "attacker": a.attacker,
         "target": a.target,
         "potential_targets": sorted(a.potential_targets),
@@ -281,8 +278,10 @@ def _attack(r: Rules, a: Attack) -> dict[str, Any]:
         "battle_ended": a.battle_ended,
         "damage_calculated": a.calculated,
     }
-    cache[id(a)] = (a, out)
-    return out
+
+
+def _attack(r: Rules, a: Attack) -> dict[str, Any]:
+    return _memo(_cache(r).attacks, a, _attack_part)
 
 
 def _top(r: Rules, s: State, players: list[dict[str, Any]]) -> dict[str, Any]:
