@@ -228,6 +228,21 @@ def run_check_jobs(
                     pool.cancel(later)
         flush()
 
+    def here(i: int, args: tuple) -> bool:
+        """Check board i in this process; False after a bug in bpcheck (no new boards start)."""
+        progress.update(len(entries), [files[i][1].rsplit("/", 1)[-1]], force=True)
+        try:
+            record(Outcome(i, True, task(*args)))
+        except Interrupted:
+            interrupted_now.append(i)
+            raise
+        except Exception as e:  # bpcheck's own bug: stop here, as the sequential run does
+            import traceback
+
+            record(Outcome(i, False, error=f"{type(e).__name__}: {e}".splitlines()[0], traceback="".join(traceback.format_exception(e))))
+            return False
+        return True
+
     progress = BoardsProgress("check", len(todo))
     pool = Pool(jobs) if jobs > 1 else None
     interrupted_now: list[int] = []  # boards cut short by a second signal
@@ -236,19 +251,7 @@ def run_check_jobs(
             for i in order:
                 if i in cancelled:
                     continue
-                if sig.signum is not None:
-                    break
-                progress.update(len(entries), [files[i][1].rsplit("/", 1)[-1]], force=True)
-                try:
-                    value = task(*task_args(boards[i]))
-                    record(Outcome(i, True, value))
-                except Interrupted:
-                    interrupted_now.append(i)
-                    raise
-                except Exception as e:  # bpcheck's own bug: stop here, as the sequential run does
-                    import traceback
-
-                    record(Outcome(i, False, error=f"{type(e).__name__}: {e}".splitlines()[0], traceback="".join(traceback.format_exception(e))))
+                if sig.signum is not None or not here(i, task_args(boards[i])):
                     break
         else:
             signalled = False
@@ -267,18 +270,7 @@ def run_check_jobs(
                     if a is not None:
                         big[i] = a
             for i in order:
-                if i not in big or sig.signum is not None:
-                    continue
-                progress.update(len(entries), [files[i][1].rsplit("/", 1)[-1]], force=True)
-                try:
-                    record(Outcome(i, True, task(*big[i])))
-                except Interrupted:
-                    interrupted_now.append(i)
-                    raise
-                except Exception as e:  # bpcheck's own bug: no new boards (as the sequential run)
-                    import traceback
-
-                    record(Outcome(i, False, error=f"{type(e).__name__}: {e}".splitlines()[0], traceback="".join(traceback.format_exception(e))))
+                if i in big and (sig.signum is not None or not here(i, big[i])):
                     break
             rest = [i for i in order if i not in big] if not (big and out.internal) and sig.signum is None else []
             tasks = [task_args(b) if b is not None else () for b in boards]

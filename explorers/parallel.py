@@ -384,31 +384,19 @@ class _Worker:
         if claims is not None:
             c_fps, c_par, c_ai, c_no = claims
             fresh = np.flatnonzero(self.claimed.get_many(c_fps) < 0)
-            if fresh.size:
-                order = fresh[np.lexsort((c_no[fresh], c_ai[fresh], c_par[fresh], c_fps[fresh]))]
-                f = c_fps[order]
-                first = np.ones(order.size, bool)
-                first[1:] = f[1:] != f[:-1]
-                won_claims = order[first]
-                add = self.claimed.add
-                for fp in c_fps[won_claims].tolist():
-                    add(fp, 0)
-            else:
-                won_claims = fresh
+            order, first = _first_of_each(fresh, c_fps, c_par, c_ai, c_no)
+            won_claims = order[first]
+            add = self.claimed.add
+            for fp in c_fps[won_claims].tolist():
+                add(fp, 0)
         known = self.index.get_many(fps)
         dst = known.copy()
         new = np.flatnonzero(known < 0)
+        order, first = _first_of_each(new, fps, parents, ais)
+        winners = order[first]
         if new.size:
-            order = new[np.lexsort((ais[new], parents[new], fps[new]))]
-            f = fps[order]
-            first = np.ones(order.size, bool)
-            first[1:] = f[1:] != f[:-1]
-            group = np.cumsum(first) - 1  # the winner number of each discovery, in fp order
-            winners = order[first]
-            dst[order] = -1 - group
+            dst[order] = -1 - (np.cumsum(first) - 1)  # the winner number of each discovery, in fp order
             dst[winners] = -2**62  # the winners themselves: no edge
-        else:
-            winners = new
         self.pending_fps = fps[winners]
         return winners, dst, won_claims
 
@@ -446,6 +434,18 @@ class _Worker:
         pending.clear()
         blobs = {dest: pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL) for dest, items in outbox.items()}
         return self._take(), blobs
+
+
+def _first_of_each(sel: np.ndarray, fps: np.ndarray, *keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions `sel` ordered by fingerprint, then by `keys` (the sequential order), and a
+    mask of the first of each fingerprint in that order: the discovery (or claim) that wins."""
+    if not sel.size:
+        return sel, np.zeros(0, bool)
+    order = sel[np.lexsort(tuple(k[sel] for k in reversed(keys)) + (fps[sel],))]
+    f = fps[order]
+    first = np.ones(order.size, bool)
+    first[1:] = f[1:] != f[:-1]
+    return order, first
 
 
 def _worker_main(conn, wid: int, n: int, make_system: Callable[[], TransitionSystem], goals: Sequence[str], finish) -> None:

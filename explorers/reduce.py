@@ -160,7 +160,7 @@ class Reduced:
                     if not self.inner.is_terminal(s) and self.collapsible(s, self.inner.actions(s)):
                         out.add(self.inner.fingerprint(s))
                 except SystemFault:
-                    pass  # the explorer meets the fault itself
+                    continue  # not a stop: the explorer meets the fault itself when it expands it
             self._stops = out
         return self._stops
 
@@ -219,7 +219,7 @@ class Reduced:
             self._fp = (s2, fp)
             if fp in decided or fp in stops:
                 break  # a state the explorer stores
-            if self.inner.goals_reached(s2, info):
+            if inner.goals_reached(s2, info):
                 break  # a goal is met here: the explorer stores the state (its witness ends here)
             if fp in walked:  # a forced loop: end at its state with the least fingerprint
                 s2 = self._cut_loop(micro, walked, fp, verdicts, parts, new)
