@@ -275,6 +275,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     jobs = resolve_jobs(args.jobs)
     fail_fast = None
+    stopped_budget = None
     n_crashed = 0
     if args.fail_fast or (jobs > 1 and len(files) > 1):  # cli/jobs.py: workers and the cost order
         outcome = _check_jobs(args, files, jobs, invariants, engine_kw, engine_name, system_kw, bounds, baseline)
@@ -285,7 +286,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         if outcome.crashed and outcome.internal is None:
             internal = _WorkerBug(f"{len(outcome.crashed)} worker process(es) died: " + "; ".join(outcome.crashed), None)
         if args.fail_fast:
-            fail_fast = {"stopped_at": outcome.stopped_at, "not_run": outcome.not_run}
+            fail_fast = {"stopped_at": outcome.stopped_at, "not_run": outcome.not_run, "not_finished": outcome.not_finished}
+            stopped_budget = outcome.stopped_budget
         files_iter: list = []
     else:
         files_iter = files
@@ -371,13 +373,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     if n_skip:
         print(f"skipped (the engine refused them{'; --strict: not a pass' if strict else ''}): " + ", ".join(r.board.path for r in results if r.verdict == "skipped"))
     if fail_fast is not None:
+        nf = fail_fast["not_finished"]
+        unfinished = f"{len(nf)} boards not finished (explored within a budget only, no verdict): {', '.join(nf)}" if nf else ""
         if fail_fast["stopped_at"] is None:
-            print("fail-fast: no board failed; every board was run")
+            print("fail-fast: no board failed; " + (unfinished if nf else "every board was run"))
         else:
             nr = fail_fast["not_run"]
+            within = "" if stopped_budget is None else f" (within its budget of {stopped_budget:,} states)"
+            left = [x for x in (unfinished, f"{len(nr)} boards not run: {', '.join(nr)}" if nr else "") if x]
             print(
-                f"fail-fast: stopped at the first failing board in the cost order, {fail_fast['stopped_at']}; "
-                + (f"{len(nr)} boards not run: {', '.join(nr)}" if nr else "no board was left to run")
+                f"fail-fast: stopped at the first failing board in the budget rounds, {fail_fast['stopped_at']}{within}; "
+                + ("; ".join(left) if left else "no board was left to run")
             )
     if interrupted is not None:
         print(f"interrupted by {sig.name}: the results above are of the boards finished before it" + (f"; {len(not_started)} boards not started" if not_started else ""))
@@ -464,8 +470,8 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
         controls["stop_on_violation"] = True
     inv_ids = [i.id for i in invariants]
 
-    def task_args(board) -> tuple:
-        return (board, args.engine, engine_kw, inv_ids, args.strategy, bounds, engine_name, controls)
+    def task_args(board, within) -> tuple:
+        return (board, args.engine, engine_kw, inv_ids, args.strategy, within, engine_name, controls)
 
     def restore(br):
         br = restore_invariants(br, invariants)
@@ -500,7 +506,7 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
         c["parallel"] = (jobs, system_factory(board, args.engine, engine_kw, inv_ids, system_kw.get("system_cls", EngineSystem)))
         return (board, args.engine, engine_kw, inv_ids, args.strategy, bounds, engine_name, c)
 
-    return run_check_jobs(files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load_board, cut_short, sig, shard=shard)
+    return run_check_jobs(files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load_board, cut_short, sig, shard=shard, bounds=bounds)
 
 
 def _write_json(args: argparse.Namespace, doc: dict) -> None:
