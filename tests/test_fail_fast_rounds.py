@@ -1,0 +1,134 @@
+"""`check --fail-fast` in budget rounds (cli/jobs.py `BudgetRounds`, shared with `bpcheck
+mutants`; docs/checking.md "Parallel checking and the order of boards"): a shallow failure on a
+board the cost estimate ranks late is found in the first round, before the cheaper boards are
+explored to the end; its counterexample is the one the board gives alone; boards cut by a budget
+are never reported (not finished), boards finished in a later round are counted once; -j 1 and
+-j 2 give the same bytes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bpcheck.engines import make_engine
+from bpcheck.explorers.core import Bounds
+from bpcheck.explorers.run import check_board
+from bpcheck.invariants import select
+from bpcheck.jobs import FIRST_BUDGET, BudgetRounds, Try, board_cost
+from bpcheck.model.board import load_board
+
+ROOT = Path(__file__).resolve().parent.parent
+B = ROOT / "boards"
+# A 1-step violation on rule-ch-set-turn (estimated 3,569 states, 190 stored): the mutant lets a
+# Set Quick-Play Spell be activated the turn it was Set, which none of the other boards can show.
+MUTANT = "mutant:set-card-activates-same-turn"
+KILLER = str(B / "rule-ch-set-turn.toml")
+# cheaper by the estimate, more than FIRST_BUDGET stored states each (459 and 624), no Set card
+BIG_CHEAP = [str(B / "rule-ch-lifo-ring.toml"), str(B / "rule-lp-zero-mid-chain.toml")]
+TINY = str(B / "002-first-turn.toml")  # 2 states: finished within the first budget
+BOARDS = [KILLER, BIG_CHEAP[0], TINY, BIG_CHEAP[1]]
+
+
+def _run(run_cli, tmp_path, name: str, *args: str):
+    js = tmp_path / f"{name}.json"
+    code, stdout, err = run_cli("check", *args, "--json", str(js))
+    return code, stdout, err, js.read_text()
+
+
+def test_the_rounds_schedule_cheapest_first_with_growing_budgets():
+    r = BudgetRounds(3, None)
+    got = []
+    while (t := r.take()) is not None:
+        got.append((t.key, t.cap, t.final))
+        r.done(t, again=t.item != 1 and t.round < 2)  # item 1 finishes at once, the others in round 2
+    assert got == [
+        ((0, 0), 64, False), ((0, 1), 64, False), ((0, 2), 64, False),
+        ((1, 0), 256, False), ((1, 2), 256, False),
+        ((2, 0), 1024, False), ((2, 2), 1024, False),
+    ]
+    # the user's --max-states caps the rounds: the round that reaches it is final (a real bound)
+    r = BudgetRounds(1, 100)
+    t0 = r.take()
+    assert (t0.cap, t0.final) == (64, False) and BudgetRounds.cut(t0, "max states (64)")
+    r.done(t0, True)
+    t1 = r.take()
+    assert (t1.cap, t1.final) == (100, True) and not BudgetRounds.cut(t1, "max states (100)")
+    r.done(t1, False)
+    assert r.take() is None
+    assert not BudgetRounds.cut(Try(0, 0, 64, False), "time limit (5 s)")  # only the budget comes back
+
+
+def test_a_stop_drops_every_later_try_and_settles_the_earlier_ones():
+    r = BudgetRounds(3, None)
+    a, b, c = r.take(), r.take(), r.take()
+    r.done(a, True)
+    r.done(c, True)  # (0, 2) came back before (0, 1): its round-1 try is pending
+    late_first = r.take()  # (1, 0), running
+    assert late_first.key == (1, 0) and not r.settled((1, 0))  # (0, 1) still runs
+    r.done(b, False)
+    assert r.stop(b) == [late_first]  # (0, 1) failed: the running (1, 0) is to be cancelled
+    assert r.take() is None and not r.has(0) and not r.has(2) and r.settled((0, 1))
+
+
+def test_a_shallow_failure_on_a_board_ranked_late_is_found_in_the_first_round(tmp_path, run_cli):
+    costs = {b: board_cost(load_board(b)) for b in BOARDS}
+    assert max(costs[b] for b in (*BIG_CHEAP, TINY)) < costs[KILLER]  # the killer is tried last
+    code, stdout, err, doc = _run(run_cli, tmp_path, "ff", *BOARDS, "--engine", MUTANT, "--fail-fast")
+    assert code == 1, stdout + err
+    d = json.loads(doc)
+    # round 0 (64 states a board): the tiny board finishes, the two larger cheap boards are cut by
+    # the budget, the killer fails: it stops there, the cut boards are not finished (no verdict)
+    assert d["fail_fast"] == {"stopped_at": KILLER, "not_run": [], "not_finished": BIG_CHEAP}
+    assert [(b["board"], b["verdict"]) for b in d["boards"]] == [(KILLER, "fail"), (TINY, "pass")]
+    assert d["counts"]["pass"] == 1 and d["counts"]["fail"] == 1 and d["counts"]["inconclusive"] == 0
+    assert (
+        f"fail-fast: stopped at the first failing board in the budget rounds, {KILLER} (within its budget of {FIRST_BUDGET} states); "
+        f"2 boards not finished (explored within a budget only, no verdict): {', '.join(BIG_CHEAP)}"
+    ) in stdout
+    for b in BIG_CHEAP:  # never shown as a board result
+        assert f"{b}:" not in stdout.split("check: ")[0]
+    # the failing board's result is that of the board explored alone, unbounded, stopping at its
+    # first violation: the same shortest counterexample, the same counts
+    alone = check_board(load_board(KILLER), make_engine(MUTANT), select(None), "bfs", Bounds(), MUTANT, stop_on_violation=True)
+    assert d["boards"][0] == json.loads(json.dumps(alone.to_dict()))
+    assert d["boards"][0]["counterexamples"][0]["invariant"] == "chain.not-set-this-turn"
+    # and the mutant's bug is indeed absent from the cheaper boards: without the rounds,
+    # --fail-fast would have explored each of them to the end before trying the killer
+    for b in BIG_CHEAP:
+        full = check_board(load_board(b), make_engine(MUTANT), select(None), "bfs", Bounds(), MUTANT, stop_on_violation=True)
+        assert full.verdict == "pass" and full.result.states > FIRST_BUDGET, b
+
+
+def test_rounds_give_the_same_bytes_with_one_or_two_workers(tmp_path, run_cli):
+    one = _run(run_cli, tmp_path, "j1", *BOARDS, "--engine", MUTANT, "--fail-fast", "-j", "1")
+    two = _run(run_cli, tmp_path, "j2", *BOARDS, "--engine", MUTANT, "--fail-fast", "-j", "2")
+    assert one == two and one[0] == 1
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_boards_explored_again_with_bigger_budgets_are_counted_once(tmp_path, run_cli, jobs):
+    """No failure: every board ends in some round (the two larger ones in round 2, at 1,024
+    states, after being cut at 64 and 256); each is reported once, exactly as a plain `check`
+    explores it."""
+    boards = [*BIG_CHEAP, TINY]
+    code, stdout, _e, doc = _run(run_cli, tmp_path, "ff", *boards, "--fail-fast", "-j", jobs)
+    plain = _run(run_cli, tmp_path, "plain", *boards)
+    assert code == 0 == plain[0]
+    d, p = json.loads(doc), json.loads(plain[3])
+    assert d["fail_fast"] == {"stopped_at": None, "not_run": [], "not_finished": []}
+    assert d["boards"] == p["boards"]  # states, transitions, per-invariant checks: the final try's only
+    assert d["counts"] == p["counts"] and "fail-fast: no board failed; every board was run" in stdout
+
+
+def test_the_users_max_states_is_a_real_bound_in_the_rounds(tmp_path, run_cli):
+    """--max-states 100: round 0 at 64 states, round 1 at the user's 100; a board cut there is
+    inconclusive (a bound hit, as without --fail-fast), not a board left unfinished."""
+    boards = [BIG_CHEAP[0], TINY]
+    code, _o, _e, doc = _run(run_cli, tmp_path, "ff", *boards, "--fail-fast", "--max-states", "100")
+    plain = _run(run_cli, tmp_path, "plain", *boards, "--max-states", "100")
+    assert code == 3 == plain[0]
+    d = json.loads(doc)
+    assert d["fail_fast"]["not_finished"] == [] and d["boards"] == json.loads(plain[3])["boards"]
+    assert d["boards"][0]["bound_hit"] == "max states (100)" and d["boards"][0]["verdict"] == "inconclusive"
