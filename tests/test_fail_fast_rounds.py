@@ -132,3 +132,54 @@ def test_the_users_max_states_is_a_real_bound_in_the_rounds(tmp_path, run_cli):
     d = json.loads(doc)
     assert d["fail_fast"]["not_finished"] == [] and d["boards"] == json.loads(plain[3])["boards"]
     assert d["boards"][0]["bound_hit"] == "max states (100)" and d["boards"][0]["verdict"] == "inconclusive"
+
+
+def test_a_second_signal_keeps_the_sharded_boards_cut_short_result(tmp_path, run_cli, monkeypatch):
+    """`check -j 2` over several boards, the expensive one sharded (SHARD_AT lowered so that
+    000-tokens takes that path): two SIGINTs while the sharded explorer runs (sent from its stop
+    poll, between chunks, so they arrive while it holds the board) end the run at once. The
+    sharded board keeps its cut-short result (inconclusive, "interrupted (SIGINT)", no
+    counterexamples), the boards that had not started are listed, outputs are written, exit 130
+    (cli/jobs.py: "second signal keeps sharded board's result")."""
+    import os
+    import signal
+    import time
+
+    import bpcheck.jobs as jobs
+    from bpcheck.explorers import parallel
+
+    boards = [str(B / n) for n in ("000-replay-2.toml", "000-tokens.toml", "rule-ch-lifo-ring.toml")]
+    big = boards[1]
+    costs = {b: board_cost(load_board(b)) for b in boards}
+    assert max(costs, key=costs.get) == big
+    monkeypatch.setattr(jobs, "SHARD_AT", costs[big])  # only 000-tokens is sharded
+    real = parallel.explore_parallel
+    polls: list[str | None] = []
+
+    def spy(make_system, workers, *a, **kw):
+        inner = kw["stop"]
+
+        def stop():
+            if not polls:  # the first poll: a first and a second SIGINT, as from a terminal
+                os.kill(os.getpid(), signal.SIGINT)  # the first: the exploration is asked to stop
+                polls.append(inner())
+                os.kill(os.getpid(), signal.SIGINT)  # the second: bpcheck stops now
+                for _ in range(100):
+                    time.sleep(0.01)
+                raise AssertionError("the second SIGINT did not interrupt the run")
+            return inner()
+
+        kw["stop"] = stop
+        return real(make_system, workers, *a, **kw)
+
+    monkeypatch.setattr(parallel, "explore_parallel", spy)
+    js = tmp_path / "r.json"
+    code, stdout, err = run_cli("check", *boards, "-j", "2", "--json", str(js))
+    assert polls == ["interrupted (SIGINT)"]  # the sharded explorer was running when they came
+    assert code == 130, stdout + err
+    d = json.loads(js.read_text())
+    assert [b["board"] for b in d["boards"]] == [big]  # the sharded board runs first, alone
+    b = d["boards"][0]
+    assert (b["verdict"], b["bound_hit"], b["counterexamples"]) == ("inconclusive", "interrupted (SIGINT)", [])
+    assert d["interrupted"] == {"signal": "SIGINT", "not_started": [boards[0], boards[2]]}
+    assert f"INCONCLUSIVE {big}:" in stdout and "interrupted by SIGINT" in stdout
