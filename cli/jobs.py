@@ -171,6 +171,7 @@ class BudgetRounds:
         self.rounds = rounds
         self._next: dict[int, Try] = {k: self._try(0, k) for k in range(n)}  # item -> its next try, not started
         self._running: dict[int, Try] = {}
+        self._ended: dict[int, tuple[int, int]] = {}  # item -> the key of the try that ended it
         self.stop_key: tuple[int, int] | None = None
 
     def _try(self, r: int, item: int) -> Try:
@@ -181,11 +182,23 @@ class BudgetRounds:
         return Try(r, item, self.max_states if final else budget, final)
 
     def take(self) -> Try | None:
-        """The earliest try of the schedule not started yet (None: none can start now)."""
+        """The earliest try of the schedule not started yet (None: none can start now).
+
+        The last item left open (every other one ended before it in the schedule, nothing has
+        failed) is explored to the end at once (``max_states``, final): with no other item to
+        turn to, more rounds would only explore its first states again. Its result is the one
+        the rounds would end with (a capped BFS is a prefix of the full one), and as every other
+        item ended before it in the schedule, so is the report. With workers, while other tries
+        run it is not known yet whether it is the last, and it gets the round's budget as usual:
+        the report is the same either way (only the number of its explorations differs)."""
         if not self._next:
             return None
         item = min(self._next, key=lambda k: self._next[k].key)
-        t = self._next.pop(item)
+        t = self._next[item]
+        if self.rounds and not t.final and self.stop_key is None and len(self._next) == 1 and not self._running:
+            if all(k < t.key for k in self._ended.values()):
+                t = Try(t.round, item, self.max_states, True)
+        del self._next[item]
         self._running[item] = t
         return t
 
@@ -198,7 +211,9 @@ class BudgetRounds:
     def done(self, t: Try, again: bool) -> None:
         """``t`` came back; ``again``: cut by the budget (:meth:`cut`), so the next round has it."""
         self._running.pop(t.item, None)
-        if again and (self.stop_key is None or (t.round + 1, t.item) < self.stop_key):
+        if not again:
+            self._ended[t.item] = t.key
+        elif self.stop_key is None or (t.round + 1, t.item) < self.stop_key:
             self._next[t.item] = self._try(t.round + 1, t.item)
 
     def stop(self, t: Try) -> list[Try]:
@@ -232,7 +247,6 @@ class JobsOutcome:
     not_run: list[str] = field(default_factory=list)  # --fail-fast: first try after the stop in the schedule
     not_finished: list[str] = field(default_factory=list)  # --fail-fast: explored within a budget only, no verdict
     stopped_at: str | None = None  # --fail-fast: the first failing board in the schedule
-    stopped_budget: int | None = None  # --fail-fast: the state budget it failed within (None: no bound)
     crashed: list[str] = field(default_factory=list)  # "display: how the worker died"
     internal: str | None = None  # one line: the first bpcheck bug a worker hit
     internal_traceback: str | None = None
@@ -537,7 +551,6 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
             out.not_started.append(files[i][1])  # a signal or a bug stopped the run first
     if stop:
         out.stopped_at = files[order[stop[0].item]][1]
-        out.stopped_budget = stop[0].cap
     where = {f[1]: k for k, f in enumerate(files)}
     for lst in (out.not_started, out.not_run, out.not_finished):
         lst.sort(key=where.__getitem__)

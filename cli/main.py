@@ -275,7 +275,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     jobs = resolve_jobs(args.jobs)
     fail_fast = None
-    stopped_budget = None
     n_crashed = 0
     if args.fail_fast or (jobs > 1 and len(files) > 1):  # cli/jobs.py: workers and the cost order
         outcome = _check_jobs(args, files, jobs, invariants, engine_kw, engine_name, system_kw, bounds, baseline)
@@ -287,7 +286,6 @@ def cmd_check(args: argparse.Namespace) -> int:
             internal = _WorkerBug(f"{len(outcome.crashed)} worker process(es) died: " + "; ".join(outcome.crashed), None)
         if args.fail_fast:
             fail_fast = {"stopped_at": outcome.stopped_at, "not_run": outcome.not_run, "not_finished": outcome.not_finished}
-            stopped_budget = outcome.stopped_budget
         files_iter: list = []
     else:
         files_iter = files
@@ -379,10 +377,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             print("fail-fast: no board failed; " + (unfinished if nf else "every board was run"))
         else:
             nr = fail_fast["not_run"]
-            within = "" if stopped_budget is None else f" (within its budget of {stopped_budget:,} states)"
             left = [x for x in (unfinished, f"{len(nr)} boards not run: {', '.join(nr)}" if nr else "") if x]
             print(
-                f"fail-fast: stopped at the first failing board in the budget rounds, {fail_fast['stopped_at']}{within}; "
+                f"fail-fast: stopped at the first failing board in the budget rounds, {fail_fast['stopped_at']}; "
                 + ("; ".join(left) if left else "no board was left to run")
             )
     if interrupted is not None:

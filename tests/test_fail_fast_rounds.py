@@ -46,17 +46,22 @@ def test_the_rounds_schedule_cheapest_first_with_growing_budgets():
     assert got == [
         ((0, 0), 64, False), ((0, 1), 64, False), ((0, 2), 64, False),
         ((1, 0), 256, False), ((1, 2), 256, False),
-        ((2, 0), 1024, False), ((2, 2), 1024, False),
+        ((2, 0), 1024, False),
+        ((2, 2), None, True),  # the last board left open: explored to the end at once
     ]
     # the user's --max-states caps the rounds: the round that reaches it is final (a real bound)
-    r = BudgetRounds(1, 100)
-    t0 = r.take()
+    r = BudgetRounds(2, 100)
+    t0, u0 = r.take(), r.take()
     assert (t0.cap, t0.final) == (64, False) and BudgetRounds.cut(t0, "max states (64)")
     r.done(t0, True)
+    r.done(u0, True)
     t1 = r.take()
     assert (t1.cap, t1.final) == (100, True) and not BudgetRounds.cut(t1, "max states (100)")
     r.done(t1, False)
+    r.done(r.take(), False)
     assert r.take() is None
+    t = BudgetRounds(1, None).take()  # one board: nothing to turn to, explored to the end at once
+    assert (t.cap, t.final) == (None, True)
     assert not BudgetRounds.cut(Try(0, 0, 64, False), "time limit (5 s)")  # only the budget comes back
 
 
@@ -72,6 +77,28 @@ def test_a_stop_drops_every_later_try_and_settles_the_earlier_ones():
     assert r.take() is None and not r.has(0) and not r.has(2) and r.settled((0, 1))
 
 
+def test_the_last_board_left_is_explored_to_the_end_at_once():
+    r = BudgetRounds(2, None)
+    a, b = r.take(), r.take()
+    assert (b.cap, b.final) == (64, False)  # (0, 0) still runs: not known to be the last one
+    r.done(a, True)
+    r.done(b, False)  # item 1 ended at (0, 1), before (1, 0)
+    t = r.take()
+    assert (t.key, t.cap, t.final) == ((1, 0), None, True)
+    r = BudgetRounds(2, 500)
+    a, b = r.take(), r.take()
+    r.done(b, True)
+    r.done(a, False)
+    t = r.take()  # item 1 alone: the user's bound, a real one
+    assert (t.key, t.cap, t.final) == ((1, 1), 500, True)
+    r = BudgetRounds(2, None)
+    a, b = r.take(), r.take()
+    r.done(a, False)
+    r.stop(a)  # a failure: nothing after it is wanted
+    r.done(b, True)
+    assert r.take() is None and not r.has(1)
+
+
 def test_a_shallow_failure_on_a_board_ranked_late_is_found_in_the_first_round(tmp_path, run_cli):
     costs = {b: board_cost(load_board(b)) for b in BOARDS}
     assert max(costs[b] for b in (*BIG_CHEAP, TINY)) < costs[KILLER]  # the killer is tried last
@@ -84,7 +111,7 @@ def test_a_shallow_failure_on_a_board_ranked_late_is_found_in_the_first_round(tm
     assert [(b["board"], b["verdict"]) for b in d["boards"]] == [(KILLER, "fail"), (TINY, "pass")]
     assert d["counts"]["pass"] == 1 and d["counts"]["fail"] == 1 and d["counts"]["inconclusive"] == 0
     assert (
-        f"fail-fast: stopped at the first failing board in the budget rounds, {KILLER} (within its budget of {FIRST_BUDGET} states); "
+        f"fail-fast: stopped at the first failing board in the budget rounds, {KILLER}; "
         f"2 boards not finished (explored within a budget only, no verdict): {', '.join(BIG_CHEAP)}"
     ) in stdout
     for b in BIG_CHEAP:  # never shown as a board result
