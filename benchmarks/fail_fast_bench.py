@@ -8,7 +8,10 @@ shared machine disturbs it less than wall time) for one `run_check_jobs` call wi
 board loaded, explored (reduced, all invariants, BFS, stop at the first violation) in the
 schedule's order until the first failing board:
 
-    nice python benchmarks/fail_fast_bench.py --only NAMES [--old REF] [--repeat 2] [--out FILE.json]
+    nice python benchmarks/fail_fast_bench.py --only NAMES [--old REF] [--repeat 2] [--upto N] [--out FILE.json]
+
+NAMES are mutants (`mutant:NAME`), or `reference` for the price of the rounds when nothing
+fails; ``--upto N``: only the boards of at most N stored states (tests/perft.json, reduced).
 
 - old: cli/jobs.py as of git REF (default c0de763, main before the rounds): cheapest first,
   each board explored to the end before the next;
@@ -93,14 +96,19 @@ def main() -> int:
     ap.add_argument("--old", default="c0de763", help="the git ref of the old cli/jobs.py")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--boards", default="boards/")
+    ap.add_argument("--upto", type=int, help="only boards of at most N stored states (tests/perft.json)")
     ap.add_argument("--out", help="write the figures as JSON")
     args = ap.parse_args()
     mods = {"old": old_jobs(args.old), "new": new_jobs}
     files = _board_files([args.boards])
+    if args.upto is not None:
+        perft = json.loads((ROOT / "tests" / "perft.json").read_text())
+        files = [(p, d) for p, d in files if perft[Path(p).name]["reduced"]["states"] <= args.upto]
+        print(f"{len(files)} boards of at most {args.upto} states", file=sys.stderr)
     invariants = select(None)
     rows = {}
     for name in args.only.split(","):
-        engine = f"mutant:{name}"
+        engine = name if name == "reference" else f"mutant:{name}"
         best: dict[str, dict] = {}
         for _ in range(args.repeat):
             for version in ("old", "new"):  # alternate: the machine is shared

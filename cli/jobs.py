@@ -481,7 +481,6 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
 
     def here(t: Try) -> None:
         """One try in this process."""
-        nonlocal halted
         i = order[t.item]
         progress.update(len(final_try), [files[i][1].rsplit("/", 1)[-1]], force=True)
         current.append(i)

@@ -703,7 +703,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument(
         "--fail-fast",
         action="store_true",
-        help="check the boards cheapest first (expected cost) and stop at the first failing one; the boards not run are listed",
+        help="check the boards cheapest first (expected cost) in rounds of growing state budgets and stop at the first failing one; the boards not finished or not run are listed",
     )
     # reduction (explorers/reduce.py, docs/checking.md): chains of forced passes are one transition
     ck.add_argument(
