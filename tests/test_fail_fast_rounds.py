@@ -210,3 +210,61 @@ def test_a_second_signal_keeps_the_sharded_boards_cut_short_result(tmp_path, run
     assert (b["verdict"], b["bound_hit"], b["counterexamples"]) == ("inconclusive", "interrupted (SIGINT)", [])
     assert d["interrupted"] == {"signal": "SIGINT", "not_started": [boards[0], boards[2]]}
     assert f"INCONCLUSIVE {big}:" in stdout and "interrupted by SIGINT" in stdout
+
+
+def _env(**extra: str) -> dict:
+    import os
+
+    e = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_STEP_SUMMARY")}
+    e["PYTHONPATH"] = str(ROOT / "tests") + os.pathsep + e.get("PYTHONPATH", "")
+    e.update(extra)
+    return e
+
+
+def test_a_dead_worker_in_the_rounds_costs_its_board_only():
+    import subprocess
+    import sys
+
+    small = [str(B / n) for n in ("rule-ch-lifo-ring.toml", "002-first-turn.toml", "000-flip-hane-hane.toml", "rule-calc-direct.toml")]
+    r = subprocess.run(
+        [sys.executable, "-m", "bpcheck", "check", *small, "--engine", "jobs_engines:dies_on_board", "-j", "2", "--fail-fast"],
+        cwd=ROOT, capture_output=True, text=True, env=_env(), timeout=180,
+    )
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert f"CRASHED      {small[2]}: the worker process was killed by SIGKILL" in r.stdout
+    # rule-ch-lifo-ring (459 states) goes through three rounds and is reported once
+    assert r.stdout.count("PASS ") == 3 and "1 crashed" in r.stdout and f"PASS         {small[0]}: 459 states" in r.stdout
+    assert "fail-fast: no board failed; every board was run" in r.stdout and "Traceback" not in r.stderr
+
+
+def test_a_signal_in_the_rounds_leaves_a_board_cut_by_its_budget_not_finished(tmp_path):
+    """-j 1: rule-ch-lifo-ring is cut by the first budget (64 states), then a SIGINT comes while
+    000-replay-4 (slowed down) is explored in the same round: that board is inconclusive
+    (interrupted), rule-ch-lifo-ring has no verdict (not finished, never a pass), exit 130."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    marker = tmp_path / "started"
+    out = tmp_path / "r.json"
+    ring, slow = str(B / "rule-ch-lifo-ring.toml"), str(B / "000-replay-4.toml")
+    assert board_cost(load_board(ring)) < board_cost(load_board(slow))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "bpcheck", "check", slow, ring, "--fail-fast", "--engine", "lifecycle_engines:slow", "--json", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=_env(LIFECYCLE_SLOW="0.3", LIFECYCLE_SLOW_ON="000-replay-4", LIFECYCLE_STARTED=str(marker)),
+    )
+    t0 = time.monotonic()
+    while not marker.exists():
+        assert time.monotonic() - t0 < 60 and p.poll() is None, "the slow board never started"
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    stdout, _err = p.communicate(timeout=60)
+    assert p.returncode == 130, stdout
+    d = json.loads(out.read_text())
+    assert [(b["board"], b["verdict"], b["bound_hit"]) for b in d["boards"]] == [(slow, "inconclusive", "interrupted (SIGINT)")]
+    assert d["fail_fast"] == {"stopped_at": None, "not_run": [], "not_finished": [ring]}
+    assert d["interrupted"] == {"signal": "SIGINT", "not_started": []}
+    assert f"1 boards not finished (explored within a budget only, no verdict): {ring}" in stdout
+    assert f"{ring}:" not in stdout.split("check: ")[0]
