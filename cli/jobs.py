@@ -266,6 +266,7 @@ def run_check_jobs(
     shard: Callable[[Any], tuple | None] | None = None,
     *,
     bounds,
+    rounds: bool = True,
 ) -> JobsOutcome:
     """Check ``files`` ((path, display) in board order) with ``jobs`` worker processes (or in this
     process when ``jobs`` is 1, for ``--fail-fast``). ``load(path, display)`` loads a board (bad
@@ -277,7 +278,8 @@ def run_check_jobs(
     worker's exploration at its next state (those boards are inconclusive, "interrupted
     (SIGNAL)") and nothing more starts.
 
-    ``fail_fast``: the boards in budget rounds, cheapest first (:func:`_fail_fast_jobs`).
+    ``fail_fast``: the boards in budget rounds, cheapest first (:func:`_fail_fast_jobs`);
+    ``rounds`` False: each board once, within ``bounds``, cheapest first.
 
     ``shard(board)``: the task arguments to explore one board over all the workers at once (the
     sharded explorer, explorers/parallel.py), or None. With several workers (not --fail-fast),
@@ -297,7 +299,7 @@ def run_check_jobs(
     costs = [board_cost(b) if b is not None else 0.0 for b in boards]
     order = [i for i in cost_order(costs, cheapest_first=fail_fast) if boards[i] is not None]
     if fail_fast:
-        _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restore, emit, cut_short, sig, bounds, out)
+        _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restore, emit, cut_short, sig, bounds, out, rounds)
     else:
         _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restore, emit, cut_short, sig, bounds, shard, out)
     for i in range(n):
@@ -405,7 +407,7 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
         printed += 1
 
 
-def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restore, emit, cut_short, sig, bounds, out) -> None:
+def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restore, emit, cut_short, sig, bounds, out, with_rounds: bool = True) -> None:
     """`check --fail-fast`: the boards in :class:`BudgetRounds` (cheapest first, rounds of
     growing state budgets), in this process (``jobs`` 1) or on ``jobs`` workers. The run stops
     at the first failing try of the schedule (round, then cost order); reported are the boards
@@ -418,7 +420,7 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
     from bpcheck.lifecycle import Interrupted
 
     n = len(files)
-    rounds = BudgetRounds(len(order), bounds.max_states)
+    rounds = BudgetRounds(len(order), bounds.max_states, rounds=with_rounds)
     final_try: dict[int, Try] = {}  # board index -> the try its entry came from
     cut_at: dict[int, tuple[int, int]] = {}  # board index -> the key of its first try cut by a budget
     pos = {i: k for k, i in enumerate(order)}

@@ -379,7 +379,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             nr = fail_fast["not_run"]
             left = [x for x in (unfinished, f"{len(nr)} boards not run: {', '.join(nr)}" if nr else "") if x]
             print(
-                f"fail-fast: stopped at the first failing board in the budget rounds, {fail_fast['stopped_at']}; "
+                f"fail-fast: stopped at the first failing board in the {'cost order' if baseline is not None else 'budget rounds'}, {fail_fast['stopped_at']}; "
                 + ("; ".join(left) if left else "no board was left to run")
             )
     if interrupted is not None:
@@ -463,7 +463,11 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
     controls = {k: v for k, v in system_kw.items() if k != "stop"}  # a worker polls its own flag
     if jobs == 1:
         controls["stop"] = sig.stop_reason
-    if args.fail_fast:
+    # --fail-fast: budget rounds, each board stopping at its first violation; not with --baseline,
+    # where the first violation may be a known one: the board must go on (or it would pass
+    # unexplored), so each board is explored to the end, cheapest first (docs/checking.md)
+    rounds = bool(args.fail_fast) and baseline is None
+    if rounds:
         controls["stop_on_violation"] = True
     inv_ids = [i.id for i in invariants]
 
@@ -503,7 +507,7 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
         c["parallel"] = (jobs, system_factory(board, args.engine, engine_kw, inv_ids, system_kw.get("system_cls", EngineSystem)))
         return (board, args.engine, engine_kw, inv_ids, args.strategy, bounds, engine_name, c)
 
-    return run_check_jobs(files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load_board, cut_short, sig, shard=shard, bounds=bounds)
+    return run_check_jobs(files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load_board, cut_short, sig, shard=shard, bounds=bounds, rounds=rounds)
 
 
 def _write_json(args: argparse.Namespace, doc: dict) -> None:

@@ -268,3 +268,23 @@ def test_a_signal_in_the_rounds_leaves_a_board_cut_by_its_budget_not_finished(tm
     assert d["interrupted"] == {"signal": "SIGINT", "not_started": []}
     assert f"1 boards not finished (explored within a budget only, no verdict): {ring}" in stdout
     assert f"{ring}:" not in stdout.split("check: ")[0]
+
+
+def test_with_a_baseline_a_known_disagreement_does_not_stop_a_board(tmp_path, run_cli, monkeypatch):
+    """--fail-fast --differential --baseline: the first DIFF on 000-replay-1 (14 steps) is a
+    known one, a new one comes at 17 steps. Stopping the board at its first violation would
+    report it as passing on 64 states; it is explored to the end instead (no rounds, no stop at
+    the first violation) and fails, exactly as without --fail-fast."""
+    monkeypatch.syspath_prepend(str(ROOT / "tests"))
+    base = tmp_path / "baseline.toml"
+    base.write_text('[[known]]\nboard = "000-replay-1.toml"\nkind = "observation"\npath = "players[1].lp"\nreason = "planted"\n')
+    boards = [str(B / "000-replay-1.toml"), TINY]
+    common = ("--engine", "diff_engines:DamageRefund", "--differential", "--invariants", "attack counts", "--baseline", str(base))
+    code, stdout, err, doc = _run(run_cli, tmp_path, "ff", *boards, *common, "--fail-fast")
+    plain = _run(run_cli, tmp_path, "plain", *boards, *common)
+    assert code == 1 == plain[0], stdout + err
+    d = json.loads(doc)
+    assert d["boards"] == json.loads(plain[3])["boards"]
+    assert d["boards"][0]["verdict"] == "fail" and d["boards"][0]["baseline"]["known"] == 1
+    assert d["fail_fast"] == {"stopped_at": boards[0], "not_run": [], "not_finished": []}
+    assert f"fail-fast: stopped at the first failing board in the cost order, {boards[0]}" in stdout
