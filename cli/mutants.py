@@ -1,8 +1,8 @@
 """`bpcheck mutants`: run the checker on every mutant engine and measure how good a judge it is.
 
 For each mutant (bpcheck.engines.mutants) the seed boards are explored cheapest first (by the
-expected cost of cli/jobs.py), in rounds of growing state budgets (:func:`_schedule`, cli/jobs.py `BudgetRounds`, shared with `check --fail-fast`), until an
-invariant kills it: the time to the first counterexample is then about that of the cheapest
+expected cost of cli/jobs.py), in rounds of growing state budgets (:func:`_schedule`: cli/jobs.py
+`BudgetRounds`, shared with `check --fail-fast`), until an invariant kills it: the time to the first counterexample is then about that of the cheapest
 way to it, whatever the estimate got wrong; ``--own-board-first`` starts on the seed
 board written to show the mutant's bug (the order before issue 12). The table says which
 invariant caught it, on which board, the counterexample's length and the time taken.

@@ -288,3 +288,50 @@ def test_with_a_baseline_a_known_disagreement_does_not_stop_a_board(tmp_path, ru
     assert d["boards"][0]["verdict"] == "fail" and d["boards"][0]["baseline"]["known"] == 1
     assert d["fail_fast"] == {"stopped_at": boards[0], "not_run": [], "not_finished": []}
     assert f"fail-fast: stopped at the first failing board in the cost order, {boards[0]}" in stdout
+
+
+def test_what_the_rounds_report_when_they_stop(monkeypatch):
+    """run_check_jobs with a stand-in for the explorer (-j 1): each board has a number of states
+    and, maybe, a violation found once that many states are explored. Cost order A, B, C, D:
+    (0, A) cut at 64, (0, B) cut, (0, C) passes, (0, D) cut, (1, A) passes at 256, (1, B) fails:
+    A and C are reported (C, after B in the cost order, ended in an earlier round), B is where it
+    stopped, D (cut twice would be needed) is not finished, E (never reached) not run."""
+    from types import SimpleNamespace
+
+    import bpcheck.jobs as jobs
+    from bpcheck.lifecycle import Signals
+
+    spec = {"A": (100, None), "B": (500, 200), "C": (10, None), "D": (300, None)}  # states, violation at
+    names = ["D", "C", "B", "A"]  # board order (what is printed) differs from the cost order
+    costs = {"A": 1.0, "B": 2.0, "C": 3.0, "D": 4.0}
+    monkeypatch.setattr(jobs, "board_cost", lambda b: costs[b])
+    calls: list[tuple[str, int | None]] = []
+
+    def task(board, within):
+        states, bad = spec[board]
+        calls.append((board, within.max_states))
+        cap = within.max_states
+        if bad is not None and (cap is None or bad <= cap):
+            return ("ok", SimpleNamespace(board=board, verdict="fail", result=SimpleNamespace(violations=["v"], bound_hit=None)))
+        if cap is not None and states > cap:
+            return ("ok", SimpleNamespace(board=board, verdict="inconclusive", result=SimpleNamespace(violations=[], bound_hit=f"max states ({cap})")))
+        return ("ok", SimpleNamespace(board=board, verdict="pass", result=SimpleNamespace(violations=[], bound_hit=None)))
+
+    printed: list[str] = []
+    out = jobs.run_check_jobs(
+        [(n, n) for n in names], 1, True, task, lambda b, within: (b, within), lambda br: br,
+        lambda i, e: printed.append(names[i]), lambda p, d: p, lambda b: None, Signals(), bounds=Bounds(),
+    )
+    assert calls == [("A", 64), ("B", 64), ("C", 64), ("D", 64), ("A", 256), ("B", 256)]
+    assert [(r.board, r.verdict) for r in out.results] == [("C", "pass"), ("B", "fail"), ("A", "pass")]
+    assert printed == ["C", "B", "A"] and out.stopped_at == "B"  # in board order; D has no verdict
+    assert (out.not_finished, out.not_run, out.not_started) == (["D"], [], [])
+    spec["B"] = (500, 30)  # now B fails within the first budget: the boards after it are not run
+    calls.clear()
+    out = jobs.run_check_jobs(
+        [(n, n) for n in names], 1, True, task, lambda b, within: (b, within), lambda br: br,
+        lambda i, e: None, lambda p, d: p, lambda b: None, Signals(), bounds=Bounds(),
+    )
+    assert calls == [("A", 64), ("B", 64)]
+    assert [(r.board, r.verdict) for r in out.results] == [("B", "fail")]
+    assert (out.not_finished, out.not_run) == (["A"], ["D", "C"])  # board order
