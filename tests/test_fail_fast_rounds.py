@@ -3,7 +3,8 @@ mutants`; docs/checking.md "Parallel checking and the order of boards"): a shall
 board the cost estimate ranks late is found in the first round, before the cheaper boards are
 explored to the end; its counterexample is the one the board gives alone; boards cut by a budget
 are never reported (not finished), boards finished in a later round are counted once; -j 1 and
--j 2 give the same bytes."""
+-j 2 give the same bytes; a known disagreement (--baseline) does not stop a board. Also: a second
+SIGINT while a sharded board runs in `check -j 2` keeps that board's cut-short result."""
 
 from __future__ import annotations
 
