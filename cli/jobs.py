@@ -7,9 +7,12 @@ their expected cost (docs/checking.md, "Parallel checking and the order of board
 - :func:`cost_order`: board indices, most expensive first (throughput: the long boards start at
   once and the short ones fill the gaps) or cheapest first (the time to the first
   counterexample: `check --fail-fast`, `bpcheck mutants`).
+- :class:`BudgetRounds`: the schedule of `bpcheck mutants` and `check --fail-fast`, cheapest
+  first in rounds of growing state budgets, so the first counterexample comes after about the
+  time of the cheapest board that shows it, even one the estimate ranks late.
 - :func:`run_check_jobs`: `bpcheck check` with worker processes (explorers/pool.py), or
-  in this process in cost order for `--fail-fast -j 1`. Results are gathered and printed in
-  board order, never in completion order, so every output is the same whatever N.
+  in this process for `--fail-fast -j 1`. Results are gathered and printed in board order,
+  never in completion order, so every output is the same whatever N.
 """
 
 from __future__ import annotations
@@ -126,13 +129,124 @@ class Entry:
     traceback: str | None = None
 
 
+# States per board in the first budget round (`bpcheck mutants`, `check --fail-fast`); x4 per round.
+FIRST_BUDGET = 64
+BUDGET_GROWTH = 4
+
+
+@dataclass(frozen=True)
+class Try:
+    """One exploration in a :class:`BudgetRounds` schedule: item ``item`` (its position in the
+    order tried) in round ``round``, within ``cap`` states (None: no bound). ``final``: ``cap``
+    is the user's own bound (or there is none), so a bound hit now is a real one."""
+
+    round: int
+    item: int
+    cap: int | None
+    final: bool
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """Its place in the sequential schedule: round first, then the order of the items."""
+        return (self.round, self.item)
+
+
+class BudgetRounds:
+    """The schedule of `bpcheck mutants` and `check --fail-fast`: rounds of growing state budgets
+    (FIRST_BUDGET, x BUDGET_GROWTH per round: 64, 256, 1,024, ... states, never above
+    ``max_states``) over ``n`` items (boards) in a fixed order (cheapest first). Every item still
+    open is explored in each round within the round's budget; one cut by the budget (:meth:`cut`)
+    comes back in the next round, one explored to the end (or to the user's own bound) leaves. A
+    violation a few steps deep on an item the cost estimate ranks late is then found in the first
+    rounds, not after every cheaper item was exhausted, and BFS within a budget finds the same
+    shortest counterexample as without it (a capped exploration is a prefix of the full one).
+
+    The sequential order of tries is their :attr:`Try.key` (round, item). :meth:`take` hands out
+    the earliest try that can start; several may run at once (``-j N``): what is reported is
+    decided by the keys alone (:meth:`stop`, :meth:`settled`), so it is the same whatever the
+    number of workers. ``rounds=False``: each item once, with ``max_states`` (final)."""
+
+    def __init__(self, n: int, max_states: int | None, rounds: bool = True) -> None:
+        self.max_states = max_states
+        self.rounds = rounds
+        self._next: dict[int, Try] = {k: self._try(0, k) for k in range(n)}  # item -> its next try, not started
+        self._running: dict[int, Try] = {}
+        self._ended: dict[int, tuple[int, int]] = {}  # item -> the key of the try that ended it
+        self.stop_key: tuple[int, int] | None = None
+
+    def _try(self, r: int, item: int) -> Try:
+        if not self.rounds:
+            return Try(r, item, self.max_states, True)
+        budget = FIRST_BUDGET * BUDGET_GROWTH**r
+        final = self.max_states is not None and budget >= self.max_states
+        return Try(r, item, self.max_states if final else budget, final)
+
+    def take(self) -> Try | None:
+        """The earliest try of the schedule not started yet (None: none can start now).
+
+        The last item left open (every other one ended before it in the schedule, nothing has
+        failed) is explored to the end at once (``max_states``, final): with no other item to
+        turn to, more rounds would only explore its first states again. Its result is the one
+        the rounds would end with (a capped BFS is a prefix of the full one), and as every other
+        item ended before it in the schedule, so is the report. With workers, while other tries
+        run it is not known yet whether it is the last, and it gets the round's budget as usual:
+        the report is the same either way (only the number of its explorations differs)."""
+        if not self._next:
+            return None
+        item = min(self._next, key=lambda k: self._next[k].key)
+        t = self._next[item]
+        if self.rounds and not t.final and self.stop_key is None and len(self._next) == 1 and not self._running:
+            if all(k < t.key for k in self._ended.values()):
+                t = Try(t.round, item, self.max_states, True)
+        del self._next[item]
+        self._running[item] = t
+        return t
+
+    @staticmethod
+    def cut(t: Try, bound_hit: str | None) -> bool:
+        """Whether an exploration of ``t`` that stopped with ``bound_hit`` (and no violation) was
+        cut by the round's budget only: the item comes back in the next round."""
+        return not t.final and bound_hit == f"max states ({t.cap})"
+
+    def done(self, t: Try, again: bool) -> None:
+        """``t`` came back; ``again``: cut by the budget (:meth:`cut`), so the next round has it."""
+        self._running.pop(t.item, None)
+        if not again:
+            self._ended[t.item] = t.key
+        elif self.stop_key is None or (t.round + 1, t.item) < self.stop_key:
+            self._next[t.item] = self._try(t.round + 1, t.item)
+
+    def stop(self, t: Try) -> list[Try]:
+        """``t`` ends the run (a failure): no try after it in the schedule is wanted. Returns the
+        running tries after it (the caller cancels them); the pending ones are dropped."""
+        if self.stop_key is None or t.key < self.stop_key:
+            self.stop_key = t.key
+        late = [u for u in self._running.values() if u.key > self.stop_key]
+        for u in late:
+            del self._running[u.item]
+        for k in [k for k, u in self._next.items() if u.key > self.stop_key]:
+            del self._next[k]
+        return late
+
+    def settled(self, key: tuple[int, int]) -> bool:
+        """Every try before ``key`` in the schedule is done: a result at ``key`` is final (no
+        earlier try can still stop the run before it)."""
+        return all(u.key > key for u in (*self._next.values(), *self._running.values()))
+
+    def has(self, item: int) -> bool:
+        """Whether ``item`` still has a try to run (or running)."""
+        return item in self._next or item in self._running
+
+
+
 @dataclass
 class JobsOutcome:
     results: list = field(default_factory=list)  # BoardResult, in board order
     errors: list[dict] = field(default_factory=list)
     not_started: list[str] = field(default_factory=list)
-    not_run: list[str] = field(default_factory=list)  # --fail-fast: after the first failure, in the cost order
-    stopped_at: str | None = None  # --fail-fast: the first failing board in the cost order
+    not_run: list[str] = field(default_factory=list)  # --fail-fast: first try after the stop in the schedule
+    not_finished: list[str] = field(default_factory=list)  # --fail-fast: explored within a budget only, no verdict
+    stopped_at: str | None = None  # --fail-fast: the first failing board in the schedule
     crashed: list[str] = field(default_factory=list)  # "display: how the worker died"
     internal: str | None = None  # one line: the first bpcheck bug a worker hit
     internal_traceback: str | None = None
@@ -143,31 +257,35 @@ def run_check_jobs(
     jobs: int,
     fail_fast: bool,
     task: Callable,
-    task_args: Callable[[Any], tuple],
+    task_args: Callable[[Any, Any], tuple],
     restore: Callable[[Any], Any],
     emit: Callable[[int, Entry], None],
     load: Callable[[Any, str], Any],
     cut_short: Callable[[Any], Any],
     sig,
     shard: Callable[[Any], tuple | None] | None = None,
+    *,
+    bounds,
+    rounds: bool = True,
 ) -> JobsOutcome:
     """Check ``files`` ((path, display) in board order) with ``jobs`` worker processes (or in this
-    process when ``jobs`` is 1, in the cost order). ``load(path, display)`` loads a board (bad
-    input raises InputError); ``task(*task_args(board))`` checks one and answers ("ok",
-    BoardResult) or ("input", file, field, problem); ``restore`` fixes a BoardResult up in this
-    process; ``emit(i, entry)`` prints board i, called in board order only; ``cut_short(board)``
-    is the result of a board a second signal stopped where it was. ``sig`` is the run's
-    :class:`bpcheck.lifecycle.Signals`: the first signal stops every worker's exploration at its
-    next state (those boards are inconclusive, "interrupted (SIGNAL)") and nothing more starts.
+    process when ``jobs`` is 1, for ``--fail-fast``). ``load(path, display)`` loads a board (bad
+    input raises InputError); ``task(*task_args(board, bounds))`` checks one within ``bounds``
+    and answers ("ok", BoardResult) or ("input", file, field, problem); ``restore`` fixes a
+    (final) BoardResult up in this process; ``emit(i, entry)`` prints board i, called in board
+    order only; ``cut_short(board)`` is the result of a board a second signal stopped where it
+    was. ``sig`` is the run's :class:`bpcheck.lifecycle.Signals`: the first signal stops every
+    worker's exploration at its next state (those boards are inconclusive, "interrupted
+    (SIGNAL)") and nothing more starts.
+
+    ``fail_fast``: the boards in budget rounds, cheapest first (:func:`_fail_fast_jobs`);
+    ``rounds`` False: each board once, within ``bounds``, cheapest first.
 
     ``shard(board)``: the task arguments to explore one board over all the workers at once (the
     sharded explorer, explorers/parallel.py), or None. With several workers (not --fail-fast),
     the boards it accepts are checked first, one after the other, each on every worker; the
     others then one per worker. One board that alone costs more than all the others together
     would otherwise keep one worker busy long after the rest are done."""
-    from bpcheck.explorers.pool import Outcome, Pool
-    from bpcheck.lifecycle import Interrupted
-
     out = JobsOutcome()
     n = len(files)
     boards: list[Any] = [None] * n
@@ -180,30 +298,38 @@ def run_check_jobs(
     todo = [i for i in range(n) if boards[i] is not None]
     costs = [board_cost(b) if b is not None else 0.0 for b in boards]
     order = [i for i in cost_order(costs, cheapest_first=fail_fast) if boards[i] is not None]
-    pos = {i: k for k, i in enumerate(order)}
-    first_fail: int | None = None  # --fail-fast: the failing board earliest in the cost order
-    cancelled: set[int] = set()
-    printed = 0
+    if fail_fast:
+        _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restore, emit, cut_short, sig, bounds, out, rounds)
+    else:
+        _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restore, emit, cut_short, sig, bounds, shard, out)
+    for i in range(n):
+        e = entries.get(i)
+        if e is None:
+            continue
+        if e.kind == "result":
+            out.results.append(e.value)
+        elif e.kind == "error":
+            err = e.value
+            out.errors.append({"file": err.file, "field": err.field, "problem": err.problem})
+    return out
 
-    def final(i: int) -> bool:
-        if i in cancelled:
-            return True
-        if i not in entries:
-            return False
-        if not fail_fast or boards[i] is None:
-            return True
-        # fail-fast: a result is final once no board before it in the cost order can still fail
-        return all(j in entries for j in order[: pos[i]])
+
+def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restore, emit, cut_short, sig, bounds, shard, out) -> None:
+    """Every board on ``jobs`` workers, most expensive first (the boards ``shard`` accepts first,
+    each on every worker); printed in board order as each one and every board before it is done."""
+    from bpcheck.explorers.pool import Outcome, Pool
+    from bpcheck.lifecycle import Interrupted
+
+    n = len(files)
+    printed = 0
 
     def flush() -> None:
         nonlocal printed
-        while printed < n and final(printed):
-            if printed in entries and printed not in cancelled:
-                emit(printed, entries[printed])
+        while printed < n and printed in entries:
+            emit(printed, entries[printed])
             printed += 1
 
     def record(o: Outcome) -> None:
-        nonlocal first_fail
         i = o.index
         display = files[i][1]
         if o.crashed:
@@ -216,16 +342,7 @@ def run_check_jobs(
         elif o.value[0] == "input":
             entries[i] = Entry("error", InputError(*o.value[1:]))
         else:
-            br = restore(o.value[1])
-            entries[i] = Entry("result", br)
-            if fail_fast and br.verdict == "fail" and (first_fail is None or pos[i] < pos[first_fail]):
-                first_fail = i
-                later = [j for j in order[pos[i] + 1 :] if j not in cancelled]
-                cancelled.update(later)
-                for j in later:
-                    entries.pop(j, None)
-                if pool is not None:
-                    pool.cancel(later)
+            entries[i] = Entry("result", restore(o.value[1]))
         flush()
 
     def here(i: int, args: tuple) -> bool:
@@ -244,78 +361,216 @@ def run_check_jobs(
         return True
 
     progress = BoardsProgress("check", len(todo))
-    pool = Pool(jobs) if jobs > 1 else None
+    pool = Pool(jobs)
     interrupted_now: list[int] = []  # boards cut short by a second signal
     try:
-        if pool is None:  # -j 1 with --fail-fast: this process, in the cost order
-            for i in order:
-                if i in cancelled:
-                    continue
-                if sig.signum is not None or not here(i, task_args(boards[i])):
-                    break
-        else:
-            signalled = False
+        signalled = False
 
-            def tick() -> None:
-                nonlocal signalled
-                if sig.signum is not None and not signalled:
-                    signalled = True
-                    pool.stop_all(sig.signum)  # workers stop at their next state; results come back
-                progress.update(len(entries), [files[j][1].rsplit("/", 1)[-1] for j in pool.running()])
+        def tick() -> None:
+            nonlocal signalled
+            if sig.signum is not None and not signalled:
+                signalled = True
+                pool.stop_all(sig.signum)  # workers stop at their next state; results come back
+            progress.update(len(entries), [files[j][1].rsplit("/", 1)[-1] for j in pool.running()])
 
-            big = {}
-            if shard is not None and not fail_fast:
-                for i in order:
-                    a = shard(boards[i])
-                    if a is not None:
-                        big[i] = a
+        big = {}
+        if shard is not None:
             for i in order:
-                if i in big and (sig.signum is not None or not here(i, big[i])):
-                    break
-            rest = [i for i in order if i not in big] if not (big and out.internal) and sig.signum is None else []
-            tasks = [task_args(b) if b is not None else () for b in boards]
-            for o in pool.run(task, tasks, rest, tick=tick):
-                record(o)
-                if not o.ok and not o.crashed:  # a bpcheck bug: no new boards (as the sequential run)
-                    pool.cancel(pool.pending())
+                a = shard(boards[i])
+                if a is not None:
+                    big[i] = a
+        for i in order:
+            if i in big and (sig.signum is not None or not here(i, big[i])):
+                break
+        rest = [i for i in order if i not in big] if not (big and out.internal) and sig.signum is None else []
+        tasks = [task_args(b, bounds) if b is not None else () for b in boards]
+        for o in pool.run(task, tasks, rest, tick=tick):
+            record(o)
+            if not o.ok and not o.crashed:  # a bpcheck bug: no new boards (as the sequential run)
+                pool.cancel(pool.pending())
     except Interrupted:  # a second signal: stop the workers now, keep what came back
-        if pool is not None:
-            interrupted_now += pool.running()  # (a sharded board cut short is already listed)
-            pool.close(kill=True)
+        interrupted_now += pool.running()  # (a sharded board cut short is already listed)
+        pool.close(kill=True)
         for i in interrupted_now:
             entries[i] = Entry("result", cut_short(boards[i]))
     finally:
         progress.done()
-        if pool is not None:
-            pool.close()
+        pool.close()
     for i in order:
-        if i not in entries and i not in cancelled:
+        if i not in entries:
             out.not_started.append(files[i][1])
-    if fail_fast and first_fail is not None:
-        out.stopped_at = files[first_fail][1]
-        out.not_run = [files[i][1] for i in range(n) if i in cancelled]
     where = {f[1]: k for k, f in enumerate(files)}
     out.not_started.sort(key=where.__getitem__)
     while printed < n:  # what is left (a signal, a bug): every board that has an entry, in order
-        if printed in entries and printed not in cancelled:
+        if printed in entries:
             emit(printed, entries[printed])
         printed += 1
-    for i in range(n):
-        e = entries.get(i)
-        if e is None or i in cancelled:
+
+
+def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restore, emit, cut_short, sig, bounds, out, with_rounds: bool = True) -> None:
+    """`check --fail-fast`: the boards in :class:`BudgetRounds` (cheapest first, rounds of
+    growing state budgets), in this process (``jobs`` 1) or on ``jobs`` workers. The run stops
+    at the first failing try of the schedule (round, then cost order); reported are the boards
+    whose final try comes before it, and it. A board cut by a budget and not explored to the end
+    before the stop is never reported (no verdict: ``not_finished``); a board whose first try
+    comes after it is ``not_run``. Every try's result depends on its board and budget alone, and
+    what is reported on the tries' keys alone, so the report is the same whatever ``jobs``."""
+    from bpcheck.explorers.core import Bounds
+    from bpcheck.explorers.pool import Outcome, Pool
+    from bpcheck.lifecycle import Interrupted
+
+    n = len(files)
+    rounds = BudgetRounds(len(order), bounds.max_states, rounds=with_rounds)
+    final_try: dict[int, Try] = {}  # board index -> the try its entry came from
+    cut_at: dict[int, tuple[int, int]] = {}  # board index -> the key of its first try cut by a budget
+    pos = {i: k for k, i in enumerate(order)}
+    stop: list[Try] = []  # the failing try earliest in the schedule
+    halted = False  # a bug in bpcheck: no new try starts
+    printed = 0
+
+    def resolved(i: int) -> bool:
+        if boards[i] is None:
+            return True  # bad input, printed in its place
+        t = final_try.get(i)
+        if t is not None:
+            return rounds.settled(t.key)
+        return bool(stop) and not rounds.has(pos[i])  # no result and no try wanted any more
+
+    def flush() -> None:
+        nonlocal printed
+        while printed < n and resolved(printed):
+            if printed in entries:
+                emit(printed, entries[printed])
+            printed += 1
+
+    def record(t: Try, o: Outcome) -> None:
+        nonlocal halted
+        i = order[t.item]
+        display = files[i][1]
+        if o.crashed:
+            entries[i] = Entry("crash", o.error)
+        elif not o.ok:
+            entries[i] = Entry("internal", o.error, o.traceback)
+            if out.internal is None:
+                out.internal, out.internal_traceback = f"{o.error} (checking {display})", o.traceback
+            halted = True
+        elif o.value[0] == "input":
+            entries[i] = Entry("error", InputError(*o.value[1:]))
+        else:
+            raw = o.value[1]
+            if not raw.result.violations and rounds.cut(t, raw.result.bound_hit):
+                cut_at.setdefault(i, t.key)  # this budget only: no verdict, the next round explores it again
+                rounds.done(t, True)
+                flush()
+                return
+            entries[i] = Entry("result", restore(raw))  # only a final result: counted once
+        final_try[i] = t
+        rounds.done(t, False)
+        e = entries[i]
+        if e.kind == "result" and e.value.verdict == "fail" and (not stop or t.key < stop[0].key):
+            stop[:] = [t]
+            late = rounds.stop(t)
+            for j, u in list(final_try.items()):  # finished after the stop in the schedule: not reported
+                if u.key > t.key:
+                    del final_try[j]
+                    entries.pop(j, None)
+            if pool is not None and late:
+                pool.cancel([tid for tid, u in ids.items() if u in late])
+        flush()
+
+    def bounds_of(t: Try) -> Bounds:
+        return Bounds(t.cap, bounds.max_depth, bounds.timeout)
+
+    def here(t: Try) -> None:
+        """One try in this process."""
+        i = order[t.item]
+        progress.update(len(final_try), [files[i][1].rsplit("/", 1)[-1]], force=True)
+        current.append(i)
+        try:
+            record(t, Outcome(i, True, task(*task_args(boards[i], bounds_of(t)))))
+        except Interrupted:
+            raise
+        except Exception as e:  # bpcheck's own bug: stop here, as the sequential run does
+            import traceback
+
+            record(t, Outcome(i, False, error=f"{type(e).__name__}: {e}".splitlines()[0], traceback="".join(traceback.format_exception(e))))
+        current.remove(i)
+
+    progress = BoardsProgress("check", len(order))
+    pool = Pool(jobs) if jobs > 1 else None
+    ids: dict[int, Try] = {}  # pool task id -> its try
+    current: list[int] = []  # boards being explored in this process
+    try:
+        if pool is None:
+            while not halted and sig.signum is None:
+                t = rounds.take()
+                if t is None:
+                    break
+                here(t)
+        else:
+            signalled = False
+            next_id = 0
+            while True:
+                while not halted and sig.signum is None and pool.in_flight() < jobs:
+                    t = rounds.take()
+                    if t is None:
+                        break
+                    ids[next_id] = t
+                    pool.submit(next_id, task, task_args(boards[order[t.item]], bounds_of(t)))
+                    next_id += 1
+                if not pool.in_flight():
+                    break
+                if sig.signum is not None and not signalled:
+                    signalled = True
+                    pool.stop_all(sig.signum)  # workers stop at their next state; results come back
+                progress.update(len(final_try), [files[order[ids[j].item]][1].rsplit("/", 1)[-1] for j in pool.running() if j in ids])
+                for o in pool.collect(0.2):
+                    t = ids.pop(o.index)
+                    record(t, Outcome(order[t.item], o.ok, o.value, o.error, o.traceback, o.crashed))
+    except Interrupted:  # a second signal: stop the workers now, keep what came back
+        cut = list(current)
+        if pool is not None:
+            cut += [order[ids[j].item] for j in pool.running() if j in ids]
+            pool.close(kill=True)
+        for i in cut:
+            entries[i] = Entry("result", cut_short(boards[i]))
+            final_try.setdefault(i, Try(-1, -1, None, True))
+    finally:
+        progress.done()
+        if pool is not None:
+            pool.close()
+    key = stop[0].key if stop else None
+    for i in order:  # the boards with no result: explored within a budget only, or never
+        if i in entries:
             continue
-        if e.kind == "result":
-            out.results.append(e.value)
-        elif e.kind == "error":
-            err = e.value
-            out.errors.append({"file": err.file, "field": err.field, "problem": err.problem})
-    return out
+        c = cut_at.get(i)
+        if c is not None and (key is None or c < key):
+            out.not_finished.append(files[i][1])
+        elif key is not None and not rounds.has(pos[i]):
+            out.not_run.append(files[i][1])  # its first try comes after the stop
+        else:
+            out.not_started.append(files[i][1])  # a signal or a bug stopped the run first
+    if stop:
+        out.stopped_at = files[order[stop[0].item]][1]
+    where = {f[1]: k for k, f in enumerate(files)}
+    for lst in (out.not_started, out.not_run, out.not_finished):
+        lst.sort(key=where.__getitem__)
+    for i in sorted(final_try):
+        if entries.get(i) is not None and entries[i].kind == "crash":
+            out.crashed.append(f"{files[i][1]}: {entries[i].value}")
+    while printed < n:  # what is left (a signal, a bug): every board that has an entry, in order
+        if printed in entries:
+            emit(printed, entries[printed])
+        printed += 1
 
 
 __all__ = [
+    "BUDGET_GROWTH",
     "COST_WEIGHTS",
+    "FIRST_BUDGET",
     "SHARD_AT",
     "BoardsProgress",
+    "BudgetRounds",
     "Entry",
     "JobsOutcome",
     "add_jobs_argument",
@@ -325,4 +580,5 @@ __all__ = [
     "jobs_type",
     "resolve_jobs",
     "run_check_jobs",
+    "Try",
 ]

@@ -285,7 +285,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         if outcome.crashed and outcome.internal is None:
             internal = _WorkerBug(f"{len(outcome.crashed)} worker process(es) died: " + "; ".join(outcome.crashed), None)
         if args.fail_fast:
-            fail_fast = {"stopped_at": outcome.stopped_at, "not_run": outcome.not_run}
+            fail_fast = {"stopped_at": outcome.stopped_at, "not_run": outcome.not_run, "not_finished": outcome.not_finished}
         files_iter: list = []
     else:
         files_iter = files
@@ -371,13 +371,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     if n_skip:
         print(f"skipped (the engine refused them{'; --strict: not a pass' if strict else ''}): " + ", ".join(r.board.path for r in results if r.verdict == "skipped"))
     if fail_fast is not None:
+        nf = fail_fast["not_finished"]
+        unfinished = f"{len(nf)} boards not finished (explored within a budget only, no verdict): {', '.join(nf)}" if nf else ""
         if fail_fast["stopped_at"] is None:
-            print("fail-fast: no board failed; every board was run")
+            print("fail-fast: no board failed; " + (unfinished if nf else "every board was run"))
         else:
             nr = fail_fast["not_run"]
+            left = [x for x in (unfinished, f"{len(nr)} boards not run: {', '.join(nr)}" if nr else "") if x]
             print(
-                f"fail-fast: stopped at the first failing board in the cost order, {fail_fast['stopped_at']}; "
-                + (f"{len(nr)} boards not run: {', '.join(nr)}" if nr else "no board was left to run")
+                f"fail-fast: stopped at the first failing board in the {'cost order' if baseline is not None else 'budget rounds'}, {fail_fast['stopped_at']}; "
+                + ("; ".join(left) if left else "no board was left to run")
             )
     if interrupted is not None:
         print(f"interrupted by {sig.name}: the results above are of the boards finished before it" + (f"; {len(not_started)} boards not started" if not_started else ""))
@@ -460,12 +463,16 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
     controls = {k: v for k, v in system_kw.items() if k != "stop"}  # a worker polls its own flag
     if jobs == 1:
         controls["stop"] = sig.stop_reason
-    if args.fail_fast:
+    # --fail-fast: budget rounds, each board stopping at its first violation; not with --baseline,
+    # where the first violation may be a known one: the board must go on (or it would pass
+    # unexplored), so each board is explored to the end, cheapest first (docs/checking.md)
+    rounds = bool(args.fail_fast) and baseline is None
+    if rounds:
         controls["stop_on_violation"] = True
     inv_ids = [i.id for i in invariants]
 
-    def task_args(board) -> tuple:
-        return (board, args.engine, engine_kw, inv_ids, args.strategy, bounds, engine_name, controls)
+    def task_args(board, within) -> tuple:
+        return (board, args.engine, engine_kw, inv_ids, args.strategy, within, engine_name, controls)
 
     def restore(br):
         br = restore_invariants(br, invariants)
@@ -500,7 +507,7 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
         c["parallel"] = (jobs, system_factory(board, args.engine, engine_kw, inv_ids, system_kw.get("system_cls", EngineSystem)))
         return (board, args.engine, engine_kw, inv_ids, args.strategy, bounds, engine_name, c)
 
-    return run_check_jobs(files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load_board, cut_short, sig, shard=shard)
+    return run_check_jobs(files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load_board, cut_short, sig, shard=shard, bounds=bounds, rounds=rounds)
 
 
 def _write_json(args: argparse.Namespace, doc: dict) -> None:
@@ -700,7 +707,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument(
         "--fail-fast",
         action="store_true",
-        help="check the boards cheapest first (expected cost) and stop at the first failing one; the boards not run are listed",
+        help="check the boards cheapest first (expected cost) in rounds of growing state budgets and stop at the first failing one; the boards not finished or not run are listed",
     )
     # reduction (explorers/reduce.py, docs/checking.md): chains of forced passes are one transition
     ck.add_argument(

@@ -1,8 +1,8 @@
 """`bpcheck mutants`: run the checker on every mutant engine and measure how good a judge it is.
 
 For each mutant (bpcheck.engines.mutants) the seed boards are explored cheapest first (by the
-expected cost of cli/jobs.py), in rounds of growing state budgets (:func:`_schedule`), until an
-invariant kills it: the time to the first counterexample is then about that of the cheapest
+expected cost of cli/jobs.py), in rounds of growing state budgets (:func:`_schedule`: cli/jobs.py
+`BudgetRounds`, shared with `check --fail-fast`), until an invariant kills it: the time to the first counterexample is then about that of the cheapest
 way to it, whatever the estimate got wrong; ``--own-board-first`` starts on the seed
 board written to show the mutant's bug (the order before issue 12). The table says which
 invariant caught it, on which board, the counterexample's length and the time taken.
@@ -22,6 +22,7 @@ from bpcheck.invariants import select
 from bpcheck.model.board import load_board
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.engines.mutants import MUTANTS, Mutant
+from bpcheck.jobs import BUDGET_GROWTH, FIRST_BUDGET, BudgetRounds  # noqa: F401 (the rounds' sizes, re-exported)
 
 
 _LOADED: dict[tuple[str, str], object] = {}  # boards loaded once per process (a worker runs several mutants)
@@ -44,42 +45,33 @@ def mutant_order(m: Mutant, boards: list[tuple[Path, str]], own_board_first: boo
     return [boards[i] for i in idx]
 
 
-FIRST_BUDGET = 64  # states per board in the first round of the cost order; x4 per round
-BUDGET_GROWTH = 4
-
-
 class _Try:
-    def __init__(self, bounds: Bounds, final: bool) -> None:
+    """One exploration of the schedule: its place in the rounds (``at``), its bounds, and
+    ``again``, set by the caller when the round's budget alone cut it."""
+
+    def __init__(self, at, bounds: Bounds) -> None:
+        self.at = at  # bpcheck.jobs.Try
         self.bounds = bounds
-        self.final = final  # the user's own bounds: a bound hit now is a real one
+        self.final = at.final  # the user's own bounds: a bound hit now is a real one
         self.again = False
 
 
 def _schedule(order, bounds: Bounds, own_board_first: bool):
     """(path, display, _Try) in the order to explore. ``--own-board-first``: each board once, in
-    order, with the user's bounds (the order before issue 12). Otherwise rounds of growing state
-    budgets (256, 2,048, 16,384, ... states, never above ``--max-states``): every board still
-    open is explored cheapest first within the round's budget, so a violation a few steps deep
-    on a board the cost estimate ranks late is found in the first rounds, not after every
-    cheaper board was exhausted; a board explored completely leaves the rounds. BFS within a
-    budget finds the same shortest counterexample as without it."""
-    if own_board_first:
-        for path, display in order:
-            yield path, display, _Try(bounds, True)
-        return
-    budget = FIRST_BUDGET
-    open_boards = list(order)
-    while open_boards:
-        final = bounds.max_states is not None and budget >= bounds.max_states
-        cap = bounds.max_states if final else budget
-        keep = []
-        for path, display in open_boards:
-            t = _Try(Bounds(cap, bounds.max_depth, bounds.timeout), final)
-            yield path, display, t
-            if t.again:
-                keep.append((path, display))
-        open_boards = keep
-        budget *= BUDGET_GROWTH
+    order, with the user's bounds (the order before issue 12). Otherwise the budget rounds of
+    cli/jobs.py (:class:`~bpcheck.jobs.BudgetRounds`, shared with `check --fail-fast`): 64, 256,
+    1,024, ... states per board, never above ``--max-states``; every board still open is
+    explored cheapest first within the round's budget, so a violation a few steps deep on a
+    board the cost estimate ranks late is found in the first rounds, not after every cheaper
+    board was exhausted; a board explored completely leaves the rounds. BFS within a budget
+    finds the same shortest counterexample as without it. The caller sets ``again`` on a try
+    cut by its budget only (:meth:`~bpcheck.jobs.BudgetRounds.cut`)."""
+    rounds = BudgetRounds(len(order), bounds.max_states, rounds=not own_board_first)
+    while (t := rounds.take()) is not None:
+        path, display = order[t.item]
+        b = _Try(t, Bounds(t.cap, bounds.max_depth, bounds.timeout))
+        yield path, display, b
+        rounds.done(t, b.again)
 
 
 def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bounds, own_board_first: bool = False) -> dict:
@@ -98,7 +90,7 @@ def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bo
         r = explore(system, "bfs", b.bounds, stop_on_violation=True)
         explored += r.states
         if r.bound_hit and not r.violations:
-            if not b.final and r.bound_hit == f"max states ({b.bounds.max_states})":
+            if BudgetRounds.cut(b.at, r.bound_hit):
                 b.again = True  # only this round's budget: the board comes back with a larger one
             else:
                 bounded.append(f"{display}: {r.bound_hit}")  # the user's bound: not exhaustive

@@ -1,6 +1,7 @@
 """-j N (worker processes) and the order of work by expected cost (cli/jobs.py,
 explorers/pool.py, docs/checking.md "Parallel checking"): every output is the same whatever N,
---fail-fast stops at the first failing board in the cost order and says what it did not run,
+--fail-fast stops at the first failing board in the cost order and says what it did not run
+(the budget rounds: tests/test_fail_fast_rounds.py),
 `bpcheck mutants` tries boards cheapest first, a dead worker costs one board, a signal keeps
 what was gathered."""
 
@@ -91,7 +92,8 @@ def test_fail_fast_stops_at_the_first_failing_board_in_the_cost_order(tmp_path, 
     after = order[order.index(stop) + 1 :]
     assert after and d["fail_fast"]["not_run"] == [b for b in boards if b in after]
     assert [b["board"] for b in d["boards"]] == [b for b in boards if b not in after]
-    assert f"fail-fast: stopped at the first failing board in the cost order, {stop}; {len(after)} boards not run" in stdout
+    assert d["fail_fast"]["not_finished"] == []  # each board before it is within the first budget
+    assert f"fail-fast: stopped at the first failing board in the budget rounds, {stop}; {len(after)} boards not run" in stdout
     for b in after:
         assert f"{b}:" not in stdout.split("check: ")[0]
 
