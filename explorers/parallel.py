@@ -131,6 +131,7 @@ from bpcheck.explorers.core import (
     _trace,
     current_rss,
     gc_settle,
+    GC_SETTLE_STATES,
 )
 
 CHUNK = 2048  # frontier states expanded per round (the same for every worker count)
@@ -284,6 +285,8 @@ class _Worker:
         while held and held[0][0] < hi:
             i, d, s = held.popleft()
             expanded += 1
+            if not expanded % GC_SETTLE_STATES:
+                gc_settle()
             try:
                 terminal = system.is_terminal(s)
             except SystemFault as f:
