@@ -138,6 +138,7 @@ class ExploreResult:
     worker_info: list | None = None  # explore_parallel(finish=...): each worker's answer (explorers/parallel.py)
     claimed: int | None = None  # explore_parallel: the states judged inside transitions (a system's ``claims``)
     balance: float | None = None  # explore_parallel, 2+ workers: mean / busiest worker's expanding CPU (not deterministic)
+    stolen: int | None = None  # explore_parallel, 2+ workers: states handed to an idle worker within a chunk (not deterministic)
 
     @property
     def collision(self) -> dict:

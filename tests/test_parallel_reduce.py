@@ -84,12 +84,25 @@ class Forced:
         return [f"g{s % 5}"] if s > 150 and s % 4 else []
 
 
+class SlowFirstWorker(Forced):
+    """Forced, with every step slow in worker process 0 only, so the other workers take over its
+    states within each chunk (work stealing): their folded chains' claims travel with them."""
+
+    def step(self, s, a):
+        import multiprocessing
+        import time
+
+        if multiprocessing.current_process().name == "bpcheck-worker-0":
+            time.sleep(0.0003)
+        return super().step(s, a)
+
+
 GOALS = [f"g{i}" for i in range(5)] + ["never"]
 
 
 def plain(r) -> dict:
     d = dataclasses.asdict(r)
-    for k in ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance"):
+    for k in ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance", "stolen"):
         d.pop(k)
     d["props_order"] = list(r.props)
     d["action_counts_order"] = list(r.action_counts)
@@ -229,3 +242,13 @@ def test_check_shards_the_expensive_boards_of_a_run_and_the_output_stays_the_sam
     assert outs[0] == outs[1]
     assert outs[0][0] == 1  # the mutant is caught
     assert calls == [2, 2]  # -j 2: the two larger boards on both workers; -j 1: never
+
+
+@pytest.mark.parametrize("n, chunk", [(2, 32), (3, 4096)])
+def test_reduced_states_handed_over_within_a_chunk_change_nothing(n, chunk):
+    make = functools.partial(SlowFirstWorker, m=1997)
+    want, rs = sequential(make, goals=GOALS)
+    got = explore_parallel(functools.partial(reduced_system, make), n, goals=GOALS, chunk=chunk)
+    assert got.stolen and got.stolen > 0, "no state was handed over: the test would say nothing"
+    assert plain(got) == plain(want)
+    assert got.claimed == len(rs.judged)
