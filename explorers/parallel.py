@@ -275,8 +275,17 @@ class _Worker:
         return self._expand(self.held, hi, max_depth)
 
     def expand_more(self, blob: bytes, max_depth: int | None) -> dict:
-        """Still round 1: expand states another worker of the chunk handed over (stealing)."""
-        return self._expand(deque(pickle.loads(blob)), None, max_depth)
+        """Still round 1: expand states another worker of the chunk handed over (stealing).
+        They may come before states this worker has expanded in this chunk: a system that
+        remembers what it met (``in_order``: the reduction's memo) is told so."""
+        in_order = getattr(self.system, "in_order", None)
+        if in_order is not None:
+            in_order(False)
+        try:
+            return self._expand(deque(pickle.loads(blob)), None, max_depth)
+        finally:
+            if in_order is not None:
+                in_order(True)
 
     def _give(self, source: deque, hi: int | None) -> None:
         """The parent asks for work for an idle worker: hand over the later half of the states
