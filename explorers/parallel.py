@@ -56,7 +56,12 @@ coordinates, workers never talk to each other):
 
 1. *expand*: each worker expands the states of the chunk it holds (terminal?, actions, action
    checks, deadlock, then each action: step, transition checks, the child's fingerprint), keeps
-   the children and sends (fingerprint, parent index, action index) of each;
+   the children and sends (fingerprint, parent index, action index) of each. A worker done
+   while another is busy gets the later half of what that one has left (*work stealing*,
+   :meth:`_Pool.expand`; the busy worker polls its pipe between states): the states such a
+   worker expands may come before its own in the sequential order, so the child it keeps per
+   fingerprint is its least (parent, action) discovery, not its first, and a system that
+   remembers what it met is told (``in_order(False)``: explorers/reduce.py then judges afresh);
 2. *decide*: the visited set is sharded by fingerprint (``fp % workers``); each owner says which
    fingerprints are new and which discovery of each wins: the minimum (parent index, action
    index), as in the sequential order. The parent ranks the winners of all owners, so a new
