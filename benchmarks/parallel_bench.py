@@ -46,7 +46,7 @@ def peak(system) -> int | None:
 
 def digest(r) -> str:
     d = dataclasses.asdict(r)
-    for k in ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance"):
+    for k in ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance", "stolen"):
         d.pop(k, None)
     d["order"] = [list(r.props), list(r.action_counts)]
     return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -63,6 +63,7 @@ def main() -> int:
     ap.add_argument("--no-invariants", action="store_true")
     ap.add_argument("--engine", default="reference")
     ap.add_argument("--equal-shares", action="store_true", help="balance chunks by state count only (parallel.BALANCE_BY_COST off)")
+    ap.add_argument("--no-steal", action="store_true", help="no work stealing within a chunk (parallel.STEAL off)")
     ap.add_argument("--reduce", action="store_true", help="fold forced passes (explorers/reduce.py), as bpcheck check does by default")
     args = ap.parse_args()
     bounds = Bounds(max_states=args.max_states)
@@ -70,6 +71,10 @@ def main() -> int:
         import bpcheck.explorers.parallel as par
 
         par.BALANCE_BY_COST = False
+    if args.no_steal:
+        import bpcheck.explorers.parallel as par
+
+        par.STEAL = False
     make_system = functools.partial(make, args.board, args.engine, not args.no_invariants)
     if args.reduce:
         from bpcheck.explorers.run import reduced_system
@@ -88,7 +93,7 @@ def main() -> int:
             wcpu = r.worker_info
         wall, pcpu = time.monotonic() - t0, time.process_time() - c0
         base = base or wall
-        bal = f", balance {r.balance:.3f}" if r.balance is not None else ""
+        bal = f", balance {r.balance:.3f}, {r.stolen} states handed over" if r.balance is not None else ""
         print(f"{n:>7} {r.states:>8} {wall:>7.1f} {pcpu:>13.1f} {' + '.join(f'{c:.1f}' for c in wcpu) or '-':>20} {r.states / wall:>9.0f}  {digest(r)}  (x{base / wall:.2f}{bal})")
         sys.stdout.flush()
     print(f"load average after: {os.getloadavg()}")

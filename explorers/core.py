@@ -138,6 +138,7 @@ class ExploreResult:
     worker_info: list | None = None  # explore_parallel(finish=...): each worker's answer (explorers/parallel.py)
     claimed: int | None = None  # explore_parallel: the states judged inside transitions (a system's ``claims``)
     balance: float | None = None  # explore_parallel, 2+ workers: mean / busiest worker's expanding CPU (not deterministic)
+    stolen: int | None = None  # explore_parallel, 2+ workers: states handed to an idle worker within a chunk (not deterministic)
 
     @property
     def collision(self) -> dict:
@@ -381,6 +382,7 @@ class FingerprintMap(FingerprintIndex):
 
 MEMORY_POLL_STATES = 1024  # the RSS is read every this many expanded states
 GC_FREEZE = True  # freeze the cyclic GC's view of what is explored (see gc_settle); False: benchmarks
+GC_SETTLE_STATES = 256  # both explorers call gc_settle every this many expanded states
 
 
 def gc_settle() -> None:
@@ -389,8 +391,10 @@ def gc_settle() -> None:
     The explorer's states live long (the frontier, the caches of the model) and hold no
     reference cycles of their own; each full collection of the GC scans all of them, and there
     are more of them the longer a run goes (measured: a quarter of a run's time on the
-    seven-card board, docs/performance.md). The explorer calls this every
-    :data:`MEMORY_POLL_STATES` expanded states (the parallel workers once per chunk), so that
+    seven-card board, docs/performance.md). Both explorers call this every
+    :data:`GC_SETTLE_STATES` expanded states (256: no full collection runs in between; 1,024
+    let a worker, whose chunk's children wait for the owners' decision, run 25 full
+    collections on the seven-card board's first 33,000 states), so that
     collections look at new objects only; :func:`gc_release` at the end puts them back, so a
     cycle among them is still collected then."""
     if GC_FREEZE:
@@ -545,9 +549,10 @@ def explore(
             res.bound_hit = why
             break
         polled += 1
+        if not polled % GC_SETTLE_STATES:
+            gc_settle()
         if polled >= MEMORY_POLL_STATES:
             polled = 0
-            gc_settle()
             if mem_stop is not None:
                 rss = current_rss()
                 if rss is not None and rss >= mem_stop:

@@ -56,7 +56,12 @@ coordinates, workers never talk to each other):
 
 1. *expand*: each worker expands the states of the chunk it holds (terminal?, actions, action
    checks, deadlock, then each action: step, transition checks, the child's fingerprint), keeps
-   the children and sends (fingerprint, parent index, action index) of each;
+   the children and sends (fingerprint, parent index, action index) of each. A worker done
+   while another is busy gets the later half of what that one has left (*work stealing*,
+   :meth:`_Pool.expand`; the busy worker polls its pipe between states): the states such a
+   worker expands may come before its own in the sequential order, so the child it keeps per
+   fingerprint is its least (parent, action) discovery, not its first, and a system that
+   remembers what it met is told (``in_order(False)``: explorers/reduce.py then judges afresh);
 2. *decide*: the visited set is sharded by fingerprint (``fp % workers``); each owner says which
    fingerprints are new and which discovery of each wins: the minimum (parent index, action
    index), as in the sequential order. The parent ranks the winners of all owners, so a new
@@ -94,6 +99,7 @@ has met, to detect non-determinism) only see the states their worker handles.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import os
 import pickle
 import signal
@@ -131,9 +137,12 @@ from bpcheck.explorers.core import (
     _trace,
     current_rss,
     gc_settle,
+    GC_SETTLE_STATES,
 )
 
 CHUNK = 2048  # frontier states expanded per round (the same for every worker count)
+MIN_STEAL = 8  # a worker hands over half of what it has left of a chunk when at least this many are left
+STEAL = True  # an idle worker takes over states of a busy one within a chunk (False: benchmarks)
 SLACK = 16  # a worker keeps the new states it found up to its share of a chunk + chunk / SLACK
 BALANCE_BY_COST = True  # shares of a chunk by each worker's recent CPU per state (False: equal shares; benchmarks)
 
@@ -180,6 +189,8 @@ class _Worker:
         # state it passed through).
         self.slim = getattr(system, "slim_info", None)
         self.claim_pending: dict[tuple[int, int, int], tuple[int, list]] = {}  # (state, action, claim no.) -> (start, verdicts)
+        self.first: dict[int, tuple[int, int]] = {}
+        self.conn: Any = None  # the pipe to the parent, polled while expanding (a request to hand over states)
         self.seen_viol: set = set()
         self.seen_prop: set = set()
         self.seen_kind: set = set()
@@ -253,8 +264,7 @@ class _Worker:
         return {"children": (np.array(fps, np.uint64), np.full(len(fps), -1, np.int64), np.array(ais, np.int64))}
 
     def expand(self, hi: int, max_depth: int | None, inbox: list[bytes], learned: list | None = None) -> dict:
-        cpu0 = time.process_time()
-        expanded = 0
+        """Round 1 of a chunk: expand the held states below index `hi`."""
         if learned and self.learn is not None:
             for x in learned:
                 self.learn(x)
@@ -266,6 +276,42 @@ class _Worker:
             self.held.extend(fresh)
             self.fresh = []
         gc_settle()  # what is held now lives long: out of the cyclic GC's scans (core.gc_settle)
+        self.first = {}  # fingerprint -> (state, action) of the child kept for it in this chunk
+        return self._expand(self.held, hi, max_depth)
+
+    def expand_more(self, blob: bytes, max_depth: int | None) -> dict:
+        """Still round 1: expand states another worker of the chunk handed over (stealing).
+        They may come before states this worker has expanded in this chunk: a system that
+        remembers what it met (``in_order``: the reduction's memo) is told so."""
+        in_order = getattr(self.system, "in_order", None)
+        if in_order is not None:
+            in_order(False)
+        try:
+            return self._expand(deque(pickle.loads(blob)), None, max_depth)
+        finally:
+            if in_order is not None:
+                in_order(True)
+
+    def _give(self, source: deque, hi: int | None) -> None:
+        """The parent asks for work for an idle worker: hand over the later half of the states
+        left to expand in this chunk (none if fewer than :data:`MIN_STEAL` are left)."""
+        msg = self.conn.recv()
+        if msg[0] != "steal":  # pragma: no cover - a bug in the parent
+            raise ValueError(f"request {msg[0]!r} while expanding")
+        left = []
+        while source and (hi is None or source[0][0] < hi):
+            left.append(source.popleft())
+        give = left[(len(left) + 1) // 2 :] if len(left) >= MIN_STEAL else []
+        keep = left[: len(left) - len(give)]
+        source.extendleft(reversed(keep))
+        self.conn.send(("steal", pickle.dumps(give, protocol=pickle.HIGHEST_PROTOCOL) if give else None, len(give)))
+
+    def _expand(self, source: deque, hi: int | None, max_depth: int | None) -> dict:
+        """Expand the states of `source` (index order) below `hi` (None: all). Results never
+        depend on which worker expands a state: every record carries its sequential place, and
+        the child kept for a fingerprint is this worker's least (state, action) discovery."""
+        cpu0 = time.process_time()
+        expanded = 0
         system, record, out = self.system, self.record, self.out
         fps: list[int] = []
         parents: list[int] = []
@@ -278,12 +324,19 @@ class _Worker:
         claim_pending = self.claim_pending
         slim = self.slim
         pending, index, n, wid = self.pending, self.index, self.n, self.wid
-        first: set[int] = set()  # the fingerprints of the children kept in this chunk
-        held = self.held
+        first = self.first
+        handed = hi is None  # states handed over: not in index order after this worker's own
+        poll = self.conn.poll if self.conn is not None and n > 1 else None
         kinds = out["kinds"]
-        while held and held[0][0] < hi:
-            i, d, s = held.popleft()
+        while source and (hi is None or source[0][0] < hi):
+            if poll is not None and poll():
+                self._give(source, hi)
+                if not source or (hi is not None and source[0][0] >= hi):
+                    break
+            i, d, s = source.popleft()
             expanded += 1
+            if not expanded % GC_SETTLE_STATES:
+                gc_settle()
             try:
                 terminal = system.is_terminal(s)
             except SystemFault as f:
@@ -314,8 +367,10 @@ class _Worker:
                 out["transitions"] += 1
                 kind = system.action_kind(a)
                 kinds[kind] = kinds.get(kind, 0) + 1
-                if kind not in self.seen_kind and kind not in self.c_kind:
-                    self.c_kind[kind] = (i, 3, ai, 0, 0)
+                if kind not in self.seen_kind:
+                    kk = self.c_kind.get(kind)
+                    if kk is None or (handed and (i, 3, ai, 0, 0) < kk):  # handed-over states may come before
+                        self.c_kind[kind] = (i, 3, ai, 0, 0)
                 vs = system.check_transition(s, a, info, s2)
                 parts = claims_of(info) if claims_of is not None else None
                 if parts:
@@ -337,12 +392,19 @@ class _Worker:
                 fps.append(fp2)
                 parents.append(i)
                 ais.append(ai)
-                # Keep the child for finalize only if it can win: this worker's first discovery
-                # of its fingerprint in the chunk, and not a state this worker owns already
-                # (most children are known states: holding them all for the chunk made the
-                # cyclic GC run three times as often)
-                if fp2 not in first and not (fp2 % n == wid and index.get(fp2) is not None):
-                    first.add(fp2)
+                # Keep the child for finalize only if it can win: this worker's least (state,
+                # action) discovery of its fingerprint in the chunk (states are expanded in
+                # index order, except those handed over), and not a state this worker owns
+                # already (most children are known states: holding them all for the chunk made
+                # the cyclic GC run three times as often)
+                kept = first.get(fp2)
+                if kept is None:
+                    if not (fp2 % n == wid and index.get(fp2) is not None):
+                        first[fp2] = (i, ai)
+                        pending[(i, ai)] = (s2, info if slim is None else slim(info), d + 1)
+                elif (i, ai) < kept:
+                    del pending[kept]
+                    first[fp2] = (i, ai)
                     pending[(i, ai)] = (s2, info if slim is None else slim(info), d + 1)
         return {
             "children": (np.array(fps, np.uint64), np.array(parents, np.int64), np.array(ais, np.int64)),
@@ -452,6 +514,7 @@ def _worker_main(conn, wid: int, n: int, make_system: Callable[[], TransitionSys
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         w = _Worker(make_system(), wid, n, goals)
+        w.conn = conn
         conn.send(("ok", None))
         while True:
             try:
@@ -459,10 +522,15 @@ def _worker_main(conn, wid: int, n: int, make_system: Callable[[], TransitionSys
             except EOFError:
                 return
             op = msg[0]
+            if op == "steal":  # it came after this worker had finished its part of the chunk
+                conn.send(("steal", None, 0))
+                continue
             if op == "initial":
                 reply = w.initial()
             elif op == "expand":
                 reply = w.expand(*msg[1:])
+            elif op == "expand_more":
+                reply = w.expand_more(*msg[1:])
             elif op == "decide":
                 reply = w.decide(*msg[1:])
             elif op == "finalize":
@@ -535,6 +603,65 @@ class _Pool:
             self.send(w, m)
         return self.gather()
 
+    def expand(self, msgs: list[tuple], max_depth: int | None) -> tuple[list[dict], list, int]:
+        """Round 1 of a chunk with work stealing: each worker expands its states of the chunk;
+        one that is done while another is still busy gets the later half of that one's remaining
+        states (:meth:`_Worker._give`), until fewer than :data:`MIN_STEAL` are left anywhere.
+        Who expands a state never changes a result, only the time the round takes. Returns
+        each worker's replies merged (children and claims concatenated, work summed), the
+        shares of the reduction's memo (by worker), and how many states were handed over."""
+        for w, m in enumerate(msgs):
+            self.send(w, m)
+        n = len(self.conns)
+        got: list[list[dict]] = [[] for _ in range(n)]
+        busy = set(range(n))
+        idle: list[int] = []
+        dry: set[int] = set()  # workers that had nothing to hand over this round
+        asked: tuple[int, int] | None = None  # (victim, thief)
+        stolen = 0
+        steal = STEAL and n > 1
+        by_conn = {id(c): w for w, c in enumerate(self.conns)}
+        while busy or asked is not None:
+            listen = [self.conns[w] for w in sorted(busy | ({asked[0]} if asked else set()))]
+            for c in multiprocessing.connection.wait(listen):
+                w = by_conn[id(c)]
+                try:
+                    msg = c.recv()
+                except (EOFError, OSError):
+                    self.procs[w].join(timeout=5)
+                    raise WorkerError(f"worker {w} exited (exit status {self.procs[w].exitcode})") from None
+                if msg[0] == "error":
+                    raise WorkerError(f"worker {w} failed:\n{msg[1]}")
+                if msg[0] == "steal":
+                    victim, thief = asked  # type: ignore[misc]
+                    asked = None
+                    if msg[1] is None:
+                        dry.add(victim)
+                    else:
+                        stolen += msg[2]
+                        idle.remove(thief)
+                        busy.add(thief)
+                        self.send(thief, ("expand_more", msg[1], max_depth))
+                else:
+                    got[w].append(msg[1])
+                    busy.discard(w)
+                    idle.append(w)
+            if steal and asked is None and idle:
+                victims = [v for v in sorted(busy) if v not in dry]
+                if victims:
+                    asked = (victims[0], idle[0])
+                    self.send(victims[0], ("steal",))
+        merged = []
+        shares = []
+        for w, rs in enumerate(got):
+            m = dict(rs[-1])
+            m["children"] = tuple(np.concatenate([r["children"][k] for r in rs]) for k in range(3))
+            m["claims"] = tuple(np.concatenate([r["claims"][k] for r in rs]) for k in range(4))
+            m["work"] = (sum(r["work"][0] for r in rs), sum(r["work"][1] for r in rs))
+            merged.append(m)
+            shares.append([r["share"] for r in rs if r.get("share") is not None])
+        return merged, shares, stolen
+
     def close(self) -> None:
         for c in self.conns:
             c.close()
@@ -590,6 +717,7 @@ def explore_parallel(
     extra_act = array("I")
     seen_viol: set = set()
     state = {"depth_hit": False, "rss": [0] * n, "head": 0, "held_by": np.empty(0, np.int16), "held_from": 0, "cost": [0.0] * n}
+    stolen = 0  # states handed over to an idle worker within a chunk (Pool.expand)
     balance = [0.0, 0.0]  # CPU seconds of expanding: the mean and the busiest worker's, summed over chunks
 
     def absorb(outs: list[dict]) -> None:
@@ -824,10 +952,10 @@ def explore_parallel(
                 next_checkpoint = time.monotonic() + checkpoint_every
             hi = min(head + chunk, len(parent))
             res.max_depth = max(res.max_depth, max(depth_of[head:hi]))
-            replies = pool.call([("expand", hi, bounds.max_depth, inbox[w], learned[w]) for w in range(n)])
+            replies, shares, k = pool.expand([("expand", hi, bounds.max_depth, inbox[w], learned[w]) for w in range(n)], bounds.max_depth)
+            stolen += k
             inbox = [[] for _ in range(n)]
-            shares = [r.get("share") for r in replies]
-            learned = [[x for v, x in enumerate(shares) if v != w and x is not None] for w in range(n)]
+            learned = [[x for v, xs in enumerate(shares) if v != w for x in xs] for w in range(n)]
             head = state["head"] = hi
             for w, r in enumerate(replies):
                 state["rss"][w] = r["rss"] or 0
@@ -852,6 +980,8 @@ def explore_parallel(
     res.worker_info = [info for info, _nb, _c in ends]
     if balance[1] > 0:
         res.balance = round(balance[0] / balance[1], 4)
+    if n > 1:
+        res.stolen = stolen
     if any(c is not None for _info, _nb, c in ends):
         res.claimed = sum(c or 0 for _info, _nb, c in ends)
     if progress is not None:

@@ -130,6 +130,7 @@ class Reduced:
         self._stops: set[int] | None = None  # the collapsible initial states (stored, never folded)
         self._shared: tuple[list[int], list[int], list[int]] | None = None  # share(): memo pairs and decisions since the last call
         self.memo = True  # exploring (False after finish(): steps re-execute every chain in full)
+        self.ordered = True  # see in_order()
         self.micro_transitions = 0  # micro-steps taken while exploring (the decisions included)
         self.collapsed = 0  # intermediate states passed through (with repeats)
         self._fp: tuple[Any, int] | None = None  # (state, fingerprint) of the state step returned last
@@ -203,6 +204,7 @@ class Reduced:
         else:
             s2, info = got[1]
         exploring = self.memo
+        ordered = self.ordered
         verdicts = list(inner.check_transition(s, a, info, s2)) if exploring else []
         micro = [Micro(s, a, info, s2)]
         judged, decided, stops = self.judged, self.decided, self.stops()
@@ -226,7 +228,7 @@ class Reduced:
                 break
             if exploring:
                 end = judged.get(fp)
-                if end:
+                if end and ordered:
                     # judged before, by a chain that ended where this one would: stand for its end
                     self.micro_transitions += len(micro)
                     self._memo_end(new, end)
@@ -252,9 +254,10 @@ class Reduced:
             except SystemFault:
                 break  # stored: the explorer meets the fault itself, as unreduced
             walked[fp] = len(micro)
-            if exploring and end is None:
+            if exploring and (end is None or not ordered):
                 self.collapsed += 1
-                new.append(fp)
+                if end is None:
+                    new.append(fp)
                 start = len(verdicts)
                 verdicts += inner.check_state(s2)
                 verdicts += inner.check_actions(s2, acts)
@@ -319,6 +322,16 @@ class Reduced:
         fps, ends, dec = sh
         self._shared = ([], [], [])
         return (np.array(fps, np.uint64), np.array(ends, np.uint64), np.array(dec, np.uint64))
+
+    def in_order(self, ordered: bool) -> None:
+        """The explorer says whether the states it expands next come after every state expanded
+        so far in the sequential order (True, the default) or may come before some
+        (explorers/parallel.py: states handed over by another worker within a chunk). Out of
+        order, a chain meeting a state judged before neither stands for its end (that end may
+        not be known yet where the sequential run would have found it) nor skips judging it
+        (this may be its first judging in the sequential order: its claim must be there for the
+        owner's decision); it only adds no second memo entry."""
+        self.ordered = ordered
 
     def learn(self, shared: tuple) -> None:
         """Take what another process shared (:meth:`share`)."""

@@ -67,6 +67,29 @@ class Toy:
         return [f"g{s % 7}"] if s > 50 else []
 
 
+class SlowFirstWorker(Toy):
+    """A wide Toy (a frontier of hundreds of states: s -> 3 s + a mod m), with every step slow in
+    worker process 0 only: the other workers finish their part of each chunk first and take over
+    states of worker 0 (work stealing, parallel._Pool.expand)."""
+
+    def __init__(self, m: int = 1201) -> None:
+        super().__init__(m=m, cyclic=True)
+
+    def actions(self, s):
+        acts = super().actions(s)
+        return acts + [4 + s % 5] if acts and s % 7 == 3 else acts  # rarer action kinds
+
+    def step(self, s, a):
+        import multiprocessing
+        import time
+
+        if self.faults and (s + a) % 29 == 0:
+            raise SystemFault("refused", f"{s}+{a}")
+        if multiprocessing.current_process().name == "bpcheck-worker-0":
+            time.sleep(0.0003)
+        return (3 * s + a) % self.m, (s, a)
+
+
 class Broken:
     def __init__(self) -> None:
         raise RuntimeError("this system cannot be built")
@@ -89,7 +112,7 @@ def not_judged(system) -> dict:
 def plain(r) -> dict:
     """Everything a result says (timing aside), with the order of its dicts."""
     d = dataclasses.asdict(r)
-    for k in ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance"):
+    for k in ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance", "stolen"):
         d.pop(k)
     d["props_order"] = list(r.props)
     d["action_counts_order"] = list(r.action_counts)
@@ -178,3 +201,69 @@ def test_a_checkpoint_of_either_explorer_resumes_in_the_other():
     snaps.clear()
     explore_parallel(make, 3, bounds=Bounds(max_states=80), goals=GOALS, on_checkpoint=snaps.append, chunk=8)
     assert plain(explore(make(), "bfs", goals=GOALS, resume=snaps[-1])) == want
+
+
+@pytest.mark.parametrize("n, chunk", [(2, 64), (3, 40), (2, 4096)])
+def test_states_handed_over_within_a_chunk_change_nothing(n, chunk):
+    """Worker 0 is slow, so the others take over its states within each chunk; a handed-over
+    state may come before this worker's own (the kept child of a fingerprint, the first use of
+    an action kind): the result is still the sequential one."""
+    want = plain(explore(SlowFirstWorker(), "bfs", goals=GOALS))
+    got = explore_parallel(SlowFirstWorker, n, goals=GOALS, chunk=chunk)
+    assert got.stolen and got.stolen > 0, "no state was handed over: the test would say nothing"
+    assert plain(got) == want
+
+
+class Two:
+    """States 3 and 5 each offer one action of kind "x" to the same child 100."""
+
+    def initial_states(self):
+        return [3, 5]
+
+    def actions(self, s):
+        return ["x"] if s < 100 else []
+
+    def step(self, s, a):
+        return 100, (s, a)
+
+    def is_terminal(self, s):
+        return s >= 100
+
+    def fingerprint(self, s):
+        return s * 2 + 1  # odd: owned by worker 1 of 2
+
+    def action_kind(self, a):
+        return a
+
+    def action_name(self, a):
+        return a
+
+    def check_state(self, s):
+        return []
+
+    def check_actions(self, s, acts):
+        return []
+
+    def check_transition(self, s, a, info, s2):
+        return []
+
+    def goals_reached(self, s, info):
+        return []
+
+
+def test_a_handed_over_state_before_the_workers_own_wins_its_place():
+    """A worker expands its own state 5, then state 3 handed over by another worker: state 3's
+    discovery of the shared child and its first use of kind "x" come first in the sequential
+    order, so they replace state 5's (the results would depend on who expanded what)."""
+    import pickle
+    from collections import deque
+
+    from bpcheck.explorers.parallel import _Worker
+
+    w = _Worker(Two(), 0, 2, [])
+    w.held = deque([(5, 1, 5)])
+    w.expand(10, None, [], None)
+    assert list(w.pending) == [(5, 0)] and w.c_kind["x"] == (5, 3, 0, 0, 0)
+    w.expand_more(pickle.dumps([(3, 1, 3)]), None)
+    assert list(w.pending) == [(3, 0)]  # the child kept for its fingerprint: the least discovery
+    assert w.c_kind["x"] == (3, 3, 0, 0, 0)

@@ -84,12 +84,25 @@ class Forced:
         return [f"g{s % 5}"] if s > 150 and s % 4 else []
 
 
+class SlowFirstWorker(Forced):
+    """Forced, with every step slow in worker process 0 only, so the other workers take over its
+    states within each chunk (work stealing): their folded chains' claims travel with them."""
+
+    def step(self, s, a):
+        import multiprocessing
+        import time
+
+        if multiprocessing.current_process().name == "bpcheck-worker-0":
+            time.sleep(0.0003)
+        return super().step(s, a)
+
+
 GOALS = [f"g{i}" for i in range(5)] + ["never"]
 
 
 def plain(r) -> dict:
     d = dataclasses.asdict(r)
-    for k in ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance"):
+    for k in ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance", "stolen"):
         d.pop(k)
     d["props_order"] = list(r.props)
     d["action_counts_order"] = list(r.action_counts)
@@ -229,3 +242,77 @@ def test_check_shards_the_expensive_boards_of_a_run_and_the_output_stays_the_sam
     assert outs[0] == outs[1]
     assert outs[0][0] == 1  # the mutant is caught
     assert calls == [2, 2]  # -j 2: the two larger boards on both workers; -j 1: never
+
+
+@pytest.mark.parametrize("n, chunk", [(2, 32), (3, 4096)])
+def test_reduced_states_handed_over_within_a_chunk_change_nothing(n, chunk):
+    make = functools.partial(SlowFirstWorker, m=1997)
+    want, rs = sequential(make, goals=GOALS)
+    got = explore_parallel(functools.partial(reduced_system, make), n, goals=GOALS, chunk=chunk)
+    assert got.stolen and got.stolen > 0, "no state was handed over: the test would say nothing"
+    assert plain(got) == plain(want)
+    assert got.claimed == len(rs.judged)
+
+
+class Converging:
+    """Decisions 10 and 20 (two actions each); 10 -> 1 -> 2 -> 50 and 20 -> 3 -> 2 -> 50 by forced
+    passes (both chains pass state 2 and end in state 50); 50 and above are terminal."""
+
+    NEXT = {1: 2, 3: 2, 2: 50}
+
+    def initial_states(self):
+        return [10, 20]
+
+    def actions(self, s):
+        if s in (10, 20):
+            return [Act(f"go {s}", "attack", s // 10 * 2 - 1), Act(f"end {s}", "attack", 60 + s)]
+        return [Act(f"pass {s}", "pass", self.NEXT[s])]
+
+    def step(self, s, a):
+        return a.to, [a.label]
+
+    def is_terminal(self, s):
+        return s >= 50
+
+    def fingerprint(self, s):
+        return s * 2 + 1
+
+    def action_kind(self, a):
+        return a.kind
+
+    def action_name(self, a):
+        return a.label
+
+    def check_state(self, s):
+        return [("state", True)]
+
+    def check_actions(self, s, acts):
+        return [("acts", True)]
+
+    def check_transition(self, s, a, info, s2):
+        return [("step", True)]
+
+    def goals_reached(self, s, info):
+        return []
+
+
+def test_a_chain_of_a_handed_over_state_judges_afresh():
+    """A worker walks 20 -> 3 -> 2 -> 50 for its own state 5, then gets state 3 (before it in
+    the sequential order) handed over, whose chain 10 -> 1 -> 2 meets state 2 judged already.
+    In order it would stand for the chain's end (a placeholder for state 50) and not judge state
+    2 again; handed over, it must walk on to the real state 50 (the sequential run finds it
+    there first) and claim state 2 (its first judging in the sequential order is here)."""
+    import pickle
+    from collections import deque
+
+    from bpcheck.explorers.parallel import _Worker
+
+    w = _Worker(Reduced(Converging()), 0, 2, [])
+    w.held = deque([(5, 1, 20)])
+    own = w.expand(10, None, [], None)
+    assert sorted(own["claims"][0].tolist()) == [5, 7]  # states 2 and 3 judged
+    more = w.expand_more(pickle.dumps([(3, 1, 10)]), None)
+    assert sorted(more["claims"][0].tolist()) == [3, 5]  # states 1 and 2
+    assert w.pending[(3, 0)][0] == 50  # the real state, kept as the least discovery of 50
+    assert (5, 0) not in w.pending
+    assert w.system.ordered  # back in order for the next chunk
