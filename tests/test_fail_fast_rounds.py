@@ -238,31 +238,18 @@ def test_a_dead_worker_in_the_rounds_costs_its_board_only():
     assert "fail-fast: no board failed; every board was run" in r.stdout and "Traceback" not in r.stderr
 
 
-def test_a_signal_in_the_rounds_leaves_a_board_cut_by_its_budget_not_finished(tmp_path):
+def test_a_signal_in_the_rounds_leaves_a_board_cut_by_its_budget_not_finished(tmp_path, interrupt_cli):
     """-j 1: rule-ch-lifo-ring is cut by the first budget (64 states), then a SIGINT comes while
     000-replay-4 (slowed down) is explored in the same round: that board is inconclusive
     (interrupted), rule-ch-lifo-ring has no verdict (not finished, never a pass), exit 130."""
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    marker = tmp_path / "started"
     out = tmp_path / "r.json"
     ring, slow = str(B / "rule-ch-lifo-ring.toml"), str(B / "000-replay-4.toml")
     assert board_cost(load_board(ring)) < board_cost(load_board(slow))
-    p = subprocess.Popen(
-        [sys.executable, "-m", "bpcheck", "check", slow, ring, "--fail-fast", "--engine", "lifecycle_engines:slow", "--json", str(out)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=_env(LIFECYCLE_SLOW="0.3", LIFECYCLE_SLOW_ON="000-replay-4", LIFECYCLE_STARTED=str(marker)),
+    code, stdout = interrupt_cli(
+        ["check", slow, ring, "--fail-fast", "--engine", "lifecycle_engines:slow", "--json", str(out)],
+        LIFECYCLE_SLOW="0.3", LIFECYCLE_SLOW_ON="000-replay-4",
     )
-    t0 = time.monotonic()
-    while not marker.exists():
-        assert time.monotonic() - t0 < 60 and p.poll() is None, "the slow board never started"
-        time.sleep(0.05)
-    p.send_signal(signal.SIGINT)
-    stdout, _err = p.communicate(timeout=60)
-    assert p.returncode == 130, stdout
+    assert code == 130, stdout
     d = json.loads(out.read_text())
     assert [(b["board"], b["verdict"], b["bound_hit"]) for b in d["boards"]] == [(slow, "inconclusive", "interrupted (SIGINT)")]
     assert d["fail_fast"] == {"stopped_at": None, "not_run": [], "not_finished": [ring]}

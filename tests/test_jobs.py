@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -152,25 +151,14 @@ def test_a_dead_worker_costs_its_board_only():
     assert "internal error" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_sigint_stops_the_workers_and_keeps_the_results(tmp_path):
-    marker = tmp_path / "started"
+def test_sigint_stops_the_workers_and_keeps_the_results(tmp_path, interrupt_cli):
     out = tmp_path / "r.json"
     slow = "boards/002-skip-battle-phase.toml"
-    p = subprocess.Popen(
-        [sys.executable, "-m", "bpcheck", "check", "boards/000-replay-1.toml", slow, "boards/002-enter-battle-phase.toml", "-j", "2", "--engine", "lifecycle_engines:slow", "--json", str(out)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env(LIFECYCLE_SLOW="0.3", LIFECYCLE_SLOW_ON="002-skip-battle-phase", LIFECYCLE_STARTED=str(marker)),
+    code, stdout = interrupt_cli(
+        ["check", "boards/000-replay-1.toml", slow, "boards/002-enter-battle-phase.toml", "-j", "2", "--engine", "lifecycle_engines:slow", "--json", str(out)],
+        LIFECYCLE_SLOW="0.3", LIFECYCLE_SLOW_ON="002-skip-battle-phase",
     )
-    t0 = time.monotonic()
-    while not marker.exists():
-        assert time.monotonic() - t0 < 60 and p.poll() is None, "the slow board never started"
-        time.sleep(0.05)
-    p.send_signal(signal.SIGINT)
-    stdout, _err = p.communicate(timeout=60)
-    assert p.returncode == 130, stdout
+    assert code == 130, stdout
     assert f"INCONCLUSIVE {slow}:" in stdout and "interrupted (SIGINT)" in stdout
     d = json.loads(out.read_text())
     assert d["interrupted"]["signal"] == "SIGINT"
