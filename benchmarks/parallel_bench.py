@@ -13,7 +13,6 @@ are what a shared machine disturbs least.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import functools
 import hashlib
 import json
@@ -45,11 +44,7 @@ def peak(system) -> int | None:
 
 
 def digest(r) -> str:
-    d = dataclasses.asdict(r)
-    for k in ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance", "stolen"):
-        d.pop(k, None)
-    d["order"] = [list(r.props), list(r.action_counts)]
-    return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps(r.findings(), sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def main() -> int:

@@ -22,6 +22,7 @@ Deadlocks (a non-terminal state with no action) and cycles are violations too.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import sys
@@ -140,10 +141,26 @@ class ExploreResult:
     balance: float | None = None  # explore_parallel, 2+ workers: mean / busiest worker's expanding CPU (not deterministic)
     stolen: int | None = None  # explore_parallel, 2+ workers: states handed to an idle worker within a chunk (not deterministic)
 
+    # what says how a run went rather than what it found: timing, memory, the workers' own
+    # answers and bookkeeping (None in one process), the state graph (in one process only)
+    RUN_ONLY = ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance", "stolen")
+
     @property
     def collision(self) -> dict:
         """The fingerprint-collision estimate (:func:`collision_probability`)."""
         return collision_probability(self.states, self.generated)
+
+    def findings(self) -> dict:
+        """Everything the exploration found, with the order of its dicts, without the
+        :data:`RUN_ONLY` fields: the same whatever the explorer and the worker count on an
+        exhaustive run (tests/test_parallel.py, benchmarks/parallel_bench.py compare it)."""
+        d = dataclasses.asdict(self)
+        for k in self.RUN_ONLY:
+            del d[k]
+        d["props_order"] = list(self.props)
+        d["action_counts_order"] = list(self.action_counts)
+        d["goals_order"] = list(self.goals)
+        return d
 
 
 class Progress:

@@ -110,14 +110,8 @@ def not_judged(system) -> dict:
 
 
 def plain(r) -> dict:
-    """Everything a result says (timing aside), with the order of its dicts."""
-    d = dataclasses.asdict(r)
-    for k in ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance", "stolen"):
-        d.pop(k)
-    d["props_order"] = list(r.props)
-    d["action_counts_order"] = list(r.action_counts)
-    d["goals_order"] = list(r.goals)
-    return d
+    """Everything a result says (timing and the workers' bookkeeping aside), with the order of its dicts."""
+    return r.findings()
 
 
 GOALS = [f"g{i}" for i in range(7)] + ["never"]

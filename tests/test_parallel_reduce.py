@@ -8,7 +8,6 @@ Worker processes import this module to build their systems (the factories below)
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import subprocess
@@ -101,13 +100,8 @@ GOALS = [f"g{i}" for i in range(5)] + ["never"]
 
 
 def plain(r) -> dict:
-    d = dataclasses.asdict(r)
-    for k in ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance", "stolen"):
-        d.pop(k)
-    d["props_order"] = list(r.props)
-    d["action_counts_order"] = list(r.action_counts)
-    d["goals_order"] = list(r.goals)
-    return d
+    """Everything a result says (timing and the workers' bookkeeping aside), with the order of its dicts."""
+    return r.findings()
 
 
 def stats(r) -> dict:
