@@ -578,15 +578,20 @@ class _Pool:
             self.close()
             raise
 
-    def _recv(self, w: int) -> Any:
+    def _message(self, w: int) -> tuple:
+        """Worker w's next message: ("ok", reply) or ("steal", states, count); a worker that
+        exited or failed raises WorkerError."""
         try:
-            tag, val = self.conns[w].recv()
+            msg = self.conns[w].recv()
         except (EOFError, OSError):
             self.procs[w].join(timeout=5)
             raise WorkerError(f"worker {w} exited (exit status {self.procs[w].exitcode})") from None
-        if tag == "error":
-            raise WorkerError(f"worker {w} failed:\n{val}")
-        return val
+        if msg[0] == "error":
+            raise WorkerError(f"worker {w} failed:\n{msg[1]}")
+        return msg
+
+    def _recv(self, w: int) -> Any:
+        return self._message(w)[1]
 
     def send(self, w: int, msg: tuple) -> None:
         try:
@@ -625,13 +630,7 @@ class _Pool:
             listen = [self.conns[w] for w in sorted(busy | ({asked[0]} if asked else set()))]
             for c in multiprocessing.connection.wait(listen):
                 w = by_conn[id(c)]
-                try:
-                    msg = c.recv()
-                except (EOFError, OSError):
-                    self.procs[w].join(timeout=5)
-                    raise WorkerError(f"worker {w} exited (exit status {self.procs[w].exitcode})") from None
-                if msg[0] == "error":
-                    raise WorkerError(f"worker {w} failed:\n{msg[1]}")
+                msg = self._message(w)
                 if msg[0] == "steal":
                     victim, thief = asked  # type: ignore[misc]
                     asked = None
