@@ -61,7 +61,8 @@ coordinates, workers never talk to each other):
    :meth:`_Pool.expand`; the busy worker polls its pipe between states): the states such a
    worker expands may come before its own in the sequential order, so the child it keeps per
    fingerprint is its least (parent, action) discovery, not its first, and a system that
-   remembers what it met is told (``in_order(False)``: explorers/reduce.py then judges afresh);
+   remembers what it met is told (``in_order(False)``: explorers/reduce.py then judges afresh
+   what was judged in this chunk, ``chunk_begins()`` marking where the chunk began);
 2. *decide*: the visited set is sharded by fingerprint (``fp % workers``); each owner says which
    fingerprints are new and which discovery of each wins: the minimum (parent index, action
    index), as in the sequential order. The parent ranks the winners of all owners, so a new
@@ -184,6 +185,7 @@ class _Worker:
         # last call, ``learn(x)`` what another worker shared. It never changes a result.
         self.share = getattr(system, "share", None)
         self.learn = getattr(system, "learn", None)
+        self.chunk_begins = getattr(system, "chunk_begins", None)
         # What of a transition's info the goals need (``slim_info(info)``): the children of a
         # chunk wait for the owners' decision with it (a reduced transition's info holds every
         # state it passed through).
@@ -268,6 +270,8 @@ class _Worker:
         if learned and self.learn is not None:
             for x in learned:
                 self.learn(x)
+        if self.chunk_begins is not None:
+            self.chunk_begins()  # after learning: the reduction's memo of earlier chunks (Reduced.in_order)
         fresh = self.fresh
         for blob in inbox:
             fresh.extend(pickle.loads(blob))

@@ -131,6 +131,10 @@ class Reduced:
         self._shared: tuple[list[int], list[int], list[int]] | None = None  # share(): memo pairs and decisions since the last call
         self.memo = True  # exploring (False after finish(): steps re-execute every chain in full)
         self.ordered = True  # see in_order()
+        # the memo entries made since the current chunk of a parallel exploration began
+        # (chunk_begins(); None: no chunk marked): out of order, a chain may still stand for the
+        # end of an entry made before (in_order)
+        self._since: set[int] | None = None
         self.micro_transitions = 0  # micro-steps taken while exploring (the decisions included)
         self.collapsed = 0  # intermediate states passed through (with repeats)
         self._fp: tuple[Any, int] | None = None  # (state, fingerprint) of the state step returned last
@@ -204,7 +208,7 @@ class Reduced:
         else:
             s2, info = got[1]
         exploring = self.memo
-        ordered = self.ordered
+        ordered, since = self.ordered, self._since
         verdicts = list(inner.check_transition(s, a, info, s2)) if exploring else []
         micro = [Micro(s, a, info, s2)]
         judged, decided, stops = self.judged, self.decided, self.stops()
@@ -226,13 +230,16 @@ class Reduced:
             if fp in walked:  # a forced loop: end at its state with the least fingerprint
                 s2 = self._cut_loop(micro, walked, fp, verdicts, parts, new)
                 break
+            known = False  # judged before, earlier in the sequential order
             if exploring:
                 end = judged.get(fp)
-                if end and ordered:
-                    # judged before, by a chain that ended where this one would: stand for its end
-                    self.micro_transitions += len(micro)
-                    self._memo_end(new, end)
-                    return _Known(end), MacroInfo(micro, verdicts, parts)
+                if end is not None:
+                    known = ordered or (since is not None and fp not in since)
+                    if known and end:
+                        # judged before, by a chain that ended where this one would: stand for its end
+                        self.micro_transitions += len(micro)
+                        self._memo_end(new, end)
+                        return _Known(end), MacroInfo(micro, verdicts, parts)
             else:
                 end = None
             try:
@@ -254,7 +261,7 @@ class Reduced:
             except SystemFault:
                 break  # stored: the explorer meets the fault itself, as unreduced
             walked[fp] = len(micro)
-            if exploring and (end is None or not ordered):
+            if exploring and not known:
                 self.collapsed += 1
                 if end is None:
                     new.append(fp)
@@ -300,6 +307,8 @@ class Reduced:
         add = self.judged.add
         for f in fps:
             add(f, end)
+        if self._since is not None:
+            self._since.update(fps)
         sh = self._shared
         if sh is not None:
             sh[0].extend(fps)
@@ -330,8 +339,18 @@ class Reduced:
         order, a chain meeting a state judged before neither stands for its end (that end may
         not be known yet where the sequential run would have found it) nor skips judging it
         (this may be its first judging in the sequential order: its claim must be there for the
-        owner's decision); it only adds no second memo entry."""
+        owner's decision); it only adds no second memo entry. An entry made before the current
+        chunk began (:meth:`chunk_begins`) is the exception: every state of the earlier chunks
+        comes before every state of this one, so its end is stored and its judging counted
+        where the sequential run has them, and the chain stands for it as in order."""
         self.ordered = ordered
+
+    def chunk_begins(self) -> None:
+        """The explorer of several processes begins a chunk (explorers/parallel.py): the memo
+        entries made from now on are this chunk's, and only those an out-of-order chain must not
+        rely on (:meth:`in_order`). Call it after :meth:`learn`: what other workers shared was
+        judged in earlier chunks."""
+        self._since = set()
 
     def learn(self, shared: tuple) -> None:
         """Take what another process shared (:meth:`share`)."""

@@ -310,3 +310,26 @@ def test_a_chain_of_a_handed_over_state_judges_afresh():
     assert w.pending[(3, 0)][0] == 50  # the real state, kept as the least discovery of 50
     assert (5, 0) not in w.pending
     assert w.system.ordered  # back in order for the next chunk
+
+
+def test_a_handed_over_chain_stands_for_an_end_judged_in_an_earlier_chunk():
+    """As above, but state 2 was judged in the chunk before: every state of that chunk comes
+    before every state of this one in the sequential order, so the handed-over chain
+    10 -> 1 -> 2 stands for its end (state 50, stored by then) as it would in order, and claims
+    state 1 alone; judging state 2 again would be the waste the chunk mark saves."""
+    import pickle
+    from collections import deque
+
+    from bpcheck.explorers.parallel import _Worker
+    from bpcheck.explorers.reduce import _Known
+
+    w = _Worker(Reduced(Converging()), 0, 2, [])
+    w.held = deque([(5, 1, 20)])
+    own = w.expand(10, None, [], None)
+    assert sorted(own["claims"][0].tolist()) == [5, 7]  # chunk 1: states 2 and 3 judged
+    w.expand(20, None, [], None)  # chunk 2 begins; nothing of this worker's own is left
+    more = w.expand_more(pickle.dumps([(13, 1, 10)]), None)
+    assert sorted(more["claims"][0].tolist()) == [3]  # state 1 only
+    kept = w.pending[(13, 0)][0]
+    assert type(kept) is _Known and kept.fp == 101  # stands for state 50, judged no further
+    assert w.system.ordered
