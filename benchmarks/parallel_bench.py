@@ -89,6 +89,8 @@ def main() -> int:
         wall, pcpu = time.monotonic() - t0, time.process_time() - c0
         base = base or wall
         bal = f", balance {r.balance:.3f}, {r.stolen} states handed over" if r.balance is not None else ""
+        if r.judged_again is not None:
+            bal += f", {r.judged_again} of {r.claimed} forced states judged again"
         print(f"{n:>7} {r.states:>8} {wall:>7.1f} {pcpu:>13.1f} {' + '.join(f'{c:.1f}' for c in wcpu) or '-':>20} {r.states / wall:>9.0f}  {digest(r)}  (x{base / wall:.2f}{bal})")
         sys.stdout.flush()
     print(f"load average after: {os.getloadavg()}")

@@ -140,10 +140,14 @@ class ExploreResult:
     claimed: int | None = None  # explore_parallel: the states judged inside transitions (a system's ``claims``)
     balance: float | None = None  # explore_parallel, 2+ workers: mean / busiest worker's expanding CPU (not deterministic)
     stolen: int | None = None  # explore_parallel, 2+ workers: states handed to an idle worker within a chunk (not deterministic)
+    # explore_parallel, reduced: judgings of states already judged (claims beyond each state's
+    # first: two workers meeting one forced state in a chunk, a handed-over chain); work, not
+    # results (not deterministic)
+    judged_again: int | None = None
 
     # what says how a run went rather than what it found: timing, memory, the workers' own
     # answers and bookkeeping (None in one process), the state graph (in one process only)
-    RUN_ONLY = ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance", "stolen")
+    RUN_ONLY = ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance", "stolen", "judged_again")
 
     @property
     def collision(self) -> dict:

@@ -721,6 +721,7 @@ def explore_parallel(
     seen_viol: set = set()
     state = {"depth_hit": False, "rss": [0] * n, "head": 0, "held_by": np.empty(0, np.int16), "held_from": 0, "cost": [0.0] * n}
     stolen = 0  # states handed over to an idle worker within a chunk (Pool.expand)
+    claims_sent = 0  # every claim the workers sent (res.judged_again)
     balance = [0.0, 0.0]  # CPU seconds of expanding: the mean and the busiest worker's, summed over chunks
 
     def absorb(outs: list[dict]) -> None:
@@ -969,6 +970,7 @@ def explore_parallel(
                 times = [r["work"][1] for r in replies]
                 balance[0] += sum(times) / n
                 balance[1] += max(times)
+            claims_sent += sum(len(r["claims"][0]) for r in replies)
             settle([r["children"] for r in replies], [r["claims"] for r in replies])
             if progress is not None:
                 progress.update(len(parent), res.max_depth, len(parent) - head)
@@ -987,6 +989,7 @@ def explore_parallel(
         res.stolen = stolen
     if any(c is not None for _info, _nb, c in ends):
         res.claimed = sum(c or 0 for _info, _nb, c in ends)
+        res.judged_again = claims_sent - res.claimed
     if progress is not None:
         progress.update(len(parent), res.max_depth, 0, force=True)
         progress.done()

@@ -125,6 +125,8 @@ def test_reduced_parallel_equals_reduced_sequential_and_counts_as_unreduced(kw):
         got = explore_parallel(functools.partial(reduced_system, make), n, goals=GOALS, chunk=chunk)
         assert plain(got) == plain(want), (n, chunk)
         assert got.claimed == len(rs.judged), (n, chunk)  # each folded state counted once
+        # judged more than once: never by one worker (its memo); by two, only what both met in a chunk
+        assert got.judged_again == 0 if n == 1 else 0 <= got.judged_again < got.claimed, (n, chunk, got.judged_again)
 
 
 def test_the_toy_has_what_the_comparison_needs():
