@@ -38,7 +38,7 @@ from bpcheck.engines.interface import EngineRefusal, capabilities_of
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.core import SystemFault
-from bpcheck.explorers.differential import actions_disagreement, diff_lines, json_diff, transition_disagreement
+from bpcheck.explorers.differential import actions_disagreement, diff_lines, obs_diff, transition_disagreement
 from bpcheck.strategies import board_documents
 
 DEFAULT_STEPS = 100  # a Battle Phase on a small board is 20-60 actions
@@ -212,7 +212,7 @@ def engine_state_machine(
             if differential:
                 self.ref = reference()
                 self.ref_s = self.ref.start(board)
-                d = json_diff(self._obs(self.s[1]), self._obs(self.ref.observe(self.ref_s)))
+                d = obs_diff(self._obs(self.s[1]), self._obs(self.ref.observe(self.ref_s)))
                 if d:
                     raise EngineDisagrees("DIFF: the initial observations differ: " + "; ".join(diff_lines(d, limit=6)))
             self._check(self.system.check_state(self.s), "the initial state")

@@ -30,6 +30,7 @@ from bpcheck.explorers.differential import (
     diff_lines,
     diff_records,
     json_diff,
+    obs_diff,
     show,
 )
 from bpcheck.invariants.base import Context, Invariant, NotJudged, Transition
@@ -292,7 +293,7 @@ def conform_trace(trace: Trace, invariants: list[Invariant]) -> tuple[Divergence
     if trace.initial_observation is not None:
         prev = trace.initial_observation
         d = Divergence(0, 1, None, None, after=prev)
-        d.observation_diff = json_diff(prev, ref_obs) if prev != ref_obs else []
+        d.observation_diff = obs_diff(prev, ref_obs) if prev != ref_obs else []
         for inv in state_invs:
             _note(d, inv, _check(inv, prev, Context(mon, cards)))
         if d.found():
@@ -312,7 +313,7 @@ def conform_trace(trace: Trace, invariants: list[Invariant]) -> tuple[Divergence
             robs = ref.observe(s2)
             d.reference_events = [e.to_dict() for e in rev]
             if st.observation != robs:
-                d.observation_diff = json_diff(st.observation, robs)
+                d.observation_diff = obs_diff(st.observation, robs)
             if st.events != d.reference_events:
                 d.events_diff = json_diff(st.events, d.reference_events, "events")
             action_rec = ra.to_dict()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from bpcheck.model.engine import STAT_CHANGE_STEPS, Rules
+from bpcheck.model.engine import STAT_CHANGE_STEPS, Action, Rules
 from bpcheck.model.state import Pos, Step
 
 
@@ -224,6 +224,35 @@ class DirectAttackPastMonsters(Rules):
         return True
 
 
+class PositionChangesTwice(Rules):
+    """A manual battle position change is not recorded, so the monster may change position again
+    in the same Main Phase 2 (and its position_changed_this_turn stays false)."""
+
+    def _manual_position(self, w, action):
+        super()._manual_position(w, action)
+        f = w.s.find_monster(action.card_uid)
+        if f is not None:
+            side, i, m = f
+            self._put_monster(w, side, i, replace(m, position_changed=False))
+
+
+class PositionChangeAfterAttack(Rules):
+    """A monster that declared an attack this turn may still change its battle position manually
+    in Main Phase 2."""
+
+    def _position_changes(self, s):
+        out = super()._position_changes(s)
+        offered = {a.card_uid for a in out}
+        tp = s.turn_player
+        for m in s.players[tp].monsters:
+            if m is None or m.uid in offered or m.pos is Pos.FACEDOWN or not m.attacks_declared:
+                continue
+            if m.summoned_this_turn or m.set_this_turn or m.position_changed:
+                continue
+            out.append(Action("change_position", tp, f"change position {self.ref(s, m.uid)}", card_uid=m.uid))
+        return out
+
+
 @dataclass(frozen=True)
 class Mutant:
     name: str
@@ -257,6 +286,8 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("controllers-graveyard", ControllersGraveyard, "accounting", "000-control-owner-graveyard.toml"),
         Mutant("fifo-chain", FifoChain, "chains and windows", "rule-ch-lifo-ring.toml"),
         Mutant("direct-attack-past-monsters", DirectAttackPastMonsters, "attack counts", "000-replay-2.toml"),
+        Mutant("position-changes-twice", PositionChangesTwice, "attack counts", "000-replay-5.toml"),
+        Mutant("position-change-after-attack", PositionChangeAfterAttack, "attack counts", "rule-atk-position.toml"),
     )
 }
 

@@ -13,6 +13,12 @@ import functools
 from typing import Any, Iterable
 
 
+# Observation fields added to the protocol after its version 2: every engine may leave them out
+# (the schema does not require them), and one that does is not compared on them (DIFF), as if it
+# had declared them unobserved. The reference model always gives them (docs/protocol.md).
+OPTIONAL_PATHS = frozenset({"players[].monsters[].position_changed_this_turn"})
+
+
 def split(path: str) -> tuple[tuple[str, bool], ...]:
     """``players[].lp`` -> ``(("players", True), ("lp", False))``; ValueError if malformed."""
     if not isinstance(path, str) or not path:
@@ -190,4 +196,4 @@ def relax_schema(schema: dict, paths: Iterable[str]) -> dict:
     return out
 
 
-__all__ = ["first_overlap", "names", "overlaps", "relax_schema", "schema_problem", "split", "strip"]
+__all__ = ["OPTIONAL_PATHS", "first_overlap", "names", "overlaps", "relax_schema", "schema_problem", "split", "strip"]

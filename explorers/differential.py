@@ -104,6 +104,12 @@ def _diff(a: Any, b: Any, path: str, out: list) -> None:
         out.append((path or "(the whole value)", a, b))
 
 
+def obs_diff(eng: Any, ref: Any) -> list[tuple[str, Any, Any]]:
+    """:func:`json_diff` of two observations, the engine's first, without the optional fields the
+    engine leaves out (``OPTIONAL_PATHS``, engines/observation_paths.py)."""
+    return [d for d in json_diff(eng, ref) if not (d[1] is ABSENT and _INDEX.sub("[]", d[0]) in paths.OPTIONAL_PATHS)]
+
+
 def show(v: Any, width: int = 70) -> str:
     """A value as compact JSON, shortened to ``width`` characters."""
     if v is ABSENT:
@@ -169,7 +175,7 @@ def transition_disagreement(label: str, eng_obs: dict, ref_obs: dict, eng_events
             head = f"the events differ: engine {_kinds(eng_events)}, reference {_kinds(ref_events)}"
             parts.append(head + ": " + "; ".join(diff_lines(ed, limit=4)))
     if eng_obs != ref_obs:
-        od = json_diff(eng_obs, ref_obs)
+        od = obs_diff(eng_obs, ref_obs)
         if od:
             n = len(od)
             parts.append(f"the observations differ at {n} path{'s' if n != 1 else ''}: " + "; ".join(diff_lines(od, limit=6)))
@@ -451,7 +457,7 @@ class DifferentialSystem:
             # check_actions there): compare once it closes, against where the reference is.
             return (st2, obs2, ref_st2, ref_obs2, acts2, mon2, (eng_events, ref_events)), info
         if self.implicit and acts2 and eng_obs != ref_obs2 and {x.label for x in acts2} == set(self._ref_actions(ref_st2)):
-            od = json_diff(eng_obs, ref_obs2)
+            od = obs_diff(eng_obs, ref_obs2)
             if od and all(p in ("phase", "step") for p, _x, _y in od):
                 # The same question to the same player, asked in another step: a structural window
                 # difference (one DIFF of its own); the steps' events are compared once both leave it.
@@ -466,7 +472,7 @@ class DifferentialSystem:
         info.compared = True
         key = None
         if eng_obs != ref_obs2:
-            od = json_diff(eng_obs, ref_obs2)
+            od = obs_diff(eng_obs, ref_obs2)
             if od:
                 key = ("observation", path_kind(od[0][0]))
         order_only = False
@@ -528,7 +534,7 @@ class DifferentialSystem:
             if problems:
                 return Finding("a passcode is not the card's: " + "; ".join(problems[:4]), ("identity", path_kind(problems[0].split(":")[0])))
             if eng != s[3]:
-                od = json_diff(eng, s[3])
+                od = obs_diff(eng, s[3])
                 if od:
                     return Finding("the initial observations differ: " + "; ".join(diff_lines(od, limit=6)), ("initial", path_kind(od[0][0])))
         eng_t = bool(self.inner.is_terminal(_engine_half(s)))
@@ -592,6 +598,7 @@ __all__ = [
     "diff_lines",
     "diff_records",
     "json_diff",
+    "obs_diff",
     "show",
     "transition_disagreement",
 ]

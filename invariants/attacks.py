@@ -8,7 +8,7 @@ violation naming both.
 from __future__ import annotations
 
 from bpcheck.invariants.base import invariant
-from bpcheck.invariants.monitor import COUNT_CAP
+from bpcheck.invariants.monitor import COUNT_CAP, history
 from bpcheck.invariants.view import attackable, cannot_attack, fact, may_attack_directly, monster, monsters
 
 FAMILY = "attack counts"
@@ -232,3 +232,135 @@ def must_attack(obs, actions, ctx):
                 return "the Battle Phase may be skipped while a monster that must attack is in Attack Position"
         return True
     return None
+
+
+# -- Main Phase 2: manual battle position changes (MP2-POSITION) ----------------------------
+
+
+def _left(e) -> bool:
+    # a move from one Monster Zone to another (a change of control, as the ocgcore adapter
+    # reports it) keeps the monster on the field, and its history with it
+    return e.kind == "card_moved" and e.get("from") == "monster_zone" and e.get("to") != "monster_zone"
+
+
+@history(
+    "positions",
+    "Per monster this turn: whether it was Summoned (a summoned event) and whether its battle position was changed manually "
+    "(a change_position action). A monster that leaves the field is forgotten (a new object if it returns).",
+)
+def _positions(prev, t):
+    if t.before.get("turn") != t.after.get("turn"):
+        prev = ()
+    kinds = t.kind_set()
+    manual = t.action.get("kind") == "change_position"
+    if not manual and "summoned" not in kinds and "card_moved" not in kinds:
+        return prev
+    recs = {r[0]: list(r) for r in prev}
+    changed = False
+    if manual and t.action.get("card_uid") is not None:
+        r = recs.setdefault(t.action["card_uid"], [t.action["card_uid"], False, False])
+        r[2] = changed = True
+    for e in t.events:
+        if e.kind == "summoned":
+            r = recs.setdefault(e["card_uid"], [e["card_uid"], False, False])
+            r[1] = changed = True
+        elif _left(e) and recs.pop(e.get("card_uid"), None) is not None:
+            changed = True
+    if not changed:
+        return prev
+    return tuple(tuple(recs[u]) for u in sorted(recs))
+
+
+def _position_record(mon, uid) -> tuple[bool, bool]:
+    """(Summoned this turn, position changed manually this turn) by the monitor's history."""
+    for r in mon["positions"]:
+        if r[0] == uid:
+            return r[1], r[2]
+    return False, False
+
+
+@invariant(
+    "attack.position-change",
+    "A manual battle position change is offered only in Main Phase 2, to the turn player with an empty chain, for a face-up monster "
+    "they control that did not declare an attack this turn (a stopped or called-off attack counts), was not Summoned or Set this turn "
+    "and has not changed position manually this turn (by the declarations, summons and changes the transitions made); where the "
+    "engine reports position_changed_this_turn, it says the same.",
+    ["MP2-POSITION", "RPL-REWIND", "STOP-ATTACK"],
+    "actions",
+    FAMILY,
+)
+def position_change(obs, actions, ctx):
+    seen = False
+    for m in monsters(obs):
+        reported = m.get("position_changed_this_turn")  # optional in the protocol
+        if reported is None:
+            continue
+        changed = _position_record(ctx.mon, m["uid"])[1]
+        if reported != changed:
+            return (
+                f"{m['card']} (uid {m['uid']}): the engine reports position_changed_this_turn = {str(reported).lower()}, "
+                f"but its position was {'' if changed else 'not '}changed manually this turn"
+            )
+        seen = seen or changed
+    for a in actions:
+        if a["kind"] != "change_position":
+            continue
+        seen = True
+        label = a["label"]
+        if obs["step"] != "main2":
+            return f"{label!r} is offered in {obs['step']}; battle positions are changed manually in Main Phase 2"
+        if obs["chain"] or ctx.mon.chain.links:
+            return f"{label!r} is offered while a chain is open"
+        if a["player"] != obs["turn_player"]:
+            return f"{label!r} is offered to the player whose turn it is not"
+        m = monster(obs, a.get("card_uid"))
+        if m is None or m["controller"] != obs["turn_player"]:
+            return f"{label!r} is offered but the turn player controls no such monster"
+        if m["position"] == "facedown":
+            return f"{label!r} is offered for a face-down monster (turning it face-up is a Flip Summon)"
+        rec = ctx.mon.attack(m["uid"])
+        if rec.declared:
+            return f"{label!r} is offered but {m['card']} declared {rec.declared} attack(s) this turn"
+        summoned, changed = _position_record(ctx.mon, m["uid"])
+        if summoned or m["summoned_this_turn"]:
+            return f"{label!r} is offered but {m['card']} was Summoned this turn"
+        if m["set_this_turn"]:
+            return f"{label!r} is offered but {m['card']} was Set this turn"
+        if changed:
+            return f"{label!r} is offered but {m['card']} already changed its battle position manually this turn"
+    return True if seen else None
+
+
+@invariant(
+    "attack.position-change-applied",
+    "A manual battle position change turns that one monster from face-up Attack to face-up Defense Position or back, and a "
+    "monster's position changes manually only by that action.",
+    ["MP2-POSITION"],
+    "transition",
+    FAMILY,
+)
+def position_change_applied(t):
+    manual = [e for e in t.of("position_changed") if e.get("by") == "manual"]
+    a = t.action
+    if a.get("kind") != "change_position":
+        if manual:
+            return f"{manual[0]['card']}'s battle position was changed manually by {a.get('label')!r}, which is not a position change"
+        return None
+    uid = a.get("card_uid")
+    m = monster(t.before, uid)
+    if m is None:
+        return f"{a['label']!r} is for a monster that is not on the field"
+    want = {"attack": "defense", "defense": "attack"}.get(m["position"])
+    if [(e.get("card_uid"), e.get("from"), e.get("to")) for e in manual] != [(uid, m["position"], want)]:
+        got = ", ".join(f"{e.get('card')} {e.get('from')} -> {e.get('to')}" for e in manual) or "none"
+        return f"{a['label']!r} did not record one manual change of {m['card']} from {m['position']} to {want} (recorded: {got})"
+    m2 = monster(t.after, uid)
+    if m2 is None:
+        # a card that may not stay in its new position leaves the field by its own effect
+        # (Berserk Gorilla in Defense Position): it must be seen to go
+        if not any(_left(e) and e.get("card_uid") == uid for e in t.events):
+            return f"{m['card']} is not on the field after {a['label']!r}, and no event moved it"
+        return True
+    if m2["position"] != want:
+        return f"{a['label']!r} left {m['card']} in {m2['position']} position (it was in {m['position']})"
+    return True

@@ -609,7 +609,7 @@ class Rules:
         for m in s.players[tp].monsters:
             if m is None or m.pos is Pos.FACEDOWN:
                 continue
-            if m.attacks_declared or m.summoned_this_turn or m.set_this_turn:
+            if m.attacks_declared or m.summoned_this_turn or m.set_this_turn or m.position_changed:
                 continue
             if self.has_static(s, m.uid, "cannot_attack") and self._locks_position(s, m.uid):
                 continue
@@ -1593,7 +1593,7 @@ class Rules:
     def _manual_position(self, w: _W, action: Action) -> None:
         side, i, m = w.s.find_monster(action.card_uid)  # type: ignore[misc]
         new = Pos.DEF if m.pos is Pos.ATK else Pos.ATK
-        self._put_monster(w, side, i, replace(m, pos=new, set_this_turn=True))
+        self._put_monster(w, side, i, replace(m, pos=new, position_changed=True))  # rule: MP2-POSITION (once a turn)
         w.emit("position_changed", card=m.card, card_uid=m.uid, **{"from": m.pos.value, "to": new.value}, by="manual")
         self._cleanup(w)
 

@@ -97,6 +97,7 @@ def _monster_dict(r: Rules, side: int, m: Monster, atk: int, dfn: int, mods, equ
         "destroyed_by_battle": m.destroyed_by_battle,
         "flipped_by_battle": m.flipped_by_battle,
         "set_this_turn": m.set_this_turn,
+        "position_changed_this_turn": m.position_changed,
         "once_per_turn_used": sorted(m.effects_used),
         "equipped_with": list(equipped),
     }

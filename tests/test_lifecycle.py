@@ -178,8 +178,9 @@ def test_stale_outputs_are_removed_before_the_run_starts(tmp_path):
 def test_an_interrupted_rerun_replaces_the_report_folder_whole(tmp_path):
     rep = tmp_path / "report"
     first = bpcheck("check", SMALL, "--engine", "mutant:replay-resets-count", "--report", str(rep))
-    # replay-resets-count breaks four invariants (the monitor's attack counts and declarations among them)
-    assert first.returncode == 1 and len(list((rep / "counterexamples").glob("*.html"))) == 4
+    # replay-resets-count breaks five invariants (the monitor's attack counts and declarations among them,
+    # and the position change it then offers in Main Phase 2 to the monster that attacked)
+    assert first.returncode == 1 and len(list((rep / "counterexamples").glob("*.html"))) == 5
     p = start_slow(SMALL, OTHER, "--report", str(rep), marker=tmp_path / "started")
     wait_exploring(p)
     p.send_signal(signal.SIGINT)
@@ -236,7 +237,7 @@ def test_cex_dir_names_do_not_collide_across_folders(tmp_path):
     p = bpcheck("check", SMALL, str(other / "000-replay-1.toml"), "--engine", "mutant:replay-resets-count", "--cex-dir", str(cex))
     assert p.returncode == 1
     files = sorted(f.name for f in cex.glob("*.json") if not f.name.startswith("."))
-    assert len(files) == 8, files  # two boards with the same file name, four counterexamples each
+    assert len(files) == 10, files  # two boards with the same file name, five counterexamples each
     boards = {json.loads(f.read_text())["board"] for f in cex.glob("0*.json")}
     assert boards == {SMALL, str(other / "000-replay-1.toml")}
     assert (cex / ".bpcheck-output.json").is_file()
@@ -281,7 +282,7 @@ def test_a_hostile_card_name_breaks_no_format(tmp_path):
     assert any('Evil <Ox> & "Co" \\' in (f.get("message") or "") for f in junit.iter("failure"))
     assert "SVG not rendered" not in p.stdout  # every DOT picture renders
     svgs = list((rep / "counterexamples").glob("*.svg"))
-    assert len(svgs) == 8  # four counterexamples, two pictures each
+    assert len(svgs) == 10  # five counterexamples, two pictures each
     for svg in svgs:
         ET.parse(svg)
     # A control character in a name is refused where it is read (docs/bad-input.md), so it can
@@ -295,7 +296,7 @@ def test_a_hostile_card_name_breaks_no_format(tmp_path):
 def test_github_output_on_a_terminal_that_is_not_utf8():
     p = bpcheck("check", SMALL, "--engine", "mutant:replay-resets-count", "--github", PYTHONIOENCODING="ascii")
     assert p.returncode == 1 and "Traceback" not in p.stderr and p.stderr == "", p.stderr
-    assert p.stdout.count("::error") == 4 and "\\u2192" in p.stdout  # the arrow, escaped
+    assert p.stdout.count("::error") == 5 and "\\u2192" in p.stdout  # the arrow, escaped
 
 
 def test_an_inconclusive_goal_is_not_called_unreachable(tmp_path):

@@ -29,6 +29,10 @@ KILLERS = {
     "controllers-graveyard": "acc.owner-piles",
     "fifo-chain": "chain.lifo",
     "direct-attack-past-monsters": "attack.direct-legal",
+    # the engine's position_changed_this_turn disagrees with the change the action made, on the
+    # state after the first change (before the second change is even offered)
+    "position-changes-twice": "attack.position-change",
+    "position-change-after-attack": "attack.position-change",
 }
 
 

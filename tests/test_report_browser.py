@@ -61,7 +61,7 @@ def test_report_in_a_browser(tmp_path, run_cli, monkeypatch, browser, capsys):
     page.on("request", lambda r: requests.append(r.url))
     page.goto((out / "index.html").as_uri())
     assert page.locator("#overall").inner_text().startswith("FAIL")
-    assert page.locator("#matrix td.m-violated").count() == 4  # the monitor-based invariants catch it four ways
+    assert page.locator("#matrix td.m-violated").count() == 5  # the monitor-based invariants catch it five ways
     assert "invariants" in page.locator("#coverage-summary").inner_text()
 
     page.locator("a.cex-link", has_text="replay.call-off-counts").click()

@@ -47,15 +47,17 @@ def test_report_dir_has_every_format(report):
     for f in ("index.html", "junit.xml", "results.sarif", "summary.md"):
         assert (out / f).is_file(), f
     cexs = [(Path(b["board"]).stem, c["invariant"]) for b in doc["boards"] for c in b["counterexamples"]]
-    assert len(cexs) == 9
+    # CallOffForgetsAttack also offers a position change in Main Phase 2 to the monster whose attack it
+    # forgot (attack.position-change): one more counterexample per board
+    assert len(cexs) == 11
     for stem, inv in cexs:
         base = out / "counterexamples" / f"{stem}.{inv}"
         for suffix in (".html", ".dot", ".svg", ".itf.json", ".graph.dot", ".graph.svg"):
             assert Path(str(base) + suffix).is_file(), (base, suffix)
         svg = html.unescape(Path(str(base) + ".svg").read_text())
         assert svg.lstrip().startswith("<?xml") and "<svg" in svg and inv in svg
-    assert f"report: {out / 'index.html'} (9 counterexamples" in stdout
-    assert "18 SVGs rendered with graphviz-pure" in stdout
+    assert f"report: {out / 'index.html'} (11 counterexamples" in stdout
+    assert "22 SVGs rendered with graphviz-pure" in stdout
     index = (out / "index.html").read_text()
     assert "http://" not in index.replace('xmlns="http://www.w3.org', "") and "https://" not in index
     assert 'href="counterexamples/000-replay-1.replay.call-off-counts.html"' in index
@@ -121,7 +123,7 @@ def test_junit_has_one_case_per_board_and_invariant(report):
             else:
                 assert case.find("failure") is None and case.find("skipped") is None
         assert int(suite.get("tests")) == len(cases)
-    assert int(root.get("failures")) == total_fail == 9
+    assert int(root.get("failures")) == total_fail == 11
 
 
 def _walk(v, path=""):
@@ -283,17 +285,17 @@ def test_github_annotations_respect_the_per_step_limit(buggy):
     from bpcheck.reports.runs import Run
 
     br = _board_result()
-    assert len(br.counterexamples) == 4
+    assert len(br.counterexamples) == 5
     lines = annotations([Run(BUGGY, br)])
-    assert len(lines) == 4 and all(l.startswith("::error file=") for l in lines)
+    assert len(lines) == 5 and all(l.startswith("::error file=") for l in lines)
     first = lines[0]
     assert f"file={br.board.path}," in first and "title=bpcheck%3A attack.count violated::" in first
     assert "%0A" in first and "\n" not in first and "shortest trace (9 steps)" in first
-    runs = [Run(f"engine-{k}", br) for k in range(6)]  # 24 counterexamples
+    runs = [Run(f"engine-{k}", br) for k in range(6)]  # 30 counterexamples
     lines = annotations(runs, where="the report")
     errors = [l for l in lines if l.startswith("::error")]
     assert len(errors) == PER_STEP == 10
-    assert errors[-1].endswith("::15 more problems not annotated here (GitHub shows 10 error annotations per step): see the report")
+    assert errors[-1].endswith("::21 more problems not annotated here (GitHub shows 10 error annotations per step): see the report")
 
 
 def test_github_summary_goes_to_the_step_summary_file(tmp_path, run_cli, buggy, monkeypatch):
@@ -302,7 +304,7 @@ def test_github_summary_goes_to_the_step_summary_file(tmp_path, run_cli, buggy, 
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     code, stdout, _ = run_cli("check", SMALL, "--engine", BUGGY, "--github")
     assert code == 1
-    assert stdout.count("::error file=") == 4 and f"summary: appended to $GITHUB_STEP_SUMMARY ({summary})" in stdout
+    assert stdout.count("::error file=") == 5 and f"summary: appended to $GITHUB_STEP_SUMMARY ({summary})" in stdout
     text = summary.read_text()
     assert text.startswith("earlier step\n## ❌ bpcheck check: FAIL")
     assert "### `replay.call-off-counts` on" in text and "9. P1: `replay: call off`" in text
@@ -329,7 +331,7 @@ def test_bad_input_is_in_every_format_and_the_rest_is_reported(tmp_path, run_cli
     code, stdout, err = run_cli("check", SMALL, str(bad), "--engine", BUGGY, "--report", str(out), "--github")
     assert code == 2 and "broken.toml" in err
     root = ET.parse(out / "junit.xml").getroot()
-    assert root.get("errors") == "1" and int(root.get("failures")) == 4
+    assert root.get("errors") == "1" and int(root.get("failures")) == 5
     error_case = root.find(f"testsuite[@name='{bad}']/testcase/error")
     assert error_case is not None and error_case.get("type") == "InputError"
     sarif = json.loads((out / "results.sarif").read_text())
@@ -340,7 +342,7 @@ def test_bad_input_is_in_every_format_and_the_rest_is_reported(tmp_path, run_cli
     index = (out / "index.html").read_text()
     assert "<b>ERROR</b>" in index and "Bad input" in index and "broken.toml" in index
     assert f"::error file={bad},title=bpcheck%3A bad input::" in stdout
-    assert len(list((out / "counterexamples").glob("*.html"))) == 4  # the good board's counterexamples
+    assert len(list((out / "counterexamples").glob("*.html"))) == 5  # the good board's counterexamples
 
 
 def test_a_violation_in_the_initial_state_is_drawn_on_it(buggy):

@@ -839,6 +839,7 @@ class OcgcoreEngine:
                     "summoned_this_turn": bool(status & (K.STATUS_SUMMON_TURN | K.STATUS_SPSUMMON_TURN | K.STATUS_FLIP_SUMMON_TURN)),
                     "destroyed_by_battle": bool(status & K.STATUS_BATTLE_DESTROYED),
                     "set_this_turn": bool(status & K.STATUS_SET_TURN),
+                    "position_changed_this_turn": bool(status & K.STATUS_FORM_CHANGED),
                     "equipped_with": sorted(equips.get(uid, ())),
                 }
             spells: list[dict | None] = [None] * 5

@@ -72,6 +72,7 @@ function stateFromBoard(board, cards) {
         pos: m.position,
         summonedThisTurn: !!m.summoned_this_turn,
         setThisTurn: !!m.set_this_turn,
+        positionChanged: false,
         attacksDeclared: 0,
         declaredAt: [],
         declaredDirect: false,
@@ -200,7 +201,7 @@ function legalActions(s) {
       acts.push(act('end_turn', p, 'end turn'));
       for (const m of s.players[tp].monsters) {
         if (m === null || m.pos === 'facedown') continue;
-        if (m.attacksDeclared || m.summonedThisTurn || m.setThisTurn) continue;
+        if (m.attacksDeclared || m.summonedThisTurn || m.setThisTurn || m.positionChanged) continue;
         acts.push(act('change_position', tp, `change position ${ref(s, m.uid)}`, { card_uid: m.uid }));
       }
     }
@@ -438,7 +439,7 @@ function changePosition(s, ev, a) {
   const [, , m] = findMonster(s, a.card_uid);
   const from = m.pos;
   m.pos = from === 'attack' ? 'defense' : 'attack';
-  m.setThisTurn = true;
+  m.positionChanged = true; // once a turn (MP2-POSITION); the monster was not Set
   ev.push({ kind: 'position_changed', card: m.card, card_uid: m.uid, from, to: m.pos, by: 'manual' });
 }
 
@@ -506,6 +507,7 @@ function observeMonster(side, m) {
     destroyed_by_battle: m.destroyedByBattle,
     flipped_by_battle: m.flippedByBattle,
     set_this_turn: m.setThisTurn,
+    position_changed_this_turn: m.positionChanged,
     once_per_turn_used: [],
     equipped_with: [],
   };

@@ -80,7 +80,8 @@ class Duel:
             "base_def": c["def"], "modifiers": [], "lingering_modifiers": [],
             "summoned_this_turn": m.get("summoned_this_turn", False), "attacks_declared": 0, "declared_at": [],
             "declared_direct": False, "cannot_attack_this_turn": False, "destroyed_by_battle": False,
-            "flipped_by_battle": False, "set_this_turn": False, "once_per_turn_used": [], "equipped_with": [],
+            "flipped_by_battle": False, "set_this_turn": False, "position_changed_this_turn": False,
+            "once_per_turn_used": [], "equipped_with": [],
         }
 
     def ref(self, uid, name, side):
