@@ -253,6 +253,29 @@ class PositionChangeAfterAttack(Rules):
         return out
 
 
+class BattlePhaseEndsTheTurn(Rules):
+    """When the Battle Phase ends, the turn goes straight to the End Phase: no Main Phase 2."""
+
+    def _change_step(self, w, to):
+        super()._change_step(w, Step.END if w.s.step is Step.BP_END and to is Step.MAIN2 else to)
+
+
+class BattlePhaseWithoutEndStep(Rules):
+    """With no attack in progress, ending the Battle Phase goes from the Battle Step straight to
+    Main Phase 2: no End Step, so no window for "at the end of the Battle Phase"."""
+
+    def _change_step(self, w, to):
+        super()._change_step(w, Step.MAIN2 if w.s.step is Step.BP_BATTLE and to is Step.BP_END else to)
+
+
+class SkippedBattlePhaseHasMainPhase2(Rules):
+    """Skipping the Battle Phase leads to Main Phase 2 (the turn player may still change
+    positions and activate cards there), not to the End Phase."""
+
+    def _change_step(self, w, to):
+        super()._change_step(w, Step.MAIN2 if w.s.step is Step.MAIN1 and to is Step.END else to)
+
+
 @dataclass(frozen=True)
 class Mutant:
     name: str
@@ -288,6 +311,9 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("direct-attack-past-monsters", DirectAttackPastMonsters, "attack counts", "000-replay-2.toml"),
         Mutant("position-changes-twice", PositionChangesTwice, "attack counts", "000-replay-5.toml"),
         Mutant("position-change-after-attack", PositionChangeAfterAttack, "attack counts", "rule-atk-position.toml"),
+        Mutant("battle-phase-ends-the-turn", BattlePhaseEndsTheTurn, "turn structure", "002-skip-battle-phase.toml"),
+        Mutant("skipped-battle-phase-has-main-phase-2", SkippedBattlePhaseHasMainPhase2, "turn structure", "002-skip-battle-phase.toml"),
+        Mutant("battle-phase-without-end-step", BattlePhaseWithoutEndStep, "turn structure", "002-skip-battle-phase.toml"),
     )
 }
 

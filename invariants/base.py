@@ -27,7 +27,7 @@ STEPS = frozenset({
     "damage_step_during_calculation", "damage_step_after_calculation_1", "damage_step_after_calculation_2", "damage_step_end",
     "battle_end_step", "main2", "end_phase",
 })  # fmt: skip
-FAMILIES = ("attack counts", "replay", "damage step", "chains and windows", "accounting")
+FAMILIES = ("turn structure", "attack counts", "replay", "damage step", "chains and windows", "accounting")
 
 
 class NotJudged:

@@ -185,9 +185,11 @@ def test_every_invariant_cites_catalogued_rules():
         assert inv.rules, inv.id
         assert set(inv.rules) <= ids, (inv.id, set(inv.rules) - ids)
     families = {inv.family for inv in REGISTRY.values()}
-    assert families == {"attack counts", "replay", "damage step", "chains and windows", "accounting"}
-    for fam in families:
+    assert families == {"turn structure", "attack counts", "replay", "damage step", "chains and windows", "accounting"}
+    for fam in families - {"turn structure"}:
         assert sum(1 for i in REGISTRY.values() if i.family == fam) >= 5
+    # the newest family: the phase order any engine shows, and the Battle Phase's steps one by one
+    assert sorted(i.id for i in REGISTRY.values() if i.family == "turn structure") == ["turn.battle-steps", "turn.phase-order"]
 
 
 def test_an_inconsistent_engine_is_reported_not_crashed(run_cli, buggy):

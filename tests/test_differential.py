@@ -77,18 +77,25 @@ def test_action_the_reference_offers_and_the_engine_does_not(tmp_path, run_cli, 
     assert c["length"] == 8
 
 
-def test_action_the_engine_offers_alone_breaks_no_invariant(tmp_path, run_cli, engines):
-    code, stdout, _ = run_cli("check", SMALL, "--engine", "diff_engines:SkipFromBattleStep")
-    assert code == 0, stdout  # no invariant in the library objects ...
+def test_action_the_engine_offers_alone_is_a_disagreement(tmp_path, run_cli, engines):
+    # the invariants judge where it leads (the Battle Phase straight to the End Phase) ...
+    code, stdout, _ = run_cli("check", SMALL, "--engine", "diff_engines:SkipFromBattleStep", "--invariants", "turn.phase-order")
+    assert code == 1 and "the turn went from the Battle Phase to the End Phase" in stdout
+    # ... and without them the differential still objects to the offer itself
+    code, stdout, _ = run_cli("check", SMALL, "--engine", "diff_engines:SkipFromBattleStep", "--invariants", "attack counts,replay,damage step,chains and windows,accounting")
+    assert code == 0, stdout
     code, _out, c = _diff_cex(run_cli, tmp_path, "diff_engines:SkipFromBattleStep")
-    assert code == 1  # ... but the reference does
+    assert code == 1
     assert c["kind"] == "actions" and c["length"] == 3
     assert c["trace"] == ["enter Battle Phase", "pass", "pass"]
     assert c["message"] == "engine offers 'skip Battle Phase' which the reference does not"
 
 
 def test_event_disagreements(tmp_path, run_cli, engines):
+    # a step change without its event: the turn invariants see it, the others do not
     code, stdout, _ = run_cli("check", SMALL, "--engine", "diff_engines:SilentPhaseChanges")
+    assert code == 1 and "the step changed main1 -> battle_start_step without a phase_changed event" in stdout
+    code, stdout, _ = run_cli("check", SMALL, "--engine", "diff_engines:SilentPhaseChanges", "--invariants", "attack counts,replay,damage step,chains and windows,accounting")
     assert code == 0, stdout
     code, _out, c = _diff_cex(run_cli, tmp_path, "diff_engines:SilentPhaseChanges")
     assert code == 1 and c["kind"] == "transition" and c["trace"] == ["enter Battle Phase"]

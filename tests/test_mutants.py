@@ -33,6 +33,10 @@ KILLERS = {
     # state after the first change (before the second change is even offered)
     "position-changes-twice": "attack.position-change",
     "position-change-after-attack": "attack.position-change",
+    # the End Step leads to the End Phase: both turn invariants see it; battle-steps sorts first
+    "battle-phase-ends-the-turn": "turn.battle-steps",
+    "skipped-battle-phase-has-main-phase-2": "turn.phase-order",
+    "battle-phase-without-end-step": "turn.battle-steps",
 }
 
 
@@ -54,7 +58,7 @@ def test_every_mutant_is_killed_by_its_pinned_invariant(tmp_path, run_cli):
 def test_mutants_cover_every_invariant_family():
     assert len(MUTANTS) >= 15
     families = {REGISTRY[k].family for k in KILLERS.values()}
-    assert families == {"attack counts", "replay", "damage step", "chains and windows", "accounting"}
+    assert families == {"turn structure", "attack counts", "replay", "damage step", "chains and windows", "accounting"}
     assert {m.family for m in MUTANTS.values()} == families
 
 
