@@ -253,8 +253,8 @@ def _positions(prev, t):
         prev = ()
     kinds = t.kind_set()
     manual = t.action.get("kind") == "change_position"
-    if not manual and "summoned" not in kinds and "card_moved" not in kinds:
-        return prev
+    if not manual and "summoned" not in kinds and not (prev and "card_moved" in kinds):
+        return prev  # nothing recorded, and nothing recorded to forget
     recs = {r[0]: list(r) for r in prev}
     changed = False
     if manual and t.action.get("card_uid") is not None:
@@ -291,7 +291,10 @@ def _position_record(mon, uid) -> tuple[bool, bool]:
 )
 def position_change(obs, actions, ctx):
     seen = False
-    for m in monsters(obs):
+    # The engine's flag is checked where a change can have been made (Main Phase 2 and after, or
+    # wherever the history holds one); a flag wrongly set earlier in the turn stays set into Main Phase 2.
+    checked = obs["step"] in ("main2", "end_phase") or any(r[2] for r in ctx.mon["positions"])
+    for m in monsters(obs) if checked else ():
         reported = m.get("position_changed_this_turn")  # optional in the protocol
         if reported is None:
             continue
@@ -338,6 +341,9 @@ def position_change(obs, actions, ctx):
     ["MP2-POSITION"],
     "transition",
     FAMILY,
+    # a change_position action outside Main Phase 2 with no event is attack.position-change's (an offer there)
+    steps=["main2"],
+    step_events=["position_changed"],
 )
 def position_change_applied(t):
     manual = [e for e in t.of("position_changed") if e.get("by") == "manual"]

@@ -33,12 +33,23 @@ NEXT_STEP = {
 }
 
 
+_LAST: list = [None, None]  # (Transition, _changes of it): both invariants walk the same one
+
+
 def _changes(t):
     """The transition's step changes in order, as (phase_changed event, whether a chain was open
     when it happened); None when the step neither changes nor has an event; a message when the
     events do not lead from the step before to the step after."""
     if not t.of("phase_changed") and t.before["step"] == t.after["step"]:
         return None
+    if _LAST[0] is t:
+        return _LAST[1]
+    out = _walk(t)
+    _LAST[0], _LAST[1] = t, out
+    return out
+
+
+def _walk(t):
     cursor = t.before["step"]
     chain = bool(t.before["chain"]) or bool(t.mon.chain.links)
     out = []
@@ -68,7 +79,8 @@ def _changes(t):
     ["BP-OPTIONAL", "BP-MP2"],
     "transition",
     FAMILY,
-    steps=sorted(_OUTSIDE_DS),
+    # a phase boundary has Main Phase 1, Main Phase 2 or the End Phase on one side
+    steps=["main1", "main2", "end_phase"],
     step_events=["phase_changed"],
 )
 def phase_order(t):
