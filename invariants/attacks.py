@@ -8,7 +8,7 @@ violation naming both.
 from __future__ import annotations
 
 from bpcheck.invariants.base import invariant
-from bpcheck.invariants.monitor import COUNT_CAP, history
+from bpcheck.invariants.monitor import COUNT_CAP, history, left_field
 from bpcheck.invariants.view import attackable, cannot_attack, fact, may_attack_directly, monster, monsters
 
 FAMILY = "attack counts"
@@ -237,12 +237,6 @@ def must_attack(obs, actions, ctx):
 # -- Main Phase 2: manual battle position changes (MP2-POSITION) ----------------------------
 
 
-def _left(e) -> bool:
-    # a move from one Monster Zone to another (a change of control, as the ocgcore adapter
-    # reports it) keeps the monster on the field, and its history with it
-    return e.kind == "card_moved" and e.get("from") == "monster_zone" and e.get("to") != "monster_zone"
-
-
 @history(
     "positions",
     "Per monster this turn: whether it was Summoned (a summoned event) and whether its battle position was changed manually "
@@ -264,7 +258,7 @@ def _positions(prev, t):
         if e.kind == "summoned":
             r = recs.setdefault(e["card_uid"], [e["card_uid"], False, False])
             r[1] = changed = True
-        elif _left(e) and recs.pop(e.get("card_uid"), None) is not None:
+        elif left_field(e) and recs.pop(e.get("card_uid"), None) is not None:
             changed = True
     if not changed:
         return prev
@@ -364,7 +358,7 @@ def position_change_applied(t):
     if m2 is None:
         # a card that may not stay in its new position leaves the field by its own effect
         # (Berserk Gorilla in Defense Position): it must be seen to go
-        if not any(_left(e) and e.get("card_uid") == uid for e in t.events):
+        if not any(left_field(e) and e.get("card_uid") == uid for e in t.events):
             return f"{m['card']} is not on the field after {a['label']!r}, and no event moved it"
         return True
     if m2["position"] != want:

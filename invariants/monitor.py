@@ -188,8 +188,10 @@ class ChainHistory(NamedTuple):
 # -- the built-in histories ------------------------------------------------------------------
 
 
-def _left_field(e) -> bool:
-    return e.kind == "card_moved" and e.get("from") == "monster_zone"
+def left_field(e) -> bool:
+    # a move from one Monster Zone to another (a change of control, as the ocgcore adapter reports
+    # it) keeps the monster on the field, and its history with it
+    return e.kind == "card_moved" and e.get("from") == "monster_zone" and e.get("to") != "monster_zone"
 
 
 _ATTACKS_KINDS = frozenset({"attack_declared", "replay_choice", "attack_cost_paid", "attack_stopped", "card_moved"})
@@ -230,7 +232,7 @@ def _attacks(prev, t):
             if uid in recs:
                 recs[uid][4] = True
                 changed = True
-        elif _left_field(e):
+        elif left_field(e):
             if recs.pop(e.get("card_uid"), None) is not None:
                 changed = True
     if not changed:
@@ -290,7 +292,7 @@ def _battle(prev, t):
             f.add(e["card_uid"])
         elif k == "damage_calculation":
             calculated = True
-        elif _left_field(e):
+        elif left_field(e):
             d.discard(e.get("card_uid"))
             f.discard(e.get("card_uid"))
         elif k == "phase_changed" and str(e.get("from", "")).startswith("damage_step") and not str(e.get("to", "")).startswith("damage_step"):

@@ -175,6 +175,10 @@ def test_the_monitor_counts_from_events_not_from_the_engine():
     assert not m3.window.attack_declaration and m3.attack(1).declared == 1
     moved = Transition(obs, {"kind": "activate"}, [ev("card_moved", card="X", card_uid=1, owner=0, **{"from": "monster_zone", "to": "hand"}, reason="effect")], obs, m3)
     assert m3.advance(moved).attack(1).declared == 0  # a monster that left the field is a new object
+    # a change of control that an engine reports as a move between Monster Zones (the ocgcore
+    # adapter) leaves it on the field: it still declared its attack this turn
+    taken = Transition(obs, {"kind": "activate"}, [ev("card_moved", card="X", card_uid=1, owner=0, **{"from": "monster_zone", "to": "monster_zone"}, reason="effect")], obs, m3)
+    assert m3.advance(taken).attack(1).declared == 1
 
 
 def test_reference_state_counts_are_unchanged_by_the_monitor():
