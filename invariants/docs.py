@@ -21,9 +21,10 @@ the explorer.
   TLA+'s history variables. It is updated from each transition's action record and events only
   (an `attack_declared` event counts a declaration, a `destroyed_by_battle` event marks a
   monster, `chain_link_added` / `chain_link_resolved` build and unwind the chain, ...), never from
-  the engine's counters. Attack-count, replay, window, chain and Damage-Step invariants judge
-  against it, and where the engine also reports a field (`attacks_declared`, `declared_at`,
-  `declared_direct`, `cannot_attack_this_turn`, `open_windows.attack_declaration`, `chain`,
+  the engine's counters (a `change_position` action records a manual position change). Attack-count,
+  position-change, replay, window, chain and Damage-Step invariants judge against it, and where the
+  engine also reports a field (`attacks_declared`, `declared_at`, `declared_direct`,
+  `cannot_attack_this_turn`, `position_changed_this_turn`, `open_windows.attack_declaration`, `chain`,
   `destroyed_by_battle`, `flipped_by_battle`, `attack.damage_calculated`), a disagreement with
   the monitor is itself a violation naming both values. The monitor is part of the explored
   state: the fingerprint hashes the observation and the monitor together
