@@ -1313,6 +1313,9 @@ class Rules:
     def _leave_damage_step(self, w: _W) -> None:
         # rule: DS-LINGERING-END
         a = w.s.attack
+        # A change "during damage calculation only" whose damage calculation never came (the
+        # battle ended early) ends with the Damage Step at the latest.
+        self._expire_mods(w, "damage_calculation")
         self._expire_mods(w, "end_of_damage_step")
         kept = tuple(l for l in w.s.lingering if l.until != "end_of_damage_step")
         if len(kept) != len(w.s.lingering):
@@ -1418,6 +1421,8 @@ class Rules:
                 self._move_from_hand(w, p, t, "graveyard", reason="discard")
             elif o.op in ("discard_self", "send_self_to_gy"):
                 self._move_from_hand(w, p, uid, "graveyard", reason="cost")
+        if ci and any(o.op == "tribute" for o in eff.cost):
+            self._cleanup(w)  # a Tributed monster's Equip Cards go at once (rule: CARD-CONT-TARGET)
         # The card itself.
         is_card = c.is_spell_trap
         if is_card:
@@ -1511,6 +1516,9 @@ class Rules:
                     req = run_op(self, w, link, eff.ops[op_index], op_index, chosen)
                     chosen = None
                     if req is not None:  # the effect asks a player to choose
+                        # what has resolved so far is seen while the player chooses: cards
+                        # that kept a monster which left go now (rule: CARD-CONT-TARGET)
+                        self._cleanup(w)
                         w.s = replace(w.s, choice=req, fresh=tuple(resolved_events))
                         return
                     op_index += 1
@@ -1780,6 +1788,14 @@ class Rules:
         self._put_monster(w, new_controller, j, m)
         w.emit("control_changed", card=m.card, card_uid=uid, from_player=side, to_player=new_controller)
 
+    @staticmethod
+    def _destroyed_now(w: _W, uid: int) -> bool:
+        """`uid` was destroyed (by an effect, a rule or battle) in this transition."""
+        for e in w.events:
+            if (e.kind == "destroyed" or (e.kind == "card_moved" and e.get("reason") == "battle")) and e.get("card_uid") == uid:
+                return True
+        return False
+
     def _cleanup(self, w: _W) -> None:
         """Rule-driven follow-ups after an action: cards that keep a target lose it
         (rule: CARD-CONT-TARGET); Berserk Gorilla in face-up Defense Position."""
@@ -1798,8 +1814,12 @@ class Rules:
                     changed = True
                     break
                 if c.linked_monster is not None and c.linked_monster not in all_field:
+                    # Call of the Haunted: "When that target is destroyed, destroy this card." A
+                    # monster that left in another way (Tributed, banished, returned) leaves it on
+                    # the field without a monster (rule: CARD-CONT-TARGET).
                     self._set_spell(w, side, i, replace(c, linked_monster=None))
-                    self.destroy(w, c.uid, by="rule")
+                    if self._destroyed_now(w, c.linked_monster):
+                        self.destroy(w, c.uid, by="rule")
                     changed = True
                     break
             if changed:
