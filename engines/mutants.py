@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from bpcheck.model.engine import STAT_CHANGE_STEPS, Action, Rules
-from bpcheck.model.state import Pos, Step
+from bpcheck.model.state import Pos, Step, Trigger
 
 
 class ReplayResetsCount(Rules):
@@ -276,6 +276,110 @@ class SkippedBattlePhaseHasMainPhase2(Rules):
         super()._change_step(w, Step.MAIN2 if w.s.step is Step.MAIN1 and to is Step.END else to)
 
 
+class EquipOutlivesItsMonster(Rules):
+    """A card that keeps a monster as its target (an Equip Card, Fiendish Chain, Spellbinding
+    Circle) is not destroyed when that monster leaves the field: it stays, pointing at nothing."""
+
+    def _cleanup(self, w):
+        def keeps(c):
+            return c.equipped_to is not None or c.attached_to is not None
+
+        kept = {c.uid: c for _s, _i, c in w.s.spell_traps() if keeps(c) and not c.activating}
+        hidden = {}
+        for side, i, c in list(w.s.spell_traps()):  # the reference would destroy these: hide what they keep
+            if c.uid in kept:
+                hidden[c.uid] = (c.equipped_to, c.attached_to)
+                self._set_spell(w, side, i, replace(c, equipped_to=None, attached_to=None))
+        super()._cleanup(w)
+        for side, i, c in list(w.s.spell_traps()):
+            if c.uid in hidden:
+                eq, at = hidden[c.uid]
+                self._set_spell(w, side, i, replace(c, equipped_to=eq, attached_to=at))
+
+
+class CallOfTheHauntedKeepsItsMonster(Rules):
+    """When Call of the Haunted leaves the field, the monster it Special Summoned stays (the
+    engine forgets the card's "when this card leaves the field, destroy that monster")."""
+
+    def _move_card_object(self, w, side, card, dest, reason):
+        f = w.s.find_spell(card.uid)
+        if f is not None and f[2].linked_monster is not None:
+            self._set_spell(w, f[0], f[1], replace(f[2], linked_monster=None))
+            card = w.s.find_spell(card.uid)[2]
+        super()._move_card_object(w, side, card, dest, reason)
+
+
+class DamageStepProtectionLastsTheTurn(Rules):
+    """Effects that last until the end of the Damage Step (Kuriboh's "you take no battle damage
+    from that battle") are kept until the end of the turn."""
+
+    def _leave_damage_step(self, w):
+        kept = tuple(l for l in w.s.lingering if l.until == "end_of_damage_step")
+        super()._leave_damage_step(w)
+        w.s = replace(w.s, lingering=w.s.lingering + kept)
+
+
+class CalculationBoostOutlastsCalculation(Rules):
+    """An ATK change for damage calculation only (Injection Fairy Lily's 3000) lasts until the end
+    of the Damage Step instead of ending with damage calculation."""
+
+    def _expire_mods(self, w, until):
+        if until == "damage_calculation" and w.s.step is Step.DS_DURING_CALC:
+            return  # (the reference ends them here; they end with the Damage Step instead)
+        super()._expire_mods(w, until)
+
+
+class DestroyedFaceDownFlips(Rules):
+    """A face-down Flip monster destroyed by a card effect (Torrential Tribute, Dark Hole) still
+    activates its Flip effect, as if destroying it had flipped it."""
+
+    def destroy(self, w, uid, by, banish=False):
+        f = w.s.find_monster(uid)
+        super().destroy(w, uid, by, banish)
+        if f is not None and f[2].pos is Pos.FACEDOWN and w.s.find_monster(uid) is None:
+            for e in self.card(f[2].card).effects:
+                if e.type == "flip" and not (e.targets and not self._target_choices(w.s, f[0], uid, e)):
+                    w.s = replace(w.s, triggers=w.s.triggers + (Trigger(f[0], uid, f[2].card, e.index, e.mandatory),))
+
+
+class DestroyedActivationIsNegated(Rules):
+    """Destroying a card whose activation is on the chain (Mystical Space Typhoon chained to
+    Fiendish Chain) negates that activation, as if destroying and negating were the same."""
+
+    def destroy(self, w, uid, by, banish=False):
+        if any(l.card_uid == uid for l in w.s.chain):
+            w.s = replace(w.s, chain=tuple(replace(l, negated=True) if l.card_uid == uid else l for l in w.s.chain))
+        super().destroy(w, uid, by, banish)
+
+
+class NegatedCardStaysOnTheField(Rules):
+    """A Spell or Trap Card whose activation was negated (by Trap Jammer, Magic Jammer, Seven
+    Tools of the Bandit) stays face-up on the field when its link resolves."""
+
+    def destroy(self, w, uid, by, banish=False):
+        if by == "effect" and any(l.card_uid == uid and l.negated for l in w.s.chain) and w.s.find_spell(uid) is not None:
+            return  # "negate the activation, and if you do, destroy it": the destruction is forgotten
+        super().destroy(w, uid, by, banish)
+
+    def _finish_link(self, w, link):
+        if link.negated and link.is_card_activation:
+            f = w.s.find_spell(link.card_uid)
+            if f is not None:
+                self._set_spell(w, f[0], f[1], replace(f[2], activating=False))
+                return
+        super()._finish_link(w, link)
+
+
+class SummonWindowStaysOpen(Rules):
+    """"When a monster is Summoned" cards (Torrential Tribute, Bottomless Trap Hole) stay legal
+    for the rest of the turn once a monster was Summoned, not only right after the Summon."""
+
+    def _timing_ok(self, s, p, c, eff):
+        if eff.when == "summoned" and any(m.summoned_this_turn for _s, _i, m in s.monsters()):
+            return True
+        return super()._timing_ok(s, p, c, eff)
+
+
 @dataclass(frozen=True)
 class Mutant:
     name: str
@@ -314,6 +418,14 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("battle-phase-ends-the-turn", BattlePhaseEndsTheTurn, "turn structure", "002-skip-battle-phase.toml"),
         Mutant("skipped-battle-phase-has-main-phase-2", SkippedBattlePhaseHasMainPhase2, "turn structure", "002-skip-battle-phase.toml"),
         Mutant("battle-phase-without-end-step", BattlePhaseWithoutEndStep, "turn structure", "002-skip-battle-phase.toml"),
+        Mutant("equip-outlives-its-monster", EquipOutlivesItsMonster, "accounting", "rule-card-cont-target.toml"),
+        Mutant("call-of-the-haunted-keeps-its-monster", CallOfTheHauntedKeepsItsMonster, "accounting", "rule-card-cont-target.toml"),
+        Mutant("damage-step-protection-lasts-the-turn", DamageStepProtectionLastsTheTurn, "damage step", "rule-ds-kuriboh.toml"),
+        Mutant("calculation-boost-outlasts-calculation", CalculationBoostOutlastsCalculation, "damage step", "rule-ds-lily.toml"),
+        Mutant("destroyed-face-down-flips", DestroyedFaceDownFlips, "damage step", "000-facedown-flip-destroyed-by-bug.toml"),
+        Mutant("destroyed-activation-is-negated", DestroyedActivationIsNegated, "chains and windows", "002-fiendish-chain-mst.toml"),
+        Mutant("summon-window-stays-open", SummonWindowStaysOpen, "chains and windows", "003-004-shining-angel-torrential.toml"),
+        Mutant("negated-card-stays-on-the-field", NegatedCardStaysOnTheField, "chains and windows", "000-ds-counter-traps.toml"),
     )
 }
 

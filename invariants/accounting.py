@@ -6,7 +6,7 @@ from __future__ import annotations
 # domain (bpcheck.model.arith: plain operations on ints or z3 terms, no rules of the game).
 from bpcheck.model import arith
 from bpcheck.invariants.base import invariant
-from bpcheck.invariants.view import fact, monster, uid_count_ok, uid_places
+from bpcheck.invariants.view import fact, find_spell, monster, spells, uid_count_ok, uid_places
 
 FAMILY = "accounting"
 _LP_KINDS = frozenset({"battle_damage", "effect_damage", "lp_paid", "lp_gained"})
@@ -234,4 +234,87 @@ def zones(obs, ctx):
         for m in p["monsters"]:
             if m and m["position"] not in ("attack", "defense", "facedown"):
                 return f"{m['card']} is in unknown position {m['position']!r}"
+    return True
+
+
+# -- cards that keep a monster as their target (CARD-CONT-TARGET) -----------------------------
+
+_KEEPS = (("equipped_to", "equipped to"), ("attached_to", "attached to"))
+
+
+def _kept(obs) -> list[tuple[dict, int, str]]:
+    """(card, the monster it keeps, how) for each resolved card on the field that keeps one."""
+    out = []
+    for c in spells(obs):
+        if c["on_chain"]:
+            continue
+        for key, how in _KEEPS:
+            x = c[key]
+            if x is not None:
+                out.append((c, x, how))
+    return out
+
+
+@invariant(
+    "acc.continuous-target",
+    "A card that keeps a monster as its target (an Equip Card, a Trap attached to its target) never names a monster that is not "
+    "on the field, leaves the field in the transition that monster leaves it, and, for a monster destroyed by battle, not "
+    "before that monster is sent to the Graveyard.",
+    ["CARD-CONT-TARGET", "DS-SEND-OWNER-GY"],
+    "transition",
+    FAMILY,
+    # what a card keeps changes when a card resolves or something leaves the field
+    events=["card_moved", "chain_link_resolved"],
+    reads=["players[].spells[].equipped_to", "players[].spells[].attached_to"],
+)
+def continuous_target(t):
+    if not (t.of("card_moved") or t.of("chain_link_resolved")):
+        return None  # nothing left the field and nothing resolved: what cards keep cannot change
+    before, after = _kept(t.before), _kept(t.after)
+    if not (before or after) or t.after["over"]:
+        return None
+    for c, x, how in after:
+        if monster(t.after, x) is None:
+            return f"{c['card']} is {how} uid {x}, which is not on the field"
+    marked = set(t.mon.battle.destroyed) | {e["card_uid"] for e in t.of("destroyed_by_battle")}
+    by_rule = {e["card_uid"] for e in t.of("destroyed") if e.get("by") == "rule"}
+    for c, x, how in before:
+        m = monster(t.before, x)
+        if m is None:
+            continue  # already wrong before (reported on the transition that made it)
+        stays = find_spell(t.after, c["uid"]) is not None
+        if monster(t.after, x) is None:
+            if stays:
+                return f"{m['card']} left the field, but {c['card']} ({how} it) stays on the field"
+        elif not stays and x in marked and c["uid"] in by_rule:
+            return f"{c['card']} was destroyed while {m['card']}, marked destroyed by battle, is still on the field"
+    return True
+
+
+@invariant(
+    "acc.linked-monster",
+    "A card linked to the monster it Special Summoned (Call of the Haunted, by its text) and that monster: when the card leaves "
+    "the field, the monster is destroyed in the same transition; when the monster is destroyed, so is the card.",
+    ["CARD-CONT-TARGET"],
+    "transition",
+    FAMILY,
+    events=["card_moved"],
+    reads=["players[].spells[].linked_monster", "players[].field_zone.linked_monster"],
+)
+def linked_monster(t):
+    if not t.of("card_moved"):
+        return None  # neither left the field
+    links = [(c, c["linked_monster"]) for c in spells(t.before) if c["linked_monster"] is not None and not c["on_chain"]]
+    if not links or t.after["over"]:
+        return None
+    destroyed = {e["card_uid"] for e in t.of("destroyed")} | {e["card_uid"] for e in t.of("card_moved") if e.get("reason") == "battle"}
+    for c, x in links:
+        m = monster(t.before, x)
+        if m is None:
+            continue
+        card_stays = find_spell(t.after, c["uid"]) is not None
+        if not card_stays and monster(t.after, x) is not None:
+            return f"{c['card']} left the field, but {m['card']}, linked to it, stays on the field"
+        if card_stays and x in destroyed:
+            return f"{m['card']} was destroyed, but {c['card']}, linked to it, stays on the field"
     return True

@@ -323,6 +323,16 @@ class CardFacts:
         return any(e.get("when") == "attack_declared" for e in effs)
 
     @_memo
+    def answers_summon(self, name: str, effect_index: int | None) -> bool | None:
+        """The effect (any of the card's, when no index is given) is activated "when a monster is
+        Summoned" (WIN-EVENT)."""
+        if effect_index is None:
+            effs = self.effects(name)
+            return UNKNOWN if effs is None else any(e.get("when") == "summoned" for e in effs)
+        e = self.effect(name, effect_index)
+        return UNKNOWN if e is None else e.get("when") == "summoned"
+
+    @_memo
     def is_flip_effect(self, name: str, effect_index: int | None) -> bool | None:
         e = self.effect(name, effect_index)
         if e is None or e.get("type") not in EFFECT_TYPES:
@@ -335,6 +345,21 @@ class CardFacts:
         if effs is None or any(e.get("type") not in EFFECT_TYPES for e in effs):
             return UNKNOWN
         return any(e.get("type") == "flip" for e in effs)
+
+    @_memo
+    def durations(self, name: str, op: str) -> frozenset[str] | None:
+        """How long the card's `op` operations last by its card data: the ``until`` of each of its
+        effects' `op` operations (DS-LINGERING-END); empty when it has none."""
+        effs = self.effects(name)
+        if effs is None:
+            return UNKNOWN
+        out = set()
+        for i in range(len(effs)):
+            ops = self.ops(name, i)
+            if ops is None:
+                return UNKNOWN
+            out.update(str(o.get("until")) for o in ops if o.get("op") == op)
+        return frozenset(out)
 
     def battle_gy_triggers(self, name: str) -> list[int] | None:
         """Indexes of the card's "destroyed by battle and sent to the Graveyard" triggers."""

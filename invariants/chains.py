@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
 from bpcheck.invariants.base import invariant
-from bpcheck.invariants.view import fact, find_spell, in_pile
+from bpcheck.invariants.view import fact, find_spell, in_pile, spells
 
 FAMILY = "chains and windows"
 
@@ -86,6 +86,35 @@ def attack_window(t):
     for e in answering:
         if not was_open:
             return f"{e['card']} was activated although no attack-declaration window is open"
+    return True
+
+
+@invariant(
+    "window.summon",
+    "\"When a monster is Summoned\" cards are activated only in the chain built right after a Summon (after the chain it "
+    "happened in has resolved), before both players pass; where the engine reports open_windows.summon, it says whether that "
+    "window is open.",
+    ["WIN-EVENT"],
+    "transition",
+    FAMILY,
+)
+def summon_window(t):
+    was_open = t.mon["summons"][0]
+    now_open = t.mon_after["summons"][0]
+    windows = t.after.get("open_windows")  # absent only for an engine that does not observe it
+    says = windows["summon"] if windows is not None else now_open
+    answering = [e for e in t.of("chain_link_added") if fact(t.cards.answers_summon(e["card"], e.get("effect")), e["card"], "whether it answers a Summon")]
+    if not (was_open or now_open or says or answering):
+        return None
+    # (while an effect waits for a choice in mid-resolution no window is open to anyone: the claim is not compared)
+    if not t.after["over"] and t.after.get("choice") is None and bool(says) != now_open:
+        return (
+            f"the engine reports open_windows.summon = {str(bool(says)).lower()}, but the window is "
+            f"{'open' if now_open else 'closed'} ({'a monster was just Summoned' if now_open and not was_open else 'it is still open' if now_open else 'it closed' if was_open else 'no monster was Summoned'})"
+        )
+    for e in answering:
+        if not was_open:
+            return f"{e['card']} was activated although no monster was just Summoned"
     return True
 
 
@@ -225,3 +254,37 @@ def counter_trap_offered(obs, actions, ctx):
         if not any(l == f"activate {name}" or l.startswith(f"activate {name} ") for l in labels):
             return f"{name} answers {top['card']} but is not offered in {obs['step']}"
     return True
+
+
+@invariant(
+    "chain.negate-vs-destroy",
+    "Destroying a card whose activation is on the chain does not negate it: a link resolves as negated exactly when an effect "
+    "negated it, and a Spell or Trap Card whose activation was negated is sent from the field when its link resolves.",
+    ["CH-NEGATE"],
+    "transition",
+    FAMILY,
+    events=["chain_link_resolved"],
+)
+def negate_vs_destroy(t):
+    negated = {l[0] for l in t.mon.chain.links if l[6]}
+    activating = {c["uid"] for c in spells(t.before) if c["on_chain"]}  # Spell/Trap Cards whose activation is on the chain
+    for e in t.of("chain_link_added"):  # activated in this transition: from the hand, or a Set card
+        c = find_spell(t.before, e["card_uid"])
+        if c is None or not c["face_up"]:
+            activating.add(e["card_uid"])
+    seen = False
+    for e in t.events:
+        if e.kind == "activation_negated":
+            negated.add(e["card_uid"])
+        elif e.kind == "chain_link_resolved":
+            seen = True
+            u = e["card_uid"]
+            if u in negated:
+                if not e["negated"]:
+                    return f"the activation of {e['card']} was negated, but its link resolved as not negated"
+                kind = fact(t.cards.kind(e["card"]), e["card"], "its card type")[0]
+                if kind in ("spell", "trap") and u in activating and find_spell(t.after, u) is not None and not t.after["over"]:
+                    return f"the activation of {e['card']} was negated, but the card stays on the field"
+            elif e["negated"]:
+                return f"{e['card']}'s link resolved as negated, but no effect negated it (destroying a card does not negate its activation)"
+    return True if seen else None

@@ -382,4 +382,124 @@ def calc_once(t):
     return True
 
 
+
+# -- effects that end with the Damage Step (DS-LINGERING-END) ---------------------------------
+
+_ENDS_WITH_DS = ("end_of_damage_step", "damage_calculation")
+_MOD_OP = {("atk", "add"): "modify_atk", ("def", "add"): "modify_def", ("atk", "halve"): "halve_atk"}
+_AFTER_CALC = frozenset({"damage_step_after_calculation_1", "damage_step_after_calculation_2", "damage_step_end"})
+
+
+def _ds_effects(obs, cards) -> list[tuple[tuple, str, str, int | None]]:
+    """The effects applying in `obs` that last no longer than the Damage Step by their source
+    card's data (never by the engine's ``until``): (key, duration, what, the monster holding
+    it or None)."""
+    out = []
+    for l in obs["lingering"]:
+        dur = _duration(cards, l["source"], l["what"], l.get("until"))
+        if dur in _ENDS_WITH_DS:
+            out.append((("L", l["what"], l["player"], l["source"]), dur, f"{l['source']}'s {l['what'].replace('_', ' ')}", None))
+    for m in monsters(obs):
+        for md in m["lingering_modifiers"]:
+            op = _MOD_OP.get((md["stat"], md["kind"]))
+            if op is None:
+                continue
+            dur = _duration(cards, md["source"], op, md.get("until"))
+            if dur in _ENDS_WITH_DS:
+                key = ("M", m["uid"], md["source_uid"], md["stat"], md["kind"])  # (not the amount: it may be symbolic)
+                out.append((key, dur, f"{md['source']}'s {md['stat'].upper()} change on {m['card']}", m["uid"]))
+    return out
+
+
+def _duration(cards, source, op, says) -> str | None:
+    """How long `source`'s `op` lasts by its card data; when its effects give it several
+    durations, the one the engine names if it is one of them (else the card data cannot tell)."""
+    d = fact(cards.durations(source, op), source, f"how long its {op} lasts")
+    if len(d) == 1:
+        return next(iter(d))
+    if not d:
+        return None  # no such operation in its data: not an effect of the Damage Step's kind
+    return fact(says if says in d else None, source, f"which of its {op} durations applies")
+
+
+@invariant(
+    "damage.lingering-end",
+    "Effects that last until the end of the Damage Step (by their card data) stop applying when the Damage Step ends, not "
+    "before; effects that last during damage calculation only stop when damage calculation is over, not before.",
+    ["DS-LINGERING-END"],
+    "transition",
+    FAMILY,
+    reads=["lingering", "players[].monsters[].lingering_modifiers"],
+    steps=DAMAGE_STEPS,
+)
+def lingering_end(t):
+    b, a = t.before, t.after
+    if a["over"]:
+        return None
+    before = _ds_effects(b, t.cards)
+    after = _ds_effects(a, t.cards)
+    if not (before or after):
+        return None
+    left = not _in_ds(a["step"])
+    calculated = bool(t.of("damage_calculation")) or a["step"] in _AFTER_CALC or left
+    for _key, dur, what, _holder in after:
+        if left:
+            return f"{what} (until {dur.replace('_', ' ')}) still applies after the Damage Step ended"
+        if dur == "damage_calculation" and calculated:
+            return f"{what} (during damage calculation only) still applies after damage calculation"
+    if not left:
+        now = {key for key, *_ in after}
+        for key, dur, what, holder in before:
+            if key in now or (holder is not None and monster(a, holder) is None):
+                continue  # still applies, or its monster left the field (and the effect with it)
+            if dur == "damage_calculation" and calculated:
+                continue
+            until = "damage calculation was over" if dur == "damage_calculation" else "the Damage Step ended"
+            return f"{what} stopped applying in {a['step']}, before {until}"
+    return True
+
+
+# -- Flip effects of monsters destroyed face-down (CARD-FACEDOWN-DESTROYED) -------------------
+
+
+def _flip_link(cards, name, effect) -> bool:
+    if effect is None:  # an engine that does not say which effect: the card's only one
+        effs = fact(cards.effects(name), name, "its effects")
+        return len(effs) == 1 and bool(fact(cards.has_flip_effect(name), name, "whether it has a Flip effect"))
+    return bool(fact(cards.is_flip_effect(name, effect), name, f"whether its effect {effect} is a Flip effect"))
+
+
+@invariant(
+    "damage.facedown-destroyed-flip",
+    "A face-down Flip monster that leaves the field without being flipped face-up does not activate its Flip effect: none of it "
+    "is added to the chain or waits as a trigger in that transition.",
+    ["CARD-FACEDOWN-DESTROYED", "DS-FLIP"],
+    "transition",
+    FAMILY,
+    events=["card_moved"],
+)
+def facedown_destroyed_flip(t):
+    gone = {}
+    for m in monsters(t.before):
+        if m["position"] == "facedown" and monster(t.after, m["uid"]) is None:
+            gone[m["uid"]] = m["card"]
+    if not gone:
+        return None
+    for e in t.events:
+        if e.kind == "flipped" or (e.kind == "position_changed" and e.get("to") in ("attack", "defense")):
+            gone.pop(e.get("card_uid"), None)
+    gone = {u: c for u, c in gone.items() if fact(t.cards.has_flip_effect(c), c, "whether it has a Flip effect")}
+    if not gone:
+        return None
+    for e in t.of("chain_link_added"):
+        u = e["card_uid"]
+        if u in gone and _flip_link(t.cards, gone[u], e.get("effect")):
+            return f"{gone[u]} was destroyed face-down without being flipped, yet its Flip effect was activated"
+    for p in t.after.get("pending_triggers", ()):  # (absent only from an engine that does not observe it)
+        u = p["card_uid"]
+        if u in gone and _flip_link(t.cards, gone[u], p.get("effect")):
+            return f"{gone[u]} was destroyed face-down without being flipped, yet its Flip effect waits as a trigger"
+    return True
+
+
 __all__ = ["STAT_CHANGE_STEPS", "walk"]

@@ -24,7 +24,8 @@ the explorer.
   the engine's counters (a `change_position` action records a manual position change). Attack-count,
   position-change, replay, window, chain and Damage-Step invariants judge against it, and where the
   engine also reports a field (`attacks_declared`, `declared_at`, `declared_direct`,
-  `cannot_attack_this_turn`, `position_changed_this_turn`, `open_windows.attack_declaration`, `chain`,
+  `cannot_attack_this_turn`, `position_changed_this_turn`, `open_windows.attack_declaration`,
+  `open_windows.summon`, `chain`,
   `destroyed_by_battle`, `flipped_by_battle`, `attack.damage_calculated`), a disagreement with
   the monitor is itself a violation naming both values. The monitor is part of the explored
   state: the fingerprint hashes the observation and the monitor together

@@ -267,6 +267,41 @@ def _windows(prev, t):
     return (open_, attacker, passes)
 
 
+_SUMMON_CLOSE = frozenset({"phase_changed", "attack_declared", "attack_stopped", "attack_ended", "replay", "duel_over"})
+
+
+@history(
+    "summons",
+    "The \"when a monster is Summoned\" window: open after a Summon (once the chain it happened in has resolved) until both "
+    "players pass in succession, another chain resolves without a Summon, an attack is declared, stops, ends or replays (that is "
+    "what happened last then) or the step changes; whether the chain resolving now has Summoned.",
+    initial=(False, 0, False),
+)
+def _summons(prev, t):
+    open_, passes, pending = prev
+    if not (open_ or pending) and "summoned" not in t.kind_set():
+        return prev  # closed, and nothing opens it
+    for e in t.events:
+        k = e.kind
+        if k == "summoned":
+            pending = True
+        elif k == "chain_resolved":
+            open_, passes, pending = pending, 0, False
+        elif k in _SUMMON_CLOSE:
+            open_, passes, pending = False, 0, False
+        elif not open_:
+            continue
+        elif k == "chain_link_added":
+            passes = 0
+        elif k == "passed":
+            passes += 1
+            if passes >= 2:  # (with a chain, its chain_resolved follows and decides)
+                open_, passes = False, 0
+    if pending and not t.mon.chain.links and not t.of("chain_link_added"):
+        open_, passes, pending = True, 0, False  # a Summon outside any chain
+    return (open_, passes, pending)
+
+
 _BATTLE_KINDS = frozenset({"destroyed_by_battle", "flipped", "damage_calculation"})
 _BATTLE_READS = _BATTLE_KINDS | {"card_moved", "phase_changed"}
 

@@ -37,6 +37,16 @@ KILLERS = {
     "battle-phase-ends-the-turn": "turn.battle-steps",
     "skipped-battle-phase-has-main-phase-2": "turn.phase-order",
     "battle-phase-without-end-step": "turn.battle-steps",
+    "equip-outlives-its-monster": "acc.continuous-target",
+    "call-of-the-haunted-keeps-its-monster": "acc.linked-monster",
+    "damage-step-protection-lasts-the-turn": "damage.lingering-end",
+    "calculation-boost-outlasts-calculation": "damage.lingering-end",
+    # the Flip effect waits as a trigger for a monster the attack did not flip: both Flip
+    # invariants see it; facedown-destroyed-flip sorts first
+    "destroyed-face-down-flips": "damage.facedown-destroyed-flip",
+    "destroyed-activation-is-negated": "chain.negate-vs-destroy",
+    "negated-card-stays-on-the-field": "chain.negate-vs-destroy",
+    "summon-window-stays-open": "window.summon",
 }
 
 
