@@ -281,13 +281,9 @@ class EquipOutlivesItsMonster(Rules):
     Circle) is not destroyed when that monster leaves the field: it stays, pointing at nothing."""
 
     def _cleanup(self, w):
-        def keeps(c):
-            return c.equipped_to is not None or c.attached_to is not None
-
-        kept = {c.uid: c for _s, _i, c in w.s.spell_traps() if keeps(c) and not c.activating}
         hidden = {}
-        for side, i, c in list(w.s.spell_traps()):  # the reference would destroy these: hide what they keep
-            if c.uid in kept:
+        for side, i, c in list(w.s.spell_traps()):  # what they keep is hidden from the reference's cleanup
+            if (c.equipped_to is not None or c.attached_to is not None) and not c.activating:
                 hidden[c.uid] = (c.equipped_to, c.attached_to)
                 self._set_spell(w, side, i, replace(c, equipped_to=None, attached_to=None))
         super()._cleanup(w)
