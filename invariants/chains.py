@@ -108,9 +108,12 @@ def summon_window(t):
         return None
     # (while an effect waits for a choice in mid-resolution no window is open to anyone: the claim is not compared)
     if not t.after["over"] and t.after.get("choice") is None and bool(says) != now_open:
+        why = "it closed" if was_open else "no monster was Summoned"
+        if now_open:
+            why = "it is still open" if was_open else "a monster was just Summoned"
         return (
             f"the engine reports open_windows.summon = {str(bool(says)).lower()}, but the window is "
-            f"{'open' if now_open else 'closed'} ({'a monster was just Summoned' if now_open and not was_open else 'it is still open' if now_open else 'it closed' if was_open else 'no monster was Summoned'})"
+            f"{'open' if now_open else 'closed'} ({why})"
         )
     for e in answering:
         if not was_open:

@@ -382,7 +382,6 @@ def calc_once(t):
     return True
 
 
-
 # -- effects that end with the Damage Step (DS-LINGERING-END) ---------------------------------
 
 _ENDS_WITH_DS = ("end_of_damage_step", "damage_calculation")

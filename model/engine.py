@@ -1405,6 +1405,7 @@ class Rules:
         cost_info: list[tuple[str, int]] = []
         # Costs.
         ci = 0
+        tributed = False
         for o in eff.cost:
             if o.op == "pay_lp":
                 self._pay_lp(w, p, o.get("amount"))
@@ -1415,13 +1416,14 @@ class Rules:
                 cost_info.append(("tributed_atk", 0 if tc.atk is None else tc.atk))
                 cost_info.append(("tributed_def", 0 if tc.def_ is None else tc.def_))
                 self._move_from_field(w, t, "graveyard", reason="tribute")
+                tributed = True
             elif o.op == "discard":
                 t = action.cost[ci]
                 ci += 1
                 self._move_from_hand(w, p, t, "graveyard", reason="discard")
             elif o.op in ("discard_self", "send_self_to_gy"):
                 self._move_from_hand(w, p, uid, "graveyard", reason="cost")
-        if ci and any(o.op == "tribute" for o in eff.cost):
+        if tributed:
             self._cleanup(w)  # a Tributed monster's Equip Cards go at once (rule: CARD-CONT-TARGET)
         # The card itself.
         is_card = c.is_spell_trap
