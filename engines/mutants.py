@@ -305,6 +305,18 @@ class CallOfTheHauntedKeepsItsMonster(Rules):
         super()._move_card_object(w, side, card, dest, reason)
 
 
+class CallOfTheHauntedForgetsItsMonster(Rules):
+    """Call of the Haunted Special Summons its target but is never bound to it: the engine does
+    not record the link (linked_monster stays empty), so neither card takes the other along. An
+    invariant that believed the engine's linked_monster would see no link and pass it."""
+
+    def _finish_link(self, w, link):
+        super()._finish_link(w, link)
+        f = w.s.find_spell(link.card_uid)
+        if f is not None and f[2].linked_monster is not None:
+            self._set_spell(w, f[0], f[1], replace(f[2], linked_monster=None))  # the bond is never made
+
+
 class DamageStepProtectionLastsTheTurn(Rules):
     """Effects that last until the end of the Damage Step (Kuriboh's "you take no battle damage
     from that battle") are kept until the end of the turn."""
@@ -416,6 +428,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("battle-phase-without-end-step", BattlePhaseWithoutEndStep, "turn structure", "002-skip-battle-phase.toml"),
         Mutant("equip-outlives-its-monster", EquipOutlivesItsMonster, "accounting", "rule-card-cont-target.toml"),
         Mutant("call-of-the-haunted-keeps-its-monster", CallOfTheHauntedKeepsItsMonster, "accounting", "rule-card-cont-target.toml"),
+        Mutant("call-of-the-haunted-forgets-its-monster", CallOfTheHauntedForgetsItsMonster, "accounting", "rule-card-cont-target.toml"),
         Mutant("damage-step-protection-lasts-the-turn", DamageStepProtectionLastsTheTurn, "damage step", "rule-ds-kuriboh.toml"),
         Mutant("calculation-boost-outlasts-calculation", CalculationBoostOutlastsCalculation, "damage step", "rule-ds-lily.toml"),
         Mutant("destroyed-face-down-flips", DestroyedFaceDownFlips, "damage step", "000-facedown-flip-destroyed-by-bug.toml"),

@@ -6,14 +6,70 @@ from __future__ import annotations
 # domain (bpcheck.model.arith: plain operations on ints or z3 terms, no rules of the game).
 from bpcheck.model import arith
 from bpcheck.invariants.base import invariant
+from bpcheck.invariants.monitor import history
 from bpcheck.invariants.view import fact, find_spell, monster, spells, uid_count_ok, uid_places
 
 FAMILY = "accounting"
 _LP_KINDS = frozenset({"battle_damage", "effect_damage", "lp_paid", "lp_gained"})
 
+# -- protections against battle (the monitor's own, from what resolved; never the engine's lingering)
 
-def _protected(obs, what, player):
-    return any(l["what"] == what and l["player"] == player for l in obs["lingering"])
+_PROTECTION_READS = frozenset({"chain_link_added", "activation_negated", "chain_link_resolved", "phase_changed"})
+
+
+@history(
+    "protections",
+    "Effects in force against battle (\"you take no battle damage\", \"cannot be destroyed by battle\"): (what, player, until) "
+    "for each chain link that resolved without being negated and whose card data gives one, until its duration ends (the end "
+    "of the Damage Step, the end of the turn); false when a resolved card's data could not say. Never the engine's lingering.",
+)
+def _protections(prev, t):
+    kinds = t.kind_set()
+    if _PROTECTION_READS.isdisjoint(kinds) and t.before.get("turn") == t.after.get("turn"):
+        return prev  # nothing resolved, and no duration can have ended
+    if "chain_link_resolved" not in kinds and not prev:
+        return prev
+    known = prev is not False
+    out = list(prev) if known else []
+    links = [list(x[:4]) + [x[6]] for x in t.mon.chain.links]  # (uid, card, effect, player, negated)
+    for e in t.events:
+        k = e.kind
+        if k == "chain_link_added":
+            links.append([e["card_uid"], e["card"], e.get("effect"), e.get("player"), False])
+        elif k == "activation_negated":
+            for x in reversed(links):
+                if x[0] == e.get("card_uid"):
+                    x[4] = True
+                    break
+        elif k == "chain_link_resolved":
+            link = next((x for x in reversed(links) if x[0] == e.get("card_uid")), None)
+            if link is not None:
+                links.remove(link)
+            if e.get("negated") or (link is not None and link[4]):
+                continue
+            gives = t.cards.protections(e.get("card"), link[2] if link is not None else None) if t.cards is not None else None
+            if gives and (link is None or link[3] is None):
+                known = False  # it gives one, but to whom is not known
+            elif gives is None:
+                known = False
+            else:
+                out += [(what, link[3] if to == "you" else 1 - link[3], until) for what, to, until in gives]
+        elif k == "phase_changed" and str(e.get("from", "")).startswith("damage_step") and not str(e.get("to", "")).startswith("damage_step"):
+            out = [x for x in out if x[2] != "end_of_damage_step"]
+    if t.before.get("turn") != t.after.get("turn"):
+        out, known = [], True
+    if not known:
+        return False
+    new = tuple(sorted(out))
+    return prev if new == prev else new
+
+
+def _protected(t, what, player):
+    """``what`` protects ``player`` before transition ``t`` (the monitor's ``protections``)."""
+    held = t.mon["protections"]
+    if held is False:
+        fact(None, "a resolved chain link", "what it protects against in battle")
+    return any(x[0] == what and x[1] == player for x in held)
 
 
 @invariant(
@@ -48,7 +104,7 @@ def battle_damage(t):
         if arith.lt(atk, val):
             expect[tp] = arith.sub(val, atk)
     for p in (0, 1):
-        if _protected(t.before, "no_battle_damage", p):
+        if _protected(t, "no_battle_damage", p):
             expect[p] = 0
     got = {0: 0, 1: 0}
     for d in t.of("battle_damage"):
@@ -99,7 +155,7 @@ def destroyed_by_battle(t):
     for uid in list(expect):
         m = monster(t.before, uid)
         side = m["controller"] if m else (tp if uid == a else 1 - tp)
-        if _protected(t.before, "battle_indestructible", side):
+        if _protected(t, "battle_indestructible", side):
             expect.discard(uid)
     got = {x["card_uid"] for x in t.of("destroyed_by_battle")}
     if got != expect:
@@ -273,6 +329,11 @@ def continuous_target(t):
     before, after = _kept(t.before), _kept(t.after)
     if not (before or after) or t.after["over"]:
         return None
+    if t.cards is not None:
+        # a card bound to the monster it Summoned (an engine may show the bond as its card target)
+        # follows its own text instead: acc.linked-monster
+        before = [k for k in before if t.cards.links_summoned(k[0]["card"]) is not True]
+        after = [k for k in after if t.cards.links_summoned(k[0]["card"]) is not True]
     for c, x, how in after:
         if monster(t.after, x) is None:
             return f"{c['card']} is {how} uid {x}, which is not on the field"
@@ -293,28 +354,43 @@ def continuous_target(t):
 
 @invariant(
     "acc.linked-monster",
-    "A card linked to the monster it Special Summoned (Call of the Haunted, by its text) and that monster: when the card leaves "
-    "the field, the monster is destroyed in the same transition; when the monster is destroyed, so is the card.",
+    "A card bound to the monster it Special Summoned (Call of the Haunted, by its card data; the bond is the monitor's, from "
+    "the resolution that Summoned the monster) and that monster: when the card leaves the field, the monster is destroyed in "
+    "the same transition; when the monster is destroyed, so is the card. Where the engine reports linked_monster, it names "
+    "that monster, and no other card has one.",
     ["CARD-CONT-TARGET"],
     "transition",
     FAMILY,
-    events=["card_moved"],
-    reads=["players[].spells[].linked_monster", "players[].field_zone.linked_monster"],
+    # a bond is made when a link resolves, and broken when a card leaves the field
+    events=["card_moved", "chain_link_resolved"],
 )
 def linked_monster(t):
-    if not t.of("card_moved"):
-        return None  # neither left the field
-    links = [(c, c["linked_monster"]) for c in spells(t.before) if c["linked_monster"] is not None and not c["on_chain"]]
-    if not links or t.after["over"]:
+    if not (t.of("card_moved") or t.of("chain_link_resolved")):
+        return None  # nothing resolved and nothing left the field
+    if t.after["over"]:
+        return None
+    links, now = t.mon["links"][0], t.mon_after["links"][0]
+    claims = [c for c in spells(t.after) if c.get("linked_monster") is not None]  # (absent: not observed)
+    if not (links or now or claims):
         return None
     destroyed = {e["card_uid"] for e in t.of("destroyed")} | {e["card_uid"] for e in t.of("card_moved") if e.get("reason") == "battle"}
-    for c, x in links:
-        m = monster(t.before, x)
-        if m is None:
-            continue
-        card_stays = find_spell(t.after, c["uid"]) is not None
-        if not card_stays and monster(t.after, x) is not None:
-            return f"{c['card']} left the field, but {m['card']}, linked to it, stays on the field"
-        if card_stays and x in destroyed:
-            return f"{m['card']} was destroyed, but {c['card']}, linked to it, stays on the field"
+    for cu, mu in links:
+        c, m = find_spell(t.before, cu), monster(t.before, mu)
+        if c is None or m is None:
+            continue  # already apart before (reported on the transition that parted them)
+        card_stays = find_spell(t.after, cu) is not None
+        if not card_stays and monster(t.after, mu) is not None:
+            return f"{c['card']} left the field, but {m['card']}, which it Special Summoned, stays on the field"
+        if card_stays and mu in destroyed:
+            return f"{m['card']} was destroyed, but {c['card']}, which Special Summoned it, stays on the field"
+    if t.after.get("choice") is None:  # (in mid-resolution the bond may not be made yet)
+        bound = dict(now)
+        for c in spells(t.after):
+            if "linked_monster" not in c or c["on_chain"]:
+                continue
+            says, expect = c["linked_monster"], bound.get(c["uid"])
+            if says != expect:
+                m = monster(t.after, expect) if expect is not None else None
+                what = f"{m['card']} (uid {expect}), which it Special Summoned" if m is not None else "no monster"
+                return f"the engine reports {c['card']}'s linked_monster = {'null' if says is None else says}, but it is bound to {what}"
     return True

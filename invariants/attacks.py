@@ -31,8 +31,9 @@ def attack_count(obs, ctx):
     for m in monsters(obs):
         rec = ctx.mon.attack(m["uid"])
         n = rec.declared
-        if min(m["attacks_declared"], COUNT_CAP) != n:
-            return f"{m['card']} (uid {m['uid']}): the engine reports attacks_declared = {m['attacks_declared']}, its declarations this turn number {n}"
+        says = m.get("attacks_declared")  # (absent: an engine that does not report it)
+        if says is not None and min(says, COUNT_CAP) != n:
+            return f"{m['card']} (uid {m['uid']}): the engine reports attacks_declared = {says}, its declarations this turn number {n}"
         if n == 0:
             continue
         seen = True
@@ -137,7 +138,7 @@ def stopped_spent(t):
         m = monster(t.before, e["attacker_uid"])
         if m is not None and t.mon.attack(m["uid"]).stopped:
             return f"{m['card']} declared an attack after its attack was stopped this turn"
-        if m is not None and m["cannot_attack_this_turn"]:
+        if m is not None and m.get("cannot_attack_this_turn"):
             return f"{m['card']} declared an attack although the engine says it cannot attack this turn"
     if not stops:
         return None
@@ -146,7 +147,7 @@ def stopped_spent(t):
         if a is not None and a["attacker"] == e["attacker_uid"]:
             return "the attack is still in progress after it stopped"
         m = monster(t.after, e["attacker_uid"])
-        if m is not None and m["controller"] == t.after["turn_player"] and not m["cannot_attack_this_turn"]:
+        if m is not None and m["controller"] == t.after["turn_player"] and m.get("cannot_attack_this_turn") is False:
             return f"{m['card']}'s attack stopped but the engine reports cannot_attack_this_turn = false"
     return True
 
@@ -188,7 +189,7 @@ def targets_offered(obs, actions, ctx):
         if m is None or m["controller"] != obs["turn_player"] or m["position"] != "attack":
             return f"{a['label']} is offered but the attacker is not a face-up Attack Position monster of the turn player"
         rec = ctx.mon.attack(m["uid"])
-        if m["cannot_attack_this_turn"] or rec.stopped:
+        if m.get("cannot_attack_this_turn") or rec.stopped:
             return f"{a['label']} is offered for a monster whose attack was stopped this turn"
         t = a.get("target")
         if t is not None and t not in can:
@@ -226,7 +227,7 @@ def must_attack(obs, actions, ctx):
             return "the Battle Phase may end while a monster that must attack can still attack"
         return True
     if obs["step"] == "main1" and obs["turn"] > 1:
-        spent = any(m["cannot_attack_this_turn"] or ctx.mon.attack(m["uid"]).stopped for m in forced)
+        spent = any(m.get("cannot_attack_this_turn") or ctx.mon.attack(m["uid"]).stopped for m in forced)
         if any(a["kind"] == "skip_bp" for a in actions) and not spent:
             if not all(cannot_attack(obs, u, ctx.cards) for u in uids):
                 return "the Battle Phase may be skipped while a monster that must attack is in Attack Position"

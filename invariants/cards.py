@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 UNKNOWN = None
+PROTECTION_OPS = frozenset({"no_battle_damage", "battle_indestructible"})
 
 # The vocabulary of docs/cards.md, restated. A word outside it makes a fact UNKNOWN.
 EFFECT_TYPES = {"activate", "quick", "ignition", "trigger", "flip"}
@@ -311,6 +312,43 @@ class CardFacts:
             if ops is None:
                 return UNKNOWN
             if any(o.get("op") == "negate_attack" for o in ops):
+                return True
+        return False
+
+    @_memo
+    def protections(self, name: str, effect_index: int | None) -> tuple | None:
+        """What the effect gives when it resolves against battle (DS-CALC-*: "you take no battle
+        damage", "cannot be destroyed by battle"): ((what, to, until), ...) from its
+        ``no_battle_damage`` / ``battle_indestructible`` operations, ``to`` "you" or "opponent".
+        With no index (an engine that does not say which effect), the card's only answer: the same
+        for every effect, else unknown."""
+        effs = self.effects(name)
+        if effs is None:
+            return UNKNOWN
+        idx = range(len(effs)) if effect_index is None else [effect_index]
+        seen = set()
+        for i in idx:
+            ops = self.ops(name, i)
+            if ops is None:
+                return UNKNOWN
+            seen.add(tuple((o["op"], o.get("to", "you"), o.get("until", "end_of_turn")) for o in ops if o.get("op") in PROTECTION_OPS))
+        if len(seen) > 1:
+            return UNKNOWN
+        return seen.pop() if seen else ()
+
+    @_memo
+    def links_summoned(self, name: str) -> bool | None:
+        """The card stays bound to the monster it Special Summons when it resolves (``link`` on its
+        ``special_summon``: Call of the Haunted, "When this card leaves the field, destroy that
+        target. When that target is destroyed, destroy this card."; CARD-CONT-TARGET)."""
+        effs = self.effects(name)
+        if effs is None:
+            return UNKNOWN
+        for i in range(len(effs)):
+            ops = self.ops(name, i)
+            if ops is None:
+                return UNKNOWN
+            if any(o.get("op") == "special_summon" and o.get("link") for o in ops):
                 return True
         return False
 

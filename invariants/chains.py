@@ -68,7 +68,8 @@ def attack_window(t):
     # changes.
     was_open = t.mon.window.attack_declaration
     now_open = t.mon_after.window.attack_declaration
-    says = t.after["open_windows"]["attack_declaration"]
+    windows = t.after.get("open_windows")  # absent only for an engine that does not observe it
+    says = windows["attack_declaration"] if windows is not None else now_open
     answering = []
     for e in t.of("chain_link_added"):
         if fact(t.cards.answers_attack_declaration(e["card"]), e["card"], "whether it answers an attack declaration"):

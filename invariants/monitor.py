@@ -302,6 +302,53 @@ def _summons(prev, t):
     return (open_, passes, pending)
 
 
+_LINK_READS = frozenset({"summoned", "chain_link_resolved", "chain_resolved", "card_moved"})
+_SPELL_ZONES = ("spell_trap_zone", "field_zone")
+
+
+def left_spell_zone(e) -> bool:
+    return e.kind == "card_moved" and e.get("from") in _SPELL_ZONES and e.get("to") not in _SPELL_ZONES
+
+
+@history(
+    "links",
+    "Cards bound to the monster they Special Summoned (their card data says so: Call of the Haunted): (card, monster) from "
+    "the resolution that Summoned it until either leaves the field; the monsters Summoned so far by the chain link now "
+    "resolving. Never the engine's linked_monster.",
+    initial=((), ()),
+)
+def _links(prev, t):
+    links, pending = prev
+    kinds = t.kind_set()
+    if not (links or pending) and "summoned" not in kinds:
+        return prev  # nothing bound, and nothing Summoned
+    if _LINK_READS.isdisjoint(kinds):
+        return prev  # none of the events it reads
+    bound, now, gone = set(links), list(pending), set()
+    for e in t.events:
+        k = e.kind
+        if k == "summoned":
+            now.append(e["card_uid"])
+        elif k == "chain_link_resolved":
+            uid = e.get("card_uid")
+            if now and uid not in gone and not e.get("negated") and t.cards is not None and t.cards.links_summoned(e.get("card")):
+                bound.update((uid, u) for u in now)
+            now = []
+        elif k == "chain_resolved":
+            now = []
+        elif left_spell_zone(e):
+            uid = e.get("card_uid")
+            gone.add(uid)
+            bound = {b for b in bound if b[0] != uid}
+        elif left_field(e):
+            uid = e.get("card_uid")
+            bound = {b for b in bound if b[1] != uid}
+            now = [u for u in now if u != uid]
+    if now and not t.after.get("chain") and t.after.get("choice") is None:
+        now = []  # Summoned outside a chain, or by a link that has resolved: nothing binds them now
+    return (tuple(sorted(bound)), tuple(now))
+
+
 _BATTLE_KINDS = frozenset({"destroyed_by_battle", "flipped", "damage_calculation"})
 _BATTLE_READS = _BATTLE_KINDS | {"card_moved", "phase_changed"}
 

@@ -8,8 +8,9 @@ history, with the engine's ``declared_at`` / ``declared_direct`` held to it.
 from __future__ import annotations
 
 from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
-from bpcheck.invariants.base import invariant
+from bpcheck.invariants.base import Unknown, invariant
 from bpcheck.invariants.cards import DAMAGE_STEPS
+from bpcheck.invariants.monitor import history
 from bpcheck.invariants.view import attackable, cannot_attack, fact, may_attack_directly, monster, monsters
 
 FAMILY = "replay"
@@ -17,7 +18,34 @@ FAMILY = "replay"
 
 def _attack_in_battle_step(obs):
     a = obs["attack"]
-    return a is not None and not a["replay_pending"] and obs["step"] == "battle_step"
+    # (an engine that does not report replay_pending builds no chain while a replay waits for
+    # the turn player's choice: replay.choices)
+    return a is not None and not a.get("replay_pending") and obs["step"] == "battle_step"
+
+
+_DECLARE_KINDS = frozenset({"attack_declared", "replay_choice"})
+
+
+@history(
+    "attack_targets",
+    "The opponent's monsters that could be attacked when the attack in progress was declared (or redeclared after a replay), "
+    "by the card data and the observation then: a sorted tuple of uids; false when a card's data could not say; null with no "
+    "attack in progress. Never the engine's potential_targets.",
+    initial=None,
+)
+def _attack_targets(prev, t):
+    if prev is None and _DECLARE_KINDS.isdisjoint(t.kind_set()):
+        return prev  # no attack, and none declared
+    if t.after.get("attack") is None:
+        return None
+    for e in t.events:
+        if (e.kind == "attack_declared" and not e.get("replay")) or (e.kind == "replay_choice" and e.get("choice") in ("target", "direct")):
+            try:
+                now = tuple(sorted(attackable(t.before, 1 - t.before["turn_player"], t.cards)))
+            except (Unknown, KeyError):  # a card's data cannot say, or the observation lacks the field
+                now = False
+            return prev if now == prev else now
+    return prev
 
 
 @invariant(
@@ -63,10 +91,14 @@ def replay_iff(t):
     if stopped:
         return "the attack stopped although the attacker can still attack"
     now = attackable(after, 1 - after["turn_player"], t.cards)
-    changed = now != set(a["potential_targets"])
+    # the potential targets of the declaration are the monitor's own record, never the engine's
+    recorded = t.mon["attack_targets"]
+    if recorded is None or recorded is False:
+        fact(None, f"the attacker (uid {uid})", "which monsters could be attacked when the attack was declared")
+    changed = now != set(recorded)
     illegal = (a["target"] is None and not may_attack_directly(after, uid, t.cards)) or (a["target"] is not None and a["target"] not in now)
     if (changed or illegal) and not replayed:
-        return f"potential targets changed ({sorted(a['potential_targets'])} -> {sorted(now)}) or the attack became illegal, but no replay happened"
+        return f"potential targets changed ({list(recorded)} -> {sorted(now)}) or the attack became illegal, but no replay happened"
     if replayed and not (changed or illegal):
         return "a replay happened although no potential target appeared or disappeared and the attack stayed legal"
     return True
@@ -127,7 +159,8 @@ def no_second_cost(t):
         return "the turn player's LP changed when the replay choice was made"
     if t.of("attack_declared"):
         return "the replay continuation counted as a new attack declaration"
-    if any(c["choice"] != "call_off" for c in choices) and (t.after["open_windows"]["attack_declaration"] or t.mon_after.window.attack_declaration):
+    says = (t.after.get("open_windows") or {}).get("attack_declaration")  # (absent: not reported)
+    if any(c["choice"] != "call_off" for c in choices) and (says or t.mon_after.window.attack_declaration):
         return "continuing after a replay reopened the attack-declaration window"
     for c in choices:
         rec = t.mon_after.attack(c["attacker_uid"])
@@ -185,7 +218,7 @@ def call_off(t):
         m = monster(t.after, e["attacker_uid"])
         if m is not None and t.mon_after.attack(m["uid"]).declared < 1:
             return f"{m['card']} called off an attack it never declared"
-        if m is not None and m["attacks_declared"] < 1:
+        if m is not None and m.get("attacks_declared", 1) < 1:  # (absent: not reported)
             return f"{m['card']} no longer counts as having attacked after calling its attack off"
     return True
 

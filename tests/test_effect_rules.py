@@ -29,6 +29,7 @@ BOARDS = ROOT / "boards"
 CASES = [
     ("acc.continuous-target", "equip-outlives-its-monster", "rule-card-cont-target.toml"),
     ("acc.linked-monster", "call-of-the-haunted-keeps-its-monster", "rule-card-cont-target.toml"),
+    ("acc.linked-monster", "call-of-the-haunted-forgets-its-monster", "rule-card-cont-target.toml"),
     ("damage.lingering-end", "damage-step-protection-lasts-the-turn", "rule-ds-kuriboh.toml"),
     ("damage.lingering-end", "calculation-boost-outlasts-calculation", "rule-ds-lily.toml"),
     ("damage.facedown-destroyed-flip", "destroyed-face-down-flips", "000-facedown-flip-destroyed-by-bug.toml"),
@@ -60,9 +61,9 @@ def test_the_mutant_is_caught_by_its_invariant(inv_id, mutant, board):
 # -- tampered observations: a transition of the reference, changed the way a buggy engine would --
 
 
-def _transitions(board: str, invariants):
+def _transitions(board, invariants, engine=None):
     """Every transition of the board (before, action, events, after, monitors), in BFS order."""
-    es = EngineSystem(ReferenceEngine(), load_board(BOARDS / board), invariants)
+    es = EngineSystem(engine or ReferenceEngine(), load_board(board if isinstance(board, Path) else BOARDS / board), invariants)
     out = []
     seen = set()
     todo = list(es.initial_states())
@@ -173,3 +174,72 @@ def test_call_of_the_haunted_stays_when_its_monster_is_tributed(tmp_path):
     assert [m for m in p2["monsters"] if m] == [] and [c["card"] for c in p2["graveyard"]] == ["Battle Ox"]
     coth = next(c for c in p2["spells"] if c and c["card"] == "Call of the Haunted")
     assert coth["face_up"] and coth["linked_monster"] is None
+
+
+# -- the bond of Call of the Haunted is the monitor's, never the engine's linked_monster ---------
+
+
+def _unobserved(obs: dict) -> dict:
+    """The observation of an engine that does not report linked_monster (the EDOPro core)."""
+    out = copy.deepcopy(obs)
+    for p in out["players"]:
+        for c in p["spells"] + [p["field_zone"]]:
+            if c is not None:
+                c.pop("linked_monster", None)
+    return out
+
+
+def _coth_leaves(ts):
+    for s, a, info, s2 in ts:  # (bound to its monster before: the monitor's history)
+        if s[2]["links"][0] and any(e.kind == "card_moved" and e["card"] == "Call of the Haunted" and e["from"] == "spell_trap_zone" for e in info):
+            return s, a, info, s2
+    raise AssertionError("Call of the Haunted never left the field bound to a monster")
+
+
+def test_a_forgotten_bond_is_caught_without_linked_monster():
+    # the mutant never records the bond; an engine that does not report linked_monster at all
+    # gives the invariant nothing to compare, and it still sees the monster stay behind
+    m = MUTANTS["call-of-the-haunted-forgets-its-monster"]
+    es, ts = _transitions("rule-card-cont-target.toml", [], ReferenceEngine(m.rules, name=m.name))
+    s, a, info, s2 = _coth_leaves(ts)
+    t = Transition(_unobserved(s[1]), a.to_dict(), info, _unobserved(s2[1]), s[2], es.cards)
+    t.mon_after = s2[2]
+    got = _check("acc.linked-monster", t)
+    assert isinstance(got, str) and "Call of the Haunted left the field" in got, got
+
+
+def test_the_bond_comes_from_the_events_not_from_linked_monster():
+    es, ts = _transitions("rule-card-cont-target.toml", [])
+    for s, a, info, s2 in ts:  # the resolution that Summons the monster
+        if any(e.kind == "chain_link_resolved" and e["card"] == "Call of the Haunted" for e in info):
+            break
+    else:
+        raise AssertionError("Call of the Haunted never resolved")
+    (card_uid, monster_uid), = s2[2]["links"][0]
+    assert _check("acc.linked-monster", _transition(es, s, a, info, s2)) is True
+    after = copy.deepcopy(s2[1])
+    coth = next(c for p in after["players"] for c in p["spells"] if c and c["uid"] == card_uid)
+    coth["linked_monster"] = monster_uid + 100  # the engine names another monster
+    got = _check("acc.linked-monster", _transition(es, s, a, info, s2, after=after))
+    assert isinstance(got, str) and f"linked_monster = {monster_uid + 100}" in got and "Blue-Eyes White Dragon" in got, got
+
+
+def test_a_bond_shown_as_a_card_target_follows_its_own_text(tmp_path):
+    # the EDOPro core shows Call of the Haunted's monster as its card target (attached_to); a
+    # Tributed monster leaves the card on the field, which acc.continuous-target must not call
+    # a card left behind
+    path = tmp_path / "b.toml"
+    path.write_text(_TRIBUTED)
+    es, ts = _transitions(path, [])
+    for s, a, info, s2 in ts:
+        if any(e.kind == "card_moved" and e["card"] == "Battle Ox" and e.get("reason") == "tribute" for e in info):
+            break
+    else:
+        raise AssertionError("Battle Ox was never Tributed")
+    before = _unobserved(s[1])
+    coth = next(c for p in before["players"] for c in p["spells"] if c and c["card"] == "Call of the Haunted")
+    coth["attached_to"] = next(m["uid"] for p in before["players"] for m in p["monsters"] if m and m["card"] == "Battle Ox")
+    t = Transition(before, a.to_dict(), info, _unobserved(s2[1]), s[2], es.cards)
+    t.mon_after = s2[2]
+    assert _check("acc.continuous-target", t) in (True, None)
+    assert _check("acc.linked-monster", t) is True

@@ -39,6 +39,8 @@ KILLERS = {
     "battle-phase-without-end-step": "turn.battle-steps",
     "equip-outlives-its-monster": "acc.continuous-target",
     "call-of-the-haunted-keeps-its-monster": "acc.linked-monster",
+    # no bond recorded: the engine's linked_monster disagrees with the monitor's bond at once
+    "call-of-the-haunted-forgets-its-monster": "acc.linked-monster",
     "damage-step-protection-lasts-the-turn": "damage.lingering-end",
     "calculation-boost-outlasts-calculation": "damage.lingering-end",
     # the Flip effect waits as a trigger for a monster the attack did not flip: both Flip
