@@ -301,9 +301,9 @@ class CardFacts:
             return None
         return ops
 
-    @_memo
-    def negates_attack(self, name: str) -> bool | None:
-        """Any of the card's effects negates the attack when it resolves (STOP-ATTACK)."""
+    def _any_op(self, name: str, pred) -> bool | None:
+        """Whether any operation of any of the card's effects satisfies `pred` (unknown when an
+        effect's operations cannot be read)."""
         effs = self.effects(name)
         if effs is None:
             return UNKNOWN
@@ -311,9 +311,14 @@ class CardFacts:
             ops = self.ops(name, i)
             if ops is None:
                 return UNKNOWN
-            if any(o.get("op") == "negate_attack" for o in ops):
+            if any(pred(o) for o in ops):
                 return True
         return False
+
+    @_memo
+    def negates_attack(self, name: str) -> bool | None:
+        """Any of the card's effects negates the attack when it resolves (STOP-ATTACK)."""
+        return self._any_op(name, lambda o: o.get("op") == "negate_attack")
 
     @_memo
     def protections(self, name: str, effect_index: int | None) -> tuple | None:
@@ -341,16 +346,7 @@ class CardFacts:
         """The card stays bound to the monster it Special Summons when it resolves (``link`` on its
         ``special_summon``: Call of the Haunted, "When this card leaves the field, destroy that
         target. When that target is destroyed, destroy this card."; CARD-CONT-TARGET)."""
-        effs = self.effects(name)
-        if effs is None:
-            return UNKNOWN
-        for i in range(len(effs)):
-            ops = self.ops(name, i)
-            if ops is None:
-                return UNKNOWN
-            if any(o.get("op") == "special_summon" and o.get("link") for o in ops):
-                return True
-        return False
+        return self._any_op(name, lambda o: o.get("op") == "special_summon" and o.get("link"))
 
     @_memo
     def answers_attack_declaration(self, name: str) -> bool | None:
