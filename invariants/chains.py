@@ -57,7 +57,7 @@ def speed_order(t):
 @invariant(
     "window.attack-declaration",
     "\"When an attack is declared\" cards are activated only in the one chain answering the declaration, before both players pass; "
-    "the engine's open_windows.attack_declaration says whether that window is open.",
+    "where the engine reports open_windows.attack_declaration, it says whether that window is open.",
     ["WIN-ATTACK-DECL", "WIN-BEFORE-DS", "RPL-NEW-DECLARATION"],
     "transition",
     FAMILY,
