@@ -215,6 +215,27 @@ def test_replay_is_a_replay_choice_not_a_new_declaration():
     e.close()
 
 
+MIRROR_FORCE_RESOLVES = ["enter Battle Phase", "pass", "pass", "attack Jinzo #7 -> direct", "pass",
+                         "activate Mirror Force", "pass", "pass"]
+
+
+def test_an_attack_whose_attacker_left_the_field_stops():
+    """The core ends an attack whose attacker was destroyed without a message, when the battle
+    goes on (findings F19): the adapter says attack_stopped there, as the model does, and the
+    observations show no attack after it. (The core gives both players priority once more after
+    the chain, so the stop comes two passes after the chain, not with it: F19's timing.)"""
+    e = OcgcoreEngine()
+    s, evs, _acts = _follow(e, e.start(board("000-mirror-force-direct-attacker.toml")), MIRROR_FORCE_RESOLVES)
+    assert "chain_resolved" in [x["kind"] for x in evs] 
+    assert all(m is None or m["card"] != "Jinzo #7" for pl in e.observe(s)["players"] for m in pl["monsters"])  # destroyed
+    assert e.observe(s)["attack"] is not None and not any(x["kind"] == "attack_stopped" for x in evs)
+    s, evs, acts = _follow(e, s, ["pass", "pass"])
+    stopped = [x for x in evs if x["kind"] == "attack_stopped"]
+    assert len(stopped) == 1 and stopped[0]["reason"] == "attacker_left_field"
+    assert e.observe(s)["attack"] is None and "end Battle Phase" in acts
+    e.close()
+
+
 def test_destroyed_by_battle_is_reported_at_damage_calculation():
     """The core marks battle-destroyed monsters without a message; the adapter reads the mark as
     the calculation's sub-step ends and reports destroyed_by_battle there (findings F14), and not
@@ -328,6 +349,21 @@ def test_replay5_differential_fails_and_the_baseline_passes():
     r = _bpcheck("check", "boards/000-replay-5.toml", "--engine", "ocgcore", "--differential", "--baseline", "baselines/ocgcore.toml")
     assert r.returncode == 0, r.stdout[-3000:]
     assert "known disagreement (baseline)" in r.stdout
+
+
+@pytest.mark.parametrize("name, message", [
+    ("003-004-example-1.toml", "the attacker can no longer attack, but the attack did not stop"),
+    ("003-004-example-3.toml", "potential targets changed"),
+])
+def test_f19_the_core_answers_a_chain_one_round_of_passes_late(tmp_path, name, message):
+    """Both halves of findings F19 (the stop and the replay question come after one more round of
+    passes): replay.iff fails on the core, the baseline lists it with the reason, the board passes."""
+    out = tmp_path / "r.json"
+    r = _bpcheck("check", f"boards/{name}", "--engine", "ocgcore", "--differential", "--baseline", "baselines/ocgcore.toml",
+                 "--json", str(out))
+    assert r.returncode == 0, r.stdout[-3000:]
+    (cex,) = [c for c in json.loads(out.read_text())["boards"][0]["counterexamples"] if c["invariant"] == "replay.iff"]
+    assert cex["message"].startswith(message) and "findings F19" in cex["baselined"]
 
 
 def test_every_report_lists_what_was_not_compared(tmp_path):

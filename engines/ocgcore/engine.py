@@ -951,6 +951,16 @@ def infer_step(track: Track, pr: M.Prompt, events: list[Event]) -> None:
     chain prompt's timing hints say the step (the turn player's hint, TIMING_*)."""
     if pr.kind == M.MSG_SELECT_BATTLECMD:
         track.set_step("battle_step", events)
+        if track.attack is not None:
+            # Back at the battle command with an attack under way: the core ended it without a
+            # message (its battle processor drops an attack whose attacker left the field, changed
+            # control or can no longer attack when the battle goes on: findings F19). Said here,
+            # as the model says it, so the attack does not outlive its end in the observations.
+            au = track.attack[0]
+            w = track.where(au)
+            left = w is None or w[1] != K.LOCATION_MZONE or w[0] != pr.player  # (the prompt's player: the turn player)
+            events.append(ev("attack_stopped", attacker_uid=au, reason="attacker_left_field" if left else "cannot_attack"))
+            track.attack = None
         return
     if pr.kind != M.MSG_SELECT_CHAIN or track.phase not in BATTLE_PHASES:
         return
