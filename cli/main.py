@@ -204,7 +204,8 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
             continue
         out += ["", counterexample_text(cex), ""]
     for gone in (getattr(br, "baseline", None) or {}).get("gone", []):
-        out.append(f"             baseline: no longer occurs: DIFF {gone['kind']} {gone['path']} ({gone['reason']})")
+        what = gone["path"] if gone["kind"] == "invariant" else f"DIFF {gone['kind']} {gone['path']}"
+        out.append(f"             baseline: no longer occurs: {what} ({gone['reason']})")
     return out
 
 
@@ -244,8 +245,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             import functools
 
             system_kw["system_cls"] = functools.partial(DifferentialSystem, continue_past_order=True)
-    elif args.diff_continue_order or args.baseline:
-        _err(InputError("--baseline" if args.baseline else "--diff-continue-order", "", "needs --differential"))
+    elif args.diff_continue_order:
+        _err(InputError("--diff-continue-order", "", "needs --differential"))
         return EXIT_BAD_INPUT
     baseline = None
     if args.baseline:  # known, explained disagreements (explorers/baseline.py, docs/checking.md)
@@ -328,7 +329,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             break
         results.append(br)
         if baseline is not None:  # known disagreements do not fail the board; new ones do
-            baseline.outcome(br, engine_name)
+            baseline.outcome(br, engine_name, args.differential)
         if args.checkpoint:
             _finish_checkpoint(args, br, checkpoint_note)
         print("\n".join(_board_lines(br, display, args)))
@@ -477,7 +478,7 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
     def restore(br):
         br = restore_invariants(br, invariants)
         if baseline is not None:  # known disagreements do not fail the board; new ones do
-            baseline.outcome(br, engine_name)
+            baseline.outcome(br, engine_name, args.differential)
         return br
 
     def emit(i: int, entry) -> None:
@@ -687,7 +688,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument(
         "--baseline",
         metavar="FILE",
-        help="with --differential: known, explained disagreements (TOML, docs/checking.md); they do not fail, new ones do",
+        help="known, explained disagreements (with --differential) and known invariant violations (TOML, docs/checking.md); they do not fail, new ones do",
     )
     ck.add_argument("--strategy", choices=("bfs", "dfs"), default="bfs", help="bfs (default: shortest counterexamples) or dfs")
     ck.add_argument("--max-states", type=_positive(int), metavar="N", help="stop after N distinct states (inconclusive)")

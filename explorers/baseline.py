@@ -1,5 +1,6 @@
 """Baselines: known, explained disagreements between an engine and the reference model
-(`bpcheck check --differential --baseline FILE`, docs/checking.md).
+(`bpcheck check --differential --baseline FILE`, docs/checking.md), and known violations of
+invariants (which also apply without ``--differential``).
 
 A baseline is a TOML file::
 
@@ -56,10 +57,15 @@ class Baseline:
     file: str
     entries: list[Known] = field(default_factory=list)
 
-    def outcome(self, br, engine: str) -> dict:
+    def outcome(self, br, engine: str, differential: bool = True) -> dict:
         """Mark the known DIFFs of one board result (``cex.baselined``), fix its verdict, and
-        return ``{"known", "new", "gone"}``."""
-        mine = [k for k in self.entries if k.matches_board(br.board.path) and (k.engine is None or k.engine == engine)]
+        return ``{"known", "new", "gone"}``. Without ``differential`` (a check of the invariants
+        alone) only the entries naming an invariant apply: no DIFF can occur, so none is gone."""
+        mine = [
+            k
+            for k in self.entries
+            if k.matches_board(br.board.path) and (k.engine is None or k.engine == engine) and (differential or k.invariant is not None)
+        ]
         used: set[int] = set()
         known = new = 0
         for cex in br.counterexamples:

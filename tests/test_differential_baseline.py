@@ -102,11 +102,29 @@ def test_bad_baselines_are_bad_input(run_cli, tmp_path, text, where):
     assert "Traceback" not in out
 
 
-def test_baseline_needs_differential_and_a_file(run_cli, tmp_path):
-    code, out, err = run_cli("check", SMALL, "--baseline", str(tmp_path / "b.toml"))
-    assert code == 2 and "--baseline: needs --differential" in out + err
-    code, out, err = run_cli("check", SMALL, "--differential", "--baseline", str(tmp_path / "none.toml"))
-    assert code == 2 and f"{tmp_path / 'none.toml'}: no such file" in out + err
+def test_baseline_needs_a_file(run_cli, tmp_path):
+    for extra in ((), ("--differential",)):
+        code, out, err = run_cli("check", SMALL, *extra, "--baseline", str(tmp_path / "none.toml"))
+        assert code == 2 and f"{tmp_path / 'none.toml'}: no such file" in out + err and "Traceback" not in err
+
+
+def test_without_differential_only_the_invariant_entries_apply(run_cli, tmp_path):
+    """A check of the invariants alone (no lockstep with the model) can be baselined too: the
+    known invariant violation passes, and the DIFF entries, which cannot occur, are not gone."""
+    bl = tmp_path / "b.toml"
+    bl.write_text(P2 + '[[known]]\nboard = "boards/000-replay-1.toml"\ninvariant = "attack.count"\nreason = "known: the engine forgets"\n')
+    args = ("check", SMALL, "--engine", "mutant:replay-resets-count", "--invariants", "attack.count", "--json", str(tmp_path / "r.json"))
+    code, out, _ = run_cli(*args)
+    assert code == 1 and "attack.count" in out  # the violation, without the baseline
+    code, out, _ = run_cli(*args, "--baseline", str(bl))
+    assert code == 0, out
+    b = json.loads((tmp_path / "r.json").read_text())["boards"][0]
+    assert b["verdict"] == "pass" and b["baseline"] == {"known": 1, "new": 0, "gone": []}
+    assert "known disagreement (baseline): attack.count: known: the engine forgets" in out
+    # against the reference, which keeps the count, the entry is reported gone (by its invariant)
+    code, out, _ = run_cli("check", SMALL, "--invariants", "attack.count", "--baseline", str(bl))
+    assert code == 0 and "baseline: no longer occurs: attack.count (known: the engine forgets)" in out
+    assert "DIFF observation players[1].lp" not in out
 
 
 def test_a_baseline_entry_may_name_a_known_invariant_violation(tmp_path, run_cli):
