@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bpcheck.errors import InputError
-from bpcheck.model.board import parse_toml, read_text
+from bpcheck.model.inputs import read_baseline
 
 KINDS = ("actions", "observation", "events", "event-order", "window", "terminal", "initial", "identity")
 FIELDS = {"board": "the board file", "kind": "the DIFF kind", "path": "the first differing path", "reason": "why the disagreement is known"}
@@ -105,7 +105,7 @@ def _str(v: Any, file: str, where: str) -> str:
 
 def load_baseline(path: str) -> Baseline:
     """Read and validate a baseline file: bad input names the file, the field and the problem."""
-    data = parse_toml(read_text(path), path)
+    data = read_baseline(path)  # the input layer's file-level checks (model/inputs.py): TOML, or JSON
     for k in data:
         if k not in ("version", "known"):
             raise InputError(path, k, "unknown field (allowed: version, known)")

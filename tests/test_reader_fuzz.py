@@ -237,7 +237,7 @@ def test_a_file_name_with_control_characters_is_escaped(tmp_path):
     assert "\x1b" not in p.stderr and "x\\x1b[2J.toml: no such file or directory" in p.stderr
 
 
-# -- baselines (the --baseline option comes with the ocgcore work; the reader is here) --------------
+# -- baselines (the file-level reader of --baseline FILE: explorers/baseline.py checks the fields) --
 
 
 def test_baseline_reader(tmp_path):
