@@ -59,6 +59,15 @@ def test_every_known_disagreement_listed_passes(run_cli, tmp_path):
     assert "violation:" not in out  # known ones are listed, not drawn again
 
 
+def test_a_baseline_may_be_json(run_cli, tmp_path):
+    import tomllib
+
+    f = tmp_path / "baseline.json"
+    f.write_text(json.dumps(tomllib.loads(P2 + P1)))
+    code, out, _ = run_cli("check", SMALL, "--engine", ENGINE, "--differential", "--invariants", "attack counts", "--baseline", str(f))
+    assert code == 0 and out.count("known disagreement (baseline): DIFF observation") == 2, out
+
+
 def test_a_new_disagreement_fails(run_cli, tmp_path):
     code, out, doc = run(run_cli, tmp_path, P2)
     assert code == 1
