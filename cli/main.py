@@ -648,6 +648,12 @@ def _cmd_export_puzzle(args: argparse.Namespace) -> int:
     return cmd_export_puzzle(args)
 
 
+def _cmd_baseline(args: argparse.Namespace) -> int:
+    from bpcheck.baseline import cmd_baseline
+
+    return cmd_baseline(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bpcheck", description="Model checker and property-test harness for the Yu-Gi-Oh! TCG Battle Phase.")
     p.add_argument("--version", action="version", version=f"bpcheck {__version__}")
@@ -783,6 +789,11 @@ def build_parser() -> argparse.ArgumentParser:
     ep.add_argument("--index", type=int, default=0, metavar="N", help="which counterexample of a result file (default 0)")
     ep.add_argument("--out", metavar="FILE.lua", help="write the script here (default: standard output)")
     ep.set_defaults(fn=_cmd_export_puzzle)
+
+    bl = sub.add_parser("baseline", help="draft baseline entries for the disagreements and violations of a check --json result (docs/checking.md)")
+    bl.add_argument("result", metavar="RESULT.json", help="a result file of `bpcheck check --json` (with --engine, --differential)")
+    bl.add_argument("--out", metavar="FILE.toml", help="write the draft here (default: standard output)")
+    bl.set_defaults(fn=_cmd_baseline)
 
     iv = sub.add_parser("invariants", help="list the invariant library")
     iv.add_argument("--json", action="store_true")

@@ -1,0 +1,85 @@
+"""`bpcheck baseline RESULT.json`: the baseline entries (docs/checking.md, Baselines) for every
+disagreement and invariant violation of a `check --json` result that no baseline lists yet.
+
+Each entry is written with an empty ``reason``, which ``--baseline`` refuses (``known[i].reason:
+expected a non-empty string``) until someone has written down why the disagreement is known: the
+command saves typing out boards, kinds and paths, never the explaining. The counterexample's
+message and length go above each entry as a comment. Counterexamples a baseline cannot list (a
+DIFF without a kind and path, the structural DEADLOCK, CYCLE, ENGINE-FAULT, ...) are listed as
+comments and counted on standard error. Entries come in the result's order, so the same result
+gives the same text."""
+
+from __future__ import annotations
+
+import sys
+
+import tomli_w
+
+from bpcheck.errors import EXIT_OK, InputError
+from bpcheck.invariants import REGISTRY
+from bpcheck.replay import load_counterexamples
+
+
+def _comment(text: str, width: int = 300) -> str:
+    one = " ".join(str(text).split())
+    return "# " + (one if len(one) <= width else one[: width - 3] + "...")
+
+
+def baseline_entries(path: str) -> tuple[str, int, int]:
+    """(TOML text, entries written, counterexamples that cannot be listed)."""
+    cexs = load_counterexamples(path)
+    out: list[str] = []
+    written = unlisted = 0
+    board = None
+    seen: set[tuple] = set()
+    for c in cexs:
+        if "baselined" in c:
+            continue  # listed already
+        if c["board"] != board:
+            board = c["board"]
+            out.append(f"# -- {board} " + "-" * max(3, 92 - len(board)))
+            out.append("")
+        inv = c["invariant"]
+        entry: dict = {"board": c["board"]}
+        if c.get("engine") not in (None, "reference"):
+            entry["engine"] = c["engine"]
+        if inv == "DIFF" and "diff" in c:
+            entry |= {"kind": c["diff"]["kind"], "path": c["diff"]["path"]}
+        elif inv in REGISTRY:
+            entry["invariant"] = inv
+        else:
+            unlisted += 1
+            out += [_comment(f"not listable ({inv}, {c.get('length', '?')} steps): {c.get('message', '')}"), ""]
+            continue
+        key = tuple(sorted(entry.items()))
+        if key in seen:
+            continue  # one entry stands for every counterexample of the same (board, kind, path)
+        seen.add(key)
+        entry["reason"] = ""
+        out.append(_comment(f"{inv} ({c.get('length', '?')} steps): {c.get('message', '')}"))
+        out.append(tomli_w.dumps({"known": [entry]}).rstrip("\n"))
+        out.append("")
+        written += 1
+    head = [
+        _comment(f"Drafted by `bpcheck baseline {path}`: {written} entries, each with an empty reason."),
+        "# Write why each disagreement is known (a finding, its class) before using the file:",
+        "# `--baseline` refuses an empty reason.",
+        "version = 1",
+        "",
+    ]
+    return "\n".join(head + out).rstrip("\n") + "\n", written, unlisted
+
+
+def cmd_baseline(args) -> int:
+    text, written, unlisted = baseline_entries(args.result)
+    if args.out:
+        try:
+            with open(args.out, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise InputError(args.out, "", f"cannot write: {e.strerror or e}") from None
+    else:
+        sys.stdout.write(text)
+    print(f"baseline: {written} entries drafted (reasons empty: write them before use)"
+          + (f"; {unlisted} counterexamples cannot be listed (see the comments)" if unlisted else ""), file=sys.stderr)
+    return EXIT_OK
