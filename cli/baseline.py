@@ -57,7 +57,8 @@ def baseline_entries(path: str) -> tuple[str, int, int]:
         seen.add(key)
         entry["reason"] = ""
         out.append(_comment(f"{inv} ({c.get('length', '?')} steps): {c.get('message', '')}"))
-        out.append(tomli_w.dumps({"known": [entry]}).rstrip("\n"))
+        out.append("[[known]]")  # (tomli_w would write a short entry as an inline table)
+        out += [tomli_w.dumps({k: v}).rstrip("\n") for k, v in entry.items()]
         out.append("")
         written += 1
     head = [

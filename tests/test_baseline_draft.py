@@ -71,6 +71,7 @@ def test_invariant_violations_are_drafted_and_structural_ones_only_named(run_cli
     assert code == 0
     doc = tomllib.loads(out)
     assert doc["known"] == [{"board": "boards/x.toml", "engine": "mutant:m", "invariant": "attack.count", "reason": ""}]  # one entry per invariant
+    assert out.count("\n[[known]]\n") == 1  # a table of its own, never an inline one
     assert "# attack.count (1 steps): two attacks" in out and "# not listable (DEADLOCK, 0 steps): no action" in out
     assert "1 counterexamples cannot be listed" in err
 
