@@ -366,6 +366,16 @@ def test_f19_the_core_answers_a_chain_one_round_of_passes_late(tmp_path, name, m
     assert cex["message"].startswith(message) and "findings F19" in cex["baselined"]
 
 
+@pytest.mark.parametrize("name, invariant", [("rule-lp-zero-draw.toml", "acc.lp-ledger"), ("000-replay-dark-elf.toml", "replay.iff")])
+def test_the_invariants_alone_pass_on_the_core_with_the_baseline(name, invariant):
+    """Without --differential only the baseline's invariant entries apply (docs/checking.md): a
+    board whose DIFFs the baseline does not list passes on its known violation (F10, F19)."""
+    r = _bpcheck("check", f"boards/{name}", "--engine", "ocgcore")
+    assert r.returncode == 1 and f"\n{invariant}: " in r.stdout and "violation: " in r.stdout, r.stdout[-2000:]
+    r = _bpcheck("check", f"boards/{name}", "--engine", "ocgcore", "--baseline", "baselines/ocgcore.toml")
+    assert r.returncode == 0 and f"known disagreement (baseline): {invariant}:" in r.stdout, r.stdout[-2000:]
+
+
 def test_every_report_lists_what_was_not_compared(tmp_path):
     """The HTML, JUnit and SARIF reports list the observation paths the core does not observe,
     as the text and JSON reports do."""
