@@ -267,6 +267,30 @@ def _windows(prev, t):
     return (open_, attacker, passes)
 
 
+_REPLAY_READS = frozenset({"replay", "replay_choice", "attack_stopped", "attack_ended", "attack_declared", "duel_over"})
+
+
+@history(
+    "replay",
+    "The attacker whose replay is pending: from the replay event until the turn player's replay choice, the attack stops or "
+    "ends, another attack is declared, the duel or the turn ends; null when none is pending. Never the engine's "
+    "attack.replay_pending.",
+    initial=None,
+)
+def _replay(prev, t):
+    if prev is None and "replay" not in t.kind_set():
+        return prev  # none pending, and none begins
+    if t.before.get("turn") != t.after.get("turn"):
+        prev = None
+    for e in t.events:
+        k = e.kind
+        if k == "replay":
+            prev = e["attacker_uid"]
+        elif k in _REPLAY_READS:
+            prev = None
+    return prev
+
+
 _SUMMON_CLOSE = frozenset({"phase_changed", "attack_declared", "attack_stopped", "attack_ended", "replay", "duel_over"})
 
 

@@ -225,15 +225,26 @@ def call_off(t):
 
 @invariant(
     "replay.choices",
-    "When a replay is pending, the turn player alone chooses: a target that can be attacked, a direct attack where legal, or no attack.",
+    "When a replay is pending, the turn player alone chooses: a target that can be attacked, a direct attack where legal, or no attack; "
+    "where the engine reports attack.replay_pending, it says whether a replay is pending.",
     ["RPL-REWIND", "ATK-DIRECT"],
     "actions",
     FAMILY,
 )
 def choices(obs, actions, ctx):
+    # pending: the monitor's own record (a replay event, no replay choice yet), never the engine's
+    pending = ctx.mon["replay"]
     a = obs["attack"]
-    if a is None or not a["replay_pending"] or obs["chain"] or obs["over"]:
+    says = (a or {}).get("replay_pending")  # (absent: the engine does not report it)
+    if obs["over"]:
         return None
+    if says is not None and bool(says) != (pending is not None) and not obs["chain"]:
+        return (f"the engine reports attack.replay_pending = {str(bool(says)).lower()}, but "
+                + ("a replay of the attack is pending" if pending is not None else "no replay happened since the last replay choice"))
+    if pending is None or obs["chain"]:
+        return None
+    if a is None or a["attacker"] != pending:
+        return "a replay is pending, but the observation shows no attack by its attacker"
     if any(x["kind"] != "replay" for x in actions):
         return "other actions are offered while a replay is pending"
     if not any(x.get("option") == "call_off" for x in actions):

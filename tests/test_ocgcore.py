@@ -201,6 +201,8 @@ def test_replay_is_a_replay_choice_not_a_new_declaration():
     assert [x for x in evs if x["kind"] == "replay"][0]["reason"] == "targets_changed"  # four Sheep Tokens came
     replay = sorted(label for label, a in acts.items() if a.kind == "replay")
     assert "replay: call off" in replay and "replay: attack Mokey Mokey" in replay
+    assert acts["replay: call off"].to_dict()["option"] == "call_off"  # as the model's replay actions say it
+    assert "option" not in acts["replay: attack Mokey Mokey"].to_dict()
     assert any(label.startswith("replay: attack Sheep Token") for label in replay)
     _s2, evs2, _a = _follow(e, s, ["replay: attack Mokey Mokey"])
     kinds = [x["kind"] for x in evs2]

@@ -20,7 +20,7 @@ import os
 import struct
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
@@ -113,6 +113,7 @@ class OcgAction:
     target: int | None = None
     targets: tuple[int, ...] = ()
     cost: tuple[int, ...] = ()
+    option: str | None = None  # a replay's "call_off" or "direct", as the model's replay actions say
 
     def to_dict(self) -> dict:
         """The action record, with the fields of the model's actions (docs/model.md) the core's
@@ -126,6 +127,8 @@ class OcgAction:
             d["targets"] = list(self.targets)
         if self.cost:
             d["cost"] = list(self.cost)
+        if self.option is not None:
+            d["option"] = self.option
         return d
 
 
@@ -612,7 +615,12 @@ class OcgcoreEngine:
         for kind, label, resp, uid in self._top_options(node):
             for responses, child, events in self._play(node, resp, kind):
                 full, target, targets, cost = self._label(kind, label, child, events, responses)
-                a = OcgAction(kind, player, full, responses, node.prompt.name, uid if isinstance(uid, int) else None, target, targets, cost)
+                option = None
+                if kind == "replay":  # the choice the core's answer made (track.py, _play)
+                    choice = next((e.get("choice") for e in events if e.kind == "replay_choice"), None)
+                    option = choice if choice in ("call_off", "direct") else None
+                a = OcgAction(kind, player, full, responses, node.prompt.name, uid if isinstance(uid, int) else None, target, targets, cost,
+                              option)
                 results.append((a, child, events))
         seen: dict[str, int] = {}
         children: dict[str, Any] = {}
@@ -620,7 +628,7 @@ class OcgcoreEngine:
             n = seen.get(a.label, 0)
             seen[a.label] = n + 1
             if n:
-                a = OcgAction(a.kind, a.player, f"{a.label} #{n + 1}", a.responses, a.prompt, a.card_uid, a.target, a.targets, a.cost)
+                a = replace(a, label=f"{a.label} #{n + 1}")
             children[a.label] = [a, child, events]
         node.children = children
 
