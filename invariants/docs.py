@@ -25,14 +25,15 @@ the explorer.
   position-change, replay, window, chain and Damage-Step invariants judge against it, and where the
   engine also reports a field (`attacks_declared`, `declared_at`, `declared_direct`,
   `cannot_attack_this_turn`, `position_changed_this_turn`, `open_windows.attack_declaration`,
-  `open_windows.summon`, `chain`,
+  `open_windows.summon`, `attack.replay_pending`, `chain`,
   `destroyed_by_battle`, `flipped_by_battle`, `attack.damage_calculated`, `linked_monster`), a
   disagreement with the monitor is itself a violation naming both values; an engine that does not
   report such a field (the EDOPro core, docs/ocgcore.md) is still judged by the monitor's history.
   Facts the invariants need beyond the engine's counters are histories too: the potential targets
   at an attack's declaration (`attack_targets`, for `replay.iff`), the protections against battle
   that resolved links gave (`protections`, for `acc.battle-damage` and `acc.destroyed-by-battle`),
-  the bond of a card to the monster it Special Summoned (`links`). The monitor is part of the explored
+  the bond of a card to the monster it Special Summoned (`links`), a replay not yet answered
+  (`replay`, for `replay.choices`). The monitor is part of the explored
   state: the fingerprint hashes the observation and the monitor together
   (`explorers/checking.py`: `state_fingerprint`), so BFS stays exact and counterexamples stay
   shortest. On a correct engine the monitor says what the observation says, so it adds no
