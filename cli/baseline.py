@@ -21,7 +21,10 @@ from bpcheck.replay import load_counterexamples
 
 
 def _comment(text: str, width: int = 300) -> str:
+    """One TOML comment line: whitespace folded, and the control characters TOML does not allow
+    in a comment (a message may quote anything an engine sent) written as \\xNN."""
     one = " ".join(str(text).split())
+    one = "".join(f"\\x{ord(c):02x}" if ord(c) < 0x20 or ord(c) == 0x7F else c for c in one)
     return "# " + (one if len(one) <= width else one[: width - 3] + "...")
 
 
@@ -37,7 +40,7 @@ def baseline_entries(path: str) -> tuple[str, int, int]:
             continue  # listed already
         if c["board"] != board:
             board = c["board"]
-            out.append(f"# -- {board} " + "-" * max(3, 92 - len(board)))
+            out.append(_comment(f"-- {board} " + "-" * max(3, 92 - len(board))))
             out.append("")
         inv = c["invariant"]
         entry: dict = {"board": c["board"]}

@@ -64,14 +64,18 @@ def test_invariant_violations_are_drafted_and_structural_ones_only_named(run_cli
         {"board": "boards/x.toml", "invariant": "attack.count", "engine": "mutant:m", "message": "two\nattacks", "trace": ["a"], "length": 1},
         {"board": "boards/x.toml", "invariant": "attack.count", "engine": "mutant:m", "message": "again", "trace": ["a", "b"], "length": 2},
         {"board": "boards/x.toml", "invariant": "DEADLOCK", "message": "no action", "trace": [], "length": 0},
+        {"board": "boards/y\x1b.toml", "invariant": "attack.count", "message": "an engine's \x1b[2J and \x7f", "trace": [], "length": 0},
     ]}]}
     f = tmp_path / "r.json"
     f.write_text(json.dumps(result))
     code, out, err = run_cli("baseline", str(f))
     assert code == 0
     doc = tomllib.loads(out)
-    assert doc["known"] == [{"board": "boards/x.toml", "engine": "mutant:m", "invariant": "attack.count", "reason": ""}]  # one entry per invariant
-    assert out.count("\n[[known]]\n") == 1  # a table of its own, never an inline one
+    assert doc["known"][0] == {"board": "boards/x.toml", "engine": "mutant:m", "invariant": "attack.count", "reason": ""}  # one per invariant
+    assert doc["known"][1] == {"board": "boards/y\x1b.toml", "invariant": "attack.count", "reason": ""}
+    assert out.count("\n[[known]]\n") == 2  # a table of its own, never an inline one
+    # control characters TOML allows in no comment are escaped there (the text still parses, above)
+    assert "# attack.count (0 steps): an engine's \\x1b[2J and \\x7f" in out and "# -- boards/y\\x1b.toml --" in out
     assert "# attack.count (1 steps): two attacks" in out and "# not listable (DEADLOCK, 0 steps): no action" in out
     assert "1 counterexamples cannot be listed" in err
 
