@@ -15,7 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence, runtime_checkable
 
+from bpcheck.errors import InputError
 from bpcheck.model.board import Board
+from bpcheck.model.cards import Card
 from bpcheck.model.events import Event
 
 
@@ -82,3 +84,75 @@ def capabilities_of(engine: Any) -> Capabilities:
     """The capabilities an engine declares (a v1 or plain in-process engine: the defaults)."""
     caps = getattr(engine, "capabilities", None)
     return caps if isinstance(caps, Capabilities) else DEFAULT_CAPABILITIES
+
+
+# -- what an engine receives at start ---------------------------------------------------------
+
+
+def start_document(board: Board) -> dict:
+    """What an engine receives to start a board, as plain JSON data (docs/engines.md, "What
+    `start` receives"): the protocol's ``start`` parameters ``{"board", "path", "cards"}``.
+
+    ``board`` is the board document as written (TOML/JSON; a drawn board's document for
+    ``bpcheck fuzz``), ``path`` where it was read from (a display name such as ``<drawn board>``
+    for a board that has no file), ``cards`` every card of the board's pool by name, in the
+    vocabulary of docs/cards.md. A `cmd:` engine gets exactly this over the protocol; an
+    in-process engine may call this function from its ``start`` instead of reading bpcheck's
+    internal ``board.state``."""
+    if board.document is None:
+        raise InputError(board.path, "", "this board was not read from a board document, so no engine outside the model can be given it")
+    return {
+        "board": jsonable(board.document),
+        "path": board.path,
+        "cards": {c.name: card_record(c) for c in sorted(board.pool, key=lambda c: c.name)},
+    }
+
+
+def jsonable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, frozenset, set)):
+        items = [jsonable(x) for x in v]
+        return sorted(items, key=repr) if isinstance(v, (set, frozenset)) else items
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return str(v)
+
+
+def card_record(c: Card) -> dict:
+    """A card of the pool as JSON, in the vocabulary of docs/cards.md."""
+
+    def op(o) -> dict:
+        return {"op": o.op, **{k: jsonable(x) for k, x in o.args}}
+
+    return {
+        "name": c.name,
+        "passcode": c.passcode,
+        "kind": c.kind,
+        "subtype": c.subtype,
+        "attribute": c.attribute,
+        "race": c.race,
+        "level": c.level,
+        "atk": c.atk,
+        "def": c.def_,
+        "text": c.text,
+        "effects": [
+            {
+                "index": e.index,
+                "type": e.type,
+                "label": e.label,
+                "when": e.when,
+                "location": e.location,
+                "mandatory": e.mandatory,
+                "once_per_turn": e.once_per_turn,
+                "conditions": list(e.conditions),
+                "cost": [op(o) for o in e.cost],
+                "targets": [
+                    {k: jsonable(getattr(t, k)) for k in t.__dataclass_fields__} for t in e.targets  # type: ignore[attr-defined]
+                ],
+                "ops": [op(o) for o in e.ops],
+            }
+            for e in c.effects
+        ],
+        "statics": [{"apply": s.apply, "to": s.to, **{k: jsonable(x) for k, x in s.args}} for s in c.statics],
+    }

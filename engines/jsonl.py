@@ -48,13 +48,12 @@ import xxhash
 
 from bpcheck import __version__
 from bpcheck.engines import observation_paths
-from bpcheck.engines.interface import DEFAULT_CAPABILITIES, Capabilities
+from bpcheck.engines.interface import DEFAULT_CAPABILITIES, Capabilities, card_record, start_document
 from bpcheck.errors import InputError
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.explorers.checking import fingerprint
 from bpcheck.explorers.core import SystemFault
-from bpcheck.model.board import Board, parse_toml, read_text
-from bpcheck.model.cards import Card
+from bpcheck.model.board import Board
 from bpcheck.model.events import Event
 
 PROTOCOL_VERSION = 2  # the newest version bpcheck speaks; version 1 engines work unchanged
@@ -506,56 +505,6 @@ def _event(d: dict) -> Event:
     return Event(d["kind"], tuple((k, _freeze(v)) for k, v in d.items() if k != "kind"))
 
 
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple, frozenset, set)):
-        items = [_jsonable(x) for x in v]
-        return sorted(items, key=repr) if isinstance(v, (set, frozenset)) else items
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return v
-    return str(v)
-
-
-def card_record(c: Card) -> dict:
-    """A card of the pool as JSON, in the vocabulary of docs/cards.md."""
-
-    def op(o) -> dict:
-        return {"op": o.op, **{k: _jsonable(x) for k, x in o.args}}
-
-    return {
-        "name": c.name,
-        "passcode": c.passcode,
-        "kind": c.kind,
-        "subtype": c.subtype,
-        "attribute": c.attribute,
-        "race": c.race,
-        "level": c.level,
-        "atk": c.atk,
-        "def": c.def_,
-        "text": c.text,
-        "effects": [
-            {
-                "index": e.index,
-                "type": e.type,
-                "label": e.label,
-                "when": e.when,
-                "location": e.location,
-                "mandatory": e.mandatory,
-                "once_per_turn": e.once_per_turn,
-                "conditions": list(e.conditions),
-                "cost": [op(o) for o in e.cost],
-                "targets": [
-                    {k: _jsonable(getattr(t, k)) for k in t.__dataclass_fields__} for t in e.targets  # type: ignore[attr-defined]
-                ],
-                "ops": [op(o) for o in e.ops],
-            }
-            for e in c.effects
-        ],
-        "statics": [{"apply": s.apply, "to": s.to, **{k: _jsonable(x) for k, x in s.args}} for s in c.statics],
-    }
-
-
 def _first_difference(a: Any, b: Any, path: str = "") -> str:
     """Where two JSON values first differ, e.g. ``players[1].lp: 7000 vs 6500``."""
     if isinstance(a, dict) and isinstance(b, dict):
@@ -811,15 +760,7 @@ class JsonlEngine:
     # -- the engine interface -------------------------------------------------------------------
 
     def start(self, board: Board) -> JState:
-        try:
-            data = parse_toml(read_text(board.path), board.path)
-        except InputError:
-            raise InputError(board.path, "", "a cmd: engine needs the board file itself (it is sent to the engine)") from None
-        self._start_msg = {
-            "board": _jsonable(data),
-            "path": board.path,
-            "cards": {c.name: card_record(c) for c in sorted(board.pool, key=lambda c: c.name)},
-        }
+        self._start_msg = start_document(board)
         self.close()
         self.restarts = 0
         handle = self._spawn(first=True)

@@ -171,3 +171,47 @@ def card_name(obs: dict, uid: int | None) -> str:
                 if x["uid"] == uid:
                     return x["card"]
     return f"#{uid}"
+
+
+_PILE_TAGS = {"hand": "hand", "graveyard": "GY", "banished": "banished", "deck": "deck"}
+
+
+def card_place(obs: dict, uid: int) -> tuple[str, str] | None:
+    """A card's name and where it is (``P2 M2``, ``P1 S3``, ``P1 FZ``, ``P2 GY``, ``P1 hand``),
+    or None when the observation does not hold it."""
+    for side, p in enumerate(obs.get("players", ())):
+        for i, m in enumerate(p.get("monsters", ())):
+            if m and m.get("uid") == uid:
+                return m.get("card", "?"), f"P{side + 1} M{i + 1}"
+        for i, c in enumerate(p.get("spells", ())):
+            if c and c.get("uid") == uid:
+                return c.get("card", "?"), f"P{side + 1} S{i + 1}"
+        fz = p.get("field_zone")
+        if fz and fz.get("uid") == uid:
+            return fz.get("card", "?"), f"P{side + 1} FZ"
+        for pile, tag in _PILE_TAGS.items():
+            for c in p.get(pile, ()):
+                if c.get("uid") == uid:
+                    return c.get("card", "?"), f"P{side + 1} {tag}"
+    return None
+
+
+def card_ref(obs: dict, uid: int | None, *more: dict) -> str:
+    """A card as people read it in a message: its name and zone, ``Sheep Token [P2 M2]``, from
+    the first of the observations given that holds it (e.g. the state after an action, then the
+    one before, for a card that left the field); ``#uid`` only when none does; ``direct`` for
+    no card (a direct attack). Messages name cards this way, never by uid alone."""
+    if uid is None:
+        return "direct"
+    for o in (obs, *more):
+        if o is None:
+            continue
+        found = card_place(o, uid)
+        if found is not None:
+            return f"{found[0]} [{found[1]}]"
+    return f"#{uid}"
+
+
+def card_refs(obs: dict, uids, *more: dict) -> str:
+    """Several cards, in the order given: ``[Battle Ox [P1 M1], Sheep Token [P2 M2]]``."""
+    return "[" + ", ".join(card_ref(obs, u, *more) for u in uids) + "]"

@@ -9,7 +9,7 @@ is coerced (``"2500"`` is not ``2500``, ``2500.0`` is not ``2500``).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,10 @@ class Board:
     reachable: tuple[dict, ...] = ()
     ids: dict[str, int] = field(default_factory=dict)  # board `id` labels -> uids
     symbols: tuple["NumberRange", ...] = ()  # ranges (a symbolic board: docs/boards.md, docs/proving.md)
+    # The board document as read (plain TOML/JSON data, before any check turned it into a State):
+    # what an engine outside bpcheck's model receives (`bpcheck.engines.interface.start_document`,
+    # the protocol's `start`), so no engine ever needs the internal `state` (docs/engines.md).
+    document: dict | None = field(default=None, compare=False, repr=False)
 
 
 def _path_str(path) -> str:
@@ -91,6 +95,7 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: boo
         raise InputError(file, field_prefix, f"expected a table, got {inputs.type_name(data)}")
     inputs.check_tree(data, file, field_prefix)
     _reject_floats(data, file, field_prefix)
+    document = data
     data, numbers = _board_numbers(data, file, fp, symbolic)
     # Clear messages for the commonest impossible boards before the generic schema check.
     for side in ("p1", "p2"):
@@ -124,7 +129,7 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: boo
     _check_names(data, file, fp)
     board = _apply_numbers(_build(data, file, pool, fp), numbers, file)
     _check_goal_references(board, fp)
-    return board
+    return replace(board, document=document)
 
 
 def _check_names(data: dict, file: str, fp) -> None:
@@ -306,8 +311,6 @@ def _build(data: dict, file: str, pool: CardPool, fp) -> Board:
         if not target.pos.face_up:
             raise InputError(file, where, f"{ref} is face-down; {key} needs a face-up monster")
         sp = list(players[side_i].spells)
-        from dataclasses import replace
-
         sp[z] = replace(sp[z], **{key: target.uid})
         players[side_i] = replace(players[side_i], spells=tuple(sp))
     tp = data["turn_player"] - 1
