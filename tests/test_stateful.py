@@ -23,17 +23,21 @@ def _run(machine, n=100, steps=60, **kw):
 
 
 @pytest.mark.parametrize(
-    "mutant,expect,n",
+    "mutant,expect,n,board",
     [
-        ("declaration-window-stays-open", r"open_windows\.attack_declaration", 100),
-        ("direct-attack-past-monsters", r"engine offers 'attack .* -> direct' which the reference does not", 100),
-        # a monster of the opponent's sent to a Graveyard by battle: rarer in random play
-        ("controllers-graveyard", r"graveyard", 400),
+        ("declaration-window-stays-open", r"open_windows\.attack_declaration", 100, {}),
+        ("direct-attack-past-monsters", r"engine offers 'attack .* -> direct' which the reference does not", 100, {}),
+        # a monster whose controller is not its owner (one drawn monster in eight), destroyed:
+        # rare in random play (about one run in 250 with vanilla monsters only, measured with
+        # random seeds), so the run is long and its pool small, so that the test does not hang on
+        # what one Hypothesis version happens to draw first (400 runs of the whole pool stopped
+        # finding it with Hypothesis 6.170)
+        ("controllers-graveyard", r"graveyard", 1500, {"cards": ["Battle Ox", "Mokey Mokey"], "max_monsters": 5}),
     ],
 )
-def test_the_machine_kills_mutants(mutant, expect, n):
+def test_the_machine_kills_mutants(mutant, expect, n, board):
     with pytest.raises(EngineDisagrees) as e:
-        _run(engine_state_machine(f"mutant:{mutant}"), n=n, phases=[Phase.generate])
+        _run(engine_state_machine(f"mutant:{mutant}", **board), n=n, phases=[Phase.generate])
     assert re.search(expect, str(e.value)), str(e.value)
 
 
