@@ -194,3 +194,28 @@ def counterexample_text(cex, indent: str = "  ") -> str:
         out.extend(indent + l for l in board_lines(cex.initial_observation, lambda uid: names.ref(uid, 0)))
     return "\n".join(out)
 
+
+def root_cause_lines(groups, max_boards: int = 12, indent: str = "  ") -> list[str]:
+    """The counterexamples of a run by root cause (reports/groups.py): each group once, with its
+    count, the invariants and boards it hit, and the full text of the counterexample that shows
+    it; the others of its board in one line each. Known disagreements (a baseline) are left to
+    the board lines, which name each one."""
+    shown = [g for g in groups if not g.known]
+    if not shown:
+        return []
+    total = sum(g.count for g in shown)
+    out = [
+        "",
+        f"counterexamples by root cause: {total} in {len(shown)} group{'s' if len(shown) != 1 else ''} "
+        "(same invariant family, same violating step; docs/reports.md)",
+    ]
+    for g in shown:
+        boards = g.boards()
+        listed = ", ".join(boards[:max_boards]) + (f" and {len(boards) - max_boards} more (--json and --report list every one)" if len(boards) > max_boards else "")
+        out += ["", f"root cause #{g.number}: {g.title()}", f"{indent}boards: {listed}"]
+        first = g.first
+        out.append(counterexample_text(first.cex, indent))
+        same = [m for m in g.members[1:] if m.board == first.board]
+        for m in same:
+            out.append(f"{indent}also on this board: {m.cex.invariant}: {m.cex.message}")
+    return out
