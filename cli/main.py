@@ -5,7 +5,8 @@ Exit statuses (the CI contract, also in the README and docs/checking.md):
   1  a check failed (an invariant, a scenario expectation, an engine fault)
   2  bad input or usage (the message names the file, the field and the problem)
   3  inconclusive (a bound was hit; used by `bpcheck check`)
-  4  internal error: a bug in bpcheck (one line; the traceback is written to a file)
+  4  internal error: a bug in bpcheck (one line; the traceback is written to a file); a report
+     writer's own bug costs that output only and keeps the verdict's status
   129 / 130 / 143  stopped by SIGHUP / SIGINT / SIGTERM (finished boards' results are written)
 """
 
