@@ -340,7 +340,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from bpcheck.reporting import bound_counterexamples
 
     # --max-counterexamples: the outputs keep at most N (the verdicts count every one)
-    left_out = bound_counterexamples(results, engine_name, args.max_counterexamples)
+    left_out, hidden_causes = bound_counterexamples(results, engine_name, args.max_counterexamples)
     report_errors: list[dict] = []  # report writers that failed (bpcheck's bugs): each costs its own output only
     groups = _print_root_causes(args, results, engine_name, report_errors)
     interrupted = None
@@ -405,11 +405,17 @@ def cmd_check(args: argparse.Namespace) -> int:
             f"max-counterexamples: {kept} counterexample{'s' if kept != 1 else ''} kept, {left_out} left out of every output "
             "(the first of each root cause is kept first; the verdicts above count them all)"
         )
+        if hidden_causes:
+            print(f"max-counterexamples: {len(hidden_causes)} root cause{'s' if len(hidden_causes) != 1 else ''} left out entirely (a larger N shows them):")
+            for line in hidden_causes[:10]:
+                print(f"  {line}")
+            if len(hidden_causes) > 10:
+                print(f"  and {len(hidden_causes) - 10} more (--json lists every one)")
     write_failed = False
     for what, write in (
         ("--cex-dir", lambda: _write_cex_dir(args, doc, results)),
         ("--report/--github", lambda: report_errors.extend(emit_check_reports(args, results, errors, engine_name, bounds))),
-        ("--json", lambda: _write_json(args, _json_extras(args, doc, groups, left_out, report_errors))),  # last: it records the others' failures
+        ("--json", lambda: _write_json(args, _json_extras(args, doc, groups, (left_out, hidden_causes), report_errors))),  # last: it records the others' failures
     ):
         try:  # one output that cannot be written (a full disk) does not cost the others
             write()
@@ -562,7 +568,7 @@ def _print_root_causes(args: argparse.Namespace, results: list, engine_name: str
     return groups
 
 
-def _json_extras(args: argparse.Namespace, doc: dict, groups: list, left_out: int, report_errors: list[dict]) -> dict:
+def _json_extras(args: argparse.Namespace, doc: dict, groups: list, bounded: tuple[int, list[str]], report_errors: list[dict]) -> dict:
     """What --json adds to the result document: the root causes (each counterexample's
     ``group``), what --max-counterexamples left out, and the report writers that failed."""
     if groups:
@@ -571,7 +577,10 @@ def _json_extras(args: argparse.Namespace, doc: dict, groups: list, left_out: in
             for m in g.members:
                 doc["boards"][m.run_index]["counterexamples"][m.cex_index]["group"] = g.number
     if args.max_counterexamples is not None:
+        left_out, hidden = bounded
         doc["max_counterexamples"] = {"limit": args.max_counterexamples, "left_out": left_out}
+        if hidden:
+            doc["max_counterexamples"]["root_causes_left_out"] = list(hidden)
     if report_errors:
         doc["report_errors"] = list(report_errors)
     return doc

@@ -140,26 +140,33 @@ def add_max_counterexamples(p: argparse.ArgumentParser) -> None:
     )
 
 
-def bound_counterexamples(results: list, engine_name: str, limit: int | None) -> int:
+def bound_counterexamples(results: list, engine_name: str, limit: int | None) -> tuple[int, list[str]]:
     """``--max-counterexamples N``: keep at most `limit` counterexamples over the boards, in place
     (each board's ``left_out`` counts the ones it lost); the first of each root cause is kept first
     (reports/groups.py), new ones before known ones, then the others in board order. The
-    verdicts are the exploration's, untouched. Returns how many were left out."""
+    verdicts are the exploration's, untouched. Returns how many were left out, and the root
+    causes left out entirely (a bound below their number), each in one line."""
     if limit is None:
-        return 0
+        return 0, []
     from bpcheck.reports.groups import group_runs, select_within
     from bpcheck.reports.runs import runs_of
 
     runs = runs_of(results, engine_name)
     total = sum(len(r.counterexamples) for r in runs)
     if total <= limit:
-        return 0
-    keep = select_within(group_runs(runs), limit)
+        return 0, []
+    groups = group_runs(runs)
+    keep = select_within(groups, limit)
+    hidden = [
+        ("known: " if g.known else "") + g.title() + f"; first on {g.first.board}"
+        for g in groups
+        if not any((m.run_index, m.cex_index) in keep for m in g.members)
+    ]
     for ri, br in enumerate(results):
         kept = [c for ci, c in enumerate(br.counterexamples) if (ri, ci) in keep]
         br.left_out = len(br.counterexamples) - len(kept)
         br.counterexamples = kept
-    return total - len(keep)
+    return total - len(keep), hidden
 
 
 def root_causes(results: list, engine_name: str) -> list:

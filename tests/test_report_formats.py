@@ -382,6 +382,19 @@ def test_max_counterexamples_bounds_every_output_and_keeps_the_verdicts(tmp_path
     assert f"{n_all - 3} counterexamples left out by --max-counterexamples" in index
 
 
+def test_a_bound_below_the_root_causes_names_the_ones_left_out(tmp_path, run_cli, monkeypatch):
+    monkeypatch.syspath_prepend(str(TESTS))
+    res = tmp_path / "r.json"
+    code, stdout, err = run_cli("check", str(ROOT / "boards" / "000-replay-1.toml"), "--engine", BUGGY, "--json", str(res), "--max-counterexamples", "1")
+    assert code == 1, err
+    doc = json.loads(res.read_text())
+    jsonschema.Draft202012Validator(RESULT_SCHEMA).validate(doc)
+    assert doc["max_counterexamples"]["left_out"] == 4 and len(doc["groups"]) == 1
+    (hidden,) = doc["max_counterexamples"]["root_causes_left_out"]
+    assert hidden.startswith("2 counterexamples on 1 board (replay.bookkeeping-kept, replay.call-off-counts): replay, at 'replay' in battle_step")
+    assert "max-counterexamples: 1 root cause left out entirely (a larger N shows them):" in stdout and f"  {hidden}" in stdout
+
+
 def test_max_counterexamples_is_a_positive_number(run_cli):
     code, _out, err = run_cli("check", BOARDS3[0], "--max-counterexamples", "0")
     assert code == 2 and "--max-counterexamples" in err
