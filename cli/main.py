@@ -423,9 +423,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             _err(e)
             write_failed = True
         except Exception as e:  # a bug in one writer costs that output only: the verdict and exit status stand
-            from bpcheck.reporting import _writer_failed
+            from bpcheck.reporting import writer_failed
 
-            _writer_failed(args, what, e, report_errors)
+            writer_failed(args, what, e, report_errors)
     if isinstance(internal, _WorkerBug):  # a worker's bug or death: exit 4, the traceback in a file
         print(internal.report(), file=sys.stderr)
         return EXIT_INTERNAL
@@ -549,18 +549,18 @@ def _write_json(args: argparse.Namespace, doc: dict) -> None:
 def _print_root_causes(args: argparse.Namespace, results: list, engine_name: str, report_errors: list[dict]) -> list:
     """The counterexamples' traces, each root cause once (reports/groups.py), after the boards.
     Returns the groups (for --json); a bug in the text writer costs the text only."""
-    from bpcheck.reporting import _writer_failed, root_causes
+    from bpcheck.reporting import root_causes, writer_failed
     from bpcheck.reports.text import root_cause_lines
 
     try:
         groups = root_causes(results, engine_name)
     except Exception as e:  # noqa: BLE001
-        _writer_failed(args, "the grouping of counterexamples by root cause", e, report_errors)
+        writer_failed(args, "the grouping of counterexamples by root cause", e, report_errors)
         return []
     try:
         lines = root_cause_lines(groups)
     except Exception as e:  # noqa: BLE001
-        _writer_failed(args, "the counterexamples as text", e, report_errors)
+        writer_failed(args, "the counterexamples as text", e, report_errors)
         return groups
     if lines:
         print("\n".join(lines))

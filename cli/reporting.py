@@ -45,7 +45,7 @@ def graph_limit(args: argparse.Namespace) -> int | None:
     return args.graph_limit if getattr(args, "report", None) else None
 
 
-def _writer_failed(args: argparse.Namespace, output: str, e: BaseException, failures: list[dict]) -> None:
+def writer_failed(args: argparse.Namespace, output: str, e: BaseException, failures: list[dict]) -> None:
     """A report writer's own bug: one line on stderr (traceback in a file), recorded for --json."""
     import sys
 
@@ -76,13 +76,13 @@ def emit_reports(args: argparse.Namespace, runs: list, errors: list[dict], title
         except InputError:
             raise
         except Exception as e:  # noqa: BLE001 - a bug outside the per-file guards: the report is lost, nothing else
-            _writer_failed(args, f"the report {args.report}", e, failures)
+            writer_failed(args, f"the report {args.report}", e, failures)
             outcome = None
         if outcome is not None:
             for line in outcome.lines():
                 print(line)
             for rel, e in outcome.failures:
-                _writer_failed(args, f"{Path(args.report) / rel}", e, failures)
+                writer_failed(args, f"{Path(args.report) / rel}", e, failures)
             report_index = str(out / "index.html")
     if getattr(args, "github", False):
         from bpcheck.reports.github import annotations, markdown_summary
@@ -91,14 +91,14 @@ def emit_reports(args: argparse.Namespace, runs: list, errors: list[dict], title
         try:
             lines = annotations(runs, errors, where)
         except Exception as e:  # noqa: BLE001
-            _writer_failed(args, "the --github annotations", e, failures)
+            writer_failed(args, "the --github annotations", e, failures)
             lines = []
         for line in lines:
             print(line)
         try:
             summary = markdown_summary(runs, errors, title, report=report_index, left_out=left_out)
         except Exception as e:  # noqa: BLE001
-            _writer_failed(args, "the --github summary", e, failures)
+            writer_failed(args, "the --github summary", e, failures)
             return failures
         target = os.environ.get("GITHUB_STEP_SUMMARY")
         if target:
@@ -186,4 +186,5 @@ __all__ = [
     "emit_reports",
     "graph_limit",
     "root_causes",
+    "writer_failed",
 ]
