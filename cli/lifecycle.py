@@ -161,6 +161,24 @@ class GuardedStdout(io.TextIOBase):
 
 def internal_error(e: BaseException, command: str) -> str:
     """Write the traceback of bpcheck's own failure to a file; the one line to print."""
+    what, where, saved = _saved_traceback(e, command)
+    return terminal_safe(f"bpcheck: internal error (a bug in bpcheck, exit 4) in `{command}`: {what}{where}; {saved}")
+
+
+def writer_error(e: BaseException, command: str, output: str) -> str:
+    """A report writer's own failure (a bug in bpcheck): it costs that output only, so the line
+    says which output, why, and that the verdict, the exit status and the other outputs stand;
+    the traceback goes to a file, as for :func:`internal_error`."""
+    what, where, saved = _saved_traceback(e, f"{command}, writing {output}")
+    return terminal_safe(
+        f"bpcheck: internal error (a bug in bpcheck) writing {output}: {what}{where}; that output is not complete, "
+        f"the verdict, the exit status and the other outputs stand; {saved}"
+    )
+
+
+def _saved_traceback(e: BaseException, command: str) -> tuple[str, str, str]:
+    """(what, where, saved): the exception in one line, where it was raised, and where its
+    traceback was written (in $BPCHECK_CRASH_DIR or the temporary folder)."""
     tb = e.__traceback__
     frames = traceback.extract_tb(tb)
     where = ""
@@ -186,7 +204,7 @@ def internal_error(e: BaseException, command: str) -> str:
         saved = f"the full traceback is in {path}"
     except OSError as oe:
         saved = f"the traceback could not be written to {folder!r} ({oe.strerror or oe})"
-    return terminal_safe(f"bpcheck: internal error (a bug in bpcheck, exit 4) in `{command}`: {what}{where}; {saved}")
+    return what, where, saved
 
 
-__all__ = ["CURRENT", "GuardedStdout", "Interrupted", "SIGNALS", "Signals", "internal_error", "terminal_safe"]
+__all__ = ["CURRENT", "GuardedStdout", "Interrupted", "SIGNALS", "Signals", "internal_error", "terminal_safe", "writer_error"]

@@ -5,7 +5,8 @@ Exit statuses (the CI contract, also in the README and docs/checking.md):
   1  a check failed (an invariant, a scenario expectation, an engine fault)
   2  bad input or usage (the message names the file, the field and the problem)
   3  inconclusive (a bound was hit; used by `bpcheck check`)
-  4  internal error: a bug in bpcheck (one line; the traceback is written to a file)
+  4  internal error: a bug in bpcheck (one line; the traceback is written to a file); a report
+     writer's own bug costs that output only and keeps the verdict's status
   129 / 130 / 143  stopped by SIGHUP / SIGINT / SIGTERM (finished boards' results are written)
 """
 
@@ -162,8 +163,6 @@ def _interrupted_result(board, invariants, strategy: str, why: str):
 
 
 def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
-    from bpcheck.reports.text import counterexample_text
-
     r = br.result
     if br.verdict == "skipped":
         return [f"{'SKIPPED':12} {display}: the engine refused this board: {br.skip_reason}"]
@@ -197,12 +196,15 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
         out.append(f"             not compared (the engine does not observe them): {', '.join(br.not_compared)}")
     for inv_id, why in sorted(br.not_evaluated.items()):
         out.append(f"             not evaluated: {inv_id} ({why})")
+    new = []
     for cex in br.counterexamples:
+        what = f"DIFF {cex.key[0]} {cex.key[1]}" if cex.invariant == "DIFF" and cex.key else cex.invariant
         if getattr(cex, "baselined", None) is not None:
-            what = f"DIFF {cex.key[0]} {cex.key[1]}" if cex.invariant == "DIFF" and cex.key else cex.invariant
             out.append(f"             known disagreement (baseline): {what}: {cex.baselined}")
             continue
-        out += ["", counterexample_text(cex), ""]
+        new.append(what)
+    if new:  # each root cause's trace is printed once, after the boards (reports/text.py root_cause_lines)
+        out.append(f"             violated: {', '.join(dict.fromkeys(new))} (traces below, by root cause)")
     for gone in (getattr(br, "baseline", None) or {}).get("gone", []):
         what = gone["path"] if gone["kind"] == "invariant" else f"DIFF {gone['kind']} {gone['path']}"
         out.append(f"             baseline: no longer occurs: {what} ({gone['reason']})")
@@ -335,6 +337,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         print("\n".join(_board_lines(br, display, args)))
     for line in checkpoint_note:
         print(line)
+    from bpcheck.reporting import bound_counterexamples
+
+    # --max-counterexamples: the outputs keep at most N (the verdicts count every one)
+    left_out, hidden_causes = bound_counterexamples(results, engine_name, args.max_counterexamples)
+    report_errors: list[dict] = []  # report writers that failed (bpcheck's bugs): each costs its own output only
+    groups = _print_root_causes(args, results, engine_name, report_errors)
     interrupted = None
     if sig.signum is not None:
         interrupted = {"signal": sig.name, "not_started": not_started}
@@ -391,17 +399,33 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"fingerprint collision probability over the run: {c['optimistic']:.1e} (optimistic), at most {c['bound']:.1e}")
     if never and explored:
         print(f"vacuous on every board (their situation never arose): {', '.join(never)}")
+    if left_out:
+        kept = sum(len(br.counterexamples) for br in results)
+        print(
+            f"max-counterexamples: {kept} counterexample{'s' if kept != 1 else ''} kept, {left_out} left out of every output "
+            "(the first of each root cause is kept first; the verdicts above count them all)"
+        )
+        if hidden_causes:
+            print(f"max-counterexamples: {len(hidden_causes)} root cause{'s' if len(hidden_causes) != 1 else ''} left out entirely (a larger N shows them):")
+            for line in hidden_causes[:10]:
+                print(f"  {line}")
+            if len(hidden_causes) > 10:
+                print(f"  and {len(hidden_causes) - 10} more (--json lists every one)")
     write_failed = False
-    for write in (
-        lambda: _write_json(args, doc),
-        lambda: _write_cex_dir(args, doc, results),
-        lambda: emit_check_reports(args, results, errors, engine_name, bounds),  # --report DIR, --github
+    for what, write in (
+        ("--cex-dir", lambda: _write_cex_dir(args, doc, results)),
+        ("--report/--github", lambda: report_errors.extend(emit_check_reports(args, results, errors, engine_name, bounds))),
+        ("--json", lambda: _write_json(args, _json_extras(args, doc, groups, (left_out, hidden_causes), report_errors))),  # last: it records the others' failures
     ):
         try:  # one output that cannot be written (a full disk) does not cost the others
             write()
         except InputError as e:
             _err(e)
             write_failed = True
+        except Exception as e:  # a bug in one writer costs that output only: the verdict and exit status stand
+            from bpcheck.reporting import writer_failed
+
+            writer_failed(args, what, e, report_errors)
     if isinstance(internal, _WorkerBug):  # a worker's bug or death: exit 4, the traceback in a file
         print(internal.report(), file=sys.stderr)
         return EXIT_INTERNAL
@@ -520,6 +544,46 @@ def _write_json(args: argparse.Namespace, doc: dict) -> None:
             atomic_write_text(args.json, json.dumps(doc, indent=1, sort_keys=False) + "\n")
         except OSError as e:
             raise InputError(args.json, "--json", f"cannot write the result: {e.strerror or e}") from None
+
+
+def _print_root_causes(args: argparse.Namespace, results: list, engine_name: str, report_errors: list[dict]) -> list:
+    """The counterexamples' traces, each root cause once (reports/groups.py), after the boards.
+    Returns the groups (for --json); a bug in the text writer costs the text only."""
+    from bpcheck.reporting import root_causes, writer_failed
+    from bpcheck.reports.text import root_cause_lines
+
+    try:
+        groups = root_causes(results, engine_name)
+    except Exception as e:  # noqa: BLE001
+        writer_failed(args, "the grouping of counterexamples by root cause", e, report_errors)
+        return []
+    try:
+        lines = root_cause_lines(groups)
+    except Exception as e:  # noqa: BLE001
+        writer_failed(args, "the counterexamples as text", e, report_errors)
+        return groups
+    if lines:
+        print("\n".join(lines))
+        print()
+    return groups
+
+
+def _json_extras(args: argparse.Namespace, doc: dict, groups: list, bounded: tuple[int, list[str]], report_errors: list[dict]) -> dict:
+    """What --json adds to the result document: the root causes (each counterexample's
+    ``group``), what --max-counterexamples left out, and the report writers that failed."""
+    if groups:
+        doc["groups"] = [g.to_dict() for g in groups]
+        for g in groups:
+            for m in g.members:
+                doc["boards"][m.run_index]["counterexamples"][m.cex_index]["group"] = g.number
+    if args.max_counterexamples is not None:
+        left_out, hidden = bounded
+        doc["max_counterexamples"] = {"limit": args.max_counterexamples, "left_out": left_out}
+        if hidden:
+            doc["max_counterexamples"]["root_causes_left_out"] = list(hidden)
+    if report_errors:
+        doc["report_errors"] = list(report_errors)
+    return doc
 
 
 def _write_cex_dir(args: argparse.Namespace, doc: dict, results: list) -> None:
@@ -725,9 +789,10 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument(
         "--checkpoint-every", type=_positive(float), default=300.0, metavar="S", help="with --checkpoint: also save every S seconds (default 300)"
     )
-    from bpcheck.reporting import add_report_arguments
+    from bpcheck.reporting import add_max_counterexamples, add_report_arguments
 
     add_report_arguments(ck)  # --report DIR, --graph-limit N, --github
+    add_max_counterexamples(ck)
     ck.set_defaults(fn=cmd_check)
 
     rp = sub.add_parser("replay", help="replay a saved counterexample step by step and check it again")

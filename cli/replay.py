@@ -50,6 +50,7 @@ CEX_KEYS = {
     "baselined",  # a DIFF listed in a --baseline file, with its reason
     "forced",  # reduction: the steps (from 1) that were forced passes (shown, never needed to replay)
     "decisions",
+    "group",  # its root cause: the id of its entry in the result's groups (informational)
 }
 
 
@@ -79,6 +80,8 @@ def check_counterexample(c, file: str, where: str) -> dict:
         fz = c["forced"]
         if not isinstance(fz, list) or not all(inputs.is_type(k, int) and k >= 1 for k in fz):
             raise InputError(file, inputs.field_path(where, "forced"), "expected an array of step numbers (from 1)")
+    if "group" in c and not (inputs.is_type(c["group"], int) and c["group"] >= 1):
+        raise InputError(file, inputs.field_path(where, "group"), f"expected a group number (from 1), got {inputs.show(c['group'])}")
     if "decisions" in c and not (inputs.is_type(c["decisions"], int) and c["decisions"] >= 0):
         raise InputError(file, inputs.field_path(where, "decisions"), f"expected a number of steps, got {inputs.show(c['decisions'])}")
     c = {**c, "_file": file, "_where": where}  # for messages about the trace later

@@ -45,8 +45,23 @@ def graph_limit(args: argparse.Namespace) -> int | None:
     return args.graph_limit if getattr(args, "report", None) else None
 
 
-def emit_reports(args: argparse.Namespace, runs: list, errors: list[dict], title: str, meta: dict | None = None) -> None:
-    """Write --report and print --github output for `runs` (bpcheck.reports.runs.Run)."""
+def writer_failed(args: argparse.Namespace, output: str, e: BaseException, failures: list[dict]) -> None:
+    """A report writer's own bug: one line on stderr (traceback in a file), recorded for --json."""
+    import sys
+
+    from bpcheck.lifecycle import writer_error
+
+    line = writer_error(e, getattr(args, "command", None) or "check", output)
+    print(line, file=sys.stderr)
+    failures.append({"output": output, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}".rstrip(": ")})
+
+
+def emit_reports(args: argparse.Namespace, runs: list, errors: list[dict], title: str, meta: dict | None = None, left_out: int = 0) -> list[dict]:
+    """Write --report and print --github output for `runs` (bpcheck.reports.runs.Run). A writer
+    that fails (a bug in bpcheck) costs its own output only: it is named on stderr (the traceback
+    in a file), the other outputs are written, and the failures come back as ``[{output, error}]``
+    for the command's --json; the exit status stays the verdict's (docs/checking.md)."""
+    failures: list[dict] = []
     report_index = None
     if getattr(args, "report", None):
         from bpcheck.reports.bundle import write_report
@@ -55,19 +70,36 @@ def emit_reports(args: argparse.Namespace, runs: list, errors: list[dict], title
         if out.exists() and not out.is_dir():
             raise InputError(args.report, "--report", "exists and is not a folder")
         try:
-            outcome = write_report(out, runs, errors, title, meta, timings=getattr(args, "stats", False))
+            outcome = write_report(out, runs, errors, title, meta, timings=getattr(args, "stats", False), left_out=left_out)
         except OSError as e:
             raise InputError(args.report, "--report", f"cannot write the report: {e.strerror or e}") from None
-        for line in outcome.lines():
-            print(line)
-        report_index = str(out / "index.html")
+        except InputError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a bug outside the per-file guards: the report is lost, nothing else
+            writer_failed(args, f"the report {args.report}", e, failures)
+            outcome = None
+        if outcome is not None:
+            for line in outcome.lines():
+                print(line)
+            for rel, e in outcome.failures:
+                writer_failed(args, f"{Path(args.report) / rel}", e, failures)
+            report_index = str(out / "index.html")
     if getattr(args, "github", False):
         from bpcheck.reports.github import annotations, markdown_summary
 
         where = f"the job summary and {report_index}" if report_index else "the job summary"
-        for line in annotations(runs, errors, where):
+        try:
+            lines = annotations(runs, errors, where)
+        except Exception as e:  # noqa: BLE001
+            writer_failed(args, "the --github annotations", e, failures)
+            lines = []
+        for line in lines:
             print(line)
-        summary = markdown_summary(runs, errors, title, report=report_index)
+        try:
+            summary = markdown_summary(runs, errors, title, report=report_index, left_out=left_out)
+        except Exception as e:  # noqa: BLE001
+            writer_failed(args, "the --github summary", e, failures)
+            return failures
         target = os.environ.get("GITHUB_STEP_SUMMARY")
         if target:
             try:
@@ -78,19 +110,81 @@ def emit_reports(args: argparse.Namespace, runs: list, errors: list[dict], title
             print(f"summary: appended to $GITHUB_STEP_SUMMARY ({target})")
         else:
             print(summary)
+    return failures
 
 
-def emit_check_reports(args: argparse.Namespace, results: list, errors: list[dict], engine_name: str, bounds) -> None:
-    """`bpcheck check`: one run per board."""
+def emit_check_reports(args: argparse.Namespace, results: list, errors: list[dict], engine_name: str, bounds) -> list[dict]:
+    """`bpcheck check`: one run per board. Returns the writers' failures (:func:`emit_reports`)."""
     if not (getattr(args, "report", None) or getattr(args, "github", False)):
-        return
+        return []
     from bpcheck.reports.runs import runs_of
 
     meta = {"engine": engine_name, "strategy": args.strategy}
     for k, v in (("max states", bounds.max_states), ("max depth", bounds.max_depth), ("timeout (s)", bounds.timeout)):
         if v is not None:
             meta[k] = v
-    emit_reports(args, runs_of(results, engine_name), errors, "bpcheck check", meta)
+    left_out = sum(getattr(br, "left_out", 0) for br in results)
+    if left_out:
+        meta["max counterexamples"] = getattr(args, "max_counterexamples", None)
+    return emit_reports(args, runs_of(results, engine_name), errors, "bpcheck check", meta, left_out=left_out)
 
 
-__all__ = ["DEFAULT_GRAPH_LIMIT", "add_report_arguments", "emit_check_reports", "emit_reports", "graph_limit"]
+def add_max_counterexamples(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-counterexamples",
+        type=_positive(int),
+        metavar="N",
+        help="keep at most N counterexamples in every output (text, --json, --cex-dir, --report, --github): first one of each "
+        "root cause, then the others in board order; verdicts and exit status still count every violation, and the outputs say "
+        "how many were left out",
+    )
+
+
+def bound_counterexamples(results: list, engine_name: str, limit: int | None) -> tuple[int, list[str]]:
+    """``--max-counterexamples N``: keep at most `limit` counterexamples over the boards, in place
+    (each board's ``left_out`` counts the ones it lost); the first of each root cause is kept first
+    (reports/groups.py), new ones before known ones, then the others in board order. The
+    verdicts are the exploration's, untouched. Returns how many were left out, and the root
+    causes left out entirely (a bound below their number), each in one line."""
+    if limit is None:
+        return 0, []
+    from bpcheck.reports.groups import group_runs, select_within
+    from bpcheck.reports.runs import runs_of
+
+    runs = runs_of(results, engine_name)
+    total = sum(len(r.counterexamples) for r in runs)
+    if total <= limit:
+        return 0, []
+    groups = group_runs(runs)
+    keep = select_within(groups, limit)
+    hidden = [
+        ("known: " if g.known else "") + g.title() + f"; first on {g.first.board}"
+        for g in groups
+        if not any((m.run_index, m.cex_index) in keep for m in g.members)
+    ]
+    for ri, br in enumerate(results):
+        kept = [c for ci, c in enumerate(br.counterexamples) if (ri, ci) in keep]
+        br.left_out = len(br.counterexamples) - len(kept)
+        br.counterexamples = kept
+    return total - len(keep), hidden
+
+
+def root_causes(results: list, engine_name: str) -> list:
+    """The counterexamples of a run grouped by root cause (reports/groups.py)."""
+    from bpcheck.reports.groups import group_runs
+    from bpcheck.reports.runs import runs_of
+
+    return group_runs(runs_of(results, engine_name))
+
+
+__all__ = [
+    "DEFAULT_GRAPH_LIMIT",
+    "add_max_counterexamples",
+    "add_report_arguments",
+    "bound_counterexamples",
+    "emit_check_reports",
+    "emit_reports",
+    "graph_limit",
+    "root_causes",
+    "writer_failed",
+]

@@ -27,6 +27,7 @@ from bpcheck.explorers.core import SystemFault
 from bpcheck.explorers.differential import (
     DIFF,
     DifferentialSystem,
+    card_namer,
     diff_lines,
     diff_records,
     json_diff,
@@ -346,16 +347,18 @@ def divergence_text(trace: Trace, d: Divergence, verbose: bool = True) -> list[s
             out.append("  the rules allow no action here: the reference model's state is terminal (nothing more to play)")
         else:
             out.append(f"  the rules do not allow {d.action!r} here; they allow: " + "; ".join(d.legal))
+    namer = card_namer(d.after, d.before)  # the cards of uid fields by name and zone (a uid is the same card on both sides)
+    names = (namer, namer)
     if d.events_diff:
         k_eng = ", ".join(str(e.get("kind")) for e in d.engine_events)
         k_ref = ", ".join(str(e.get("kind")) for e in d.reference_events)
         out.append(f"  events: the engine's differ from the rules' (engine [{k_eng}], reference [{k_ref}]):")
-        out.extend("    " + x for x in diff_lines(d.events_diff, limit=10))
+        out.extend("    " + x for x in diff_lines(d.events_diff, limit=10, names=names))
     if d.observation_diff:
         what = "initial observation" if d.step == 0 else "observation after the step"
         n = len(d.observation_diff)
         out.append(f"  {what}: the engine's differs from the rules' at {n} path{'s' if n != 1 else ''} (engine vs reference):")
-        out.extend("    " + x for x in diff_lines(d.observation_diff, limit=12))
+        out.extend("    " + x for x in diff_lines(d.observation_diff, limit=12, names=names))
     if d.legal is None and d.step > 0 and not d.events_diff and not d.observation_diff:
         out.append("  the recorded observation and events equal the reference model's")
     if d.broken:

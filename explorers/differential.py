@@ -118,9 +118,34 @@ def show(v: Any, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def diff_lines(diff: Sequence[tuple[str, Any, Any]], left: str = "engine", right: str = "reference", limit: int = 8) -> list[str]:
-    """``path: engine X, reference Y`` lines, at most ``limit`` of them (and a count of the rest)."""
-    lines = [f"{p}: {left} {show(x)}, {right} {show(y)}" for p, x, y in diff[:limit]]
+def card_namer(*observations: Any):
+    """Names the uids of a differing value (``attack.target: engine Sheep Token [P2 M2] (uid
+    1000)``) from the observations given, the first first: the cards are named, never by uid alone
+    (invariants/naming.py)."""
+    from bpcheck.invariants.naming import TraceNames, is_uid
+
+    tn = TraceNames([o for o in observations if isinstance(o, dict)])
+
+    def name(path: str, v: Any) -> str | None:
+        key = _INDEX.sub("", path.rsplit(".", 1)[-1])
+        shown = tn.value(key, v, 0)
+        if shown is None:
+            return None
+        return f"{shown} (uid {v})" if is_uid(key, v) else f"{shown} (uids {show(v)})"
+
+    return name
+
+
+def diff_lines(diff: Sequence[tuple[str, Any, Any]], left: str = "engine", right: str = "reference", limit: int = 8, names=None) -> list[str]:
+    """``path: engine X, reference Y`` lines, at most ``limit`` of them (and a count of the rest).
+    `names` = (left namer, right namer) (:func:`card_namer`) names the cards of uid fields."""
+
+    def val(p: str, v: Any, namer) -> str:
+        named = namer(p, v) if namer is not None and v is not ABSENT else None
+        return named if named is not None else show(v)
+
+    ln, rn = names if names is not None else (None, None)
+    lines = [f"{p}: {left} {val(p, x, ln)}, {right} {val(p, y, rn)}" for p, x, y in diff[:limit]]
     if len(diff) > limit:
         lines.append(f"... and {len(diff) - limit} more paths")
     return lines
@@ -169,16 +194,17 @@ def actions_disagreement(engine_labels: Sequence[str], reference_labels: Sequenc
 def transition_disagreement(label: str, eng_obs: dict, ref_obs: dict, eng_events: list[dict], ref_events: list[dict]) -> str | None:
     """How the engine's step differs from the reference's (observation and events), or None."""
     parts = []
+    names = (card_namer(eng_obs), card_namer(ref_obs))  # cards by name and zone, each side from its own observation
     if eng_events != ref_events:
         ed = json_diff(eng_events, ref_events, "events")
         if ed:
             head = f"the events differ: engine {_kinds(eng_events)}, reference {_kinds(ref_events)}"
-            parts.append(head + ": " + "; ".join(diff_lines(ed, limit=4)))
+            parts.append(head + ": " + "; ".join(diff_lines(ed, limit=4, names=names)))
     if eng_obs != ref_obs:
         od = obs_diff(eng_obs, ref_obs)
         if od:
             n = len(od)
-            parts.append(f"the observations differ at {n} path{'s' if n != 1 else ''}: " + "; ".join(diff_lines(od, limit=6)))
+            parts.append(f"the observations differ at {n} path{'s' if n != 1 else ''}: " + "; ".join(diff_lines(od, limit=6, names=names)))
     if not parts:
         return None
     return f"after {label!r}, " + "; ".join(parts)
@@ -536,7 +562,8 @@ class DifferentialSystem:
             if eng != s[3]:
                 od = obs_diff(eng, s[3])
                 if od:
-                    return Finding("the initial observations differ: " + "; ".join(diff_lines(od, limit=6)), ("initial", path_kind(od[0][0])))
+                    names = (card_namer(eng), card_namer(s[3]))
+                    return Finding("the initial observations differ: " + "; ".join(diff_lines(od, limit=6, names=names)), ("initial", path_kind(od[0][0])))
         eng_t = bool(self.inner.is_terminal(_engine_half(s)))
         ref_t = bool(self.reference.is_terminal(s[2]))
         if eng_t != ref_t and len(s) <= 6:  # (a deferred comparison waits for the engine's window)
@@ -595,6 +622,7 @@ __all__ = [
     "path_kind",
     "StepInfo",
     "actions_disagreement",
+    "card_namer",
     "diff_lines",
     "diff_records",
     "json_diff",

@@ -124,6 +124,7 @@ class BoardResult:
     skip_reason: str | None = None  # the engine refused the board (EngineRefusal): verdict "skipped"
     # invariant id -> why it could not judge some situations (card data it cannot classify)
     not_judged: dict[str, list[str]] = field(default_factory=dict)
+    left_out: int = 0  # counterexamples a --max-counterexamples bound left out of the outputs (the verdict counts them)
 
     @property
     def verdict(self) -> str:
@@ -194,6 +195,8 @@ class BoardResult:
             ],
             "counterexamples": [c.to_dict(full_traces) for c in self.counterexamples],
         }
+        if self.left_out:
+            d["counterexamples_left_out"] = self.left_out
         if self.not_compared:
             d["not_compared"] = list(self.not_compared)
         if self.baseline is not None:

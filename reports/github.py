@@ -8,7 +8,8 @@ when there are more, the last one printed says how many were left out and where 
 
 from __future__ import annotations
 
-from bpcheck.reports.board import PN
+from bpcheck.reports.board import player_of
+from bpcheck.reports.groups import Group, group_runs
 from bpcheck.reports.runs import Run
 from bpcheck.reports.text import decision_groups, forced_summary
 
@@ -35,26 +36,46 @@ def command(level: str, message: str, file: str | None = None, title: str | None
     return f"::{level}{' ' + ','.join(props) if props else ''}::{escape_data(message)}"
 
 
+def _trace_line(cex) -> str:
+    return " → ".join(
+        (f"{player_of(d.player)}: {d.action.get('label', '?')}" if d is not None else "")
+        + (f" (then {forced_summary(f, f[0].before)})" if f else "")
+        for d, f in decision_groups(cex.steps)
+    )
+
+
+def _boards_text(g: Group, limit: int = 10) -> str:
+    boards = g.boards()
+    return ", ".join(boards[:limit]) + (f" and {len(boards) - limit} more" if len(boards) > limit else "")
+
+
 def _findings(runs: list[Run], errors: list[dict]) -> dict[str, list[tuple[str, str, str]]]:
-    """(file, title, message) per level, most important first."""
+    """(file, title, message) per level, most important first. Counterexamples are annotated
+    once per root cause (reports/groups.py), on the board of its first one, naming the others;
+    known disagreements of a baseline are not annotated."""
     out: dict[str, list[tuple[str, str, str]]] = {"error": [], "warning": []}
     several = len({r.engine for r in runs}) > 1
     for e in errors:
         out["error"].append((e["file"], "bpcheck: bad input", f"{e.get('field') or '-'}: {e['problem']}"))
+    for g in group_runs(runs):
+        if g.known:
+            continue
+        cex, run = g.first.cex, g.first.run
+        who = f" [{run.engine}]" if several else ""
+        more = ""
+        if g.count > 1:
+            inv = ", ".join(f"{i} x{n}" if n > 1 else i for i, n in g.invariants().items())
+            more = f"\nroot cause #{g.number}: {g.count} counterexamples ({inv}) on {len(g.boards())} boards: {_boards_text(g)}"
+        msg = (
+            f"{cex.message}\n{cex.statement}"
+            + (f"\nrules: {', '.join(cex.rules)}" if cex.rules else "")
+            + f"\n{_trace_title(cex)} ({len(cex.steps)} steps): {_trace_line(cex) or 'the initial state'}"
+            + more
+        )
+        title = f"bpcheck: {cex.invariant} violated{who}" + (f" (+{g.count - 1} like it)" if g.count > 1 else "")
+        out["error"].append((run.board, title, msg))
     for run in runs:
         who = f" [{run.engine}]" if several else ""
-        for cex in run.counterexamples:
-            trace = " → ".join(
-                (f"{PN[d.player] if d.player is not None else '--'}: {d.action.get('label', '?')}" if d is not None else "")
-                + (f" (then {forced_summary(f, f[0].before)})" if f else "")
-                for d, f in decision_groups(cex.steps)
-            )
-            msg = (
-                f"{cex.message}\n{cex.statement}"
-                + (f"\nrules: {', '.join(cex.rules)}" if cex.rules else "")
-                + f"\n{_trace_title(cex)} ({len(cex.steps)} steps): {trace or 'the initial state'}"
-            )
-            out["error"].append((run.board, f"bpcheck: {cex.invariant} violated{who}", msg))
         if run.skip_reason is not None:
             out["warning"].append((run.board, f"bpcheck: skipped{who}", f"the engine refused this board: {run.skip_reason}; nothing was checked"))
         for g in run.goals():
@@ -97,7 +118,7 @@ def _md(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpcheck check", report: str | None = None) -> str:
+def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpcheck check", report: str | None = None, left_out: int = 0) -> str:
     verdicts = [r.verdict for r in runs]
     n_fail, n_inc, n_pass = verdicts.count("fail"), verdicts.count("inconclusive"), verdicts.count("pass")
     n_skip = verdicts.count("skipped")
@@ -116,15 +137,20 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
     if report:
         head += [f"Full report: `{report}`", ""]
     body: list[str] = []
-    bad = [r for r in runs if r.verdict != "pass"]
+    groups = group_runs(runs)
+    number = {(m.run_index, m.cex_index): g.number for g in groups for m in g.members}
+    bad = [(ri, r) for ri, r in enumerate(runs) if r.verdict != "pass"]
     if bad or errors:
         body += ["| board | engine | verdict | states | transitions | counterexamples |", "|---|---|---|---:|---:|---|"]
         for e in errors:
             body.append(f"| `{_md(e['file'])}` | | bad input: {_md(e['problem'])} | | | |")
-        for r in bad:
+        for ri, r in bad:
             x = r.explore
             cx = (
-                ", ".join(f"`{c.invariant}`" for c in r.counterexamples)
+                ", ".join(
+                    f"`{c.invariant}` (#{number[(ri, ci)]}" + (", known)" if getattr(c, "baselined", None) is not None else ")")
+                    for ci, c in enumerate(r.counterexamples)
+                )
                 or (x.bound_hit and f"bound hit: {x.bound_hit}")
                 or (r.skip_reason and f"refused by the engine: {r.skip_reason}")
                 or "-"
@@ -140,28 +166,50 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
                 body.append(f"| `{_md(r.board)}` | {_md(r.engine)} | {x.states} | {x.transitions} | {x.max_depth} |")
         body += ["", "</details>", ""]
     cex_parts: list[str] = []
-    for r in runs:
-        for c in r.counterexamples:
-            part = [
-                f"### `{c.invariant}` on `{r.board}`" + (f" ({r.engine})" if len(engines) > 1 else ""),
+    for g in groups:
+        if g.known:
+            continue
+        c, r = g.first.cex, g.first.run
+        boards = g.boards()
+        inv = ", ".join(f"`{i}`" + (f" ×{n}" if n > 1 else "") for i, n in g.invariants().items())
+        part = [
+            f"### #{g.number} `{c.invariant}` on `{r.board}`" + (f" ({r.engine})" if len(engines) > 1 else "")
+            + (f" and {g.count - 1} more like it" if g.count > 1 else ""),
+            "",
+            f"> {_md(c.statement)}",
+            "",
+        ]
+        if g.count > 1:
+            part += [
+                f"**Root cause #{g.number}:** {g.count} counterexamples ({inv}) on {len(boards)} board{'s' if len(boards) != 1 else ''}, "
+                f"{_md(g.family)}, {_md(g.where)}",
                 "",
-                f"> {_md(c.statement)}",
+                f"<details><summary>the {len(boards)} boards</summary>",
+                "",
+                *[f"- `{_md(b)}`" for b in boards],
+                "",
+                "</details>",
                 "",
             ]
-            if c.rules:
-                part += [f"Rules: {', '.join(c.rules)} (docs/rules.md)", ""]
-            part += [f"**Found:** {_md(c.message)}", "", f"<details><summary>{_trace_title(c)}: {len(c.steps)} steps</summary>", ""]
-            for d, forced in decision_groups(c.steps):
-                if d is not None:
-                    who = PN[d.player] if d.player is not None else "--"
-                    part.append(f"{d.index}. {who}: `{d.action.get('label', '?')}`")
-                if forced:
-                    part.append(f"   - then {forced_summary(forced, forced[0].before)} (step{'s' if len(forced) > 1 else ''} {forced[0].index}{'-' + str(forced[-1].index) if len(forced) > 1 else ''})")
-            part += ["", "</details>", ""]
-            cex_parts.append("\n".join(part))
+        if c.rules:
+            part += [f"Rules: {', '.join(c.rules)} (docs/rules.md)", ""]
+        part += [f"**Found:** {_md(c.message)}", "", f"<details><summary>{_trace_title(c)}: {len(c.steps)} steps</summary>", ""]
+        for d, forced in decision_groups(c.steps):
+            if d is not None:
+                part.append(f"{d.index}. {player_of(d.player)}: `{d.action.get('label', '?')}`")
+            if forced:
+                part.append(f"   - then {forced_summary(forced, forced[0].before)} (step{'s' if len(forced) > 1 else ''} {forced[0].index}{'-' + str(forced[-1].index) if len(forced) > 1 else ''})")
+        part += ["", "</details>", ""]
+        cex_parts.append("\n".join(part))
+    n_known = sum(g.count for g in groups if g.known)
+    if n_known:
+        body += [f"{n_known} known disagreement{'s' if n_known != 1 else ''} (baseline) did not fail a board.", ""]
+    if left_out:
+        body += [f"{left_out} counterexample{'s' if left_out != 1 else ''} left out by `--max-counterexamples` (the verdicts count them).", ""]
     text = "\n".join(head + body)
     if cex_parts:
-        text += "\n## Counterexamples\n\n"
+        n_new = sum(g.count for g in groups if not g.known)
+        text += f"\n## Counterexamples by root cause ({n_new} in {len(cex_parts)} group{'s' if len(cex_parts) != 1 else ''})\n\n"
         left = 0
         for k, part in enumerate(cex_parts):
             if len((text + part).encode()) > SUMMARY_LIMIT - 500:
@@ -169,7 +217,7 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
                 break
             text += part + "\n"
         if left:
-            text += f"\n_{left} more counterexample{'s' if left != 1 else ''} left out (the summary is limited to 1 MiB): see the report._\n"
+            text += f"\n_{left} more root cause{'s' if left != 1 else ''} left out (the summary is limited to 1 MiB): see the report._\n"
     return text
 
 

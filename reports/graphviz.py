@@ -26,7 +26,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bpcheck.reports.board import PN, BoardView, Cell, board_view, event_summary, wrap
+from bpcheck.invariants.naming import event_text
+from bpcheck.reports.board import BoardView, Cell, _get, _pn, board_view, event_summary, trace_names, wrap
 from bpcheck.reports.safe import xml_safe
 
 FONT = "Arial"  # graphviz-pure measures it with its bundled metric-compatible Arimo
@@ -150,7 +151,7 @@ def violation_place(cex) -> str:
 
 
 def _edge_label(step, bad: bool) -> str:
-    who = PN[step.player] if step.player is not None else "--"
+    who = _pn(step.player) if step.player is not None else "--"
     head = f"{step.index}. {who}"
     lines = [f"<B>{_esc(head)}</B>"]
     for l in wrap(step.action.get("label", "?"), 26, 3):
@@ -194,7 +195,7 @@ def trace_dot(cex, last: int | None = None, rankdir: str = "LR") -> str:
     if first:
         rows = [f'<TR><TD ALIGN="LEFT"><B>{_esc(f"steps 1–{first} from the board")}</B></TD></TR>']
         for st in cex.steps[:first]:
-            who = PN[st.player] if st.player is not None else "--"
+            who = _pn(st.player) if st.player is not None else "--"
             text = f"{st.index}. {who}: {st.action.get('label', '?')}"
             rows.append(f'<TR><TD ALIGN="LEFT">{_esc(text)}</TD></TR>')
         out.append(
@@ -202,10 +203,11 @@ def trace_dot(cex, last: int | None = None, rankdir: str = "LR") -> str:
             f'BGCOLOR="#f7f7f7">{"".join(rows)}</TABLE>>];\n'
         )
         out.append(f'  prelude -> s{first} [style=dashed, label=<<I>board after step {first}</I>>];\n')
+    names = trace_names(cex)
     for k in range(first, n + 1):
         prev = obs[k - 1] if k else None
         label = "initial state" if k == 0 else f"after step {k}"
-        view = board_view(obs[k], prev, label)
+        view = board_view(obs[k], prev, label, lambda uid, k=k: names.ref(uid, k))
         bad = state_bad and k == n
         lab = board_label(view, VIOLATION if bad else "#555555", 3 if bad else 1)
         out.append(f"  s{k} [shape=plain, label={lab}];\n")
@@ -214,7 +216,9 @@ def trace_dot(cex, last: int | None = None, rankdir: str = "LR") -> str:
             continue
         bad = edge_bad and k == n - 1
         color = f'color="{VIOLATION}", fontcolor="{VIOLATION}", penwidth=3' if bad else "penwidth=1.5"
-        out.append(f"  s{k} -> s{k + 1} [label={_edge_label(st, bad)}, {color}];\n")
+        evs = [event_text(e, names, k + 1) for e in st.events if not (isinstance(e, dict) and e.get("kind") == "passed")]
+        tip = f"{st.index}. {st.action.get('label', '?')}" + (": " + "; ".join(evs) if evs else "")
+        out.append(f'  s{k} -> s{k + 1} [label={_edge_label(st, bad)}, {color}, tooltip="{_dq(tip)}"];\n')
     if cex.at == "cycle" and cex.cycle_start is not None and n and cex.cycle_start >= first:
         out.append(
             f'  s{n} -> s{cex.cycle_start} [label=<<B>back to the state after step {cex.cycle_start}</B>>, '
@@ -230,7 +234,7 @@ def trace_dot(cex, last: int | None = None, rankdir: str = "LR") -> str:
 
 
 def _short_step(obs: dict) -> str:
-    s = obs.get("step", "?")
+    s = str(obs.get("step", "?")) if isinstance(obs, dict) else "?"
     for a, b in (("damage_step_", "DS "), ("battle_", "BP "), ("_step", ""), ("_", " ")):
         s = s.replace(a, b)
     return s
@@ -273,9 +277,10 @@ def state_graph_dot(cex, graph, limit_note: str = "") -> str:
     for src, _dst, _n in graph.edges:
         outdeg[src] += 1
     for i, o in enumerate(graph.states):
-        lp = f"{o['players'][0]['lp']}/{o['players'][1]['lp']}"
+        lp = "/".join("?" if _get(o, ("players", side, "lp")) is None else str(_get(o, ("players", side, "lp"))) for side in (0, 1))
         text = f"{i}\\n{_short_step(o)}\\n{lp}"
-        attrs = [f'label="{text}"', f'tooltip="state {i}: turn {_dq(o["turn"])}, {_dq(o["step"])}, LP {_dq(lp)}"']
+        turn, step = _get(o, ("turn",)), _get(o, ("step",))
+        attrs = [f'label="{text}"', f'tooltip="state {i}: turn {_dq("?" if turn is None else turn)}, {_dq("?" if step is None else step)}, LP {_dq(lp)}"']
         if i in on_path:
             attrs.append(f'fillcolor="#ffd8a8", color="{PATH}", penwidth=2')
         if i == last:

@@ -8,10 +8,12 @@ the runs (board results, invariant rows, counterexample objects); no verdict is 
 from __future__ import annotations
 
 import html
+import json
 import re
 
 from bpcheck import __version__
-from bpcheck.reports.board import PN, BoardView, Cell, board_view, event_summary
+from bpcheck.invariants.naming import TraceNames, event_text, unnamed_in_label
+from bpcheck.reports.board import BoardView, Cell, board_view, player_of, trace_names
 from bpcheck.reports.graphviz import violation_place
 from bpcheck.reports.runs import Run
 from bpcheck.reports.text import decision_groups, forced_summary
@@ -91,6 +93,11 @@ table.board td.k-chain { background: #e8f0ff; text-align: left; } table.board td
 table.board td.changed { outline: 3px solid var(--chg); outline-offset: -3px; color: #a33a00; }
 table.board .l0 { font-weight: 600; } table.board .ln { font-size: 11px; }
 table.board.bad { box-shadow: 0 0 0 3px var(--bad); }
+table.changes { margin-top: 8px; font-size: 12px; max-width: 900px; } table.changes td { word-break: break-word; }
+tr.changed-row td { background: #fff4e6; }
+pre.obs { font-size: 11px; max-height: 480px; overflow: auto; background: #fff; border: 1px solid var(--line); padding: 6px; }
+.v-known { background: #e7f5ff; color: #1864ab; }
+table.matrix td.m-known { background: #e7f5ff; color: #1864ab; }
 """
 
 VIEWER_JS = """
@@ -182,38 +189,160 @@ def inline_svg(svg_text: str, prefix: str) -> str:
     return body
 
 
+# -- what a step changed, and what the invariant reads ---------------------------------------
+
+CHANGES_SHOWN = 40  # rows of a step's "what changed" table; the rest are counted
+
+
+def _segments(path: str) -> str:
+    """The field a path ends in (``players[1].monsters[0].declared_at`` -> ``declared_at``)."""
+    last = path.rsplit(".", 1)[-1]
+    return last.split("[", 1)[0]
+
+
+def leaf_diff(a, b, path: str = "", out: list | None = None) -> list[tuple[str, object, object]]:
+    """Where two observations differ, leaf by leaf: ``(path, before, after)``; a side that lacks
+    the path has :data:`ABSENT`. Lists of plain values (uid sets) are compared whole."""
+    out = [] if out is None else out
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in list(a) + [k for k in b if k not in a]:
+            sub = f"{path}.{k}" if path else str(k)
+            if k not in b:
+                out.append((sub, a[k], ABSENT))
+            elif k not in a:
+                out.append((sub, ABSENT, b[k]))
+            else:
+                leaf_diff(a[k], b[k], sub, out)
+        return out
+    if isinstance(a, list) and isinstance(b, list) and any(isinstance(x, (dict, list)) for x in a + b):
+        for i in range(max(len(a), len(b))):
+            sub = f"{path}[{i}]"
+            leaf_diff(a[i] if i < len(a) else ABSENT, b[i] if i < len(b) else ABSENT, sub, out)
+        return out
+    if a != b or type(a) is not type(b):
+        out.append((path or "(the observation)", a, b))
+    return out
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "absent"
+
+
+ABSENT = _Absent()
+
+
+def _value(path: str, v, names: TraceNames, at: int) -> str:
+    if v is ABSENT:
+        return "(absent)"
+    named = names.value(_segments(path), v, at)
+    if named is not None:
+        return named
+    text = json.dumps(v, separators=(", ", ": "), ensure_ascii=False, default=str)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def changes_table(before: dict, after: dict, names: TraceNames, at: int) -> str:
+    """Every value a step changed (the observation before and after it), uids named."""
+    diff = leaf_diff(before if isinstance(before, dict) else {}, after if isinstance(after, dict) else {})
+    if not diff:
+        return '<p class="muted changes-none">The observation did not change.</p>'
+    rows = [
+        f"<tr><td><code>{esc(p)}</code></td><td>{esc(_value(p, x, names, at - 1))}</td><td>{esc(_value(p, y, names, at))}</td></tr>"
+        for p, x, y in diff[:CHANGES_SHOWN]
+    ]
+    more = f'<p class="muted">... and {len(diff) - CHANGES_SHOWN} more changed values (the observations are below, in full).</p>' if len(diff) > CHANGES_SHOWN else ""
+    return (
+        '<table class="data changes"><tr><th>changed by this step</th><th>before</th><th>after</th></tr>' + "".join(rows) + "</table>" + more
+    )
+
+
+def resolve(obs, path: str) -> list[tuple[str, object]]:
+    """The values at an observation path (``players[].monsters[].attacks_declared``): one per
+    item of each ``[]`` (empty zones skipped), with its concrete path."""
+    found: list[tuple[str, object]] = [("", obs)]
+    for seg in path.split("."):
+        many = seg.endswith("[]")
+        name = seg[:-2] if many else seg
+        nxt: list[tuple[str, object]] = []
+        for where, v in found:
+            if not isinstance(v, dict) or name not in v:
+                nxt.append((f"{where}.{name}" if where else name, ABSENT))
+                continue
+            sub = v[name]
+            here = f"{where}.{name}" if where else name
+            if many and isinstance(sub, list):
+                nxt += [(f"{here}[{i}]", x) for i, x in enumerate(sub) if x is not None]
+            else:
+                nxt.append((here, sub))
+        found = [(w, v) for w, v in nxt if not (v is ABSENT and any(x is not ABSENT for _w, x in nxt))] or nxt
+    return found
+
+
+def reads_table(reads, before: dict, after: dict, names: TraceNames, at: int) -> str:
+    """The fields the invariant declares it reads (``reads=``), before and after the violating
+    step: every value it compared that the observation holds."""
+    rows = []
+    for path in sorted(reads or ()):
+        b = dict(resolve(before, path)) if isinstance(before, dict) else {}
+        a = dict(resolve(after, path)) if isinstance(after, dict) else {}
+        for where in list(b) + [w for w in a if w not in b]:
+            x, y = b.get(where, ABSENT), a.get(where, ABSENT)
+            mark = ' class="changed-row"' if x != y else ""
+            rows.append(f"<tr{mark}><td><code>{esc(where)}</code></td><td>{esc(_value(where, x, names, at - 1))}</td><td>{esc(_value(where, y, names, at))}</td></tr>")
+    if not rows:
+        return ""
+    return (
+        "<h3>What the invariant reads</h3><p class=\"muted\">The observation fields it declares it reads, before and after the "
+        'violating step (its own history, from the events, is in the message).</p><table class="data" id="reads"><tr><th>field</th>'
+        "<th>before</th><th>after</th></tr>" + "".join(rows) + "</table>"
+    )
+
+
+def _json_block(obs) -> str:
+    return f"<pre class=\"obs\">{esc(json.dumps(obs, indent=1, ensure_ascii=False, default=str))}</pre>"
+
+
 # -- the counterexample page --------------------------------------------------------------------
 
 
-def cex_page(run: Run, cex, name: str, pictures: dict, index_href: str = "../index.html") -> str:
-    """`pictures`: {"trace": (svg text | None, message), "graph": (svg text | None, message)}."""
+def cex_page(run: Run, cex, name: str, pictures: dict, index_href: str = "../index.html", group=None) -> str:
+    """`pictures`: {"trace": (svg text | None, message), "graph": (svg text | None, message)}.
+    With `group` (reports/groups.py), the page shows that root cause: `cex` is its first
+    counterexample, and every counterexample of the group is listed."""
     n = len(cex.steps)
     obs = [cex.initial_observation] + [s.after for s in cex.steps]
+    names = trace_names(cex)
     bad_step = n  # every kind shows on the last state or the last step
     sections = []
     for k, o in enumerate(obs):
         prev = obs[k - 1] if k else None
-        view = board_view(o, prev, "initial state" if k == 0 else f"after step {k}")
+        view = board_view(o, prev, "initial state" if k == 0 else f"after step {k}", lambda uid, k=k: names.ref(uid, k))
         if k == 0:
-            action, events = "(the board as given)", ""
+            action, events, changes = "(the board as given)", "", ""
         else:
             st = cex.steps[k - 1]
-            who = PN[st.player] if st.player is not None else "--"
-            action = f"{who}: {st.action.get('label', '?')}"
-            events = "events: " + (event_summary(st.events, 12) or "none")
+            action = f"{player_of(st.player)}: {st.action.get('label', '?')}"
+            cards = unnamed_in_label(st.action, names, k - 1)
+            if cards:
+                action += f" ({cards})"
+            evs = [event_text(e, names, k) for e in st.events if not (isinstance(e, dict) and e.get("kind") == "passed")]
+            events = "events: " + ("; ".join(evs) or "none")
+            changes = changes_table(prev, o, names, k)
         changed = view.changed_keys()
         sections.append(
             f'<section class="state" data-step="{k}" data-action="{esc(action)}" data-events="{esc(events)}"'
             f' data-changed="{esc(" ".join(changed))}"{" hidden" if k else ""}>'
             + board_html(view, bad=(k == bad_step))
+            + changes
             + "</section>"
         )
     trace_items = ['<li value="0">initial state</li>']
 
     def item(st) -> str:
-        who = PN[st.player] if st.player is not None else "--"
+        by = player_of(st.player)
         cls = ' class="bad"' if st.index == bad_step else ""
-        return f'<li value="{st.index}"{cls}>{esc(who)}: {esc(st.action.get("label", "?"))}</li>'
+        return f'<li value="{st.index}"{cls}>{esc(by)}: {esc(st.action.get("label", "?"))}</li>'
 
     for decision, forced in decision_groups(cex.steps):  # forced passes (reduction) folded under their decision
         if decision is not None:
@@ -232,6 +361,27 @@ def cex_page(run: Run, cex, name: str, pictures: dict, index_href: str = "../ind
         f"({esc(violation_place(cex))}): {esc(cex.message)}<br>"
         f"<b>Rule{'s' if len(cex.rules) != 1 else ''}:</b> <span id=\"violated-rules\">{esc(rules)}</span> — {esc(cex.statement)}</div>"
     )
+    # the violating step in full: every value the invariant could have compared
+    before_obs = obs[-2] if n else None
+    inv = next((i for i in (getattr(run.result, "invariants", None) or []) if getattr(i, "id", None) == cex.invariant), None)
+    full = reads_table(getattr(inv, "reads", None), before_obs or {}, obs[-1], names, n) if n else ""
+    full += (
+        "<details id=\"observations\"><summary>The observations "
+        + ("before and after the violating step" if n else "of the initial state")
+        + " (JSON, in full)</summary><div class=\"grid2\">"
+        + (f"<div><h3>before step {n}</h3>{_json_block(before_obs)}</div>" if n else "")
+        + f"<div><h3>{'after step ' + str(n) if n else 'initial state'}</h3>{_json_block(obs[-1])}</div></div></details>"
+    )
+    known = getattr(cex, "baselined", None)
+    known_banner = (
+        f'<div class="banner v-known" id="known"><b>Known disagreement (baseline):</b> {esc(known)}. It does not fail the board.</div>'
+        if known is not None
+        else ""
+    )
+    group_html = _group_section(group) if group is not None else ""
+    heading = esc(f"{cex.invariant} violated") if group is None or group.count == 1 else esc(
+        f"root cause #{group.number}: {cex.invariant} violated, and {group.count - 1} more like it"
+    )
 
     def picture(key: str, heading: str, files: list[tuple[str, str]]) -> str:
         svg, msg = pictures.get(key, (None, "not drawn"))
@@ -245,12 +395,14 @@ def cex_page(run: Run, cex, name: str, pictures: dict, index_href: str = "../ind
         )
 
     body = f"""
-<header class="top"><h1>{esc(cex.invariant)} violated</h1>
+<header class="top"><h1>{heading}</h1>
 <div>{esc(cex.board)} · engine <code>{esc(cex.engine)}</code> · <a href="{esc(index_href)}">back to the report</a></div></header>
 <main>
+{known_banner}
 <div class="banner v-fail"><b>{esc(cex.invariant)}</b>: {esc(cex.statement)}<br>
 <b>Rules:</b> {esc(rules)} (docs/rules.md) · <b>found:</b> {esc(cex.message)} · {esc(violation_place(cex))} ·
 {esc(_trace_title(cex))}: {n} step{"s" if n != 1 else ""}</div>
+{group_html}
 <h2>Step by step</h2>
 <div class="viewer">
 <div class="controls">
@@ -270,17 +422,57 @@ def cex_page(run: Run, cex, name: str, pictures: dict, index_href: str = "../ind
 <ol class="trace" id="trace-list" start="0">{"".join(trace_items)}</ol>
 </div>
 </div>
+<h2>The violating step in full</h2>
+{full}
 {picture("trace", "The trace", [("DOT", f"{name}.dot"), ("SVG", f"{name}.svg"), ("ITF trace", f"{name}.itf.json")])}
 {picture("graph", "The state graph", [("DOT", f"{name}.graph.dot"), ("SVG", f"{name}.graph.svg")])}
 </main>"""
     return page(f"{cex.invariant} on {cex.board}", body, VIEWER_JS, f' data-violation-step="{bad_step}"')
 
 
+def _group_section(group) -> str:
+    """A root cause's page: what it hit, and every counterexample of it."""
+    inv = ", ".join(f"{esc(i)} ({n})" for i, n in group.invariants().items())
+    boards = group.boards()
+    rows = []
+    for m in group.members:
+        c = m.cex
+        labels = "".join(f"<li>{esc(x)}</li>" for x in c.labels)
+        known = f"<br><span class=muted>known (baseline): {esc(c.baselined)}</span>" if getattr(c, "baselined", None) is not None else ""
+        rows.append(
+            f'<tr id="{esc(member_anchor(m))}"><td><code>{esc(m.board)}</code></td><td>{esc(c.invariant)}</td><td>{esc(c.message)}{known}</td>'
+            f"<td class=num>{len(c.labels)}</td><td><details><summary>trace</summary><ol>{labels}</ol></details></td></tr>"
+        )
+    return (
+        f'<h2>Root cause #{group.number}</h2><p id="group-summary"><b>{group.count} counterexample{"s" if group.count != 1 else ""}</b> '
+        f"on <b>{len(boards)} board{'s' if len(boards) != 1 else ''}</b> ({inv}): family <i>{esc(group.family)}</i>, broken {esc(group.where)}. "
+        "They share the invariant family and the violating step (docs/reports.md); the first is shown step by step below.</p>"
+        '<details id="members"' + (" open" if group.count <= 12 else "") + f"><summary>all {group.count} counterexamples</summary>"
+        '<table class="data"><tr><th>board</th><th>invariant</th><th>found</th><th class=num>steps</th><th>trace</th></tr>'
+        + "".join(rows)
+        + "</table></details>"
+    )
+
+
+def member_anchor(m) -> str:
+    return f"cex-{m.run_index}-{m.cex_index}"
+
+
 # -- the index ----------------------------------------------------------------------------------
 
 
-def index_page(runs: list[Run], names: dict, errors: list[dict] = (), title: str = "bpcheck check", meta: dict | None = None) -> str:
+def index_page(
+    runs: list[Run], names: dict, errors: list[dict] = (), title: str = "bpcheck check", meta: dict | None = None, groups=None, left_out: int = 0
+) -> str:
+    """`names`: (run index, counterexample index) -> the stem of the page that shows it (its
+    group's page when `groups` are given: reports/groups.py). `left_out`: counterexamples a
+    ``--max-counterexamples`` bound left out of the run's outputs."""
     meta = meta or {}
+    if groups is None:
+        from bpcheck.reports.groups import group_runs
+
+        groups = group_runs(runs)
+    group_of = {(m.run_index, m.cex_index): g for g in groups for m in g.members}
     verdicts = [r.verdict for r in runs]
     n_fail, n_inc, n_pass = verdicts.count("fail"), verdicts.count("inconclusive"), verdicts.count("pass")
     n_skip = verdicts.count("skipped")
@@ -298,9 +490,14 @@ def index_page(runs: list[Run], names: dict, errors: list[dict] = (), title: str
                 cols.append(row)
     rows_by_run = [{row["id"]: row for row in r.rows()} for r in runs]
     cex_link: dict[tuple[int, str], str] = {}
+    cex_known: dict[tuple[int, str], str] = {}
     for ri, r in enumerate(runs):
         for ci, c in enumerate(r.counterexamples):
-            cex_link.setdefault((ri, c.invariant), f"counterexamples/{names[(ri, ci)]}.html")
+            href = f"counterexamples/{names[(ri, ci)]}.html#cex-{ri}-{ci}"
+            if getattr(c, "baselined", None) is None:
+                cex_link.setdefault((ri, c.invariant), href)
+            else:
+                cex_known.setdefault((ri, c.invariant), href)
 
     parts = [
         f'<header class="top"><h1>{esc(title)}</h1><div>bpcheck {esc(__version__)}'
@@ -310,7 +507,10 @@ def index_page(runs: list[Run], names: dict, errors: list[dict] = (), title: str
     parts.append(
         f'<div class="banner v-{overall}" id="overall"><b>{overall.upper()}</b>: {n_pass} passed, {n_fail} failed, '
         f"{n_inc} inconclusive" + (f", {n_skip} skipped" if n_skip else "") + (f", {len(errors)} bad input" if errors else "") + f" · {len(runs)} run{'s' if len(runs) != 1 else ''}"
-        f" · {len(cols)} properties · {n_cex} counterexample{'s' if n_cex != 1 else ''}</div>"
+        f" · {len(cols)} properties · {n_cex} counterexample{'s' if n_cex != 1 else ''}"
+        + (f" in {len(groups)} root cause{'s' if len(groups) != 1 else ''}" if n_cex else "")
+        + (f" ({left_out} more left out)" if left_out else "")
+        + "</div>"
     )
     if errors:
         parts.append("<h2>Bad input</h2><ul>")
@@ -338,22 +538,28 @@ def index_page(runs: list[Run], names: dict, errors: list[dict] = (), title: str
         ]
         parts.append("</ul>")
 
-    # counterexamples
-    parts.append("<h2>Counterexamples</h2>")
-    if n_cex:
-        parts.append('<table class="data" id="counterexamples"><tr><th>board</th>' + ("<th>engine</th>" if several else "")
-                     + "<th>invariant</th><th>where</th><th class=num>steps</th><th>found</th></tr>")
-        for ri, r in enumerate(runs):
-            for ci, c in enumerate(r.counterexamples):
-                href = f"counterexamples/{names[(ri, ci)]}.html"
-                parts.append(
-                    f"<tr><td><code>{esc(r.board)}</code></td>" + (f"<td><code>{esc(r.engine)}</code></td>" if several else "")
-                    + f'<td><a class="cex-link" href="{esc(href)}">{esc(c.invariant)}</a></td><td>{esc(c.at)}</td>'
-                    f"<td class=num>{len(c.steps)}</td><td>{esc(c.message)}</td></tr>"
-                )
-        parts.append("</table>")
+    # counterexamples, by root cause (reports/groups.py): each group once, with its count and boards
+    parts.append("<h2>Counterexamples by root cause</h2>")
+    new = [g for g in groups if not g.known]
+    known = [g for g in groups if g.known]
+    if left_out:
+        parts.append(
+            f'<p class="banner v-inconclusive" id="left-out">{left_out} counterexample{"s" if left_out != 1 else ""} left out by '
+            "--max-counterexamples: the verdicts count them (the matrix marks them ✗), the pages do not show them.</p>"
+        )
+    if new:
+        parts.append(
+            '<p class="muted">Counterexamples of one invariant family that break at the same step (the same kind of action, the same '
+            "step of the turn before and after it) are one group: one bug is listed once, with the boards it hit (docs/reports.md).</p>"
+        )
+        parts.append(_groups_table(new, several, "counterexamples"))
     else:
         parts.append('<p class="muted">None: no invariant was violated.</p>')
+    if known:
+        parts.append(
+            '<h2>Known disagreements (baseline)</h2><p class="muted">Listed in the baseline with their reason (--baseline): they do not fail a board.</p>'
+        )
+        parts.append(_groups_table(known, several, "known"))
 
     # coverage
     total_checks: dict[str, int] = {c["id"]: 0 for c in cols}
@@ -405,7 +611,8 @@ def index_page(runs: list[Run], names: dict, errors: list[dict] = (), title: str
     parts.append("<h2>Boards × invariants</h2>")
     parts.append(
         '<p class="legend"><span class="verdict v-held">held: exercise count</span><span class="verdict v-vacuous">· vacuous</span>'
-        '<span class="verdict v-violated">✗ violated (link)</span><span class="verdict v-held-so-far">held so far (bound hit)</span></p>'
+        '<span class="verdict v-violated">✗ violated (link)</span><span class="verdict v-known">≈ known (baseline)</span>'
+        '<span class="verdict v-held-so-far">held so far (bound hit)</span></p>'
     )
     parts.append('<div class="matrix-wrap"><table class="matrix" id="matrix"><thead><tr><th class="rowh">board</th>')
     parts += [f'<th class="rot" title="{esc(c.get("statement", ""))}"><div>{esc(c["id"])}</div></th>' for c in cols]
@@ -420,7 +627,10 @@ def index_page(runs: list[Run], names: dict, errors: list[dict] = (), title: str
                 continue
             v = row["verdict"]
             tip = f"{c['id']} on {r.board}: {v}, situation arose {row['checked']} times"
-            if v == "violated":
+            if v == "violated" and (ri, c["id"]) not in cex_link and (ri, c["id"]) in cex_known:
+                v, tip = "known", tip + " (a known disagreement: baseline)"
+                inner = f'<a href="{esc(cex_known[(ri, c["id"])])}">≈</a>'
+            elif v == "violated":
                 href = cex_link.get((ri, c["id"]), "")
                 inner = f'<a href="{esc(href)}">✗</a>' if href else "✗"
             elif v == "vacuous":
@@ -444,7 +654,9 @@ def index_page(runs: list[Run], names: dict, errors: list[dict] = (), title: str
         goals = r.goals()
         g = f"{sum(1 for g in goals if g['reached'])}/{len(goals)}" if goals else "—"
         links = ", ".join(
-            f'<a href="counterexamples/{esc(names[(ri, ci)])}.html">{esc(c.invariant)}</a>' for ci, c in enumerate(r.counterexamples)
+            f'<a href="counterexamples/{esc(names[(ri, ci)])}.html#cex-{ri}-{ci}">{esc(c.invariant)}</a>'
+            + (f" (#{group_of[(ri, ci)].number})" if (ri, ci) in group_of else "")
+            for ci, c in enumerate(r.counterexamples)
         )
         parts.append(
             f"<tr><td><code>{esc(r.board)}</code> <span class=muted>{esc(r.board_name)}</span></td>"
@@ -459,6 +671,35 @@ def index_page(runs: list[Run], names: dict, errors: list[dict] = (), title: str
         '<a href="summary.md">summary.md</a> · per counterexample: DOT, SVG and ITF trace (counterexamples/).</p></main>'
     )
     return page(title, "\n".join(parts))
+
+
+def _groups_table(groups, several: bool, table_id: str) -> str:
+    rows = []
+    for g in groups:
+        first = g.first
+        page = f"counterexamples/{_page_stem(g)}.html"
+        boards = g.boards()
+        blist = "".join(f"<li><code>{esc(b)}</code></li>" for b in boards)
+        board_cell = (
+            f"<code>{esc(boards[0])}</code>" if len(boards) == 1 else f"<details><summary>{len(boards)} boards</summary><ul>{blist}</ul></details>"
+        )
+        inv = "<br>".join(f"{esc(i)}" + (f" ×{n}" if n > 1 else "") for i, n in g.invariants().items())
+        reason = f"<br><span class=muted>{esc(first.cex.baselined)}</span>" if g.known else ""
+        rows.append(
+            f'<tr><td class=num>#{g.number}</td>' + (f"<td><code>{esc(g.engine)}</code></td>" if several else "")
+            + f'<td><a class="cex-link" href="{esc(page)}">{inv}</a></td><td>{esc(g.family)}</td><td>{esc(g.where)}</td>'
+            f"<td class=num>{g.count}</td><td>{board_cell}</td><td>{esc(first.cex.message)}{reason}</td></tr>"
+        )
+    return (
+        f'<table class="data" id="{esc(table_id)}"><tr><th class=num>#</th>' + ("<th>engine</th>" if several else "")
+        + "<th>invariants</th><th>family</th><th>where it breaks</th><th class=num>counterexamples</th><th>boards</th><th>first found</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+
+
+def _page_stem(group) -> str:
+    return group.page or f"group-{group.number}"
 
 
 def _short(n: int) -> str:

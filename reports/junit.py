@@ -1,10 +1,15 @@
 """JUnit XML: one test suite per board (and engine), one test case per invariant.
 
 * held -> a passing case (``system-out`` says how often its situation arose);
+* vacuous (its situation never arose on the board) -> a passing case with the property
+  ``vacuous`` (nothing broke it; a green run is not a wall of skips);
 * violated -> ``<failure>`` with the violation as the message and the counterexample's trace
-  (the text report) as the body;
-* vacuous (the situation never arose) and "held so far" (a bound was hit) -> ``<skipped>``
-  with the reason: neither is a pass;
+  (the text report) as the body, and the property ``root_cause`` (its group's number,
+  reports/groups.py); violated only by known disagreements of a baseline -> a passing case with
+  the property ``known`` giving the baseline's reason;
+* "held so far" (a bound was hit), "not checked", "not judged" (card data the invariant cannot
+  classify) and "not evaluated" (the engine does not observe what it reads) -> ``<skipped>``
+  with the reason: none of them is a pass;
 * each reachability goal of the board is a case too (``reachable: ID``), failing when the goal
   cannot be reached; a board that could not be read is a suite with one ``<error>`` case.
 """
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from bpcheck.reports.groups import group_runs
 from bpcheck.reports.runs import Run
 from bpcheck.reports.safe import xml_safe
 from bpcheck.reports.text import counterexample_text
@@ -32,11 +38,18 @@ def _case(suite: ET.Element, classname: str, name: str) -> ET.Element:
     return ET.SubElement(suite, "testcase", {"classname": classname, "name": name})
 
 
+def _properties(case: ET.Element, items: list[tuple[str, str]]) -> None:
+    props = ET.SubElement(case, "properties")
+    for k, v in items:
+        ET.SubElement(props, "property", {"name": k, "value": v})
+
+
 def junit_xml(runs: list[Run], errors: list[dict] = (), name: str = "bpcheck", timings: bool = False) -> str:
     root = ET.Element("testsuites", {"name": name})
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     several = len({r.engine for r in runs}) > 1
-    for run in runs:
+    group_of = {(m.run_index, m.cex_index): g.number for g in group_runs(runs) for m in g.members}
+    for ri, run in enumerate(runs):
         r = run.explore
         suite_name = f"{run.engine}: {run.board}" if several else run.board
         suite = ET.Element("testsuite", {"name": suite_name})
@@ -54,7 +67,11 @@ def junit_xml(runs: list[Run], errors: list[dict] = (), name: str = "bpcheck", t
         if run.not_compared:  # protocol v2: what the engine does not observe is never compared
             ET.SubElement(props, "property", {"name": "not_compared", "value": ", ".join(run.not_compared)})
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-        cex_by_inv = {c.invariant: c for c in run.counterexamples}
+        new_of: dict[str, list] = {}
+        known_of: dict[str, list] = {}
+        for ci, c in enumerate(run.counterexamples):
+            (known_of if getattr(c, "baselined", None) is not None else new_of).setdefault(c.invariant, []).append((ci, c))
+        left = getattr(run.result, "left_out", 0)
         classname = run.board if not several else f"{run.engine}.{run.board}"
         if run.skip_reason is not None:  # the engine refused the board: one skipped case says why
             case = _case(suite, classname, "board")
@@ -65,18 +82,32 @@ def junit_xml(runs: list[Run], errors: list[dict] = (), name: str = "bpcheck", t
             case = _case(suite, classname, row["id"])
             counts["tests"] += 1
             verdict = row["verdict"]
-            if verdict == "violated":
+            new, known = new_of.get(row["id"], []), known_of.get(row["id"], [])
+            if verdict == "violated" and known and not new:  # every violation is a known one: not a failure
+                _properties(case, [("known", getattr(c, "baselined", "")) for _ci, c in known])
+                out = ET.SubElement(case, "system-out")
+                out.text = f"known disagreement (baseline), {len(known)} counterexample{'s' if len(known) != 1 else ''}; checked {row['checked']} times"
+            elif verdict == "violated":
                 counts["failures"] += 1
-                cex = cex_by_inv.get(row["id"])
-                msg = cex.message if cex else f"violated {row['violations']} times"
+                if new:
+                    _properties(case, [("root_cause", f"#{group_of[(ri, ci)]}") for ci, _c in new if (ri, ci) in group_of])
+                    msg = new[0][1].message + (f" (and {len(new) - 1} more)" if len(new) > 1 else "")
+                    body = "\n\n".join(counterexample_text(c) for _ci, c in new)
+                else:  # its counterexample was left out of the outputs (--max-counterexamples)
+                    msg = f"violated {row['violations']} times"
+                    body = msg + (f" (its counterexample is one of the {left} that --max-counterexamples left out)" if left else "")
                 f = ET.SubElement(case, "failure", {"message": msg, "type": row["id"]})
-                f.text = counterexample_text(cex) if cex else msg
+                f.text = body
             elif verdict == "not judged":
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", {"message": "not judged: " + "; ".join(row.get("not_judged", []))})
-            elif verdict == "vacuous":
+            elif verdict == "not evaluated":
                 counts["skipped"] += 1
-                ET.SubElement(case, "skipped", {"message": "vacuous: its situation never arose on this board"})
+                ET.SubElement(case, "skipped", {"message": "not evaluated: " + str(row.get("reason", ""))})
+            elif verdict == "vacuous":  # nothing broke it: a pass, marked, not a skip (a green run is green)
+                _properties(case, [("vacuous", "its situation never arose on this board")])
+                out = ET.SubElement(case, "system-out")
+                out.text = "vacuous: its situation never arose on this board"
             elif verdict == "held so far":
                 counts["skipped"] += 1
                 ET.SubElement(

@@ -15,7 +15,8 @@ from pathlib import PurePath
 from urllib.parse import quote
 
 from bpcheck import __version__
-from bpcheck.reports.board import PN
+from bpcheck.reports.board import player_of
+from bpcheck.reports.groups import group_runs
 from bpcheck.reports.runs import Run
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -50,6 +51,7 @@ def _rule(row: dict) -> dict:
 
 
 def sarif_document(runs: list[Run], errors: list[dict] = ()) -> dict:
+    root_cause = {(id(m.run), m.cex_index): g.number for g in group_runs(runs) for m in g.members}
     by_engine: dict[str, list[Run]] = {}
     for run in runs:
         by_engine.setdefault(run.engine, []).append(run)
@@ -81,11 +83,11 @@ def sarif_document(runs: list[Run], errors: list[dict] = ()) -> dict:
         notes = []
         for run in eruns:
             ai = art(run.board)
-            for cex in run.counterexamples:
+            for ci, cex in enumerate(run.counterexamples):
                 steps = [
                     {
                         "location": _location(
-                            run.board, ai, f"{s.index}. {PN[s.player] if s.player is not None else '--'}: {s.action.get('label', '?')}"
+                            run.board, ai, f"{s.index}. {player_of(s.player)}: {s.action.get('label', '?')}"
                         ),
                         "executionOrder": s.index,
                         "properties": {"events": [e.get("kind") for e in s.events]},
@@ -115,9 +117,17 @@ def sarif_document(runs: list[Run], errors: list[dict] = ()) -> dict:
                             }
                         ],
                         "partialFingerprints": {"bpcheckTrace/v1": fp},
-                        "properties": {"engine": engine, "kind": cex.at, "length": len(cex.steps), "trace": labels},
+                        "properties": {
+                            "engine": engine,
+                            "kind": cex.at,
+                            "length": len(cex.steps),
+                            "trace": labels,
+                            "rootCause": root_cause.get((id(run), ci), 0),
+                        },
                     }
                 )
+                if getattr(cex, "baselined", None) is not None:  # a known disagreement: reported, suppressed
+                    results[-1]["suppressions"] = [{"kind": "external", "justification": f"known (baseline): {cex.baselined}"}]
             for g in run.goals():
                 if not g["reached"]:
                     results.append(

@@ -6,7 +6,10 @@ know nothing of the rules.
 
 from __future__ import annotations
 
-from bpcheck.reports.board import card_name
+from typing import Any, Callable
+
+from bpcheck.invariants.naming import TraceNames, event_text
+from bpcheck.reports.board import _player, _pn, _slots, card_name, player_of
 
 PN = ("P1", "P2")
 POS = {"attack": "ATK", "defense": "DEF", "facedown": "SET"}
@@ -16,7 +19,8 @@ _name = card_name  # one lookup for every report (reports/board.py)
 
 
 def monster_cell(m: dict | None) -> str:
-    if m is None:
+    """One monster as text; a field the engine does not observe is left out (``?`` for a stat)."""
+    if not isinstance(m, dict):
         return "--"
     marks = ""
     if m.get("destroyed_by_battle"):
@@ -25,47 +29,65 @@ def monster_cell(m: dict | None) -> str:
         marks += f" attacked x{m['attacks_declared']}"
     if m.get("cannot_attack_this_turn"):
         marks += " cannot-attack"
-    own = "" if m.get("owner") == m.get("controller") else f" (owner {PN[m['owner']]})"
+    own = "" if "owner" not in m or m.get("owner") == m.get("controller", m.get("owner")) else f" (owner {_pn(m['owner'])})"
     pos = m.get("position", "?")
     return f"{m.get('card', '?')} {POS.get(pos, pos)} {m.get('atk', '?')}/{m.get('def', '?')}{own}{marks}"
 
 
-def spell_cell(c: dict | None, obs: dict) -> str:
-    if c is None:
+def spell_cell(c: dict | None, obs: dict, names: Callable[[Any], str] | None = None) -> str:
+    if not isinstance(c, dict):
         return "--"
-    state = "up" if c["face_up"] else ("set this turn" if c["set_this_turn"] else "set")
+    name = names or (lambda uid: _name(obs, uid))
+    if "face_up" not in c:
+        state = "face-up or set not observed"
+    else:
+        state = "up" if c["face_up"] else ("set this turn" if c.get("set_this_turn") else "set")
     extra = ""
     for key in ("equipped_to", "attached_to", "linked_monster"):
         if c.get(key) is not None:
-            extra += f" -> {_name(obs, c[key])}"
-    return f"{c['card']} ({state}){extra}"
+            extra += f" -> {name(c[key])}"
+    return f"{c.get('card', '?')} ({state}){extra}"
 
 
-def board_lines(obs: dict) -> list[str]:
+def board_lines(obs: dict, names: Callable[[Any], str] | None = None) -> list[str]:
+    """The board as text lines. `names` names a uid (default: from `obs`); cards are named with
+    their zone, ``Sheep Token [P2 M2]``. Any field may be missing (protocol 2 ``unobserved``)."""
+    obs = obs if isinstance(obs, dict) else {}
+    name = names or (lambda uid: _name(obs, uid))
     lines = []
-    head = f"turn {obs['turn']}, {PN[obs['turn_player']]}'s turn, {obs['step']}"
-    if obs["over"]:
-        head += f", DUEL OVER (winner: {'draw' if obs['winner'] is None else PN[obs['winner']]})"
-    elif obs["to_act"] is not None:
-        head += f", {PN[obs['to_act']]} to act"
+    head = f"turn {obs.get('turn', '?')}, {_pn(obs.get('turn_player'))}'s turn, {obs.get('step', '?')}"
+    if obs.get("over"):
+        winner = obs.get("winner")
+        head += f", DUEL OVER (winner: {'draw' if winner is None else _pn(winner)})"
+    elif obs.get("to_act") is not None:
+        head += f", {_pn(obs['to_act'])} to act"
     lines.append(head)
-    a = obs["attack"]
-    if a:
+    a = obs.get("attack")
+    if isinstance(a, dict) and a:
         flags = " (replay pending)" if a.get("replay_pending") else ""  # (not every engine observes it)
-        lines.append(f"attack: {_name(obs, a['attacker'])} -> {_name(obs, a['target'])}{flags}")
-    if obs["chain"]:
-        chain = ", ".join(f"{i + 1}:{l['card']}({PN[l['controller']]}{', negated' if l['negated'] else ''})" for i, l in enumerate(obs["chain"]))
-        lines.append(f"chain: {chain}")
-    for side, p in enumerate(obs["players"]):
-        lines.append(f"{PN[side]} LP {p['lp']}")
-        lines.append("   monsters: " + " | ".join(monster_cell(m) for m in p["monsters"]))
-        st = " | ".join(spell_cell(c, obs) for c in p["spells"])
-        if p["field_zone"]:
-            st += f" || field: {spell_cell(p['field_zone'], obs)}"
+        lines.append(f"attack: {name(a.get('attacker'))} -> {name(a.get('target'))}{flags}")
+    chain = obs.get("chain")
+    if isinstance(chain, list) and chain:
+        links = []
+        for i, l in enumerate(chain):
+            l = l if isinstance(l, dict) else {}
+            link = f"{i + 1}:{l.get('card', '?')}({_pn(l.get('controller'))}{', negated' if l.get('negated') else ''})"
+            if isinstance(l.get("targets"), list) and l["targets"]:
+                link += " -> " + ", ".join(name(u) for u in l["targets"])
+            links.append(link)
+        lines.append(f"chain: {', '.join(links)}")
+    for side in (0, 1):
+        p = _player(obs, side)
+        lines.append(f"{PN[side]} LP {p.get('lp', '?')}")
+        lines.append("   monsters: " + " | ".join(monster_cell(m) for m in _slots(p, "monsters")))
+        st = " | ".join(spell_cell(c, obs, name) for c in _slots(p, "spells"))
+        if isinstance(p.get("field_zone"), dict):
+            st += f" || field: {spell_cell(p['field_zone'], obs, name)}"
         lines.append("   spells:   " + st)
         for pile in ("hand", "graveyard", "banished"):
-            if p[pile]:
-                lines.append(f"   {pile}: " + ", ".join(c["card"] for c in p[pile]))
+            cards = p.get(pile)
+            if isinstance(cards, list) and cards:
+                lines.append(f"   {pile}: " + ", ".join(str(c.get("card", "?")) if isinstance(c, dict) else "?" for c in cards))
     return lines
 
 
@@ -87,7 +109,7 @@ def decision_groups(steps) -> list[tuple[object | None, list]]:
 def _players(steps) -> list[str]:
     seen: list[str] = []
     for st in steps:
-        who = PN[st.player] if st.player is not None else "--"
+        who = player_of(st.player)
         if who not in seen:
             seen.append(who)
     return seen
@@ -110,8 +132,19 @@ def forced_summary(forced, before: dict | None = None) -> str:
     return line
 
 
+def _kinds(events) -> str:
+    return ", ".join(str(e.get("kind", "?")) for e in events if isinstance(e, dict) and e.get("kind") != "passed")
+
+
+def step_events(step, names: TraceNames) -> list[str]:
+    """The events of one step as lines, their cards named (passes left out)."""
+    return [event_text(e, names, step.index) for e in step.events if not (isinstance(e, dict) and e.get("kind") == "passed")]
+
+
 def counterexample_text(cex, indent: str = "  ") -> str:
-    """A step-by-step trace with the board before and after the violating step."""
+    """A step-by-step trace with the board before and after the violating step, and what the
+    violating step did (its events, cards named with their zones)."""
+    names = TraceNames([cex.initial_observation] + [s.after for s in cex.steps])
     out = [f"{cex.invariant}: {cex.statement}"]
     if cex.rules:
         out.append(f"rules: {', '.join(cex.rules)} (docs/rules.md)")
@@ -122,11 +155,11 @@ def counterexample_text(cex, indent: str = "  ") -> str:
     out.append(f"{getattr(cex, 'trace_title', 'shortest trace')} ({size}) from {cex.board}:")
     for d, forced in groups:
         if d is not None:
-            who = PN[d.player] if d.player is not None else "--"
-            evs = ", ".join(e["kind"] for e in d.events if e["kind"] not in ("passed",))
-            out.append(f"{indent}{d.index:3}. {who}: {d.action['label']}" + (f"   [{evs}]" if evs else ""))
+            who = player_of(d.player)
+            evs = _kinds(d.events)
+            out.append(f"{indent}{d.index:3}. {who}: {d.action.get('label', '?')}" + (f"   [{evs}]" if evs else ""))
         if forced:
-            evs = ", ".join(e["kind"] for st in forced for e in st.events if e["kind"] not in ("passed",))
+            evs = ", ".join(x for x in (_kinds(st.events) for st in forced) if x)
             first = forced[0].index
             span = f"{first}" if len(forced) == 1 else f"{first}-{forced[-1].index}"
             then = "then " if d is not None else ""
@@ -136,19 +169,53 @@ def counterexample_text(cex, indent: str = "  ") -> str:
         out.append(f"{indent}... and back to the state after step {cex.cycle_start}")
     if cex.steps:
         last = cex.steps[-1]
+        k = len(cex.steps)
+        before = lambda uid: names.ref(uid, k - 1)  # noqa: E731
+        after = lambda uid: names.ref(uid, k)  # noqa: E731
+        evs = step_events(last, names)
         if cex.at in ("transition",):
             out.append("board before the violating step:")
-            out.extend(indent + l for l in board_lines(last.before))
-            out.append(f"violating step: {last.action['label']}")
+            out.extend(indent + l for l in board_lines(last.before, before))
+            out.append(f"violating step: {last.action.get('label', '?')}")
+            if evs:
+                out.append("its events: " + "; ".join(evs))
             out.append("board after it:")
-            out.extend(indent + l for l in board_lines(last.after))
+            out.extend(indent + l for l in board_lines(last.after, after))
         else:
             out.append("board before the last step:")
-            out.extend(indent + l for l in board_lines(last.before))
-            out.append(f"last step: {last.action['label']}")
+            out.extend(indent + l for l in board_lines(last.before, before))
+            out.append(f"last step: {last.action.get('label', '?')}")
+            if evs:
+                out.append("its events: " + "; ".join(evs))
             out.append("violating board:")
-            out.extend(indent + l for l in board_lines(last.after))
+            out.extend(indent + l for l in board_lines(last.after, after))
     else:
         out.append("violating board (the initial one):")
-        out.extend(indent + l for l in board_lines(cex.initial_observation))
+        out.extend(indent + l for l in board_lines(cex.initial_observation, lambda uid: names.ref(uid, 0)))
     return "\n".join(out)
+
+
+def root_cause_lines(groups, max_boards: int = 12, indent: str = "  ") -> list[str]:
+    """The counterexamples of a run by root cause (reports/groups.py): each group once, with its
+    count, the invariants and boards it hit, and the full text of the counterexample that shows
+    it; the others of its board in one line each. Known disagreements (a baseline) are left to
+    the board lines, which name each one."""
+    shown = [g for g in groups if not g.known]
+    if not shown:
+        return []
+    total = sum(g.count for g in shown)
+    out = [
+        "",
+        f"counterexamples by root cause: {total} in {len(shown)} group{'s' if len(shown) != 1 else ''} "
+        "(same invariant family, same violating step; docs/reports.md)",
+    ]
+    for g in shown:
+        boards = g.boards()
+        listed = ", ".join(boards[:max_boards]) + (f" and {len(boards) - max_boards} more (--json and --report list every one)" if len(boards) > max_boards else "")
+        out += ["", f"root cause #{g.number}: {g.title()}", f"{indent}boards: {listed}"]
+        first = g.first
+        out.append(counterexample_text(first.cex, indent))
+        same = [m for m in g.members[1:] if m.board == first.board]
+        for m in same:
+            out.append(f"{indent}also on this board: {m.cex.invariant}: {m.cex.message}")
+    return out

@@ -120,7 +120,8 @@ def test_a_shallow_failure_on_a_board_ranked_late_is_found_in_the_first_round(tm
     # the failing board's result is that of the board explored alone, unbounded, stopping at its
     # first violation: the same shortest counterexample, the same counts
     alone = check_board(load_board(KILLER), make_engine(MUTANT), select(None), "bfs", Bounds(), MUTANT, stop_on_violation=True)
-    assert d["boards"][0] == json.loads(json.dumps(alone.to_dict()))
+    board = {**d["boards"][0], "counterexamples": [{k: v for k, v in c.items() if k != "group"} for c in d["boards"][0]["counterexamples"]]}
+    assert board == json.loads(json.dumps(alone.to_dict()))  # (less the root cause --json adds)
     assert d["boards"][0]["counterexamples"][0]["invariant"] == "chain.not-set-this-turn"
     # and the mutant's bug is indeed absent from the cheaper boards: without the rounds,
     # --fail-fast would have explored each of them to the end before trying the killer

@@ -64,6 +64,8 @@ def comparable(doc: dict) -> dict:
     for b in doc["boards"]:
         for c in b["counterexamples"]:
             c.pop("engine")
+    for g in doc.get("groups", []):  # root causes (docs/reports.md) name their engine too
+        g.pop("engine")
     return doc
 
 

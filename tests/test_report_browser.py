@@ -64,9 +64,11 @@ def test_report_in_a_browser(tmp_path, run_cli, monkeypatch, browser, capsys):
     assert page.locator("#matrix td.m-violated").count() == 5  # the monitor-based invariants catch it five ways
     assert "invariants" in page.locator("#coverage-summary").inner_text()
 
+    # the index lists root causes: replay.bookkeeping-kept and replay.call-off-counts break at the same step
     page.locator("a.cex-link", has_text="replay.call-off-counts").click()
     page.wait_for_load_state()
-    assert page.url.split("#")[0].endswith("counterexamples/000-replay-1.replay.call-off-counts.html")
+    assert page.url.split("#")[0].endswith("counterexamples/000-replay-1.replay.bookkeeping-kept.html")
+    assert "2 counterexamples on 1 board" in page.locator("#group-summary").inner_text()
     assert page.locator("#step-number").inner_text() == "Initial state (step 0 of 9)"
     assert page.locator("#prev").is_disabled()
     assert page.locator("svg").count() >= 2  # the trace and the state graph, inlined
@@ -79,7 +81,7 @@ def test_report_in_a_browser(tmp_path, run_cli, monkeypatch, browser, capsys):
     assert not page.locator("#violation-banner").is_visible()
     shown = page.locator("section.state:visible")
     assert shown.count() == 1 and shown.get_attribute("data-step") == "4"
-    assert "attack: Battle Ox → direct" in shown.inner_text()
+    assert "attack: Battle Ox [P1 M1] → direct" in shown.inner_text()  # cards by name and zone
     assert "changed" in shown.locator('td[data-key="attack"]').get_attribute("class")
 
     prev.click()
@@ -89,16 +91,16 @@ def test_report_in_a_browser(tmp_path, run_cli, monkeypatch, browser, capsys):
     for _ in range(6):
         nxt.click()
     assert page.locator("#step-number").inner_text() == "Step 9 of 9"
-    assert page.locator("#action-label").inner_text() == "P1: replay: call off"
+    assert page.locator("#action-label").inner_text() == "P1: replay: call off (Battle Ox [P1 M1])"  # the card the label does not name
     assert nxt.is_disabled()
     banner = page.locator("#violation-banner")
     assert banner.is_visible()
-    assert "replay.call-off-counts breaks here" in banner.inner_text()
-    assert page.locator("#violated-rules").inner_text() == "RPL-REWIND, RPL-COUNTS"
+    assert "replay.bookkeeping-kept breaks here" in banner.inner_text()
+    assert page.locator("#violated-rules").inner_text() == "RPL-COUNTS, RPL-COMPLETED"
     board = page.locator("section.state:visible")
     assert board.get_attribute("data-step") == "9"
     cell = board.locator('td[data-key="P1.monsters.0"]')
-    assert "Battle Ox" in cell.inner_text() and "attacked" not in cell.inner_text()
+    assert "Battle Ox" in cell.inner_text() and "attacks 0" in cell.inner_text()  # the count the bug reset, shown at zero
     assert "changed" in cell.get_attribute("class")
     assert page.locator("#trace-list li.current").inner_text() == "P1: replay: call off"
 

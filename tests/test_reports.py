@@ -50,17 +50,24 @@ def test_report_dir_has_every_format(report):
     # CallOffForgetsAttack also offers a position change in Main Phase 2 to the monster whose attack it
     # forgot (attack.position-change): one more counterexample per board
     assert len(cexs) == 11
-    for stem, inv in cexs:
-        base = out / "counterexamples" / f"{stem}.{inv}"
+    # one page (and pictures, ITF trace) per root cause, named after its first counterexample
+    groups = doc["groups"]
+    # (on 000-replay-1 the bug shows at the call-off, in two families; on 000-replay-2 at the attack that follows it)
+    assert sum(g["count"] for g in groups) == 11 and len(groups) == 3
+    for g in groups:
+        bi, ci = g["counterexamples"][0]
+        base = out / "counterexamples" / f"{Path(doc['boards'][bi]['board']).stem}.{doc['boards'][bi]['counterexamples'][ci]['invariant']}"
         for suffix in (".html", ".dot", ".svg", ".itf.json", ".graph.dot", ".graph.svg"):
             assert Path(str(base) + suffix).is_file(), (base, suffix)
         svg = html.unescape(Path(str(base) + ".svg").read_text())
-        assert svg.lstrip().startswith("<?xml") and "<svg" in svg and inv in svg
-    assert f"report: {out / 'index.html'} (11 counterexamples" in stdout
-    assert "22 SVGs rendered with graphviz-pure" in stdout
+        assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    assert len(list((out / "counterexamples").glob("*.html"))) == 3
+    assert f"report: {out / 'index.html'} (11 counterexamples in 3 root causes, one page each" in stdout
+    assert "6 SVGs rendered with graphviz-pure" in stdout
     index = (out / "index.html").read_text()
     assert "http://" not in index.replace('xmlns="http://www.w3.org', "") and "https://" not in index
-    assert 'href="counterexamples/000-replay-1.replay.call-off-counts.html"' in index
+    assert 'href="counterexamples/000-replay-1.attack.count.html"' in index
+    assert 'href="counterexamples/000-replay-1.replay.bookkeeping-kept.html#cex-0-' in index  # the matrix links each member
 
 
 def test_report_is_byte_identical_across_runs(tmp_path, run_cli, buggy):
@@ -118,8 +125,8 @@ def test_junit_has_one_case_per_board_and_invariant(report):
                 assert f.get("message") == cex["message"]
                 assert "shortest trace (" in f.text and cex["trace"][-1] in f.text
                 total_fail += 1
-            elif row["verdict"] == "vacuous":
-                assert case.find("skipped").get("message").startswith("vacuous")
+            elif row["verdict"] == "vacuous":  # a pass, marked: not a skip
+                assert case.find("skipped") is None and case.find("properties/property").get("name") == "vacuous"
             else:
                 assert case.find("failure") is None and case.find("skipped") is None
         assert int(suite.get("tests")) == len(cases)
@@ -286,16 +293,17 @@ def test_github_annotations_respect_the_per_step_limit(buggy):
 
     br = _board_result()
     assert len(br.counterexamples) == 5
-    lines = annotations([Run(BUGGY, br)])
-    assert len(lines) == 5 and all(l.startswith("::error file=") for l in lines)
+    lines = annotations([Run(BUGGY, br)])  # one annotation per root cause: two here
+    assert len(lines) == 2 and all(l.startswith("::error file=") for l in lines)
     first = lines[0]
-    assert f"file={br.board.path}," in first and "title=bpcheck%3A attack.count violated::" in first
+    assert f"file={br.board.path}," in first and "title=bpcheck%3A attack.count violated (+2 like it)::" in first
     assert "%0A" in first and "\n" not in first and "shortest trace (9 steps)" in first
-    runs = [Run(f"engine-{k}", br) for k in range(6)]  # 30 counterexamples
+    assert "root cause #1: 3 counterexamples (attack.count, attack.offered-legal, attack.position-change) on 1 boards" in first
+    runs = [Run(f"engine-{k}", br) for k in range(6)]  # 30 counterexamples, 12 root causes (one engine's are its own)
     lines = annotations(runs, where="the report")
     errors = [l for l in lines if l.startswith("::error")]
     assert len(errors) == PER_STEP == 10
-    assert errors[-1].endswith("::21 more problems not annotated here (GitHub shows 10 error annotations per step): see the report")
+    assert errors[-1].endswith("::3 more problems not annotated here (GitHub shows 10 error annotations per step): see the report")
 
 
 def test_github_summary_goes_to_the_step_summary_file(tmp_path, run_cli, buggy, monkeypatch):
@@ -304,10 +312,11 @@ def test_github_summary_goes_to_the_step_summary_file(tmp_path, run_cli, buggy, 
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     code, stdout, _ = run_cli("check", SMALL, "--engine", BUGGY, "--github")
     assert code == 1
-    assert stdout.count("::error file=") == 5 and f"summary: appended to $GITHUB_STEP_SUMMARY ({summary})" in stdout
+    assert stdout.count("::error file=") == 2 and f"summary: appended to $GITHUB_STEP_SUMMARY ({summary})" in stdout
     text = summary.read_text()
     assert text.startswith("earlier step\n## ❌ bpcheck check: FAIL")
-    assert "### `replay.call-off-counts` on" in text and "9. P1: `replay: call off`" in text
+    assert "### #2 `replay.bookkeeping-kept` on" in text and "9. P1: `replay: call off`" in text
+    assert "## Counterexamples by root cause (5 in 2 groups)" in text
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     code, stdout, _ = run_cli("check", SMALL, "--github")
     assert code == 0 and "## ✅ bpcheck check: PASS" in stdout and "::error" not in stdout
@@ -342,7 +351,7 @@ def test_bad_input_is_in_every_format_and_the_rest_is_reported(tmp_path, run_cli
     index = (out / "index.html").read_text()
     assert "<b>ERROR</b>" in index and "Bad input" in index and "broken.toml" in index
     assert f"::error file={bad},title=bpcheck%3A bad input::" in stdout
-    assert len(list((out / "counterexamples").glob("*.html"))) == 5  # the good board's counterexamples
+    assert len(list((out / "counterexamples").glob("*.html"))) == 2  # the good board's counterexamples: two root causes
 
 
 def test_a_violation_in_the_initial_state_is_drawn_on_it(buggy):
