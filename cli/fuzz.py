@@ -576,7 +576,9 @@ def add_fuzz_parser(sub, positive) -> None:
     from bpcheck.reporting import add_report_arguments
 
     fz = sub.add_parser("fuzz", help="draw random boards (Hypothesis), check each one, and shrink a violation to a minimal board")
-    fz.add_argument("--engine", metavar="ENGINE", help="the engine under test: reference (default), mutant:NAME, cmd:COMMAND or package.module:factory")
+    from bpcheck.engines.registry import engine_help
+
+    fz.add_argument("--engine", metavar="ENGINE", help=engine_help())
     fz.add_argument("--call-timeout", type=positive(float), metavar="S", help="cmd: engines: seconds per call before a timeout fault")
     fz.add_argument("--invariants", metavar="IDS", help="comma-separated invariant IDs or family names (default: all)")
     fz.add_argument("--examples", type=positive(int), default=DEFAULT_EXAMPLES, metavar="N", help=f"boards to draw (default {DEFAULT_EXAMPLES})")

@@ -655,6 +655,8 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from bpcheck.engines.registry import IN_PROCESS_FORMS, engine_help
+
     p = _Parser(prog="bpcheck", description="Model checker and property-test harness for the Yu-Gi-Oh! TCG Battle Phase.")
     p.add_argument("--version", action="version", version=f"bpcheck {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -663,9 +665,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     sc.add_argument("--json", metavar="FILE", help="write results as JSON")
     sc.add_argument("-q", "--quiet", action="store_true", help="print failures and the summary only")
-    sc.add_argument(
-        "--engine", metavar="ENGINE", help="the engine under test: reference (default), mutant:NAME, cmd:COMMAND or package.module:factory"
-    )
+    sc.add_argument("--engine", metavar="ENGINE", help=engine_help())
     sc.add_argument("--strict", action="store_true", help="a scenario skipped because the engine refuses its board fails the run (exit 1)")
     sc.set_defaults(fn=cmd_scenario)
 
@@ -675,9 +675,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ck = sub.add_parser("check", help="explore every reachable state of each board and check the invariants")
     ck.add_argument("paths", nargs="+", metavar="PATH", help="board files or folders")
-    ck.add_argument(
-        "--engine", metavar="ENGINE", help="the engine under test: reference (default), cmd:COMMAND (docs/protocol.md) or package.module:factory"
-    )
+    ck.add_argument("--engine", metavar="ENGINE", help=engine_help())
     ck.add_argument("--call-timeout", type=_positive(float), metavar="S", help="cmd: engines: seconds per call before a timeout fault (default 10)")
     ck.add_argument(
         "--check-determinism", action="store_true", help="cmd: engines: ask every legal_actions and apply twice and compare the replies"
@@ -734,14 +732,14 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("file", metavar="CEX.json", help="a counterexample file (--cex-dir) or a result file (--json)")
     rp.add_argument("-q", "--quiet", action="store_true")
     rp.add_argument(
-        "--engine", metavar="ENGINE", help="the engine to replay on (default: reference); never the one the file names (docs/bad-input.md)"
+        "--engine", metavar="ENGINE", help=engine_help("the engine to replay on, never the one the file names (docs/bad-input.md)")
     )
     rp.add_argument("--call-timeout", type=_positive(float), metavar="S", help="cmd: engines: seconds per call before a timeout fault (default 10)")
     rp.set_defaults(fn=cmd_replay)
 
     rc = sub.add_parser("record", help="record a trace of an engine on a board (docs/traces.md)")
     rc.add_argument("board", metavar="BOARD", help="a board file")
-    rc.add_argument("--engine", metavar="ENGINE", help="the engine to record (default: reference)")
+    rc.add_argument("--engine", metavar="ENGINE", help=engine_help("the engine to record"))
     how = rc.add_mutually_exclusive_group(required=True)
     how.add_argument("--actions", nargs="+", metavar="LABEL", help="the action labels to play, in order")
     how.add_argument("--random", type=_positive(int), metavar="N", help="a random walk of at most N steps")
@@ -781,7 +779,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_fuzz_parser(sub, _positive)
 
     sv = sub.add_parser("serve", help="serve an in-process engine over the JSON-lines protocol on stdin/stdout (docs/protocol.md)")
-    sv.add_argument("--engine", metavar="ENGINE", help="the engine to serve: reference (default), mutant:NAME or package.module:factory")
+    sv.add_argument("--engine", metavar="ENGINE", help=engine_help("the in-process engine to serve", IN_PROCESS_FORMS))
     sv.set_defaults(fn=cmd_serve)
 
     ep = sub.add_parser("export-puzzle", help="write an EDOPro puzzle script (Lua) for a board or a counterexample (docs/ocgcore.md)")

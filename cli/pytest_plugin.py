@@ -7,8 +7,7 @@ It judges *your* engine from your own test suite (docs/scenarios.md, "pytest"):
   test (a ruling played on the engine), each board one test (``bpcheck check`` of that board:
   every reachable state, every invariant); without that table it collects nothing;
 - runs them against ``--bp-engine SPEC`` (or ``engine = "..."`` in ``[tool.bpcheck]``; default the
-  reference model), any spec ``--engine`` takes: ``mutant:NAME``, ``package.module:factory``,
-  ``cmd:COMMAND``;
+  reference model), any spec ``--engine`` takes (``bpcheck.engines.registry.ENGINE_SPECS``);
 - gives fixtures: ``bp_engine_spec`` (the spec), ``bp_make_engine`` (a factory: each call, a fresh
   engine), ``bp_engine`` (one fresh engine for the test, closed after it), ``bp`` (the helpers
   below bound to the engine);
@@ -33,13 +32,14 @@ DEFAULT_MAX_STATES = 200_000
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from bpcheck.engines.registry import engine_help
+
     group = parser.getgroup("bpcheck", "bpcheck: rulings and boards against an engine")
     group.addoption(
         "--bp-engine",
         metavar="SPEC",
         default=None,
-        help="the engine bpcheck's scenarios, boards and fixtures use: reference (default), mutant:NAME, cmd:COMMAND or "
-        "package.module:factory (default: [tool.bpcheck] engine in pyproject.toml)",
+        help=engine_help("the engine bpcheck's scenarios, boards and fixtures use (else [tool.bpcheck] engine in pyproject.toml)"),
     )
 
 
