@@ -195,8 +195,15 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
             out.append(f"             goal {g.id!r} reached in {len(br.witnesses[g.id])} steps")
     if br.not_compared:  # protocol v2: what the engine does not observe is never compared
         out.append(f"             not compared (the engine does not observe them): {', '.join(br.not_compared)}")
+    judged = {row["id"]: row for row in br.invariant_rows()}
     for inv_id, why in sorted(br.not_evaluated.items()):
-        out.append(f"             not evaluated: {inv_id} ({why})")
+        row = judged.get(inv_id, {})
+        if row.get("violations"):  # it found a violation here: its counterexample says so, not "not evaluated"
+            continue
+        if row.get("checked"):  # judged where it could read what it needs, not evaluated elsewhere
+            out.append(f"             partly evaluated: {inv_id} (held where judged; not evaluated where {why.removeprefix('the ')})")
+        else:
+            out.append(f"             not evaluated: {inv_id} ({why})")
     for cex in br.counterexamples:
         if getattr(cex, "baselined", None) is not None:
             what = f"DIFF {cex.key[0]} {cex.key[1]}" if cex.invariant == "DIFF" and cex.key else cex.invariant
@@ -359,7 +366,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             if row["id"] in inv_total:
                 inv_total[row["id"]] += row["checked"]
     unjudged = {k for br in results for k in br.not_judged}
-    never = [k for k, v in inv_total.items() if v == 0 and k not in unjudged]
+    # never checked: vacuous (the situation never arose) only where it was evaluated at all; an
+    # invariant not evaluated on a board (the engine does not observe what it reads) is listed apart
+    not_evaluated = {k: why for br in reversed(results) if br.verdict != "skipped" for k, why in br.not_evaluated.items()}
+    never = [k for k, v in inv_total.items() if v == 0 and k not in unjudged and k not in not_evaluated]
+    never_evaluated = [k for k, v in inv_total.items() if v == 0 and k not in unjudged and k in not_evaluated]
     verdicts = [r.verdict for r in results]
     n_pass, n_fail, n_inc, n_skip = (verdicts.count(v) for v in ("pass", "fail", "inconclusive", "skipped"))
     print(
@@ -391,6 +402,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"fingerprint collision probability over the run: {c['optimistic']:.1e} (optimistic), at most {c['bound']:.1e}")
     if never and explored:
         print(f"vacuous on every board (their situation never arose): {', '.join(never)}")
+    if never_evaluated and explored:
+        print("not evaluated on any board (the engine does not observe what they read): " + ", ".join(f"{k} ({not_evaluated[k]})" for k in never_evaluated))
     write_failed = False
     for write in (
         lambda: _write_json(args, doc),
