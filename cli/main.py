@@ -4,7 +4,7 @@ Exit statuses (the CI contract, also in the README and docs/checking.md):
   0  everything checked passed (boards an engine refused are skipped, unless --strict)
   1  a check failed (an invariant, a scenario expectation, an engine fault)
   2  bad input or usage (the message names the file, the field and the problem)
-  3  inconclusive (a bound was hit; used by `bpcheck check`)
+  3  inconclusive (a bound was hit in `check`; `fuzz`: no board explored, or a partial search with --strict)
   4  internal error: a bug in bpcheck (one line; the traceback is written to a file)
   129 / 130 / 143  stopped by SIGHUP / SIGINT / SIGTERM (finished boards' results are written)
 """
