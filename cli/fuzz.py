@@ -19,12 +19,22 @@ the counterexample and every report format of `check`; ``--cex-dir`` writes the 
 (and the counterexample as JSON) so that `bpcheck check` and `bpcheck replay` reproduce it.
 Hypothesis' ``ci`` profile is the base settings under ``CI``; ``--database DIR`` keeps failing
 boards in a directory example database and replays them first on the next run.
+
+Around them: any engine is fuzzed (a drawn board reaches it as a board document, never a file);
+without ``--cards`` each card of the pool is first offered to the engine alone on a board, and
+the boards are drawn from those it plays (:func:`cards_the_engine_plays`); ``--baseline``
+judges each board's counterexamples in one place (:func:`judge_with_baseline`), so a known one
+does not stop the search; ``--timeout`` and SIGINT / SIGTERM / SIGHUP stop the run cleanly
+(:class:`FuzzStopped`), with the summary and ``--json`` of what was done. A bounded search is a
+pass (exit 0): boards explored only in part or refused are counted and said; ``--strict`` makes
+that exit 3 (docs/fuzzing.md, "Exit statuses").
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import time
 from dataclasses import dataclass, field
@@ -43,10 +53,13 @@ from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.core import FAULT, Bounds, SystemFault, explore
 from bpcheck.explorers.run import BoardResult, check_board, result_document
-from bpcheck.strategies import board_documents
+from bpcheck.strategies import board_documents, card_choice
 
 DEFAULT_EXAMPLES = 1000  # with seed 0, every shipped mutant dies within these (docs/performance.md)
 DEFAULT_MAX_STATES = 3000
+
+
+DRAWN = "<drawn board>"  # a drawn board's path (it has no file): what engines and messages see
 
 
 class FuzzViolation(Exception):
@@ -58,6 +71,15 @@ class FuzzViolation(Exception):
         self.prop = prop
         self.message = message
         self.depth = depth
+
+
+class FuzzStopped(BaseException):
+    """A signal or ``--timeout`` stopped the run. A BaseException: Hypothesis lets it through
+    (as it does KeyboardInterrupt) instead of taking it for a failure to shrink."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class _Scoped(ExampleDatabase):
@@ -93,15 +115,25 @@ class FuzzStats:
     examples: int = 0  # boards drawn and explored (search and shrink)
     search_examples: int = 0
     shrink_examples: int = 0
-    skipped: int = 0  # boards the engine refused (EngineRefusal)
+    skipped: int = 0  # search boards the engine refused (EngineRefusal)
     states: int = 0  # explored in the search
     transitions: int = 0
     shrink_states: int = 0  # explored while shrinking
     bound_hits: int = 0  # search boards whose exploration hit --max-states
+    known: int = 0  # search boards whose violations the baseline all lists (--baseline)
+    first_refusal: str | None = None  # the engine's reason for the first search board it refused
     first_failure_example: int | None = None  # search example that first broke an invariant
     first_failure_s: float | None = None  # seconds from the start to that example
     search_s: float = 0.0
     shrink_s: float = 0.0
+    # invariant -> why it was not evaluated (the engine does not observe what it reads), on the
+    # search boards where it was not
+    not_evaluated: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def explored(self) -> int:
+        """Search boards explored (drawn and not refused)."""
+        return self.search_examples - self.skipped
 
     def to_dict(self, timings: bool) -> dict:
         d = {
@@ -109,11 +141,15 @@ class FuzzStats:
             "search_examples": self.search_examples,
             "shrink_examples": self.shrink_examples,
             "skipped": self.skipped,
+            "first_refusal": self.first_refusal,
+            "explored": self.explored,
             "states": self.states,
             "transitions": self.transitions,
             "shrink_states": self.shrink_states,
             "bound_hits": self.bound_hits,
+            "known": self.known,
             "first_failure_example": self.first_failure_example,
+            "not_evaluated": dict(sorted(self.not_evaluated.items())),
         }
         if timings:
             d.update(first_failure_s=_r(self.first_failure_s), search_s=_r(self.search_s), shrink_s=_r(self.shrink_s))
@@ -135,6 +171,23 @@ class FuzzOutcome:
     result: BoardResult | None = None  # the minimal board checked as `bpcheck check` does
     board_file: str | None = None
     notes: list[str] = field(default_factory=list)
+    stopped: str | None = None  # why the run stopped early: "timeout (60 s)", "interrupted (SIGINT)"
+    stopped_during: str | None = None  # "probe" (the cards offered), "search" or "shrink"
+
+
+@dataclass
+class Explored:
+    """What exploring one drawn board gave (plain data: it comes back from worker processes)."""
+
+    refused: bool = False  # the engine refused the board (EngineRefusal)
+    reason: str = ""  # its reason
+    found: tuple | None = None  # (invariant, message, depth): the shortest violation no baseline lists
+    states: int = 0
+    transitions: int = 0
+    bounded: bool = False  # cut short by --max-states
+    known: int = 0  # violations the baseline lists (--baseline)
+    not_evaluated: dict = field(default_factory=dict)  # invariant -> why (what the engine does not observe)
+    stopped: str | None = None  # a signal or --timeout cut the exploration short: no verdict
 
 
 class _Ticker:
@@ -167,6 +220,81 @@ def base_settings() -> settings:
     return settings.get_profile("ci" if os.environ.get("CI") else "default")
 
 
+def _halting(stop: Callable[[], str | None] | None, timeout: float | None, t0: float) -> Callable[[], str | None]:
+    """One question for every place that may stop the run: a reason (the signal's, or the
+    ``--timeout``'s once it has passed), or None."""
+    deadline = None if timeout is None else t0 + timeout
+
+    def halt() -> str | None:
+        why = stop() if stop is not None else None
+        if why is None and deadline is not None and time.monotonic() >= deadline:
+            why = f"timeout ({timeout:g} s)"
+        return why
+
+    return halt
+
+
+# -- the cards an engine plays ------------------------------------------------------------------
+
+
+def probe_document(card) -> dict:
+    """The smallest board that holds `card`: alone on P1's side, where a card of its kind goes
+    (a monster in a Monster Zone, a Spell or Trap Set in a Spell & Trap Zone, a Field Spell in the
+    Field Zone), on turn 2."""
+    side: dict[str, Any] = {"lp": 8000}
+    if card.is_monster:
+        side["monsters"] = [{"zone": 1, "card": card.name, "position": "attack"}]
+    elif card.kind == "spell" and card.subtype == "field":
+        side["field_spell"] = {"card": card.name}
+    else:
+        side["spells"] = [{"zone": 1, "card": card.name}]
+    return {"name": f"card probe: {card.name}", "turn": 2, "turn_player": 1, "p1": side, "p2": {"lp": 8000}}
+
+
+def cards_the_engine_plays(
+    engine_factory: Callable[[], Any], names: Sequence[str] | None = None, halt: Callable[[], str | None] | None = None, ticker: _Ticker | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """Offer each card of the pool (or of ``names``) to the engine alone on a board
+    (:func:`probe_document`): ``(the cards it starts a board with, {card: its reason} for those it
+    refuses)``. An engine that fails on a card (an exception, a crash) keeps the card: the search
+    will show what goes wrong. Deterministic for a deterministic engine; :class:`FuzzStopped`
+    when ``halt`` says so."""
+    from bpcheck.explorers.guard import guard_engine
+
+    pool = card_choice(names).pool
+    wanted = [c for c in pool if names is None or c.name in names]
+    played: list[str] = []
+    refused: dict[str, str] = {}
+    for k, card in enumerate(wanted):
+        why = halt() if halt is not None else None
+        if why is not None:
+            raise FuzzStopped(why)
+        if ticker is not None:
+            ticker.show(f"fuzz: offering the engine each card alone on a board: {k + 1}/{len(wanted)}")
+        board = document_board(probe_document(card), f"<card probe: {card.name}>")
+        engine = guard_engine(engine_factory())
+        try:
+            engine.start(board)
+        except EngineRefusal as r:
+            refused[card.name] = r.reason
+            continue
+        except SystemFault:
+            pass
+        finally:
+            _close(engine)
+        played.append(card.name)
+    return played, refused
+
+
+def _close(engine: Any) -> None:
+    close = getattr(engine, "close", None)
+    if callable(close):
+        close()
+
+
+# -- the search and the shrink ------------------------------------------------------------------
+
+
 def fuzz(
     engine_factory: Callable[[], Any],
     invariants: Sequence,
@@ -182,11 +310,20 @@ def fuzz(
     shrink: bool = True,
     jobs: int = 1,
     engine_spec: tuple[str | None, dict] | None = None,
+    baseline: Any = None,
+    timeout: float | None = None,
+    stop: Callable[[], str | None] | None = None,
 ) -> FuzzOutcome:
     """Search for a board on which the engine breaks an invariant, then shrink it. With
     ``jobs`` > 1 and ``engine_spec`` (the ``--engine`` spec and its keyword arguments: each worker
     builds its own engine), the search's boards are explored by worker processes; the outcome
-    is the same as with one."""
+    is the same as with one.
+
+    ``baseline`` (:class:`~bpcheck.explorers.baseline.Baseline`): violations it lists are known
+    and do not stop the search (:func:`judge_with_baseline`). ``timeout`` (seconds, the whole
+    run) and ``stop`` (polled: a reason to stop, e.g. a signal's) end the run early and cleanly:
+    the outcome then says why (``stopped``) and holds what was done, a board that was being
+    explored not counted, and a failure found so far reported as far as it was shrunk."""
     system_cls = EngineSystem
     invs = list(invariants)
     if differential:  # lockstep with the reference model: explorers/differential.py
@@ -199,47 +336,63 @@ def fuzz(
     stats = FuzzStats()
     ticker = _Ticker(progress)
     t0 = time.monotonic()
-    phase: dict[str, Any] = {"name": "search", "target": None, "depth": None}
+    halt = _halting(stop, timeout, t0)
+    phase: dict[str, Any] = {"name": "search", "target": None, "depth": None, "best": None}
+    explore_kw = dict(baseline=baseline, engine_name=engine_name, differential=differential)
 
-    def probe(doc: dict, known: tuple | None = None) -> None:
+    def probe(doc: dict, known: Explored | None = None) -> None:
         """Explore one drawn board (or take ``known``, its result from a worker: -j N)."""
-        stats.examples += 1
         searching = phase["name"] == "search"
-        if searching:
-            stats.search_examples += 1
-        else:
-            stats.shrink_examples += 1
         if known is None:
+            why = halt()
+            if why is not None:
+                raise FuzzStopped(why)
             # While shrinking, a board whose counterexample would be longer than the one found
             # is not taken anyway: exploring one step past that depth is enough, and much faster
             # on the large boards the shrinker tries first.
             b = bounds if searching else Bounds(max_states=bounds.max_states, max_depth=phase["depth"] + 1)
-            known = explore_document(doc, system_cls, engine_factory, invs, b)
-        refused, found, states, transitions, bounded = known
-        if refused:
-            stats.skipped += 1
+            known = explore_document(doc, system_cls, engine_factory, invs, b, stop=halt, **explore_kw)
+        if known.stopped is not None and known.found is None:  # cut short: no verdict, not counted
+            raise FuzzStopped(known.stopped)
+        stats.examples += 1
+        if searching:
+            stats.search_examples += 1
+        else:
+            stats.shrink_examples += 1
+        if known.refused:
+            if searching:
+                stats.skipped += 1
+                if stats.first_refusal is None:
+                    stats.first_refusal = known.reason
             return
         if searching:
-            stats.states += states
-            stats.transitions += transitions
-            if bounded and found is None:
+            stats.states += known.states
+            stats.transitions += known.transitions
+            if known.bounded and known.found is None:
                 stats.bound_hits += 1
+            if known.known:
+                stats.known += 1
+            for inv_id, why in known.not_evaluated.items():
+                stats.not_evaluated.setdefault(inv_id, why)
         else:
-            stats.shrink_states += states
+            stats.shrink_states += known.states
         if searching:
             ticker.show(
                 f"fuzz: example {stats.search_examples}/{examples}, {stats.states:,} states"
                 + (f", {stats.bound_hits} bounded" if stats.bound_hits else "")
+                + (f", {stats.skipped} refused" if stats.skipped else "")
             )
         else:
             ticker.show(f"fuzz: shrinking a board that breaks {phase['target']}: {stats.shrink_examples} boards tried")
-        if found is None:
+        if known.found is None:
             return
-        prop, message, depth = found
+        prop, message, depth = known.found
         if searching and stats.first_failure_example is None:
             stats.first_failure_example = stats.search_examples
             stats.first_failure_s = time.monotonic() - t0
         if phase["target"] is None or prop == phase["target"]:
+            if not searching:  # the shrinker only tries boards smaller than its best: this is the new best
+                phase["best"] = (doc, prop, message, depth)
             raise FuzzViolation(doc, prop, message, depth)
 
     known_results: list = []  # -j N: the search's results, in draw order, up to the first failure
@@ -277,23 +430,25 @@ def fuzz(
     )(
         seed(seed_value)(given(doc=strategy, data=st.data())(fuzz_board))
     )
-    if jobs > 1 and engine_spec is not None:
-        # -j N: the boards are drawn in this process, exactly as -j 1 draws them, and explored
-        # by N workers; then the search below replays the draws up to the first failure with
-        # the workers' results, so everything after it (the database, the shrink) is as -j 1.
-        drawn[:], known_results[:] = _parallel_search(
-            strategy, seed_value, examples, settings(base_settings(), max_examples=examples, phases=(Phase.explicit, Phase.reuse, Phase.generate), database=ReadOnlyDatabase(search_db), **common),
-            jobs, engine_spec, [i.id for i in invs], differential, bounds, ticker,
-        )
     try:
+        if jobs > 1 and engine_spec is not None:
+            # -j N: the boards are drawn in this process, exactly as -j 1 draws them, and explored
+            # by N workers; then the search below replays the draws up to the first failure with
+            # the workers' results, so everything after it (the database, the shrink) is as -j 1.
+            drawn[:], known_results[:] = _parallel_search(
+                strategy, seed_value, examples, settings(base_settings(), max_examples=examples, phases=(Phase.explicit, Phase.reuse, Phase.generate), database=ReadOnlyDatabase(search_db), **common),
+                jobs, engine_spec, [i.id for i in invs], differential, bounds, ticker, halt, baseline, engine_name,
+            )
         run()
     except FuzzViolation as e:
         out.invariant, out.found_doc, out.doc, out.depth, out.message = e.prop, e.doc, e.doc, e.depth, e.message
+    except FuzzStopped as e:
+        out.stopped, out.stopped_during = e.reason, "search"
     except Unsatisfiable:  # pragma: no cover - the strategies never reject
         out.notes.append("Hypothesis could not draw a board")
     finally:
         stats.search_s = time.monotonic() - t0
-    if out.invariant is not None and shrink:
+    if out.invariant is not None and shrink and out.stopped is None:
         phase.update(name="shrink", target=out.invariant, depth=out.depth)
         t1 = time.monotonic()
         # The shrink run has a database of its own per invariant, seeded with what the search
@@ -312,33 +467,95 @@ def fuzz(
             out.notes.append("the example database did not give the failing board back: it is reported unshrunk")
         except FuzzViolation as e:
             out.doc, out.depth, out.message = e.doc, e.depth, e.message
+        except FuzzStopped as e:  # the smallest failing board the shrinker had reached
+            out.stopped, out.stopped_during = e.reason, "shrink"
+            if phase["best"] is not None:
+                out.doc, _prop, out.message, out.depth = phase["best"]
         finally:
             stats.shrink_s = time.monotonic() - t1
     ticker.done()
     return out
 
 
-def explore_document(doc: dict, system_cls, engine_factory: Callable[[], Any], invs: Sequence, bounds: Bounds) -> tuple:
-    """Explore one drawn board: (refused, (invariant, message, depth) or None, states,
-    transitions, bound hit)."""
-    board = document_board(doc, "<drawn board>")
+def judge_with_baseline(br: BoardResult, baseline: Any, engine_name: str, differential: bool) -> list:
+    """The counterexamples of a checked board that the baseline does not list, shortest first
+    (and the known ones marked ``baselined``). The one place `bpcheck fuzz` consults a baseline:
+    a drawn board has no file, so an entry's ``board`` is not compared, only what the entry says
+    the finding is (its engine, invariant or DIFF kind and path); every entry is offered to every
+    drawn board through :meth:`Baseline.outcome`, which decides the match."""
+    import dataclasses
+
+    from bpcheck.explorers.baseline import Baseline
+
+    entries = [dataclasses.replace(k, board=br.board.path) for k in baseline.entries]
+    Baseline(baseline.file, entries).outcome(br, engine_name, differential)
+    rest = [c for c in br.counterexamples if getattr(c, "baselined", None) is None]
+    return sorted(rest, key=lambda c: (len(c.labels), c.invariant))
+
+
+def explore_document(
+    doc: dict,
+    system_cls,
+    engine_factory: Callable[[], Any],
+    invs: Sequence,
+    bounds: Bounds,
+    *,
+    baseline: Any = None,
+    engine_name: str = "engine",
+    differential: bool = False,
+    stop: Callable[[], str | None] | None = None,
+) -> Explored:
+    """Explore one drawn board on a fresh engine (closed after it). Without a baseline the
+    exploration stops at the first violation; with one, the board is checked as `bpcheck check`
+    checks it and its counterexamples judged by the baseline, so that known ones do not stop
+    the search (:func:`judge_with_baseline`). ``stop`` is polled at every state."""
+    board = document_board(doc, DRAWN)
+    halted: list[str] = []
+
+    def stop_here() -> str | None:
+        why = stop() if stop is not None else None
+        if why is not None and not halted:
+            halted.append(why)
+        return why
+
+    engine = engine_factory()
     try:
-        system = system_cls(engine_factory(), board, invs)
-    except EngineRefusal:
-        return (True, None, 0, 0, False)
-    except SystemFault as f:  # the engine failed before giving the initial state
-        return (False, (FAULT, f"{f.kind}: {f.message} (starting the board)", 0), 0, 0, False)
-    r = explore(system, "bfs", bounds, stop_on_violation=True)
-    found = None
-    if r.violations:
-        v = min(r.violations, key=lambda v: (v.depth, v.prop))
-        found = (v.prop, v.message, v.depth)
-    return (False, found, r.states, r.transitions, r.bound_hit is not None)
+        if baseline is not None:
+            from bpcheck.explorers.run import check_board
+
+            br = check_board(board, engine, invs, "bfs", bounds, engine_name, progress=False, system_cls=system_cls, reduce=False, stop=stop_here)
+            if br.verdict == "skipped":
+                return Explored(refused=True, reason=br.skip_reason or "")
+            new = judge_with_baseline(br, baseline, engine_name, differential)
+            r = br.result
+            found = (new[0].invariant, new[0].message, len(new[0].labels)) if new else None
+            return Explored(
+                found=found, states=r.states, transitions=r.transitions, bounded=r.bound_hit is not None and not halted,
+                known=len(br.counterexamples) - len(new), not_evaluated=dict(br.not_evaluated), stopped=halted[0] if halted else None,
+            )
+        try:
+            system = system_cls(engine, board, invs)
+        except EngineRefusal as r:
+            return Explored(refused=True, reason=r.reason)
+        except SystemFault as f:  # the engine failed before giving the initial state
+            return Explored(found=(FAULT, f"{f.kind}: {f.message} (starting the board)", 0))
+        r = explore(system, "bfs", bounds, stop_on_violation=True, stop=stop_here)
+        found = None
+        if r.violations:
+            v = min(r.violations, key=lambda v: (v.depth, v.prop))
+            found = (v.prop, v.message, v.depth)
+        return Explored(
+            found=found, states=r.states, transitions=r.transitions, bounded=r.bound_hit is not None and not halted,
+            not_evaluated=dict(getattr(system, "not_evaluated", {})), stopped=halted[0] if halted else None,
+        )
+    finally:
+        _close(engine)
 
 
-def explore_document_task(doc: dict, engine_spec: tuple, inv_ids: list[str], differential: bool, bounds: Bounds) -> tuple:
+def explore_document_task(doc: dict, engine_spec: tuple, inv_ids: list[str], differential: bool, bounds: Bounds, baseline: Any = None, engine_name: str = "engine") -> Explored:
     """:func:`explore_document` in a worker process (plain data in and out)."""
     from bpcheck.engines import make_engine
+    from bpcheck.explorers.pool import stop_reason
     from bpcheck.explorers.run import invariants_by_id
 
     system_cls = EngineSystem
@@ -347,44 +564,57 @@ def explore_document_task(doc: dict, engine_spec: tuple, inv_ids: list[str], dif
 
         system_cls = DifferentialSystem
     spec, kw = engine_spec
-    return explore_document(doc, system_cls, lambda: make_engine(spec, **kw), invariants_by_id(inv_ids), bounds)
+    return explore_document(
+        doc, system_cls, lambda: make_engine(spec, **kw), invariants_by_id(inv_ids), bounds,
+        baseline=baseline, engine_name=engine_name, differential=differential, stop=stop_reason,
+    )
 
 
 class _Enough(Exception):
-    """Ends the drawing run of a parallel search: the first failure is known."""
+    """Ends the drawing run of a parallel search: the first failure is known, or the run stops."""
 
 
-def _parallel_search(strategy, seed_value: int, examples: int, run_settings, jobs: int, engine_spec, inv_ids, differential: bool, bounds: Bounds, ticker) -> tuple[list, list]:
+def _parallel_search(
+    strategy, seed_value: int, examples: int, run_settings, jobs: int, engine_spec, inv_ids, differential: bool, bounds: Bounds, ticker,
+    halt: Callable[[], str | None] = lambda: None, baseline: Any = None, engine_name: str = "engine",
+) -> tuple[list, list]:
     """Draw the search's boards with Hypothesis (the same draws as the sequential search: every
     board drawn before the first failure passes in both) and explore them in ``jobs`` workers, at
     most 2 x ``jobs`` ahead. Returns the boards and their results in draw order, up to and
-    including the first that breaks an invariant (all of them when none does). The drawing run
-    reads the example database but never writes to it."""
+    including the first that breaks an invariant (all of them when none does). When ``halt``
+    stops the run, the boards still being explored are cancelled and the results end at the
+    first board without one. The drawing run reads the example database but never writes to it."""
     from bpcheck.explorers.pool import Pool
 
     docs: list[dict] = []
-    results: dict[int, tuple] = {}
+    results: dict[int, Explored] = {}
     first_fail: list[int] = []
+    halted: list[str] = []
 
     def absorb(outcomes) -> None:
         for o in outcomes:
             if not o.ok:  # a bug in bpcheck, or a dead worker: said as such (exit 4)
                 raise RuntimeError(f"fuzz: exploring drawn board {o.index + 1}: {o.error}" + (f"\n{o.traceback}" if o.traceback else ""))
+            if o.value.stopped is not None and o.value.found is None:
+                continue  # cut short: no verdict
             results[o.index] = o.value
-            if o.value[1] is not None and (not first_fail or o.index < first_fail[0]):
+            if o.value.found is not None and (not first_fail or o.index < first_fail[0]):
                 first_fail[:] = [o.index]
                 pool.cancel([i for i in range(o.index + 1, len(docs))])
         ticker.show(f"fuzz: {len(results)} of {len(docs)} boards drawn explored ({jobs} workers)")
 
     def decided() -> bool:
-        return bool(first_fail) and all(i in results for i in range(first_fail[0]))
+        if not halted and (why := halt()) is not None:
+            halted.append(why)
+            pool.cancel(list(range(len(docs))))  # running tasks stop at their next state, unreported
+        return bool(halted) or (bool(first_fail) and all(i in results for i in range(first_fail[0])))
 
     def draw(doc: dict, data) -> None:
         if decided():
             raise _Enough()
         docs.append(doc)
-        pool.submit(len(docs) - 1, explore_document_task, (doc, engine_spec, inv_ids, differential, bounds))
-        while pool.in_flight() >= 2 * jobs:
+        pool.submit(len(docs) - 1, explore_document_task, (doc, engine_spec, inv_ids, differential, bounds, baseline, engine_name))
+        while pool.in_flight() >= 2 * jobs and not decided():
             absorb(pool.collect(0.2))
         absorb(pool.collect(0))
         if decided():
@@ -400,7 +630,10 @@ def _parallel_search(strategy, seed_value: int, examples: int, run_settings, job
                 raise
         while not decided() and pool.in_flight():
             absorb(pool.collect(0.2))
-    last = first_fail[0] + 1 if first_fail else len(docs)
+    last = len(docs)
+    if first_fail and all(i in results for i in range(first_fail[0])):
+        last = first_fail[0] + 1
+    last = next((i for i in range(last) if i not in results), last)  # halted: up to the first board without a result
     return docs[:last], [results[i] for i in range(last)]
 
 
@@ -411,19 +644,20 @@ def _parallel_search(strategy, seed_value: int, examples: int, run_settings, job
 def _replay_hint(args, out: FuzzOutcome) -> list[str]:
     parts = ["bpcheck fuzz"]
     if args.engine:
-        parts.append(f"--engine {args.engine}")
-    for opt, val in (("--invariants", args.invariants), ("--cards", args.cards)):
+        parts.append(f"--engine {shlex.quote(args.engine)}")
+    for opt, val in (("--invariants", args.invariants), ("--cards", args.cards), ("--baseline", args.baseline)):
         if val:
-            parts.append(f"{opt} '{val}'")
+            parts.append(f"{opt} {shlex.quote(val)}")
     parts.append(f"--examples {args.examples} --seed {args.seed} --max-states {args.max_states}")
     if args.differential:
         parts.append("--differential")
     if args.database:
-        parts.append(f"--database {args.database}")
-    lines = ["to replay this failure:", "  " + " ".join(parts) + "   (same seed, same boards, same shrink)"]
-    check = f"bpcheck check{' --engine ' + args.engine if args.engine else ''}{' --differential' if args.differential else ''} --max-states {args.max_states}"
+        parts.append(f"--database {shlex.quote(args.database)}")
+    again = "(same seed, same boards, same shrink)" if out.stopped is None else f"(same seed, same boards; it shrinks to the end, which {out.stopped} cut short)"
+    lines = ["to replay this failure:", "  " + " ".join(parts) + "   " + again]
+    check = f"bpcheck check{' --engine ' + shlex.quote(args.engine) if args.engine else ''}{' --differential' if args.differential else ''} --max-states {args.max_states}"
     if out.board_file:
-        lines.append(f"  {check} {out.board_file}")
+        lines.append(f"  {check} {shlex.quote(out.board_file)}")
     else:
         lines.append(f"  or save the board with --cex-dir DIR and run: {check} DIR/fuzz-{out.invariant}.toml")
     if args.database:
@@ -432,19 +666,69 @@ def _replay_hint(args, out: FuzzOutcome) -> list[str]:
 
 
 def _header(args, out: FuzzOutcome) -> str:
-    eng = args.engine or "reference"
+    eng = shlex.quote(args.engine or "reference")
+    shrunk = "shrunk" if out.stopped is None else f"shrunk until {out.stopped} stopped the run"
     return (
         f"Found by `bpcheck fuzz --seed {args.seed}`: engine {eng} breaks {out.invariant} on this board\n"
-        f"(shrunk from a board of {board_size(out.found_doc or {})} cards to {board_size(out.doc or {})}; "
+        f"({shrunk}, from a board of {board_size(out.found_doc or {})} cards to {board_size(out.doc or {})}; "
         f"shortest counterexample: {out.depth} steps).\n"
         f"Reproduce: bpcheck check --engine {eng} --max-states {args.max_states} THIS_FILE"
     )
 
 
+def _list(names: Sequence[str], limit: int = 12) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _summary(args, out: FuzzOutcome, signalled: bool = False) -> tuple[list[str], str]:
+    """The run's summary lines (before the failure, if any) and its verdict: fail, pass or
+    inconclusive. Every board drawn is accounted for: explored (fully or up to --max-states),
+    refused by the engine, or not drawn because the run stopped. A search a signal stopped is
+    no pass (a --timeout's is, unless --strict: the time given was spent)."""
+    st = out.stats
+    lines = [
+        f"fuzz: {st.search_examples} boards drawn, {st.states:,} states explored"
+        + (f", {st.bound_hits} boards hit --max-states {args.max_states}" if st.bound_hits else "")
+        + (f", {st.skipped} boards refused by the engine" if st.skipped else "")
+        + (f", {st.known} boards with known violations only (baseline {args.baseline})" if st.known else "")
+    ]
+    if out.stopped is not None:
+        what = {"probe": "before any board was drawn", "search": "during the search", "shrink": "during the shrink"}.get(out.stopped_during or "", "after the search")
+        lines.append(f"stopped: {out.stopped} {what}; the figures above are of what was finished before it")
+    for note in out.notes:
+        lines.append(f"note: {note}")
+    if out.invariant is not None:
+        return lines, "fail"
+    partial = []
+    if st.bound_hits:
+        partial.append(f"{st.bound_hits} of them only in part, up to --max-states {args.max_states} (raise it, or fuzz with fewer --cards)")
+    if st.skipped:
+        partial.append(f"{st.skipped} more boards drawn were refused by the engine (the first because {st.first_refusal})")
+    if out.stopped is not None and out.stopped_during == "search":
+        partial.append(f"{out.stopped} stopped the search after {st.search_examples} of the {args.examples} boards to draw")
+    if st.explored == 0:
+        verdict, head = "inconclusive", "INCONCLUSIVE  no board was explored"
+    elif signalled:
+        verdict, head = "inconclusive", f"INCONCLUSIVE  no invariant broken on the {st.explored} boards explored before {out.stopped}"
+    elif partial and args.strict:
+        verdict, head = "inconclusive", f"INCONCLUSIVE  no invariant broken on the {st.explored} boards explored, but with --strict a partial search is no pass"
+    else:
+        verdict, head = "pass", f"PASS  no invariant broken on the {st.explored} boards explored"
+    lines.append("; ".join([head, *partial]))
+    if st.not_evaluated:
+        lines.append(
+            "not evaluated on the boards explored (the engine does not observe what they read): "
+            + ", ".join(f"{k} ({why})" for k, why in sorted(st.not_evaluated.items()))
+        )
+    return lines, verdict
+
+
 def cmd_fuzz(args) -> int:
     from bpcheck.engines import make_engine
     from bpcheck.jobs import resolve_jobs
+    from bpcheck.lifecycle import CURRENT as sig
     from bpcheck.main import _err, _invariants
+    from bpcheck.outputs import atomic_write_text, prepare_file
     from bpcheck.reporting import emit_check_reports, graph_limit
     from bpcheck.reports.text import counterexample_text
 
@@ -452,14 +736,36 @@ def cmd_fuzz(args) -> int:
     if invariants is None:
         return EXIT_BAD_INPUT
     engine_kw = {"call_timeout": getattr(args, "call_timeout", None)}
+    baseline = None
     try:
-        make_engine(args.engine, **engine_kw)
+        _close(make_engine(args.engine, **engine_kw))
+        if args.json:
+            prepare_file(args.json, "--json")  # now, not after the run; a stale result is removed
+        if args.baseline:  # known, explained violations (explorers/baseline.py): they do not stop the search
+            from bpcheck.explorers.baseline import load_baseline
+
+            baseline = load_baseline(args.baseline)
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
     cards = [c.strip() for c in args.cards.split(",") if c.strip()] if args.cards else None
     engine_name = args.engine or "reference"
+    sig.polling = True  # the first SIGINT / SIGTERM / SIGHUP stops the run cleanly (lifecycle.py)
+    t0 = time.monotonic()
+    halt = _halting(sig.stop_reason, args.timeout, t0)
+    probed: dict | None = None
+    out = FuzzOutcome(FuzzStats())
     try:
+        if cards is None:  # draw from the cards the engine plays (docs/fuzzing.md, "Which cards")
+            played, refused = cards_the_engine_plays(lambda: make_engine(args.engine, **engine_kw), None, halt, _Ticker(None))
+            if not played:
+                first = next(iter(refused.items()))
+                raise InputError(
+                    "--engine", "", f"{engine_name} refused every card of the pool offered alone on a board (e.g. {first[0]}: {first[1]}): no board can be drawn for it"
+                )
+            if refused:
+                cards = played
+                probed = {"played": played, "refused": refused}
         out = fuzz(
             lambda: make_engine(args.engine, **engine_kw),
             invariants,
@@ -472,13 +778,20 @@ def cmd_fuzz(args) -> int:
             database=args.database,
             jobs=resolve_jobs(args.jobs),
             engine_spec=(args.engine, engine_kw),
+            baseline=baseline,
+            stop=halt,  # a signal, or --timeout counted from the start of the run (the cards offered included)
         )
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
+    except FuzzStopped as e:  # while offering the cards
+        out.stopped, out.stopped_during = e.reason, "probe"
+    if out.stopped is None and sig.signum is not None:  # a signal that came after the search
+        out.stopped = sig.stop_reason()
     st = out.stats
     bounds = Bounds(max_states=args.max_states)
     results: list[BoardResult] = []
+    first = None  # the counterexample to show: the first one the baseline does not list
     if out.invariant is not None:
         doc = dict(out.doc)
         doc["name"] = f"fuzz: {engine_name} breaks {out.invariant}"
@@ -487,45 +800,60 @@ def cmd_fuzz(args) -> int:
         if args.cex_dir:
             path = write_board(doc, Path(args.cex_dir) / f"fuzz-{out.invariant}.toml", _header(args, out))
             out.board_file = display = str(path)
-        from bpcheck.model.board import board_from_dict
+        if sig.signum is None:  # after a signal the run ends now: the board, not its trace
+            from bpcheck.model.board import board_from_dict
 
-        board = board_from_dict(doc, display)
-        system_kw: dict = {}
-        invs = list(invariants)
-        if args.differential:
-            from bpcheck.explorers.differential import DIFF_INVARIANT, DifferentialSystem
+            board = board_from_dict(doc, display)
+            system_kw: dict = {}
+            invs = list(invariants)
+            if args.differential:
+                from bpcheck.explorers.differential import DIFF_INVARIANT, DifferentialSystem
 
-            invs.append(DIFF_INVARIANT)
-            system_kw["system_cls"] = DifferentialSystem
-        if graph_limit(args):
-            system_kw["graph_limit"] = graph_limit(args)
-        br = check_board(board, make_engine(args.engine, **engine_kw), invs, "bfs", bounds, engine_name, progress=None, **system_kw)
-        br.counterexamples.sort(key=lambda c: (c.invariant != out.invariant, len(c.labels), c.invariant))
-        out.result = br
-        results.append(br)
-    print(
-        f"fuzz: {st.search_examples} boards drawn, {st.states:,} states explored"
-        + (f", {st.bound_hits} boards hit --max-states {args.max_states}" if st.bound_hits else "")
-        + (f", {st.skipped} boards refused by the engine" if st.skipped else "")
-    )
-    for note in out.notes:
-        print(f"note: {note}")
+                invs.append(DIFF_INVARIANT)
+                system_kw["system_cls"] = DifferentialSystem
+            if graph_limit(args):
+                system_kw["graph_limit"] = graph_limit(args)
+            engine = make_engine(args.engine, **engine_kw)
+            try:
+                br = check_board(board, engine, invs, "bfs", bounds, engine_name, progress=None, stop=sig.stop_reason, **system_kw)
+            finally:
+                _close(engine)
+            br.counterexamples.sort(key=lambda c: (c.invariant != out.invariant, len(c.labels), c.invariant))
+            new = br.counterexamples if baseline is None else judge_with_baseline(br, baseline, engine_name, bool(args.differential))
+            first = next((c for c in new if c.invariant == out.invariant), new[0] if new else None)
+            out.result = br
+            results.append(br)
+    if probed is not None:
+        print(
+            f"cards: the engine refused {len(probed['refused'])} of the pool's {len(probed['played']) + len(probed['refused'])} cards offered alone on a board; "
+            f"boards are drawn from the other {len(probed['played'])} (--cards NAMES to choose): {_list(probed['played'])}"
+        )
+    lines, verdict = _summary(args, out, signalled=sig.signum is not None)
+    for line in lines:
+        print(line)
     if out.invariant is not None:
         br = out.result
         print(
             f"FAIL  {engine_name} breaks {out.invariant} on board {st.first_failure_example} of the search; "
-            f"shrunk in {st.shrink_examples} tries from {board_size(out.found_doc)} cards to {board_size(out.doc)}"
+            + (f"shrunk in {st.shrink_examples} tries" if out.stopped is None else f"shrunk in {st.shrink_examples} tries until {out.stopped} stopped it" if out.stopped_during == "shrink" else "not shrunk")
+            + f" from {board_size(out.found_doc)} cards to {board_size(out.doc)}"
         )
         print()
-        print("minimal board:")
+        print("minimal board:" if out.stopped is None else "smallest board found:")
         for line in board_toml({k: v for k, v in out.doc.items() if k != "card"}).splitlines():
             print("  " + line)
         print()
-        if br is not None and br.counterexamples:
-            print(counterexample_text(br.counterexamples[0]))
-            others = [c.invariant for c in br.counterexamples[1:]]
+        if first is not None:
+            print(counterexample_text(first))
+            others = [c.invariant for c in (br.counterexamples if br is not None else []) if c is not first and getattr(c, "baselined", None) is None]
             if others:
                 print(f"(this board also breaks: {', '.join(others)})")
+            known = [c for c in (br.counterexamples if br is not None else []) if getattr(c, "baselined", None) is not None]
+            for c in known:
+                what = f"DIFF {c.key[0]} {c.key[1]}" if c.invariant == "DIFF" and c.key else c.invariant
+                print(f"(known, baseline: {what}: {c.baselined})")
+        else:
+            print(f"{out.invariant}: {out.message} (at step {out.depth}; the trace is not shown: the run was stopped)")
         print()
         for line in _replay_hint(args, out):
             print(line)
@@ -535,10 +863,8 @@ def cmd_fuzz(args) -> int:
                 name = f"fuzz-{out.invariant}.{cex.invariant}.json"
                 (cdir / name).write_text(json.dumps({"bpcheck_counterexample": 1, **cex.to_dict(full=False)}, indent=1) + "\n")
             print(f"wrote {out.board_file} and {len(br.counterexamples)} counterexample file(s) to {cdir}")
-    else:
-        verdict = "INCONCLUSIVE" if st.bound_hits else "PASS"
-        print(f"{verdict}  no invariant broken on {st.search_examples} boards" + (" (some boards were explored only in part)" if st.bound_hits else ""))
-    verdict = "fail" if out.invariant else ("inconclusive" if st.bound_hits else "pass")
+        elif args.cex_dir:
+            print(f"wrote {out.board_file}")
     if args.json:
         doc = {
             "bpcheck_fuzz": 1,
@@ -548,7 +874,12 @@ def cmd_fuzz(args) -> int:
             "max_states": args.max_states,
             "differential": bool(args.differential),
             "cards": cards,
+            "cards_refused": None if probed is None else dict(sorted(probed["refused"].items())),
+            "baseline": args.baseline,
+            "strict": bool(args.strict),
+            "timeout": args.timeout,
             "verdict": verdict,
+            "stopped": None if out.stopped is None else {"reason": out.stopped, "during": out.stopped_during},
             "stats": st.to_dict(timings=args.stats),
             "failure": None
             if out.invariant is None
@@ -559,16 +890,21 @@ def cmd_fuzz(args) -> int:
                 "board_file": out.board_file,
                 "cards_before_shrinking": board_size(out.found_doc),
                 "cards": board_size(out.doc),
+                "shrunk": out.stopped is None,
                 "board": out.doc,
             },
             "check": result_document(results, engine_name, "bfs", bounds, []),
         }
-        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
+        try:
+            atomic_write_text(args.json, json.dumps(doc, indent=1) + "\n")
+        except OSError as e:
+            _err(InputError(args.json, "--json", f"cannot write the result: {e.strerror or e}"))
+            return EXIT_BAD_INPUT
     args.strategy = "bfs"  # what emit_check_reports records
     emit_check_reports(args, results, [], engine_name, bounds)
-    if out.invariant is not None:
-        return EXIT_FAIL
-    return EXIT_INCONCLUSIVE if st.bound_hits else EXIT_OK
+    if sig.signum is not None:  # 128 + the signal's number, after the summary and --json (as check)
+        return sig.exit_status
+    return {"fail": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}.get(verdict, EXIT_OK)
 
 
 def add_fuzz_parser(sub, positive) -> None:
@@ -576,7 +912,9 @@ def add_fuzz_parser(sub, positive) -> None:
     from bpcheck.reporting import add_report_arguments
 
     fz = sub.add_parser("fuzz", help="draw random boards (Hypothesis), check each one, and shrink a violation to a minimal board")
-    fz.add_argument("--engine", metavar="ENGINE", help="the engine under test: reference (default), mutant:NAME, cmd:COMMAND or package.module:factory")
+    from bpcheck.engines.registry import engine_help
+
+    fz.add_argument("--engine", metavar="ENGINE", help=engine_help())
     fz.add_argument("--call-timeout", type=positive(float), metavar="S", help="cmd: engines: seconds per call before a timeout fault")
     fz.add_argument("--invariants", metavar="IDS", help="comma-separated invariant IDs or family names (default: all)")
     fz.add_argument("--examples", type=positive(int), default=DEFAULT_EXAMPLES, metavar="N", help=f"boards to draw (default {DEFAULT_EXAMPLES})")
@@ -588,8 +926,28 @@ def add_fuzz_parser(sub, positive) -> None:
         metavar="N",
         help=f"explore at most N states per board (default {DEFAULT_MAX_STATES})",
     )
-    fz.add_argument("--cards", metavar="NAMES", help="comma-separated card names to draw boards from (default: the whole pool)")
+    fz.add_argument(
+        "--cards",
+        metavar="NAMES",
+        help="comma-separated card names to draw boards from (default: the cards the engine plays, each offered to it alone on a board first)",
+    )
     fz.add_argument("--differential", action="store_true", help="also compare the engine with the reference model in lockstep (DIFF)")
+    fz.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="known, explained violations and disagreements (TOML, docs/checking.md): they do not stop the search, on any drawn board",
+    )
+    fz.add_argument(
+        "--timeout",
+        type=positive(float),
+        metavar="S",
+        help="stop the whole run after S seconds, with the summary of what was done (a failure found is reported as far as it was shrunk)",
+    )
+    fz.add_argument(
+        "--strict",
+        action="store_true",
+        help="a partial search is no pass: exit 3 when boards were explored only in part or refused, or --timeout ended the search",
+    )
     fz.add_argument("--json", metavar="FILE", help="write the fuzz result as JSON (with the minimal board's check result)")
     fz.add_argument("--cex-dir", metavar="DIR", help="write the minimal board as TOML and its counterexamples as JSON")
     fz.add_argument("--database", metavar="DIR", help="keep failing boards in this Hypothesis example database and replay them first")
@@ -605,4 +963,17 @@ def _run(args) -> int:
     return cmd_fuzz(args)
 
 
-__all__ = ["FuzzOutcome", "FuzzStats", "FuzzViolation", "add_fuzz_parser", "base_settings", "cmd_fuzz", "fuzz"]
+__all__ = [
+    "FuzzOutcome",
+    "FuzzStats",
+    "FuzzStopped",
+    "FuzzViolation",
+    "Explored",
+    "add_fuzz_parser",
+    "base_settings",
+    "cards_the_engine_plays",
+    "cmd_fuzz",
+    "explore_document",
+    "fuzz",
+    "judge_with_baseline",
+]

@@ -4,7 +4,7 @@ Exit statuses (the CI contract, also in the README and docs/checking.md):
   0  everything checked passed (boards an engine refused are skipped, unless --strict)
   1  a check failed (an invariant, a scenario expectation, an engine fault)
   2  bad input or usage (the message names the file, the field and the problem)
-  3  inconclusive (a bound was hit; used by `bpcheck check`)
+  3  inconclusive (a bound was hit in `check`; `fuzz`: no board explored, or a partial search with --strict)
   4  internal error: a bug in bpcheck (one line; the traceback is written to a file); a report
      writer's own bug costs that output only and keeps the verdict's status
   129 / 130 / 143  stopped by SIGHUP / SIGINT / SIGTERM (finished boards' results are written)
@@ -194,8 +194,15 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
             out.append(f"             goal {g.id!r} reached in {len(br.witnesses[g.id])} steps")
     if br.not_compared:  # protocol v2: what the engine does not observe is never compared
         out.append(f"             not compared (the engine does not observe them): {', '.join(br.not_compared)}")
+    judged = {row["id"]: row for row in br.invariant_rows()}
     for inv_id, why in sorted(br.not_evaluated.items()):
-        out.append(f"             not evaluated: {inv_id} ({why})")
+        row = judged.get(inv_id, {})
+        if row.get("violations"):  # it found a violation here: its counterexample says so, not "not evaluated"
+            continue
+        if row.get("checked"):  # judged where it could read what it needs, not evaluated elsewhere
+            out.append(f"             partly evaluated: {inv_id} (held where judged; not evaluated where {why.removeprefix('the ')})")
+        else:
+            out.append(f"             not evaluated: {inv_id} ({why})")
     new = []
     for cex in br.counterexamples:
         what = f"DIFF {cex.key[0]} {cex.key[1]}" if cex.invariant == "DIFF" and cex.key else cex.invariant
@@ -367,7 +374,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             if row["id"] in inv_total:
                 inv_total[row["id"]] += row["checked"]
     unjudged = {k for br in results for k in br.not_judged}
-    never = [k for k, v in inv_total.items() if v == 0 and k not in unjudged]
+    # never checked: vacuous (the situation never arose) only where it was evaluated at all; an
+    # invariant not evaluated on a board (the engine does not observe what it reads) is listed apart
+    not_evaluated = {k: why for br in reversed(results) if br.verdict != "skipped" for k, why in br.not_evaluated.items()}
+    never = [k for k, v in inv_total.items() if v == 0 and k not in unjudged and k not in not_evaluated]
+    never_evaluated = [k for k, v in inv_total.items() if v == 0 and k not in unjudged and k in not_evaluated]
     verdicts = [r.verdict for r in results]
     n_pass, n_fail, n_inc, n_skip = (verdicts.count(v) for v in ("pass", "fail", "inconclusive", "skipped"))
     print(
@@ -399,6 +410,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"fingerprint collision probability over the run: {c['optimistic']:.1e} (optimistic), at most {c['bound']:.1e}")
     if never and explored:
         print(f"vacuous on every board (their situation never arose): {', '.join(never)}")
+    if never_evaluated and explored:
+        print("not evaluated on any board (the engine does not observe what they read): " + ", ".join(f"{k} ({not_evaluated[k]})" for k in never_evaluated))
     if left_out:
         kept = sum(len(br.counterexamples) for br in results)
         print(
@@ -719,6 +732,8 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from bpcheck.engines.registry import IN_PROCESS_FORMS, engine_help
+
     p = _Parser(prog="bpcheck", description="Model checker and property-test harness for the Yu-Gi-Oh! TCG Battle Phase.")
     p.add_argument("--version", action="version", version=f"bpcheck {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -727,9 +742,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     sc.add_argument("--json", metavar="FILE", help="write results as JSON")
     sc.add_argument("-q", "--quiet", action="store_true", help="print failures and the summary only")
-    sc.add_argument(
-        "--engine", metavar="ENGINE", help="the engine under test: reference (default), mutant:NAME, cmd:COMMAND or package.module:factory"
-    )
+    sc.add_argument("--engine", metavar="ENGINE", help=engine_help())
     sc.add_argument("--strict", action="store_true", help="a scenario skipped because the engine refuses its board fails the run (exit 1)")
     sc.set_defaults(fn=cmd_scenario)
 
@@ -739,9 +752,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ck = sub.add_parser("check", help="explore every reachable state of each board and check the invariants")
     ck.add_argument("paths", nargs="+", metavar="PATH", help="board files or folders")
-    ck.add_argument(
-        "--engine", metavar="ENGINE", help="the engine under test: reference (default), cmd:COMMAND (docs/protocol.md) or package.module:factory"
-    )
+    ck.add_argument("--engine", metavar="ENGINE", help=engine_help())
     ck.add_argument("--call-timeout", type=_positive(float), metavar="S", help="cmd: engines: seconds per call before a timeout fault (default 10)")
     ck.add_argument(
         "--check-determinism", action="store_true", help="cmd: engines: ask every legal_actions and apply twice and compare the replies"
@@ -799,14 +810,14 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("file", metavar="CEX.json", help="a counterexample file (--cex-dir) or a result file (--json)")
     rp.add_argument("-q", "--quiet", action="store_true")
     rp.add_argument(
-        "--engine", metavar="ENGINE", help="the engine to replay on (default: reference); never the one the file names (docs/bad-input.md)"
+        "--engine", metavar="ENGINE", help=engine_help("the engine to replay on, never the one the file names (docs/bad-input.md)")
     )
     rp.add_argument("--call-timeout", type=_positive(float), metavar="S", help="cmd: engines: seconds per call before a timeout fault (default 10)")
     rp.set_defaults(fn=cmd_replay)
 
     rc = sub.add_parser("record", help="record a trace of an engine on a board (docs/traces.md)")
     rc.add_argument("board", metavar="BOARD", help="a board file")
-    rc.add_argument("--engine", metavar="ENGINE", help="the engine to record (default: reference)")
+    rc.add_argument("--engine", metavar="ENGINE", help=engine_help("the engine to record"))
     how = rc.add_mutually_exclusive_group(required=True)
     how.add_argument("--actions", nargs="+", metavar="LABEL", help="the action labels to play, in order")
     how.add_argument("--random", type=_positive(int), metavar="N", help="a random walk of at most N steps")
@@ -846,7 +857,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_fuzz_parser(sub, _positive)
 
     sv = sub.add_parser("serve", help="serve an in-process engine over the JSON-lines protocol on stdin/stdout (docs/protocol.md)")
-    sv.add_argument("--engine", metavar="ENGINE", help="the engine to serve: reference (default), mutant:NAME or package.module:factory")
+    sv.add_argument("--engine", metavar="ENGINE", help=engine_help("the in-process engine to serve", IN_PROCESS_FORMS))
     sv.set_defaults(fn=cmd_serve)
 
     ep = sub.add_parser("export-puzzle", help="write an EDOPro puzzle script (Lua) for a board or a counterexample (docs/ocgcore.md)")

@@ -289,11 +289,11 @@ def cmd_prove(args) -> int:
                     print(counterexample_text(cex))
                     print()
                 else:
-                    print(f"             (bpcheck check does NOT reproduce it on the witness board: a bug in prove; inconclusive)")
+                    print("             (bpcheck check does NOT reproduce it on the witness board: a bug in prove; inconclusive)")
                     verdict = "inconclusive" if verdict != "violated" else verdict
                     row["verdict"] = "inconclusive"
                 if not report:
-                    print(f"             the witness board (write it with --report DIR):\n" + "\n".join("               " + l for l in text.splitlines()))
+                    print("             the witness board (write it with --report DIR):\n" + "\n".join("               " + l for l in text.splitlines()))
             doc["invariants"].append(row)
         if args.verbose:
             for line in board_words(res) + case_words(res):
@@ -328,7 +328,13 @@ def cmd_prove(args) -> int:
 def add_prove_parser(sub, positive) -> None:
     pv = sub.add_parser("prove", help="prove the invariants on symbolic boards for every value of their ranges (docs/proving.md)")
     pv.add_argument("paths", nargs="+", metavar="PATH", help="board files or folders (boards with ranges: docs/boards.md)")
-    pv.add_argument("--engine", metavar="ENGINE", help="reference (default), mutant:NAME or a Rules subclass; other engines: --concretize")
+    from bpcheck.engines.registry import engine_help
+
+    pv.add_argument(
+        "--engine",
+        metavar="ENGINE",
+        help=engine_help("the engine (on symbolic numbers only the reference model's rules run: reference, mutant:NAME or a Rules subclass; any engine with --concretize)"),
+    )
     pv.add_argument("--invariants", metavar="IDS", help="comma-separated invariant IDs or family names (default: all)")
     pv.add_argument("--timeout", type=positive(float), default=10.0, metavar="S", help="seconds per solver query (default 10); a timeout is inconclusive")
     pv.add_argument("--max-states", type=positive(int), metavar="N", help="stop after N states per board (inconclusive)")

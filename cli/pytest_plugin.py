@@ -7,8 +7,7 @@ It judges *your* engine from your own test suite (docs/scenarios.md, "pytest"):
   test (a ruling played on the engine), each board one test (``bpcheck check`` of that board:
   every reachable state, every invariant); without that table it collects nothing;
 - runs them against ``--bp-engine SPEC`` (or ``engine = "..."`` in ``[tool.bpcheck]``; default the
-  reference model), any spec ``--engine`` takes: ``mutant:NAME``, ``package.module:factory``,
-  ``cmd:COMMAND``;
+  reference model), any spec ``--engine`` takes (``bpcheck.engines.registry.ENGINE_SPECS``);
 - gives fixtures: ``bp_engine_spec`` (the spec), ``bp_make_engine`` (a factory: each call, a fresh
   engine), ``bp_engine`` (one fresh engine for the test, closed after it), ``bp`` (the helpers
   below bound to the engine);
@@ -33,13 +32,14 @@ DEFAULT_MAX_STATES = 200_000
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from bpcheck.engines.registry import engine_help
+
     group = parser.getgroup("bpcheck", "bpcheck: rulings and boards against an engine")
     group.addoption(
         "--bp-engine",
         metavar="SPEC",
         default=None,
-        help="the engine bpcheck's scenarios, boards and fixtures use: reference (default), mutant:NAME, cmd:COMMAND or "
-        "package.module:factory (default: [tool.bpcheck] engine in pyproject.toml)",
+        help=engine_help("the engine bpcheck's scenarios, boards and fixtures use (else [tool.bpcheck] engine in pyproject.toml)"),
     )
 
 
@@ -162,7 +162,7 @@ class ScenarioFile(pytest.File):
 class ScenarioItem(_BpItem):
     def runtest(self) -> None:
         s: _Settings = self.config.stash[_KEY]
-        run_scenario_file(self.path, s.make_engine, _display(self.config, self.path))
+        run_scenario_file(self.path, s.make_engine, _display(self.config, self.path), s.engine)
 
     def reportinfo(self):
         return self.path, 0, f"scenario: {self.name}"
@@ -186,15 +186,25 @@ class BoardItem(_BpItem):
 # The helpers (usable from any test; the `bp` fixture binds them to the configured engine)
 
 
-def run_scenario_file(path: Path | str, make_engine: Callable[[], Any], display: str | None = None):
+def _engine_name(engine: Any, engine_name: str | None) -> str:
+    """How a failure names the engine, the same for scenarios and boards: the spec when there is
+    one (what the user configured: ``--bp-engine``, ``[tool.bpcheck] engine``), else the engine's
+    own ``name``."""
+    return engine_name or getattr(engine, "name", None) or "engine"
+
+
+def run_scenario_file(path: Path | str, make_engine: Callable[[], Any], display: str | None = None, engine_name: str | None = None):
     """Play one scenario file on a fresh engine; raise :class:`BpFailure` with the counterexample
-    text when it fails, skip when the engine refuses the board. Returns the result."""
+    text when it fails, skip when the engine refuses the board. Returns the result. The failure
+    names the engine ``engine_name`` (default: the engine's ``name``), as :func:`check_board_file`
+    does."""
     from bpcheck.scenarios import load_scenario, run_scenario
 
     sc = load_scenario(path, display or str(path))
     engine = make_engine()
     try:
         res = run_scenario(sc, engine)
+        res.engine = _engine_name(engine, engine_name)
     finally:
         _close(engine)
     if res.status == "skipped":
@@ -210,11 +220,12 @@ def check_board_file(
     display: str | None = None,
     invariants: list[str] | None = None,
     max_states: int = DEFAULT_MAX_STATES,
-    engine_name: str = "engine",
+    engine_name: str | None = None,
 ):
     """`bpcheck check` of one board file on a fresh engine; raise :class:`BpFailure` with the
     counterexamples' text on a violation or when a bound is hit (inconclusive is not a pass);
-    skip when the engine refuses the board. Returns the :class:`BoardResult`."""
+    skip when the engine refuses the board. Returns the :class:`BoardResult`. The failure names
+    the engine ``engine_name`` (default: the engine's ``name``)."""
     from bpcheck.engines.interface import EngineRefusal
     from bpcheck.explorers.core import Bounds
     from bpcheck.explorers.run import check_board
@@ -230,6 +241,7 @@ def check_board_file(
 
         raise InputError("tool.bpcheck.invariants", "", f"unknown invariant or family {e.args[0]!r}") from None
     engine = make_engine()
+    engine_name = _engine_name(engine, engine_name)
     try:
         br = check_board(board, engine, invs, "bfs", Bounds(max_states=max_states), engine_name, progress=False)
     except EngineRefusal as e:
@@ -247,24 +259,38 @@ def check_board_file(
     return br
 
 
+def _or_fail(run: Callable[[], Any]) -> Any:
+    """``run()``, or the calling test failed with one message and no Python trace: the
+    counterexample (:class:`BpFailure`), or ``bad input: file: field: problem`` for a malformed
+    board or scenario (:class:`~bpcheck.errors.InputError`). The test is failed *after* the
+    ``except`` block, so pytest shows no chained "During handling of the above exception" and
+    no second copy of the message."""
+    from bpcheck.errors import InputError
+
+    try:
+        return run()
+    except BpFailure as e:
+        message = str(e)
+    except InputError as e:
+        message = f"bad input: {e.render()}"
+    pytest.fail(message, pytrace=False)
+
+
 def assert_scenario(path: Path | str, engine: Any = None):
     """Fail the calling test with the counterexample text unless the scenario passes on
-    `engine` (an engine object, a factory, or None: the reference model)."""
+    `engine` (an engine object, a factory, or None: the reference model). A relative `path` is
+    taken from the current directory (the `bp` fixture's from the test file or the rootdir)."""
     make = _factory(engine)
-    try:
-        return run_scenario_file(path, make)
-    except BpFailure as e:
-        pytest.fail(str(e), pytrace=False)
+    return _or_fail(lambda: run_scenario_file(path, make))
 
 
 def assert_board(path: Path | str, engine: Any = None, invariants: list[str] | None = None, max_states: int = DEFAULT_MAX_STATES):
     """Fail the calling test with the counterexamples' text unless `bpcheck check` passes the
-    board on `engine` (an engine object, a factory, or None: the reference model)."""
+    board on `engine` (an engine object, a factory, or None: the reference model). A relative
+    `path` is taken from the current directory (the `bp` fixture's from the test file or the
+    rootdir)."""
     make = _factory(engine)
-    try:
-        return check_board_file(path, make, None, invariants, max_states, getattr(engine, "name", None) or "engine")
-    except BpFailure as e:
-        pytest.fail(str(e), pytrace=False)
+    return _or_fail(lambda: check_board_file(path, make, None, invariants, max_states))
 
 
 def _factory(engine: Any) -> Callable[[], Any]:
@@ -290,28 +316,77 @@ class _Unclosed:
 
 
 class BpHelpers:
-    """The `bp` fixture: the helpers bound to the configured engine factory."""
+    """The `bp` fixture: the helpers bound to the configured engine factory.
 
-    def __init__(self, make_engine: Callable[[], Any], spec: str) -> None:
+    A relative path is looked for beside the test file first, then from the rootdir (where
+    ``[tool.bpcheck]`` paths start), never from the current directory: the same test passes
+    whichever directory pytest runs from. Failures name the engine by its spec, as the collected
+    scenario and board tests do."""
+
+    def __init__(self, make_engine: Callable[[], Any], spec: str, test_dir: Path | None = None, root: Path | None = None) -> None:
         self.make_engine = make_engine
         self.spec = spec
+        self.test_dir = test_dir
+        self.root = root
+
+    def path(self, path: Path | str) -> tuple[Path, str]:
+        """Where a path given to :meth:`scenario` or :meth:`board` is, and how messages show it
+        (from the rootdir when under it). Bad input when it is in neither place."""
+        from bpcheck.errors import InputError
+
+        p = Path(path)
+        bases = [b for b in (self.test_dir, self.root) if b is not None]
+        if p.is_absolute() or not bases:
+            found = p
+        else:
+            found = next((b / p for b in bases if (b / p).exists()), None)
+            if found is None:
+                tried = " and ".join(dict.fromkeys(_shown(b / p, self.root) or str(b / p) for b in bases))
+                raise InputError(str(path), "", f"no such file (a relative path is looked for beside the test file, then from the rootdir: {tried})")
+        return found, _shown(found, self.root) or str(found)
 
     def scenario(self, path: Path | str):
-        return assert_scenario(path, self.make_engine)
+        """Play the scenario file on a fresh engine; fail the test with what the engine did."""
+
+        def run():
+            p, display = self.path(path)
+            return run_scenario_file(p, self.make_engine, display, self.spec)
+
+        return _or_fail(run)
 
     def board(self, path: Path | str, invariants: list[str] | None = None, max_states: int = DEFAULT_MAX_STATES):
-        make = self.make_engine
-        try:
-            return check_board_file(path, make, None, invariants, max_states, self.spec)
-        except BpFailure as e:
-            pytest.fail(str(e), pytrace=False)
+        """`bpcheck check` of the board file; fail the test with the counterexamples."""
+
+        def run():
+            p, display = self.path(path)
+            return check_board_file(p, self.make_engine, display, invariants, max_states, self.spec)
+
+        return _or_fail(run)
 
     def state_machine(self, **kw: Any) -> None:
         """Stateful differential testing of the configured engine against the reference model on
-        random boards (bpcheck.testing, docs/fuzzing.md); Hypothesis shrinks a failing run."""
-        from bpcheck.testing import run_engine_state_machine
+        random boards (bpcheck.testing, docs/fuzzing.md); Hypothesis shrinks a failing run, and
+        the test fails with the machine's message, the shrunk board and the steps played, once."""
+        from bpcheck.testing import MachineFailure, run_engine_state_machine
 
-        run_engine_state_machine(self.make_engine, **kw)
+        failure = None
+        try:
+            run_engine_state_machine(self.make_engine, **kw)
+        except MachineFailure as e:
+            failure = "\n".join([f"{self.spec}: {e}", *getattr(e, "__notes__", ())])
+        if failure is not None:
+            pytest.fail(failure, pytrace=False)
+
+
+def _shown(path: Path, root: Path | None) -> str | None:
+    """`path` relative to the rootdir, or None when it is not under it."""
+    if root is None:
+        return None
+    try:
+        rel = Path(path).resolve().relative_to(root.resolve())
+    except ValueError:
+        return None
+    return rel.as_posix() if str(rel) != "." else "."
 
 
 @pytest.fixture(scope="session")
@@ -337,6 +412,7 @@ def bp_engine(bp_make_engine):
 
 
 @pytest.fixture
-def bp(bp_make_engine, bp_engine_spec) -> BpHelpers:
-    """``bp.scenario(path)`` and ``bp.board(path)``: fail the test with the counterexample."""
-    return BpHelpers(bp_make_engine, bp_engine_spec)
+def bp(request: pytest.FixtureRequest, bp_make_engine, bp_engine_spec) -> BpHelpers:
+    """``bp.scenario(path)``, ``bp.board(path)`` and ``bp.state_machine(...)``: fail the test with
+    the counterexample. Relative paths: beside the test file, else from the rootdir."""
+    return BpHelpers(bp_make_engine, bp_engine_spec, Path(request.path).parent, Path(request.config.rootpath))

@@ -45,15 +45,19 @@ DEFAULT_STEPS = 100  # a Battle Phase on a small board is 20-60 actions
 DEFAULT_EXAMPLES = 100
 
 
-class InvariantViolated(AssertionError):
+class MachineFailure(AssertionError):
+    """What the machine found wrong with the engine (one of the three below)."""
+
+
+class InvariantViolated(MachineFailure):
     """An invariant of the library does not hold on the engine's step."""
 
 
-class EngineDisagrees(AssertionError):
+class EngineDisagrees(MachineFailure):
     """The engine under test and the reference model disagree (DIFF)."""
 
 
-class EngineFault(AssertionError):
+class EngineFault(MachineFailure):
     """The engine crashed, hung or answered malformed data (ENGINE-FAULT)."""
 
 
@@ -271,6 +275,7 @@ __all__ = [
     "EngineDisagrees",
     "EngineFault",
     "InvariantViolated",
+    "MachineFailure",
     "engine_state_machine",
     "machine_settings",
     "run_engine_state_machine",

@@ -53,6 +53,7 @@ from bpcheck.errors import InputError
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.explorers.checking import fingerprint
 from bpcheck.explorers.core import SystemFault
+from bpcheck.explorers.guard import duplicate_label, duplicate_label_fault
 from bpcheck.model.board import Board
 from bpcheck.model.events import Event
 
@@ -778,10 +779,9 @@ class JsonlEngine:
 
     def legal_actions(self, node: JState) -> list[JAction]:
         records = self._ask("legal_actions", **self._at(node))["actions"]
-        labels = [r["label"] for r in records]
-        if len(set(labels)) != len(labels):
-            dup = next(x for x in labels if labels.count(x) > 1)
-            raise SystemFault("schema", f"two legal actions share the label {dup!r}")
+        dup = duplicate_label(r["label"] for r in records)
+        if dup is not None:  # the same fault as an in-process engine's (explorers/guard.py)
+            raise duplicate_label_fault(dup)
         if self.check_determinism:
             again = self._ask("legal_actions", **self._at(node))["actions"]
             if again != records:

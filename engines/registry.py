@@ -1,7 +1,8 @@
 """Choosing the engine under test: `--engine reference` (default), `--engine mutant:NAME`,
 `--engine cmd:COMMAND` (any language, JSON lines: docs/protocol.md), `--engine ocgcore[:LIB]`
 (the real EDOPro core: docs/ocgcore.md), or
-`--engine package.module:factory`.
+`--engine package.module:factory`. :data:`ENGINE_SPECS` lists them once for every help text and
+error message.
 
 A factory is a callable returning an object that implements the engine interface
 (:mod:`bpcheck.engines.interface`), or a :class:`~bpcheck.model.engine.Rules` subclass (a rules
@@ -17,6 +18,33 @@ from bpcheck.model.engine import Rules
 from bpcheck.engines.reference import ReferenceEngine
 
 REQUIRED = ("start", "legal_actions", "apply", "observe", "is_terminal")
+
+# Every form an engine spec takes, in one place: each parser's --engine help, the pytest plugin's
+# --bp-engine and every error about a spec read these (docs/engines.md, "Engines available now").
+ENGINE_SPECS: tuple[tuple[str, str], ...] = (
+    ("reference", "the reference model (the default)"),
+    ("mutant:NAME", "the reference model with one rules bug (`bpcheck mutants` lists them)"),
+    ("ocgcore", "the real EDOPro core, in process (docs/ocgcore.md); ocgcore:LIB loads the core library LIB"),
+    ("cmd:COMMAND", "an engine in any language over the JSON-lines protocol (docs/protocol.md)"),
+    ("package.module:factory", "an in-process Python engine, or a subclass of bpcheck.model.engine.Rules (docs/engines.md)"),
+)
+# the forms as a user types them (ocgcore and ocgcore:LIB are one entry above)
+SPEC_FORMS: tuple[str, ...] = ("reference", "mutant:NAME", "ocgcore", "ocgcore:LIB", "cmd:COMMAND", "package.module:factory")
+IN_PROCESS_FORMS: tuple[str, ...] = tuple(f for f in SPEC_FORMS if not f.startswith("cmd:"))
+
+
+def spec_forms(forms: tuple[str, ...] = SPEC_FORMS) -> str:
+    """``reference, mutant:NAME, ..., or package.module:factory``: the forms, for a sentence."""
+    return ", ".join(forms[:-1]) + " or " + forms[-1] if len(forms) > 1 else forms[0]
+
+
+def engine_help(what: str = "the engine under test", forms: tuple[str, ...] = SPEC_FORMS) -> str:
+    """The --engine help of a parser: what the engine is for, then every spec form it takes."""
+    return f"{what}: {spec_forms(forms)} (default: reference; docs/engines.md)"
+
+
+def _bad_spec(problem: str) -> InputError:
+    return InputError("--engine", "", f"{problem}; an engine spec is {spec_forms()} (docs/engines.md)")
 
 
 def make_engine(spec: str | None, *, call_timeout: float | None = None, check_determinism: bool = False):
@@ -41,12 +69,16 @@ def make_engine(spec: str | None, *, call_timeout: float | None = None, check_de
             raise InputError("--engine", "", f"unknown mutant {name!r} (known: {', '.join(known)})")
         return ReferenceEngine(known[name].rules, name=spec)
     if ":" not in spec:
-        raise InputError("--engine", "", f"expected 'reference', 'cmd:COMMAND' or 'package.module:factory', got {spec!r}")
+        raise _bad_spec(f"unknown engine spec {spec!r}")
     mod_name, _, attr = spec.partition(":")
+    if not mod_name or not attr:
+        raise _bad_spec(f"unknown engine spec {spec!r}")
     try:
         mod = importlib.import_module(mod_name)
     except ImportError as e:
-        raise InputError("--engine", "", f"cannot import {mod_name!r}: {e}") from None
+        raise _bad_spec(f"cannot import {mod_name!r} ({e})") from None
+    except Exception as e:  # a module that fails while importing: its author's bug, said as such
+        raise InputError("--engine", "", f"importing {mod_name!r} failed: {type(e).__name__}: {e}") from None
     factory = getattr(mod, attr, None)
     if factory is None:
         raise InputError("--engine", "", f"module {mod_name!r} has no {attr!r}")

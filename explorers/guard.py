@@ -11,7 +11,9 @@ What is not the engine's fault passes through unchanged: :class:`EngineRefusal` 
 (the board is skipped), bad input found by ``start`` (the board's fault, exit 2), a
 :class:`SystemFault` the engine raised itself, ``MemoryError`` (the checker's memory) and
 interruptions (``KeyboardInterrupt`` and the CLI's signal exceptions, which are not ``Exception``).
-Out-of-process engines (``cmd:``) are not wrapped: they report their faults themselves.
+Two legal actions with one label are a ``schema`` fault, as over ``cmd:`` (engines/jsonl.py uses
+the same check). Out-of-process engines (``cmd:``) are not wrapped: they report their faults
+themselves.
 """
 
 from __future__ import annotations
@@ -23,6 +25,23 @@ from typing import Any
 from bpcheck.errors import InputError
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.explorers.core import SystemFault
+
+
+def duplicate_label(labels) -> str | None:
+    """The first label given twice in one state's legal actions, or None. An action is named by
+    its label in traces, counterexample files and replays, so two with one label are an
+    ``ENGINE-FAULT`` of kind ``schema``, the same for in-process and ``cmd:`` engines
+    (:func:`duplicate_label_fault`)."""
+    seen: set = set()
+    for x in labels:
+        if x in seen:
+            return x
+        seen.add(x)
+    return None
+
+
+def duplicate_label_fault(label: str) -> SystemFault:
+    return SystemFault("schema", f"two legal actions share the label {label!r}")
 
 
 def _where(e: BaseException) -> str:
@@ -65,11 +84,15 @@ class GuardedEngine:
 
     def legal_actions(self, state):
         try:
-            return self._engine.legal_actions(state)
+            actions = self._engine.legal_actions(state)
+            dup = duplicate_label(a.label for a in actions)
         except (SystemFault, MemoryError):
             raise
         except (Exception, SystemExit) as e:
             raise _fault(e, "legal_actions") from None
+        if dup is not None:
+            raise duplicate_label_fault(dup)
+        return actions
 
     def apply(self, state, action):
         try:
@@ -103,4 +126,4 @@ def guard_engine(engine: Any) -> Any:
     return GuardedEngine(engine)
 
 
-__all__ = ["GuardedEngine", "guard_engine"]
+__all__ = ["GuardedEngine", "duplicate_label", "duplicate_label_fault", "guard_engine"]

@@ -197,7 +197,7 @@ def test_pool_gives_each_outcome_once_and_survives_a_dead_worker():
     assert 16 not in seen or len(seen) == 5  # cancelled before it ran, unless it was already running
 
 
-@pytest.mark.parametrize("engine, examples, code", [("mutant:direct-attack-past-monsters", "1000", 1), ("reference", "12", 3)])
+@pytest.mark.parametrize("engine, examples, code", [("mutant:direct-attack-past-monsters", "1000", 1), ("reference", "12", 0)])
 def test_fuzz_output_is_the_same_whatever_the_worker_count(tmp_path, run_cli, engine, examples, code):
     outs = []
     for j in ("1", "2"):
@@ -207,8 +207,8 @@ def test_fuzz_output_is_the_same_whatever_the_worker_count(tmp_path, run_cli, en
         outs.append((stdout, js.read_text()))
     assert outs[0] == outs[1]
     d = json.loads(outs[0][1])
-    if engine == "reference":  # exit 3: some boards were cut at --max-states
-        assert d["stats"]["search_examples"] == 12  # every board drawn was explored and counted once
+    if engine == "reference":  # exit 0: some boards were cut at --max-states (said in the summary, not failed)
+        assert d["stats"]["search_examples"] == 12 and d["stats"]["bound_hits"] > 0  # every board drawn was explored and counted once
     else:
         assert d["stats"]["first_failure_example"] >= 1 and "attack.direct-legal" in outs[0][0]
 

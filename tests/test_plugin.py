@@ -3,11 +3,19 @@ made with pytester (docs/scenarios.md, "pytest")."""
 
 from __future__ import annotations
 
+import importlib
+import re
 from pathlib import Path
 
 import pytest
 
 pytest_plugins = ["pytester"]
+
+# pytester's in-process runs restore sys.modules after each run, dropping the modules a run
+# imported; numpy's C extension cannot be loaded twice in one process, so the second run that
+# explores a board would fail to import it. Imported here, before any run, it stays loaded
+# (run alone, this file otherwise failed from its second test on).
+importlib.import_module("numpy")
 
 ROOT = Path(__file__).resolve().parent.parent
 BOARD = (ROOT / "boards" / "000-replay-1.toml").as_posix()
@@ -137,12 +145,163 @@ def test_the_stateful_machine_runs_against_the_configured_engine(pytester):
     project(pytester, 'engine = "mutant:fifo-chain"\n')
     pytester.makepyfile(
         test_machine="""
-        from hypothesis import settings, HealthCheck
+        from hypothesis import settings, HealthCheck, Phase
 
         def test_state_machine(bp):
+            # no shrinking: minutes of it on the whole card pool (272 s under load), and what is
+            # tested here is that the machine runs the configured engine
             bp.state_machine(settings_=settings(max_examples=40, stateful_step_count=40, deadline=None, derandomize=True,
-                                                suppress_health_check=list(HealthCheck)))
+                                                suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate]))
         """
     )
     r = pytester.runpytest("-q", "test_machine.py")
     r.assert_outcomes(failed=1)  # the mutant is caught against the reference
+    r.stdout.fnmatch_lines(["mutant:fifo-chain: DIFF: *"])
+
+
+def _example(marker: str) -> str:
+    """The Python block after ``<!-- marker -->`` in docs/scenarios.md."""
+    text = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    block = text.split(f"<!-- {marker} -->", 1)[1]
+    return block.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_a_failure_prints_the_counterexample_once(pytester):
+    project(pytester, 'scenarios = ["rulings"]\nboards = ["boards"]\nengine = "mutant:battle-phase-on-first-turn"\n')
+    pytester.makepyfile(
+        test_mine="""
+        from bpcheck.pytest_plugin import assert_board
+
+        def test_bp_board(bp):
+            bp.board("boards/first-turn.toml")
+
+        def test_assert_board():
+            from bpcheck.engines import make_engine
+            assert_board("boards/first-turn.toml", make_engine("mutant:battle-phase-on-first-turn"))
+        """
+    )
+    r = pytester.runpytest("-p", "no:randomly")
+    r.assert_outcomes(passed=1, failed=3)  # the ruling passes; the collected board, bp.board and assert_board fail
+    out = r.stdout.str()
+    assert "During handling of the above exception" not in out and "Traceback" not in out
+    # each failure shows the counterexample once: three failures, three copies
+    assert out.count("violation: the Battle Phase was entered on turn 1") == 3, out
+    assert out.count("board boards/first-turn.toml failed on mutant:battle-phase-on-first-turn") == 3, out
+
+
+def test_bad_input_is_a_clean_test_failure(pytester):
+    project(pytester, 'engine = "reference"\n')
+    (pytester.path / "boards" / "bad.toml").write_text("turn = 2\nturn_player = 1\n[p1]\nlp = 8000\n", encoding="utf-8")
+    (pytester.path / "rulings" / "typo.toml").write_text(SCENARIO.replace('"RPL-TRIGGER"', '"RPL-TRIGGR"'), encoding="utf-8")
+    pytester.makepyfile(
+        test_mine="""
+        from bpcheck.pytest_plugin import assert_scenario
+
+        def test_board(bp):
+            bp.board("boards/bad.toml")
+
+        def test_scenario(bp):
+            bp.scenario("rulings/typo.toml")
+
+        def test_missing(bp):
+            bp.board("boards/nope.toml")
+
+        def test_helper():
+            assert_scenario("rulings/typo.toml")
+        """
+    )
+    r = pytester.runpytest("-rf")
+    r.assert_outcomes(failed=4)
+    out = r.stdout.str()
+    for line in (
+        "bad input: boards/bad.toml: p2: missing required field",
+        "bad input: rulings/typo.toml: rules[0]: unknown rule ID 'RPL-TRIGGR'",
+        "bad input: boards/nope.toml: no such file (a relative path is looked for beside the test file, then from the rootdir: boards/nope.toml)",
+    ):
+        assert line in out, out
+    assert out.count("bad input: rulings/typo.toml: rules[0]: unknown rule ID 'RPL-TRIGGR'") == 2, out  # two tests, once each
+    assert "Traceback" not in out and "InputError" not in out and "During handling" not in out
+
+
+def test_bp_paths_resolve_from_the_test_file_then_the_rootdir_not_the_current_directory(pytester, monkeypatch):
+    project(pytester, 'engine = "mutant:battle-phase-on-first-turn"\n')
+    deep = pytester.path / "tests" / "deep"
+    deep.mkdir(parents=True)
+    (deep / "near.toml").write_text(FIRST_TURN, encoding="utf-8")  # beside the test file
+    (deep / "test_paths.py").write_text(
+        "def test_near(bp):\n    bp.board('near.toml')\n\n"
+        "def test_from_root(bp):\n    bp.board('boards/first-turn.toml')\n\n"
+        "def test_scenario_from_root(bp):\n    assert bp.scenario('rulings/replay-1.toml').status == 'pass'\n",
+        encoding="utf-8",
+    )
+    elsewhere = pytester.path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # pytest started from another folder: the paths do not change
+    r = pytester.runpytest(str(deep), "--rootdir", str(pytester.path), "-c", str(pytester.path / "pyproject.toml"))
+    r.assert_outcomes(passed=1, failed=2)
+    out = r.stdout.str()
+    assert "board tests/deep/near.toml failed on mutant:battle-phase-on-first-turn" in out, out
+    assert "board boards/first-turn.toml failed on mutant:battle-phase-on-first-turn" in out, out
+    assert "no such file" not in out
+
+
+def test_failures_name_the_engine_the_same_way_in_boards_and_scenarios(pytester):
+    project(pytester, 'scenarios = ["rulings"]\nboards = ["boards"]\nengine = "myengine:make"\n')
+    (pytester.path / "boards" / "replay-1.toml").write_text((ROOT / "boards" / "000-replay-1.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    pytester.makepyfile(
+        myengine="""
+        from bpcheck.engines.mutants import MUTANTS
+        from bpcheck.engines.reference import ReferenceEngine
+
+        def make():  # calls itself by a name of its own; the user configured `myengine:make`
+            return ReferenceEngine(MUTANTS["replay-resets-count"].rules, name="my own name")
+        """,
+        test_mine="""
+        from bpcheck.pytest_plugin import assert_board, assert_scenario
+        from myengine import make
+
+        def test_bp_scenario(bp):
+            bp.scenario("rulings/replay-1.toml")
+
+        def test_bp_board(bp):
+            bp.board("boards/replay-1.toml")
+
+        def test_helpers_scenario():
+            assert_scenario("rulings/replay-1.toml", make)
+
+        def test_helpers_board():
+            assert_board("boards/replay-1.toml", make)
+        """,
+    )
+    pytester.syspathinsert()
+    r = pytester.runpytest("-p", "no:randomly")
+    out = r.stdout.str()
+    # configured: the spec, for the collected items and the bp fixture alike
+    assert out.count("(rulings/replay-1.toml) failed on myengine:make:") == 2, out  # the collected ruling and bp.scenario
+    assert out.count("board boards/replay-1.toml failed on myengine:make (") == 2, out  # the collected board and bp.board
+    # given an engine, no spec: its own name, for both helpers
+    assert "(rulings/replay-1.toml) failed on my own name:" in out and "board boards/replay-1.toml failed on my own name (" in out, out
+    assert "failed on engine" not in out
+
+
+def test_the_documented_state_machine_example_runs(pytester):
+    project(pytester, 'engine = "reference"\n')
+    # the same draws every run, and no shrinking (minutes of it on this board pool): what is
+    # tested here is the fixture's failure message, not Hypothesis' shrinker
+    pytester.makeconftest(
+        """
+        from hypothesis import Phase, settings
+        settings.register_profile("plugin-test", derandomize=True, database=None, phases=[Phase.explicit, Phase.generate])
+        settings.load_profile("plugin-test")
+        """
+    )
+    pytester.makepyfile(test_machine=_example("state-machine-example"))
+    pytester.runpytest("-q", "test_machine.py").assert_outcomes(passed=1)
+    r = pytester.runpytest("-q", "test_machine.py", "--bp-engine", "mutant:direct-attack-past-monsters")
+    r.assert_outcomes(failed=1)
+    out = r.stdout.str()
+    assert "mutant:direct-attack-past-monsters: DIFF: after " in out
+    assert re.search(r"engine offers 'attack Battle Ox \[P\d M\d\] -> direct'", out), out
+    assert out.count("which the reference does not") == 1, out  # once (the short summary cuts the line before it)
+    assert "Failing test case" in out and "board:" in out  # Hypothesis' run: the board and the steps
+    assert "Traceback" not in out and "During handling" not in out and "testing.py:" not in out.split("Explanation:")[0]
