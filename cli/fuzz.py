@@ -360,7 +360,7 @@ def _parallel_search(strategy, seed_value: int, examples: int, run_settings, job
     most 2 x ``jobs`` ahead. Returns the boards and their results in draw order, up to and
     including the first that breaks an invariant (all of them when none does). The drawing run
     reads the example database but never writes to it."""
-    from bpcheck.explorers.pool import Pool
+    from bpcheck.explorers.pool import open_pool
 
     docs: list[dict] = []
     results: dict[int, tuple] = {}
@@ -390,7 +390,7 @@ def _parallel_search(strategy, seed_value: int, examples: int, run_settings, job
         if decided():
             raise _Enough()
 
-    with Pool(jobs) as pool:
+    with open_pool(jobs) as pool:  # worker processes, or Ray tasks with --cluster
         try:
             run_settings(seed(seed_value)(given(doc=strategy, data=st.data())(draw)))()
         except _Enough:
@@ -454,6 +454,9 @@ def cmd_fuzz(args) -> int:
     engine_kw = {"call_timeout": getattr(args, "call_timeout", None)}
     try:
         make_engine(args.engine, **engine_kw)
+        from bpcheck.jobs import setup_cluster
+
+        setup_cluster(args, args.engine, engine_kw)  # --cluster: Ray, every node able to run the engine
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT

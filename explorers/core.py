@@ -144,10 +144,12 @@ class ExploreResult:
     # first: two workers meeting one forced state in a chunk, a handed-over chain); work, not
     # results (not deterministic)
     judged_again: int | None = None
+    protocol: dict | None = None  # explore_parallel: what the chunk rounds cost (transport, CPU, bytes; not deterministic)
+    lost_workers: list | None = None  # explore_parallel: the workers lost and replaced during the run (where)
 
     # what says how a run went rather than what it found: timing, memory, the workers' own
     # answers and bookkeeping (None in one process), the state graph (in one process only)
-    RUN_ONLY = ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance", "stolen", "judged_again")
+    RUN_ONLY = ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance", "stolen", "judged_again", "protocol", "lost_workers")
 
     @property
     def collision(self) -> dict:

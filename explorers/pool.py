@@ -297,4 +297,13 @@ class Pool:
         self.workers = []
 
 
-__all__ = ["Outcome", "Pool", "cpu_count", "in_worker", "stop_reason"]
+def open_pool(workers: int):
+    """The pool of this run: worker processes, or Ray tasks with ``--cluster``
+    (explorers/cluster.py: the same methods)."""
+    from bpcheck.explorers.cluster import active
+
+    c = active()
+    return c.task_pool(workers) if c is not None else Pool(workers)
+
+
+__all__ = ["Outcome", "Pool", "cpu_count", "in_worker", "open_pool", "stop_reason"]
