@@ -180,7 +180,8 @@ class Progress:
         self.t0 = time.monotonic()
         self.last = 0.0
 
-    def update(self, states: int, depth: int, frontier: int, force: bool = False) -> None:
+    def update(self, states: int, depth: int, frontier: int, force: bool = False, note: str = "") -> None:
+        """``note``: more of the run's state (explore_parallel: workers alive, their balance)."""
         if not self.enabled:
             return
         now = time.monotonic()
@@ -188,12 +189,14 @@ class Progress:
             return
         self.last = now
         rate = states / max(now - self.t0, 1e-9)
-        sys.stderr.write(f"\r{self.label}: {states} states, {rate:,.0f}/s, depth {depth}, frontier {frontier}   ")
+        line = f"{self.label}: {states} states, {rate:,.0f}/s, depth {depth}, frontier {frontier}" + (f", {note}" if note else "")
+        self.width = max(getattr(self, "width", 0), len(line))
+        sys.stderr.write("\r" + line.ljust(self.width) + "   ")
         sys.stderr.flush()
 
     def done(self) -> None:
         if self.enabled:
-            sys.stderr.write("\r" + " " * 100 + "\r")
+            sys.stderr.write("\r" + " " * max(100, getattr(self, "width", 0) + 3) + "\r")
             sys.stderr.flush()
 
 

@@ -742,6 +742,21 @@ class _Pool:
                 p.join()
 
 
+def _progress_note(pool: Any, n: int, work: list[int], lost: list[str]) -> str:
+    """The workers on the progress line: how many are alive, and each one's share of the last
+    chunk's states (the balance; a few workers by name, many as the least and most)."""
+    if n <= 1:
+        return ""
+    total = sum(work) or 1
+    shares = [100 * k / total for k in work]
+    if n <= 4:
+        bal = "/".join(f"{x:.0f}" for x in shares) + " %"
+    else:
+        bal = f"{min(shares):.0f}-{max(shares):.0f} % each"
+    alive = getattr(pool, "alive", lambda: n)()
+    return f"{alive}/{n} {getattr(pool, 'kind', 'workers')} alive" + (f" ({len(lost)} lost, replaced)" if lost else "") + f", last chunk {bal}"
+
+
 def _account(cost: dict, pool: Any) -> None:
     cost["bytes_out"] += getattr(pool, "bytes_out", 0)
     cost["bytes_in"] += getattr(pool, "bytes_in", 0)
@@ -846,7 +861,6 @@ def explore_parallel(
             if g in res.goals and res.goals[g] is None:
                 res.goals[g], res.goal_initial[g] = _trace(parent, via, j)
 
-    pool = _Pool(n, make_system, goals, finish)
     inbox: list[list[bytes]] = [[] for _ in range(n)]
 
     def settle(children: list[tuple[np.ndarray, np.ndarray, np.ndarray]], claims: list[tuple] | None = None) -> None:
@@ -1049,6 +1063,7 @@ def explore_parallel(
         inbox = [[] for _ in range(n)]
         learned = [[x for v, xs in enumerate(shares) if v != w for x in xs] for w in range(n)]
         head = state["head"] = hi
+        last_work[:] = [r["work"][0] for r in replies]
         for w, r in enumerate(replies):
             state["rss"][w] = r["rss"] or 0
             k, c = r["work"]
@@ -1096,6 +1111,7 @@ def explore_parallel(
         learned = [[] for _ in range(n)]
 
     lost: list[str] = []  # the workers lost (where), in order
+    last_work: list[int] = [0] * n  # states each worker expanded in the last chunk (progress)
     tries = 0  # losses since the last commit
     pool = None
     commit()  # the start (nothing, or the checkpoint resumed): a worker lost before the first chunk
@@ -1131,7 +1147,7 @@ def explore_parallel(
                     if on_commit is not None:
                         on_commit(len(parent), pool)
                     if progress is not None:
-                        progress.update(len(parent), res.max_depth, len(parent) - head)
+                        progress.update(len(parent), res.max_depth, len(parent) - head, note=_progress_note(pool, n, last_work, lost))
                 if res.bound_hit is None and state["depth_hit"]:
                     res.bound_hit = f"max depth ({bounds.max_depth})"
                 res.resumable = head < len(parent) and res.bound_hit is not None and not (stop_on_violation and res.violations)

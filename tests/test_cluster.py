@@ -62,13 +62,13 @@ class Host:
             self.proc.stdin.flush()
             return _readline(self.proc, timeout)
 
-    def popen(self, *args: str, **kw) -> subprocess.Popen:
+    def popen(self, *args: str, env: dict | None = None) -> subprocess.Popen:
         """``python -m bpcheck ARGS`` inside the cluster's network namespace."""
         cmd = ["nsenter", "-t", str(self.proc.pid), "-n", "--", sys.executable, "-m", "bpcheck", *args]
-        return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(RAY_TMPDIR=self.tmp), **kw)
+        return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(RAY_TMPDIR=self.tmp, **(env or {})))
 
-    def run(self, *args: str, timeout: float = 300) -> tuple[int, str, str]:
-        p = self.popen(*args)
+    def run(self, *args: str, timeout: float = 300, env: dict | None = None) -> tuple[int, str, str]:
+        p = self.popen(*args, env=env)
         out, err = p.communicate(timeout=timeout)
         return p.returncode, out, err
 
@@ -250,10 +250,17 @@ def test_mutants_gives_the_output_of_one_process(cluster, tmp_path):
 
 
 def test_an_engine_command_missing_on_the_nodes_is_bad_input_naming_a_node(cluster, tmp_path):
-    code, out, err = cluster.run("check", "boards/000-replay-2.toml", "--engine", "cmd:./no-such-engine --fast", "--cluster", cluster.address)
+    """The command is on the driver's PATH only (a folder of this test's), not on the nodes'."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    engine = bin_dir / "only-here-engine"
+    engine.write_text("#!/bin/sh\nexit 0\n")
+    engine.chmod(0o755)
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    code, out, err = cluster.run("check", "boards/000-replay-2.toml", "--engine", "cmd:only-here-engine --fast", "--cluster", cluster.address, env={"PATH": path})
     assert code == 2, (out, err)
-    assert "node 127.0.0.1" in err and "cannot run engine cmd:./no-such-engine --fast" in err and "not found" in err, err
-    assert "Traceback" not in err
+    assert "node 127.0.0.1 (" in err and "cannot run engine cmd:only-here-engine --fast: command 'only-here-engine' not found" in err, err
+    assert "Traceback" not in err and not out
 
 
 def test_without_ray_cluster_is_bad_usage_with_the_install_line():
