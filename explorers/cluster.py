@@ -179,8 +179,12 @@ def connect(text: str) -> Cluster:
         if ray.is_initialized():
             pass
         elif local is not None:
-            # one machine: Ray binds the loopback address only, no dashboard, a small object store
-            ray.init(num_cpus=local, include_dashboard=False, _node_ip_address="127.0.0.1", object_store_memory=_store_size(local), **kw)
+            # one machine: Ray binds the loopback address only, no dashboard, a small object store.
+            # Its processes start with SIGINT ignored (inherited across exec), so a Ctrl-C on the
+            # terminal, which signals the whole process group, reaches bpcheck and not them: the
+            # run stops as any run does (inconclusive, outputs written, exit 130)
+            with _sigint_ignored():
+                ray.init(num_cpus=local, include_dashboard=False, _node_ip_address="127.0.0.1", object_store_memory=_store_size(local), **kw)
         else:
             ray.init(address=address, **kw)
     except Exception as e:  # noqa: BLE001 - a cluster that cannot be reached is bad usage
@@ -188,6 +192,22 @@ def connect(text: str) -> Cluster:
     ACTIVE = Cluster(address, local)
     ACTIVE.started = time.monotonic() - t0
     return ACTIVE
+
+
+class _sigint_ignored:
+    def __enter__(self) -> None:
+        import signal
+
+        try:
+            self.old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        except ValueError:  # not the main thread
+            self.old = None
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
 
 
 def _store_size(workers: int) -> int:
