@@ -164,10 +164,20 @@ def test_one_board_explored_by_actors_gives_the_output_of_one_process(cluster, t
     assert code1 == code2 == 0, err2
     same_json(tmp_path / "a.json", tmp_path / "b.json")
     assert out1 == out2
-    code3, out3, err3 = cluster.run("check", ACTORS_BOARD, "--no-reduce", "--cluster", cluster.address, "--json", str(tmp_path / "c.json"))
-    code4, _out4, _ = local("check", ACTORS_BOARD, "--no-reduce", "--json", str(tmp_path / "d.json"))
-    assert code3 == code4 == 0, err3
-    same_json(tmp_path / "c.json", tmp_path / "d.json")
+
+
+def test_a_checkpoint_made_on_the_cluster_resumes_to_the_uninterrupted_result(cluster, tmp_path):
+    """--checkpoint / --resume with --cluster (every state stored: a checkpoint holds no reduction),
+    compared with the one-process run of every state."""
+    code1, _out1, err1 = local("check", ACTORS_BOARD, "--no-reduce", "--json", str(tmp_path / "a.json"))
+    assert code1 == 0, err1
+    ck = tmp_path / "board.ckpt"
+    code2, out2, err2 = cluster.run("check", ACTORS_BOARD, "--cluster", cluster.address, "--checkpoint", str(ck), "--timeout", "1")
+    assert code2 == 3 and ck.exists(), (out2, err2)  # stopped by the time limit, saved
+    code3, out3, err3 = cluster.run("check", ACTORS_BOARD, "--cluster", cluster.address, "--checkpoint", str(ck), "--resume", "--json", str(tmp_path / "b.json"))
+    assert code3 == 0, err3
+    assert "checkpoint: resumed" in out3 and not ck.exists()
+    same_json(tmp_path / "a.json", tmp_path / "b.json")
 
 
 def _actor_pids() -> list[int]:
