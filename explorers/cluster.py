@@ -41,7 +41,7 @@ from bpcheck.explorers.pool import Outcome
 INSTALL = "pip install 'bpcheck[cluster]'"
 TASK_RETRIES = 3  # Ray runs a task again this many times when its worker or node dies
 STOP_POLL = 0.5  # seconds between a task's looks at the run's stop flag
-MEASURE_BYTES = False  # ActorPool: count the pickled bytes of requests and replies (benchmarks)
+MEASURE_BYTES = False  # ActorPool: count the pickled bytes of requests and replies through the driver (benchmarks)
 
 ACTIVE: "Cluster | None" = None  # the cluster of this run (set by the command line)
 
@@ -447,13 +447,45 @@ class _ShardWorker:
         return _where()
 
     def handle(self, msg: tuple) -> tuple:
+        """One request (parallel.handle). What one worker hands to others — the states it
+        passes on (finalize, rebuild), what the reduction learned (expand's share) — goes into
+        the object store, and only its reference travels through the driver: the bytes go from
+        node to node, once, whatever the number of workers that read them."""
+        import ray
+
         from bpcheck.explorers.parallel import handle
 
+        op = msg[0]
         try:
-            reply, _last = handle(self.w, msg, self.finish)
-            return ("ok", reply)
+            if op == "expand":  # ("expand", hi, max_depth, inbox[, learned]): the states handed over, what to learn
+                msg = (*msg[:3], *(_resolve(x) if x else x for x in msg[3:]))
+        except (ray.exceptions.ObjectLostError, ray.exceptions.OwnerDiedError) as e:
+            return ("lost", f"an object of a lost worker: {type(e).__name__}")
         except BaseException:  # noqa: BLE001 - a bug: back to the driver as text
             return ("error", traceback.format_exc())
+        try:
+            reply, _last = handle(self.w, msg, self.finish)
+        except BaseException:  # noqa: BLE001 - a bug: back to the driver as text
+            return ("error", traceback.format_exc())
+        if op == "expand" and reply.get("share") is not None:
+            reply["share"] = ray.put(reply["share"])
+        elif op == "finalize":
+            out, blobs = reply
+            reply = (out, {d: ray.put(b) for d, b in blobs.items()})
+        elif op == "rebuild" and reply[0] == "ok":
+            reply = ("ok", {d: ray.put(b) for d, b in reply[1].items()})
+        return ("ok", reply)
+
+
+def _resolve(items: list) -> list:
+    """Object references among ``items`` replaced by their values (fetched together)."""
+    import ray
+
+    refs = [x for x in items if isinstance(x, ray.ObjectRef)]
+    if not refs:
+        return items
+    got = iter(ray.get(refs))
+    return [next(got) if isinstance(x, ray.ObjectRef) else x for x in items]
 
 
 def _build_error(e: Exception) -> str:
@@ -476,7 +508,8 @@ class ActorPool:
         total = float(ray.cluster_resources().get("CPU", n))
         cpus = 1 if total >= n else max(0.01, round(total / n, 2))
         cls = ray.remote(num_cpus=cpus, max_restarts=0, max_task_retries=0)(_ShardWorker)
-        self.bytes_out = self.bytes_in = 0
+        self.bytes_out = self.bytes_in = 0  # pickled requests and replies (MEASURE_BYTES: references count, not what they name)
+        self.measure_s = 0.0  # CPU spent measuring them (not the protocol's)
         self.refs: list[Any] = [None] * n
         self.actors = [cls.options(scheduling_strategy="SPREAD").remote(w, n, make_system, tuple(goals), finish, report_info, os.getcwd()) for w in range(n)]
         self.places: list[str] = [f"actor {w}" for w in range(n)]
@@ -498,7 +531,9 @@ class ActorPool:
         if MEASURE_BYTES:
             import pickle
 
+            c0 = time.process_time()
             self.bytes_out += len(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
+            self.measure_s += time.process_time() - c0
         self.refs[w] = self.actors[w].handle.remote(msg)
 
     def _message(self, w: int) -> tuple:
@@ -514,7 +549,11 @@ class ActorPool:
         if MEASURE_BYTES:
             import pickle
 
+            c0 = time.process_time()
             self.bytes_in += len(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
+            self.measure_s += time.process_time() - c0
+        if msg[0] == "lost":
+            raise WorkerLost(f"worker {w}: {msg[1]}", self.places[w])
         if msg[0] == "error":
             raise WorkerError(f"worker {w} ({self.places[w]}) failed:\n{msg[1]}")
         return msg

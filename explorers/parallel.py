@@ -496,7 +496,9 @@ class _Worker:
 
     # -- round 3 ------------------------------------------------------------------------------
 
-    def finalize(self, owned_idx: np.ndarray | None, won: list[tuple[int, int, int, int]], won_claims: list[tuple[int, int, int]] = ()) -> tuple[dict, dict[int, bytes]]:
+    def finalize(self, owned_idx: np.ndarray | None, won: tuple, won_claims: list[tuple[int, int, int]] = ()) -> tuple[dict, dict[int, bytes]]:
+        """Round 3: ``won`` = (parents, actions, new indices, holders), arrays of the winners this
+        worker discovered, in index order."""
         if owned_idx is not None and self.pending_fps is not None:
             add = self.index.add
             for fp, j in zip(self.pending_fps.tolist(), owned_idx.tolist()):
@@ -511,7 +513,7 @@ class _Worker:
         claim_pending.clear()
         outbox: dict[int, list] = {}
         pending = self.pending
-        for p, ai, j, dest in won:
+        for p, ai, j, dest in zip(*(x.tolist() for x in won)):
             s2, info, d2 = pending[(p, ai)]
             for g in system.goals_reached(s2, info):
                 if g in self.goals and g not in self.seen_goal:
@@ -528,6 +530,35 @@ class _Worker:
         pending.clear()
         blobs = {dest: pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL) for dest, items in outbox.items()}
         return self._take(), blobs
+
+
+def _place(disc: np.ndarray, counts: np.ndarray, caps: np.ndarray, n: int) -> np.ndarray:
+    """Who holds each of a chunk's new states (in index order, ``disc`` their discoverers):
+    its discoverer while that one holds fewer than its cap (``counts``: what each holds in that
+    chunk already; updated), the rest spread over the workers with room left, interleaved by
+    their room. Never changes a result, only where states are expanded."""
+    dest = disc.astype(np.int64).copy()
+    if not disc.size:
+        return dest
+    room = np.maximum(caps - counts, 0)
+    order = np.argsort(disc, kind="stable")
+    first = np.searchsorted(disc[order], np.arange(n))
+    rank = np.empty(disc.size, np.int64)
+    rank[order] = np.arange(disc.size) - first[disc[order]]  # the k-th discovery of its discoverer
+    over = rank >= room[disc]
+    kept = np.bincount(disc[~over], minlength=n)
+    counts += kept
+    k = int(over.sum())
+    if k:
+        spare = np.maximum(caps - counts, 0)
+        if spare.sum() < k:  # (caps cover a chunk: not expected) the rest round robin
+            spare = spare + (k - spare.sum()) // n + 1
+        slots_w = np.repeat(np.arange(n), spare)
+        slots_pos = np.concatenate([(np.arange(c) + 0.5) / c for c in spare if c]) if spare.any() else np.empty(0)
+        slot_order = np.lexsort((slots_w, slots_pos))[:k]
+        dest[np.flatnonzero(over)] = slots_w[slot_order]
+        counts += np.bincount(slots_w[slot_order], minlength=n)
+    return dest
 
 
 def _first_of_each(sel: np.ndarray, fps: np.ndarray, *keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -819,7 +850,7 @@ def explore_parallel(
     report_info = bool(getattr(make_pool, "recovers", False)) and finish is not None
     latest_info: list = [None] * n  # each worker's finish(system) at its last finalize (report_info)
     kept_info: list = []  # those of workers lost
-    cost: dict = {"chunks": 0, "round_s": 0.0, "coordinator_cpu_s": 0.0, "bytes_out": 0, "bytes_in": 0, "worker_cpu": {}}
+    cost: dict = {"start_s": 0.0, "chunks": 0, "round_s": 0.0, "coordinator_cpu_s": 0.0, "bytes_out": 0, "bytes_in": 0, "worker_cpu": {}}
     state = {"depth_hit": False, "rss": [0] * n, "head": 0, "held_by": np.empty(0, np.int16), "held_from": 0, "cost": [0.0] * n}
     stolen = 0  # states handed over to an idle worker within a chunk (Pool.expand)
     claims_sent = 0  # every claim the workers sent (res.judged_again)
@@ -934,44 +965,44 @@ def explore_parallel(
         # who keeps each new state: its discoverer, unless that one would hold more than its
         # share of the chunk the state will be expanded in (chunks are head + k * chunk, as long
         # as the frontier is longer than a chunk; shorter, it is expanded whole in one)
-        disc_r = disc[ranked].tolist()
+        disc_r = disc[ranked]
         # each worker's share of a chunk: equal, or (once measured) inversely proportional to
         # what a state has cost it lately; a worker's next states are mostly children of its
         # last ones, so their cost follows. Where a state is expanded never changes a result.
         cost = state["cost"]
-        weights = [1 / c for c in cost] if BALANCE_BY_COST and all(c > 0 for c in cost) else [1.0] * n
-        total = base + len(disc_r)
+        weights = np.array([1 / c for c in cost] if BALANCE_BY_COST and all(c > 0 for c in cost) else [1.0] * n)
+        total = base + disc_r.size
 
-        def caps_of(first: int) -> list[int]:
+        def caps_of(first: int) -> np.ndarray:
             # the chunk from state `first`: full, or the rest of the frontier (expanded whole)
             size = min(chunk, total - first)
-            return [int(size * x / sum(weights)) + max(1, size // SLACK) for x in weights]
+            return (size * weights / weights.sum()).astype(np.int64) + max(1, size // SLACK)
 
         head = state["head"]
         held_by = state["held_by"]  # the holder of each frontier state, from state["held_from"]
         start = head + (base - head) // chunk * chunk  # the chunk the first new state falls in
         frm = state["held_from"]
-        counts = [0] * n
-        for w in held_by[start - frm : base - frm].tolist():
-            counts[w] += 1
-        cid_end = start + chunk
-        caps = caps_of(start)
-        dest = []
-        for j, w in zip(range(base, base + len(disc_r)), disc_r):
-            if j >= cid_end:
-                counts = [0] * n
-                caps = caps_of(cid_end)
-                cid_end += chunk
-            if counts[w] >= caps[w]:
-                w = min(range(n), key=lambda v: (counts[v] / caps[v], v))
-            counts[w] += 1
-            dest.append(w)
+        counts = np.bincount(held_by[start - frm : base - frm].astype(np.int64), minlength=n)
+        dest = np.empty(disc_r.size, np.int64)
+        lo = 0
+        seg_start = start
+        while lo < disc_r.size:  # one segment per chunk the new states fall in
+            hi_ = min(disc_r.size, seg_start + chunk - base)
+            dest[lo:hi_] = _place(disc_r[lo:hi_], counts, caps_of(seg_start), n)
+            lo = hi_
+            seg_start += chunk
+            counts = np.zeros(n, np.int64)
         keep = head - frm
-        state["held_by"] = np.concatenate([held_by[keep:], np.array(dest, np.int16)])
+        state["held_by"] = np.concatenate([held_by[keep:], dest.astype(np.int16)])
         state["held_from"] = head
-        won: list[list] = [[] for _ in range(n)]
-        for p, a, j, dw, kw in zip(p_r.tolist(), a_r.tolist(), range(base, base + ranked.size), disc_r, dest):
-            won[dw].append((p, a, j, kw))
+        # the winners each discoverer finalizes: (parent, action, index, holder) as arrays
+        new_idx = np.arange(base, base + ranked.size, dtype=np.int64)
+        by_disc = np.argsort(disc_r, kind="stable")
+        bounds_ = np.searchsorted(disc_r[by_disc], np.arange(n + 1))
+        won = []
+        for w in range(n):
+            sel_w = by_disc[bounds_[w] : bounds_[w + 1]]
+            won.append((p_r[sel_w], a_r[sel_w], new_idx[sel_w], dest[sel_w]))
         replies = pool.call([("finalize", owned[w], won[w], won_claims[w]) for w in range(n)])
         outs = []
         for w, (out, blobs) in enumerate(replies):
@@ -1057,7 +1088,7 @@ def explore_parallel(
         hi = min(head + chunk, len(parent))
         res.max_depth = max(res.max_depth, max(depth_of[head:hi]))
         c0 = time.perf_counter()
-        p0 = time.process_time()
+        p0 = time.process_time() - getattr(pool, "measure_s", 0.0)  # (a benchmark's byte counting is not the protocol's)
         replies, shares, k = pool.expand([("expand", hi, bounds.max_depth, inbox[w], learned[w]) for w in range(n)], bounds.max_depth)
         stolen += k
         inbox = [[] for _ in range(n)]
@@ -1078,7 +1109,7 @@ def explore_parallel(
         claims_sent += sum(len(r["claims"][0]) for r in replies)
         settle([r["children"] for r in replies], [r["claims"] for r in replies])
         cost["chunks"] += 1
-        cost["coordinator_cpu_s"] += time.process_time() - p0
+        cost["coordinator_cpu_s"] += time.process_time() - getattr(pool, "measure_s", 0.0) - p0
         cost["round_s"] += time.perf_counter() - c0
 
     # The last commit: what the exploration is taken back to when a worker is lost. A chunk is a
@@ -1119,7 +1150,9 @@ def explore_parallel(
         while True:
             try:
                 if pool is None:
+                    s0 = time.perf_counter()
                     pool = make_pool(n, make_system, goals, finish, report_info)
+                    cost["start_s"] += time.perf_counter() - s0
                     if fresh_start:
                         initial()
                         fresh_start = False
@@ -1164,9 +1197,10 @@ def explore_parallel(
                     raise WorkerError(f"{e} ({tries} workers lost at the same chunk, the last: {e.where or 'unknown'}); giving up") from None
                 # every worker's part of the uncommitted chunk is dropped with it: new workers
                 # restore the last commit and the chunk is expanded again, as it was the first time
-                _account(cost, pool)
-                pool.close(kill=True)
-                pool = None
+                if pool is not None:  # (None: the new workers could not start)
+                    _account(cost, pool)
+                    pool.close(kill=True)
+                    pool = None
                 kept_info.extend(x for x in latest_info if x is not None)  # what the workers knew (finish)
                 latest_info = [None] * n
                 rollback()
@@ -1183,6 +1217,7 @@ def explore_parallel(
     res.protocol = {
         "transport": getattr(make_pool, "kind", "worker processes"),
         "workers": n,
+        "start_s": round(cost["start_s"], 6),  # starting the workers (each builds its system)
         "chunks": cost["chunks"],
         "round_s": round(cost["round_s"], 6),
         "coordinator_cpu_s": round(cost["coordinator_cpu_s"], 6),
