@@ -157,20 +157,41 @@ def per_chunk(p: dict) -> dict:
     }
 
 
-def projection(pc: dict, rtt_s: float, seven_states: int = 225_665, chunk_states: float | None = None, bandwidth: float = 125e6) -> dict:
-    """T(n) = chunks x (coordinator per chunk + 3 rounds x round trip + bytes / bandwidth)
-    + work / n, the work being the workers' CPU per state times the states. The coordinator's
-    part is serial (the rounds of a chunk wait for it), the workers' part divides by n."""
-    from bpcheck.explorers.parallel import CHUNK
+def projection(proc: dict, ray_: dict, workers: int, rtt_s: float, states: int = 225_665, bandwidth: float = 125e6) -> dict:
+    """The seven-card board (``states`` decisions) on n Ray workers, from the measured costs:
 
-    per_state = pc["worker_ms_per_state"] / 1000
-    states_per_chunk = chunk_states or CHUNK
-    chunks = seven_states / states_per_chunk
-    serial_chunk = pc["coord_us_per_state"] * 1e-6 * states_per_chunk + 3 * rtt_s + pc["bytes"] / max(pc["states_per_chunk"], 1) * states_per_chunk / bandwidth
-    work = per_state * seven_states
-    t = {n: chunks * serial_chunk + work / n for n in (1, 8, 32)}
-    saturate = (per_state * states_per_chunk) / serial_chunk
-    return {"T": t, "speedup8": t[1] / t[8], "speedup32": t[1] / t[32], "saturation_workers": saturate, "serial_per_chunk_ms": 1000 * serial_chunk, "work_s": work}
+        T(n) = chunks(n) x serial(n) + W / n,   chunks(n) = states / chunk_size(n)
+        serial(n) = 3 n x c_call + chunk_size(n) x (s + b / bandwidth) + 3 x rtt
+        W = states x w
+
+    w: the workers' CPU per state; s: the coordinator's CPU per state (worker processes, whose
+    requests cost next to nothing); c_call: what one request and reply to an actor costs the
+    driver (Ray's coordinator CPU per chunk less the processes', over the 3 x n requests of a
+    chunk); b: the bytes through the driver per state. The serial part waits for the rounds,
+    the workers' part divides by n (perfect balance: an optimistic bound on that side)."""
+    from bpcheck.explorers.parallel import chunk_size
+
+    w = ray_["worker_ms_per_state"] / 1000
+    s = proc["coord_us_per_state"] * 1e-6
+    c_call = max(0.0, (ray_["coord_ms"] - proc["coord_ms"]) / 1000 / (3 * workers))
+    b = ray_["bytes"] / max(ray_["states_per_chunk"], 1)
+
+    def serial(n: int) -> float:
+        return 3 * n * c_call + chunk_size(n) * (s + b / bandwidth) + 3 * rtt_s
+
+    work = w * states
+
+    def T(n: int) -> float:
+        return (0.0 if n == 1 else states / chunk_size(n) * serial(n)) + work / n
+
+    speed = {n: T(1) / T(n) for n in range(1, 513)}
+    best = max(speed, key=speed.get)
+    half = next((n for n in range(2, 513) if speed[n] / n < 0.5), None)
+    return {
+        "T": {n: T(n) for n in (1, 8, 32)}, "speedup8": speed[8], "speedup32": speed[32], "best_n": best, "best_speedup": speed[best],
+        "half_efficiency_n": half, "c_call_ms": 1000 * c_call, "s_us": 1e6 * s, "b": b, "w_ms": 1000 * w, "work_s": work,
+        "serial8_ms": 1000 * serial(8), "serial32_ms": 1000 * serial(32),
+    }
 
 
 def main() -> int:
@@ -220,9 +241,17 @@ def main() -> int:
             f" workers {pc['worker_ms']:.0f} ms CPU/chunk ({pc['worker_ms_per_state']:.2f} ms/state), idle {', '.join(f'{x:.0%}' for x in pc['idle'])}"
         )
     rtt = p2["ray"].get("rtt_s") or 0.001
-    proj = projection(figs["ray"], rtt)
-    print("projection (the seven-card board: 225,665 decisions; chunks of 2,048; 1 Gb/s between nodes; Ray's measured round trip):")
-    print(f"  serial per chunk {proj['serial_per_chunk_ms']:.1f} ms; work {proj['work_s']:.0f} CPU s; T(1) {proj['T'][1]:.0f} s, T(8) {proj['T'][8]:.0f} s ({proj['speedup8']:.1f}x), T(32) {proj['T'][32]:.0f} s ({proj['speedup32']:.1f}x); the coordinator saturates at about {proj['saturation_workers']:.0f} workers")
+    pr = projection(figs["processes"], figs["ray"], args.workers, rtt)
+    print("projection, the seven-card board (225,665 decisions) on n Ray workers (formula: benchmarks/cluster_bench.py, projection()):")
+    print(
+        f"  w = {pr['w_ms']:.2f} ms CPU/state (work {pr['work_s']:.0f} CPU s), s = {pr['s_us']:.1f} us/state at the coordinator,"
+        f" c_call = {pr['c_call_ms']:.2f} ms per request to an actor, b = {pr['b']:.0f} bytes/state through the driver, round trip {1000 * rtt:.2f} ms"
+    )
+    print(
+        f"  T(1) {pr['T'][1]:.0f} s; T(8) {pr['T'][8]:.0f} s ({pr['speedup8']:.1f}x; serial {pr['serial8_ms']:.0f} ms a chunk);"
+        f" T(32) {pr['T'][32]:.0f} s ({pr['speedup32']:.1f}x; serial {pr['serial32_ms']:.0f} ms a chunk);"
+        f" best {pr['best_speedup']:.0f}x at {pr['best_n']} workers; efficiency under 50 % from {pr['half_efficiency_n']} workers"
+    )
     print(f"load average after: {os.getloadavg()}")
     print()
     print(f"| target | -j 1 | -j {args.workers} | --cluster local:{args.workers} | cluster / -j 1 | cluster / -j {args.workers} | identical |")

@@ -49,7 +49,7 @@ Results are byte-identical whatever the worker count, and on an exhaustive run i
 How it works
 ------------
 Breadth-first search in *chunks*: the frontier is a run of state indices in BFS order; each
-chunk is its next :data:`CHUNK` states (whatever the worker count). Expanding the states of a
+chunk is its next :func:`chunk_size` states (:data:`CHUNK`, more with many workers). Expanding the states of a
 chunk in order and appending the new ones at the end is exactly FIFO order, so a chunked run
 numbers the states as the sequential BFS does. Per chunk, three rounds over pipes (the parent
 coordinates, workers never talk to each other):
@@ -141,7 +141,18 @@ from bpcheck.explorers.core import (
     GC_SETTLE_STATES,
 )
 
-CHUNK = 2048  # frontier states expanded per round (the same for every worker count)
+CHUNK = 2048  # frontier states expanded per round, up to CHUNK_WORKERS workers
+# With more workers a chunk grows (CHUNK_PER_WORKER states per worker): each round costs the
+# coordinator a request and a reply per worker, which a chunk of 2,048 states spread over 32
+# workers (64 states each) would not pay back (docs/performance.md, issue 23). The chunk size
+# never changes a result.
+CHUNK_PER_WORKER = 512
+CHUNK_WORKERS = CHUNK // CHUNK_PER_WORKER
+
+
+def chunk_size(workers: int) -> int:
+    """Frontier states per round for this many workers."""
+    return max(CHUNK, CHUNK_PER_WORKER * workers)
 MIN_STEAL = 8  # a worker hands over half of what it has left of a chunk when at least this many are left
 STEAL = True  # an idle worker takes over states of a busy one within a chunk (False: benchmarks)
 SLACK = 16  # a worker keeps the new states it found up to its share of a chunk + chunk / SLACK
@@ -813,7 +824,7 @@ def explore_parallel(
     on_checkpoint: Callable[[Snapshot], None] | None = None,
     checkpoint_every: float | None = None,
     resume: Snapshot | None = None,
-    chunk: int = CHUNK,
+    chunk: int | None = None,
     transport: Callable[..., Any] | None = None,
     on_commit: Callable[[int, Any], None] | None = None,
 ) -> ExploreResult:
@@ -823,6 +834,8 @@ def explore_parallel(
         raise ValueError(f"explore_parallel explores breadth first only, not {strategy!r}")
     if not isinstance(workers, int) or not 1 <= workers <= 4096:
         raise ValueError(f"workers must be a positive integer, not {workers!r}")
+    if chunk is None:
+        chunk = chunk_size(workers)
     if chunk < 1:
         raise ValueError("chunk must be positive")
     res = ExploreResult(status="pass", strategy=strategy)
@@ -1252,4 +1265,4 @@ def explore_parallel(
     return res
 
 
-__all__ = ["CHUNK", "WorkerError", "explore_parallel"]
+__all__ = ["CHUNK", "WorkerError", "WorkerLost", "chunk_size", "explore_parallel"]
