@@ -152,6 +152,14 @@ class BoardsProgress:
             sys.stderr.flush()
 
 
+def _label(what: str) -> str:
+    """The progress line's label: with --cluster, where the work runs."""
+    from bpcheck.explorers.cluster import active
+
+    c = active()
+    return what if c is None else f"{what} (Ray, {c.workers()} workers)"
+
+
 @dataclass
 class Entry:
     """What one board of a run came to, in the order boards are printed."""
@@ -392,7 +400,7 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
             return False
         return True
 
-    progress = BoardsProgress("check", len(todo))
+    progress = BoardsProgress(_label("check"), len(todo))
     pool = open_pool(jobs)
     interrupted_now: list[int] = []  # boards cut short by a second signal
     try:
@@ -528,7 +536,7 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
             record(t, Outcome(i, False, error=f"{type(e).__name__}: {e}".splitlines()[0], traceback="".join(traceback.format_exception(e))))
         current.remove(i)
 
-    progress = BoardsProgress("check", len(order))
+    progress = BoardsProgress(_label("check"), len(order))
     pool = open_pool(jobs) if jobs > 1 else None
     ids: dict[int, Try] = {}  # pool task id -> its try
     current: list[int] = []  # boards being explored in this process

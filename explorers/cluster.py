@@ -35,6 +35,7 @@ import time
 import traceback
 from typing import Any, Callable, Iterator, Sequence
 
+from bpcheck import __version__
 from bpcheck.errors import InputError
 from bpcheck.explorers.pool import Outcome
 
@@ -105,14 +106,15 @@ class Cluster:
     def check_engine(self, spec: str | None, engine_kw: dict) -> None:
         """Every node must be able to build the engine: one remote check per node (a cmd:
         engine's command found there, an in-process engine importable, the core kit present).
-        Bad input (exit 2) naming the first node that cannot, with its reason."""
+        Bad input (exit 2) naming the first node that cannot, with its reason. bpcheck itself must
+        be there, in the driver's version."""
         ray = _ray()
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         probe = ray.remote(num_cpus=0, max_retries=0)(_engine_probe)
         nodes = self.nodes()
         refs = [
-            probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)).remote(spec, engine_kw, os.getcwd())
+            probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)).remote(spec, engine_kw, os.getcwd(), __version__)
             for n in nodes
         ]
         for n, ref in zip(nodes, refs):  # in the nodes' order
@@ -124,8 +126,12 @@ class Cluster:
                 raise InputError("--engine", "", f"node {n.get('NodeManagerAddress')} ({n['NodeID'][:12]}) cannot run engine {spec or 'reference'}: {problem}")
 
 
-def _engine_probe(spec: str | None, engine_kw: dict, cwd: str) -> str | None:
-    """On one node: why the engine cannot run there, or None."""
+def _engine_probe(spec: str | None, engine_kw: dict, cwd: str, version: str) -> str | None:
+    """On one node: why bpcheck or the engine cannot run there, or None."""
+    from bpcheck import __version__ as here
+
+    if here != version:
+        return f"bpcheck {here} is installed there, not {version} (the driver's): install the same version on every node"
     _enter(cwd)
     if spec and spec.startswith("cmd:"):
         try:
@@ -286,7 +292,9 @@ class _RemoteFlag:
             try:
                 self.cached = ray.get(self.flags.get.remote(self.index), timeout=10)
             except Exception:  # noqa: BLE001 - the driver is gone: stop
-                self.cached = (int(getattr(__import__("signal"), "SIGTERM")), True)
+                import signal
+
+                self.cached = (int(signal.SIGTERM), True)
         return int(self.cached[self.which])
 
 

@@ -89,9 +89,9 @@ def _readline(p: subprocess.Popen, timeout: float) -> str:
 
 @pytest.fixture(scope="session")
 def cluster():
-    try:
-        import ray  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
         _unavailable("Ray is not installed (pip install 'bpcheck[cluster]')")
     for tool in ("unshare", "nsenter", "ip"):
         if shutil.which(tool) is None:
@@ -185,15 +185,17 @@ def _actor_pids() -> list[int]:
     return [int(line.split(None, 1)[0]) for line in out.splitlines() if "ray::_ShardWorker" in line]
 
 
-def _reference(tmp_path: Path, board: str) -> Path:
-    ref = tmp_path / "ref.json"
-    code, _out, err = local("check", board, "--json", str(ref))
+@pytest.fixture(scope="session")
+def long_reference(tmp_path_factory) -> Path:
+    """LONG_BOARD's --json by one process (made once for the tests that cut its exploration)."""
+    ref = tmp_path_factory.mktemp("long") / "ref.json"
+    code, _out, err = local("check", LONG_BOARD, "--json", str(ref))
     assert code == 0, err
     return ref
 
 
-def test_a_worker_killed_in_the_middle_of_a_board_changes_nothing(cluster, tmp_path):
-    ref = _reference(tmp_path, LONG_BOARD)
+def test_a_worker_killed_in_the_middle_of_a_board_changes_nothing(cluster, tmp_path, long_reference):
+    ref = long_reference
     before = set(_actor_pids())
     p = cluster.popen("check", LONG_BOARD, "--cluster", cluster.address, "--json", str(tmp_path / "b.json"))
     killed = None
@@ -215,8 +217,8 @@ def test_a_worker_killed_in_the_middle_of_a_board_changes_nothing(cluster, tmp_p
     same_json(ref, tmp_path / "b.json")
 
 
-def test_a_node_removed_in_the_middle_of_a_board_changes_nothing(cluster, tmp_path):
-    ref = _reference(tmp_path, LONG_BOARD)
+def test_a_node_removed_in_the_middle_of_a_board_changes_nothing(cluster, tmp_path, long_reference):
+    ref = long_reference
     before = set(_actor_pids())
     p = cluster.popen("check", LONG_BOARD, "--cluster", cluster.address, "--json", str(tmp_path / "b.json"))
     removed = False
