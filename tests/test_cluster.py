@@ -100,19 +100,24 @@ def cluster():
     if probe.returncode != 0:
         _unavailable(f"network namespaces are not allowed here (unshare -n: {probe.stderr.strip() or probe.returncode})")
     tmp = tempfile.mkdtemp(prefix="bpray-", dir="/tmp")  # short: Ray's socket paths must fit in 107 bytes
+    log = open(os.path.join(tmp, "host.log"), "w+")
     proc = subprocess.Popen(
         ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', sys.executable, str(ROOT / "tests" / "cluster_host.py")],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=log,
         text=True,
         env=_env(RAY_TMPDIR=tmp),
     )
     try:
-        line = _readline(proc, 180)
+        try:
+            line = _readline(proc, 300)
+        except TimeoutError:
+            line = "(no answer in 300 s)"
         if not line.startswith("address "):
-            _unavailable(f"the Ray cluster did not start: {line!r}")
+            log.seek(0)
+            _unavailable(f"the Ray cluster did not start: {line}; its log ends with:\n{log.read()[-2000:]}")
         host = Host(proc, line.split()[1], tmp)
         assert host.address.startswith("127.0.0.1:"), host.address  # loopback only
         yield host
@@ -124,6 +129,7 @@ def cluster():
         except Exception:  # noqa: BLE001 - then it is stopped by force
             proc.kill()
             proc.wait()
+        log.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -259,6 +265,24 @@ def test_mutants_gives_the_output_of_one_process(cluster, tmp_path):
     same_json(tmp_path / "a.json", tmp_path / "b.json")
     strip = lambda text: [line.rsplit("s  ", 1)[-1] for line in text.splitlines()]  # noqa: E731 - the time column differs
     assert strip(out1) == strip(out2)
+
+
+def test_the_edopro_core_on_the_cluster_gives_the_output_of_one_process(cluster, tmp_path):
+    """--engine ocgcore: each node finds the core kit as the driver does (here ../shared/ocgcore
+    beside the checkout, the tasks running in the driver's working directory)."""
+    from bpcheck.engines.ocgcore import default_paths
+
+    missing = [p for p in default_paths(str(ROOT)) if not os.path.exists(p)]
+    if missing:
+        if os.environ.get("BPCHECK_REQUIRE_OCGCORE") == "1":
+            pytest.fail(f"the EDOPro core is required here (BPCHECK_REQUIRE_OCGCORE=1) but {', '.join(missing)} not found")
+        pytest.skip(f"the EDOPro core is not there ({', '.join(missing)}; set OCGCORE, OCG_SCRIPTS, OCG_CARDS)")
+    args = ["check", "--engine", "ocgcore", "boards/000-replay-2.toml", "boards/004-penguin-soldier.toml", "boards/rule-ch-qp-hand.toml"]
+    code1, out1, _ = local(*args, "--json", str(tmp_path / "a.json"))
+    code2, out2, err2 = cluster.run(*args, "--cluster", cluster.address, "--json", str(tmp_path / "b.json"))
+    assert code1 == code2 and code2 in (0, 1), err2
+    same_json(tmp_path / "a.json", tmp_path / "b.json")
+    assert out1 == out2
 
 
 def test_an_engine_command_missing_on_the_nodes_is_bad_input_naming_a_node(cluster, tmp_path):
