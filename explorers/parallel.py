@@ -1,4 +1,6 @@
-"""Breadth-first exploration of one transition system by several worker processes.
+"""Breadth-first exploration of one transition system by several workers: processes of this
+machine over pipes (the default), or Ray actors (``transport=``; explorers/cluster.py,
+``--cluster``): one algorithm, two transports.
 
 API (the contract with the CLI; generic: nothing here knows Yu-Gi-Oh!)::
 
@@ -31,6 +33,22 @@ between worker processes; pickles are only ever exchanged between our own proces
         checkpoint_every=None,  # seconds (between chunks) and when a bound stops the run
         resume=None,            # a core.Snapshot (explorers/checkpoint.py) of a BFS run, made by
                                 # explore() or explore_parallel(), whatever the worker count
+        chunk=None,             # frontier states per round (default chunk_size(workers))
+        transport=None,         # the workers' pool class (default: worker processes, or Ray
+                                # actors when explorers/cluster.py has a cluster for this run)
+        on_commit=None,         # Callable[[states, pool], None] after each chunk is committed (tests)
+
+Lost workers. Each chunk is a transaction: its results enter the exploration (the commit) only
+once every worker has answered its last round. A worker that is gone (:class:`WorkerLost`: its
+process killed, its node removed, its actor dead) costs the chunk in progress and nothing else:
+the pool is closed, the exploration goes back to the last commit, and new workers restore it
+from what this process keeps (each state's fingerprint by index, the claimed states, the
+workers' ``finish`` answers so far), each loading the virtual shards it owns, one of them
+re-creating the frontier from the initial states (as a resumed checkpoint); the chunk is then
+expanded again, deterministically. So no state is counted twice or skipped, and the result is
+the one an uninterrupted run gives (``res.lost_workers`` says where each loss was). A loss
+before the first commit starts again from the initial states; :data:`RECOVERIES` losses in a
+row at one chunk raise :class:`WorkerError` naming the last one.
 
 Systems that judge states inside a transition (``claims(info)``: explorers/reduce.py, whose
 macro transitions judge the forced states they fold) give ``(fingerprint, start, end)`` slices of
@@ -63,7 +81,8 @@ coordinates, workers never talk to each other):
    fingerprint is its least (parent, action) discovery, not its first, and a system that
    remembers what it met is told (``in_order(False)``: explorers/reduce.py then judges afresh
    what was judged in this chunk, ``chunk_begins()`` marking where the chunk began);
-2. *decide*: the visited set is sharded by fingerprint (``fp % workers``); each owner says which
+2. *decide*: the visited set is cut into :data:`SHARDS` virtual shards by fingerprint (``fp %
+   SHARDS``), each owned by one worker (:func:`shard_owners`); each owner says which
    fingerprints are new and which discovery of each wins: the minimum (parent index, action
    index), as in the sequential order. The parent ranks the winners of all owners, so a new
    state's index is the sequential one, and records parents, actions, depths and the non-tree
