@@ -1163,6 +1163,7 @@ def explore_parallel(
             del arr[committed["extra"] :]
         del claimed_fps[committed["claimed"] :]
         head = committed["head"]
+        res.bound_hit, res.resumable = None, False  # decided again after the chunks left
         stolen, claims_sent = committed["stolen"], committed["claims_sent"]
         res.action_counts, res.props, res.violations = {}, {}, []
         res.goals = {g: None for g in goals}

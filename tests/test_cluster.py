@@ -285,6 +285,19 @@ def test_the_edopro_core_on_the_cluster_gives_the_output_of_one_process(cluster,
     assert out1 == out2
 
 
+def test_a_task_that_keeps_dying_is_an_internal_error_naming_its_node(cluster):
+    """The engine kills its own process whenever it starts the "flip" board: Ray runs that task
+    again (3 times), then the board is CRASHED with the node it last ran on, the others pass, and
+    the run exits 4, never 0."""
+    boards = ["boards/000-replay-2.toml", "boards/000-flip-hane-hane.toml", "boards/004-penguin-soldier.toml"]
+    code, out, err = cluster.run("check", *boards, "--engine", "jobs_engines:dies_on_board", "--cluster", cluster.address)
+    assert code == 4, (out, err)
+    line = next(x for x in out.splitlines() if x.startswith("CRASHED"))
+    assert "boards/000-flip-hane-hane.toml: the Ray task failed 4 times" in line and "it last ran on node 127.0.0.1 (" in line, line
+    assert out.count("PASS ") == 2 and "1 crashed" in out
+    assert "internal error" in err and "Traceback" not in err
+
+
 def test_an_engine_command_missing_on_the_nodes_is_bad_input_naming_a_node(cluster, tmp_path):
     """The command is on the driver's PATH only (a folder of this test's), not on the nodes'."""
     bin_dir = tmp_path / "bin"
