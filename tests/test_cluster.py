@@ -9,7 +9,9 @@ address. Where namespaces or Ray are not available the tests skip and say why, e
 BPCHECK_REQUIRE_CLUSTER=1 (CI: .ci/run), where they fail.
 
 All of them run in one pytest-xdist worker (``xdist_group("cluster")`` with ``--dist
-loadgroup``): they share the cluster. Without xdist they run as usual."""
+loadgroup``): they share the cluster. Without xdist they run as usual; where the group is not
+honoured (pytest-xdist issue 1386: pytest 9.2 drops the group from the test ids) each worker that
+gets some of them starts a cluster of its own, in its own namespace, and they still pass."""
 
 from __future__ import annotations
 
@@ -186,9 +188,21 @@ def test_a_checkpoint_made_on_the_cluster_resumes_to_the_uninterrupted_result(cl
     same_json(tmp_path / "a.json", tmp_path / "b.json")
 
 
-def _actor_pids() -> list[int]:
+def _actor_pids(cluster: Host) -> list[int]:
+    """The processes of bpcheck's actors in this test's cluster (its network namespace: another
+    pytest-xdist worker may run a cluster of its own)."""
+    ns = os.readlink(f"/proc/{cluster.proc.pid}/ns/net")
     out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
-    return [int(line.split(None, 1)[0]) for line in out.splitlines() if "ray::_ShardWorker" in line]
+    pids = []
+    for line in out.splitlines():
+        if "ray::_ShardWorker" in line:
+            pid = int(line.split(None, 1)[0])
+            try:
+                if os.readlink(f"/proc/{pid}/ns/net") == ns:
+                    pids.append(pid)
+            except OSError:  # gone meanwhile
+                pass
+    return pids
 
 
 @pytest.fixture(scope="session")
@@ -202,15 +216,15 @@ def long_reference(tmp_path_factory) -> Path:
 
 def test_a_worker_killed_in_the_middle_of_a_board_changes_nothing(cluster, tmp_path, long_reference):
     ref = long_reference
-    before = set(_actor_pids())
+    before = set(_actor_pids(cluster))
     p = cluster.popen("check", LONG_BOARD, "--cluster", cluster.address, "--json", str(tmp_path / "b.json"))
     killed = None
     t0 = time.monotonic()
     while p.poll() is None and time.monotonic() - t0 < 120:
-        pids = [x for x in _actor_pids() if x not in before]
+        pids = [x for x in _actor_pids(cluster) if x not in before]
         if len(pids) >= 2:
             time.sleep(2.0)  # a few chunks in
-            pids = [x for x in _actor_pids() if x not in before]
+            pids = [x for x in _actor_pids(cluster) if x not in before]
             if pids and p.poll() is None:
                 killed = pids[-1]
                 os.kill(killed, signal.SIGKILL)  # a process of our own test cluster
@@ -225,13 +239,13 @@ def test_a_worker_killed_in_the_middle_of_a_board_changes_nothing(cluster, tmp_p
 
 def test_a_node_removed_in_the_middle_of_a_board_changes_nothing(cluster, tmp_path, long_reference):
     ref = long_reference
-    before = set(_actor_pids())
+    before = set(_actor_pids(cluster))
     p = cluster.popen("check", LONG_BOARD, "--cluster", cluster.address, "--json", str(tmp_path / "b.json"))
     removed = False
     try:
         t0 = time.monotonic()
         while p.poll() is None and time.monotonic() - t0 < 120:
-            if len([x for x in _actor_pids() if x not in before]) >= 2:
+            if len([x for x in _actor_pids(cluster) if x not in before]) >= 2:
                 time.sleep(2.0)
                 if p.poll() is None:
                     assert cluster.ask("remove-node").startswith("ok")
