@@ -61,7 +61,7 @@ def _ray():
 
 def parse_address(text: str) -> tuple[str, int | None]:
     """``auto`` (RAY_ADDRESS), ``local:N`` (a local Ray with N worker CPUs) or an address
-    (``HOST:PORT``, ``ray://HOST:PORT``): (address, N for local)."""
+    (``HOST:PORT``): (address, N for local)."""
     t = text.strip()
     if t == "auto":
         addr = os.environ.get("RAY_ADDRESS", "").strip()
@@ -74,7 +74,7 @@ def parse_address(text: str) -> tuple[str, int | None]:
             raise InputError("--cluster", "", f"local:N needs a number of workers from 1 to 4096, got {n!r}")
         return "local", int(n)
     if not t or any(c.isspace() for c in t) or ":" not in t:
-        raise InputError("--cluster", "", f"expected auto, local:N or a Ray address HOST:PORT (or ray://HOST:PORT), got {text!r}")
+        raise InputError("--cluster", "", f"expected auto, local:N or a Ray address HOST:PORT, got {text!r}")
     return t, None
 
 
