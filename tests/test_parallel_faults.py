@@ -116,3 +116,21 @@ def test_a_worker_that_keeps_dying_is_an_error_naming_it(tmp_path):
     marker = tmp_path / "killed"
     with pytest.raises(WorkerError, match=r"workers lost at the same chunk, the last: worker process \d \(pid \d+\)"):
         explore_parallel(functools.partial(DiesOnce, str(marker), always=True), 2, goals=GOALS, chunk=8)
+
+
+def test_new_states_stay_with_their_discoverer_up_to_its_share_and_the_rest_spread():
+    """parallel._place: who holds a chunk's new states (never a result, only the balance)."""
+    import numpy as np
+
+    from bpcheck.explorers.parallel import _place
+
+    disc = np.array([0] * 10 + [1] * 2 + [2] * 0, np.int64)
+    counts = np.array([1, 0, 0])
+    dest = _place(disc, counts, np.array([5, 5, 5]), 3)
+    assert dest[:4].tolist() == [0, 0, 0, 0]  # worker 0 had 1 already: 4 more fit its cap of 5
+    assert dest[10:].tolist() == [1, 1]  # under their cap: kept
+    moved = dest[4:10].tolist()
+    assert 0 not in moved and sorted(set(moved)) == [1, 2]  # the overflow goes where there is room
+    assert (np.bincount(dest, minlength=3) + np.array([1, 0, 0]) <= 5).all()  # nobody past its cap
+    again = _place(disc, np.array([1, 0, 0]), np.array([5, 5, 5]), 3)
+    assert again.tolist() == dest.tolist()  # deterministic
