@@ -584,7 +584,7 @@ def _parallel_search(
     including the first that breaks an invariant (all of them when none does). When ``halt``
     stops the run, the boards still being explored are cancelled and the results end at the
     first board without one. The drawing run reads the example database but never writes to it."""
-    from bpcheck.explorers.pool import Pool
+    from bpcheck.explorers.pool import open_pool
 
     docs: list[dict] = []
     results: dict[int, Explored] = {}
@@ -620,7 +620,7 @@ def _parallel_search(
         if decided():
             raise _Enough()
 
-    with Pool(jobs) as pool:
+    with open_pool(jobs) as pool:  # worker processes, or Ray tasks with --cluster
         try:
             run_settings(seed(seed_value)(given(doc=strategy, data=st.data())(draw)))()
         except _Enough:
@@ -745,6 +745,9 @@ def cmd_fuzz(args) -> int:
             from bpcheck.explorers.baseline import load_baseline
 
             baseline = load_baseline(args.baseline)
+        from bpcheck.jobs import setup_cluster
+
+        setup_cluster(args, args.engine, engine_kw)  # --cluster: Ray, every node able to run the engine
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT

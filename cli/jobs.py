@@ -76,16 +76,48 @@ def add_jobs_argument(p: argparse.ArgumentParser, what: str) -> None:
         "-j",
         "--jobs",
         type=jobs_type,
-        default=1,
+        default=None,
         metavar="N",
-        help=f"{what} in N worker processes (default 1: in this process; 0: one per CPU); the output is the same whatever N",
+        help=f"{what} in N worker processes (default 1: in this process; 0: one per CPU; with --cluster, N Ray workers, default every CPU of the cluster); the output is the same whatever N",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run the workers on a Ray cluster (docs/cluster.md): auto (RAY_ADDRESS), local:N (start a local Ray with N workers) or HOST:PORT; the output is the same as -j 1. Needs: "
+        + "pip install 'bpcheck[cluster]'",
     )
 
 
-def resolve_jobs(n: int) -> int:
+def resolve_jobs(n: int | None) -> int:
     from bpcheck.explorers.pool import cpu_count
 
-    return cpu_count() if n == 0 else n
+    if n is None:
+        from bpcheck.explorers.cluster import active
+
+        c = active()
+        return c.workers() if c is not None else 1
+    if n == 0:
+        from bpcheck.explorers.cluster import active
+
+        c = active()
+        return c.workers() if c is not None else cpu_count()
+    return n
+
+
+def setup_cluster(args: argparse.Namespace, engine: str | None = None, engine_kw: dict | None = None, check_engine: bool = True) -> None:
+    """``--cluster ADDRESS``: connect (or start ``local:N``) and check that every node can build
+    the engine. Bad usage (InputError, exit 2): no Ray (with the install line), a malformed or
+    unreachable address, a node that lacks the engine. A note on stderr says where the run goes."""
+    address = getattr(args, "cluster", None)
+    if not address:
+        return
+    from bpcheck.explorers import cluster
+
+    c = cluster.connect(address)
+    if check_engine:
+        c.check_engine(engine, dict(engine_kw or {}))
+    if sys.stderr.isatty() and not os.environ.get("CI"):
+        sys.stderr.write(f"bpcheck: {c.describe()} (connected in {c.started:.1f} s)\n")
 
 
 class BoardsProgress:
@@ -118,6 +150,14 @@ class BoardsProgress:
         if self.enabled and self.shown:
             sys.stderr.write("\r" + " " * 100 + "\r")
             sys.stderr.flush()
+
+
+def _label(what: str) -> str:
+    """The progress line's label: with --cluster, where the work runs."""
+    from bpcheck.explorers.cluster import active
+
+    c = active()
+    return what if c is None else f"{what} (Ray, {c.workers()} workers)"
 
 
 @dataclass
@@ -317,7 +357,7 @@ def run_check_jobs(
 def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restore, emit, cut_short, sig, bounds, shard, out) -> None:
     """Every board on ``jobs`` workers, most expensive first (the boards ``shard`` accepts first,
     each on every worker); printed in board order as each one and every board before it is done."""
-    from bpcheck.explorers.pool import Outcome, Pool
+    from bpcheck.explorers.pool import Outcome, open_pool
     from bpcheck.lifecycle import Interrupted
 
     n = len(files)
@@ -360,8 +400,8 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
             return False
         return True
 
-    progress = BoardsProgress("check", len(todo))
-    pool = Pool(jobs)
+    progress = BoardsProgress(_label("check"), len(todo))
+    pool = open_pool(jobs)
     interrupted_now: list[int] = []  # boards cut short by a second signal
     try:
         signalled = False
@@ -416,7 +456,7 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
     comes after it is ``not_run``. Every try's result depends on its board and budget alone, and
     what is reported on the tries' keys alone, so the report is the same whatever ``jobs``."""
     from bpcheck.explorers.core import Bounds
-    from bpcheck.explorers.pool import Outcome, Pool
+    from bpcheck.explorers.pool import Outcome, open_pool
     from bpcheck.lifecycle import Interrupted
 
     n = len(files)
@@ -496,8 +536,8 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
             record(t, Outcome(i, False, error=f"{type(e).__name__}: {e}".splitlines()[0], traceback="".join(traceback.format_exception(e))))
         current.remove(i)
 
-    progress = BoardsProgress("check", len(order))
-    pool = Pool(jobs) if jobs > 1 else None
+    progress = BoardsProgress(_label("check"), len(order))
+    pool = open_pool(jobs) if jobs > 1 else None
     ids: dict[int, Try] = {}  # pool task id -> its try
     current: list[int] = []  # boards being explored in this process
     try:

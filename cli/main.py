@@ -240,6 +240,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     try:
         make_engine(args.engine, **engine_kw)
         _check_outputs(args, files)
+        from bpcheck.jobs import setup_cluster
+
+        setup_cluster(args, args.engine, engine_kw)  # --cluster: Ray, every node able to run the engine
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
@@ -930,6 +933,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             sig.polling = False
             sig.restore()
+            cl = sys.modules.get("bpcheck.explorers.cluster")
+            if cl is not None:  # --cluster: leave the cluster (a local:N one stops)
+                cl.disconnect()
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())

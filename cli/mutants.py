@@ -166,11 +166,11 @@ def _rows(names: list[str], boards, invariants, bounds: Bounds, own_board_first:
         for name in names:
             yield run_mutant(MUTANTS[name], boards, invariants, bounds, own_board_first)
         return
-    from bpcheck.explorers.pool import Pool
+    from bpcheck.explorers.pool import open_pool
 
     done: dict[int, dict] = {}
     nxt = 0
-    with Pool(jobs) as pool:
+    with open_pool(jobs) as pool:  # worker processes, or Ray tasks with --cluster
         tasks = [(name, boards, bounds, own_board_first) for name in names]
         for o in pool.run(run_mutant_task, tasks):
             if not o.ok:  # a bug in bpcheck (or a dead worker): exit 4 after the rows so far
@@ -199,6 +199,13 @@ def cmd_mutants(args) -> int:
             prepare_file(args.json, "--json", inputs=tuple(p for p, _d in boards))
         if getattr(args, "report", None):
             prepare_dir(args.report, "--report", "report")
+    except InputError as e:
+        _err(e)
+        return EXIT_BAD_INPUT
+    try:
+        from bpcheck.jobs import setup_cluster
+
+        setup_cluster(args, "mutant:" + names[0])  # --cluster: Ray, and bpcheck on every node
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT

@@ -144,10 +144,12 @@ class ExploreResult:
     # first: two workers meeting one forced state in a chunk, a handed-over chain); work, not
     # results (not deterministic)
     judged_again: int | None = None
+    protocol: dict | None = None  # explore_parallel: what the chunk rounds cost (transport, CPU, bytes; not deterministic)
+    lost_workers: list | None = None  # explore_parallel: the workers lost and replaced during the run (where)
 
     # what says how a run went rather than what it found: timing, memory, the workers' own
     # answers and bookkeeping (None in one process), the state graph (in one process only)
-    RUN_ONLY = ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance", "stolen", "judged_again")
+    RUN_ONLY = ("elapsed", "graph", "visited_bytes", "worker_info", "claimed", "balance", "stolen", "judged_again", "protocol", "lost_workers")
 
     @property
     def collision(self) -> dict:
@@ -178,7 +180,8 @@ class Progress:
         self.t0 = time.monotonic()
         self.last = 0.0
 
-    def update(self, states: int, depth: int, frontier: int, force: bool = False) -> None:
+    def update(self, states: int, depth: int, frontier: int, force: bool = False, note: str = "") -> None:
+        """``note``: more of the run's state (explore_parallel: workers alive, their balance)."""
         if not self.enabled:
             return
         now = time.monotonic()
@@ -186,12 +189,14 @@ class Progress:
             return
         self.last = now
         rate = states / max(now - self.t0, 1e-9)
-        sys.stderr.write(f"\r{self.label}: {states} states, {rate:,.0f}/s, depth {depth}, frontier {frontier}   ")
+        line = f"{self.label}: {states} states, {rate:,.0f}/s, depth {depth}, frontier {frontier}" + (f", {note}" if note else "")
+        self.width = max(getattr(self, "width", 0), len(line))
+        sys.stderr.write("\r" + line.ljust(self.width) + "   ")
         sys.stderr.flush()
 
     def done(self) -> None:
         if self.enabled:
-            sys.stderr.write("\r" + " " * 100 + "\r")
+            sys.stderr.write("\r" + " " * max(100, getattr(self, "width", 0) + 3) + "\r")
             sys.stderr.flush()
 
 

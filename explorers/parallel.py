@@ -1,4 +1,6 @@
-"""Breadth-first exploration of one transition system by several worker processes.
+"""Breadth-first exploration of one transition system by several workers: processes of this
+machine over pipes (the default), or Ray actors (``transport=``; explorers/cluster.py,
+``--cluster``): one algorithm, two transports.
 
 API (the contract with the CLI; generic: nothing here knows Yu-Gi-Oh!)::
 
@@ -31,6 +33,22 @@ between worker processes; pickles are only ever exchanged between our own proces
         checkpoint_every=None,  # seconds (between chunks) and when a bound stops the run
         resume=None,            # a core.Snapshot (explorers/checkpoint.py) of a BFS run, made by
                                 # explore() or explore_parallel(), whatever the worker count
+        chunk=None,             # frontier states per round (default chunk_size(workers))
+        transport=None,         # the workers' pool class (default: worker processes, or Ray
+                                # actors when explorers/cluster.py has a cluster for this run)
+        on_commit=None,         # Callable[[states, pool], None] after each chunk is committed (tests)
+
+Lost workers. Each chunk is a transaction: its results enter the exploration (the commit) only
+once every worker has answered its last round. A worker that is gone (:class:`WorkerLost`: its
+process killed, its node removed, its actor dead) costs the chunk in progress and nothing else:
+the pool is closed, the exploration goes back to the last commit, and new workers restore it
+from what this process keeps (each state's fingerprint by index, the claimed states, the
+workers' ``finish`` answers so far), each loading the virtual shards it owns, one of them
+re-creating the frontier from the initial states (as a resumed checkpoint); the chunk is then
+expanded again, deterministically. So no state is counted twice or skipped, and the result is
+the one an uninterrupted run gives (``res.lost_workers`` says where each loss was). A loss
+before the first commit starts again from the initial states; :data:`RECOVERIES` losses in a
+row at one chunk raise :class:`WorkerError` naming the last one.
 
 Systems that judge states inside a transition (``claims(info)``: explorers/reduce.py, whose
 macro transitions judge the forced states they fold) give ``(fingerprint, start, end)`` slices of
@@ -49,7 +67,7 @@ Results are byte-identical whatever the worker count, and on an exhaustive run i
 How it works
 ------------
 Breadth-first search in *chunks*: the frontier is a run of state indices in BFS order; each
-chunk is its next :data:`CHUNK` states (whatever the worker count). Expanding the states of a
+chunk is its next :func:`chunk_size` states (:data:`CHUNK`, more with many workers). Expanding the states of a
 chunk in order and appending the new ones at the end is exactly FIFO order, so a chunked run
 numbers the states as the sequential BFS does. Per chunk, three rounds over pipes (the parent
 coordinates, workers never talk to each other):
@@ -63,7 +81,8 @@ coordinates, workers never talk to each other):
    fingerprint is its least (parent, action) discovery, not its first, and a system that
    remembers what it met is told (``in_order(False)``: explorers/reduce.py then judges afresh
    what was judged in this chunk, ``chunk_begins()`` marking where the chunk began);
-2. *decide*: the visited set is sharded by fingerprint (``fp % workers``); each owner says which
+2. *decide*: the visited set is cut into :data:`SHARDS` virtual shards by fingerprint (``fp %
+   SHARDS``), each owned by one worker (:func:`shard_owners`); each owner says which
    fingerprints are new and which discovery of each wins: the minimum (parent index, action
    index), as in the sequential order. The parent ranks the winners of all owners, so a new
    state's index is the sequential one, and records parents, actions, depths and the non-tree
@@ -101,7 +120,6 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
-import os
 import pickle
 import signal
 import sys
@@ -112,6 +130,7 @@ from collections import deque
 from typing import Any, Callable, Sequence
 
 import numpy as np
+from multiprocessing.reduction import ForkingPickler as _ForkingPickler
 
 from bpcheck.explorers.core import (
     CYCLE,
@@ -141,15 +160,51 @@ from bpcheck.explorers.core import (
     GC_SETTLE_STATES,
 )
 
-CHUNK = 2048  # frontier states expanded per round (the same for every worker count)
+CHUNK = 2048  # frontier states expanded per round, up to CHUNK_WORKERS workers
+# With more workers a chunk grows (CHUNK_PER_WORKER states per worker): each round costs the
+# coordinator a request and a reply per worker, which a chunk of 2,048 states spread over 32
+# workers (64 states each) would not pay back (docs/performance.md, issue 23). The chunk size
+# never changes a result.
+CHUNK_PER_WORKER = 512
+CHUNK_WORKERS = CHUNK // CHUNK_PER_WORKER
+
+
+def chunk_size(workers: int) -> int:
+    """Frontier states per round for this many workers."""
+    return max(CHUNK, CHUNK_PER_WORKER * workers)
 MIN_STEAL = 8  # a worker hands over half of what it has left of a chunk when at least this many are left
 STEAL = True  # an idle worker takes over states of a busy one within a chunk (False: benchmarks)
 SLACK = 16  # a worker keeps the new states it found up to its share of a chunk + chunk / SLACK
 BALANCE_BY_COST = True  # shares of a chunk by each worker's recent CPU per state (False: equal shares; benchmarks)
+# The visited set is cut into SHARDS virtual shards by fingerprint (fp mod SHARDS), and each
+# shard is owned by one worker (shard s by worker s mod n). Which worker owns a shard never
+# changes a result; a replacement worker takes over whole shards (explorers/cluster.py).
+SHARDS = 256
+RECOVERIES = 3  # workers lost in a row at one chunk (no commit in between) before the run gives up (exit 4)
+
+
+def shard_owners(n: int) -> np.ndarray:
+    """The owner of each virtual shard, for n workers."""
+    return (np.arange(SHARDS) % n).astype(np.int64)
+
+
+def owners_of(fps: np.ndarray, owners: np.ndarray) -> np.ndarray:
+    """The worker owning each fingerprint (a uint64 array)."""
+    return owners[(fps & np.uint64(SHARDS - 1)).astype(np.int64)]
 
 
 class WorkerError(RuntimeError):
     """A worker process failed (building its system, or a bug): its traceback as text."""
+
+
+class WorkerLost(WorkerError):
+    """A worker is gone (its process killed, its node removed): not a bug of its task. The
+    coordinator takes the exploration back to the last chunk committed and goes on with new
+    workers (at most :data:`RECOVERIES` times in a row without a commit in between)."""
+
+    def __init__(self, message: str, where: str | None = None) -> None:
+        super().__init__(message)
+        self.where = where  # the worker's node or process, for the final error
 
 
 def _context():
@@ -169,6 +224,7 @@ class _Worker:
         self.system = system
         self.wid = wid
         self.n = n
+        self.owners = shard_owners(n).tolist()  # shard -> owning worker
         self.goals = set(goals)
         self.index = FingerprintIndex()  # the fingerprints this worker owns -> state index
         self.held: deque = deque()  # (index, depth, state), index order: frontier states held here
@@ -193,6 +249,7 @@ class _Worker:
         self.claim_pending: dict[tuple[int, int, int], tuple[int, list]] = {}  # (state, action, claim no.) -> (start, verdicts)
         self.first: dict[int, tuple[int, int]] = {}
         self.conn: Any = None  # the pipe to the parent, polled while expanding (a request to hand over states)
+        self.report_info = False  # finalize() also answers finish(system) (a transport that recovers lost workers)
         self.seen_viol: set = set()
         self.seen_prop: set = set()
         self.seen_kind: set = set()
@@ -327,7 +384,8 @@ class _Worker:
         claims_of = self.claims_of
         claim_pending = self.claim_pending
         slim = self.slim
-        pending, index, n, wid = self.pending, self.index, self.n, self.wid
+        pending, index, owners, wid = self.pending, self.index, self.owners, self.wid
+        n = self.n
         first = self.first
         handed = hi is None  # states handed over: not in index order after this worker's own
         poll = self.conn.poll if self.conn is not None and n > 1 else None
@@ -403,7 +461,7 @@ class _Worker:
                 # the cyclic GC run three times as often)
                 kept = first.get(fp2)
                 if kept is None:
-                    if not (fp2 % n == wid and index.get(fp2) is not None):
+                    if not (owners[fp2 & (SHARDS - 1)] == wid and index.get(fp2) is not None):
                         first[fp2] = (i, ai)
                         pending[(i, ai)] = (s2, info if slim is None else slim(info), d + 1)
                 elif (i, ai) < kept:
@@ -468,7 +526,9 @@ class _Worker:
 
     # -- round 3 ------------------------------------------------------------------------------
 
-    def finalize(self, owned_idx: np.ndarray | None, won: list[tuple[int, int, int, int]], won_claims: list[tuple[int, int, int]] = ()) -> tuple[dict, dict[int, bytes]]:
+    def finalize(self, owned_idx: np.ndarray | None, won: tuple, won_claims: list[tuple[int, int, int]] = ()) -> tuple[dict, dict[int, bytes]]:
+        """Round 3: ``won`` = (parents, actions, new indices, holders), arrays of the winners this
+        worker discovered, in index order."""
         if owned_idx is not None and self.pending_fps is not None:
             add = self.index.add
             for fp, j in zip(self.pending_fps.tolist(), owned_idx.tolist()):
@@ -483,7 +543,7 @@ class _Worker:
         claim_pending.clear()
         outbox: dict[int, list] = {}
         pending = self.pending
-        for p, ai, j, dest in won:
+        for p, ai, j, dest in zip(*(x.tolist() for x in won)):
             s2, info, d2 = pending[(p, ai)]
             for g in system.goals_reached(s2, info):
                 if g in self.goals and g not in self.seen_goal:
@@ -502,6 +562,35 @@ class _Worker:
         return self._take(), blobs
 
 
+def _place(disc: np.ndarray, counts: np.ndarray, caps: np.ndarray, n: int) -> np.ndarray:
+    """Who holds each of a chunk's new states (in index order, ``disc`` their discoverers):
+    its discoverer while that one holds fewer than its cap (``counts``: what each holds in that
+    chunk already; updated), the rest spread over the workers with room left, interleaved by
+    their room. Never changes a result, only where states are expanded."""
+    dest = disc.astype(np.int64).copy()
+    if not disc.size:
+        return dest
+    room = np.maximum(caps - counts, 0)
+    order = np.argsort(disc, kind="stable")
+    first = np.searchsorted(disc[order], np.arange(n))
+    rank = np.empty(disc.size, np.int64)
+    rank[order] = np.arange(disc.size) - first[disc[order]]  # the k-th discovery of its discoverer
+    over = rank >= room[disc]
+    kept = np.bincount(disc[~over], minlength=n)
+    counts += kept
+    k = int(over.sum())
+    if k:
+        spare = np.maximum(caps - counts, 0)
+        if spare.sum() < k:  # (caps cover a chunk: not expected) the rest round robin
+            spare = spare + (k - spare.sum()) // n + 1
+        slots_w = np.repeat(np.arange(n), spare)
+        slots_pos = np.concatenate([(np.arange(c) + 0.5) / c for c in spare if c]) if spare.any() else np.empty(0)
+        slot_order = np.lexsort((slots_w, slots_pos))[:k]
+        dest[np.flatnonzero(over)] = slots_w[slot_order]
+        counts += np.bincount(slots_w[slot_order], minlength=n)
+    return dest
+
+
 def _first_of_each(sel: np.ndarray, fps: np.ndarray, *keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The positions `sel` ordered by fingerprint, then by `keys` (the sequential order), and a
     mask of the first of each fingerprint in that order: the discovery (or claim) that wins."""
@@ -514,45 +603,57 @@ def _first_of_each(sel: np.ndarray, fps: np.ndarray, *keys: np.ndarray) -> tuple
     return order, first
 
 
-def _worker_main(conn, wid: int, n: int, make_system: Callable[[], TransitionSystem], goals: Sequence[str], finish) -> None:
+def handle(w: _Worker, msg: tuple, finish) -> tuple[Any, bool]:
+    """One request to a worker, whatever the transport (pipes here, Ray actors in
+    explorers/cluster.py): (reply, last), ``last`` after "finish"."""
+    op = msg[0]
+    if op == "initial":
+        return w.initial(), False
+    if op == "expand":
+        return w.expand(*msg[1:]), False
+    if op == "expand_more":
+        return w.expand_more(*msg[1:]), False
+    if op == "decide":
+        return w.decide(*msg[1:]), False
+    if op == "finalize":
+        out = w.finalize(*msg[1:])
+        if w.report_info and finish is not None:
+            out[0]["info"] = finish(w.system)  # what a lost worker knew, up to its last commit
+        return out, False
+    if op == "fps":
+        return w.index.pairs(), False
+    if op == "load":  # resuming (a checkpoint, or a lost worker's shards): the fingerprints owned
+        w.index = FingerprintIndex.from_pairs(msg[1], msg[2])
+        if len(msg) > 3 and msg[3] is not None:
+            w.claimed = FingerprintIndex.from_pairs(msg[3], np.zeros(msg[3].size, np.uint32))
+        return None, False
+    if op == "rebuild":
+        return w.rebuild(msg[1]), False
+    if op == "finish":
+        info = finish(w.system) if finish is not None else None
+        return (info, w.index.nbytes(), len(w.claimed) if w.claims_of is not None else None), True
+    raise ValueError(f"unknown request {op!r}")  # pragma: no cover - a bug in the parent
+
+
+def _worker_main(conn, wid: int, n: int, make_system: Callable[[], TransitionSystem], goals: Sequence[str], finish, report_info: bool = False) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         w = _Worker(make_system(), wid, n, goals)
         w.conn = conn
+        w.report_info = report_info
         conn.send(("ok", None))
         while True:
             try:
                 msg = conn.recv()
             except EOFError:
                 return
-            op = msg[0]
-            if op == "steal":  # it came after this worker had finished its part of the chunk
+            if msg[0] == "steal":  # it came after this worker had finished its part of the chunk
                 conn.send(("steal", None, 0))
                 continue
-            if op == "initial":
-                reply = w.initial()
-            elif op == "expand":
-                reply = w.expand(*msg[1:])
-            elif op == "expand_more":
-                reply = w.expand_more(*msg[1:])
-            elif op == "decide":
-                reply = w.decide(*msg[1:])
-            elif op == "finalize":
-                reply = w.finalize(*msg[1:])
-            elif op == "fps":
-                reply = w.index.pairs()
-            elif op == "load":
-                w.index = FingerprintIndex.from_pairs(msg[1], msg[2])
-                reply = None
-            elif op == "rebuild":
-                reply = w.rebuild(msg[1])
-            elif op == "finish":
-                info = finish(w.system) if finish is not None else None
-                conn.send(("ok", (info, w.index.nbytes(), len(w.claimed) if w.claims_of is not None else None)))
-                return
-            else:  # pragma: no cover - a bug in the parent
-                raise ValueError(f"unknown request {op!r}")
+            reply, last = handle(w, msg, finish)
             conn.send(("ok", reply))
+            if last:
+                return
     except BaseException:  # noqa: BLE001 - everything goes back to the parent as text
         try:
             conn.send(("error", traceback.format_exc()))
@@ -564,15 +665,31 @@ def _worker_main(conn, wid: int, n: int, make_system: Callable[[], TransitionSys
 # The parent
 
 
+def _exit_text(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            pass
+    return f"exit status {code}"
+
+
 class _Pool:
-    def __init__(self, n: int, make_system, goals: Sequence[str], finish) -> None:
+    """The worker processes of one exploration, over pipes (the default transport; the Ray one is
+    explorers/cluster.py's ``ActorPool``, with the same methods)."""
+
+    recovers = True  # a lost worker is replaced (the exploration goes back to the last commit)
+    kind = "worker processes"
+
+    def __init__(self, n: int, make_system, goals: Sequence[str], finish, report_info: bool = False) -> None:
         ctx = _context()
         self.conns = []
         self.procs = []
+        self.bytes_out = self.bytes_in = 0  # what went through the pipes (pickles)
         try:
             for w in range(n):
                 a, b = ctx.Pipe()
-                p = ctx.Process(target=_worker_main, args=(b, w, n, make_system, tuple(goals), finish), name=f"bpcheck-worker-{w}", daemon=True)
+                p = ctx.Process(target=_worker_main, args=(b, w, n, make_system, tuple(goals), finish, report_info), name=f"bpcheck-worker-{w}", daemon=True)
                 p.start()
                 b.close()
                 self.conns.append(a)
@@ -586,10 +703,12 @@ class _Pool:
         """Worker w's next message: ("ok", reply) or ("steal", states, count); a worker that
         exited or failed raises WorkerError."""
         try:
-            msg = self.conns[w].recv()
+            buf = self.conns[w].recv_bytes()
         except (EOFError, OSError):
             self.procs[w].join(timeout=5)
-            raise WorkerError(f"worker {w} exited (exit status {self.procs[w].exitcode})") from None
+            raise WorkerLost(f"worker {w} exited ({_exit_text(self.procs[w].exitcode)})", f"worker process {w} (pid {self.procs[w].pid})") from None
+        self.bytes_in += len(buf)
+        msg = pickle.loads(buf)  # from a worker process this process started (never from outside)
         if msg[0] == "error":
             raise WorkerError(f"worker {w} failed:\n{msg[1]}")
         return msg
@@ -599,10 +718,12 @@ class _Pool:
 
     def send(self, w: int, msg: tuple) -> None:
         try:
-            self.conns[w].send(msg)
+            buf = _ForkingPickler.dumps(msg)
+            self.bytes_out += len(buf)
+            self.conns[w].send_bytes(buf)
         except (BrokenPipeError, OSError):
             self.procs[w].join(timeout=5)
-            raise WorkerError(f"worker {w} exited (exit status {self.procs[w].exitcode})") from None
+            raise WorkerLost(f"worker {w} exited ({_exit_text(self.procs[w].exitcode)})", f"worker process {w} (pid {self.procs[w].pid})") from None
 
     def gather(self) -> list:
         return [self._recv(w) for w in range(len(self.conns))]
@@ -665,7 +786,14 @@ class _Pool:
             shares.append([r["share"] for r in rs if r.get("share") is not None])
         return merged, shares, stolen
 
-    def close(self) -> None:
+    def alive(self) -> int:
+        return sum(1 for p in self.procs if p.is_alive())
+
+    def close(self, kill: bool = False) -> None:
+        if kill:
+            for p in self.procs:
+                if p.is_alive():
+                    p.kill()
         for c in self.conns:
             c.close()
         for p in self.procs:
@@ -675,8 +803,28 @@ class _Pool:
                 p.join()
 
 
+def _progress_note(pool: Any, n: int, work: list[int], lost: list[str]) -> str:
+    """The workers on the progress line: how many are alive, and each one's share of the last
+    chunk's states (the balance; a few workers by name, many as the least and most)."""
+    if n <= 1:
+        return ""
+    total = sum(work) or 1
+    shares = [100 * k / total for k in work]
+    if n <= 4:
+        bal = "/".join(f"{x:.0f}" for x in shares) + " %"
+    else:
+        bal = f"{min(shares):.0f}-{max(shares):.0f} % each"
+    alive = getattr(pool, "alive", lambda: n)()
+    return f"{alive}/{n} {getattr(pool, 'kind', 'workers')} alive" + (f" ({len(lost)} lost, replaced)" if lost else "") + f", last chunk {bal}"
+
+
+def _account(cost: dict, pool: Any) -> None:
+    cost["bytes_out"] += getattr(pool, "bytes_out", 0)
+    cost["bytes_in"] += getattr(pool, "bytes_in", 0)
+
+
 def _append(arr: array, values: np.ndarray) -> None:
-    arr.frombytes(np.ascontiguousarray(values, dtype=np.dtype(arr.typecode.replace("q", "i8").replace("I", "u4"))).tobytes())
+    arr.frombytes(np.ascontiguousarray(values, dtype=np.dtype({"q": "i8", "I": "u4", "Q": "u8"}[arr.typecode])).tobytes())
 
 
 def explore_parallel(
@@ -695,7 +843,9 @@ def explore_parallel(
     on_checkpoint: Callable[[Snapshot], None] | None = None,
     checkpoint_every: float | None = None,
     resume: Snapshot | None = None,
-    chunk: int = CHUNK,
+    chunk: int | None = None,
+    transport: Callable[..., Any] | None = None,
+    on_commit: Callable[[int, Any], None] | None = None,
 ) -> ExploreResult:
     """Explore the system ``make_system()`` builds, breadth first, with `workers` processes (the
     module's docstring: API, order, bounds)."""
@@ -703,6 +853,8 @@ def explore_parallel(
         raise ValueError(f"explore_parallel explores breadth first only, not {strategy!r}")
     if not isinstance(workers, int) or not 1 <= workers <= 4096:
         raise ValueError(f"workers must be a positive integer, not {workers!r}")
+    if chunk is None:
+        chunk = chunk_size(workers)
     if chunk < 1:
         raise ValueError("chunk must be positive")
     res = ExploreResult(status="pass", strategy=strategy)
@@ -711,6 +863,7 @@ def explore_parallel(
     deadline = None if bounds.timeout is None else t0 + bounds.timeout
     mem_stop = None if memory_limit is None else int(memory_limit * 0.9)
     n = workers
+    shard_map = shard_owners(n)
 
     parent = array("q")
     via = array("I")
@@ -718,7 +871,18 @@ def explore_parallel(
     extra_src = array("I")
     extra_dst = array("I")
     extra_act = array("I")
+    fps_of = array("Q")  # each state's fingerprint, by index: what new workers restore from
+    claimed_fps: list[np.ndarray] = []  # the states judged inside transitions so far (claims won)
     seen_viol: set = set()
+    if transport is None:  # `--cluster`: Ray actors (explorers/cluster.py); else worker processes
+        from bpcheck.explorers.cluster import default_transport
+
+        transport = default_transport()
+    make_pool = transport or _Pool
+    report_info = bool(getattr(make_pool, "recovers", False)) and finish is not None
+    latest_info: list = [None] * n  # each worker's finish(system) at its last finalize (report_info)
+    kept_info: list = []  # those of workers lost
+    cost: dict = {"start_s": 0.0, "chunks": 0, "round_s": 0.0, "coordinator_cpu_s": 0.0, "bytes_out": 0, "bytes_in": 0, "worker_cpu": {}}
     state = {"depth_hit": False, "rss": [0] * n, "head": 0, "held_by": np.empty(0, np.int16), "held_from": 0, "cost": [0.0] * n}
     stolen = 0  # states handed over to an idle worker within a chunk (Pool.expand)
     claims_sent = 0  # every claim the workers sent (res.judged_again)
@@ -760,7 +924,6 @@ def explore_parallel(
             if g in res.goals and res.goals[g] is None:
                 res.goals[g], res.goal_initial[g] = _trace(parent, via, j)
 
-    pool = _Pool(n, make_system, goals, finish)
     inbox: list[list[bytes]] = [[] for _ in range(n)]
 
     def settle(children: list[tuple[np.ndarray, np.ndarray, np.ndarray]], claims: list[tuple] | None = None) -> None:
@@ -771,13 +934,13 @@ def explore_parallel(
         parents = np.concatenate([c[1] for c in children])
         ais = np.concatenate([c[2] for c in children])
         disc = np.concatenate([np.full(c[0].size, w, np.int64) for w, c in enumerate(children)])
-        owner = (fps % np.uint64(n)).astype(np.int64)
+        owner = owners_of(fps, shard_map)
         sel = [np.flatnonzero(owner == w) for w in range(n)]
         csel = None
         if claims is not None and any(c[0].size for c in claims):
             cl = [np.concatenate([c[k] for c in claims]) for k in range(4)]
             c_disc = np.concatenate([np.full(c[0].size, w, np.int64) for w, c in enumerate(claims)])
-            c_owner = (cl[0] % np.uint64(n)).astype(np.int64)
+            c_owner = owners_of(cl[0], shard_map)
             csel = [np.flatnonzero(c_owner == w) for w in range(n)]
             decided = pool.call([("decide", fps[s], parents[s], ais[s], tuple(x[cs] for x in cl)) for s, cs in zip(sel, csel)])
         else:
@@ -786,6 +949,8 @@ def explore_parallel(
         if csel is not None:
             for w in range(n):
                 pos = csel[w][decided[w][2]]
+                if pos.size:
+                    claimed_fps.append(cl[0][pos])  # a lost owner's claimed states are restored from these
                 for dw, p, a, no in zip(c_disc[pos].tolist(), cl[1][pos].tolist(), cl[2][pos].tolist(), cl[3][pos].tolist()):
                     won_claims[dw].append((p, a, no))
         # rank the winners of all owners in the sequential order: (parent index, action index)
@@ -803,6 +968,7 @@ def explore_parallel(
         # the new states' parents, actions and depths, in index order
         ranked = w_pos[order]
         p_r, a_r = parents[ranked], ais[ranked]
+        _append(fps_of, fps[ranked])
         roots = p_r < 0
         dep = np.frombuffer(depth_of, np.uint32) if len(depth_of) else np.empty(0, np.uint32)
         d_r = np.zeros(ranked.size, np.int64)
@@ -831,60 +997,59 @@ def explore_parallel(
         # who keeps each new state: its discoverer, unless that one would hold more than its
         # share of the chunk the state will be expanded in (chunks are head + k * chunk, as long
         # as the frontier is longer than a chunk; shorter, it is expanded whole in one)
-        disc_r = disc[ranked].tolist()
+        disc_r = disc[ranked]
         # each worker's share of a chunk: equal, or (once measured) inversely proportional to
         # what a state has cost it lately; a worker's next states are mostly children of its
         # last ones, so their cost follows. Where a state is expanded never changes a result.
         cost = state["cost"]
-        weights = [1 / c for c in cost] if BALANCE_BY_COST and all(c > 0 for c in cost) else [1.0] * n
-        total = base + len(disc_r)
+        weights = np.array([1 / c for c in cost] if BALANCE_BY_COST and all(c > 0 for c in cost) else [1.0] * n)
+        total = base + disc_r.size
 
-        def caps_of(first: int) -> list[int]:
+        def caps_of(first: int) -> np.ndarray:
             # the chunk from state `first`: full, or the rest of the frontier (expanded whole)
             size = min(chunk, total - first)
-            return [int(size * x / sum(weights)) + max(1, size // SLACK) for x in weights]
+            return (size * weights / weights.sum()).astype(np.int64) + max(1, size // SLACK)
 
         head = state["head"]
         held_by = state["held_by"]  # the holder of each frontier state, from state["held_from"]
         start = head + (base - head) // chunk * chunk  # the chunk the first new state falls in
         frm = state["held_from"]
-        counts = [0] * n
-        for w in held_by[start - frm : base - frm].tolist():
-            counts[w] += 1
-        cid_end = start + chunk
-        caps = caps_of(start)
-        dest = []
-        for j, w in zip(range(base, base + len(disc_r)), disc_r):
-            if j >= cid_end:
-                counts = [0] * n
-                caps = caps_of(cid_end)
-                cid_end += chunk
-            if counts[w] >= caps[w]:
-                w = min(range(n), key=lambda v: (counts[v] / caps[v], v))
-            counts[w] += 1
-            dest.append(w)
+        counts = np.bincount(held_by[start - frm : base - frm].astype(np.int64), minlength=n)
+        dest = np.empty(disc_r.size, np.int64)
+        lo = 0
+        seg_start = start
+        while lo < disc_r.size:  # one segment per chunk the new states fall in
+            hi_ = min(disc_r.size, seg_start + chunk - base)
+            dest[lo:hi_] = _place(disc_r[lo:hi_], counts, caps_of(seg_start), n)
+            lo = hi_
+            seg_start += chunk
+            counts = np.zeros(n, np.int64)
         keep = head - frm
-        state["held_by"] = np.concatenate([held_by[keep:], np.array(dest, np.int16)])
+        state["held_by"] = np.concatenate([held_by[keep:], dest.astype(np.int16)])
         state["held_from"] = head
-        won: list[list] = [[] for _ in range(n)]
-        for p, a, j, dw, kw in zip(p_r.tolist(), a_r.tolist(), range(base, base + ranked.size), disc_r, dest):
-            won[dw].append((p, a, j, kw))
+        # the winners each discoverer finalizes: (parent, action, index, holder) as arrays
+        new_idx = np.arange(base, base + ranked.size, dtype=np.int64)
+        by_disc = np.argsort(disc_r, kind="stable")
+        bounds_ = np.searchsorted(disc_r[by_disc], np.arange(n + 1))
+        won = []
+        for w in range(n):
+            sel_w = by_disc[bounds_[w] : bounds_[w + 1]]
+            won.append((p_r[sel_w], a_r[sel_w], new_idx[sel_w], dest[sel_w]))
         replies = pool.call([("finalize", owned[w], won[w], won_claims[w]) for w in range(n)])
         outs = []
         for w, (out, blobs) in enumerate(replies):
             outs.append(out)
+            if "info" in out:
+                latest_info[w] = out.pop("info")
             state["rss"][w] = out["rss"] or 0
             for dw, blob in blobs.items():
                 inbox[dw].append(blob)
         absorb(outs)
 
     def snapshot() -> Snapshot:
-        fps = np.zeros(len(parent), np.uint64)
-        for f, i in pool.call([("fps",)] * n):
-            fps[i] = f
         return Snapshot(
             strategy,
-            array("Q", fps.tobytes()),
+            array("Q", fps_of),
             parent,
             via,
             depth_of,
@@ -898,39 +1063,49 @@ def explore_parallel(
     head = 0
     learned: list[list] = [[] for _ in range(n)]  # what each worker is to learn from the others' shares
     next_checkpoint = None if on_checkpoint is None or not checkpoint_every else t0 + checkpoint_every
-    try:
-        if resume is not None:
-            if resume.strategy != strategy:
-                raise ResumeMismatch(f"the checkpoint was made with --strategy {resume.strategy}, not {strategy}")
-            parent, via, depth_of = array("q", resume.parent), array("I", resume.via), array("I", resume.depth_of)
-            extra_src, extra_dst, extra_act = array("I", resume.extra_src), array("I", resume.extra_dst), array("I", resume.extra_act)
-            state["depth_hit"] = _restore_results(res, resume.results)
-            seen_viol.update((v.prop, v.key) for v in res.violations)
-            head = resume.frontier[0] if len(resume.frontier) else len(parent)
-            if list(resume.frontier) != list(range(head, len(parent))):
-                raise ResumeMismatch("the checkpoint's frontier is not the last states in order (not a breadth-first exploration)")
-            fps = np.frombuffer(resume.fps, np.uint64) if len(resume.fps) else np.empty(0, np.uint64)
-            owner = (fps % np.uint64(n)).astype(np.int64)
-            sel = [np.flatnonzero(owner == w) for w in range(n)]
-            pool.call([("load", fps[s], s.astype(np.uint32)) for s in sel])
-            if head < len(parent):
-                pool.send(0, ("rebuild", resume))
-                tag, val = pool._recv(0)
-                if tag == "mismatch":
-                    raise ResumeMismatch(val)
-                for dw, blob in val.items():
-                    inbox[dw].append(blob)
-            state["head"] = state["held_from"] = head
-            state["held_by"] = (np.arange(head, len(parent)) % n).astype(np.int16)  # as rebuild() shares them
-            first = None
-        else:
-            first = pool.call([("initial",)] + [("expand", 0, None, [])] * (n - 1))
-        if first is None:
-            pass
-        elif "initial_fault" in first[0]:
+    fresh_start = True
+    if resume is not None:
+        if resume.strategy != strategy:
+            raise ResumeMismatch(f"the checkpoint was made with --strategy {resume.strategy}, not {strategy}")
+        parent, via, depth_of = array("q", resume.parent), array("I", resume.via), array("I", resume.depth_of)
+        extra_src, extra_dst, extra_act = array("I", resume.extra_src), array("I", resume.extra_dst), array("I", resume.extra_act)
+        fps_of = array("Q", resume.fps)
+        state["depth_hit"] = _restore_results(res, resume.results)
+        seen_viol.update((v.prop, v.key) for v in res.violations)
+        head = resume.frontier[0] if len(resume.frontier) else len(parent)
+        if list(resume.frontier) != list(range(head, len(parent))):
+            raise ResumeMismatch("the checkpoint's frontier is not the last states in order (not a breadth-first exploration)")
+        fresh_start = False
+
+    def restore() -> None:
+        """New workers take the exploration from what this process holds: the visited set (each
+        worker loads the shards it owns, and the claimed states of those shards) and the
+        frontier states, re-executed from the initial states by one worker (core._rebuild_frontier)."""
+        fps = np.frombuffer(fps_of, np.uint64) if len(fps_of) else np.empty(0, np.uint64)
+        owner = owners_of(fps, shard_map)
+        sel = [np.flatnonzero(owner == w) for w in range(n)]
+        cl = np.concatenate(claimed_fps) if claimed_fps else None
+        csel = None if cl is None else [cl[owners_of(cl, shard_map) == w] for w in range(n)]
+        pool.call([("load", fps[s], s.astype(np.uint32), None if csel is None else csel[w]) for w, s in enumerate(sel)])
+        if head < len(parent):
+            snap = Snapshot(strategy, fps_of, parent, via, depth_of, extra_src, extra_dst, extra_act, array("Q", range(head, len(parent))), {})
+            pool.send(0, ("rebuild", snap))
+            tag, val = pool._recv(0)
+            if tag == "mismatch":
+                raise ResumeMismatch(val)
+            for dw, blob in val.items():
+                inbox[dw].append(blob)
+        state["head"] = state["held_from"] = head
+        state["held_by"] = (np.arange(head, len(parent)) % n).astype(np.int16)  # as rebuild() shares them
+
+    def initial() -> None:
+        nonlocal head
+        first = pool.call([("initial",)] + [("expand", 0, None, [])] * (n - 1))
+        if "initial_fault" in first[0]:
             parent.append(-1)
             via.append(0)
             depth_of.append(0)
+            fps_of.append(0)
             st = res.props.setdefault(FAULT, PropStats())
             st.checked += 1
             st.violations += 1
@@ -939,50 +1114,150 @@ def explore_parallel(
             head = 1
         else:
             settle([r["children"] for r in first])
-        while head < len(parent):
-            if stop_on_violation and res.violations:
+
+    def one_chunk() -> None:
+        nonlocal head, inbox, learned, stolen, claims_sent
+        hi = min(head + chunk, len(parent))
+        res.max_depth = max(res.max_depth, max(depth_of[head:hi]))
+        c0 = time.perf_counter()
+        p0 = time.process_time() - getattr(pool, "measure_s", 0.0)  # (a benchmark's byte counting is not the protocol's)
+        replies, shares, k = pool.expand([("expand", hi, bounds.max_depth, inbox[w], learned[w]) for w in range(n)], bounds.max_depth)
+        stolen += k
+        inbox = [[] for _ in range(n)]
+        learned = [[x for v, xs in enumerate(shares) if v != w for x in xs] for w in range(n)]
+        head = state["head"] = hi
+        last_work[:] = [r["work"][0] for r in replies]
+        for w, r in enumerate(replies):
+            state["rss"][w] = r["rss"] or 0
+            k, c = r["work"]
+            if k >= 16:  # CPU seconds per state, smoothed over chunks
+                state["cost"][w] = c / k if state["cost"][w] == 0 else 0.5 * state["cost"][w] + 0.5 * c / k
+            wk = cost["worker_cpu"]
+            wk[w] = wk.get(w, 0.0) + c
+        if n > 1:
+            times = [r["work"][1] for r in replies]
+            balance[0] += sum(times) / n
+            balance[1] += max(times)
+        claims_sent += sum(len(r["claims"][0]) for r in replies)
+        settle([r["children"] for r in replies], [r["claims"] for r in replies])
+        cost["chunks"] += 1
+        cost["coordinator_cpu_s"] += time.process_time() - getattr(pool, "measure_s", 0.0) - p0
+        cost["round_s"] += time.perf_counter() - c0
+
+    # The last commit: what the exploration is taken back to when a worker is lost. A chunk is a
+    # transaction: its results enter the commit only once every worker has answered it.
+    committed: dict = {}
+
+    def commit() -> None:
+        committed.update(
+            states=len(parent), extra=len(extra_src), claimed=len(claimed_fps), head=head, results=_results_data(res, state["depth_hit"]),
+            stolen=stolen, claims_sent=claims_sent,
+        )
+
+    def rollback() -> None:
+        nonlocal head, stolen, claims_sent, inbox, learned
+        k = committed["states"]
+        for arr in (parent, via, depth_of, fps_of):
+            del arr[k:]
+        for arr in (extra_src, extra_dst, extra_act):
+            del arr[committed["extra"] :]
+        del claimed_fps[committed["claimed"] :]
+        head = committed["head"]
+        res.bound_hit, res.resumable = None, False  # decided again after the chunks left
+        stolen, claims_sent = committed["stolen"], committed["claims_sent"]
+        res.action_counts, res.props, res.violations = {}, {}, []
+        res.goals = {g: None for g in goals}
+        res.goal_initial = {}
+        state["depth_hit"] = _restore_results(res, committed["results"])
+        seen_viol.clear()
+        seen_viol.update((v.prop, v.key) for v in res.violations)
+        inbox = [[] for _ in range(n)]
+        learned = [[] for _ in range(n)]
+
+    lost: list[str] = []  # the workers lost (where), in order
+    last_work: list[int] = [0] * n  # states each worker expanded in the last chunk (progress)
+    tries = 0  # losses since the last commit
+    pool = None
+    commit()  # the start (nothing, or the checkpoint resumed): a worker lost before the first chunk
+    try:
+        while True:
+            try:
+                if pool is None:
+                    s0 = time.perf_counter()
+                    pool = make_pool(n, make_system, goals, finish, report_info)
+                    cost["start_s"] += time.perf_counter() - s0
+                    if fresh_start:
+                        initial()
+                        fresh_start = False
+                    else:
+                        restore()
+                    commit()
+                while head < len(parent):
+                    if stop_on_violation and res.violations:
+                        break
+                    why = stop_reason(bounds, len(parent), deadline, stop)
+                    if why is not None:
+                        res.bound_hit = why
+                        break
+                    if mem_stop is not None:
+                        rss = (current_rss() or 0) + sum(state["rss"])
+                        if rss >= mem_stop:
+                            res.bound_hit = f"memory limit ({_mb(memory_limit)}; {_mb(rss)} in use, stopped at 90 %)"
+                            break
+                    if next_checkpoint is not None and time.monotonic() >= next_checkpoint:
+                        on_checkpoint(snapshot())
+                        next_checkpoint = time.monotonic() + checkpoint_every
+                    one_chunk()
+                    commit()
+                    tries = 0
+                    if on_commit is not None:
+                        on_commit(len(parent), pool)
+                    if progress is not None:
+                        progress.update(len(parent), res.max_depth, len(parent) - head, note=_progress_note(pool, n, last_work, lost))
+                if res.bound_hit is None and state["depth_hit"]:
+                    res.bound_hit = f"max depth ({bounds.max_depth})"
+                res.resumable = head < len(parent) and res.bound_hit is not None and not (stop_on_violation and res.violations)
+                if on_checkpoint is not None and res.resumable:
+                    on_checkpoint(snapshot())
+                ends = pool.call([("finish",)] * n)
                 break
-            why = stop_reason(bounds, len(parent), deadline, stop)
-            if why is not None:
-                res.bound_hit = why
-                break
-            if mem_stop is not None:
-                rss = (current_rss() or 0) + sum(state["rss"])
-                if rss >= mem_stop:
-                    res.bound_hit = f"memory limit ({_mb(memory_limit)}; {_mb(rss)} in use, stopped at 90 %)"
-                    break
-            if next_checkpoint is not None and time.monotonic() >= next_checkpoint:
-                on_checkpoint(snapshot())
-                next_checkpoint = time.monotonic() + checkpoint_every
-            hi = min(head + chunk, len(parent))
-            res.max_depth = max(res.max_depth, max(depth_of[head:hi]))
-            replies, shares, k = pool.expand([("expand", hi, bounds.max_depth, inbox[w], learned[w]) for w in range(n)], bounds.max_depth)
-            stolen += k
-            inbox = [[] for _ in range(n)]
-            learned = [[x for v, xs in enumerate(shares) if v != w for x in xs] for w in range(n)]
-            head = state["head"] = hi
-            for w, r in enumerate(replies):
-                state["rss"][w] = r["rss"] or 0
-                k, c = r["work"]
-                if k >= 16:  # CPU seconds per state, smoothed over chunks
-                    state["cost"][w] = c / k if state["cost"][w] == 0 else 0.5 * state["cost"][w] + 0.5 * c / k
-            if n > 1:
-                times = [r["work"][1] for r in replies]
-                balance[0] += sum(times) / n
-                balance[1] += max(times)
-            claims_sent += sum(len(r["claims"][0]) for r in replies)
-            settle([r["children"] for r in replies], [r["claims"] for r in replies])
-            if progress is not None:
-                progress.update(len(parent), res.max_depth, len(parent) - head)
-        if res.bound_hit is None and state["depth_hit"]:
-            res.bound_hit = f"max depth ({bounds.max_depth})"
-        res.resumable = head < len(parent) and res.bound_hit is not None and not (stop_on_violation and res.violations)
-        if on_checkpoint is not None and res.resumable:
-            on_checkpoint(snapshot())
-        ends = pool.call([("finish",)] * n)
+            except WorkerLost as e:
+                if not getattr(make_pool, "recovers", False):
+                    raise
+                lost.append(e.where or str(e))
+                tries += 1
+                if tries > RECOVERIES:
+                    raise WorkerError(f"{e} ({tries} workers lost at the same chunk, the last: {e.where or 'unknown'}); giving up") from None
+                # every worker's part of the uncommitted chunk is dropped with it: new workers
+                # restore the last commit and the chunk is expanded again, as it was the first time
+                if pool is not None:  # (None: the new workers could not start)
+                    _account(cost, pool)
+                    pool.close(kill=True)
+                    pool = None
+                kept_info.extend(x for x in latest_info if x is not None)  # what the workers knew (finish)
+                latest_info = [None] * n
+                rollback()
+                fresh_start = resume is None and committed["states"] == 0
     finally:
-        pool.close()
-    res.worker_info = [info for info, _nb, _c in ends]
+        if pool is not None:
+            _account(cost, pool)
+            pool.close()
+    if lost:
+        res.lost_workers = lost
+    res.worker_info = [info for info, _nb, _c in ends] + kept_info
+    # what the protocol cost (run-only, never deterministic): this process's CPU over the chunk
+    # rounds, the bytes it sent to and received from the workers, each worker's CPU expanding
+    res.protocol = {
+        "transport": getattr(make_pool, "kind", "worker processes"),
+        "workers": n,
+        "start_s": round(cost["start_s"], 6),  # starting the workers (each builds its system)
+        "chunks": cost["chunks"],
+        "round_s": round(cost["round_s"], 6),
+        "coordinator_cpu_s": round(cost["coordinator_cpu_s"], 6),
+        "bytes_out": cost["bytes_out"],
+        "bytes_in": cost["bytes_in"],
+        "worker_cpu_s": [round(cost["worker_cpu"].get(w, 0.0), 6) for w in range(n)],
+    }
     if balance[1] > 0:
         res.balance = round(balance[0] / balance[1], 4)
     if n > 1:
@@ -1010,4 +1285,4 @@ def explore_parallel(
     return res
 
 
-__all__ = ["CHUNK", "WorkerError", "explore_parallel"]
+__all__ = ["CHUNK", "WorkerError", "WorkerLost", "chunk_size", "explore_parallel"]

@@ -28,7 +28,6 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
-import sys
 import time
 import traceback
 from dataclasses import dataclass
@@ -297,4 +296,13 @@ class Pool:
         self.workers = []
 
 
-__all__ = ["Outcome", "Pool", "cpu_count", "in_worker", "stop_reason"]
+def open_pool(workers: int):
+    """The pool of this run: worker processes, or Ray tasks with ``--cluster``
+    (explorers/cluster.py: the same methods)."""
+    from bpcheck.explorers.cluster import active
+
+    c = active()
+    return c.task_pool(workers) if c is not None else Pool(workers)
+
+
+__all__ = ["Outcome", "Pool", "cpu_count", "in_worker", "open_pool", "stop_reason"]

@@ -8,6 +8,8 @@ the observations before and after it and the events it produced.
 
 from __future__ import annotations
 
+import sys
+
 import functools
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -397,6 +399,8 @@ def check_board(
         if reduced is not None:
             make_system = functools.partial(reduced_system, make_system)
         res = explore_parallel(make_system, workers, strategy, bounds, [g.id for g in goals], prog, finish=_not_judged_of, **controls)
+        for where in res.lost_workers or []:  # said, never silent; the result is the same
+            print(f"bpcheck: {board.name}: worker lost ({where}); the exploration went back to the last committed chunk, which was expanded again by new workers", file=sys.stderr)
         merged: dict[str, set] = {}
         for part in getattr(res, "worker_info", None) or []:
             for k, v in (part or {}).items():

@@ -55,3 +55,9 @@ def interrupt_cli(tmp_path):
         return p.returncode, stdout
 
     return run
+
+
+def pytest_configure(config):
+    # tests/test_cluster.py runs in one pytest-xdist worker (--dist loadgroup); without xdist the
+    # marker is known all the same
+    config.addinivalue_line("markers", "xdist_group(name): tests that share one resource run in one xdist worker")
