@@ -37,6 +37,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, 
 from hypothesis.errors import Unsatisfiable
 from unittest import SkipTest
 
+from bpcheck.model.inputs import one_line
 from bpcheck.board_writer import board_size, board_toml, document_board, write_board
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, InputError
@@ -509,7 +510,7 @@ def cmd_fuzz(args) -> int:
         + (f", {st.skipped} boards refused by the engine" if st.skipped else "")
     )
     for note in out.notes:
-        print(f"note: {note}")
+        print(f"note: {one_line(note)}")  # may quote an engine
     if out.invariant is not None:
         br = out.result
         print(

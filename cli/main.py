@@ -29,9 +29,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _err(e: InputError) -> None:
-    from bpcheck.lifecycle import terminal_safe
+    from bpcheck.model.inputs import one_line
 
-    print(terminal_safe(f"bpcheck: error: {e.render()}"), file=sys.stderr)
+    print(one_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)  # one line, whatever a file or an engine said
 
 
 def cmd_scenario(args: argparse.Namespace) -> int:
@@ -162,11 +162,13 @@ def _interrupted_result(board, invariants, strategy: str, why: str):
 
 
 def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
+    from bpcheck.reports.safe import line as _line  # what an engine said, on one line
     from bpcheck.reports.text import counterexample_text
 
     r = br.result
+    display = _line(display)
     if br.verdict == "skipped":
-        return [f"{'SKIPPED':12} {display}: the engine refused this board: {br.skip_reason}"]
+        return [f"{'SKIPPED':12} {display}: the engine refused this board: {_line(br.skip_reason)}"]
     vac = [row["id"] for row in br.invariant_rows() if row["verdict"] == "vacuous"]
     line = f"{r.status.upper():12} {display}: {r.states} states, {r.transitions} transitions, depth {r.max_depth}"
     if getattr(br, "reduction", None):  # reduction (explorers/reduce.py): what was folded
@@ -183,7 +185,7 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
     if vac and args.verbose:
         out.append(f"             vacuous here: {', '.join(vac)}")
     for inv_id, why in br.not_judged.items():  # never silent: card data the invariants cannot classify
-        out.append(f"             not judged here: {inv_id}: {'; '.join(why)}")
+        out.append(f"             not judged here: {inv_id}: {_line('; '.join(why))}")
     for g in br.goals:
         desc = " (" + g.description + ")" if g.description else ""
         if br.witnesses.get(g.id) is None:
@@ -194,18 +196,18 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
         elif args.verbose:
             out.append(f"             goal {g.id!r} reached in {len(br.witnesses[g.id])} steps")
     if br.not_compared:  # protocol v2: what the engine does not observe is never compared
-        out.append(f"             not compared (the engine does not observe them): {', '.join(br.not_compared)}")
+        out.append(f"             not compared (the engine does not observe them): {_line(', '.join(br.not_compared))}")
     for inv_id, why in sorted(br.not_evaluated.items()):
-        out.append(f"             not evaluated: {inv_id} ({why})")
+        out.append(f"             not evaluated: {inv_id} ({_line(why)})")
     for cex in br.counterexamples:
         if getattr(cex, "baselined", None) is not None:
             what = f"DIFF {cex.key[0]} {cex.key[1]}" if cex.invariant == "DIFF" and cex.key else cex.invariant
-            out.append(f"             known disagreement (baseline): {what}: {cex.baselined}")
+            out.append(f"             known disagreement (baseline): {_line(what)}: {_line(cex.baselined)}")
             continue
         out += ["", counterexample_text(cex), ""]
     for gone in (getattr(br, "baseline", None) or {}).get("gone", []):
         what = gone["path"] if gone["kind"] == "invariant" else f"DIFF {gone['kind']} {gone['path']}"
-        out.append(f"             baseline: no longer occurs: {what} ({gone['reason']})")
+        out.append(f"             baseline: no longer occurs: {_line(what)} ({_line(gone['reason'])})")
     return out
 
 

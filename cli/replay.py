@@ -28,6 +28,7 @@ from bpcheck.invariants import REGISTRY
 from bpcheck.model import inputs
 from bpcheck.model.board import load_board
 from bpcheck.engines import make_engine
+from bpcheck.reports.safe import line as _line  # what an engine or a file said, on one line
 from bpcheck.reports.text import board_lines
 
 CEX_VERSION = 1
@@ -54,7 +55,7 @@ CEX_KEYS = {
 
 
 def _err(e: InputError) -> None:
-    print(f"bpcheck: error: {e.render()}", file=sys.stderr)
+    print(inputs.one_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)  # labels the engine offered may be quoted
 
 
 def known_invariants() -> set[str]:
@@ -180,7 +181,7 @@ def replay_file(path: str, verbose: bool = True, engine: str | None = None, call
         try:
             code = replay_one(path, cex, verbose, engine, call_timeout)
         except SystemFault as f:  # an out-of-process engine crashed, hung, ... (docs/protocol.md)
-            print(f"  engine fault: {f.kind}: {f.message}")
+            print(f"  engine fault: {f.kind}: {_line(f.message)}")
             code = EXIT_FAIL
         except InputError as e:
             _err(e)
@@ -233,7 +234,7 @@ def _replay(cex: dict, engine, board, verbose: bool) -> int:
             if verdict is not None and verdict is not True:
                 found.append((step, pid, str(verdict)))
 
-    print(f"replaying {cex['invariant']} on {cex['board']} ({len(cex['trace'])} steps)")
+    print(f"replaying {cex['invariant']} on {_line(cex['board'])} ({len(cex['trace'])} steps)")
     note(0, system.check_state(s))
     for k, label in enumerate(cex["trace"], 1):
         acts = system.actions(s)
@@ -250,21 +251,21 @@ def _replay(cex: dict, engine, board, verbose: bool) -> int:
         if verbose:
             mark = "  <-- " + ", ".join(pid for _k, pid, _m in found[before:]) if len(found) > before else ""
             shown = label if act.label == label else f"{label} = {act.label}"
-            print(f"  {k:3}. {shown}{' (forced)' if _forced(cex, k - 1) else ''}{mark}")
+            print(f"  {k:3}. {_line(shown)}{' (forced)' if _forced(cex, k - 1) else ''}{mark}")
         s = s2
     if not system.is_terminal(s):
         note(len(cex["trace"]), system.check_actions(s, system.actions(s)))
     if found:
         step, pid, msg = found[0]
         again = any(p == cex["invariant"] for _s, p, _m in found)
-        print(f"violated at step {step}: {pid}: {msg}")
+        print(f"violated at step {step}: {pid}: {_line(msg)}")
         if not again:
             print(f"(the recorded invariant {cex['invariant']} held; another one did not)")
         if verbose:
             print("board at the end of the trace:")
             try:
                 for line in board_lines(s[1]):
-                    print("    " + line)
+                    print("    " + _line(line))
             except (KeyError, TypeError, IndexError, AttributeError, ValueError):
                 print("    (the engine's observation cannot be drawn: it does not follow docs/model.md)")
         return EXIT_FAIL

@@ -62,11 +62,12 @@ def emit_reports(args: argparse.Namespace, runs: list, errors: list[dict], title
             print(line)
         report_index = str(out / "index.html")
     if getattr(args, "github", False):
+        from bpcheck.model.inputs import print_workflow_command
         from bpcheck.reports.github import annotations, markdown_summary
 
         where = f"the job summary and {report_index}" if report_index else "the job summary"
         for line in annotations(runs, errors, where):
-            print(line)
+            print_workflow_command(line)  # the only lines bpcheck lets start with "::"
         summary = markdown_summary(runs, errors, title, report=report_index)
         target = os.environ.get("GITHUB_STEP_SUMMARY")
         if target:

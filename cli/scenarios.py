@@ -26,6 +26,7 @@ from typing import Any, Iterable
 
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, InputError
 from bpcheck.model import inputs
+from bpcheck.model.inputs import one_line as _line  # what an engine said, on one line
 from bpcheck.model.board import Board, board_from_dict, load_board, parse_toml, read_text
 
 PLAYERS = ("P1", "P2")
@@ -1182,16 +1183,16 @@ def cmd_scenario(args: Any) -> int:
                 print(f"PASS  {display}  {res.name}")
         elif res.status == "skipped":
             skipped += 1
-            print(f"SKIP  {display}  {res.name}: {res.reason}")
+            print(f"SKIP  {display}  {res.name}: {_line(res.reason)}")
         else:
             failed += 1
             print(f"FAIL  {display}  {res.name}")
             for f in res.failures:
-                print(f"      {f}")
+                print(f"      {_line(f)}")  # what the engine did, quoted: on one line
             for c in res.context:
-                print(f"        {c}")
+                print(f"        {_line(c)}")
         for n in res.not_judged:
-            print(f"      note: {n}")
+            print(f"      note: {_line(n)}")
         out.append(
             {
                 "path": display,

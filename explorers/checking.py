@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import orjson
 import xxhash
 from orjson import OPT_SORT_KEYS, dumps
 from xxhash import xxh3_64_intdigest
@@ -31,6 +30,7 @@ from bpcheck.invariants.base import STEPS, Context, Invariant, NotJudged, Transi
 from bpcheck.invariants.cards import CardFacts
 from bpcheck.invariants.monitor import Monitor
 from bpcheck.model.board import Board
+from bpcheck.model.inputs import canonical_json
 from bpcheck.model.events import EVENT_KINDS
 
 GOAL_KEYS = {"id", "event", "card", "step", "over", "description"}
@@ -93,7 +93,7 @@ def parse_goals(board: Board) -> list[Goal]:
 
 def fingerprint(obs: dict) -> int:
     """64-bit XXH3 of the observation's canonical JSON (sorted keys): stable across runs."""
-    return xxhash.xxh3_64_intdigest(orjson.dumps(obs, option=orjson.OPT_SORT_KEYS))
+    return xxhash.xxh3_64_intdigest(canonical_json(obs))
 
 
 def state_fingerprint(obs: dict, mon: Monitor, seed: int = 0, extra: bytes = b"") -> int:
@@ -102,7 +102,7 @@ def state_fingerprint(obs: dict, mon: Monitor, seed: int = 0, extra: bytes = b""
     determine its state, the engine's own ``state_key`` (`extra`). The hook every transition
     system over engines uses."""
     h = xxhash.xxh3_64(seed=seed)
-    h.update(orjson.dumps(obs, option=orjson.OPT_SORT_KEYS))
+    h.update(canonical_json(obs))
     h.update(b"\x00")
     h.update(mon.canonical())
     if extra:
@@ -290,7 +290,11 @@ class EngineSystem:
             return state_fingerprint(s[1], s[2], extra=key(s[0]))
         # state_fingerprint without `extra`, in one call (XXH3 of the concatenation is the same
         # digest as the streamed one)
-        return xxh3_64_intdigest(dumps(s[1], option=OPT_SORT_KEYS) + b"\x00" + s[2].canonical())
+        try:
+            obs = dumps(s[1], option=OPT_SORT_KEYS)
+        except TypeError:  # text orjson refuses (a lone surrogate from an in-process engine)
+            obs = canonical_json(s[1])
+        return xxh3_64_intdigest(obs + b"\x00" + s[2].canonical())
 
     def action_kind(self, a) -> str:
         return a.kind

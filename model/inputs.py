@@ -42,6 +42,8 @@ import tomllib
 from pathlib import Path
 from typing import Any, Iterable
 
+import orjson
+
 from bpcheck.errors import InputError
 
 # -- limits (documented in docs/bad-input.md) -------------------------------------------------
@@ -351,6 +353,16 @@ def load_jsonl(path: Path | str, display: str | None = None, kind: str = "trace"
     return rows
 
 
+def canonical_json(value: Any) -> bytes:
+    """Canonical JSON bytes of a JSON value (sorted keys): what fingerprints hash. orjson's, and
+    for text orjson refuses (a lone surrogate, which an in-process engine can put in a name) the
+    standard library's with ASCII escapes: deterministic, and distinct values stay distinct."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
+
+
 # -- baselines (--baseline FILE) ------------------------------------------------------------------
 
 
@@ -639,34 +651,158 @@ def positive_number(kind=float):
     return parse
 
 
-# -- terminal output ------------------------------------------------------------------------------
+# -- text that is shown: visible escapes and the terminal -----------------------------------------
 
-_OUT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069]")
-_ERR_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069]")
+# Characters that must never be shown raw, whatever the output (docs/reports.md, "Text from files
+# and engines"): every control (C0, DEL, C1), every invisible formatting character (Unicode
+# category Cf: zero-width, bidirectional embeddings, overrides and isolates, the Arabic letter
+# mark, tag characters, ...), the line and paragraph separators, lone surrogates (text no UTF-8
+# file can hold) and the noncharacters U+FFFE / U+FFFF. Written out as ranges (Unicode 14, the
+# categories Cc, Cf, Cs, Zl, Zp) so the output never depends on the Python version's tables.
+HAZARD_RANGES = (
+    (0x00, 0x1F), (0x7F, 0x9F), (0xAD, 0xAD), (0x600, 0x605), (0x61C, 0x61C), (0x6DD, 0x6DD),
+    (0x70F, 0x70F), (0x890, 0x891), (0x8E2, 0x8E2), (0x180E, 0x180E), (0x200B, 0x200F),
+    (0x2028, 0x202E), (0x2060, 0x2064), (0x2066, 0x206F), (0xD800, 0xDFFF), (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB), (0xFFFE, 0xFFFF), (0x110BD, 0x110BD), (0x110CD, 0x110CD), (0x13430, 0x13438),
+    (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001), (0xE0020, 0xE007F),
+)
+
+
+def _hazard_class(keep: str = "") -> "re.Pattern[str]":
+    parts = []
+    for lo, hi in HAZARD_RANGES:
+        parts.append(re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}")
+    cls = "".join(parts)
+    if keep:  # characters of the class that this output keeps (newline and tab in multi-line text)
+        return re.compile(f"(?![{re.escape(keep)}])[{cls}]")
+    return re.compile(f"[{cls}]")
+
+
+HAZARD = _hazard_class()  # everything: text shown on one line
+HAZARD_BUT_LINES = _hazard_class("\n\t")  # multi-line text: newline and tab are layout
+
+
+def escape_char(c: str) -> str:
+    """One character as a visible escape: ``\\x1b``, ``\\u202e``, ``\\U000e0041``."""
+    n = ord(c)
+    if n < 0x100:
+        return f"\\x{n:02x}"
+    if n < 0x10000:
+        return f"\\u{n:04x}"
+    return f"\\U{n:08x}"
 
 
 def _esc(m: re.Match) -> str:
-    c = ord(m.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    return escape_char(m.group())
+
+
+def visible(s: str, lines: bool = False) -> str:
+    """`s` with every hazardous character (:data:`HAZARD_RANGES`) written as a visible escape;
+    with `lines`, newline and tab are kept (multi-line text)."""
+    return (HAZARD_BUT_LINES if lines else HAZARD).sub(_esc, s)
+
+
+def one_line(s: Any) -> str:
+    """`s` as text for one line of output: every control, newline and carriage return included,
+    and every invisible or bidirectional formatting character as a visible escape."""
+    return HAZARD.sub(_esc, s if isinstance(s, str) else str(s))
+
+
+_OUT_CONTROL = HAZARD_BUT_LINES
+_ERR_CONTROL = _hazard_class("\n\t\r")
 
 
 def escape_controls(s: str, keep_cr: bool = False) -> str:
-    """``s`` with control characters (except newline and tab) and invisible/bidirectional
-    formatting characters written as ``\\xNN`` / ``\\uNNNN``."""
+    """``s`` with control characters (except newline and tab, and carriage return with
+    `keep_cr`) and invisible/bidirectional formatting characters written as ``\\xNN`` /
+    ``\\uNNNN``."""
     return (_ERR_CONTROL if keep_cr else _OUT_CONTROL).sub(_esc, s)
 
 
+# GitHub Actions reads a line of a step's output as a workflow command when, after leading
+# white space, it starts with "::", and when it holds "##[" anywhere (the runner's older syntax):
+# actions/runner, ActionCommand.TryParseV2 / TryParse. It splits lines at "\n", "\r" and "\r\n".
+# The terminal writer never lets text start one: the first colon of such a line is written
+# "\\x3a" and the bracket of "##[" "\\x5b". bpcheck's own annotations (--github) are the only
+# commands it prints, through :func:`print_workflow_command`.
+_BREAKS = "\r\n"
+
+
 class _EscapingWriter(io.TextIOBase):
+    """A text stream that escapes hazardous characters (:func:`escape_controls`) and never lets
+    a line start a GitHub Actions workflow command (see above)."""
+
     def __init__(self, inner, keep_cr: bool) -> None:
         self._inner = inner
         self._keep_cr = keep_cr
+        self._pending = ""  # the start of a line not yet known to be safe (white space, ":", "#", "##")
+        self._at_head = True  # nothing but white space written since the last line break
+
+    def _guard(self, text: str, final: bool = False) -> str:
+        buf = self._pending + text
+        self._pending = ""
+        out: list[str] = []
+        i, n = 0, len(buf)
+        while i < n:
+            if self._at_head:
+                j = i
+                while j < n and buf[j] not in _BREAKS and buf[j].isspace():
+                    j += 1
+                if j == n or (buf[j] == ":" and j + 1 == n):
+                    if final:
+                        out.append(buf[i:])
+                    else:
+                        self._pending = buf[i:]  # undecided: wait for the next character
+                    i = n
+                    break
+                if buf[j] == ":" and buf[j + 1] == ":":
+                    out.append(buf[i:j] + "\\x3a")
+                    i = j + 1
+                else:
+                    out.append(buf[i:j])
+                    i = j
+                self._at_head = False
+                continue
+            k = i
+            while k < n and buf[k] not in _BREAKS:
+                k += 1
+            if k == n:
+                out.append(buf[i:])
+                i = n
+            else:
+                out.append(buf[i : k + 1])
+                i = k + 1
+                self._at_head = True
+        text = "".join(out).replace("##[", "##\\x5b")
+        if not final and not self._pending:
+            tail = len(text) - len(text.rstrip("#"))
+            if tail:  # "#" or "##" at the end may begin "##[" with the next write
+                tail = min(tail, 2)
+                self._pending, text = text[-tail:], text[:-tail]
+        return text
 
     def write(self, s: str) -> int:
-        self._inner.write(escape_controls(s, self._keep_cr))
+        text = self._guard(escape_controls(s, self._keep_cr))
+        if text:
+            self._inner.write(text)
         return len(s)
+
+    def trusted_line(self, line: str) -> None:
+        """Write one line that bpcheck made (a workflow command) as it is, escaped only."""
+        head = self._guard("", final=True)
+        if not self._at_head:
+            head += "\n"
+        self._inner.write(head + escape_controls(line, False).replace("\n", "\\x0a") + "\n")
+        self._at_head = True
 
     def flush(self) -> None:
         self._inner.flush()
+
+    def close_pending(self) -> None:
+        """Write what was held back (at the end of the run)."""
+        text = self._guard("", final=True)
+        if text:
+            self._inner.write(text)
 
     def isatty(self) -> bool:
         return self._inner.isatty()
@@ -693,11 +829,41 @@ class _EscapingWriter(io.TextIOBase):
         return getattr(self._inner, name)
 
 
+def _escaping_writer(stream) -> "_EscapingWriter | None":
+    seen = 0
+    while stream is not None and seen < 8:
+        if isinstance(stream, _EscapingWriter):
+            return stream
+        stream = getattr(stream, "_s", None) or getattr(stream, "_inner", None)
+        seen += 1
+    return None
+
+
+def print_workflow_command(line: str) -> None:
+    """Print one GitHub Actions workflow command that bpcheck made (``--github``): the one kind of
+    line the terminal writer lets start with "::". Its parts must be escaped already
+    (bpcheck.reports.github)."""
+    out = sys.stdout
+    if getattr(out, "pipe_closed", False):
+        return
+    w = _escaping_writer(out)
+    if w is None:  # not under output_escaping (a library call): a plain print
+        print(line)
+        return
+    try:
+        w.trusted_line(line)
+    except BrokenPipeError:
+        closed = getattr(out, "_closed", None)
+        if callable(closed):
+            closed()
+
+
 @contextlib.contextmanager
 def output_escaping():
-    """While active, control characters in everything printed to stdout and stderr are escaped
-    (a card name from a file or an engine holding ESC must not drive the terminal). Carriage
-    returns stay on stderr, where progress lines use them. The previous streams come back after."""
+    """While active, hazardous characters in everything printed to stdout and stderr are escaped
+    (a card name from a file or an engine holding ESC must not drive the terminal) and no line
+    can start a GitHub Actions workflow command. Carriage returns stay on stderr, where progress
+    lines use them. The previous streams come back after."""
     old = sys.stdout, sys.stderr
     if not isinstance(sys.stdout, _EscapingWriter):
         sys.stdout = _EscapingWriter(sys.stdout, keep_cr=False)  # type: ignore[assignment]
@@ -706,11 +872,13 @@ def output_escaping():
     try:
         yield
     finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            pass
+        for w in (sys.stdout, sys.stderr):
+            try:
+                if isinstance(w, _EscapingWriter):
+                    w.close_pending()
+                w.flush()
+            except (OSError, ValueError):
+                pass
         sys.stdout, sys.stderr = old
 
 
@@ -729,7 +897,10 @@ __all__ = [
     "escape_controls",
     "field_path",
     "input_files",
+    "one_line",
     "output_escaping",
+    "print_workflow_command",
+    "visible",
     "load_json",
     "load_jsonl",
     "load_toml",

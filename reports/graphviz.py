@@ -274,7 +274,7 @@ def state_graph_dot(cex, graph, limit_note: str = "") -> str:
         outdeg[src] += 1
     for i, o in enumerate(graph.states):
         lp = f"{o['players'][0]['lp']}/{o['players'][1]['lp']}"
-        text = f"{i}\\n{_short_step(o)}\\n{lp}"
+        text = f"{i}\\n{_dq(_short_step(o))}\\n{_dq(lp)}"
         attrs = [f'label="{text}"', f'tooltip="state {i}: turn {_dq(o["turn"])}, {_dq(o["step"])}, LP {_dq(lp)}"']
         if i in on_path:
             attrs.append(f'fillcolor="#ffd8a8", color="{PATH}", penwidth=2')

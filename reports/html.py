@@ -7,18 +7,20 @@ the runs (board results, invariant rows, counterexample objects); no verdict is 
 
 from __future__ import annotations
 
-import html
 import re
 
 from bpcheck import __version__
 from bpcheck.reports.board import PN, BoardView, Cell, board_view, event_summary
 from bpcheck.reports.graphviz import violation_place
 from bpcheck.reports.runs import Run
+from bpcheck.reports.safe import html_text
 from bpcheck.reports.text import decision_groups, forced_summary
 
 
 def esc(s) -> str:
-    return html.escape(str(s), quote=True)
+    """Every piece of text the page shows (reports/safe.py: hazardous characters as visible
+    escapes, then HTML entities)."""
+    return html_text(s)
 
 
 CSS = """

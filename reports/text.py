@@ -7,6 +7,7 @@ know nothing of the rules.
 from __future__ import annotations
 
 from bpcheck.reports.board import card_name
+from bpcheck.reports.safe import line as _line
 
 PN = ("P1", "P2")
 POS = {"attack": "ATK", "defense": "DEF", "facedown": "SET"}
@@ -151,4 +152,4 @@ def counterexample_text(cex, indent: str = "  ") -> str:
     else:
         out.append("violating board (the initial one):")
         out.extend(indent + l for l in board_lines(cex.initial_observation))
-    return "\n".join(out)
+    return "\n".join(_line(l) for l in out)  # a newline inside a line is an engine's: shown as \x0a
