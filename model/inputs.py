@@ -58,6 +58,11 @@ MAX_BYTES = {
     "baseline": 16 * MiB,  # a --baseline file (TOML or JSON)
 }
 MAX_DEPTH = 64  # levels of nested tables/arrays
+# TOML documents (boards, scenarios, card files, baselines): what the parser may be given. The
+# largest file bpcheck ships holds 1,913 values; its dotted keys and headers have 2 parts at most.
+MAX_VALUES = 100_000  # keys, table headers and array items in one document
+MAX_KEY_PARTS = 16  # parts of one dotted key or table header (a.b.c: 3)
+MAX_DOTTED_PARTS = 10_000  # dotted-key parts after each key's first, in one document
 INT_MAX = 2**53 - 1
 INT_MIN = -INT_MAX
 
@@ -166,7 +171,13 @@ def field_path(prefix: str, key: str | int) -> str:
         return f"{prefix}[{key}]"
     if _SIMPLE_KEY.match(key):
         return f"{prefix}.{key}" if prefix else key
-    return f"{prefix}[{json.dumps(key)}]"
+    return f"{prefix}[{_quoted(key)}]"
+
+
+def _quoted(s: str) -> str:
+    """A string in double quotes for a message: JSON's escapes for quotes and backslashes, every
+    other character as itself (``"Dàrk Magician"``), hazardous ones as visible escapes."""
+    return visible(json.dumps(s, ensure_ascii=False))
 
 
 def check_tree(value: Any, file: str, prefix: str = "", max_depth: int = MAX_DEPTH) -> None:
@@ -206,65 +217,173 @@ def check_tree(value: Any, file: str, prefix: str = "", max_depth: int = MAX_DEP
 # -- TOML ---------------------------------------------------------------------------------------
 
 
-def _toml_too_deep(text: str, limit: int) -> tuple[int, int, str] | None:
-    """Where a TOML text first nests arrays/inline tables more than `limit` deep: (line, column,
-    the key being assigned), or None. A light scan (strings and comments skipped) so that deep
-    input is refused before the recursive parser sees it, with the field named."""
-    depth = 0
-    line, col0 = 1, 0
-    header = ""
-    stmt_start = 0
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "\n":
+_TOML_TOKEN = re.compile(  # possessive everywhere: a 4 MiB string is one token, scanned without backtracking state
+    r"""(?P<ws>[ \t]++)
+    |(?P<nl>\r?\n)
+    |(?P<comment>\#[^\n]*+)
+    |(?P<str>\"\"\"(?:[^"\\]++|\\[\s\S]|"(?!""))*+\"\"\"(?:"{1,2})?
+            |'''(?:[^']++|'(?!''))*+'''(?:'{1,2})?
+            |"(?:[^"\\\n]++|\\.)*+"
+            |'[^'\n]*+')
+    |(?P<open>[\[{])
+    |(?P<close>[\]}])
+    |(?P<eq>=)
+    |(?P<comma>,)
+    |(?P<dot>\.)
+    |(?P<bare>[^\s\[\]{}=,."'\#]++)
+    |(?P<other>.)""",
+    re.X,
+)
+
+
+class TomlCost:
+    """What parsing a TOML text will cost, found by :func:`toml_cost` before the parser runs:
+    `problem` (None when within every limit), the key it concerns, the line and column."""
+
+    __slots__ = ("problem", "where", "line", "col", "values", "dotted_parts", "depth")
+
+    def __init__(self) -> None:
+        self.problem: str | None = None
+        self.where = ""
+        self.line = 0
+        self.col = 0
+        self.values = 0
+        self.dotted_parts = 0
+        self.depth = 0
+
+
+def toml_cost(text: str, max_depth: int = MAX_DEPTH) -> TomlCost:
+    """One linear scan of a TOML text (strings and comments skipped): the deepest table or array
+    (table headers, dotted keys and nesting together, counted as :func:`check_tree` counts them),
+    the parts of every dotted key and table header, the dotted-key parts in all, and the values
+    (keys, headers, array items); it stops at the first limit passed. Why: tomllib keeps, for
+    every part of a dotted key, a tuple of the whole path up to it, so a key of n parts costs
+    memory quadratic in n (a 200 KB key of 100,000 parts took 23.5 GB). Malformed text is left
+    to the parser, which says what is wrong."""
+    cost = TomlCost()
+    line, line_start = 1, 0
+    stack: list[list] = []  # open containers: [kind "array" | "inline", depth, expecting a key]
+    base = 0  # the depth of the current [table] (0: the root)
+    header = ""  # its name, for messages
+    stmt = True  # at the start of a top-level statement
+    key: list[str] = []  # the parts of the key (or header) being read
+    in_key = in_header = header_array = False
+    last_open = -2  # where the last top-level "[" was (to see "[[")
+    value_depth = 0  # the depth of the value after the last "="
+
+    def fail(problem: str, where: str, pos: int) -> TomlCost:
+        cost.problem, cost.where, cost.line, cost.col = problem, where[:200], line, pos - line_start + 1
+        return cost
+
+    def name(parts: list[str]) -> str:
+        return ".".join(x.strip("\"'") for x in parts)
+
+    def counted(pos: int) -> bool:
+        cost.values += 1
+        return cost.values > MAX_VALUES
+
+    too_many = f"more than {MAX_VALUES} values (keys, table headers and array items) in the document"
+    too_deep = f"nested too deeply (more than {max_depth} levels of tables and arrays"
+    for m in _TOML_TOKEN.finditer(text):
+        kind = m.lastgroup
+        pos = m.start()
+        if kind == "ws" or kind == "comment":
+            continue
+        if kind == "nl":
             line += 1
-            col0 = i + 1
-            if depth == 0:
-                stmt_start = i + 1
-        elif c == "#":
-            j = text.find("\n", i)
-            i = n if j < 0 else j
+            line_start = m.end()
+            if not stack:
+                stmt, in_key, key = True, False, []
             continue
-        elif c in "\"'":
-            triple = text.startswith(c * 3, i)
-            q = c * 3 if triple else c
-            j = i + len(q)
-            while j < n:
-                if c == '"' and text[j] == "\\":
-                    j += 2
-                    continue
-                if text.startswith(q, j):
-                    break
-                if not triple and text[j] == "\n":
-                    break
-                j += 1
-            line += text.count("\n", i, j)
-            i = j + len(q)
+        if kind == "str" and "\n" in m.group():
+            line += m.group().count("\n")
+            line_start = pos + m.group().rfind("\n") + 1
+        ctx = stack[-1] if stack else None
+        if in_header:
+            if kind in ("bare", "str"):
+                key.append(m.group())
+                if len(key) > MAX_KEY_PARTS:
+                    return fail(f"a table header of more than {MAX_KEY_PARTS} parts", name(key), pos)
+            elif kind == "close" and key:
+                in_header, stmt = False, False
+                header = name(key)
+                if len(key) > MAX_KEY_PARTS:
+                    return fail(f"a table header of {len(key)} parts (at most {MAX_KEY_PARTS})", header, pos)
+                base = len(key) + (1 if header_array else 0)
+                cost.depth = max(cost.depth, base)
+                if base >= max_depth:
+                    return fail(too_deep, header, pos)
+                if counted(pos):
+                    return fail(too_many, header, pos)
+                key = []
             continue
-        elif c in "[{":
-            if depth == 0 and c == "[" and not text[stmt_start:i].strip():  # a [table] header
-                j = text.find("\n", i)
-                header = text[i : (n if j < 0 else j)].strip().strip("[]").strip()
-                i = n if j < 0 else j
+        if in_key or (ctx is None and stmt) or (ctx is not None and ctx[0] == "inline" and ctx[2]):
+            if kind in ("bare", "str"):
+                stmt = False if ctx is None else stmt
+                in_key = True
+                key.append(m.group())
+                if len(key) > MAX_KEY_PARTS:  # said now: the key is never held whole
+                    where = ".".join(x for x in ((header if ctx is None else cost.where), name(key)) if x)
+                    return fail(f"a dotted key of more than {MAX_KEY_PARTS} parts", where, pos)
                 continue
-            depth += 1
-            if depth > limit:
-                key = text[stmt_start:i].split("=", 1)[0].strip().strip('"')
-                where = ".".join(x for x in (header, key) if x)
-                return line, i - col0 + 1, where
-        elif c in "]}":
-            depth = max(0, depth - 1)
-        i += 1
-    return None
+            if kind == "dot" and in_key:
+                continue
+            if kind == "eq" and in_key:
+                parts = len(key)
+                where = ".".join(x for x in ((header if ctx is None else cost.where), name(key)) if x)
+                if parts > MAX_KEY_PARTS:
+                    return fail(f"a dotted key of {parts} parts (at most {MAX_KEY_PARTS})", where, pos)
+                cost.dotted_parts += parts - 1
+                if cost.dotted_parts > MAX_DOTTED_PARTS:
+                    return fail(f"more than {MAX_DOTTED_PARTS} dotted-key parts in the document (the parts after each key's first)", where, pos)
+                if counted(pos):
+                    return fail(too_many, where, pos)
+                value_depth = (base if ctx is None else ctx[1]) + parts
+                cost.depth = max(cost.depth, value_depth - 1)
+                if value_depth > max_depth:
+                    return fail(too_deep, where, pos)
+                if ctx is not None:
+                    ctx[2] = False
+                cost.where = where
+                key, in_key = [], False
+                continue
+            if kind == "open" and ctx is None and stmt and m.group() == "[":
+                if pos == last_open + 1:
+                    header_array = True
+                else:
+                    header_array, last_open, in_header, key = False, pos, True, []
+                continue
+            in_key, key = False, []  # not a key after all: malformed, the parser says how
+        if kind == "open":
+            if ctx is not None and ctx[0] == "array":
+                depth = ctx[1] + 1
+                if counted(pos):
+                    return fail(too_many, cost.where, pos)
+            else:
+                depth = value_depth
+            cost.depth = max(cost.depth, depth)
+            if depth >= max_depth:
+                return fail(too_deep, cost.where, pos)
+            stack.append(["inline" if m.group() == "{" else "array", depth, m.group() == "{"])
+        elif kind == "close":
+            if stack:
+                stack.pop()
+        elif kind == "comma":
+            if ctx is not None and ctx[0] == "inline":
+                ctx[2] = True
+        elif ctx is not None and ctx[0] == "array" and kind in ("bare", "str"):
+            if counted(pos):
+                return fail(too_many, cost.where, pos)
+    return cost
 
 
 def parse_toml_text(text: str, display: str) -> dict:
     """A TOML document, checked by :func:`check_tree`."""
-    deep = _toml_too_deep(text, MAX_DEPTH)
-    if deep is not None:
-        line, col, where = deep
-        raise InputError(display, where, f"nested too deeply (more than {MAX_DEPTH} levels of tables and arrays; line {line}, column {col})")
+    cost = toml_cost(text, MAX_DEPTH)  # bounded cost: what passes a limit is refused before the parser runs
+    if cost.problem is not None:
+        problem = cost.problem
+        problem += f"; line {cost.line}, column {cost.col})" if problem.endswith("arrays") else f" (line {cost.line}, column {cost.col})"
+        raise InputError(display, cost.where, problem)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -413,9 +532,10 @@ def _want(typ) -> str:
 def show(v: Any, limit: int = 60) -> str:
     """A short, escaped rendering of a value for a message."""
     try:
-        s = json.dumps(v, ensure_ascii=True, default=repr)
+        s = json.dumps(v, ensure_ascii=False, default=repr)  # a non-ASCII character as itself, not \u00e0
     except (ValueError, TypeError):
         s = repr(v)
+    s = visible(s)  # (json.dumps left the invisible and bidirectional ones raw)
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
@@ -477,6 +597,40 @@ def check_name(v: Any, file: str, where: str, what: str = "name") -> str:
     if v != v.strip():
         raise InputError(file, where, f"{what} {show(v)} starts or ends with whitespace")
     return v
+
+
+# -- rule IDs (docs/rules.md) ---------------------------------------------------------------------
+
+_RULE_ID = r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+"
+_CATALOGUE: frozenset[str] | None = None
+
+
+def rule_catalogue() -> frozenset[str]:
+    """The rule IDs of docs/rules.md (shipped in the package as ``bpcheck/rules.md``)."""
+    global _CATALOGUE
+    if _CATALOGUE is None:
+        from importlib import resources
+
+        text = (resources.files("bpcheck") / "rules.md").read_text(encoding="utf-8")
+        _CATALOGUE = frozenset(re.findall(rf"^### ({_RULE_ID})\s*$", text, flags=re.M))
+    return _CATALOGUE
+
+
+def check_rule_ids(rules: Any, file: str, where: str = "rules") -> list[str]:
+    """A list of rule IDs cited by a board or a scenario: each must be in docs/rules.md."""
+    import difflib
+
+    if not isinstance(rules, list):
+        raise InputError(file, where, f"expected a list of rule IDs, got {type_name(rules)} {show(rules)}")
+    catalogue = rule_catalogue()
+    for i, r in enumerate(rules):
+        if not isinstance(r, str):
+            raise InputError(file, field_path(where, i), f"expected a rule ID, got {type_name(r)} {show(r)}")
+        if r not in catalogue:
+            close = difflib.get_close_matches(r, sorted(catalogue), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise InputError(file, field_path(where, i), f"unknown rule ID {r!r} (not in docs/rules.md){hint}")
+    return rules
 
 
 # -- scenario checks (for cli/scenarios.py: same messages, checked before anything runs) ----------
@@ -887,6 +1041,9 @@ __all__ = [
     "INT_MIN",
     "MAX_BYTES",
     "MAX_DEPTH",
+    "MAX_DOTTED_PARTS",
+    "MAX_KEY_PARTS",
+    "MAX_VALUES",
     "check_card_known",
     "check_event_kinds",
     "check_expect",
@@ -904,6 +1061,7 @@ __all__ = [
     "load_json",
     "load_jsonl",
     "load_toml",
+    "toml_cost",
     "need",
     "opt",
     "parse_json_text",
