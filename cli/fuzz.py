@@ -455,6 +455,10 @@ def cmd_fuzz(args) -> int:
     engine_kw = {"call_timeout": getattr(args, "call_timeout", None)}
     try:
         make_engine(args.engine, **engine_kw)
+        if args.json:  # checked before the search: a folder that is not there is exit 2 now
+            from bpcheck.outputs import prepare_file
+
+            prepare_file(args.json, "--json")
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT

@@ -2,7 +2,8 @@
 
 Exit 1 when an invariant is violated along the trace (the counterexample still reproduces),
 0 when the whole trace replays and every invariant holds (the bug is fixed), 2 when the file is
-malformed or the trace no longer applies (an action it names is not legal any more).
+malformed, the trace no longer applies (an action it names is not legal any more), or the file
+holds no counterexample (a result whose boards all passed: nothing was replayed, nothing fixed).
 
 A counterexample file is untrusted input (someone may have sent it): it never chooses code. The
 engine is the one named on the command line (``--engine``, default ``reference``); when the file
@@ -170,9 +171,9 @@ def replay_file(path: str, verbose: bool = True, engine: str | None = None, call
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
-    if not cexs:
-        print(f"{path}: no counterexamples to replay")
-        return EXIT_OK
+    if not cexs:  # nothing replayed is not "fixed" (exit 0 would say so): a usage error, said plainly
+        _err(InputError(path, "boards", "the result holds no counterexample: there is nothing to replay (its boards passed, were inconclusive or skipped)"))
+        return EXIT_BAD_INPUT
     worst = EXIT_OK
     for cex in cexs:
         note = engine_note(cex, engine_name)

@@ -20,7 +20,6 @@ import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -72,11 +71,9 @@ ID = r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+"
 # The vocabularies a scenario is checked against
 
 
-@lru_cache(maxsize=1)
 def rule_catalogue() -> frozenset[str]:
-    """The rule IDs of docs/rules.md (shipped in the package as ``bpcheck/rules.md``)."""
-    text = (resources.files("bpcheck") / "rules.md").read_text(encoding="utf-8")
-    return frozenset(re.findall(rf"^### ({ID})\s*$", text, flags=re.M))
+    """The rule IDs of docs/rules.md (one reading for boards and scenarios: bpcheck.model.inputs)."""
+    return inputs.rule_catalogue()
 
 
 @lru_cache(maxsize=1)
@@ -1152,11 +1149,15 @@ def cmd_scenario(args: Any) -> int:
     from bpcheck.engines import make_engine
 
     def err(e: InputError) -> None:
-        print(f"bpcheck: error: {e.render()}", file=sys.stderr)
+        print(_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)
 
     spec = getattr(args, "engine", None) or "reference"
     try:
         files = scenario_files(args.paths)
+        if getattr(args, "json", None):  # checked before the run: a folder that is not there is exit 2 now
+            from bpcheck.outputs import prepare_file
+
+            prepare_file(args.json, "--json", inputs=tuple(p for p, _d in files))
         spare = [make_engine(spec)]  # a bad --engine is bad input before anything runs
     except InputError as e:
         err(e)
@@ -1212,7 +1213,13 @@ def cmd_scenario(args: Any) -> int:
     print(f"scenarios: {summary} ({len(files)} files, engine {spec})")
     if getattr(args, "json", None):
         doc = {"engine": spec, "scenarios": out, "passed": passed, "failed": failed, "skipped": skipped, "bad_input": bad}
-        Path(args.json).write_text(json.dumps(doc, indent=2) + "\n")
+        from bpcheck.outputs import atomic_write_text
+
+        try:
+            atomic_write_text(args.json, json.dumps(doc, indent=2) + "\n")
+        except OSError as e:
+            err(InputError(args.json, "--json", f"cannot write the results: {e.strerror or e}"))
+            return EXIT_BAD_INPUT
     if bad:
         return EXIT_BAD_INPUT
     if failed or (skipped and getattr(args, "strict", False)):

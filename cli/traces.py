@@ -158,6 +158,9 @@ def record(board_path: str, engine_spec: str | None, out: str, actions: list[str
     from bpcheck.engines import make_engine
     from bpcheck.model.board import load_board
 
+    from bpcheck.outputs import atomic_write_text, prepare_file
+
+    prepare_file(out, "--out", inputs=(Path(board_path),))  # before the engine plays: a missing folder is exit 2 now
     board = load_board(board_path, board_path)
     engine = make_engine(engine_spec)
     name = engine_spec or "reference"
@@ -200,7 +203,7 @@ def record(board_path: str, engine_spec: str | None, out: str, actions: list[str
     finally:
         _close(engine)
     try:
-        Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        atomic_write_text(out, "\n".join(lines) + "\n")
     except OSError as e:
         raise InputError(out, "", f"cannot write the trace: {e.strerror}") from None
     n = len(lines) - 1
@@ -407,6 +410,14 @@ def conform_file(path: str, invariants: list[Invariant], verbose: bool = True) -
 
 
 def conform_files(paths: list[str], invariants: list[Invariant], verbose: bool = True, json_out: str | None = None) -> int:
+    if json_out:  # checked before any trace is read: a folder that is not there is exit 2 now
+        from bpcheck.outputs import prepare_file
+
+        try:
+            prepare_file(json_out, "--json", inputs=tuple(Path(p) for p in paths))
+        except InputError as e:
+            print(_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)
+            return EXIT_BAD_INPUT
     worst = EXIT_OK
     docs = []
     for k, p in enumerate(paths):
@@ -422,7 +433,13 @@ def conform_files(paths: list[str], invariants: list[Invariant], verbose: bool =
     if not_checked and verbose:
         print(f"(not checked on traces, which record the action taken, not the set offered: {', '.join(not_checked)})")
     if json_out:
-        Path(json_out).write_text(json.dumps({"bpcheck_conform": 1, "traces": docs}, indent=1) + "\n", encoding="utf-8")
+        from bpcheck.outputs import atomic_write_text
+
+        try:
+            atomic_write_text(json_out, json.dumps({"bpcheck_conform": 1, "traces": docs}, indent=1) + "\n")
+        except OSError as e:
+            print(_line(f"bpcheck: error: {json_out}: --json: cannot write the results: {e.strerror or e}"), file=sys.stderr)
+            return EXIT_BAD_INPUT
     return worst
 
 

@@ -600,6 +600,12 @@ def explore(
         except SystemFault as f:
             record(FAULT, f"{f.kind}: {f.message} (listing the legal actions)", i, "fault")
             continue
+        if bounds.max_states is not None and len(parent) + len(acts) > bounds.max_states and acts:
+            # expanding it could store more states than --max-states allows: stop before it (it
+            # goes back to the frontier unjudged, so a resume expands it as if never stopped)
+            (frontier.appendleft if strategy == "bfs" else frontier.append)((pack_fn(s), i, d))
+            res.bound_hit = f"max states ({bounds.max_states})"
+            break
         for prop, verdict in system.check_actions(s, acts):
             record(prop, verdict, i, "actions")
         record(DEADLOCK, True if acts else "a non-terminal state offers no action", i, "deadlock")

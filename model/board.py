@@ -127,6 +127,8 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: boo
     extra = [parse_card(c, file, fp(f"card[{i}]")) for i, c in enumerate(data.get("card", []))]
     pool = pool_with(extra, [fp(f"card[{i}]") for i in range(len(extra))])
     _check_names(data, file, fp)
+    if "rules" in data:  # a board cites rules as a scenario does: each must be in docs/rules.md
+        inputs.check_rule_ids(data["rules"], file, fp("rules"))
     board = _apply_numbers(_build(data, file, pool, fp), numbers, file)
     _check_goal_references(board, fp)
     return replace(board, document=document)
