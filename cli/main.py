@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -146,6 +147,70 @@ def _check_outputs(args: argparse.Namespace, files: list[tuple[Path, str]]) -> N
         prepare_dir(args.report, "--report", "report")
 
 
+class LoadBound(Exception):
+    """--timeout or --memory-limit was reached while a board was read (:func:`load_bounded`)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def load_bounded(path, display: str, timeout: float | None, memory_limit: int | None):
+    """``load_board(path, display)`` within the board's bounds: ``--timeout`` counts from here,
+    so a board that takes longer than that to read is stopped while it is read (an interval timer
+    in this, the main, thread); ``--memory-limit``: a board whose reading could take the process
+    past the limit (reading costs at most twice the file plus 16 MiB: docs/bad-input.md, "Bounded
+    cost") is not read. Either is :class:`LoadBound`, the board inconclusive."""
+    import os
+    import signal
+
+    from bpcheck.explorers.core import current_rss
+    from bpcheck.model.board import load_board
+
+    if memory_limit is not None:
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            size = 0  # the reader says what is wrong with it
+        rss = current_rss()
+        need = 2 * size + 16 * 2**20
+        if rss is not None and rss + need >= memory_limit * 0.9:
+            mib = lambda n: f"{n / 2**20:,.0f} MiB"  # noqa: E731
+            raise LoadBound(f"memory limit ({mib(memory_limit)}; {mib(rss)} in use, reading the board may need {mib(need)} more: not read)")
+    use_timer = timeout is not None and hasattr(signal, "setitimer")
+    if use_timer:
+        try:
+            old = signal.signal(signal.SIGALRM, _load_alarm)
+        except ValueError:  # not the main thread: no timer
+            use_timer = False
+    if not use_timer:
+        return load_board(path, display)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        return load_board(path, display)
+    except _LoadTimeout:
+        raise LoadBound(f"time limit ({timeout:g} s) while reading the board") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+class _LoadTimeout(BaseException):
+    """(BaseException: nothing on the way catches it as an error of the file)"""
+
+
+def _load_alarm(_signum, _frame) -> None:
+    raise _LoadTimeout()
+
+
+def unloaded_result(display: str, invariants, strategy: str, why: str):
+    """The result of a board that was not read to the end (:class:`LoadBound`): inconclusive, the
+    bound named, nothing explored."""
+    from bpcheck.model.board import Board
+
+    return _interrupted_result(Board(path=display, name=display, state=None, pool=None), invariants, strategy, why)  # type: ignore[arg-type]
+
+
 def _interrupted_result(board, invariants, strategy: str, why: str):
     """A board whose exploration a signal cut short before it could stop by itself."""
     from bpcheck.explorers.checking import parse_goals
@@ -217,7 +282,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     from bpcheck.explorers.run import check_board, overall_verdict, result_document
     from bpcheck.lifecycle import CURRENT as sig
     from bpcheck.lifecycle import Interrupted
-    from bpcheck.model.board import load_board
 
     invariants = _invariants(args)
     if invariants is None:
@@ -298,8 +362,17 @@ def cmd_check(args: argparse.Namespace) -> int:
             break
         board = None
         try:
-            board = load_board(path, display)
+            started = time.monotonic()
+            try:
+                board = load_bounded(path, display, args.timeout, args.memory_limit)
+            except LoadBound as lb:  # --timeout / --memory-limit reached while reading: inconclusive
+                br = unloaded_result(display, invariants, args.strategy, lb.why)
+                results.append(br)
+                print("\n".join(_board_lines(br, display, args)))
+                continue
             controls = dict(system_kw)
+            if args.timeout is not None:
+                controls["started"] = started  # --timeout covers the reading too
             if args.checkpoint:
                 controls.update(_checkpoint_controls(args, board, engine_name, invariants, checkpoint_note))
             if jobs > 1:  # one board: the sharded explorer (explorers/parallel.py), where it applies
@@ -387,7 +460,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             )
     if interrupted is not None:
         print(f"interrupted by {sig.name}: the results above are of the boards finished before it" + (f"; {len(not_started)} boards not started" if not_started else ""))
-    explored = [r.result for r in results if r.verdict != "skipped"]
+    explored = [r.result for r in results if r.verdict != "skipped" and r.result.states]
     if explored and args.verbose:
         c = collision_probability(sum(x.states for x in explored), sum(x.generated for x in explored))
         print(f"fingerprint collision probability over the run: {c['optimistic']:.1e} (optimistic), at most {c['bound']:.1e}")
@@ -461,7 +534,6 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
     from bpcheck.explorers.run import check_board_task, restore_invariants
     from bpcheck.jobs import run_check_jobs
     from bpcheck.lifecycle import CURRENT as sig
-    from bpcheck.model.board import load_board
 
     controls = {k: v for k, v in system_kw.items() if k != "stop"}  # a worker polls its own flag
     if jobs == 1:
@@ -510,7 +582,17 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
         c["parallel"] = (jobs, system_factory(board, args.engine, engine_kw, inv_ids, system_kw.get("system_cls", EngineSystem)))
         return (board, args.engine, engine_kw, inv_ids, args.strategy, bounds, engine_name, c)
 
-    return run_check_jobs(files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load_board, cut_short, sig, shard=shard, bounds=bounds, rounds=rounds)
+    class _Unloaded:
+        def __init__(self, result) -> None:
+            self.result_without_exploring = result
+
+    def load(path, display):  # --timeout and --memory-limit cover the reading too (load_bounded)
+        try:
+            return load_bounded(path, display, args.timeout, args.memory_limit)
+        except LoadBound as lb:
+            return _Unloaded(unloaded_result(display, invariants, args.strategy, lb.why))
+
+    return run_check_jobs(files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load, cut_short, sig, shard=shard, bounds=bounds, rounds=rounds)
 
 
 def _write_json(args: argparse.Namespace, doc: dict) -> None:

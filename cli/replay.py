@@ -52,6 +52,7 @@ CEX_KEYS = {
     "baselined",  # a DIFF listed in a --baseline file, with its reason
     "forced",  # reduction: the steps (from 1) that were forced passes (shown, never needed to replay)
     "decisions",
+    "folded",  # #N entries are decisions with the forced passes after them folded (explorers/run.py)
 }
 
 
@@ -81,6 +82,8 @@ def check_counterexample(c, file: str, where: str) -> dict:
         fz = c["forced"]
         if not isinstance(fz, list) or not all(inputs.is_type(k, int) and k >= 1 for k in fz):
             raise InputError(file, inputs.field_path(where, "forced"), "expected an array of step numbers (from 1)")
+    if "folded" in c and not isinstance(c["folded"], bool):
+        raise InputError(file, inputs.field_path(where, "folded"), f"expected a boolean, got {inputs.type_name(c['folded'])}")
     if "decisions" in c and not (inputs.is_type(c["decisions"], int) and c["decisions"] >= 0):
         raise InputError(file, inputs.field_path(where, "decisions"), f"expected a number of steps, got {inputs.show(c['decisions'])}")
     c = {**c, "_file": file, "_where": where}  # for messages about the trace later
@@ -235,7 +238,19 @@ def _replay(cex: dict, engine, board, verbose: bool) -> int:
             if verdict is not None and verdict is not True:
                 found.append((step, pid, str(verdict)))
 
-    print(f"replaying {cex['invariant']} on {_line(cex['board'])} ({len(cex['trace'])} steps)")
+    folded = None
+    if cex.get("folded"):
+        # #N entries of a trace the engine could not replay for the report, with forced passes folded
+        # (reduction): each is a decision, followed by the forced passes the explorer took after it,
+        # which are re-executed here exactly as the explorer folded them (explorers/reduce.py)
+        from bpcheck.explorers.reduce import Reduced
+
+        folded = Reduced(system)
+        folded.finish(None)
+        s = folded.initial_states()[0]
+    n = 0  # steps taken (forced passes included)
+    what = "decisions, forced passes folded" if folded is not None else "steps"
+    print(f"replaying {cex['invariant']} on {_line(cex['board'])} ({len(cex['trace'])} {what})")
     note(0, system.check_state(s))
     for k, label in enumerate(cex["trace"], 1):
         acts = system.actions(s)
@@ -245,6 +260,23 @@ def _replay(cex: dict, engine, board, verbose: bool) -> int:
             legal = ", ".join(a.label for a in acts) or "(none: the state is terminal)"
             _err(InputError(cex.get("_file", "<counterexample>"), inputs.field_path(inputs.field_path(cex.get("_where", ""), "trace"), k - 1), f"step {k}: {label!r} is not legal here (the trace no longer applies); legal: {legal}"))
             return EXIT_BAD_INPUT
+        if folded is not None:  # a decision, then the forced passes the explorer folded after it
+            s2, macro = folded.step(s, act)
+            for j, m in enumerate(macro.micro):
+                n += 1
+                before = len(found)
+                if j:
+                    note(n - 1, system.check_state(m.before))
+                    note(n - 1, system.check_actions(m.before, [m.action]))
+                note(n, system.check_transition(m.before, m.action, m.info, m.after))
+                if verbose:
+                    mark = "  <-- " + ", ".join(pid for _k, pid, _m in found[before:]) if len(found) > before else ""
+                    shown = (label if act.label == label else f"{label} = {act.label}") if not j else f"{m.action.label} (forced)"
+                    print(f"  {n:3}. {_line(shown)}{mark}")
+            note(n, system.check_state(s2))
+            s = s2
+            continue
+        n += 1
         s2, events = system.step(s, act)
         before = len(found)
         note(k, system.check_transition(s, act, events, s2))
@@ -255,7 +287,7 @@ def _replay(cex: dict, engine, board, verbose: bool) -> int:
             print(f"  {k:3}. {_line(shown)}{' (forced)' if _forced(cex, k - 1) else ''}{mark}")
         s = s2
     if not system.is_terminal(s):
-        note(len(cex["trace"]), system.check_actions(s, system.actions(s)))
+        note(n, system.check_actions(s, system.actions(s)))
     if found:
         step, pid, msg = found[0]
         again = any(p == cex["invariant"] for _s, p, _m in found)

@@ -284,6 +284,15 @@ class EngineSystem:
     def is_terminal(self, s) -> bool:
         return self.engine.is_terminal(s[0])
 
+    def checkpoint_state(self) -> dict:
+        """What this system gathered while exploring that the states do not hold: the invariants'
+        "not judged" notes (a checkpoint keeps them, so a resume reports them: explorers/core.py)."""
+        return {"not_judged": {k: sorted(v) for k, v in sorted(self.not_judged.items())}}
+
+    def restore_checkpoint_state(self, data: dict) -> None:
+        for k, v in (data.get("not_judged") or {}).items():
+            self.not_judged.setdefault(k, set()).update(v)
+
     def fingerprint(self, s) -> int:
         key = self._state_key  # an engine whose observation does not determine its state (ocgcore: docs/ocgcore.md)
         if key is not None:
