@@ -781,16 +781,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="known, explained disagreements (with --differential) and known invariant violations (TOML, docs/checking.md); they do not fail, new ones do",
     )
     ck.add_argument("--strategy", choices=("bfs", "dfs"), default="bfs", help="bfs (default: shortest counterexamples) or dfs")
-    ck.add_argument("--max-states", type=_positive(int), metavar="N", help="stop after N distinct states (inconclusive)")
+    ck.add_argument("--max-states", type=_positive(int), metavar="N", help="stop before storing more than N distinct states (inconclusive)")
     ck.add_argument("--max-depth", type=_positive(int), metavar="N", help="do not expand states deeper than N (inconclusive)")
-    ck.add_argument("--timeout", type=_positive(float), metavar="S", help="stop after S seconds per board (inconclusive)")
+    ck.add_argument("--timeout", type=_positive(float), metavar="S", help="stop after S seconds per board, its reading included (inconclusive)")
     ck.add_argument("--json", metavar="FILE", help="write the machine-readable result (docs/check-result.schema.json)")
     ck.add_argument("--cex-dir", metavar="DIR", help="write each counterexample as a replayable JSON file")
     ck.add_argument("--stats", action="store_true", help="also print and record timings (not byte-for-byte deterministic)")
     ck.add_argument("-v", "--verbose", action="store_true", help="list vacuous invariants, reached goals and collision estimates per board")
     ck.add_argument("--strict", action="store_true", help="a board the engine refuses (skipped) is not a pass: exit 3 instead of 0")
     ck.add_argument(
-        "--memory-limit", type=_size, metavar="SIZE", help="stop a board as inconclusive before the process uses SIZE of memory (e.g. 2G)"
+        "--memory-limit", type=_size, metavar="SIZE", help="stop a board as inconclusive before bpcheck's processes together (-j N workers and engines included) use SIZE of memory (e.g. 2G); a board whose reading could pass it is not read"
     )
     from bpcheck.jobs import add_jobs_argument
 
