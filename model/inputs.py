@@ -880,6 +880,7 @@ def escape_controls(s: str, keep_cr: bool = False) -> str:
 # "\\x3a" and the bracket of "##[" "\\x5b". bpcheck's own annotations (--github) are the only
 # commands it prints, through :func:`print_workflow_command`.
 _BREAKS = "\r\n"
+_BREAK_AT = re.compile("[\r\n]")
 
 
 class _EscapingWriter(io.TextIOBase):
@@ -917,9 +918,8 @@ class _EscapingWriter(io.TextIOBase):
                     i = j
                 self._at_head = False
                 continue
-            k = i
-            while k < n and buf[k] not in _BREAKS:
-                k += 1
+            m = _BREAK_AT.search(buf, i)
+            k = n if m is None else m.start()
             if k == n:
                 out.append(buf[i:])
                 i = n

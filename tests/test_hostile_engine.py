@@ -265,3 +265,28 @@ def test_every_command_shows_what_a_hostile_engine_says_escaped(tmp_path, transp
     assert rows[1]["action"].endswith(p_text)  # the engine's label, exactly
     for f in ("c.json", "s.json", "f.json"):
         strict_json(tmp_path / f)
+
+
+def test_the_terminal_writer_never_lets_a_line_start_a_workflow_command():
+    """However the text is cut into writes: '::' after white space at a line's start (a line ends at
+    LF or CR, as the runner splits them; NBSP and the like are white space to it) and '##['
+    anywhere are written escaped; bpcheck's own annotations pass through the one trusted path."""
+    import io
+
+    from bpcheck.model.inputs import _EscapingWriter
+
+    chunks = ["ok\n", "  ::error::x\n", ":", ":warning::y\n", "\u00a0::notice::z\r::error::cr\n", "a ##[error]b #", "#[x\n", "\u3000:", ":y\n", "tail :"]
+    for cut in range(1, 4):
+        b = io.StringIO()
+        w = _EscapingWriter(b, keep_cr=True)
+        text = "".join(chunks)
+        for i in range(0, len(text), cut):
+            w.write(text[i : i + cut])
+        w.trusted_line("::error title=bpcheck%3A x::fine")
+        w.close_pending()
+        out = b.getvalue()
+        lines = re.split(r"\r\n|\r|\n", out)
+        bad = [ln for ln in lines if (ln.lstrip().startswith("::") or "##[" in ln) and not OURS.match(ln + " ") and ln != "::error title=bpcheck%3A x::fine"]
+        assert not bad, (cut, bad)
+        assert "\\x3a:error::x" in out and "##\\x5berror]" in out and "::error title=bpcheck%3A x::fine\n" in out
+        assert out.endswith("tail :\n::error title=bpcheck%3A x::fine\n")  # a trusted line starts a line of its own
