@@ -37,7 +37,7 @@ def families() -> dict[str, str]:
     out["small board (the constant)"] = (ROOT / "boards" / "000-replay-1.toml").read_text()
     # refused by the scan before the parser: the case and its neighbours, at the size limit
     out["one dotted key of 2 M parts (refused)"] = "x" + ".x" * (LIMIT // 2 - 4) + " = 1\n"
-    out["dotted keys past 10,000 parts (refused)"] = "".join(f"k{i}.a.b.c.d.e.f.g.h.i.j.k.l.m.n.o = 1\n" for i in range(LIMIT // 40))
+    out["dotted keys past 10,000 parts (refused)"] = fill("".join(f"k{i}.a.b.c.d.e.f.g.h.i.j.k.l.m.n.o = 1\n" for i in range(700)))
     out["an array past 100,000 items (refused)"] = "x = [" + "0," * (LIMIT // 2 - 8) + "]\n"
     # within every limit: the costliest a board file can be
     keys = "".join(f"k{i:06d} = {i}\n" for i in range(99_990))
@@ -51,7 +51,8 @@ def families() -> dict[str, str]:
     out["one 4 MiB string of 4-byte characters"] = 'x = "' + "\U0001F600" * ((LIMIT - 16) // 4) + '"\n'
     out["nesting 63 deep, repeated"] = fill("".join(f"n{i} = " + "[" * 62 + "1" + "]" * 62 + "\n" for i in range(1500)))
     out["inline tables 63 deep, repeated"] = fill("".join(f"t{i} = " + "{a = " * 62 + "1" + "}" * 62 + "\n" for i in range(300)))
-    out["1,600 table headers of 16 parts"] = fill("".join("[" + ".".join(f"h{i}" for _ in range(16)).replace(f"h{i}", f"h{i}", 1) + f"]\nk = {i}\n" for i in range(1600)))
+    out["1,600 table headers of 16 parts (refused)"] = fill("".join("[" + ".".join(f"h{i}" for _ in range(16)) + f"]\nk = {i}\n" for i in range(1600)))
+    out["666 table headers of 16 parts"] = fill("".join("[" + ".".join(f"h{i}" for _ in range(16)) + f"]\nk = {i}\n" for i in range(666)))
     return out
 
 

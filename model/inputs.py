@@ -62,7 +62,7 @@ MAX_DEPTH = 64  # levels of nested tables/arrays
 # largest file bpcheck ships holds 1,913 values; its dotted keys and headers have 2 parts at most.
 MAX_VALUES = 100_000  # keys, table headers and array items in one document
 MAX_KEY_PARTS = 16  # parts of one dotted key or table header (a.b.c: 3)
-MAX_DOTTED_PARTS = 10_000  # dotted-key parts after each key's first, in one document
+MAX_DOTTED_PARTS = 10_000  # parts after the first of each dotted key and table header, in one document
 INT_MAX = 2**53 - 1
 INT_MIN = -INT_MAX
 
@@ -310,6 +310,9 @@ def toml_cost(text: str, max_depth: int = MAX_DEPTH) -> TomlCost:
                 if len(key) > MAX_KEY_PARTS:
                     return fail(f"a table header of {len(key)} parts (at most {MAX_KEY_PARTS})", header, pos)
                 base = len(key) + (1 if header_array else 0)
+                cost.dotted_parts += len(key) - 1  # a header's parts cost the parser as a dotted key's do
+                if cost.dotted_parts > MAX_DOTTED_PARTS:
+                    return fail(f"more than {MAX_DOTTED_PARTS} dotted-key parts in the document (the parts after each key's or table header's first)", header, pos)
                 cost.depth = max(cost.depth, base)
                 if base >= max_depth:
                     return fail(too_deep, header, pos)
@@ -335,7 +338,7 @@ def toml_cost(text: str, max_depth: int = MAX_DEPTH) -> TomlCost:
                     return fail(f"a dotted key of {parts} parts (at most {MAX_KEY_PARTS})", where, pos)
                 cost.dotted_parts += parts - 1
                 if cost.dotted_parts > MAX_DOTTED_PARTS:
-                    return fail(f"more than {MAX_DOTTED_PARTS} dotted-key parts in the document (the parts after each key's first)", where, pos)
+                    return fail(f"more than {MAX_DOTTED_PARTS} dotted-key parts in the document (the parts after each key's or table header's first)", where, pos)
                 if counted(pos):
                     return fail(too_many, where, pos)
                 value_depth = (base if ctx is None else ctx[1]) + parts
