@@ -370,6 +370,9 @@ def parse_scenario(data: dict, display: str, base: Path, display_base: Path | No
     for key in ("description", "note"):
         if key in data:
             ck.type(data[key], str, key, "a string")
+    for key in ("name", "source", "description", "note"):  # shown in every report: no control characters
+        if key in data:
+            (inputs.check_name if key == "name" else inputs.check_text)(data[key], display, key, "scenario name" if key == "name" else key)
     rules = ck.type(data.get("rules", None), list, "rules", "a list of rule IDs")
     if not rules:
         raise ck.fail("rules", "a scenario cites at least one rule ID from docs/rules.md")

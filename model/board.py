@@ -138,6 +138,14 @@ def _check_names(data: dict, file: str, fp) -> None:
     """Names and ids people read in reports hold no control characters (docs/bad-input.md)."""
     if "name" in data:
         inputs.check_name(data["name"], file, fp("name"), "board name")
+    for key in ("source", "description"):  # prose shown in every report: no control characters either
+        if isinstance(data.get(key), str):
+            inputs.check_text(data[key], file, fp(key), key)
+    for i, g in enumerate(data.get("reachable", [])):
+        if isinstance(g, dict) and isinstance(g.get("id"), str):
+            inputs.check_name(g["id"], file, fp(f"reachable[{i}].id"), "goal id")
+        if isinstance(g, dict) and isinstance(g.get("description"), str):
+            inputs.check_text(g["description"], file, fp(f"reachable[{i}].description"), "description")
     for side in ("p1", "p2"):
         for zone in ("monsters", "spells", "hand", "graveyard", "banished", "deck"):
             for j, e in enumerate(data[side].get(zone, [])):

@@ -636,6 +636,17 @@ def check_rule_ids(rules: Any, file: str, where: str = "rules") -> list[str]:
     return rules
 
 
+def check_text(v: Any, file: str, where: str, what: str = "text") -> str:
+    """Prose a file gives (a description, a source): a string without control or invisible
+    formatting characters (newline and tab are allowed: it is prose)."""
+    if not isinstance(v, str):
+        raise InputError(file, where, f"expected a string {what}, got {type_name(v)} {show(v)}")
+    m = HAZARD_BUT_LINES.search(v)
+    if m:
+        raise InputError(file, where, f"{what} {show(v)} holds the control or invisible character U+{ord(m.group()):04X}")
+    return v
+
+
 # -- scenario checks (for cli/scenarios.py: same messages, checked before anything runs) ----------
 
 _LOCATION = re.compile(r"^P[12] (M[1-5]|S[1-5]|FZ|hand|graveyard|banished|deck)$")
@@ -1052,6 +1063,8 @@ __all__ = [
     "check_expect",
     "check_keys",
     "check_name",
+    "check_rule_ids",
+    "check_text",
     "check_one_of",
     "check_tree",
     "escape_controls",

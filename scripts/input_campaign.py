@@ -368,7 +368,8 @@ def mutate(reader: str, doc: Any, rng: random.Random) -> tuple[Any, str, bool, s
             n["zz_unknown"] = 1
             return doc, kind, True, _fmt(p + ("zz_unknown",))
     if kind == "control_name" and reader in ("board", "scenario"):
-        names = [(p, n) for p, n in nodes if isinstance(n, str) and p and p[-1] in NAME_KEYS and "reachable" not in p and "where" not in p]
+        names = [(p, n) for p, n in nodes if isinstance(n, str) and p and (p[-1] in NAME_KEYS or p[-1] in ("description", "source")) and "where" not in p
+                 and not ("reachable" in p and p[-1] == "card")]
         if reader == "scenario":
             names = [(p, n) for p, n in names if p[0] == "board"]
         names = [(p, n) for p, n in names if not (len(p) >= 1 and p[-1] == "name" and len(p) <= 2 and reader == "scenario")]

@@ -178,6 +178,8 @@ CATALOGUE: list[Row] = [
     Row("inline-dotted-deep", "board", board("b.toml", "x = " + "{ a.b.c.d = " * 20 + "1" + " }" * 20 + "\n" + BOARD), r"b\.toml: x\.a\.b\.c\.d.*: nested too deeply \(more than 64 levels"),
     Row("too-many-values", "board", board("b.toml", "x = [" + "0," * 100_001 + "]\n" + BOARD), r"b\.toml: x: more than 100000 values \(keys, table headers and array items\)"),
     Row("board-unknown-rule-id", "board", board("b.toml", BOARD.replace('rules = ["', 'rules = ["RPL-TRIGGR", "', 1)), r"b\.toml: rules\[0\]: unknown rule ID 'RPL-TRIGGR' \(not in docs/rules\.md\); did you mean RPL-TRIGGER", True),
+    Row("control-character-in-goal-id", "board", board("b.toml", BOARD + '\n[[reachable]]\nid = "won\\nreport"\nover = true\n'), r"b\.toml: reachable\[0\]\.id: goal id .* holds the control or invisible character U\+000A", True),
+    Row("control-character-in-description", "board", board("b.toml", BOARD.replace('name = "', 'description = "\\u202eevil"\nname = "', 1)), r"b\.toml: description: description .* holds the control or invisible character U\+202E", True),
     Row("deep-nesting", "board", board("b.toml", "x = " + "[" * 600 + "]" * 600 + "\n" + BOARD), r"b\.toml: x: nested too deeply", True),
     # -- strict types -------------------------------------------------------------------------------
     Row("integer-2-64", "board", board("b.toml", BOARD.replace("turn = 2", "turn = 18446744073709551616")), r"b\.toml: turn: integer out of range", True),
