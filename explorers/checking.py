@@ -80,6 +80,8 @@ def parse_goals(board: Board) -> list[Goal]:
             raise InputError(board.path, f"{where}.id", f"goal id {gid!r} is used twice")
         ids.add(gid)
         ev = g.get("event")
+        if ev is not None and not isinstance(ev, str):  # (a list is not hashable: it must not reach the set)
+            raise InputError(board.path, f"{where}.event", f"expected an event kind (a string), got {type(ev).__name__} {ev!r}")
         if ev is not None and ev not in EVENT_KINDS:
             raise InputError(board.path, f"{where}.event", f"unknown event kind {ev!r}")
         for key, typ in (("card", str), ("step", str), ("over", bool), ("description", str)):

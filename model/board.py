@@ -383,7 +383,7 @@ def _board_numbers(data: dict, file: str, fp, symbolic: bool) -> tuple[dict, dic
     sides = [data.get(side) for side in ("p1", "p2")]
     if not any(
         isinstance(pd, dict)
-        and (isinstance(pd.get("lp"), dict) or any(isinstance(m, dict) and ("atk" in m or "def" in m) for m in (pd.get("monsters") or []) if isinstance(pd.get("monsters"), list)))
+        and (isinstance(pd.get("lp"), dict) or any(isinstance(m, dict) and ("atk" in m or "def" in m) for m in (pd["monsters"] if isinstance(pd.get("monsters"), list) else ())))
         for pd in sides
     ):
         return data, out  # an ordinary board: nothing to take out

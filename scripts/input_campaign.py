@@ -799,7 +799,7 @@ _WHOLE: dict[tuple, bytes] = {}
 
 def checkpoint_case(k: int, rng: random.Random, folder: Path) -> Verdict:
     board, engine, extra = rng.choice(CHECKPOINT_RUNS)
-    env = {**os.environ, "CI": "1", "PYTHONPATH": str(ROOT / "tests") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "CI": "1", "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT / "tests" / "engines"), os.environ.get("PYTHONPATH", "")])}
 
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "bpcheck", "check", board, "--engine", engine, *extra, *args], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
@@ -807,7 +807,9 @@ def checkpoint_case(k: int, rng: random.Random, folder: Path) -> Verdict:
     key = (board, engine, extra)
     if key not in _WHOLE:
         w = folder / f"whole{len(_WHOLE)}.json"
-        run("--no-reduce", "--json", str(w))
+        p = run("--no-reduce", "--json", str(w))
+        if not w.exists():
+            return Verdict("wrong_code", f"checkpoint {key}: the uninterrupted run wrote no result: exit {p.returncode}: {p.stderr[-800:]}")
         _WHOLE[key] = w.read_bytes()
     ck, out = folder / f"c{k}.ckpt", folder / f"c{k}.json"
     legs = sorted(rng.sample(range(1, 200), rng.choice([1, 2, 3])))

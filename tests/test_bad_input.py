@@ -180,6 +180,8 @@ CATALOGUE: list[Row] = [
     Row("board-unknown-rule-id", "board", board("b.toml", BOARD.replace('rules = ["', 'rules = ["RPL-TRIGGR", "', 1)), r"b\.toml: rules\[0\]: unknown rule ID 'RPL-TRIGGR' \(not in docs/rules\.md\); did you mean RPL-TRIGGER", True),
     Row("control-character-in-goal-id", "board", board("b.toml", BOARD + '\n[[reachable]]\nid = "won\\nreport"\nover = true\n'), r"b\.toml: reachable\[0\]\.id: goal id .* holds the control or invisible character U\+000A", True),
     Row("control-character-in-description", "board", board("b.toml", BOARD.replace('name = "', 'description = "\\u202eevil"\nname = "', 1)), r"b\.toml: description: description .* holds the control or invisible character U\+202E", True),
+    Row("zone-not-a-list", "board", board("b.toml", BOARD.replace("[p2]\n", "[p2]\nmonsters = 7\n", 1)), r"b\.toml: p2\.monsters: expected array, got int 7", True),
+    Row("goal-event-not-a-string", "board", board("b.toml", BOARD + '\n[[reachable]]\nid = "x"\nevent = ["a"]\n'), r"b\.toml: reachable\[0\]\.event: expected an event kind \(a string\), got list", True),
     Row("deep-nesting", "board", board("b.toml", "x = " + "[" * 600 + "]" * 600 + "\n" + BOARD), r"b\.toml: x: nested too deeply", True),
     # -- strict types -------------------------------------------------------------------------------
     Row("integer-2-64", "board", board("b.toml", BOARD.replace("turn = 2", "turn = 18446744073709551616")), r"b\.toml: turn: integer out of range", True),
