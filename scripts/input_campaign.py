@@ -715,7 +715,7 @@ def run_process(case: Case, path: str, expected: str, seconds: int = 60) -> list
 
 HOSTILE = ROOT / "tests" / "engines" / "hostile_engine.py"
 ENGINE_CLASSES = ("github", "esc", "bel", "bidi", "controls", "markup", "long", "all")
-ENGINE_BASES = (None, "mutant:replay-resets-count", "mutant:direct-attack-ignores-monsters")
+ENGINE_BASES = (None, "mutant:replay-resets-count", "mutant:direct-attack-past-monsters")
 _OURS = re.compile(r"^::(error|warning|notice) (file=[^,]*,)?title=bpcheck%3A ")
 
 
@@ -779,6 +779,8 @@ def engine_case(k: int, rng: random.Random, folder: Path) -> Verdict:
             ET.fromstring(f.read_bytes())
         for f in [d / "rep" / "index.html", *(d / "rep" / "counterexamples").glob("*.html"), d / "rep" / "summary.md", d / "summary.md"]:
             t = f.read_text(encoding="utf-8")
+            if f.suffix == ".md":  # an engine's text is shown in code spans there, as code
+                t = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", t)
             if _hazards(t) or "<script>alert" in t or "<img src=x" in t:
                 return Verdict("unescaped", f"engine {cls}/{base}: {f.name} holds the engine's text raw")
     except (ValueError, ET.ParseError, OSError) as e:
