@@ -12,6 +12,7 @@ gives the same text."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import tomli_w
 
@@ -75,13 +76,16 @@ def baseline_entries(path: str) -> tuple[str, int, int]:
 
 
 def cmd_baseline(args) -> int:
+    from bpcheck.outputs import atomic_write_text, prepare_file
+
+    if args.out:  # checked before the result is read: a folder that is not there is exit 2
+        prepare_file(args.out, "--out", inputs=(Path(args.result),))
     text, written, unlisted = baseline_entries(args.result)
     if args.out:
         try:
-            with open(args.out, "w", encoding="utf-8") as f:
-                f.write(text)
+            atomic_write_text(args.out, text)
         except OSError as e:
-            raise InputError(args.out, "", f"cannot write: {e.strerror or e}") from None
+            raise InputError(args.out, "--out", f"cannot write: {e.strerror or e}") from None
     else:
         sys.stdout.write(text)
     print(f"baseline: {written} entries drafted (reasons empty: write them before use)"

@@ -8,13 +8,15 @@ line per action, with the disagreement it ends in. Exit 0 on success, 2 on bad i
 
 from __future__ import annotations
 
-import json
 import os
+import sys
 from pathlib import Path
 
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_OK, InputError
 from bpcheck.model.board import load_board
+from bpcheck.model.inputs import one_line
+from bpcheck.replay import resolve_board
 
 
 def _cards():
@@ -31,29 +33,16 @@ def _cards():
 
 
 def _counterexample(path: str, index: int) -> dict:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(path, "", "no such file") from None
-    except json.JSONDecodeError as e:
-        raise InputError(path, "", f"malformed JSON: {e}") from None
-    if isinstance(data, dict) and "trace" in data:
-        cexs = [data]
-    elif isinstance(data, dict) and isinstance(data.get("boards"), list):
-        cexs = [c for b in data["boards"] if isinstance(b, dict) for c in b.get("counterexamples", [])]
-    else:
-        raise InputError(path, "", "neither a counterexample (with 'trace') nor a check result (with 'boards')")
+    """The counterexample `index` of a counterexample or result file, read through the input
+    layer like `replay` reads it (size and depth limits, strict JSON, every field checked)."""
+    from bpcheck.replay import load_counterexamples
+
+    cexs = load_counterexamples(path)
     if not cexs:
         raise InputError(path, "boards", "the result holds no counterexample")
     if not 0 <= index < len(cexs):
         raise InputError(path, "--index", f"{index} is out of range (the file holds {len(cexs)} counterexamples)")
-    c = cexs[index]
-    where = "" if len(cexs) == 1 else f"counterexamples[{index}]."
-    if not isinstance(c.get("board"), str):
-        raise InputError(path, f"{where}board", "missing or not a string")
-    if not isinstance(c.get("trace"), list) or not all(isinstance(x, str) for x in c["trace"]):
-        raise InputError(path, f"{where}trace", "missing or not a list of action labels")
-    return c
+    return cexs[index]
 
 
 def export_puzzle(path: str, index: int = 0) -> str:
@@ -64,18 +53,19 @@ def export_puzzle(path: str, index: int = 0) -> str:
     if path.endswith(".json"):
         cex = _counterexample(path, index)
         board_path = cex["board"]
-        comment.append(f"counterexample from {path}: {cex.get('invariant', '?')}")
+        # Lua comments end at a line break: what the file (an engine) said stays on its line
+        comment.append(one_line(f"counterexample from {path}: {cex.get('invariant', '?')}"))
         if cex.get("message"):
             for line in str(cex["message"]).splitlines():
-                comment.append(f"  {line}")
+                comment.append(f"  {one_line(line)}")
         comment.append("trace (play these by hand; P1/P2 are the board's players):")
         for k, label in enumerate(cex["trace"], 1):
-            comment.append(f"  {k}. {label}")
+            comment.append(f"  {k}. {one_line(label)}")
         if not cex["trace"]:
             comment.append("  (none: the disagreement is in the initial position)")
     else:
         board_path = path
-    board = load_board(board_path)
+    board = load_board(resolve_board(path, board_path) if path.endswith(".json") else board_path, board_path)
     try:
         pz = build_puzzle(board, _cards(), comment=comment)
     except EngineRefusal as e:
@@ -84,13 +74,20 @@ def export_puzzle(path: str, index: int = 0) -> str:
 
 
 def cmd_export_puzzle(args) -> int:
+    from bpcheck.outputs import atomic_write_text, prepare_file
+
     try:
+        if args.out:  # checked before anything is read (a missing folder is exit 2, not a traceback)
+            prepare_file(args.out, "--out", inputs=(Path(args.file),))
         text = export_puzzle(args.file, args.index)
+        if args.out:
+            try:
+                atomic_write_text(args.out, text)
+            except OSError as e:
+                raise InputError(args.out, "--out", f"cannot write the script: {e.strerror or e}") from None
     except InputError as e:
-        print(f"bpcheck: error: {e.render()}")
+        print(one_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)
         return EXIT_BAD_INPUT
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-    else:
+    if not args.out:
         print(text, end="")
     return EXIT_OK

@@ -47,6 +47,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, 
 from hypothesis.errors import Unsatisfiable
 from unittest import SkipTest
 
+from bpcheck.model.inputs import one_line
 from bpcheck.board_writer import board_size, board_toml, document_board, write_board
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, InputError
@@ -696,7 +697,7 @@ def _summary(args, out: FuzzOutcome, signalled: bool = False) -> tuple[list[str]
         what = {"probe": "before any board was drawn", "search": "during the search", "shrink": "during the shrink"}.get(out.stopped_during or "", "after the search")
         lines.append(f"stopped: {out.stopped} {what}; the figures above are of what was finished before it")
     for note in out.notes:
-        lines.append(f"note: {note}")
+        lines.append(f"note: {one_line(note)}")  # may quote an engine
     if out.invariant is not None:
         return lines, "fail"
     partial = []
@@ -740,7 +741,7 @@ def cmd_fuzz(args) -> int:
     try:
         _close(make_engine(args.engine, **engine_kw))
         if args.json:
-            prepare_file(args.json, "--json")  # now, not after the run; a stale result is removed
+            prepare_file(args.json, "--json")  # now, not after the run: a missing folder is exit 2, a stale result is removed
         if args.baseline:  # known, explained violations (explorers/baseline.py): they do not stop the search
             from bpcheck.explorers.baseline import load_baseline
 

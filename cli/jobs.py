@@ -335,6 +335,9 @@ def run_check_jobs(
             boards[i] = load(path, display)
         except InputError as e:
             entries[i] = Entry("error", e)
+        done = getattr(boards[i], "result_without_exploring", None)
+        if done is not None:  # not read within its bounds (--timeout, --memory-limit): inconclusive as it is
+            entries[i], boards[i] = Entry("result", done), None
     todo = [i for i in range(n) if boards[i] is not None]
     costs = [board_cost(b) if b is not None else 0.0 for b in boards]
     order = [i for i in cost_order(costs, cheapest_first=fail_fast) if boards[i] is not None]

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import signal
 import sys
 import tempfile
@@ -95,12 +94,12 @@ class Signals:
 
 CURRENT = Signals()  # the process's one handler set (installed by bpcheck.main.main)
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def terminal_safe(text: str) -> str:
-    """`text` with control characters (except tab and newline) written as ``\\xNN``."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """`text` with control characters (except tab and newline) and invisible or bidirectional
+    formatting characters written as visible escapes (``\\x1b``, ``\\u202e``)."""
+    from bpcheck.model.inputs import escape_controls
+
+    return escape_controls(text)
 
 
 class GuardedStdout(io.TextIOBase):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -30,9 +31,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _err(e: InputError) -> None:
-    from bpcheck.lifecycle import terminal_safe
+    from bpcheck.model.inputs import one_line
 
-    print(terminal_safe(f"bpcheck: error: {e.render()}"), file=sys.stderr)
+    print(one_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)  # one line, whatever a file or an engine said
 
 
 def cmd_scenario(args: argparse.Namespace) -> int:
@@ -147,6 +148,70 @@ def _check_outputs(args: argparse.Namespace, files: list[tuple[Path, str]]) -> N
         prepare_dir(args.report, "--report", "report")
 
 
+class LoadBound(Exception):
+    """--timeout or --memory-limit was reached while a board was read (:func:`load_bounded`)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def load_bounded(path, display: str, timeout: float | None, memory_limit: int | None):
+    """``load_board(path, display)`` within the board's bounds: ``--timeout`` counts from here,
+    so a board that takes longer than that to read is stopped while it is read (an interval timer
+    in this, the main, thread); ``--memory-limit``: a board whose reading could take the process
+    past the limit (reading costs at most twice the file plus 16 MiB: docs/bad-input.md, "Bounded
+    cost") is not read. Either is :class:`LoadBound`, the board inconclusive."""
+    import os
+    import signal
+
+    from bpcheck.explorers.core import current_rss
+    from bpcheck.model.board import load_board
+
+    if memory_limit is not None:
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            size = 0  # the reader says what is wrong with it
+        rss = current_rss()
+        need = 2 * size + 16 * 2**20
+        if rss is not None and rss + need >= memory_limit * 0.9:
+            mib = lambda n: f"{n / 2**20:,.0f} MiB"  # noqa: E731
+            raise LoadBound(f"memory limit ({mib(memory_limit)}; {mib(rss)} in use, reading the board may need {mib(need)} more: not read)")
+    use_timer = timeout is not None and hasattr(signal, "setitimer")
+    if use_timer:
+        try:
+            old = signal.signal(signal.SIGALRM, _load_alarm)
+        except ValueError:  # not the main thread: no timer
+            use_timer = False
+    if not use_timer:
+        return load_board(path, display)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        return load_board(path, display)
+    except _LoadTimeout:
+        raise LoadBound(f"time limit ({timeout:g} s) while reading the board") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+class _LoadTimeout(BaseException):
+    """(BaseException: nothing on the way catches it as an error of the file)"""
+
+
+def _load_alarm(_signum, _frame) -> None:
+    raise _LoadTimeout()
+
+
+def unloaded_result(display: str, invariants, strategy: str, why: str):
+    """The result of a board that was not read to the end (:class:`LoadBound`): inconclusive, the
+    bound named, nothing explored."""
+    from bpcheck.model.board import Board
+
+    return _interrupted_result(Board(path=display, name=display, state=None, pool=None), invariants, strategy, why)  # type: ignore[arg-type]
+
+
 def _interrupted_result(board, invariants, strategy: str, why: str):
     """A board whose exploration a signal cut short before it could stop by itself."""
     from bpcheck.explorers.checking import parse_goals
@@ -163,9 +228,12 @@ def _interrupted_result(board, invariants, strategy: str, why: str):
 
 
 def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
+    from bpcheck.reports.safe import line as _line  # what an engine said, on one line
+
     r = br.result
+    display = _line(display)
     if br.verdict == "skipped":
-        return [f"{'SKIPPED':12} {display}: the engine refused this board: {br.skip_reason}"]
+        return [f"{'SKIPPED':12} {display}: the engine refused this board: {_line(br.skip_reason)}"]
     vac = [row["id"] for row in br.invariant_rows() if row["verdict"] == "vacuous"]
     line = f"{r.status.upper():12} {display}: {r.states} states, {r.transitions} transitions, depth {r.max_depth}"
     if getattr(br, "reduction", None):  # reduction (explorers/reduce.py): what was folded
@@ -182,7 +250,7 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
     if vac and args.verbose:
         out.append(f"             vacuous here: {', '.join(vac)}")
     for inv_id, why in br.not_judged.items():  # never silent: card data the invariants cannot classify
-        out.append(f"             not judged here: {inv_id}: {'; '.join(why)}")
+        out.append(f"             not judged here: {inv_id}: {_line('; '.join(why))}")
     for g in br.goals:
         desc = " (" + g.description + ")" if g.description else ""
         if br.witnesses.get(g.id) is None:
@@ -193,28 +261,28 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
         elif args.verbose:
             out.append(f"             goal {g.id!r} reached in {len(br.witnesses[g.id])} steps")
     if br.not_compared:  # protocol v2: what the engine does not observe is never compared
-        out.append(f"             not compared (the engine does not observe them): {', '.join(br.not_compared)}")
+        out.append(f"             not compared (the engine does not observe them): {_line(', '.join(br.not_compared))}")
     judged = {row["id"]: row for row in br.invariant_rows()}
     for inv_id, why in sorted(br.not_evaluated.items()):
         row = judged.get(inv_id, {})
         if row.get("violations"):  # it found a violation here: its counterexample says so, not "not evaluated"
             continue
         if row.get("checked"):  # judged where it could read what it needs, not evaluated elsewhere
-            out.append(f"             partly evaluated: {inv_id} (held where judged; not evaluated where {why.removeprefix('the ')})")
+            out.append(f"             partly evaluated: {inv_id} (held where judged; not evaluated where {_line(why.removeprefix('the '))})")
         else:
-            out.append(f"             not evaluated: {inv_id} ({why})")
+            out.append(f"             not evaluated: {inv_id} ({_line(why)})")
     new = []
     for cex in br.counterexamples:
         what = f"DIFF {cex.key[0]} {cex.key[1]}" if cex.invariant == "DIFF" and cex.key else cex.invariant
         if getattr(cex, "baselined", None) is not None:
-            out.append(f"             known disagreement (baseline): {what}: {cex.baselined}")
+            out.append(f"             known disagreement (baseline): {_line(what)}: {_line(cex.baselined)}")
             continue
         new.append(what)
     if new:  # each root cause's trace is printed once, after the boards (reports/text.py root_cause_lines)
         out.append(f"             violated: {', '.join(dict.fromkeys(new))} (traces below, by root cause)")
     for gone in (getattr(br, "baseline", None) or {}).get("gone", []):
         what = gone["path"] if gone["kind"] == "invariant" else f"DIFF {gone['kind']} {gone['path']}"
-        out.append(f"             baseline: no longer occurs: {what} ({gone['reason']})")
+        out.append(f"             baseline: no longer occurs: {_line(what)} ({_line(gone['reason'])})")
     return out
 
 
@@ -224,7 +292,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     from bpcheck.explorers.run import check_board, overall_verdict, result_document
     from bpcheck.lifecycle import CURRENT as sig
     from bpcheck.lifecycle import Interrupted
-    from bpcheck.model.board import load_board
 
     invariants = _invariants(args)
     if invariants is None:
@@ -308,8 +375,17 @@ def cmd_check(args: argparse.Namespace) -> int:
             break
         board = None
         try:
-            board = load_board(path, display)
+            started = time.monotonic()
+            try:
+                board = load_bounded(path, display, args.timeout, args.memory_limit)
+            except LoadBound as lb:  # --timeout / --memory-limit reached while reading: inconclusive
+                br = unloaded_result(display, invariants, args.strategy, lb.why)
+                results.append(br)
+                print("\n".join(_board_lines(br, display, args)))
+                continue
             controls = dict(system_kw)
+            if args.timeout is not None:
+                controls["started"] = started  # --timeout covers the reading too
             if args.checkpoint:
                 controls.update(_checkpoint_controls(args, board, engine_name, invariants, checkpoint_note))
             if jobs > 1:  # one board: the sharded explorer (explorers/parallel.py), where it applies
@@ -407,7 +483,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             )
     if interrupted is not None:
         print(f"interrupted by {sig.name}: the results above are of the boards finished before it" + (f"; {len(not_started)} boards not started" if not_started else ""))
-    explored = [r.result for r in results if r.verdict != "skipped"]
+    explored = [r.result for r in results if r.verdict != "skipped" and r.result.states]
     if explored and args.verbose:
         c = collision_probability(sum(x.states for x in explored), sum(x.generated for x in explored))
         print(f"fingerprint collision probability over the run: {c['optimistic']:.1e} (optimistic), at most {c['bound']:.1e}")
@@ -499,7 +575,6 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
     from bpcheck.explorers.run import check_board_task, restore_invariants
     from bpcheck.jobs import run_check_jobs
     from bpcheck.lifecycle import CURRENT as sig
-    from bpcheck.model.board import load_board
 
     controls = {k: v for k, v in system_kw.items() if k != "stop"}  # a worker polls its own flag
     if jobs == 1:
@@ -548,7 +623,17 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
         c["parallel"] = (jobs, system_factory(board, args.engine, engine_kw, inv_ids, system_kw.get("system_cls", EngineSystem)))
         return (board, args.engine, engine_kw, inv_ids, args.strategy, bounds, engine_name, c)
 
-    return run_check_jobs(files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load_board, cut_short, sig, shard=shard, bounds=bounds, rounds=rounds)
+    class _Unloaded:
+        def __init__(self, result) -> None:
+            self.result_without_exploring = result
+
+    def load(path, display):  # --timeout and --memory-limit cover the reading too (load_bounded)
+        try:
+            return load_bounded(path, display, args.timeout, args.memory_limit)
+        except LoadBound as lb:
+            return _Unloaded(unloaded_result(display, invariants, args.strategy, lb.why))
+
+    return run_check_jobs(files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load, cut_short, sig, shard=shard, bounds=bounds, rounds=rounds)
 
 
 def _write_json(args: argparse.Namespace, doc: dict) -> None:
@@ -775,16 +860,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="known, explained disagreements (with --differential) and known invariant violations (TOML, docs/checking.md); they do not fail, new ones do",
     )
     ck.add_argument("--strategy", choices=("bfs", "dfs"), default="bfs", help="bfs (default: shortest counterexamples) or dfs")
-    ck.add_argument("--max-states", type=_positive(int), metavar="N", help="stop after N distinct states (inconclusive)")
+    ck.add_argument("--max-states", type=_positive(int), metavar="N", help="stop before storing more than N distinct states (inconclusive)")
     ck.add_argument("--max-depth", type=_positive(int), metavar="N", help="do not expand states deeper than N (inconclusive)")
-    ck.add_argument("--timeout", type=_positive(float), metavar="S", help="stop after S seconds per board (inconclusive)")
+    ck.add_argument("--timeout", type=_positive(float), metavar="S", help="stop after S seconds per board, its reading included (inconclusive)")
     ck.add_argument("--json", metavar="FILE", help="write the machine-readable result (docs/check-result.schema.json)")
     ck.add_argument("--cex-dir", metavar="DIR", help="write each counterexample as a replayable JSON file")
     ck.add_argument("--stats", action="store_true", help="also print and record timings (not byte-for-byte deterministic)")
     ck.add_argument("-v", "--verbose", action="store_true", help="list vacuous invariants, reached goals and collision estimates per board")
     ck.add_argument("--strict", action="store_true", help="a board the engine refuses (skipped) is not a pass: exit 3 instead of 0")
     ck.add_argument(
-        "--memory-limit", type=_size, metavar="SIZE", help="stop a board as inconclusive before the process uses SIZE of memory (e.g. 2G)"
+        "--memory-limit", type=_size, metavar="SIZE", help="stop a board as inconclusive before bpcheck's processes together (-j N workers and engines included) use SIZE of memory (e.g. 2G); a board whose reading could pass it is not read"
     )
     from bpcheck.jobs import add_jobs_argument
 

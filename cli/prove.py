@@ -153,6 +153,10 @@ def cmd_prove(args) -> int:
     try:
         files = scenario_files(args.paths)
         engine = make_engine(args.engine)
+        if args.json:  # checked before the proofs: a folder that is not there is exit 2 now
+            from bpcheck.outputs import prepare_file
+
+            prepare_file(args.json, "--json", inputs=tuple(p for p, _d in files))
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT

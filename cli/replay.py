@@ -2,7 +2,8 @@
 
 Exit 1 when an invariant is violated along the trace (the counterexample still reproduces),
 0 when the whole trace replays and every invariant holds (the bug is fixed), 2 when the file is
-malformed or the trace no longer applies (an action it names is not legal any more).
+malformed, the trace no longer applies (an action it names is not legal any more), or the file
+holds no counterexample (a result whose boards all passed: nothing was replayed, nothing fixed).
 
 A counterexample file is untrusted input (someone may have sent it): it never chooses code. The
 engine is the one named on the command line (``--engine``, default ``reference``); when the file
@@ -28,6 +29,7 @@ from bpcheck.invariants import REGISTRY
 from bpcheck.model import inputs
 from bpcheck.model.board import load_board
 from bpcheck.engines import make_engine
+from bpcheck.reports.safe import line as _line  # what an engine or a file said, on one line
 from bpcheck.reports.text import board_lines
 
 CEX_VERSION = 1
@@ -51,11 +53,12 @@ CEX_KEYS = {
     "forced",  # reduction: the steps (from 1) that were forced passes (shown, never needed to replay)
     "decisions",
     "group",  # its root cause: the id of its entry in the result's groups (informational)
+    "folded",  # #N entries are decisions with the forced passes after them folded (explorers/run.py)
 }
 
 
 def _err(e: InputError) -> None:
-    print(f"bpcheck: error: {e.render()}", file=sys.stderr)
+    print(inputs.one_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)  # labels the engine offered may be quoted
 
 
 def known_invariants() -> set[str]:
@@ -82,6 +85,8 @@ def check_counterexample(c, file: str, where: str) -> dict:
             raise InputError(file, inputs.field_path(where, "forced"), "expected an array of step numbers (from 1)")
     if "group" in c and not (inputs.is_type(c["group"], int) and c["group"] >= 1):
         raise InputError(file, inputs.field_path(where, "group"), f"expected a group number (from 1), got {inputs.show(c['group'])}")
+    if "folded" in c and not isinstance(c["folded"], bool):
+        raise InputError(file, inputs.field_path(where, "folded"), f"expected a boolean, got {inputs.type_name(c['folded'])}")
     if "decisions" in c and not (inputs.is_type(c["decisions"], int) and c["decisions"] >= 0):
         raise InputError(file, inputs.field_path(where, "decisions"), f"expected a number of steps, got {inputs.show(c['decisions'])}")
     c = {**c, "_file": file, "_where": where}  # for messages about the trace later
@@ -172,9 +177,9 @@ def replay_file(path: str, verbose: bool = True, engine: str | None = None, call
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
-    if not cexs:
-        print(f"{path}: no counterexamples to replay")
-        return EXIT_OK
+    if not cexs:  # nothing replayed is not "fixed" (exit 0 would say so): a usage error, said plainly
+        _err(InputError(path, "boards", "the result holds no counterexample: there is nothing to replay (its boards passed, were inconclusive or skipped)"))
+        return EXIT_BAD_INPUT
     worst = EXIT_OK
     for cex in cexs:
         note = engine_note(cex, engine_name)
@@ -183,7 +188,7 @@ def replay_file(path: str, verbose: bool = True, engine: str | None = None, call
         try:
             code = replay_one(path, cex, verbose, engine, call_timeout)
         except SystemFault as f:  # an out-of-process engine crashed, hung, ... (docs/protocol.md)
-            print(f"  engine fault: {f.kind}: {f.message}")
+            print(f"  engine fault: {f.kind}: {_line(f.message)}")
             code = EXIT_FAIL
         except InputError as e:
             _err(e)
@@ -236,7 +241,19 @@ def _replay(cex: dict, engine, board, verbose: bool) -> int:
             if verdict is not None and verdict is not True:
                 found.append((step, pid, str(verdict)))
 
-    print(f"replaying {cex['invariant']} on {cex['board']} ({len(cex['trace'])} steps)")
+    folded = None
+    if cex.get("folded"):
+        # #N entries of a trace the engine could not replay for the report, with forced passes folded
+        # (reduction): each is a decision, followed by the forced passes the explorer took after it,
+        # which are re-executed here exactly as the explorer folded them (explorers/reduce.py)
+        from bpcheck.explorers.reduce import Reduced
+
+        folded = Reduced(system)
+        folded.finish(None)
+        s = folded.initial_states()[0]
+    n = 0  # steps taken (forced passes included)
+    what = "decisions, forced passes folded" if folded is not None else "steps"
+    print(f"replaying {cex['invariant']} on {_line(cex['board'])} ({len(cex['trace'])} {what})")
     note(0, system.check_state(s))
     for k, label in enumerate(cex["trace"], 1):
         acts = system.actions(s)
@@ -246,6 +263,23 @@ def _replay(cex: dict, engine, board, verbose: bool) -> int:
             legal = ", ".join(a.label for a in acts) or "(none: the state is terminal)"
             _err(InputError(cex.get("_file", "<counterexample>"), inputs.field_path(inputs.field_path(cex.get("_where", ""), "trace"), k - 1), f"step {k}: {label!r} is not legal here (the trace no longer applies); legal: {legal}"))
             return EXIT_BAD_INPUT
+        if folded is not None:  # a decision, then the forced passes the explorer folded after it
+            s2, macro = folded.step(s, act)
+            for j, m in enumerate(macro.micro):
+                n += 1
+                before = len(found)
+                if j:
+                    note(n - 1, system.check_state(m.before))
+                    note(n - 1, system.check_actions(m.before, [m.action]))
+                note(n, system.check_transition(m.before, m.action, m.info, m.after))
+                if verbose:
+                    mark = "  <-- " + ", ".join(pid for _k, pid, _m in found[before:]) if len(found) > before else ""
+                    shown = (label if act.label == label else f"{label} = {act.label}") if not j else f"{m.action.label} (forced)"
+                    print(f"  {n:3}. {_line(shown)}{mark}")
+            note(n, system.check_state(s2))
+            s = s2
+            continue
+        n += 1
         s2, events = system.step(s, act)
         before = len(found)
         note(k, system.check_transition(s, act, events, s2))
@@ -253,21 +287,21 @@ def _replay(cex: dict, engine, board, verbose: bool) -> int:
         if verbose:
             mark = "  <-- " + ", ".join(pid for _k, pid, _m in found[before:]) if len(found) > before else ""
             shown = label if act.label == label else f"{label} = {act.label}"
-            print(f"  {k:3}. {shown}{' (forced)' if _forced(cex, k - 1) else ''}{mark}")
+            print(f"  {k:3}. {_line(shown)}{' (forced)' if _forced(cex, k - 1) else ''}{mark}")
         s = s2
     if not system.is_terminal(s):
-        note(len(cex["trace"]), system.check_actions(s, system.actions(s)))
+        note(n, system.check_actions(s, system.actions(s)))
     if found:
         step, pid, msg = found[0]
         again = any(p == cex["invariant"] for _s, p, _m in found)
-        print(f"violated at step {step}: {pid}: {msg}")
+        print(f"violated at step {step}: {pid}: {_line(msg)}")
         if not again:
             print(f"(the recorded invariant {cex['invariant']} held; another one did not)")
         if verbose:
             print("board at the end of the trace:")
             try:
                 for line in board_lines(s[1]):
-                    print("    " + line)
+                    print("    " + _line(line))
             except (KeyError, TypeError, IndexError, AttributeError, ValueError):
                 print("    (the engine's observation cannot be drawn: it does not follow docs/model.md)")
         return EXIT_FAIL

@@ -20,12 +20,12 @@ import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, InputError
 from bpcheck.model import inputs
+from bpcheck.model.inputs import one_line as _line  # what an engine said, on one line
 from bpcheck.model.board import Board, board_from_dict, load_board, parse_toml, read_text
 
 PLAYERS = ("P1", "P2")
@@ -71,11 +71,9 @@ ID = r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+"
 # The vocabularies a scenario is checked against
 
 
-@lru_cache(maxsize=1)
 def rule_catalogue() -> frozenset[str]:
-    """The rule IDs of docs/rules.md (shipped in the package as ``bpcheck/rules.md``)."""
-    text = (resources.files("bpcheck") / "rules.md").read_text(encoding="utf-8")
-    return frozenset(re.findall(rf"^### ({ID})\s*$", text, flags=re.M))
+    """The rule IDs of docs/rules.md (one reading for boards and scenarios: bpcheck.model.inputs)."""
+    return inputs.rule_catalogue()
 
 
 @lru_cache(maxsize=1)
@@ -372,6 +370,9 @@ def parse_scenario(data: dict, display: str, base: Path, display_base: Path | No
     for key in ("description", "note"):
         if key in data:
             ck.type(data[key], str, key, "a string")
+    for key in ("name", "source", "description", "note"):  # shown in every report: no control characters
+        if key in data:
+            (inputs.check_name if key == "name" else inputs.check_text)(data[key], display, key, "scenario name" if key == "name" else key)
     rules = ck.type(data.get("rules", None), list, "rules", "a list of rule IDs")
     if not rules:
         raise ck.fail("rules", "a scenario cites at least one rule ID from docs/rules.md")
@@ -1151,11 +1152,15 @@ def cmd_scenario(args: Any) -> int:
     from bpcheck.engines import make_engine
 
     def err(e: InputError) -> None:
-        print(f"bpcheck: error: {e.render()}", file=sys.stderr)
+        print(_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)
 
     spec = getattr(args, "engine", None) or "reference"
     try:
         files = scenario_files(args.paths)
+        if getattr(args, "json", None):  # checked before the run: a folder that is not there is exit 2 now
+            from bpcheck.outputs import prepare_file
+
+            prepare_file(args.json, "--json", inputs=tuple(p for p, _d in files))
         spare = [make_engine(spec)]  # a bad --engine is bad input before anything runs
     except InputError as e:
         err(e)
@@ -1182,16 +1187,16 @@ def cmd_scenario(args: Any) -> int:
                 print(f"PASS  {display}  {res.name}")
         elif res.status == "skipped":
             skipped += 1
-            print(f"SKIP  {display}  {res.name}: {res.reason}")
+            print(f"SKIP  {display}  {res.name}: {_line(res.reason)}")
         else:
             failed += 1
             print(f"FAIL  {display}  {res.name}")
             for f in res.failures:
-                print(f"      {f}")
+                print(f"      {_line(f)}")  # what the engine did, quoted: on one line
             for c in res.context:
-                print(f"        {c}")
+                print(f"        {_line(c)}")
         for n in res.not_judged:
-            print(f"      note: {n}")
+            print(f"      note: {_line(n)}")
         out.append(
             {
                 "path": display,
@@ -1211,7 +1216,13 @@ def cmd_scenario(args: Any) -> int:
     print(f"scenarios: {summary} ({len(files)} files, engine {spec})")
     if getattr(args, "json", None):
         doc = {"engine": spec, "scenarios": out, "passed": passed, "failed": failed, "skipped": skipped, "bad_input": bad}
-        Path(args.json).write_text(json.dumps(doc, indent=2) + "\n")
+        from bpcheck.outputs import atomic_write_text
+
+        try:
+            atomic_write_text(args.json, json.dumps(doc, indent=2) + "\n")
+        except OSError as e:
+            err(InputError(args.json, "--json", f"cannot write the results: {e.strerror or e}"))
+            return EXIT_BAD_INPUT
     if bad:
         return EXIT_BAD_INPUT
     if failed or (skipped and getattr(args, "strict", False)):

@@ -42,6 +42,7 @@ from bpcheck.invariants.monitor import Monitor
 _MONITOR = Invariant("monitor", "The invariants' history is updated from the recorded events.", (), "transition", "accounting", lambda t: None)
 from bpcheck.model.events import Event
 from bpcheck.engines.reference import ReferenceEngine
+from bpcheck.reports.safe import json_text, line as _line  # what an engine or a trace said, on one line
 from bpcheck.reports.text import board_lines
 
 TRACE_VERSION = 1
@@ -72,7 +73,9 @@ class Trace:
 
 
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    """One trace line: text as it is (U+2028 included: docs/bad-input.md), but a lone surrogate
+    (an in-process engine's) as its JSON escape, which a UTF-8 file can hold."""
+    return json_text(obj, hazards=False, separators=(",", ":"))
 
 
 def _type_name(v: Any) -> str:
@@ -156,6 +159,9 @@ def record(board_path: str, engine_spec: str | None, out: str, actions: list[str
     from bpcheck.engines import make_engine
     from bpcheck.model.board import load_board
 
+    from bpcheck.outputs import atomic_write_text, prepare_file
+
+    prepare_file(out, "--out", inputs=(Path(board_path),))  # before the engine plays: a missing folder is exit 2 now
     board = load_board(board_path, board_path)
     engine = make_engine(engine_spec)
     name = engine_spec or "reference"
@@ -198,12 +204,12 @@ def record(board_path: str, engine_spec: str | None, out: str, actions: list[str
     finally:
         _close(engine)
     try:
-        Path(out).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        atomic_write_text(out, "\n".join(lines) + "\n")
     except OSError as e:
         raise InputError(out, "", f"cannot write the trace: {e.strerror}") from None
     n = len(lines) - 1
     if fault is not None:
-        print(f"engine fault after {n} recorded steps: {fault}")
+        print(f"engine fault after {n} recorded steps: {_line(fault)}")
         print(f"wrote the {n} steps recorded before the fault to {out}")
         return EXIT_FAIL
     print(f"recorded {n} steps of {name} on {board_path} to {out}" + (f" ({stopped})" if stopped else ""))
@@ -389,24 +395,32 @@ def conform_file(path: str, invariants: list[Invariant], verbose: bool = True) -
         trace = load_trace(path)
         d, checked = conform_trace(trace, invariants)
     except InputError as e:
-        print(f"bpcheck: error: {e.render()}", file=sys.stderr)
+        print(_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)
         return EXIT_BAD_INPUT, {"trace": path, "verdict": "malformed", "error": e.render()}
     n = len(trace.steps)
-    print(f"conform {path}: board {trace.board}, engine {trace.engine}, {n} steps")
+    print(_line(f"conform {path}: board {trace.board}, engine {trace.engine}, {n} steps"))
     if verbose:
         for st in trace.steps[: (d.step if d is not None else n)]:
             mark = "   <-- diverges" if d is not None and st.index == d.step else ""
-            print(f"  {st.index:3}. {st.action}{mark}")
+            print(f"  {st.index:3}. {_line(st.action)}{mark}")
     doc: dict[str, Any] = {"trace": path, "board": trace.board, "engine": trace.engine, "steps": n}
     if d is None:
         print(f"CONFORMS  {path}: all {n} steps are legal and match the reference model; every invariant held")
         return EXIT_OK, {**doc, "verdict": "conforms", "divergence": None}
     for line in divergence_text(trace, d, verbose):
-        print(line)
+        print(_line(line))
     return EXIT_FAIL, {**doc, "verdict": "diverges", "divergence": d.to_dict()}
 
 
 def conform_files(paths: list[str], invariants: list[Invariant], verbose: bool = True, json_out: str | None = None) -> int:
+    if json_out:  # checked before any trace is read: a folder that is not there is exit 2 now
+        from bpcheck.outputs import prepare_file
+
+        try:
+            prepare_file(json_out, "--json", inputs=tuple(Path(p) for p in paths))
+        except InputError as e:
+            print(_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)
+            return EXIT_BAD_INPUT
     worst = EXIT_OK
     docs = []
     for k, p in enumerate(paths):
@@ -422,7 +436,13 @@ def conform_files(paths: list[str], invariants: list[Invariant], verbose: bool =
     if not_checked and verbose:
         print(f"(not checked on traces, which record the action taken, not the set offered: {', '.join(not_checked)})")
     if json_out:
-        Path(json_out).write_text(json.dumps({"bpcheck_conform": 1, "traces": docs}, indent=1) + "\n", encoding="utf-8")
+        from bpcheck.outputs import atomic_write_text
+
+        try:
+            atomic_write_text(json_out, json.dumps({"bpcheck_conform": 1, "traces": docs}, indent=1) + "\n")
+        except OSError as e:
+            print(_line(f"bpcheck: error: {json_out}: --json: cannot write the results: {e.strerror or e}"), file=sys.stderr)
+            return EXIT_BAD_INPUT
     return worst
 
 
@@ -469,25 +489,25 @@ def replay_differential(
             if act is None:
                 legal = ", ".join(a.label for a in acts) or "(none: the state is terminal)"
                 field_ = f"{cex.get('_where', '')}.trace[{k - 1}]".lstrip(".")
-                print(f"bpcheck: error: {cex.get('_file', '<counterexample>')}: {field_}: step {k}: {label!r} is not legal here (the trace no longer applies); legal: {legal}", file=sys.stderr)
+                print(_line(f"bpcheck: error: {cex.get('_file', '<counterexample>')}: {field_}: step {k}: {label!r} is not legal here (the trace no longer applies); legal: {legal}"), file=sys.stderr)
                 return EXIT_BAD_INPUT
             s2, info = system.step(s, act)
             note(k, system.check_transition(s, act, info, s2))
             if s2[2] is not None:
                 note(k, system.check_state(s2))
             if verbose:
-                print(f"  {k:3}. {label}" + ("  <-- DIFF" if found else ""))
+                print(f"  {k:3}. {_line(label)}" + ("  <-- DIFF" if found else ""))
             s = s2
         if not found and s[2] is not None and not system.is_terminal(s):
             note(len(cex["trace"]), system.check_actions(s, system.actions(s)))
     except SystemFault as f:
-        print(f"engine fault while replaying: {f.kind}: {f.message}")
+        print(f"engine fault while replaying: {f.kind}: {_line(f.message)}")
         return EXIT_FAIL
     finally:
         _close(engine)
     if found:
         k, msg = found[0]
-        print(f"engine and reference still disagree at step {k}: {msg}")
+        print(f"engine and reference still disagree at step {k}: {_line(msg)}")
         return EXIT_FAIL
     print(f"the engine agrees with the reference model along the whole trace: {DIFF} is no longer violated")
     return EXIT_OK

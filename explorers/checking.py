@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import orjson
 import xxhash
 from orjson import OPT_SORT_KEYS, dumps
 from xxhash import xxh3_64_intdigest
@@ -31,6 +30,7 @@ from bpcheck.invariants.base import STEPS, Context, Invariant, NotJudged, Transi
 from bpcheck.invariants.cards import CardFacts
 from bpcheck.invariants.monitor import Monitor
 from bpcheck.model.board import Board
+from bpcheck.model.inputs import canonical_json
 from bpcheck.model.events import EVENT_KINDS
 
 GOAL_KEYS = {"id", "event", "card", "step", "over", "description"}
@@ -80,6 +80,8 @@ def parse_goals(board: Board) -> list[Goal]:
             raise InputError(board.path, f"{where}.id", f"goal id {gid!r} is used twice")
         ids.add(gid)
         ev = g.get("event")
+        if ev is not None and not isinstance(ev, str):  # (a list is not hashable: it must not reach the set)
+            raise InputError(board.path, f"{where}.event", f"expected an event kind (a string), got {type(ev).__name__} {ev!r}")
         if ev is not None and ev not in EVENT_KINDS:
             raise InputError(board.path, f"{where}.event", f"unknown event kind {ev!r}")
         for key, typ in (("card", str), ("step", str), ("over", bool), ("description", str)):
@@ -93,7 +95,7 @@ def parse_goals(board: Board) -> list[Goal]:
 
 def fingerprint(obs: dict) -> int:
     """64-bit XXH3 of the observation's canonical JSON (sorted keys): stable across runs."""
-    return xxhash.xxh3_64_intdigest(orjson.dumps(obs, option=orjson.OPT_SORT_KEYS))
+    return xxhash.xxh3_64_intdigest(canonical_json(obs))
 
 
 def state_fingerprint(obs: dict, mon: Monitor, seed: int = 0, extra: bytes = b"") -> int:
@@ -102,7 +104,7 @@ def state_fingerprint(obs: dict, mon: Monitor, seed: int = 0, extra: bytes = b""
     determine its state, the engine's own ``state_key`` (`extra`). The hook every transition
     system over engines uses."""
     h = xxhash.xxh3_64(seed=seed)
-    h.update(orjson.dumps(obs, option=orjson.OPT_SORT_KEYS))
+    h.update(canonical_json(obs))
     h.update(b"\x00")
     h.update(mon.canonical())
     if extra:
@@ -284,13 +286,26 @@ class EngineSystem:
     def is_terminal(self, s) -> bool:
         return self.engine.is_terminal(s[0])
 
+    def checkpoint_state(self) -> dict:
+        """What this system gathered while exploring that the states do not hold: the invariants'
+        "not judged" notes (a checkpoint keeps them, so a resume reports them: explorers/core.py)."""
+        return {"not_judged": {k: sorted(v) for k, v in sorted(self.not_judged.items())}}
+
+    def restore_checkpoint_state(self, data: dict) -> None:
+        for k, v in (data.get("not_judged") or {}).items():
+            self.not_judged.setdefault(k, set()).update(v)
+
     def fingerprint(self, s) -> int:
         key = self._state_key  # an engine whose observation does not determine its state (ocgcore: docs/ocgcore.md)
         if key is not None:
             return state_fingerprint(s[1], s[2], extra=key(s[0]))
         # state_fingerprint without `extra`, in one call (XXH3 of the concatenation is the same
         # digest as the streamed one)
-        return xxh3_64_intdigest(dumps(s[1], option=OPT_SORT_KEYS) + b"\x00" + s[2].canonical())
+        try:
+            obs = dumps(s[1], option=OPT_SORT_KEYS)
+        except TypeError:  # text orjson refuses (a lone surrogate from an in-process engine)
+            obs = canonical_json(s[1])
+        return xxh3_64_intdigest(obs + b"\x00" + s[2].canonical())
 
     def action_kind(self, a) -> str:
         return a.kind

@@ -26,6 +26,7 @@ renamed over the old one), so a crash or a signal while writing leaves the previ
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
 from array import array
@@ -95,17 +96,11 @@ def write_checkpoint(path: str | Path, snap: Snapshot, key: dict) -> None:
         blobs.append(b)
         h.update(b)
         arrays.append({"name": name, "type": kind, "count": len(a)})
-    header = orjson.dumps(
-        {
-            "format": FORMAT,
-            "bpcheck": __version__,
-            "key": key,
-            "arrays": arrays,
-            "payload_sha256": h.hexdigest(),
-            "results": snap.results,
-        },
-        option=orjson.OPT_SORT_KEYS,
-    )
+    doc = {"format": FORMAT, "bpcheck": __version__, "key": key, "arrays": arrays, "payload_sha256": h.hexdigest(), "results": snap.results}
+    try:
+        header = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # a lone surrogate in a message (an in-process engine's text): JSON escapes
+        header = json.dumps(doc, sort_keys=True, ensure_ascii=True, separators=(",", ":")).encode()
     atomic_write(path, [MAGIC + FORMAT.to_bytes(2, "big"), len(header).to_bytes(8, "little"), header, *blobs])
 
 
@@ -151,7 +146,10 @@ def read_checkpoint(path: str | Path, key: dict) -> Snapshot:
     try:
         header = orjson.loads(data[16 : 16 + hlen])
     except orjson.JSONDecodeError as e:
-        raise InputError(where, "header", f"not valid JSON: {e}") from None
+        try:  # a header holding a lone surrogate's escape (which orjson refuses)
+            header = json.loads(data[16 : 16 + hlen])
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            raise InputError(where, "header", f"not valid JSON: {e}") from None
     if not isinstance(header, dict):
         raise InputError(where, "header", "not a JSON object")
     if header.get("bpcheck") != __version__:
@@ -199,6 +197,10 @@ def read_checkpoint(path: str | Path, key: dict) -> Snapshot:
     need = ("transitions", "max_depth", "terminal_states", "depth_bound_hit", "action_counts", "props", "violations", "goals", "goal_initial")
     if not isinstance(results, dict) or any(k not in results for k in need):
         raise InputError(where, "results", f"expected the fields {', '.join(need)}")
+    kept = results.get("system", {})
+    nj = kept.get("not_judged", {}) if isinstance(kept, dict) else None
+    if not isinstance(nj, dict) or not all(isinstance(k, str) and isinstance(v, list) and all(isinstance(x, str) for x in v) for k, v in nj.items()):
+        raise InputError(where, "results.system", "expected {\"not_judged\": {invariant: [reasons]}}")
     return Snapshot(
         key["strategy"],
         out["fps"],

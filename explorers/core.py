@@ -238,6 +238,48 @@ except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
     _PAGE = 4096
 
 
+def tree_rss(root: int) -> int | None:
+    """The resident set size of process `root` and every process under it, in bytes (Linux:
+    /proc), else None: what a run of several processes uses in total (``--memory-limit`` with
+    ``-j N`` is for all of them together)."""
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return None
+    children: dict[int, list[int]] = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(pid)
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as f:
+                total += int(f.read().split()[1]) * _PAGE
+        except (OSError, ValueError, IndexError):
+            pass
+        todo.extend(children.get(pid, ()))
+    return total
+
+
+def run_root() -> int:
+    """The pid of the bpcheck process that started this one: itself, or for a worker of the pool
+    (started by the forkserver, itself started by bpcheck: explorers/pool.py) its grandparent."""
+    from bpcheck.explorers.pool import in_worker
+
+    if not in_worker():
+        return os.getpid()
+    try:
+        with open(f"/proc/{os.getppid()}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return os.getppid()
+
+
 def peak_rss() -> int | None:
     """The peak resident set size of this process in bytes (getrusage), else None."""
     try:
@@ -450,8 +492,12 @@ def explore(
     resume: Snapshot | None = None,
     pack: Callable[[Any], Any] | None = None,
     unpack: Callable[[Any], Any] | None = None,
+    started: float | None = None,
 ) -> ExploreResult:
     """Explore `system`. Optional run-time controls:
+
+    - ``started`` (a ``time.monotonic()`` reading): when the time bound began, if before the
+      exploration (``bpcheck check --timeout`` counts the reading of the board too);
 
     - ``stop()`` is polled before each state is expanded; a string stops the exploration as
       inconclusive with that reason (``bpcheck check`` uses it for SIGINT / SIGTERM / SIGHUP);
@@ -470,9 +516,15 @@ def explore(
         record_graph = None  # the states explored before the checkpoint are not recorded
     graph = res.graph = None if record_graph is None else GraphRecord(record_graph)
     t0 = time.monotonic()
-    deadline = None if bounds.timeout is None else t0 + bounds.timeout
+    deadline = None if bounds.timeout is None else (t0 if started is None else min(started, t0)) + bounds.timeout
     next_checkpoint = None if on_checkpoint is None or not checkpoint_every else t0 + checkpoint_every
     mem_stop = None if memory_limit is None else int(memory_limit * 0.9)
+    if memory_limit is not None:  # the whole run's memory: bpcheck, its workers (-j N), the engines they started
+        root = run_root()
+
+        def memory_in_use() -> int | None:
+            total = tree_rss(root)
+            return current_rss() if total is None else total
     pack_fn = pack or (lambda s: s)
     unpack_fn = unpack or (lambda s: s)
 
@@ -522,6 +574,9 @@ def explore(
         index = FingerprintIndex.from_fps(resume.fps)
         depth_bound_hit = _restore_results(res, resume.results)
         seen_violation = {(v.prop, v.key) for v in res.violations}
+        restore = getattr(system, "restore_checkpoint_state", None)
+        if callable(restore) and "system" in resume.results:  # e.g. the notes of states judged before the checkpoint
+            restore(resume.results["system"])
         try:
             rebuilt = _rebuild_frontier(system, resume)
         except SystemFault as f:
@@ -552,6 +607,10 @@ def explore(
 
     def snapshot() -> Snapshot:
         fps = index.by_index(len(parent))
+        results = _results_data(res, depth_bound_hit)
+        kept = getattr(system, "checkpoint_state", None)  # what the system gathered itself (plain JSON data)
+        if callable(kept):
+            results["system"] = kept()
         return Snapshot(
             strategy,
             fps,
@@ -562,7 +621,7 @@ def explore(
             extra_dst,
             extra_act,
             array("Q", (i for _s, i, _d in frontier)),
-            _results_data(res, depth_bound_hit),
+            results,
         )
 
     pop = frontier.popleft if strategy == "bfs" else frontier.pop
@@ -580,7 +639,7 @@ def explore(
         if polled >= MEMORY_POLL_STATES:
             polled = 0
             if mem_stop is not None:
-                rss = current_rss()
+                rss = memory_in_use()
                 if rss is not None and rss >= mem_stop:
                     res.bound_hit = f"memory limit ({_mb(memory_limit)}; {_mb(rss)} in use, stopped at 90 %)"
                     break
@@ -605,6 +664,12 @@ def explore(
         except SystemFault as f:
             record(FAULT, f"{f.kind}: {f.message} (listing the legal actions)", i, "fault")
             continue
+        if bounds.max_states is not None and len(parent) + len(acts) > bounds.max_states and acts:
+            # expanding it could store more states than --max-states allows: stop before it (it
+            # goes back to the frontier unjudged, so a resume expands it as if never stopped)
+            (frontier.appendleft if strategy == "bfs" else frontier.append)((pack_fn(s), i, d))
+            res.bound_hit = f"max states ({bounds.max_states})"
+            break
         for prop, verdict in system.check_actions(s, acts):
             record(prop, verdict, i, "actions")
         record(DEADLOCK, True if acts else "a non-terminal state offers no action", i, "deadlock")
@@ -924,6 +989,7 @@ __all__ = [
     "collision_probability",
     "current_rss",
     "explore",
+    "tree_rss",
     "peak_rss",
     "replay_trace",
 ]

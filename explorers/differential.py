@@ -306,6 +306,12 @@ class DifferentialSystem:
     seventh element holds the events of a comparison held back over a window only the engine opens.
     """
 
+    def checkpoint_state(self) -> dict:
+        return self.inner.checkpoint_state()
+
+    def restore_checkpoint_state(self, data: dict) -> None:
+        self.inner.restore_checkpoint_state(data)
+
     def __init__(
         self,
         engine,

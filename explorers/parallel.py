@@ -119,6 +119,7 @@ has met, to detect non-determinism) only see the states their worker handles.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import multiprocessing.connection
 import pickle
 import signal
@@ -156,6 +157,7 @@ from bpcheck.explorers.core import (
     _set_status,
     _trace,
     current_rss,
+    tree_rss,
     gc_settle,
     GC_SETTLE_STATES,
 )
@@ -1200,7 +1202,7 @@ def explore_parallel(
                         res.bound_hit = why
                         break
                     if mem_stop is not None:
-                        rss = (current_rss() or 0) + sum(state["rss"])
+                        rss = tree_rss(os.getpid()) or ((current_rss() or 0) + sum(state["rss"]))  # every process of the run (the forkserver too)
                         if rss >= mem_stop:
                             res.bound_hit = f"memory limit ({_mb(memory_limit)}; {_mb(rss)} in use, stopped at 90 %)"
                             break

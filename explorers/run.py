@@ -71,6 +71,7 @@ class Counterexample:
     shortest: bool = True  # BFS found it: no shorter trace violates the invariant
     key: Any = None  # DIFF: (kind, first differing path), one counterexample per key
     baselined: str | None = None  # --baseline: the reason this known disagreement is listed
+    folded: bool = False  # labels are "#N" decisions, forced passes folded after each (reduction; replay re-folds them)
 
     @property
     def trace_title(self) -> str:
@@ -99,6 +100,8 @@ class Counterexample:
             d["diff"] = {"kind": self.key[0], "path": self.key[1]}
         if self.baselined is not None:
             d["baselined"] = self.baselined
+        if self.folded:
+            d["folded"] = True
         if full:
             d["steps"] = [
                 {"index": s.index, "player": s.player, "action": s.action, "events": s.events, "after": s.after, **({"forced": True} if s.forced else {})}
@@ -273,6 +276,7 @@ def _unreplayed(system, v: Violation, invariants: Sequence[Invariant], engine_na
         steps=[],
         labels=[f"#{ai}" for ai in v.trace],
         cycle_start=v.cycle_start,
+        folded=bool(getattr(system, "reduced", False)),  # the indices are decisions: replay folds the forced passes again
     )
 
 
@@ -394,6 +398,11 @@ def check_board(
     # The frontier keeps whole states: packing observations as JSON bytes (FramePacker) was
     # measured to cost memory, not save it (docs/performance.md), so it is not used by default.
     explore_parallel = _parallel_explorer(parallel, strategy, graph_limit, controls, bounds)
+    started = controls.pop("started", None) if explore_parallel is not None else None
+    if started is not None and bounds.timeout is not None:  # the parallel explorer times itself: what is left
+        import time
+
+        bounds = Bounds(bounds.max_states, bounds.max_depth, max(1e-3, bounds.timeout - (time.monotonic() - started)))
     if explore_parallel is not None:
         workers, make_system = parallel  # type: ignore[misc]
         if reduced is not None:

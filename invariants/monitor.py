@@ -26,10 +26,13 @@ that on a correct engine the monitor adds no states: it equals what the observat
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 import orjson
+
+from bpcheck.model.inputs import canonical_json
 
 
 # Counts saturate here: more than any monster may declare in a turn (5 targets, a direct attack
@@ -105,11 +108,14 @@ class Monitor:
     def canonical(self) -> bytes:
         """Canonical JSON of the values (sorted by history name): what the fingerprint hashes."""
         if self._bytes is None:
-            self._bytes = orjson.dumps([[n, self.values[n]] for n in sorted(self.values)])
+            self._bytes = canonical_json([[n, self.values[n]] for n in sorted(self.values)])
         return self._bytes
 
     def to_dict(self) -> dict:
-        return orjson.loads(orjson.dumps(dict(sorted(self.values.items()))))
+        try:
+            return orjson.loads(orjson.dumps(dict(sorted(self.values.items()))))
+        except TypeError:  # a lone surrogate in a name an in-process engine gave
+            return json.loads(canonical_json(dict(sorted(self.values.items()))))
 
     # -- readers of the built-in histories --------------------------------------------------
 

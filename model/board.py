@@ -127,6 +127,8 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: boo
     extra = [parse_card(c, file, fp(f"card[{i}]")) for i, c in enumerate(data.get("card", []))]
     pool = pool_with(extra, [fp(f"card[{i}]") for i in range(len(extra))])
     _check_names(data, file, fp)
+    if "rules" in data:  # a board cites rules as a scenario does: each must be in docs/rules.md
+        inputs.check_rule_ids(data["rules"], file, fp("rules"))
     board = _apply_numbers(_build(data, file, pool, fp), numbers, file)
     _check_goal_references(board, fp)
     return replace(board, document=document)
@@ -136,6 +138,14 @@ def _check_names(data: dict, file: str, fp) -> None:
     """Names and ids people read in reports hold no control characters (docs/bad-input.md)."""
     if "name" in data:
         inputs.check_name(data["name"], file, fp("name"), "board name")
+    for key in ("source", "description"):  # prose shown in every report: no control characters either
+        if isinstance(data.get(key), str):
+            inputs.check_text(data[key], file, fp(key), key)
+    for i, g in enumerate(data.get("reachable", [])):
+        if isinstance(g, dict) and isinstance(g.get("id"), str):
+            inputs.check_name(g["id"], file, fp(f"reachable[{i}].id"), "goal id")
+        if isinstance(g, dict) and isinstance(g.get("description"), str):
+            inputs.check_text(g["description"], file, fp(f"reachable[{i}].description"), "description")
     for side in ("p1", "p2"):
         for zone in ("monsters", "spells", "hand", "graveyard", "banished", "deck"):
             for j, e in enumerate(data[side].get(zone, [])):
@@ -373,7 +383,7 @@ def _board_numbers(data: dict, file: str, fp, symbolic: bool) -> tuple[dict, dic
     sides = [data.get(side) for side in ("p1", "p2")]
     if not any(
         isinstance(pd, dict)
-        and (isinstance(pd.get("lp"), dict) or any(isinstance(m, dict) and ("atk" in m or "def" in m) for m in (pd.get("monsters") or []) if isinstance(pd.get("monsters"), list)))
+        and (isinstance(pd.get("lp"), dict) or any(isinstance(m, dict) and ("atk" in m or "def" in m) for m in (pd["monsters"] if isinstance(pd.get("monsters"), list) else ())))
         for pd in sides
     ):
         return data, out  # an ordinary board: nothing to take out

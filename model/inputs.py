@@ -42,6 +42,8 @@ import tomllib
 from pathlib import Path
 from typing import Any, Iterable
 
+import orjson
+
 from bpcheck.errors import InputError
 
 # -- limits (documented in docs/bad-input.md) -------------------------------------------------
@@ -56,6 +58,11 @@ MAX_BYTES = {
     "baseline": 16 * MiB,  # a --baseline file (TOML or JSON)
 }
 MAX_DEPTH = 64  # levels of nested tables/arrays
+# TOML documents (boards, scenarios, card files, baselines): what the parser may be given. The
+# largest file bpcheck ships holds 1,913 values; its dotted keys and headers have 2 parts at most.
+MAX_VALUES = 100_000  # keys, table headers and array items in one document
+MAX_KEY_PARTS = 16  # parts of one dotted key or table header (a.b.c: 3)
+MAX_DOTTED_PARTS = 10_000  # parts after the first of each dotted key and table header, in one document
 INT_MAX = 2**53 - 1
 INT_MIN = -INT_MAX
 
@@ -164,7 +171,13 @@ def field_path(prefix: str, key: str | int) -> str:
         return f"{prefix}[{key}]"
     if _SIMPLE_KEY.match(key):
         return f"{prefix}.{key}" if prefix else key
-    return f"{prefix}[{json.dumps(key)}]"
+    return f"{prefix}[{_quoted(key)}]"
+
+
+def _quoted(s: str) -> str:
+    """A string in double quotes for a message: JSON's escapes for quotes and backslashes, every
+    other character as itself (``"Dàrk Magician"``), hazardous ones as visible escapes."""
+    return visible(json.dumps(s, ensure_ascii=False))
 
 
 def check_tree(value: Any, file: str, prefix: str = "", max_depth: int = MAX_DEPTH) -> None:
@@ -204,65 +217,176 @@ def check_tree(value: Any, file: str, prefix: str = "", max_depth: int = MAX_DEP
 # -- TOML ---------------------------------------------------------------------------------------
 
 
-def _toml_too_deep(text: str, limit: int) -> tuple[int, int, str] | None:
-    """Where a TOML text first nests arrays/inline tables more than `limit` deep: (line, column,
-    the key being assigned), or None. A light scan (strings and comments skipped) so that deep
-    input is refused before the recursive parser sees it, with the field named."""
-    depth = 0
-    line, col0 = 1, 0
-    header = ""
-    stmt_start = 0
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "\n":
+_TOML_TOKEN = re.compile(  # possessive everywhere: a 4 MiB string is one token, scanned without backtracking state
+    r"""(?P<ws>[ \t]++)
+    |(?P<nl>\r?\n)
+    |(?P<comment>\#[^\n]*+)
+    |(?P<str>\"\"\"(?:[^"\\]++|\\[\s\S]|"(?!""))*+\"\"\"(?:"{1,2})?
+            |'''(?:[^']++|'(?!''))*+'''(?:'{1,2})?
+            |"(?:[^"\\\n]++|\\.)*+"
+            |'[^'\n]*+')
+    |(?P<open>[\[{])
+    |(?P<close>[\]}])
+    |(?P<eq>=)
+    |(?P<comma>,)
+    |(?P<dot>\.)
+    |(?P<bare>[^\s\[\]{}=,."'\#]++)
+    |(?P<other>.)""",
+    re.X,
+)
+
+
+class TomlCost:
+    """What parsing a TOML text will cost, found by :func:`toml_cost` before the parser runs:
+    `problem` (None when within every limit), the key it concerns, the line and column."""
+
+    __slots__ = ("problem", "where", "line", "col", "values", "dotted_parts", "depth")
+
+    def __init__(self) -> None:
+        self.problem: str | None = None
+        self.where = ""
+        self.line = 0
+        self.col = 0
+        self.values = 0
+        self.dotted_parts = 0
+        self.depth = 0
+
+
+def toml_cost(text: str, max_depth: int = MAX_DEPTH) -> TomlCost:
+    """One linear scan of a TOML text (strings and comments skipped): the deepest table or array
+    (table headers, dotted keys and nesting together, counted as :func:`check_tree` counts them),
+    the parts of every dotted key and table header, the dotted-key parts in all, and the values
+    (keys, headers, array items); it stops at the first limit passed. Why: tomllib keeps, for
+    every part of a dotted key, a tuple of the whole path up to it, so a key of n parts costs
+    memory quadratic in n (a 200 KB key of 100,000 parts took 23.5 GB). Malformed text is left
+    to the parser, which says what is wrong."""
+    cost = TomlCost()
+    line, line_start = 1, 0
+    stack: list[list] = []  # open containers: [kind "array" | "inline", depth, expecting a key]
+    base = 0  # the depth of the current [table] (0: the root)
+    header = ""  # its name, for messages
+    stmt = True  # at the start of a top-level statement
+    key: list[str] = []  # the parts of the key (or header) being read
+    in_key = in_header = header_array = False
+    last_open = -2  # where the last top-level "[" was (to see "[[")
+    value_depth = 0  # the depth of the value after the last "="
+
+    def fail(problem: str, where: str, pos: int) -> TomlCost:
+        cost.problem, cost.where, cost.line, cost.col = problem, where[:200], line, pos - line_start + 1
+        return cost
+
+    def name(parts: list[str]) -> str:
+        return ".".join(x.strip("\"'") for x in parts)
+
+    def counted(pos: int) -> bool:
+        cost.values += 1
+        return cost.values > MAX_VALUES
+
+    too_many = f"more than {MAX_VALUES} values (keys, table headers and array items) in the document"
+    too_deep = f"nested too deeply (more than {max_depth} levels of tables and arrays"
+    for m in _TOML_TOKEN.finditer(text):
+        kind = m.lastgroup
+        pos = m.start()
+        if kind == "ws" or kind == "comment":
+            continue
+        if kind == "nl":
             line += 1
-            col0 = i + 1
-            if depth == 0:
-                stmt_start = i + 1
-        elif c == "#":
-            j = text.find("\n", i)
-            i = n if j < 0 else j
+            line_start = m.end()
+            if not stack:
+                stmt, in_key, key = True, False, []
             continue
-        elif c in "\"'":
-            triple = text.startswith(c * 3, i)
-            q = c * 3 if triple else c
-            j = i + len(q)
-            while j < n:
-                if c == '"' and text[j] == "\\":
-                    j += 2
-                    continue
-                if text.startswith(q, j):
-                    break
-                if not triple and text[j] == "\n":
-                    break
-                j += 1
-            line += text.count("\n", i, j)
-            i = j + len(q)
+        if kind == "str" and "\n" in m.group():
+            line += m.group().count("\n")
+            line_start = pos + m.group().rfind("\n") + 1
+        ctx = stack[-1] if stack else None
+        if in_header:
+            if kind in ("bare", "str"):
+                key.append(m.group())
+                if len(key) > MAX_KEY_PARTS:
+                    return fail(f"a table header of more than {MAX_KEY_PARTS} parts", name(key), pos)
+            elif kind == "close" and key:
+                in_header, stmt = False, False
+                header = name(key)
+                if len(key) > MAX_KEY_PARTS:
+                    return fail(f"a table header of {len(key)} parts (at most {MAX_KEY_PARTS})", header, pos)
+                base = len(key) + (1 if header_array else 0)
+                cost.dotted_parts += len(key) - 1  # a header's parts cost the parser as a dotted key's do
+                if cost.dotted_parts > MAX_DOTTED_PARTS:
+                    return fail(f"more than {MAX_DOTTED_PARTS} dotted-key parts in the document (the parts after each key's or table header's first)", header, pos)
+                cost.depth = max(cost.depth, base)
+                if base >= max_depth:
+                    return fail(too_deep, header, pos)
+                if counted(pos):
+                    return fail(too_many, header, pos)
+                key = []
             continue
-        elif c in "[{":
-            if depth == 0 and c == "[" and not text[stmt_start:i].strip():  # a [table] header
-                j = text.find("\n", i)
-                header = text[i : (n if j < 0 else j)].strip().strip("[]").strip()
-                i = n if j < 0 else j
+        if in_key or (ctx is None and stmt) or (ctx is not None and ctx[0] == "inline" and ctx[2]):
+            if kind in ("bare", "str"):
+                stmt = False if ctx is None else stmt
+                in_key = True
+                key.append(m.group())
+                if len(key) > MAX_KEY_PARTS:  # said now: the key is never held whole
+                    where = ".".join(x for x in ((header if ctx is None else cost.where), name(key)) if x)
+                    return fail(f"a dotted key of more than {MAX_KEY_PARTS} parts", where, pos)
                 continue
-            depth += 1
-            if depth > limit:
-                key = text[stmt_start:i].split("=", 1)[0].strip().strip('"')
-                where = ".".join(x for x in (header, key) if x)
-                return line, i - col0 + 1, where
-        elif c in "]}":
-            depth = max(0, depth - 1)
-        i += 1
-    return None
+            if kind == "dot" and in_key:
+                continue
+            if kind == "eq" and in_key:
+                parts = len(key)
+                where = ".".join(x for x in ((header if ctx is None else cost.where), name(key)) if x)
+                if parts > MAX_KEY_PARTS:
+                    return fail(f"a dotted key of {parts} parts (at most {MAX_KEY_PARTS})", where, pos)
+                cost.dotted_parts += parts - 1
+                if cost.dotted_parts > MAX_DOTTED_PARTS:
+                    return fail(f"more than {MAX_DOTTED_PARTS} dotted-key parts in the document (the parts after each key's or table header's first)", where, pos)
+                if counted(pos):
+                    return fail(too_many, where, pos)
+                value_depth = (base if ctx is None else ctx[1]) + parts
+                cost.depth = max(cost.depth, value_depth - 1)
+                if value_depth > max_depth:
+                    return fail(too_deep, where, pos)
+                if ctx is not None:
+                    ctx[2] = False
+                cost.where = where
+                key, in_key = [], False
+                continue
+            if kind == "open" and ctx is None and stmt and m.group() == "[":
+                if pos == last_open + 1:
+                    header_array = True
+                else:
+                    header_array, last_open, in_header, key = False, pos, True, []
+                continue
+            in_key, key = False, []  # not a key after all: malformed, the parser says how
+        if kind == "open":
+            if ctx is not None and ctx[0] == "array":
+                depth = ctx[1] + 1
+                if counted(pos):
+                    return fail(too_many, cost.where, pos)
+            else:
+                depth = value_depth
+            cost.depth = max(cost.depth, depth)
+            if depth >= max_depth:
+                return fail(too_deep, cost.where, pos)
+            stack.append(["inline" if m.group() == "{" else "array", depth, m.group() == "{"])
+        elif kind == "close":
+            if stack:
+                stack.pop()
+        elif kind == "comma":
+            if ctx is not None and ctx[0] == "inline":
+                ctx[2] = True
+        elif ctx is not None and ctx[0] == "array" and kind in ("bare", "str"):
+            if counted(pos):
+                return fail(too_many, cost.where, pos)
+    return cost
 
 
 def parse_toml_text(text: str, display: str) -> dict:
     """A TOML document, checked by :func:`check_tree`."""
-    deep = _toml_too_deep(text, MAX_DEPTH)
-    if deep is not None:
-        line, col, where = deep
-        raise InputError(display, where, f"nested too deeply (more than {MAX_DEPTH} levels of tables and arrays; line {line}, column {col})")
+    cost = toml_cost(text, MAX_DEPTH)  # bounded cost: what passes a limit is refused before the parser runs
+    if cost.problem is not None:
+        problem = cost.problem
+        problem += f"; line {cost.line}, column {cost.col})" if problem.endswith("arrays") else f" (line {cost.line}, column {cost.col})"
+        raise InputError(display, cost.where, problem)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -351,6 +475,16 @@ def load_jsonl(path: Path | str, display: str | None = None, kind: str = "trace"
     return rows
 
 
+def canonical_json(value: Any) -> bytes:
+    """Canonical JSON bytes of a JSON value (sorted keys): what fingerprints hash. orjson's, and
+    for text orjson refuses (a lone surrogate, which an in-process engine can put in a name) the
+    standard library's with ASCII escapes: deterministic, and distinct values stay distinct."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
+
+
 # -- baselines (--baseline FILE) ------------------------------------------------------------------
 
 
@@ -401,9 +535,10 @@ def _want(typ) -> str:
 def show(v: Any, limit: int = 60) -> str:
     """A short, escaped rendering of a value for a message."""
     try:
-        s = json.dumps(v, ensure_ascii=True, default=repr)
+        s = json.dumps(v, ensure_ascii=False, default=repr)  # a non-ASCII character as itself, not \u00e0
     except (ValueError, TypeError):
         s = repr(v)
+    s = visible(s)  # (json.dumps left the invisible and bidirectional ones raw)
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
@@ -464,6 +599,51 @@ def check_name(v: Any, file: str, where: str, what: str = "name") -> str:
         raise InputError(file, where, f"{what} {show(v)} holds the control or invisible character U+{ord(m.group()):04X}")
     if v != v.strip():
         raise InputError(file, where, f"{what} {show(v)} starts or ends with whitespace")
+    return v
+
+
+# -- rule IDs (docs/rules.md) ---------------------------------------------------------------------
+
+_RULE_ID = r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+"
+_CATALOGUE: frozenset[str] | None = None
+
+
+def rule_catalogue() -> frozenset[str]:
+    """The rule IDs of docs/rules.md (shipped in the package as ``bpcheck/rules.md``)."""
+    global _CATALOGUE
+    if _CATALOGUE is None:
+        from importlib import resources
+
+        text = (resources.files("bpcheck") / "rules.md").read_text(encoding="utf-8")
+        _CATALOGUE = frozenset(re.findall(rf"^### ({_RULE_ID})\s*$", text, flags=re.M))
+    return _CATALOGUE
+
+
+def check_rule_ids(rules: Any, file: str, where: str = "rules") -> list[str]:
+    """A list of rule IDs cited by a board or a scenario: each must be in docs/rules.md."""
+    import difflib
+
+    if not isinstance(rules, list):
+        raise InputError(file, where, f"expected a list of rule IDs, got {type_name(rules)} {show(rules)}")
+    catalogue = rule_catalogue()
+    for i, r in enumerate(rules):
+        if not isinstance(r, str):
+            raise InputError(file, field_path(where, i), f"expected a rule ID, got {type_name(r)} {show(r)}")
+        if r not in catalogue:
+            close = difflib.get_close_matches(r, sorted(catalogue), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise InputError(file, field_path(where, i), f"unknown rule ID {r!r} (not in docs/rules.md){hint}")
+    return rules
+
+
+def check_text(v: Any, file: str, where: str, what: str = "text") -> str:
+    """Prose a file gives (a description, a source): a string without control or invisible
+    formatting characters (newline and tab are allowed: it is prose)."""
+    if not isinstance(v, str):
+        raise InputError(file, where, f"expected a string {what}, got {type_name(v)} {show(v)}")
+    m = HAZARD_BUT_LINES.search(v)
+    if m:
+        raise InputError(file, where, f"{what} {show(v)} holds the control or invisible character U+{ord(m.group()):04X}")
     return v
 
 
@@ -639,34 +819,158 @@ def positive_number(kind=float):
     return parse
 
 
-# -- terminal output ------------------------------------------------------------------------------
+# -- text that is shown: visible escapes and the terminal -----------------------------------------
 
-_OUT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069]")
-_ERR_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069]")
+# Characters that must never be shown raw, whatever the output (docs/reports.md, "Text from files
+# and engines"): every control (C0, DEL, C1), every invisible formatting character (Unicode
+# category Cf: zero-width, bidirectional embeddings, overrides and isolates, the Arabic letter
+# mark, tag characters, ...), the line and paragraph separators, lone surrogates (text no UTF-8
+# file can hold) and the noncharacters U+FFFE / U+FFFF. Written out as ranges (Unicode 14, the
+# categories Cc, Cf, Cs, Zl, Zp) so the output never depends on the Python version's tables.
+HAZARD_RANGES = (
+    (0x00, 0x1F), (0x7F, 0x9F), (0xAD, 0xAD), (0x600, 0x605), (0x61C, 0x61C), (0x6DD, 0x6DD),
+    (0x70F, 0x70F), (0x890, 0x891), (0x8E2, 0x8E2), (0x180E, 0x180E), (0x200B, 0x200F),
+    (0x2028, 0x202E), (0x2060, 0x2064), (0x2066, 0x206F), (0xD800, 0xDFFF), (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB), (0xFFFE, 0xFFFF), (0x110BD, 0x110BD), (0x110CD, 0x110CD), (0x13430, 0x13438),
+    (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001), (0xE0020, 0xE007F),
+)
+
+
+def _hazard_class(keep: str = "") -> "re.Pattern[str]":
+    parts = []
+    for lo, hi in HAZARD_RANGES:
+        parts.append(re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}")
+    cls = "".join(parts)
+    if keep:  # characters of the class that this output keeps (newline and tab in multi-line text)
+        return re.compile(f"(?![{re.escape(keep)}])[{cls}]")
+    return re.compile(f"[{cls}]")
+
+
+HAZARD = _hazard_class()  # everything: text shown on one line
+HAZARD_BUT_LINES = _hazard_class("\n\t")  # multi-line text: newline and tab are layout
+
+
+def escape_char(c: str) -> str:
+    """One character as a visible escape: ``\\x1b``, ``\\u202e``, ``\\U000e0041``."""
+    n = ord(c)
+    if n < 0x100:
+        return f"\\x{n:02x}"
+    if n < 0x10000:
+        return f"\\u{n:04x}"
+    return f"\\U{n:08x}"
 
 
 def _esc(m: re.Match) -> str:
-    c = ord(m.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    return escape_char(m.group())
+
+
+def visible(s: str, lines: bool = False) -> str:
+    """`s` with every hazardous character (:data:`HAZARD_RANGES`) written as a visible escape;
+    with `lines`, newline and tab are kept (multi-line text)."""
+    return (HAZARD_BUT_LINES if lines else HAZARD).sub(_esc, s)
+
+
+def one_line(s: Any) -> str:
+    """`s` as text for one line of output: every control, newline and carriage return included,
+    and every invisible or bidirectional formatting character as a visible escape."""
+    return HAZARD.sub(_esc, s if isinstance(s, str) else str(s))
+
+
+_OUT_CONTROL = HAZARD_BUT_LINES
+_ERR_CONTROL = _hazard_class("\n\t\r")
 
 
 def escape_controls(s: str, keep_cr: bool = False) -> str:
-    """``s`` with control characters (except newline and tab) and invisible/bidirectional
-    formatting characters written as ``\\xNN`` / ``\\uNNNN``."""
+    """``s`` with control characters (except newline and tab, and carriage return with
+    `keep_cr`) and invisible/bidirectional formatting characters written as ``\\xNN`` /
+    ``\\uNNNN``."""
     return (_ERR_CONTROL if keep_cr else _OUT_CONTROL).sub(_esc, s)
 
 
+# GitHub Actions reads a line of a step's output as a workflow command when, after leading
+# white space, it starts with "::", and when it holds "##[" anywhere (the runner's older syntax):
+# actions/runner, ActionCommand.TryParseV2 / TryParse. It splits lines at "\n", "\r" and "\r\n".
+# The terminal writer never lets text start one: the first colon of such a line is written
+# "\\x3a" and the bracket of "##[" "\\x5b". bpcheck's own annotations (--github) are the only
+# commands it prints, through :func:`print_workflow_command`.
+_BREAKS = "\r\n"
+_BREAK_AT = re.compile("[\r\n]")
+
+
 class _EscapingWriter(io.TextIOBase):
+    """A text stream that escapes hazardous characters (:func:`escape_controls`) and never lets
+    a line start a GitHub Actions workflow command (see above)."""
+
     def __init__(self, inner, keep_cr: bool) -> None:
         self._inner = inner
         self._keep_cr = keep_cr
+        self._pending = ""  # the start of a line not yet known to be safe (white space, ":", "#", "##")
+        self._at_head = True  # nothing but white space written since the last line break
+
+    def _guard(self, text: str, final: bool = False) -> str:
+        buf = self._pending + text
+        self._pending = ""
+        out: list[str] = []
+        i, n = 0, len(buf)
+        while i < n:
+            if self._at_head:
+                j = i
+                while j < n and buf[j] not in _BREAKS and buf[j].isspace():
+                    j += 1
+                if j == n or (buf[j] == ":" and j + 1 == n):
+                    if final:
+                        out.append(buf[i:])
+                    else:
+                        self._pending = buf[i:]  # undecided: wait for the next character
+                    i = n
+                    break
+                if buf[j] == ":" and buf[j + 1] == ":":
+                    out.append(buf[i:j] + "\\x3a")
+                    i = j + 1
+                else:
+                    out.append(buf[i:j])
+                    i = j
+                self._at_head = False
+                continue
+            m = _BREAK_AT.search(buf, i)
+            k = n if m is None else m.start()
+            if k == n:
+                out.append(buf[i:])
+                i = n
+            else:
+                out.append(buf[i : k + 1])
+                i = k + 1
+                self._at_head = True
+        text = "".join(out).replace("##[", "##\\x5b")
+        if not final and not self._pending:
+            tail = len(text) - len(text.rstrip("#"))
+            if tail:  # "#" or "##" at the end may begin "##[" with the next write
+                tail = min(tail, 2)
+                self._pending, text = text[-tail:], text[:-tail]
+        return text
 
     def write(self, s: str) -> int:
-        self._inner.write(escape_controls(s, self._keep_cr))
+        text = self._guard(escape_controls(s, self._keep_cr))
+        if text:
+            self._inner.write(text)
         return len(s)
+
+    def trusted_line(self, line: str) -> None:
+        """Write one line that bpcheck made (a workflow command) as it is, escaped only."""
+        head = self._guard("", final=True)
+        if not self._at_head:
+            head += "\n"
+        self._inner.write(head + escape_controls(line, False).replace("\n", "\\x0a") + "\n")
+        self._at_head = True
 
     def flush(self) -> None:
         self._inner.flush()
+
+    def close_pending(self) -> None:
+        """Write what was held back (at the end of the run)."""
+        text = self._guard("", final=True)
+        if text:
+            self._inner.write(text)
 
     def isatty(self) -> bool:
         return self._inner.isatty()
@@ -693,11 +997,41 @@ class _EscapingWriter(io.TextIOBase):
         return getattr(self._inner, name)
 
 
+def _escaping_writer(stream) -> "_EscapingWriter | None":
+    seen = 0
+    while stream is not None and seen < 8:
+        if isinstance(stream, _EscapingWriter):
+            return stream
+        stream = getattr(stream, "_s", None) or getattr(stream, "_inner", None)
+        seen += 1
+    return None
+
+
+def print_workflow_command(line: str) -> None:
+    """Print one GitHub Actions workflow command that bpcheck made (``--github``): the one kind of
+    line the terminal writer lets start with "::". Its parts must be escaped already
+    (bpcheck.reports.github)."""
+    out = sys.stdout
+    if getattr(out, "pipe_closed", False):
+        return
+    w = _escaping_writer(out)
+    if w is None:  # not under output_escaping (a library call): a plain print
+        print(line)
+        return
+    try:
+        w.trusted_line(line)
+    except BrokenPipeError:
+        closed = getattr(out, "_closed", None)
+        if callable(closed):
+            closed()
+
+
 @contextlib.contextmanager
 def output_escaping():
-    """While active, control characters in everything printed to stdout and stderr are escaped
-    (a card name from a file or an engine holding ESC must not drive the terminal). Carriage
-    returns stay on stderr, where progress lines use them. The previous streams come back after."""
+    """While active, hazardous characters in everything printed to stdout and stderr are escaped
+    (a card name from a file or an engine holding ESC must not drive the terminal) and no line
+    can start a GitHub Actions workflow command. Carriage returns stay on stderr, where progress
+    lines use them. The previous streams come back after."""
     old = sys.stdout, sys.stderr
     if not isinstance(sys.stdout, _EscapingWriter):
         sys.stdout = _EscapingWriter(sys.stdout, keep_cr=False)  # type: ignore[assignment]
@@ -706,11 +1040,13 @@ def output_escaping():
     try:
         yield
     finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except (OSError, ValueError):
-            pass
+        for w in (sys.stdout, sys.stderr):
+            try:
+                if isinstance(w, _EscapingWriter):
+                    w.close_pending()
+                w.flush()
+            except (OSError, ValueError):
+                pass
         sys.stdout, sys.stderr = old
 
 
@@ -719,20 +1055,29 @@ __all__ = [
     "INT_MIN",
     "MAX_BYTES",
     "MAX_DEPTH",
+    "MAX_DOTTED_PARTS",
+    "MAX_KEY_PARTS",
+    "MAX_VALUES",
     "check_card_known",
     "check_event_kinds",
     "check_expect",
     "check_keys",
     "check_name",
+    "check_rule_ids",
+    "check_text",
     "check_one_of",
     "check_tree",
     "escape_controls",
     "field_path",
     "input_files",
+    "one_line",
     "output_escaping",
+    "print_workflow_command",
+    "visible",
     "load_json",
     "load_jsonl",
     "load_toml",
+    "toml_cost",
     "need",
     "opt",
     "parse_json_text",

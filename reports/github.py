@@ -11,18 +11,15 @@ from __future__ import annotations
 from bpcheck.reports.board import player_of
 from bpcheck.reports.groups import Group, group_runs
 from bpcheck.reports.runs import Run
+from bpcheck.reports.safe import gh_data, gh_property, md_code, md_text
 from bpcheck.reports.text import decision_groups, forced_summary
 
 PER_STEP = 10  # per level (error, warning, notice) and step
 SUMMARY_LIMIT = 1_000_000  # bytes; GitHub refuses a step summary over 1 MiB
 
 
-def escape_data(s: str) -> str:
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(s: str) -> str:
-    return escape_data(s).replace(":", "%3A").replace(",", "%2C")
+escape_data = gh_data  # a command's message (reports/safe.py)
+escape_property = gh_property  # a command's property value
 
 
 def command(level: str, message: str, file: str | None = None, title: str | None = None, line: int | None = None) -> str:
@@ -114,8 +111,7 @@ def annotations(runs: list[Run], errors: list[dict] = (), where: str = "the job 
     return lines
 
 
-def _md(s: str) -> str:
-    return s.replace("|", "\\|").replace("\n", " ")
+_md = md_text  # prose from runs (an engine's words included): reports/safe.py
 
 
 def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpcheck check", report: str | None = None, left_out: int = 0) -> str:
@@ -131,11 +127,11 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
         f"{n_pass} passed, {n_fail} failed, {n_inc} inconclusive"
         + (f", {n_skip} skipped" if n_skip else "")
         + (f", {len(errors)} bad input" if errors else "")
-        + f" ({len(runs)} run{'s' if len(runs) != 1 else ''}; engine{'s' if len(engines) != 1 else ''}: {', '.join(engines) or '-'})",
+        + f" ({len(runs)} run{'s' if len(runs) != 1 else ''}; engine{'s' if len(engines) != 1 else ''}: {_md(', '.join(engines)) or '-'})",
         "",
     ]
     if report:
-        head += [f"Full report: `{report}`", ""]
+        head += [f"Full report: {md_code(report)}", ""]
     body: list[str] = []
     groups = group_runs(runs)
     number = {(m.run_index, m.cex_index): g.number for g in groups for m in g.members}
@@ -143,19 +139,19 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
     if bad or errors:
         body += ["| board | engine | verdict | states | transitions | counterexamples |", "|---|---|---|---:|---:|---|"]
         for e in errors:
-            body.append(f"| `{_md(e['file'])}` | | bad input: {_md(e['problem'])} | | | |")
+            body.append(f"| {md_code(e['file'])} | | bad input: {_md(e['problem'])} | | | |")
         for ri, r in bad:
             x = r.explore
             cx = (
                 ", ".join(
-                    f"`{c.invariant}` (#{number[(ri, ci)]}" + (", known)" if getattr(c, "baselined", None) is not None else ")")
+                    f"{md_code(c.invariant)} (#{number[(ri, ci)]}" + (", known)" if getattr(c, "baselined", None) is not None else ")")
                     for ci, c in enumerate(r.counterexamples)
                 )
-                or (x.bound_hit and f"bound hit: {x.bound_hit}")
-                or (r.skip_reason and f"refused by the engine: {r.skip_reason}")
+                or (x.bound_hit and _md(f"bound hit: {x.bound_hit}"))
+                or (r.skip_reason and _md(f"refused by the engine: {r.skip_reason}"))
                 or "-"
             )
-            body.append(f"| `{_md(r.board)}` | {_md(r.engine)} | {r.verdict} | {x.states} | {x.transitions} | {_md(cx)} |")
+            body.append(f"| {md_code(r.board)} | {_md(r.engine)} | {r.verdict} | {x.states} | {x.transitions} | {cx} |")
         body.append("")
     if n_pass:
         body += [f"<details><summary>{n_pass} passing run{'s' if n_pass != 1 else ''}</summary>", ""]
@@ -163,7 +159,7 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
         for r in runs:
             if r.verdict == "pass":
                 x = r.explore
-                body.append(f"| `{_md(r.board)}` | {_md(r.engine)} | {x.states} | {x.transitions} | {x.max_depth} |")
+                body.append(f"| {md_code(r.board)} | {_md(r.engine)} | {x.states} | {x.transitions} | {x.max_depth} |")
         body += ["", "</details>", ""]
     cex_parts: list[str] = []
     for g in groups:
@@ -171,9 +167,9 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
             continue
         c, r = g.first.cex, g.first.run
         boards = g.boards()
-        inv = ", ".join(f"`{i}`" + (f" ×{n}" if n > 1 else "") for i, n in g.invariants().items())
+        inv = ", ".join(md_code(i) + (f" ×{n}" if n > 1 else "") for i, n in g.invariants().items())
         part = [
-            f"### #{g.number} `{c.invariant}` on `{r.board}`" + (f" ({r.engine})" if len(engines) > 1 else "")
+            f"### #{g.number} {md_code(c.invariant)} on {md_code(r.board)}" + (f" ({_md(r.engine)})" if len(engines) > 1 else "")
             + (f" and {g.count - 1} more like it" if g.count > 1 else ""),
             "",
             f"> {_md(c.statement)}",
@@ -186,7 +182,7 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
                 "",
                 f"<details><summary>the {len(boards)} boards</summary>",
                 "",
-                *[f"- `{_md(b)}`" for b in boards],
+                *[f"- {md_code(b)}" for b in boards],
                 "",
                 "</details>",
                 "",
@@ -196,9 +192,9 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
         part += [f"**Found:** {_md(c.message)}", "", f"<details><summary>{_trace_title(c)}: {len(c.steps)} steps</summary>", ""]
         for d, forced in decision_groups(c.steps):
             if d is not None:
-                part.append(f"{d.index}. {player_of(d.player)}: `{d.action.get('label', '?')}`")
+                part.append(f"{d.index}. {player_of(d.player)}: {md_code(d.action.get('label', '?'))}")
             if forced:
-                part.append(f"   - then {forced_summary(forced, forced[0].before)} (step{'s' if len(forced) > 1 else ''} {forced[0].index}{'-' + str(forced[-1].index) if len(forced) > 1 else ''})")
+                part.append(f"   - then {_md(forced_summary(forced, forced[0].before))} (step{'s' if len(forced) > 1 else ''} {forced[0].index}{'-' + str(forced[-1].index) if len(forced) > 1 else ''})")
         part += ["", "</details>", ""]
         cex_parts.append("\n".join(part))
     n_known = sum(g.count for g in groups if g.known)

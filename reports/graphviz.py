@@ -278,7 +278,7 @@ def state_graph_dot(cex, graph, limit_note: str = "") -> str:
         outdeg[src] += 1
     for i, o in enumerate(graph.states):
         lp = "/".join("?" if _get(o, ("players", side, "lp")) is None else str(_get(o, ("players", side, "lp"))) for side in (0, 1))
-        text = f"{i}\\n{_short_step(o)}\\n{lp}"
+        text = f"{i}\\n{_dq(_short_step(o))}\\n{_dq(lp)}"
         turn, step = _get(o, ("turn",)), _get(o, ("step",))
         attrs = [f'label="{text}"', f'tooltip="state {i}: turn {_dq("?" if turn is None else turn)}, {_dq("?" if step is None else step)}, LP {_dq(lp)}"']
         if i in on_path:

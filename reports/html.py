@@ -7,7 +7,6 @@ the runs (board results, invariant rows, counterexample objects); no verdict is 
 
 from __future__ import annotations
 
-import html
 import json
 import re
 
@@ -16,11 +15,14 @@ from bpcheck.invariants.naming import TraceNames, event_text, unnamed_in_label
 from bpcheck.reports.board import BoardView, Cell, board_view, player_of, trace_names
 from bpcheck.reports.graphviz import violation_place
 from bpcheck.reports.runs import Run
+from bpcheck.reports.safe import html_text
 from bpcheck.reports.text import decision_groups, forced_summary
 
 
 def esc(s) -> str:
-    return html.escape(str(s), quote=True)
+    """Every piece of text the page shows (reports/safe.py: hazardous characters as visible
+    escapes, then HTML entities)."""
+    return html_text(s)
 
 
 CSS = """

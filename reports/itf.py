@@ -24,6 +24,7 @@ import json
 from typing import Any
 
 from bpcheck import __version__
+from bpcheck.reports.safe import json_text
 
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 SET_FIELDS = frozenset({"declared_at", "potential_targets", "once_per_turn_used", "equipped_with"})
@@ -118,7 +119,7 @@ def trace_document(cex) -> dict:
 
 
 def trace_json(cex) -> str:
-    return json.dumps(trace_document(cex), indent=1, ensure_ascii=False) + "\n"
+    return json_text(trace_document(cex), indent=1) + "\n"  # the engine's strings exactly, as JSON escapes where needed
 
 
 def decode(v: Any) -> Any:

@@ -20,18 +20,10 @@ import xml.etree.ElementTree as ET
 
 from bpcheck.reports.groups import group_runs
 from bpcheck.reports.runs import Run
-from bpcheck.reports.safe import xml_safe
+from bpcheck.reports.safe import xml_safe, xml_safe_tree
 from bpcheck.reports.text import counterexample_text
 
-
-def _xml_safe_tree(root: ET.Element) -> None:
-    for el in root.iter():
-        for k, v in el.attrib.items():
-            el.attrib[k] = xml_safe(v)
-        if el.text:
-            el.text = xml_safe(el.text)
-        if el.tail:
-            el.tail = xml_safe(el.tail)
+_xml_safe_tree = xml_safe_tree  # every text and attribute, at the document's boundary (reports/safe.py)
 
 
 def _case(suite: ET.Element, classname: str, name: str) -> ET.Element:

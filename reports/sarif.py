@@ -18,6 +18,7 @@ from bpcheck import __version__
 from bpcheck.reports.board import player_of
 from bpcheck.reports.groups import group_runs
 from bpcheck.reports.runs import Run
+from bpcheck.reports.safe import json_text, visible_tree
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 GOAL_RULE = "reachable"
@@ -25,9 +26,10 @@ GOAL_RULE = "reachable"
 
 def file_uri(path: str) -> str:
     p = PurePath(path)
+    # a file name that is not UTF-8 (a lone surrogate in Python's str) keeps its own bytes
     if p.is_absolute():
-        return "file://" + quote(p.as_posix())
-    return quote(p.as_posix())
+        return "file://" + quote(p.as_posix(), errors="surrogateescape")
+    return quote(p.as_posix(), errors="surrogateescape")
 
 
 def _location(board: str, index: int, message: str | None = None) -> dict:
@@ -204,7 +206,12 @@ def _goal_text(g: dict, run: Run) -> str:
 
 
 def sarif_json(runs: list[Run], errors: list[dict] = ()) -> str:
-    return json.dumps(sarif_document(runs, errors), indent=1, ensure_ascii=False) + "\n"
+    """The document as JSON; its message texts (what code-scanning tools show) with visible
+    escapes, every string JSON-escaped where it must be (reports/safe.py)."""
+    return json_text(visible_tree(sarif_document(runs, errors), SHOWN), indent=1) + "\n"
+
+
+SHOWN = frozenset({"text", "markdown"})  # SARIF message strings: shown to people
 
 
 __all__ = ["sarif_document", "sarif_json"]

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from bpcheck.invariants.naming import TraceNames, event_text
 from bpcheck.reports.board import _player, _pn, _slots, card_name, player_of
+from bpcheck.reports.safe import line as _line
 
 PN = ("P1", "P2")
 POS = {"attack": "ATK", "defense": "DEF", "facedown": "SET"}
@@ -192,7 +193,7 @@ def counterexample_text(cex, indent: str = "  ") -> str:
     else:
         out.append("violating board (the initial one):")
         out.extend(indent + l for l in board_lines(cex.initial_observation, lambda uid: names.ref(uid, 0)))
-    return "\n".join(out)
+    return "\n".join(_line(l) for l in out)  # a newline inside a line is an engine's: shown as \x0a
 
 
 def root_cause_lines(groups, max_boards: int = 12, indent: str = "  ") -> list[str]:
@@ -212,10 +213,10 @@ def root_cause_lines(groups, max_boards: int = 12, indent: str = "  ") -> list[s
     for g in shown:
         boards = g.boards()
         listed = ", ".join(boards[:max_boards]) + (f" and {len(boards) - max_boards} more (--json and --report list every one)" if len(boards) > max_boards else "")
-        out += ["", f"root cause #{g.number}: {g.title()}", f"{indent}boards: {listed}"]
+        out += ["", _line(f"root cause #{g.number}: {g.title()}"), _line(f"{indent}boards: {listed}")]
         first = g.first
         out.append(counterexample_text(first.cex, indent))
         same = [m for m in g.members[1:] if m.board == first.board]
         for m in same:
-            out.append(f"{indent}also on this board: {m.cex.invariant}: {m.cex.message}")
+            out.append(_line(f"{indent}also on this board: {m.cex.invariant}: {m.cex.message}"))
     return out

@@ -368,7 +368,8 @@ def mutate(reader: str, doc: Any, rng: random.Random) -> tuple[Any, str, bool, s
             n["zz_unknown"] = 1
             return doc, kind, True, _fmt(p + ("zz_unknown",))
     if kind == "control_name" and reader in ("board", "scenario"):
-        names = [(p, n) for p, n in nodes if isinstance(n, str) and p and p[-1] in NAME_KEYS and "reachable" not in p and "where" not in p]
+        names = [(p, n) for p, n in nodes if isinstance(n, str) and p and (p[-1] in NAME_KEYS or p[-1] in ("description", "source")) and "where" not in p
+                 and not ("reachable" in p and p[-1] == "card")]
         if reader == "scenario":
             names = [(p, n) for p, n in names if p[0] == "board"]
         names = [(p, n) for p, n in names if not (len(p) >= 1 and p[-1] == "name" and len(p) <= 2 and reader == "scenario")]
@@ -377,6 +378,8 @@ def mutate(reader: str, doc: Any, rng: random.Random) -> tuple[Any, str, bool, s
             return _set(doc, p, n + rng.choice(["\x1b[31m", "\x00", "\u202e", "\x07", "\r"])), kind, True, _fmt(p)
     if kind == "misspell":
         cands = [(p, n) for p, n in nodes if isinstance(n, str) and p and isinstance(p[-1], str) and p[-1] in ENUM_KEYS]
+        if reader in ("board", "scenario"):  # a rule ID a board or a scenario cites (docs/rules.md)
+            cands += [(p, n) for p, n in nodes if isinstance(n, str) and len(p) >= 2 and p[-2] == "rules"]
         if reader == "scenario":
             cands += [(p, n) for p, n in nodes if isinstance(n, str) and len(p) >= 2 and p[-2] in ("events", "no_events")]
         if reader == "counterexample":
@@ -451,6 +454,37 @@ def text_damage(reader: str, raw: bytes, rng: random.Random) -> tuple[bytes, str
     return (line + "\n" + text).encode(), kind, True
 
 
+def key_damage(raw: bytes, rng: random.Random) -> tuple[bytes, str, bool, str]:
+    """TOML dotted and inline keys (issue 26): what costs the parser the most for its size. Each
+    adds a key the document's format does not have, or passes a limit (docs/bad-input.md), so
+    each is invalid by construction: (bytes, kind, invalid, where)."""
+    from bpcheck.model.inputs import MAX_DOTTED_PARTS, MAX_KEY_PARTS, MAX_VALUES
+
+    kind = rng.choice(["dotted_long", "dotted_many", "dotted_ok", "inline_dotted", "inline_deep", "values", "header_long", "dotted_quoted"])
+    if kind == "dotted_long":  # one key of many parts (the 200 KB key that took 23.5 GB)
+        n = rng.choice([MAX_KEY_PARTS + 1, 100, 5_000, 100_000])
+        head = "zz" + ".p" * (n - 1) + " = 1\n"
+    elif kind == "dotted_many":  # many keys of the most parts allowed
+        n = MAX_DOTTED_PARTS // (MAX_KEY_PARTS - 1) + 2
+        head = "".join(f"zz{i}" + ".p" * (MAX_KEY_PARTS - 1) + " = 1\n" for i in range(n))
+    elif kind == "dotted_ok":  # within every limit: an unknown field all the same
+        head = "zz" + ".p" * rng.randrange(1, MAX_KEY_PARTS) + " = 1\n"
+    elif kind == "inline_dotted":  # dotted keys inside inline tables
+        head = "zz = " + "{ a.b.c = " * rng.choice([2, 5, 20]) + "1" + " }" * 0 + "\n"
+        depth = head.count("{")
+        head = head.rstrip("\n") + " }" * depth + "\n"
+    elif kind == "inline_deep":  # inline tables and dotted keys nesting past the depth limit together
+        head = "zz = " + "{ a.b = " * 40 + "1" + " }" * 40 + "\n"
+    elif kind == "values":
+        head = "zz = [" + "0," * (MAX_VALUES + 1) + "]\n"
+    elif kind == "header_long":
+        head = "[" + ".".join(["zz"] * rng.choice([MAX_KEY_PARTS + 1, 500])) + "]\nk = 1\n"
+        return raw + b"\n" + head.encode(), kind, True, "zz"
+    else:  # quoted parts, whitespace around the dots
+        head = 'zz . "q.r" . \'s\' ' + ' . "p"' * rng.randrange(1, 30) + " = 1\n"
+    return head.encode() + raw, kind, True, "zz"
+
+
 def cases(reader: str, seed: int, n: int) -> list[Case]:
     """`n` cases for one reader, the same for the same seed."""
     rng = random.Random(f"{reader}:{seed}")
@@ -463,6 +497,10 @@ def cases(reader: str, seed: int, n: int) -> list[Case]:
             continue
         doc = _seed(reader, rng)
         toml = reader in ("board", "scenario") or (reader == "baseline" and rng.random() < 0.5)
+        if reader in ("board", "scenario") and 0.2 <= r < 0.3:
+            raw, kind, invalid, where = key_damage(serialize(reader, doc, True), rng)
+            out.append(Case(reader, kind, invalid, raw, where=where, tree=True, note="toml"))
+            continue
         if r < 0.2:
             raw, kind, invalid = text_damage(reader, serialize(reader, doc, toml), rng)
             out.append(Case(reader, kind, invalid, raw, note="toml" if toml else "json"))
@@ -656,6 +694,8 @@ def run_process(case: Case, path: str, expected: str, seconds: int = 60) -> list
         both = p.stdout + p.stderr
         if "Traceback" in both:
             out.append(Verdict("traceback", f"bpcheck {' '.join(cmd)}: {both[-1500:]}"))
+        elif p.returncode == 4:  # bpcheck's own bug: one line, the traceback in a file
+            out.append(Verdict("exit4", f"bpcheck {' '.join(cmd)}: {both[-1500:]}"))
         elif expected == "rejected":
             if p.returncode != 2:
                 out.append(Verdict("wrong_code" if p.returncode != 0 else "accepted_invalid", f"bpcheck {' '.join(cmd)}: exit {p.returncode}: {both[-500:]}"))
@@ -669,6 +709,122 @@ def run_process(case: Case, path: str, expected: str, seconds: int = 60) -> list
                 ok = {0, 1, 2}  # a trace that no longer applies is exit 2 with a reason
             out.append(Verdict("accepted" if p.returncode in ok else "wrong_code", f"bpcheck {' '.join(cmd)}: exit {p.returncode}: {both[-300:]}"))
     return out
+
+
+# -- what an engine says: a hostile cmd: engine (tests/engines/hostile_engine.py) --------------------
+
+HOSTILE = ROOT / "tests" / "engines" / "hostile_engine.py"
+ENGINE_CLASSES = ("github", "esc", "bel", "bidi", "controls", "markup", "long", "all")
+ENGINE_BASES = (None, "mutant:replay-resets-count", "mutant:direct-attack-past-monsters")
+_OURS = re.compile(r"^::(error|warning|notice) (file=[^,]*,)?title=bpcheck%3A ")
+
+
+def _hazards(text: str, allowed: str = "\n\t") -> list[str]:
+    from bpcheck.model.inputs import HAZARD
+
+    return sorted({f"U+{ord(c):04X}" for c in HAZARD.findall(text) if c not in allowed})
+
+
+def _terminal_problem(out: str) -> str | None:
+    if _hazards(out):
+        return f"raw {_hazards(out)} on the terminal"
+    for ln in re.split(r"\r\n|\r|\n", out):
+        if (ln.lstrip().startswith("::") or "##[" in ln) and not _OURS.match(ln):
+            return f"a line GitHub reads as a workflow command: {ln[:160]!r}"
+    return None
+
+
+def engine_case(k: int, rng: random.Random, folder: Path) -> Verdict:
+    """`bpcheck check` of a hostile engine (one class of hostile text, on a board it fails, one it
+    refuses, one it faults on) with every output: no traceback, the terminal and every file safe."""
+    import orjson
+    import xml.etree.ElementTree as ET
+
+    cls, base = rng.choice(ENGINE_CLASSES), rng.choice(ENGINE_BASES)
+    seed = ROOT / rng.choice(SEED_BOARDS[:3])
+    d = folder / f"engine{k}"
+    d.mkdir()
+    text = seed.read_text()
+    paths = []
+    for stem, name in (("main", None), ("skip", "hostile skip board"), ("fault", "hostile fault board")):
+        if stem != "main" and rng.random() < 0.5:
+            continue
+        f = d / f"{stem}.toml"
+        f.write_text(text if name is None else re.sub(r"^name = .*$", f'name = "{name}"', text, count=1, flags=re.M))
+        paths.append(str(f))
+    spec = f"cmd:{sys.executable} {HOSTILE} {cls}" + (f" {base}" if base else "")
+    args = ["check", *paths, "--engine", spec, "--max-states", "400", "--json", str(d / "r.json"), "--cex-dir", str(d / "cex"), "--report", str(d / "rep"), "--github"]
+    try:
+        p = subprocess.run([sys.executable, "-m", "bpcheck", *args], capture_output=True, text=True, timeout=600, cwd=ROOT, errors="surrogateescape",
+                           env={**os.environ, "CI": "1", "GITHUB_STEP_SUMMARY": str(d / "summary.md")})
+    except subprocess.TimeoutExpired:
+        return Verdict("hang", f"engine {cls}/{base}: no answer in 600 s")
+    both = p.stdout + p.stderr
+    if "Traceback" in both or p.returncode == 4:
+        return Verdict("traceback", f"engine {cls}/{base}: exit {p.returncode}: {both[-1500:]}")
+    if p.returncode not in (0, 1, 3):
+        return Verdict("exit4" if p.returncode == 4 else "wrong_code", f"engine {cls}/{base}: exit {p.returncode}: {both[-800:]}")
+    for where, out in (("stdout", p.stdout), ("stderr", p.stderr)):
+        problem = _terminal_problem(out)
+        if problem:
+            return Verdict("unescaped", f"engine {cls}/{base}: {where}: {problem}")
+    try:
+        for f in [d / "r.json", d / "rep" / "results.sarif", *(d / "rep" / "counterexamples").glob("*.itf.json"), *(d / "cex").glob("*.json")]:
+            if f.exists():
+                data = f.read_bytes()
+                if _hazards(data.decode("utf-8"), "\n"):
+                    return Verdict("unescaped", f"engine {cls}/{base}: raw {_hazards(data.decode())} in {f.name}")
+                orjson.loads(data)
+        for f in [d / "rep" / "junit.xml", *(d / "rep" / "counterexamples").glob("*.svg")]:
+            ET.fromstring(f.read_bytes())
+        for f in [d / "rep" / "index.html", *(d / "rep" / "counterexamples").glob("*.html"), d / "rep" / "summary.md", d / "summary.md"]:
+            t = f.read_text(encoding="utf-8")
+            if f.suffix == ".md":  # an engine's text is shown in code spans there, as code
+                t = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", t)
+            if _hazards(t) or "<script>alert" in t or "<img src=x" in t:
+                return Verdict("unescaped", f"engine {cls}/{base}: {f.name} holds the engine's text raw")
+    except (ValueError, ET.ParseError, OSError) as e:
+        return Verdict("unescaped", f"engine {cls}/{base}: an output does not parse: {type(e).__name__}: {e}")
+    return Verdict("accepted")
+
+
+# -- checkpoint timing: a resume from any moment gives the uninterrupted run's JSON ------------------
+
+CHECKPOINT_RUNS = (
+    ("boards/000-replay-2.toml", "reference", ()),
+    ("boards/000-replay-2.toml", "mutant:replay-resets-count", ()),
+    ("boards/000-replay-1.toml", "mutant:replay-resets-count", ("--strategy", "dfs")),
+    ("boards/rule-ds-honest.toml", "lying_bookkeeping:unknown_card", ()),  # "not judged" notes
+)
+_WHOLE: dict[tuple, bytes] = {}
+
+
+def checkpoint_case(k: int, rng: random.Random, folder: Path) -> Verdict:
+    board, engine, extra = rng.choice(CHECKPOINT_RUNS)
+    env = {**os.environ, "CI": "1", "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT / "tests" / "engines"), os.environ.get("PYTHONPATH", "")])}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "bpcheck", "check", board, "--engine", engine, *extra, *args], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
+
+    key = (board, engine, extra)
+    if key not in _WHOLE:
+        w = folder / f"whole{len(_WHOLE)}.json"
+        p = run("--no-reduce", "--json", str(w))
+        if not w.exists():
+            return Verdict("wrong_code", f"checkpoint {key}: the uninterrupted run wrote no result: exit {p.returncode}: {p.stderr[-800:]}")
+        _WHOLE[key] = w.read_bytes()
+    ck, out = folder / f"c{k}.ckpt", folder / f"c{k}.json"
+    legs = sorted(rng.sample(range(1, 200), rng.choice([1, 2, 3])))
+    for n in legs:
+        p = run("--max-states", str(n), "--checkpoint", str(ck), *(["--resume"] if ck.exists() else []))
+        if "Traceback" in p.stdout + p.stderr or p.returncode not in (1, 3, 0):
+            return Verdict("traceback" if "Traceback" in p.stderr else "wrong_code", f"checkpoint {key} at {n}: exit {p.returncode}: {p.stderr[-800:]}")
+    p = run(*(["--checkpoint", str(ck), "--resume"] if ck.exists() else []), "--json", str(out))
+    if "Traceback" in p.stdout + p.stderr or p.returncode == 4:
+        return Verdict("traceback", f"checkpoint {key} resumed: {p.stderr[-800:]}")
+    if out.read_bytes() != _WHOLE[key]:
+        return Verdict("resume_differs", f"checkpoint {key}, legs {legs}: the resumed JSON differs from the uninterrupted run's")
+    return Verdict("accepted")
 
 
 # -- the campaign ---------------------------------------------------------------------------------
@@ -691,10 +847,18 @@ class Tally:
             self.failures.append({"reader": reader, "mutation": case.mutation, "where": case.where, "how": where, "outcome": v.outcome, "detail": v.detail})
 
 
-def campaign(n: int, seed: int, processes: int, readers=READERS, progress: bool = False) -> Tally:
+def campaign(n: int, seed: int, processes: int, readers=READERS, progress: bool = False, engine_runs: int = 0, checkpoint_runs: int = 0) -> Tally:
     t = Tally()
     with tempfile.TemporaryDirectory(prefix="bpcheck-fuzz-") as tmp:
         folder = Path(tmp)
+        for kind, count, fn in (("engine", engine_runs, engine_case), ("checkpoint", checkpoint_runs, checkpoint_case)):
+            rng = random.Random(f"{kind}:{seed}")
+            for j in range(count):
+                v = fn(j, rng, folder)
+                t.cases += 1
+                t.add(kind, Case(kind, kind, False), v, "process")
+                if progress:
+                    sys.stderr.write(f"\r{kind}: {j + 1}/{count}   ")
         sample: list[tuple[Case, str, str]] = []
         k = 0
         for reader in readers:
@@ -733,16 +897,21 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=400, help="cases per reader (default 400)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--processes", type=int, default=60, help="cases run through real bpcheck processes (default 60)")
+    ap.add_argument("--engine-runs", type=int, default=0, help="`check` runs of the hostile cmd: engine, every output checked (default 0)")
+    ap.add_argument("--checkpoint-runs", type=int, default=0, help="checkpointed runs stopped at random moments and resumed (default 0)")
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args()
     start = time.monotonic()
-    t = campaign(args.cases, args.seed, args.processes, progress=sys.stderr.isatty() and not os.environ.get("CI"))
+    t = campaign(args.cases, args.seed, args.processes, progress=sys.stderr.isatty() and not os.environ.get("CI"), engine_runs=args.engine_runs, checkpoint_runs=args.checkpoint_runs)
     took = time.monotonic() - start
     print(f"cases: {t.cases}, runs: {t.runs} (in-process and through bpcheck processes), {took:.0f} s")
     for reader, c in t.by_reader.items():
         print(f"  {reader:15} " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
-    bad = {k: t.counts.get(k, 0) for k in ("traceback", "hang", "accepted_invalid", "wrong_code", "no_field")}
-    print("tracebacks {traceback}, hangs {hang}, exit 0 on invalid input {accepted_invalid}, wrong exit codes {wrong_code}, field not named {no_field}".format(**bad))
+    bad = {k: t.counts.get(k, 0) for k in ("traceback", "exit4", "hang", "accepted_invalid", "wrong_code", "no_field", "unescaped", "resume_differs")}
+    print(
+        "tracebacks {traceback}, exit 4 {exit4}, hangs {hang}, exit 0 on invalid input {accepted_invalid}, wrong exit codes {wrong_code}, field not named {no_field}, "
+        "engine text unescaped {unescaped}, resumes that differ {resume_differs}".format(**bad)
+    )
     for f in t.failures[:20]:
         print(f"  FAIL {f['reader']} {f['mutation']} at {f['where']} ({f['how']}): {f['outcome']}: {f['detail'][:600]}")
     if args.json:

@@ -173,6 +173,15 @@ CATALOGUE: list[Row] = [
     Row("not-utf8", "board", board("b.toml", b"name = \"\xff\"\n"), r"b\.toml: not UTF-8 text"),
     Row("byte-order-mark", "board", board("b.toml", b"\xef\xbb\xbf" + BOARD.encode()), r"b\.toml: starts with a UTF-8 byte-order mark"),
     Row("malformed-toml", "board", board("b.toml", "turn = = 2\n"), r"b\.toml: malformed TOML"),
+    Row("dotted-key-parts", "board", board("b.toml", "x" + ".x" * 100_000 + " = 1\n" + BOARD), r"b\.toml: x\.x\.x.*: a dotted key of more than 16 parts \(line 1, column 33\)", True),
+    Row("dotted-keys-in-all", "board", board("b.toml", "".join(f"k{i}.a.b.c.d.e.f.g.h.i.j = 1\n" for i in range(1001)) + BOARD), r"b\.toml: k1000\.a\.b.*: more than 10000 dotted-key parts in the document"),
+    Row("inline-dotted-deep", "board", board("b.toml", "x = " + "{ a.b.c.d = " * 20 + "1" + " }" * 20 + "\n" + BOARD), r"b\.toml: x\.a\.b\.c\.d.*: nested too deeply \(more than 64 levels"),
+    Row("too-many-values", "board", board("b.toml", "x = [" + "0," * 100_001 + "]\n" + BOARD), r"b\.toml: x: more than 100000 values \(keys, table headers and array items\)"),
+    Row("board-unknown-rule-id", "board", board("b.toml", BOARD.replace('rules = ["', 'rules = ["RPL-TRIGGR", "', 1)), r"b\.toml: rules\[0\]: unknown rule ID 'RPL-TRIGGR' \(not in docs/rules\.md\); did you mean RPL-TRIGGER", True),
+    Row("control-character-in-goal-id", "board", board("b.toml", BOARD + '\n[[reachable]]\nid = "won\\nreport"\nover = true\n'), r"b\.toml: reachable\[0\]\.id: goal id .* holds the control or invisible character U\+000A", True),
+    Row("control-character-in-description", "board", board("b.toml", BOARD.replace('name = "', 'description = "\\u202eevil"\nname = "', 1)), r"b\.toml: description: description .* holds the control or invisible character U\+202E", True),
+    Row("zone-not-a-list", "board", board("b.toml", BOARD.replace("[p2]\n", "[p2]\nmonsters = 7\n", 1)), r"b\.toml: p2\.monsters: expected array, got int 7", True),
+    Row("goal-event-not-a-string", "board", board("b.toml", BOARD + '\n[[reachable]]\nid = "x"\nevent = ["a"]\n'), r"b\.toml: reachable\[0\]\.event: expected an event kind \(a string\), got list", True),
     Row("deep-nesting", "board", board("b.toml", "x = " + "[" * 600 + "]" * 600 + "\n" + BOARD), r"b\.toml: x: nested too deeply", True),
     # -- strict types -------------------------------------------------------------------------------
     Row("integer-2-64", "board", board("b.toml", BOARD.replace("turn = 2", "turn = 18446744073709551616")), r"b\.toml: turn: integer out of range", True),
@@ -221,6 +230,7 @@ CATALOGUE: list[Row] = [
     Row("cex-duplicate-key", "counterexample", cex(GOOD_CEX.replace('"invariant"', '"board": "x", "invariant"')), r"c\.json: board: duplicate key"),
     Row("cex-missing-board", "counterexample", cex(GOOD_CEX.replace("BOARD", "no/such/board.toml")), r"c\.json: board: no such board file 'no/such/board\.toml'"),
     Row("cex-result-boards-not-a-list", "counterexample", cex('{"boards": {"x": 1}}'), r"c\.json: boards: expected an array, got table"),
+    Row("cex-no-counterexample", "counterexample", cex('{"bpcheck": "0", "boards": [{"board": "BOARD", "counterexamples": []}]}'), r"c\.json: boards: the result holds no counterexample: there is nothing to replay"),
     Row("cex-trace-no-longer-applies", "counterexample", cex(GOOD_CEX.replace('["enter Battle Phase"]', '["enter Battle Phase", "fly away"]')), r"c\.json: trace\[1\]: step 2: 'fly away' is not legal here"),
     # -- command-line numbers -------------------------------------------------------------------------
     Row("timeout-nan", "option", option("check", "BOARD", "--timeout", "nan"), r"argument --timeout: must be a finite number, got 'nan'"),

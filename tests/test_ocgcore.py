@@ -340,8 +340,13 @@ def test_export_puzzle_board_and_counterexample(tmp_path):
     assert "--   1. enter Battle Phase" in text and "--   2. pass" in text and "a disagreement" in text
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"board": "boards/000-replay-5.toml", "trace": "enter"}))
-    r = _bpcheck("export-puzzle", str(bad))
-    assert r.returncode == 2 and "bad.json: trace: missing or not a list of action labels" in r.stdout
+    r = _bpcheck("export-puzzle", str(bad))  # read like `replay` reads it; errors on stderr
+    assert r.returncode == 2 and "bad.json: invariant: missing required field" in r.stderr, r.stderr
+    # a label is an engine's words: a newline in it never ends its Lua comment
+    cex.write_text(json.dumps({"board": "boards/000-replay-5.toml", "invariant": "DIFF", "trace": ['pass\nos.execute("touch /tmp/x")']}))
+    r = _bpcheck("export-puzzle", str(cex))
+    assert r.returncode == 0 and '--   1. pass\\x0aos.execute("touch /tmp/x")' in r.stdout, r.stdout
+    assert not any(ln.startswith("os.execute") for ln in r.stdout.splitlines())
 
 
 def test_replay5_differential_fails_and_the_baseline_passes():

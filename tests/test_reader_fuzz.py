@@ -274,3 +274,30 @@ def test_op_params_cover_every_operation():
         assert set(OP_PARAMS[name][1]) == set(spec.params), name
         assert OP_PARAMS[name][0] <= set(spec.params), name
     assert set(STATIC_PARAMS) == STATIC_KINDS
+
+
+# -- issue 26's campaign families: TOML keys, an engine's words, checkpoint timing ------------------
+
+
+def test_campaign_key_engine_and_checkpoint_families(tmp_path):
+    """A seeded slice of the campaign's new families, as CI runs it: dotted and inline TOML keys
+    past the limits (in-process, each refused with the field named), one `check` of the hostile
+    cmd: engine with every output checked, one checkpointed run stopped at random moments and
+    resumed (the JSON must equal the uninterrupted run's)."""
+    import random
+
+    c = _campaign()
+    rng = random.Random(SEED)
+    kinds = set()
+    raw = (ROOT / "boards" / "000-replay-1.toml").read_bytes()
+    for k in range(24):
+        data, kind, invalid, where = c.key_damage(raw, rng)
+        case = c.Case("board", kind, invalid, data, where=where, tree=True, note="toml")
+        v = c.judge(case, c.materialize(case, tmp_path, k))
+        assert v.outcome == "rejected", (kind, v.outcome, v.detail)
+        kinds.add(kind)
+    assert len(kinds) >= 6
+    v = c.engine_case(0, random.Random(SEED), tmp_path)
+    assert v.outcome == "accepted", v.detail
+    v = c.checkpoint_case(0, random.Random(SEED + 1), tmp_path)
+    assert v.outcome == "accepted", v.detail
