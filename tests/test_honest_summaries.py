@@ -62,7 +62,8 @@ def test_an_invariant_that_found_a_violation_is_not_called_not_evaluated_on_that
     lines, row = _lines(_state_invariant("test.violated-and-unreadable", check))
     assert row["verdict"] == "violated" and row["violations"] >= 1
     text = "\n".join(lines)
-    assert "violation: a violation in the Battle Step" in text
+    # the board's lines name the violated invariant (its trace and message follow, by root cause)
+    assert "violated: test.violated-and-unreadable" in text, text
     assert "not evaluated" not in text and "partly evaluated" not in text, text
 
 

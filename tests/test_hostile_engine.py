@@ -254,7 +254,7 @@ def test_every_command_shows_what_a_hostile_engine_says_escaped(tmp_path, transp
     runs["conform"] = bpcheck("conform", str(trace), "--json", str(tmp_path / "c.json"), env=env)
     runs["scenario"] = bpcheck("scenario", "scenarios/000-replay-1.toml", "--engine", spec, "--json", str(tmp_path / "s.json"), env=env)
     runs["fuzz"] = bpcheck("fuzz", "--engine", spec, "--examples", "3", "--max-states", "40", "--seed", "1", "--json", str(tmp_path / "f.json"), env=env)
-    expect = {"replay": 1, "record": 0, "conform": 1, "scenario": 1, "fuzz": 3}
+    expect = {"replay": 1, "record": 0, "conform": 1, "scenario": 1, "fuzz": 0}  # a partial search with nothing broken passes (exit 3 only with --strict)
     for name, p in runs.items():
         assert "Traceback" not in p.stdout + p.stderr and "internal error" not in p.stderr, (name, p.stderr[-2000:])
         assert p.returncode == expect.get(name, 1), (name, p.returncode, p.stdout[-2000:], p.stderr[-2000:])
