@@ -124,7 +124,7 @@ class Task:
         self.violations += n
 
 
-class _Null(Task):
+class NullTask(Task):
     """What a quiet run hands out: takes every call, keeps nothing."""
 
     def __init__(self) -> None:
@@ -220,7 +220,7 @@ class Progress:
 
     def start(self, name: str, expected: float | None = None) -> Task:
         if self.mode == "off":
-            return _Null()
+            return NullTask()
         t = Task(name, expected, self.clock())
         if expected:
             self._pending_expected = max(0.0, self._pending_expected - expected)
@@ -544,6 +544,7 @@ __all__ = [
     "FIRST_AFTER",
     "LINE_EVERY",
     "LIVE_EVERY",
+    "NullTask",
     "Progress",
     "REMOTE_EVERY",
     "RemoteTask",
