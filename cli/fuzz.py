@@ -138,27 +138,29 @@ class FuzzOutcome:
 
 
 class _Ticker:
-    """Progress on a terminal (stderr), silent in CI or when stderr is not a TTY."""
+    """The search's progress on stderr (bpcheck.explorers.progress): a line in place on a
+    terminal, plain lines at a steady interval elsewhere (CI). ``enabled``: None on a terminal
+    only (library calls), True wherever stderr goes (the command), False nothing."""
 
     def __init__(self, enabled: bool | None) -> None:
-        if enabled is None:
-            enabled = sys.stderr.isatty() and not os.environ.get("CI")
-        self.enabled = enabled
-        self.last = 0.0
+        from bpcheck.explorers.progress import Progress, mode_for
 
-    def show(self, text: str, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if force or now - self.last >= 0.3:
-            self.last = now
-            sys.stderr.write("\r" + text[:110].ljust(110))
-            sys.stderr.flush()
+        mode = "off" if enabled is False else mode_for(sys.stderr)
+        if enabled is None and mode != "live":
+            mode = "off"
+        self.progress = Progress("fuzz", unit=None, mode=mode)
+        self.task = self.progress.start("")  # the search's states (the line says what it is doing)
+
+    def show(self, text: str, force: bool = False, states: int | None = None) -> None:
+        self.progress.extra("fuzz", text)
+        if states is not None:
+            self.task.update(states)
+
+    def note(self, lines: list[str]) -> None:
+        self.progress.note(lines)
 
     def done(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 110 + "\r")
-            sys.stderr.flush()
+        self.progress.close()
 
 
 def base_settings() -> settings:
@@ -197,6 +199,8 @@ def fuzz(
     strategy = board_documents(cards)  # InputError on unknown --cards
     bounds = Bounds(max_states=max_states)
     stats = FuzzStats()
+    from bpcheck.explorers.progress import count
+
     ticker = _Ticker(progress)
     t0 = time.monotonic()
     phase: dict[str, Any] = {"name": "search", "target": None, "depth": None}
@@ -228,17 +232,25 @@ def fuzz(
             stats.shrink_states += states
         if searching:
             ticker.show(
-                f"fuzz: example {stats.search_examples}/{examples}, {stats.states:,} states"
-                + (f", {stats.bound_hits} bounded" if stats.bound_hits else "")
+                f"board {count(stats.search_examples)} of {count(examples)} drawn, {count(stats.states)} states explored"
+                + (f", {count(stats.bound_hits)} cut by --max-states" if stats.bound_hits else ""),
+                states=stats.states,
             )
         else:
-            ticker.show(f"fuzz: shrinking a board that breaks {phase['target']}: {stats.shrink_examples} boards tried")
+            ticker.show(f"shrinking a board that breaks {phase['target']}: {count(stats.shrink_examples)} boards tried", states=stats.states + stats.shrink_states)
         if found is None:
             return
         prop, message, depth = found
         if searching and stats.first_failure_example is None:
             stats.first_failure_example = stats.search_examples
             stats.first_failure_s = time.monotonic() - t0
+            if phase["target"] is None:
+                ticker.note(
+                    [
+                        f"board {count(stats.search_examples)} of the search breaks {prop} ({depth} steps deep); shrinking it to a minimal board",
+                        f"  violation: {' '.join(message.split())[:300]}",
+                    ]
+                )
         if phase["target"] is None or prop == phase["target"]:
             raise FuzzViolation(doc, prop, message, depth)
 
@@ -374,7 +386,7 @@ def _parallel_search(strategy, seed_value: int, examples: int, run_settings, job
             if o.value[1] is not None and (not first_fail or o.index < first_fail[0]):
                 first_fail[:] = [o.index]
                 pool.cancel([i for i in range(o.index + 1, len(docs))])
-        ticker.show(f"fuzz: {len(results)} of {len(docs)} boards drawn explored ({jobs} workers)")
+        ticker.show(f"{len(results):,} of {len(docs):,} boards drawn explored ({jobs} workers)")
 
     def decided() -> bool:
         return bool(first_fail) and all(i in results for i in range(first_fail[0]))
@@ -472,6 +484,7 @@ def cmd_fuzz(args) -> int:
             database=args.database,
             jobs=resolve_jobs(args.jobs),
             engine_spec=(args.engine, engine_kw),
+            progress=not args.quiet,  # stderr: a line on a terminal, plain lines in CI (-q: none)
         )
     except InputError as e:
         _err(e)
@@ -499,7 +512,7 @@ def cmd_fuzz(args) -> int:
             system_kw["system_cls"] = DifferentialSystem
         if graph_limit(args):
             system_kw["graph_limit"] = graph_limit(args)
-        br = check_board(board, make_engine(args.engine, **engine_kw), invs, "bfs", bounds, engine_name, progress=None, **system_kw)
+        br = check_board(board, make_engine(args.engine, **engine_kw), invs, "bfs", bounds, engine_name, progress=False, **system_kw)
         br.counterexamples.sort(key=lambda c: (c.invariant != out.invariant, len(c.labels), c.invariant))
         out.result = br
         results.append(br)
@@ -597,6 +610,9 @@ def add_fuzz_parser(sub, positive) -> None:
     from bpcheck.jobs import add_jobs_argument
 
     add_jobs_argument(fz, "explore the search's boards")
+    from bpcheck.feedback import add_quiet_argument
+
+    add_quiet_argument(fz)
     add_report_arguments(fz)
     fz.set_defaults(fn=_run)
 

@@ -336,11 +336,12 @@ class Progress:
             head.append(f"{count(found)} violation{'s' if found != 1 else ''} found")
         if head:
             parts.append(", ".join(head))
-        running = list(self.running.values())
+        running = [t for t in list(self.running.values()) if t.name]  # (a task without a name is not listed)
         if running:
             shown = [f"{t.name} ({count(t.states)} {self.work})" if t.states else t.name for t in running[:SHOW_RUNNING]]
             more = f" and {len(running) - SHOW_RUNNING} more" if len(running) > SHOW_RUNNING else ""
             parts.append("running " + ", ".join(shown) + more)
+        parts.extend(self._extras.values())
         work = self.work_so_far()
         per_s = self._rate(now, work)
         if per_s is not None and work:
@@ -348,7 +349,6 @@ class Progress:
         left = self.eta(per_s)
         if left is not None:
             parts.append(f"ETA ~{duration(left)}")
-        parts.extend(self._extras.values())
         return parts[0] + " " + ("; ".join(parts[1:]) or "started")
 
     # -- writing
