@@ -36,10 +36,36 @@ def add_quiet_argument(p) -> None:
     )
 
 
+LONG_COMMANDS = ("check", "fuzz", "mutants", "prove", "scenario")  # the commands that show progress
+_BEGUN: Progress | None = None  # the run main() began for the command (begin_run)
+
+
+def begin_run(args) -> None:
+    """The command's progress, begun before anything else (bpcheck.main.main): its first line
+    comes :data:`~bpcheck.explorers.progress.FIRST_AFTER` seconds after the command began, even
+    while it is still setting up (imports, boards, the engine) on a loaded machine."""
+    global _BEGUN
+    _BEGUN = None
+    command = getattr(args, "command", None)
+    if command in LONG_COMMANDS:
+        from bpcheck.main import STARTED
+
+        _BEGUN = Progress(command, unit=None, quiet=bool(getattr(args, "quiet", False)), t0=STARTED)
+
+
 def run_progress(args, command: str, total: int | None = None, unit: str | None = "boards", **kw: Any) -> Progress:
     """The run's progress on stderr: a line in place on a terminal, plain lines at a steady
-    interval elsewhere (CI), nothing with ``--quiet``."""
-    return Progress(command, total=total, unit=unit, quiet=bool(getattr(args, "quiet", False)), **kw)
+    interval elsewhere (CI), nothing with ``--quiet``. The one :func:`begin_run` began, now
+    that the run's size is known, or a new one (library calls)."""
+    global _BEGUN
+    p, _BEGUN = _BEGUN, None
+    if p is not None and p.command == command and p.mode != "off":
+        return p.configure(total=total, unit=unit, work=kw.get("work"), failed=kw.get("failed"))
+    if p is not None:
+        p.close()
+    from bpcheck.main import STARTED
+
+    return Progress(command, total=total, unit=unit, quiet=bool(getattr(args, "quiet", False)), t0=kw.pop("t0", STARTED), **kw)
 
 
 def trace_lines(cex) -> list[str]:
@@ -290,7 +316,9 @@ def verdict_note(br, display: str, board_line: str, settled: bool = True) -> lis
 
 
 __all__ = [
+    "LONG_COMMANDS",
     "CheckFeed",
+    "begin_run",
     "FirstCounterexample",
     "add_quiet_argument",
     "baseline_knows",

@@ -145,10 +145,13 @@ class _Ticker:
     def __init__(self, enabled: bool | None) -> None:
         from bpcheck.explorers.progress import Progress, mode_for
 
-        mode = "off" if enabled is False else mode_for(sys.stderr)
-        if enabled is None and mode != "live":
-            mode = "off"
-        self.progress = Progress("fuzz", unit=None, mode=mode)
+        if enabled is True:  # the command's run, begun by bpcheck.main (cli/feedback.py)
+            from bpcheck.feedback import run_progress
+
+            self.progress = run_progress(None, "fuzz", unit=None)
+        else:
+            mode = "off" if enabled is False or mode_for(sys.stderr) != "live" else "live"
+            self.progress = Progress("fuzz", unit=None, mode=mode)
         self.task = self.progress.start("")  # the search's states (the line says what it is doing)
 
     def show(self, text: str, force: bool = False, states: int | None = None) -> None:

@@ -14,11 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Sequence
 
 from bpcheck import __version__
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERNAL, EXIT_OK, InputError
+
+STARTED = time.monotonic()  # when the command began: the progress's clock (cli/feedback.py); main() sets it again
 
 
 class _Parser(argparse.ArgumentParser):
@@ -830,6 +833,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bpcheck import lifecycle
     from bpcheck.model.inputs import output_escaping
 
+    global STARTED
+    if argv is not None:  # called again in one process (tests): this command's start
+        STARTED = time.monotonic()
     parser = build_parser()
     args = parser.parse_args(argv)
     command = getattr(args, "command", "?")
@@ -844,6 +850,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sig.install()
         try:
             try:
+                from bpcheck.feedback import begin_run
+
+                begin_run(args)  # progress on stderr from the command's start (cli/feedback.py)
                 return int(args.fn(args))
             except InputError as e:  # any bad input not caught closer to its file
                 _err(e)

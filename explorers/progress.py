@@ -149,7 +149,9 @@ class Progress:
     no count of tasks on the line); ``work``: what a task's ``states`` count; ``failed``: the word
     for a failed task (``survived`` for mutants). ``mode`` overrides
     :func:`mode_for`; ``stream`` is stderr (by default ``sys.stderr`` when the run starts).
-    ``background=False``: no thread; the caller calls :meth:`tick` (tests, with their ``clock``)."""
+    ``background=False``: no thread; the caller calls :meth:`tick` (tests, with their ``clock``).
+    ``t0``: when the run began (``clock()`` time; default now): elapsed times and the first line's
+    delay count from it."""
 
     def __init__(
         self,
@@ -166,6 +168,7 @@ class Progress:
         first: float = FIRST_AFTER,
         every: float | None = None,
         background: bool = True,
+        t0: float | None = None,
     ) -> None:
         self.command = command
         self.total = total
@@ -173,11 +176,11 @@ class Progress:
         self.work = work
         self.failed_word = failed
         self.clock = clock
-        self._stream = stream
-        self.mode = mode or mode_for(self.stream, quiet)
+        self._stream = stream if stream is not None else sys.stderr
+        self.mode = mode or mode_for(self._stream, quiet)
         self.first = first
         self.every = every if every is not None else (LIVE_EVERY if self.mode == "live" else LINE_EVERY)
-        self.t0 = clock()
+        self.t0 = clock() if t0 is None else t0  # the run's start (the CLI's: when the command began)
         self.done = 0  # tasks finished (counted)
         self.failed = 0
         self.violations = 0  # in finished tasks (as the caller counts them) ...
@@ -207,11 +210,22 @@ class Progress:
     # -- the caller's side
     @property
     def stream(self) -> Any:
-        return self._stream if self._stream is not None else sys.stderr
+        """Where the lines go (stderr as it was when the run began: never through a wrapper)."""
+        return self._stream
 
     @property
     def enabled(self) -> bool:
         return self.mode != "off"
+
+    def configure(self, *, total: int | None = None, unit: str | None = None, work: str | None = None, failed: str | None = None) -> "Progress":
+        """Say what the run is made of once it is known (a run begun before its input was read)."""
+        self.total = total
+        self.unit = unit
+        if work is not None:
+            self.work = work
+        if failed is not None:
+            self.failed_word = failed
+        return self
 
     def plan(self, expected: Sequence[float | None]) -> None:
         """The expected cost of every task still to start (an ETA needs them all)."""
@@ -349,7 +363,7 @@ class Progress:
         left = self.eta(per_s)
         if left is not None:
             parts.append(f"ETA ~{duration(left)}")
-        return parts[0] + " " + ("; ".join(parts[1:]) or "started")
+        return parts[0] + " " + ("; ".join(parts[1:]) or "setting up")
 
     # -- writing
     def _loop(self) -> None:
@@ -387,10 +401,7 @@ class Progress:
                     pass
 
     def _raw(self) -> Any:
-        for name, _wrapper, inner in self._wrapped:
-            if name == "stderr":
-                return inner
-        return self.stream
+        return self._stream
 
     def _write_lines(self, lines: Sequence[str]) -> None:
         s = self._raw()
@@ -430,6 +441,8 @@ class Progress:
         is cleared first, and no line of ours goes out in the middle of someone else's."""
         for name in ("stdout", "stderr"):
             inner = getattr(sys, name)
+            if name == "stderr" and inner is not self._stream:
+                continue  # the lines go elsewhere: stderr's writes cannot cut them
             wrapper = _Clearing(inner, self)
             setattr(sys, name, wrapper)
             self._wrapped.append((name, wrapper, inner))
