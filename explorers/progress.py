@@ -6,13 +6,19 @@ got and what ended (docs/checking.md, "Progress and early results").
 One :class:`Progress` per command run::
 
     p = Progress("check", total=73, unit="boards", quiet=args.quiet)
+    p.plan([expected states of each board])            # for an ETA (optional)
     t = p.start("000-replay-1.toml", expected=1200.0)  # a task: a board, a mutant, a search
     t.update(states)                  # the explorers' progress protocol (core.explore calls it)
     t.found()                         # a violation found in it
     p.finish(t, failed=True)          # its verdict is known (``counted=False``: a try cut short)
     p.note(["line", "  more"])        # printed at once (after the first FIRST_AFTER seconds)
     p.extra("cluster", "4 workers alive, balance 0.93")   # appended to every line (None: removed)
-    p.close()
+    p.close()                         # (close_all(): every run still open; bpcheck.main calls it)
+
+A task in another process is a :class:`RemoteTask` there, sending its counts with any
+``send(payload)`` (explorers/pool.py ``notify`` for the pool's workers); the parent hands each
+payload to its own task with :func:`apply_remote`. :func:`without_progress` removes the lines of
+a run from captured stderr.
 
 Where it goes (stderr only: stdout carries the results and never changes):
 

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-
 from bpcheck.explorers.pool import Pool, notify
 from bpcheck.explorers.progress import FIRST_AFTER, LINE_EVERY, Progress, count, duration, rate, without_progress
 
