@@ -1,8 +1,11 @@
 """What a run says on stderr while it goes on (docs/checking.md, "Progress and early results"):
 the command's side of :mod:`bpcheck.explorers.progress`.
 
-- :func:`run_progress`: the run's :class:`~bpcheck.explorers.progress.Progress` from the command
-  line (``-q``/``--quiet`` silences it).
+- :func:`begin_run` (bpcheck.main, as a command starts) and :func:`run_progress` (the command,
+  once it knows its size): the run's :class:`~bpcheck.explorers.progress.Progress`
+  (``-q``/``--quiet`` silences it).
+- :class:`CheckFeed`: `bpcheck check`'s progress, in this process or from worker processes
+  (cli/main.py, cli/jobs.py).
 - :class:`FirstCounterexample`: the first counterexample of a run, shown on stderr as soon as it
   is found: its invariant, its board and its shortest trace in a few lines, replayed on an engine
   and system of its own (the exploration's are busy, or in a worker process), never a known one
@@ -82,9 +85,9 @@ def trace_lines(cex) -> list[str]:
         moves.append(f"{who}: {d.action['label']}")
     if not cex.steps:  # a trace the engine could not replay: its action indices
         moves = list(cex.labels)
+    n = len(moves)
     if cex.at == "cycle" and cex.cycle_start is not None:
         moves.append(f"(back to the state after step {cex.cycle_start})")
-    n = len(moves) if cex.steps else len(cex.labels)
     size = f"{n} decisions, {len(cex.labels)} steps" if cex.steps and n != len(cex.labels) else f"{len(cex.labels)} steps"
     text = f"trace ({size}): " + ("; ".join(moves) if moves else "the initial state")
     return textwrap.wrap(text, TRACE_WIDTH, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
