@@ -192,27 +192,32 @@ class Explored:
 
 
 class _Ticker:
-    """Progress on a terminal (stderr), silent in CI or when stderr is not a TTY."""
+    """The search's progress on stderr (bpcheck.explorers.progress): a line in place on a
+    terminal, plain lines at a steady interval elsewhere (CI). ``enabled``: None on a terminal
+    only (library calls), True wherever stderr goes (the command), False nothing."""
 
     def __init__(self, enabled: bool | None) -> None:
-        if enabled is None:
-            enabled = sys.stderr.isatty() and not os.environ.get("CI")
-        self.enabled = enabled
-        self.last = 0.0
+        from bpcheck.explorers.progress import Progress, mode_for
 
-    def show(self, text: str, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if force or now - self.last >= 0.3:
-            self.last = now
-            sys.stderr.write("\r" + text[:110].ljust(110))
-            sys.stderr.flush()
+        if enabled is True:  # the command's run, begun by bpcheck.main (cli/feedback.py)
+            from bpcheck.feedback import run_progress
+
+            self.progress = run_progress(None, "fuzz", unit=None)
+        else:
+            mode = "off" if enabled is False or mode_for(sys.stderr) != "live" else "live"
+            self.progress = Progress("fuzz", unit=None, mode=mode)
+        self.task = self.progress.start("")  # the search's states (the line says what it is doing)
+
+    def show(self, text: str, force: bool = False, states: int | None = None) -> None:
+        self.progress.extra("fuzz", text)
+        if states is not None:
+            self.task.update(states)
+
+    def note(self, lines: list[str]) -> None:
+        self.progress.note(lines)
 
     def done(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 110 + "\r")
-            sys.stderr.flush()
+        self.progress.close()
 
 
 def base_settings() -> settings:
@@ -271,7 +276,7 @@ def cards_the_engine_plays(
         if why is not None:
             raise FuzzStopped(why)
         if ticker is not None:
-            ticker.show(f"fuzz: offering the engine each card alone on a board: {k + 1}/{len(wanted)}")
+            ticker.show(f"offering the engine each card alone on a board: {k + 1} of {len(wanted)}")
         board = document_board(probe_document(card), f"<card probe: {card.name}>")
         engine = guard_engine(engine_factory())
         try:
@@ -335,6 +340,8 @@ def fuzz(
     strategy = board_documents(cards)  # InputError on unknown --cards
     bounds = Bounds(max_states=max_states)
     stats = FuzzStats()
+    from bpcheck.explorers.progress import count
+
     ticker = _Ticker(progress)
     t0 = time.monotonic()
     halt = _halting(stop, timeout, t0)
@@ -379,18 +386,26 @@ def fuzz(
             stats.shrink_states += known.states
         if searching:
             ticker.show(
-                f"fuzz: example {stats.search_examples}/{examples}, {stats.states:,} states"
-                + (f", {stats.bound_hits} bounded" if stats.bound_hits else "")
-                + (f", {stats.skipped} refused" if stats.skipped else "")
+                f"board {count(stats.search_examples)} of {count(examples)} drawn, {count(stats.states)} states explored"
+                + (f", {count(stats.bound_hits)} cut by --max-states" if stats.bound_hits else "")
+                + (f", {count(stats.skipped)} refused by the engine" if stats.skipped else ""),
+                states=stats.states,
             )
         else:
-            ticker.show(f"fuzz: shrinking a board that breaks {phase['target']}: {stats.shrink_examples} boards tried")
+            ticker.show(f"shrinking a board that breaks {phase['target']}: {count(stats.shrink_examples)} boards tried", states=stats.states + stats.shrink_states)
         if known.found is None:
             return
         prop, message, depth = known.found
         if searching and stats.first_failure_example is None:
             stats.first_failure_example = stats.search_examples
             stats.first_failure_s = time.monotonic() - t0
+            if phase["target"] is None:
+                ticker.note(
+                    [
+                        f"board {count(stats.search_examples)} of the search breaks {prop} ({depth} steps deep); shrinking it to a minimal board",
+                        f"  violation: {' '.join(message.split())[:300]}",
+                    ]
+                )
         if phase["target"] is None or prop == phase["target"]:
             if not searching:  # the shrinker only tries boards smaller than its best: this is the new best
                 phase["best"] = (doc, prop, message, depth)
@@ -602,7 +617,7 @@ def _parallel_search(
             if o.value.found is not None and (not first_fail or o.index < first_fail[0]):
                 first_fail[:] = [o.index]
                 pool.cancel([i for i in range(o.index + 1, len(docs))])
-        ticker.show(f"fuzz: {len(results)} of {len(docs)} boards drawn explored ({jobs} workers)")
+        ticker.show(f"{len(results):,} of {len(docs):,} boards drawn explored ({jobs} workers)")
 
     def decided() -> bool:
         if not halted and (why := halt()) is not None:
@@ -761,7 +776,11 @@ def cmd_fuzz(args) -> int:
     out = FuzzOutcome(FuzzStats())
     try:
         if cards is None:  # draw from the cards the engine plays (docs/fuzzing.md, "Which cards")
-            played, refused = cards_the_engine_plays(lambda: make_engine(args.engine, **engine_kw), None, halt, _Ticker(None))
+            probing = _Ticker(not args.quiet)  # stderr: a line on a terminal, plain lines in CI (-q: none)
+            try:
+                played, refused = cards_the_engine_plays(lambda: make_engine(args.engine, **engine_kw), None, halt, probing)
+            finally:
+                probing.done()
             if not played:
                 first = next(iter(refused.items()))
                 raise InputError(
@@ -784,6 +803,7 @@ def cmd_fuzz(args) -> int:
             engine_spec=(args.engine, engine_kw),
             baseline=baseline,
             stop=halt,  # a signal, or --timeout counted from the start of the run (the cards offered included)
+            progress=not args.quiet,  # stderr: a line on a terminal, plain lines in CI (-q: none)
         )
     except InputError as e:
         _err(e)
@@ -819,7 +839,7 @@ def cmd_fuzz(args) -> int:
                 system_kw["graph_limit"] = graph_limit(args)
             engine = make_engine(args.engine, **engine_kw)
             try:
-                br = check_board(board, engine, invs, "bfs", bounds, engine_name, progress=None, stop=sig.stop_reason, **system_kw)
+                br = check_board(board, engine, invs, "bfs", bounds, engine_name, progress=False, stop=sig.stop_reason, **system_kw)
             finally:
                 _close(engine)
             br.counterexamples.sort(key=lambda c: (c.invariant != out.invariant, len(c.labels), c.invariant))
@@ -959,6 +979,9 @@ def add_fuzz_parser(sub, positive) -> None:
     from bpcheck.jobs import add_jobs_argument
 
     add_jobs_argument(fz, "explore the search's boards")
+    from bpcheck.feedback import add_quiet_argument
+
+    add_quiet_argument(fz)
     add_report_arguments(fz)
     fz.set_defaults(fn=_run)
 

@@ -12,16 +12,16 @@ their expected cost (docs/checking.md, "Parallel checking and the order of board
   time of the cheapest board that shows it, even one the estimate ranks late.
 - :func:`run_check_jobs`: `bpcheck check` with worker processes (explorers/pool.py), or
   in this process for `--fail-fast -j 1`. Results are gathered and printed in board order,
-  never in completion order, so every output is the same whatever N.
+  never in completion order, so every output is the same whatever N; the run's progress, a
+  verdict stdout holds back and the first counterexample go to stderr as they come
+  (cli/feedback.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -32,6 +32,10 @@ from bpcheck.errors import InputError
 # rank (Spearman) correlation with the measured counts 0.87. Each card on the field multiplies
 # the state space by about e (a card that can act in every window adds every interleaving).
 COST_WEIGHTS = {"base": 1.64, "monsters": 0.97, "spells_traps": 1.15, "hand": 0.81, "other": 0.31}
+# The share of the states a reduced exploration stores (explorers/reduce.py: decisions and terminal
+# states), which board_cost, fitted on every state, does not know: 298,578 of 1,073,091 over the
+# seed corpus (tests/perft.json). Only the progress's ETA uses it (cli/feedback.py).
+REDUCED_SHARE = 0.28
 # A board expected to have this many states or more is explored by every worker at once
 # (run_check_jobs, `shard`); the rest one board per worker. Only the seven-card board of the
 # seed corpus is above it (expected 112,000; 742,799 states); the next is at 36,000.
@@ -116,48 +120,18 @@ def setup_cluster(args: argparse.Namespace, engine: str | None = None, engine_kw
     c = cluster.connect(address)
     if check_engine:
         c.check_engine(engine, dict(engine_kw or {}))
-    if sys.stderr.isatty() and not os.environ.get("CI"):
+    if not getattr(args, "quiet", False):  # one line, in CI too: starting Ray takes seconds
         sys.stderr.write(f"bpcheck: {c.describe()} (connected in {c.started:.1f} s)\n")
 
 
-class BoardsProgress:
-    """One line on stderr for a run of many tasks: on a terminal only, never in CI."""
-
-    def __init__(self, label: str, total: int, enabled: bool | None = None) -> None:
-        if enabled is None:
-            enabled = sys.stderr.isatty() and not os.environ.get("CI")
-        self.enabled = enabled
-        self.label = label
-        self.total = total
-        self.last = 0.0
-        self.shown = False
-
-    def update(self, done: int, running: list[str], force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if not force and now - self.last < 0.5:
-            return
-        self.last = now
-        names = ", ".join(running)
-        if len(names) > 60:
-            names = names[:57] + "..."
-        sys.stderr.write(f"\r{self.label}: {done}/{self.total} done, running: {names}".ljust(100)[:100])
-        sys.stderr.flush()
-        self.shown = True
-
-    def done(self) -> None:
-        if self.enabled and self.shown:
-            sys.stderr.write("\r" + " " * 100 + "\r")
-            sys.stderr.flush()
-
-
-def _label(what: str) -> str:
-    """The progress line's label: with --cluster, where the work runs."""
+def _cluster_note(feed) -> None:
+    """With --cluster, every progress line says where the work runs."""
     from bpcheck.explorers.cluster import active
 
     c = active()
-    return what if c is None else f"{what} (Ray, {c.workers()} workers)"
+    prog = getattr(feed, "progress", None)
+    if c is not None and prog is not None:
+        prog.extra("cluster", f"Ray, {c.workers()} workers")
 
 
 @dataclass
@@ -279,6 +253,40 @@ class BudgetRounds:
 
 
 
+class _NoFeed:
+    """The progress of a run that shows none (run_check_jobs called without a feed)."""
+
+    enabled = False
+
+    def plan(self, boards) -> None:
+        pass
+
+    def start(self, board, display: str):
+        from bpcheck.explorers.progress import NullTask
+
+        return NullTask()
+
+    def found(self, board, task):
+        return None
+
+    def note(self, board, task, payload) -> None:
+        pass
+
+    def finish(self, task, br, counted: bool = True) -> None:
+        pass
+
+    def held(self, br, display: str, settled: bool = True) -> None:
+        pass
+
+
+def _with_progress(args: tuple, feed, board, task) -> tuple:
+    """A board's task arguments with its progress (a task checked in this process): its last
+    argument is its controls dict."""
+    if not feed.enabled:
+        return args
+    return (*args[:-1], dict(args[-1], progress=task, found=feed.found(board, task)))
+
+
 @dataclass
 class JobsOutcome:
     results: list = field(default_factory=list)  # BoardResult, in board order
@@ -307,6 +315,7 @@ def run_check_jobs(
     *,
     bounds,
     rounds: bool = True,
+    feed=None,
 ) -> JobsOutcome:
     """Check ``files`` ((path, display) in board order) with ``jobs`` worker processes (or in this
     process when ``jobs`` is 1, for ``--fail-fast``). ``load(path, display)`` loads a board (bad
@@ -325,7 +334,14 @@ def run_check_jobs(
     sharded explorer, explorers/parallel.py), or None. With several workers (not --fail-fast),
     the boards it accepts are checked first, one after the other, each on every worker; the
     others then one per worker. One board that alone costs more than all the others together
-    would otherwise keep one worker busy long after the rest are done."""
+    would otherwise keep one worker busy long after the rest are done.
+
+    ``feed``: the run's progress on stderr (cli/feedback.py ``CheckFeed``): a task per board or
+    try, the workers' counts and violations as they come, and each result stdout holds back
+    for board order. A task's last argument is its controls dict (``check_board_task``): the
+    progress of a board checked in this process is added there."""
+    if feed is None:
+        feed = _NoFeed()
     out = JobsOutcome()
     n = len(files)
     boards: list[Any] = [None] * n
@@ -341,10 +357,11 @@ def run_check_jobs(
     todo = [i for i in range(n) if boards[i] is not None]
     costs = [board_cost(b) if b is not None else 0.0 for b in boards]
     order = [i for i in cost_order(costs, cheapest_first=fail_fast) if boards[i] is not None]
+    feed.plan(boards)
     if fail_fast:
-        _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restore, emit, cut_short, sig, bounds, out, rounds)
+        _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restore, emit, cut_short, sig, bounds, out, rounds, feed)
     else:
-        _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restore, emit, cut_short, sig, bounds, shard, out)
+        _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restore, emit, cut_short, sig, bounds, shard, out, feed)
     for i in range(n):
         e = entries.get(i)
         if e is None:
@@ -357,7 +374,7 @@ def run_check_jobs(
     return out
 
 
-def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restore, emit, cut_short, sig, bounds, shard, out) -> None:
+def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restore, emit, cut_short, sig, bounds, shard, out, feed) -> None:
     """Every board on ``jobs`` workers, most expensive first (the boards ``shard`` accepts first,
     each on every worker); printed in board order as each one and every board before it is done."""
     from bpcheck.explorers.pool import Outcome, open_pool
@@ -371,6 +388,13 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
         while printed < n and printed in entries:
             emit(printed, entries[printed])
             printed += 1
+
+    running: dict[int, Any] = {}  # board index -> its progress task
+
+    def task_of(i: int):
+        if i not in running:
+            running[i] = feed.start(boards[i], files[i][1])
+        return running[i]
 
     def record(o: Outcome) -> None:
         i = o.index
@@ -386,11 +410,16 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
             entries[i] = Entry("error", InputError(*o.value[1:]))
         else:
             entries[i] = Entry("result", restore(o.value[1]))
+        e = entries[i]
+        feed.finish(task_of(i), e.value if e.kind == "result" else None)
+        running.pop(i, None)
         flush()
+        if printed <= i and e.kind == "result":  # stdout holds it back for board order
+            feed.held(e.value, display)
 
     def here(i: int, args: tuple) -> bool:
         """Check board i in this process; False after a bug in bpcheck (no new boards start)."""
-        progress.update(len(entries), [files[i][1].rsplit("/", 1)[-1]], force=True)
+        args = _with_progress(args, feed, boards[i], task_of(i))
         try:
             record(Outcome(i, True, task(*args)))
         except Interrupted:
@@ -403,8 +432,8 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
             return False
         return True
 
-    progress = BoardsProgress(_label("check"), len(todo))
-    pool = open_pool(jobs)
+    _cluster_note(feed)
+    pool = open_pool(jobs, on_note=lambda i, payload: feed.note(boards[i], task_of(i), payload))  # processes, or Ray tasks with --cluster
     interrupted_now: list[int] = []  # boards cut short by a second signal
     try:
         signalled = False
@@ -414,7 +443,8 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
             if sig.signum is not None and not signalled:
                 signalled = True
                 pool.stop_all(sig.signum)  # workers stop at their next state; results come back
-            progress.update(len(entries), [files[j][1].rsplit("/", 1)[-1] for j in pool.running()])
+            for j in pool.running():
+                task_of(j)
 
         big = {}
         if shard is not None:
@@ -437,7 +467,8 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
         for i in interrupted_now:
             entries[i] = Entry("result", cut_short(boards[i]))
     finally:
-        progress.done()
+        for i in list(running):
+            feed.finish(running.pop(i), None)
         pool.close()
     for i in order:
         if i not in entries:
@@ -450,7 +481,7 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
         printed += 1
 
 
-def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restore, emit, cut_short, sig, bounds, out, with_rounds: bool = True) -> None:
+def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restore, emit, cut_short, sig, bounds, out, with_rounds: bool = True, feed=None) -> None:
     """`check --fail-fast`: the boards in :class:`BudgetRounds` (cheapest first, rounds of
     growing state budgets), in this process (``jobs`` 1) or on ``jobs`` workers. The run stops
     at the first failing try of the schedule (round, then cost order); reported are the boards
@@ -470,6 +501,14 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
     stop: list[Try] = []  # the failing try earliest in the schedule
     halted = False  # a bug in bpcheck: no new try starts
     printed = 0
+    feed = feed if feed is not None else _NoFeed()
+    tries: dict[Try, Any] = {}  # a try running -> its progress task
+
+    def task_of(t: Try):
+        if t not in tries:
+            i = order[t.item]
+            tries[t] = feed.start(boards[i], files[i][1])
+        return tries[t]
 
     def resolved(i: int) -> bool:
         if boards[i] is None:
@@ -504,12 +543,14 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
             if not raw.result.violations and rounds.cut(t, raw.result.bound_hit):
                 cut_at.setdefault(i, t.key)  # this budget only: no verdict, the next round explores it again
                 rounds.done(t, True)
+                feed.finish(tries.pop(t, None) or task_of(t), None, counted=False)
                 flush()
                 return
             entries[i] = Entry("result", restore(raw))  # only a final result: counted once
         final_try[i] = t
         rounds.done(t, False)
         e = entries[i]
+        feed.finish(tries.pop(t, None) or task_of(t), e.value if e.kind == "result" else None)
         if e.kind == "result" and e.value.verdict == "fail" and (not stop or t.key < stop[0].key):
             stop[:] = [t]
             late = rounds.stop(t)
@@ -520,6 +561,8 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
             if pool is not None and late:
                 pool.cancel([tid for tid, u in ids.items() if u in late])
         flush()
+        if printed <= i and e.kind == "result" and i in entries:  # held back until the earlier tries settle
+            feed.held(e.value, display, settled=False)
 
     def bounds_of(t: Try) -> Bounds:
         return Bounds(t.cap, bounds.max_depth, bounds.timeout)
@@ -527,10 +570,9 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
     def here(t: Try) -> None:
         """One try in this process."""
         i = order[t.item]
-        progress.update(len(final_try), [files[i][1].rsplit("/", 1)[-1]], force=True)
         current.append(i)
         try:
-            record(t, Outcome(i, True, task(*task_args(boards[i], bounds_of(t)))))
+            record(t, Outcome(i, True, task(*_with_progress(task_args(boards[i], bounds_of(t)), feed, boards[i], task_of(t)))))
         except Interrupted:
             raise
         except Exception as e:  # bpcheck's own bug: stop here, as the sequential run does
@@ -539,9 +581,15 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
             record(t, Outcome(i, False, error=f"{type(e).__name__}: {e}".splitlines()[0], traceback="".join(traceback.format_exception(e))))
         current.remove(i)
 
-    progress = BoardsProgress(_label("check"), len(order))
-    pool = open_pool(jobs) if jobs > 1 else None
     ids: dict[int, Try] = {}  # pool task id -> its try
+
+    def on_note(tid: int, payload) -> None:
+        t = ids.get(tid)
+        if t is not None:
+            feed.note(boards[order[t.item]], task_of(t), payload)
+
+    _cluster_note(feed)
+    pool = open_pool(jobs, on_note=on_note) if jobs > 1 else None  # processes, or Ray tasks with --cluster
     current: list[int] = []  # boards being explored in this process
     try:
         if pool is None:
@@ -566,7 +614,9 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
                 if sig.signum is not None and not signalled:
                     signalled = True
                     pool.stop_all(sig.signum)  # workers stop at their next state; results come back
-                progress.update(len(final_try), [files[order[ids[j].item]][1].rsplit("/", 1)[-1] for j in pool.running() if j in ids])
+                for j in pool.running():
+                    if j in ids:
+                        task_of(ids[j])
                 for o in pool.collect(0.2):
                     t = ids.pop(o.index)
                     record(t, Outcome(order[t.item], o.ok, o.value, o.error, o.traceback, o.crashed))
@@ -579,7 +629,8 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
             entries[i] = Entry("result", cut_short(boards[i]))
             final_try.setdefault(i, Try(-1, -1, None, True))
     finally:
-        progress.done()
+        for t in list(tries):
+            feed.finish(tries.pop(t), None, counted=False)
         if pool is not None:
             pool.close()
     key = stop[0].key if stop else None
@@ -612,7 +663,6 @@ __all__ = [
     "COST_WEIGHTS",
     "FIRST_BUDGET",
     "SHARD_AT",
-    "BoardsProgress",
     "BudgetRounds",
     "Entry",
     "JobsOutcome",

@@ -22,6 +22,8 @@ from typing import Sequence
 from bpcheck import __version__
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERNAL, EXIT_OK, InputError
 
+STARTED = time.monotonic()  # when the command began: the progress's clock (cli/feedback.py); main() sets it again
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # usage errors: exit 2, no traceback
@@ -356,71 +358,79 @@ def cmd_check(args: argparse.Namespace) -> int:
     jobs = resolve_jobs(args.jobs)
     fail_fast = None
     n_crashed = 0
-    if args.fail_fast or (jobs > 1 and len(files) > 1):  # cli/jobs.py: workers and the cost order
-        outcome = _check_jobs(args, files, jobs, invariants, engine_kw, engine_name, system_kw, bounds, baseline)
-        results, errors, not_started = outcome.results, outcome.errors, outcome.not_started
-        if outcome.internal is not None:
-            internal = _WorkerBug(outcome.internal, outcome.internal_traceback)
-        n_crashed = len(outcome.crashed)
-        if outcome.crashed and outcome.internal is None:
-            internal = _WorkerBug(f"{len(outcome.crashed)} worker process(es) died: " + "; ".join(outcome.crashed), None)
-        if args.fail_fast:
-            fail_fast = {"stopped_at": outcome.stopped_at, "not_run": outcome.not_run, "not_finished": outcome.not_finished}
-        files_iter: list = []
-    else:
-        files_iter = files
-    for k, (path, display) in enumerate(files_iter):
-        if sig.signum is not None:
-            not_started = [d for _p, d in files[k:]]
-            break
-        board = None
-        try:
-            started = time.monotonic()
+    from bpcheck.feedback import CheckFeed  # progress and early results on stderr (cli/feedback.py)
+
+    feed = CheckFeed(args, files, invariants, engine_kw, engine_name, system_kw, baseline, lambda br, d: _board_lines(br, d, args)[0])
+    try:
+        if args.fail_fast or (jobs > 1 and len(files) > 1):  # cli/jobs.py: workers and the cost order
+            outcome = _check_jobs(args, files, jobs, invariants, engine_kw, engine_name, system_kw, bounds, baseline, feed)
+            results, errors, not_started = outcome.results, outcome.errors, outcome.not_started
+            if outcome.internal is not None:
+                internal = _WorkerBug(outcome.internal, outcome.internal_traceback)
+            n_crashed = len(outcome.crashed)
+            if outcome.crashed and outcome.internal is None:
+                internal = _WorkerBug(f"{len(outcome.crashed)} worker process(es) died: " + "; ".join(outcome.crashed), None)
+            if args.fail_fast:
+                fail_fast = {"stopped_at": outcome.stopped_at, "not_run": outcome.not_run, "not_finished": outcome.not_finished}
+            files_iter: list = []
+        else:
+            files_iter = files
+        for k, (path, display) in enumerate(files_iter):
+            if sig.signum is not None:
+                not_started = [d for _p, d in files[k:]]
+                break
+            board = None
             try:
-                board = load_bounded(path, display, args.timeout, args.memory_limit)
-            except LoadBound as lb:  # --timeout / --memory-limit reached while reading: inconclusive
-                br = unloaded_result(display, invariants, args.strategy, lb.why)
-                results.append(br)
-                print("\n".join(_board_lines(br, display, args)))
+                started = time.monotonic()
+                try:
+                    board = feed.board(k, path, display, lambda p, d: load_bounded(p, d, args.timeout, args.memory_limit))
+                except LoadBound as lb:  # --timeout / --memory-limit reached while reading: inconclusive
+                    br = unloaded_result(display, invariants, args.strategy, lb.why)
+                    results.append(br)
+                    print("\n".join(_board_lines(br, display, args)))
+                    continue
+                controls = dict(system_kw)
+                if args.timeout is not None:
+                    controls["started"] = started  # --timeout covers the reading too
+                if args.checkpoint:
+                    controls.update(_checkpoint_controls(args, board, engine_name, invariants, checkpoint_note))
+                if jobs > 1:  # one board: the sharded explorer (explorers/parallel.py), where it applies
+                    from bpcheck.explorers.run import system_factory
+
+                    from bpcheck.explorers.checking import EngineSystem
+
+                    make_system = system_factory(board, args.engine, engine_kw, [i.id for i in invariants], system_kw.get("system_cls", EngineSystem))
+                    controls["parallel"] = (jobs, make_system)
+                task = feed.begin(board, display)
+                br = check_board(board, make_engine(args.engine, **engine_kw), invariants, args.strategy, bounds, engine_name, progress=task, found=feed.found(board, task), **controls)
+            except InputError as e:
+                _err(e)
+                errors.append({"file": e.file, "field": e.field, "problem": e.problem})
                 continue
-            controls = dict(system_kw)
-            if args.timeout is not None:
-                controls["started"] = started  # --timeout covers the reading too
+            except ResumeMismatch as e:
+                e2 = InputError(args.checkpoint, "--resume", str(e))
+                _err(e2)
+                errors.append({"file": e2.file, "field": e2.field, "problem": e2.problem})
+                continue
+            except Interrupted as e:  # a second signal: the board is cut short where it was
+                if board is not None:
+                    br = _interrupted_result(board, invariants, args.strategy, f"interrupted ({e.name})")
+                    results.append(br)
+                    print("\n".join(_board_lines(br, display, args)))
+                not_started = [d for _p, d in files[k + 1 :]]
+                break
+            except Exception as e:  # a bug in bpcheck: keep what is finished, then report it (exit 4)
+                internal = e
+                break
+            results.append(br)
+            if baseline is not None:  # known disagreements do not fail the board; new ones do
+                baseline.outcome(br, engine_name, args.differential)
             if args.checkpoint:
-                controls.update(_checkpoint_controls(args, board, engine_name, invariants, checkpoint_note))
-            if jobs > 1:  # one board: the sharded explorer (explorers/parallel.py), where it applies
-                from bpcheck.explorers.run import system_factory
-
-                from bpcheck.explorers.checking import EngineSystem
-
-                make_system = system_factory(board, args.engine, engine_kw, [i.id for i in invariants], system_kw.get("system_cls", EngineSystem))
-                controls["parallel"] = (jobs, make_system)
-            br = check_board(board, make_engine(args.engine, **engine_kw), invariants, args.strategy, bounds, engine_name, progress=None, **controls)
-        except InputError as e:
-            _err(e)
-            errors.append({"file": e.file, "field": e.field, "problem": e.problem})
-            continue
-        except ResumeMismatch as e:
-            e2 = InputError(args.checkpoint, "--resume", str(e))
-            _err(e2)
-            errors.append({"file": e2.file, "field": e2.field, "problem": e2.problem})
-            continue
-        except Interrupted as e:  # a second signal: the board is cut short where it was
-            if board is not None:
-                br = _interrupted_result(board, invariants, args.strategy, f"interrupted ({e.name})")
-                results.append(br)
-                print("\n".join(_board_lines(br, display, args)))
-            not_started = [d for _p, d in files[k + 1 :]]
-            break
-        except Exception as e:  # a bug in bpcheck: keep what is finished, then report it (exit 4)
-            internal = e
-            break
-        results.append(br)
-        if baseline is not None:  # known disagreements do not fail the board; new ones do
-            baseline.outcome(br, engine_name, args.differential)
-        if args.checkpoint:
-            _finish_checkpoint(args, br, checkpoint_note)
-        print("\n".join(_board_lines(br, display, args)))
+                _finish_checkpoint(args, br, checkpoint_note)
+            feed.finish(task, br)
+            print("\n".join(_board_lines(br, display, args)))
+    finally:
+        feed.close()
     for line in checkpoint_note:
         print(line)
     from bpcheck.reporting import bound_counterexamples
@@ -570,7 +580,7 @@ def _internal_line(e: Exception) -> str:
     return f"{type(e).__name__}: {e}".splitlines()[0]
 
 
-def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name: str, system_kw: dict, bounds, baseline):
+def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name: str, system_kw: dict, bounds, baseline, feed):
     """`check -j N` (several boards) and `check --fail-fast`: cli/jobs.py schedules, this prints."""
     from bpcheck.explorers.run import check_board_task, restore_invariants
     from bpcheck.jobs import run_check_jobs
@@ -619,7 +629,7 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
 
         if jobs <= 1 or board_cost(board) < SHARD_AT or not can_shard(args.strategy, system_kw.get("graph_limit"), controls, bounds):
             return None
-        c = dict(controls, stop=sig.stop_reason, progress=None)  # in this process: progress on a terminal
+        c = dict(controls, stop=sig.stop_reason)  # in this process (cli/jobs.py adds its progress)
         c["parallel"] = (jobs, system_factory(board, args.engine, engine_kw, inv_ids, system_kw.get("system_cls", EngineSystem)))
         return (board, args.engine, engine_kw, inv_ids, args.strategy, bounds, engine_name, c)
 
@@ -633,7 +643,9 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
         except LoadBound as lb:
             return _Unloaded(unloaded_result(display, invariants, args.strategy, lb.why))
 
-    return run_check_jobs(files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load, cut_short, sig, shard=shard, bounds=bounds, rounds=rounds)
+    return run_check_jobs(
+        files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load, cut_short, sig, shard=shard, bounds=bounds, rounds=rounds, feed=feed
+    )
 
 
 def _write_json(args: argparse.Namespace, doc: dict) -> None:
@@ -867,6 +879,9 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--cex-dir", metavar="DIR", help="write each counterexample as a replayable JSON file")
     ck.add_argument("--stats", action="store_true", help="also print and record timings (not byte-for-byte deterministic)")
     ck.add_argument("-v", "--verbose", action="store_true", help="list vacuous invariants, reached goals and collision estimates per board")
+    from bpcheck.feedback import add_quiet_argument
+
+    add_quiet_argument(ck)  # progress, early verdicts and the first counterexample on stderr (docs/checking.md)
     ck.add_argument("--strict", action="store_true", help="a board the engine refuses (skipped) is not a pass: exit 3 instead of 0")
     ck.add_argument(
         "--memory-limit", type=_size, metavar="SIZE", help="stop a board as inconclusive before bpcheck's processes together (-j N workers and engines included) use SIZE of memory (e.g. 2G); a board whose reading could pass it is not read"
@@ -932,6 +947,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="try each mutant's own seed board first (the board written to show its bug), then the others cheapest first",
     )
     add_jobs_argument(mu, "run the mutants")
+    add_quiet_argument(mu)
     add_report_arguments(mu)
     mu.set_defaults(fn=_cmd_mutants)
 
@@ -981,6 +997,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bpcheck import lifecycle
     from bpcheck.model.inputs import output_escaping
 
+    global STARTED
+    if argv is not None:  # called again in one process (tests): this command's start
+        STARTED = time.monotonic()
     parser = build_parser()
     args = parser.parse_args(argv)
     command = getattr(args, "command", "?")
@@ -995,6 +1014,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sig.install()
         try:
             try:
+                from bpcheck.feedback import begin_run
+
+                begin_run(args)  # progress on stderr from the command's start (cli/feedback.py)
                 return int(args.fn(args))
             except InputError as e:  # any bad input not caught closer to its file
                 _err(e)
@@ -1009,6 +1031,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(lifecycle.internal_error(e, command), file=sys.stderr)
                 return EXIT_INTERNAL
             finally:
+                from bpcheck.explorers.progress import close_all
+
+                close_all()  # no progress line outlives its command (explorers/progress.py)
                 if guard is not None:
                     guard.flush()
                     sys.stdout = guard._s

@@ -74,7 +74,9 @@ def _schedule(order, bounds: Bounds, own_board_first: bool):
         rounds.done(t, b.again)
 
 
-def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bounds, own_board_first: bool = False) -> dict:
+def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bounds, own_board_first: bool = False, progress=None) -> dict:
+    """``progress``: the mutant's task of the run's progress (bpcheck.explorers.progress): every
+    exploration's states add to it."""
     order = mutant_order(m, boards, own_board_first)
     t0 = time.perf_counter()
     c0 = time.process_time()
@@ -87,7 +89,7 @@ def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bo
         tried.add(display)
         runs += 1
         system = EngineSystem(ReferenceEngine(m.rules, f"mutant:{m.name}"), board, invariants)
-        r = explore(system, "bfs", b.bounds, stop_on_violation=True)
+        r = explore(system, "bfs", b.bounds, progress=progress, stop_on_violation=True)
         explored += r.states
         if r.bound_hit and not r.violations:
             if BudgetRounds.cut(b.at, r.bound_hit):
@@ -132,8 +134,12 @@ def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bo
 
 
 def run_mutant_task(name: str, boards: list[tuple[Path, str]], bounds: Bounds, own_board_first: bool) -> dict:
-    """One mutant in a worker process (`bpcheck mutants -j N`): plain data in, a row out."""
-    return run_mutant(MUTANTS[name], boards, select(None), bounds, own_board_first)
+    """One mutant in a worker process (`bpcheck mutants -j N`): plain data in, a row out; its
+    counts go to the parent as it runs (explorers/pool.py ``notify``)."""
+    from bpcheck.explorers.pool import notify
+    from bpcheck.explorers.progress import RemoteTask
+
+    return run_mutant(MUTANTS[name], boards, select(None), bounds, own_board_first, progress=RemoteTask(notify))
 
 
 def _reports(args, rows: list[dict], boards, invariants, bounds: Bounds) -> None:
@@ -151,7 +157,7 @@ def _reports(args, rows: list[dict], boards, invariants, bounds: Bounds) -> None
             continue
         name = f"mutant:{row['mutant']}"
         board = load_board(paths[row["board"]], row["board"])
-        br = check_board(board, make_engine(name), invariants, "bfs", bounds, name, progress=None, graph_limit=graph_limit(args))
+        br = check_board(board, make_engine(name), invariants, "bfs", bounds, name, progress=False, graph_limit=graph_limit(args))
         runs.append(Run(name, br))
     meta = {"mutants": len(rows), "killed": sum(1 for r in rows if r["status"] == "killed")}
     survived = [r["mutant"] for r in rows if r["status"] != "killed"]
@@ -160,22 +166,53 @@ def _reports(args, rows: list[dict], boards, invariants, bounds: Bounds) -> None
     emit_reports(args, runs, [], "bpcheck mutants", meta)
 
 
-def _rows(names: list[str], boards, invariants, bounds: Bounds, own_board_first: bool, jobs: int):
-    """Each mutant's row, in the order of ``names``, whatever the number of worker processes."""
+def _row_text(row: dict) -> str:
+    inv = row["invariant"] or "-"
+    length = "-" if row["length"] is None else str(row["length"])
+    status = "survived" if row["status"] != "killed" else "killed"
+    where = row["board"] or (f"(not exhaustive: {row['bound_hit']})" if row["bound_hit"] else "-")
+    return f"{row['mutant']:40} {status + ('*' if row['bound_hit'] else ''):9} {inv:30} {length:>6} {row['seconds']:6.1f}s  {where}"
+
+
+def _rows(names: list[str], boards, invariants, bounds: Bounds, own_board_first: bool, jobs: int, progress=None):
+    """Each mutant's row, in the order of ``names``, whatever the number of worker processes.
+    ``progress``: the run's (bpcheck.explorers.progress); a row held back for that order is
+    shown on stderr when it is known."""
+    from bpcheck.explorers.progress import Progress, apply_remote
+
+    if progress is None:
+        progress = Progress("mutants", mode="off")
     if jobs <= 1 or len(names) <= 1:
         for name in names:
-            yield run_mutant(MUTANTS[name], boards, invariants, bounds, own_board_first)
+            task = progress.start(name)
+            row = run_mutant(MUTANTS[name], boards, invariants, bounds, own_board_first, progress=task)
+            progress.finish(task, failed=row["status"] != "killed")
+            yield row
         return
     from bpcheck.explorers.pool import open_pool
 
     done: dict[int, dict] = {}
+    tasks: dict[int, object] = {}
     nxt = 0
-    with open_pool(jobs) as pool:  # worker processes, or Ray tasks with --cluster
-        tasks = [(name, boards, bounds, own_board_first) for name in names]
-        for o in pool.run(run_mutant_task, tasks):
+
+    def task_of(i: int):
+        if i not in tasks:
+            tasks[i] = progress.start(names[i])
+        return tasks[i]
+
+    def tick() -> None:
+        for i in pool.running():
+            task_of(i)
+
+    with open_pool(jobs, on_note=lambda i, payload: apply_remote(task_of(i), payload)) as pool:  # worker processes, or Ray tasks with --cluster
+        tasks_args = [(name, boards, bounds, own_board_first) for name in names]
+        for o in pool.run(run_mutant_task, tasks_args, tick=tick):
             if not o.ok:  # a bug in bpcheck (or a dead worker): exit 4 after the rows so far
                 raise RuntimeError(f"mutant {names[o.index]}: {o.error}" + (f"\n{o.traceback}" if o.traceback else ""))
             done[o.index] = o.value
+            progress.finish(task_of(o.index), failed=o.value["status"] != "killed")
+            if o.index != nxt:  # stdout holds it back for the mutants' order
+                progress.note([" ".join(_row_text(o.value).split()) + " (on stdout in the mutants' order)"])
             while nxt in done:
                 yield done.pop(nxt)
                 nxt += 1
@@ -213,16 +250,16 @@ def cmd_mutants(args) -> int:
     bounds = Bounds(max_states=args.max_states)
     rows = []
     print(f"{'mutant':40} {'verdict':9} {'killed by':30} {'length':>6} {'time':>7}  board")
+    from bpcheck.feedback import run_progress
     from bpcheck.jobs import resolve_jobs
 
-    for row in _rows(names, boards, invariants, bounds, bool(args.own_board_first), resolve_jobs(args.jobs)):
-        name = row["mutant"]
-        rows.append(row)
-        inv = row["invariant"] or "-"
-        length = "-" if row["length"] is None else str(row["length"])
-        status = "survived" if row["status"] != "killed" else "killed"
-        where = row["board"] or (f"(not exhaustive: {row['bound_hit']})" if row["bound_hit"] else "-")
-        print(f"{name:40} {status + ('*' if row['bound_hit'] else ''):9} {inv:30} {length:>6} {row['seconds']:6.1f}s  {where}")
+    progress = run_progress(args, "mutants", total=len(names), unit="mutants", failed="survived")
+    try:
+        for row in _rows(names, boards, invariants, bounds, bool(args.own_board_first), resolve_jobs(args.jobs), progress):
+            rows.append(row)
+            print(_row_text(row))
+    finally:
+        progress.close()
     killed = sum(1 for r in rows if r["status"] == "killed")
     bounded = [r for r in rows if r["status"] != "killed" and r["bound_hit"]]
     print(f"mutation score: {killed}/{len(rows)} killed")

@@ -1167,49 +1167,58 @@ def cmd_scenario(args: Any) -> int:
         return EXIT_BAD_INPUT
     passed = failed = skipped = bad = 0
     out: list[dict] = []
-    for path, display in files:
-        engine = None
-        try:
-            sc = load_scenario(path, display)
-            engine = spare.pop() if spare else make_engine(spec)
-            res = run_scenario(sc, engine)
-        except InputError as e:
-            err(e)
-            bad += 1
-            out.append({"path": display, "status": "bad_input", "error": e.render()})
-            continue
-        finally:
-            if engine is not None:
-                _close(engine)
-        if res.status == "pass":
-            passed += 1
-            if not args.quiet:
-                print(f"PASS  {display}  {res.name}")
-        elif res.status == "skipped":
-            skipped += 1
-            print(f"SKIP  {display}  {res.name}: {_line(res.reason)}")
-        else:
-            failed += 1
-            print(f"FAIL  {display}  {res.name}")
-            for f in res.failures:
-                print(f"      {_line(f)}")  # what the engine did, quoted: on one line
-            for c in res.context:
-                print(f"        {_line(c)}")
-        for n in res.not_judged:
-            print(f"      note: {_line(n)}")
-        out.append(
-            {
-                "path": display,
-                "name": res.name,
-                "status": res.status,
-                "rules": list(res.rules),
-                "steps_run": res.steps_run,
-                "failures": res.failures,
-                "context": res.context,
-                "not_judged": res.not_judged,
-                **({"reason": res.reason} if res.status == "skipped" else {}),
-            }
-        )
+    from bpcheck.feedback import run_progress  # progress on stderr while a long run goes on (cli/feedback.py)
+
+    progress = run_progress(args, "scenario", total=len(files), unit="files")
+    try:
+        for path, display in files:
+            engine = None
+            task = progress.start(display.rsplit("/", 1)[-1])
+            try:
+                sc = load_scenario(path, display)
+                engine = spare.pop() if spare else make_engine(spec)
+                res = run_scenario(sc, engine)
+            except InputError as e:
+                err(e)
+                bad += 1
+                out.append({"path": display, "status": "bad_input", "error": e.render()})
+                progress.finish(task, failed=True)
+                continue
+            finally:
+                if engine is not None:
+                    _close(engine)
+            progress.finish(task, failed=res.status == "fail")
+            if res.status == "pass":
+                passed += 1
+                if not args.quiet:
+                    print(f"PASS  {display}  {res.name}")
+            elif res.status == "skipped":
+                skipped += 1
+                print(f"SKIP  {display}  {res.name}: {_line(res.reason)}")
+            else:
+                failed += 1
+                print(f"FAIL  {display}  {res.name}")
+                for f in res.failures:
+                    print(f"      {_line(f)}")  # what the engine did, quoted: on one line
+                for c in res.context:
+                    print(f"        {_line(c)}")
+            for n in res.not_judged:
+                print(f"      note: {_line(n)}")
+            out.append(
+                {
+                    "path": display,
+                    "name": res.name,
+                    "status": res.status,
+                    "rules": list(res.rules),
+                    "steps_run": res.steps_run,
+                    "failures": res.failures,
+                    "context": res.context,
+                    "not_judged": res.not_judged,
+                    **({"reason": res.reason} if res.status == "skipped" else {}),
+                }
+            )
+    finally:
+        progress.close()
     for engine in spare:
         _close(engine)
     summary = f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "") + (f", {bad} bad input" if bad else "")

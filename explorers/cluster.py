@@ -100,8 +100,8 @@ class Cluster:
         nodes = self.nodes()
         return f"Ray cluster {self.address if self.local_workers is None else f'local:{self.local_workers}'}: {len(nodes)} node(s), {self.workers()} worker CPU(s)"
 
-    def task_pool(self, n: int) -> "TaskPool":
-        return TaskPool(n)
+    def task_pool(self, n: int, on_note: Callable[[int, Any], None] | None = None) -> "TaskPool":
+        return TaskPool(n, on_note=on_note)
 
     def check_engine(self, spec: str | None, engine_kw: dict) -> None:
         """Every node must be able to build the engine: one remote check per node (a cmd:
@@ -256,9 +256,17 @@ class _Flags:
         self.stop = 0
         self.cancelled: set[int] = set()
         self.where: dict[int, str] = {}
+        self.notes: list[tuple[int, Any]] = []  # (task, payload) sent by the tasks, not yet taken
 
     def get(self, index: int) -> tuple[int, bool]:
         return self.stop, index in self.cancelled
+
+    def note(self, index: int, payload: Any) -> None:
+        self.notes.append((index, payload))
+
+    def take_notes(self) -> list[tuple[int, Any]]:
+        out, self.notes = self.notes, []
+        return out
 
     def set_stop(self, signum: int) -> None:
         self.stop = signum
@@ -308,23 +316,30 @@ def _run_task(flags: Any, index: int, cwd: str, fn: Callable, args: tuple) -> tu
     pool_mod._STOP = _RemoteFlag(flags, index, 0)
     pool_mod._CANCEL = _RemoteFlag(flags, index, 1)
     pool_mod._CONN = None
+
+    def note(payload: Any) -> bool:  # pool.notify in a Ray task: to the driver through the flags actor
+        flags.note.remote(index, payload)
+        return True
+
+    pool_mod._REMOTE_NOTE = note
     try:
         return (True, fn(*args), None)
     except BaseException as e:  # noqa: BLE001 - everything goes back to the driver, as text
         what = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
         return (False, what, "".join(traceback.format_exception(type(e), e, e.__traceback__)))
     finally:
-        pool_mod._STOP = pool_mod._CANCEL = None
+        pool_mod._STOP = pool_mod._CANCEL = pool_mod._REMOTE_NOTE = None
 
 
 class TaskPool:
     """:class:`bpcheck.explorers.pool.Pool`'s methods over Ray tasks (``n`` at a time)."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, on_note: Callable[[int, Any], None] | None = None) -> None:
         ray = _ray()
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.n = workers
+        self.on_note = on_note  # (task index, payload): what a task sent with pool.notify
         self.flags = ray.remote(num_cpus=0)(_Flags).remote()
         self.remote = ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False)(_run_task)
         self.cwd = os.getcwd()
@@ -383,9 +398,20 @@ class TaskPool:
             ref = self.remote.remote(self.flags, i, self.cwd, fn, args)
             self._refs[ref] = i
 
+    def _take_notes(self) -> None:
+        import ray
+
+        if self.on_note is None:
+            return
+        running = set(self._refs.values())  # a note that arrives after its task's outcome is dropped
+        for i, payload in ray.get(self.flags.take_notes.remote()):
+            if i in running and i not in self._cancelled:
+                self.on_note(i, payload)
+
     def _gather(self, timeout: float) -> Iterator[Outcome]:
         import ray
 
+        self._take_notes()
         if not self._refs:
             return
         # completion order here; every caller puts the outcomes back in its own fixed order

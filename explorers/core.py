@@ -170,34 +170,26 @@ class ExploreResult:
 
 
 class Progress:
-    """Progress on a terminal (stderr), silent in CI or when not a TTY."""
+    """One exploration's progress line of its own, for library calls (``check_board(progress=
+    True)``): the run-level machinery is :mod:`bpcheck.explorers.progress`, whose tasks the CLI
+    hands to the explorers instead. ``enabled``: None draws on a terminal only (not in CI),
+    True also writes plain lines elsewhere, False nothing."""
 
     def __init__(self, label: str, enabled: bool | None = None) -> None:
-        if enabled is None:
-            enabled = sys.stderr.isatty() and not os.environ.get("CI")
-        self.enabled = enabled
-        self.label = label
-        self.t0 = time.monotonic()
-        self.last = 0.0
+        from bpcheck.explorers.progress import Progress as Run, mode_for
 
-    def update(self, states: int, depth: int, frontier: int, force: bool = False, note: str = "") -> None:
+        mode = mode_for(sys.stderr)
+        if enabled is None and mode != "live":
+            mode = "off"
+        self._run = Run(label, total=None, mode="off" if enabled is False else mode)
+        self._task = self._run.start(label)
+
+    def update(self, states: int, depth: int, frontier: int, force: bool = False, note: str | None = None) -> None:
         """``note``: more of the run's state (explore_parallel: workers alive, their balance)."""
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if not force and now - self.last < 0.5:
-            return
-        self.last = now
-        rate = states / max(now - self.t0, 1e-9)
-        line = f"{self.label}: {states} states, {rate:,.0f}/s, depth {depth}, frontier {frontier}" + (f", {note}" if note else "")
-        self.width = max(getattr(self, "width", 0), len(line))
-        sys.stderr.write("\r" + line.ljust(self.width) + "   ")
-        sys.stderr.flush()
+        self._task.update(states, depth, frontier, note=note)
 
     def done(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r" + " " * max(100, getattr(self, "width", 0) + 3) + "\r")
-            sys.stderr.flush()
+        self._run.close()
 
 
 @dataclass
@@ -493,6 +485,7 @@ def explore(
     pack: Callable[[Any], Any] | None = None,
     unpack: Callable[[Any], Any] | None = None,
     started: float | None = None,
+    on_violation: Callable[[Violation], None] | None = None,
 ) -> ExploreResult:
     """Explore `system`. Optional run-time controls:
 
@@ -506,7 +499,9 @@ def explore(
     - ``on_checkpoint(snapshot)`` is called every ``checkpoint_every`` seconds and when the
       exploration stops with states left to expand; ``resume`` continues from a snapshot
       (same verdict, same shortest counterexamples as an uninterrupted run);
-    - ``pack`` / ``unpack`` shrink what the frontier keeps per state (and restore it on pop).
+    - ``pack`` / ``unpack`` shrink what the frontier keeps per state (and restore it on pop);
+    - ``on_violation(violation)`` is called as soon as each distinct violation is found (its
+      trace is the one the result will hold; feedback while a long exploration goes on).
     """
     if strategy not in ("bfs", "dfs"):
         raise ValueError(f"unknown strategy {strategy!r}")
@@ -553,6 +548,8 @@ def explore(
         if last_action is not None:
             trace.append(last_action)
         res.violations.append(Violation(prop, str(verdict), trace, init, len(trace), at, key=key[1]))
+        if on_violation is not None:
+            on_violation(res.violations[-1])
 
     def add(fp: int, p: int, a: int, d: int) -> int | None:
         if index.get(fp) is not None:

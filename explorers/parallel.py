@@ -20,6 +20,8 @@ API (the contract with the CLI; generic: nothing here knows Yu-Gi-Oh!)::
         finish=None,            # Callable[[TransitionSystem], Any], picklable: each worker calls
                                 # it on its system at the end; the answers are in
                                 # res.worker_info (a list, by worker), e.g. to merge not_judged
+        on_violation=None,      # Callable[[Violation], None], called in this process as each
+                                # distinct violation is settled (after its chunk), as explore()
     ) -> ExploreResult          # the same ExploreResult as core.explore()
 
 Each worker process calls ``make_system()`` once and builds its own engine and system. The
@@ -848,6 +850,7 @@ def explore_parallel(
     chunk: int | None = None,
     transport: Callable[..., Any] | None = None,
     on_commit: Callable[[int, Any], None] | None = None,
+    on_violation: Callable[[Violation], None] | None = None,
 ) -> ExploreResult:
     """Explore the system ``make_system()`` builds, breadth first, with `workers` processes (the
     module's docstring: API, order, bounds)."""
@@ -922,6 +925,8 @@ def explore_parallel(
             if last is not None:
                 trace.append(last)
             res.violations.append(Violation(prop, message, trace, init, len(trace), at, key=fkey))
+            if on_violation is not None:
+                on_violation(res.violations[-1])
         for _key, g, j in sorted(x for out in outs for x in out["goals"]):
             if g in res.goals and res.goals[g] is None:
                 res.goals[g], res.goal_initial[g] = _trace(parent, via, j)
@@ -1113,6 +1118,8 @@ def explore_parallel(
             st.violations += 1
             seen_viol.add((FAULT, None))
             res.violations.append(Violation(FAULT, first[0]["initial_fault"], [], 0, 0, "fault"))
+            if on_violation is not None:
+                on_violation(res.violations[-1])
             head = 1
         else:
             settle([r["children"] for r in first])

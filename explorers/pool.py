@@ -19,6 +19,9 @@ over its own pipe, so a dead worker is an outcome for exactly the task it held
 - Workers ignore SIGINT, SIGTERM and SIGHUP (a terminal's Ctrl-C, or `timeout`, signals the
   whole process group): the parent alone decides, through the flag. A worker whose parent is
   gone stops its task and exits.
+- A running task may send notes to the parent (:func:`notify`: progress counts, a first
+  finding), handed to the pool's ``on_note(task index, payload)`` as they come; its outcome still
+  comes back once, at its end.
 - Task arguments and results are pickled, only ever between this process and the workers it
   started (never anything read from outside).
 """
@@ -38,8 +41,27 @@ from typing import Any, Callable, Iterator, Sequence
 
 _STOP = None  # the pool's shared flag: 0, or the number of the signal that stops the run
 _CANCEL = None  # this worker's own flag: 1 when the parent no longer wants the current task
-_CONN = None  # this worker's pipe to the parent (nothing comes through it during a task)
+_CONN = None  # this worker's pipe to the parent (only notes go up it during a task; nothing comes down)
+_TASK = None  # the index of the task this worker runs
 _last_parent_check = 0.0
+_NOTE = "note"  # the tag of a note (an outcome starts with its task's index, an int)
+
+
+_REMOTE_NOTE = None  # in a Ray task (explorers/cluster.py): sends a note to the driver instead of _CONN
+
+
+def notify(payload: Any) -> bool:
+    """Send ``payload`` (picklable, small) to the parent now, while the task runs: the parent's
+    ``Pool.on_note(index, payload)`` gets it. False outside a worker (nothing sent)."""
+    if _REMOTE_NOTE is not None:
+        return _REMOTE_NOTE(payload)
+    if _CONN is None or _TASK is None:
+        return False
+    try:
+        _CONN.send((_NOTE, _TASK, payload))
+    except (BrokenPipeError, OSError):
+        return False
+    return True
 
 
 def stop_reason() -> str | None:
@@ -69,7 +91,7 @@ def in_worker() -> bool:
 
 
 def _worker_main(conn, stop, cancel) -> None:
-    global _STOP, _CANCEL, _CONN
+    global _STOP, _CANCEL, _CONN, _TASK
     for s in ("SIGINT", "SIGTERM", "SIGHUP"):
         if hasattr(signal, s):
             signal.signal(getattr(signal, s), signal.SIG_IGN)
@@ -82,12 +104,14 @@ def _worker_main(conn, stop, cancel) -> None:
         if msg is None:
             return
         index, fn, args = msg
+        _TASK = index
         try:
             value = fn(*args)
             reply = (index, True, value, None)
         except BaseException as e:  # noqa: BLE001 - everything goes back to the parent, as text
             what = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
             reply = (index, False, what, "".join(traceback.format_exception(type(e), e, e.__traceback__)))
+        _TASK = None
         try:
             conn.send(reply)
         except (BrokenPipeError, OSError):
@@ -148,11 +172,14 @@ class _Worker:
 
 
 class Pool:
-    """``with Pool(n) as pool: for out in pool.run(fn, tasks, order): ...``"""
+    """``with Pool(n) as pool: for out in pool.run(fn, tasks, order): ...``. ``on_note(index,
+    payload)``: what a running task sends with :func:`notify` (called while outcomes are
+    gathered; notes of a cancelled task are dropped)."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, on_note: Callable[[int, Any], None] | None = None) -> None:
         if workers < 1:
             raise ValueError("workers must be >= 1")
+        self.on_note = on_note
         self.n = workers
         self.ctx = _context()
         self.stop = self.ctx.RawValue("i", 0)
@@ -230,6 +257,18 @@ class Pool:
         while self._queue and not any(w.task is None for w in self.workers) and len(self.workers) < self.n:
             self.workers.append(_Worker(self.ctx, self.stop))
 
+    def _recv_past_notes(self, w: _Worker) -> tuple | None:
+        """The worker's outcome, after handing on the notes before it; None when only notes
+        were waiting (the task is still running)."""
+        while True:
+            msg = w.conn.recv()
+            if msg[0] != _NOTE:
+                return msg
+            if self.on_note is not None and msg[1] == w.task and msg[1] not in self._cancelled:
+                self.on_note(msg[1], msg[2])
+            if not w.conn.poll():
+                return None
+
     def _gather(self, timeout: float) -> Iterator[Outcome]:
         busy = [w for w in self.workers if w.task is not None]
         if not busy:
@@ -238,10 +277,13 @@ class Pool:
         for w in busy:
             if w.conn in ready:
                 try:
-                    index, ok, value, tb = w.conn.recv()
+                    msg = self._recv_past_notes(w)
                 except (EOFError, OSError):
-                    index = None
-                if index is not None:
+                    msg = (None,)
+                if msg is None:  # only notes were there: the task goes on
+                    continue
+                if msg[0] is not None:
+                    index, ok, value, tb = msg
                     w.task = None
                     if index in self._cancelled:
                         continue
@@ -296,13 +338,13 @@ class Pool:
         self.workers = []
 
 
-def open_pool(workers: int):
+def open_pool(workers: int, on_note: Callable[[int, Any], None] | None = None):
     """The pool of this run: worker processes, or Ray tasks with ``--cluster``
-    (explorers/cluster.py: the same methods)."""
+    (explorers/cluster.py: the same methods, notes included)."""
     from bpcheck.explorers.cluster import active
 
     c = active()
-    return c.task_pool(workers) if c is not None else Pool(workers)
+    return c.task_pool(workers, on_note=on_note) if c is not None else Pool(workers, on_note=on_note)
 
 
-__all__ = ["Outcome", "Pool", "cpu_count", "in_worker", "open_pool", "stop_reason"]
+__all__ = ["Outcome", "Pool", "cpu_count", "in_worker", "notify", "open_pool", "stop_reason"]

@@ -367,6 +367,7 @@ def check_board(
     graph_limit: int | None = None,
     parallel: tuple[int, Any] | None = None,
     reduce: bool = True,
+    found: Any = None,
     **controls: Any,
 ) -> BoardResult:
     """``system_cls`` builds the transition system from (engine, board, invariants, goals):
@@ -381,7 +382,13 @@ def check_board(
     checkpoint, which explore every state. A reduced board is sharded too: each worker folds the
     same chains (where a chain ends depends on the states alone) and the explorer counts the
     verdicts of each folded state once (``Reduced.claims``), so the result does not depend on the
-    worker count."""
+    worker count.
+
+    ``progress``: a task of the run's progress (:mod:`bpcheck.explorers.progress`: anything with
+    the explorers' ``update``/``done``), or, for library calls, None (a line on a terminal only),
+    True (also plain lines elsewhere) or False (nothing). ``found(violation, reduced)`` is called
+    as soon as each distinct violation is found, while the exploration goes on (``reduced``: its
+    trace is of the reduced system), e.g. to show the first counterexample at once."""
     goals = parse_goals(board)
     try:
         system = system_cls(engine, board, invariants, goals)
@@ -394,7 +401,9 @@ def check_board(
         from bpcheck.explorers.reduce import Reduced
 
         system = reduced = Reduced(system)
-    prog = Progress(board.name, progress)
+    prog = progress if hasattr(progress, "update") else Progress(board.name, progress)
+    if found is not None:
+        controls["on_violation"] = functools.partial(found, reduced=reduced is not None)
     # The frontier keeps whole states: packing observations as JSON bytes (FramePacker) was
     # measured to cost memory, not save it (docs/performance.md), so it is not used by default.
     explore_parallel = _parallel_explorer(parallel, strategy, graph_limit, controls, bounds)
@@ -584,18 +593,32 @@ def check_board_task(board: Board, engine_spec: str | None, engine_kw: dict, inv
     or ``("input", file, field, problem)`` for bad input found only while checking (goals)."""
     from bpcheck.engines import make_engine
     from bpcheck.errors import InputError
-    from bpcheck.explorers.pool import stop_reason
+    from bpcheck.explorers.pool import in_worker, stop_reason
 
     invariants = invariants_by_id(inv_ids)
     controls = dict(controls)
     controls.setdefault("stop", stop_reason)  # in this process (-j 1), the caller's own signal poll
-    progress = controls.pop("progress", False)  # workers draw nothing; a sharded board in the parent may
+    progress = controls.pop("progress", False)  # a task of the caller's progress (in its process)
+    if progress is False and in_worker():  # a worker draws nothing: its counts go to the parent
+        from bpcheck.explorers.pool import notify
+        from bpcheck.explorers.progress import RemoteTask
+
+        progress = RemoteTask(notify)
+        controls.setdefault("found", _found_note)
     try:
         br = check_board(board, make_engine(engine_spec, **engine_kw), invariants, strategy, bounds, engine_name, progress=progress, **controls)
     except InputError as e:
         return ("input", e.file, e.field, e.problem)
     br.invariants = [i.id for i in br.invariants]  # type: ignore[misc]
     return ("ok", br)
+
+
+def _found_note(v: Violation, reduced: bool) -> None:
+    """A violation found in a worker, sent to the parent at once (``("violation", v, reduced)``:
+    the parent replays it on a system of its own to show it while the board goes on)."""
+    from bpcheck.explorers.pool import notify
+
+    notify(("violation", v, reduced))
 
 
 def restore_invariants(br: BoardResult, invariants: Sequence[Invariant]) -> BoardResult:

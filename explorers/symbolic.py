@@ -425,7 +425,7 @@ def explore_symbolic(
                 break
             ni = queue.popleft()
             node = res.nodes[ni]
-            if progress is not None:  # an explorers.core.Progress: a terminal only, quiet in CI
+            if progress is not None:  # a task of the run's progress (explorers/progress.py)
                 progress.update(len(res.nodes), node.depth, len(queue))
             if node.terminal:
                 continue

@@ -7,6 +7,29 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def pytest_collection_modifyitems(config, items):
+    """The longest tests first: those marked heavy, then the perft boards by their pinned state
+    count (tests/test_perft.py: most of the suite's time), then the rest in their own order. With
+    pytest-xdist (scripts/test), a long test that starts last keeps one worker busy after the
+    others are done; started first, it runs while the other workers take the short ones. The
+    order is the same in every worker (xdist compares their collections)."""
+    import json
+
+    pinned = json.loads((ROOT / "tests" / "perft.json").read_text())
+
+    def rank(k_item):
+        k, item = k_item
+        if item.get_closest_marker("heavy") is not None:
+            return (0, 0, k)
+        spec = getattr(item, "callspec", None)
+        path = spec.params.get("path") if spec is not None and item.name.startswith("test_board_passes_with_pinned_state_space") else None
+        if path is not None and Path(path).name in pinned:
+            return (1, -pinned[Path(path).name]["states"], k)
+        return (2, 0, k)
+
+    items[:] = [item for _k, item in sorted(enumerate(items), key=rank)]
+
+
 @pytest.fixture
 def root() -> Path:
     return ROOT

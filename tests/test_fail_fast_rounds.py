@@ -33,9 +33,12 @@ BOARDS = [KILLER, BIG_CHEAP[0], TINY, BIG_CHEAP[1]]
 
 
 def _run(run_cli, tmp_path, name: str, *args: str):
+    """(code, stdout, stderr without the progress lines, json text)."""
+    from bpcheck.explorers.progress import without_progress
+
     js = tmp_path / f"{name}.json"
     code, stdout, err = run_cli("check", *args, "--json", str(js))
-    return code, stdout, err, js.read_text()
+    return code, stdout, without_progress(err), js.read_text()
 
 
 def test_the_rounds_schedule_cheapest_first_with_growing_budgets():

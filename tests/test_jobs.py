@@ -18,6 +18,7 @@ import pytest
 
 from bpcheck.engines.mutants import MUTANTS
 from bpcheck.explorers.pool import Pool
+from bpcheck.explorers.progress import without_progress
 from bpcheck.jobs import board_cost, cost_order
 from bpcheck.model.board import load_board
 
@@ -39,12 +40,13 @@ def bpcheck(*args: str, **extra: str) -> subprocess.CompletedProcess:
 
 
 def _check_twice(tmp_path, run_cli, *args: str):
-    """(code, stdout, stderr, json text) with -j 1 and with -j 2."""
+    """(code, stdout, stderr, json text) with -j 1 and with -j 2; stderr without the progress
+    lines (they say how far each run got when: tests/test_feedback.py)."""
     out = []
     for j in ("1", "2"):
         js = tmp_path / f"r{j}.json"
         code, stdout, err = run_cli("check", *args, "-j", j, "--json", str(js))
-        out.append((code, stdout, err, js.read_text()))
+        out.append((code, stdout, without_progress(err), js.read_text()))
     return out
 
 

@@ -33,7 +33,11 @@ def test_every_board_is_pinned():
     assert sorted(PINNED) == [b.name for b in BOARDS]
 
 
-@pytest.mark.parametrize("path", BOARDS, ids=[b.stem for b in BOARDS])
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(b, marks=pytest.mark.heavy) if PINNED[b.name]["states"] > BIG else b for b in BOARDS],  # heavy: minutes
+    ids=[b.stem for b in BOARDS],
+)
 def test_board_passes_with_pinned_state_space(path):
     board = load_board(path)
     goals = parse_goals(board)
