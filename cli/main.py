@@ -197,6 +197,8 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
         out.append(f"             not compared (the engine does not observe them): {', '.join(br.not_compared)}")
     for inv_id, why in sorted(br.not_evaluated.items()):
         out.append(f"             not evaluated: {inv_id} ({why})")
+    for inv_id, parts in sorted(getattr(br, "not_evaluated_parts", {}).items()):
+        out.append(f"             not evaluated in part: {inv_id}: {'; '.join(parts)}")
     for cex in br.counterexamples:
         if getattr(cex, "baselined", None) is not None:
             what = f"DIFF {cex.key[0]} {cex.key[1]}" if cex.invariant == "DIFF" and cex.key else cex.invariant
