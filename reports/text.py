@@ -33,7 +33,7 @@ def monster_cell(m: dict | None) -> str:
 def spell_cell(c: dict | None, obs: dict) -> str:
     if c is None:
         return "--"
-    state = "up" if c["face_up"] else ("set this turn" if c["set_this_turn"] else "set")
+    state = "up" if c["face_up"] else ("set this turn" if c.get("set_this_turn") else "set")  # (not every engine observes it)
     extra = ""
     for key in ("equipped_to", "attached_to", "linked_monster"):
         if c.get(key) is not None:
@@ -54,7 +54,7 @@ def board_lines(obs: dict) -> list[str]:
         flags = " (replay pending)" if a.get("replay_pending") else ""  # (not every engine observes it)
         lines.append(f"attack: {_name(obs, a['attacker'])} -> {_name(obs, a['target'])}{flags}")
     if obs["chain"]:
-        chain = ", ".join(f"{i + 1}:{l['card']}({PN[l['controller']]}{', negated' if l['negated'] else ''})" for i, l in enumerate(obs["chain"]))
+        chain = ", ".join(f"{i + 1}:{l['card']}({PN[l['controller']]}{', negated' if l.get('negated') else ''})" for i, l in enumerate(obs["chain"]))
         lines.append(f"chain: {chain}")
     for side, p in enumerate(obs["players"]):
         lines.append(f"{PN[side]} LP {p['lp']}")
