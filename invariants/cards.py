@@ -117,6 +117,34 @@ def _memo(fn):
     return cached
 
 
+_FLAGS = ("set_this_turn", "summoned_this_turn")
+
+
+def board_flags(doc: dict) -> dict[int, frozenset[str]]:
+    """uid -> the flags of ``_FLAGS`` the board document gives that card, the cards numbered as
+    bpcheck numbers them (docs/protocol.md, "The board"): 1, 2, ... in file order, P1 then P2,
+    each player's monsters, Spells/Traps, Field Spell, then hand, Graveyard, banished and Deck,
+    each in list order."""
+    out: dict[int, frozenset[str]] = {}
+    uid = 0
+    for key in ("p1", "p2"):
+        side = doc.get(key) if isinstance(doc.get(key), dict) else {}
+        entries: list = []
+        for part in ("monsters", "spells"):
+            entries += side.get(part) or [] if isinstance(side.get(part) or [], list) else []
+        if side.get("field_spell") is not None:
+            entries.append(side["field_spell"])
+        for pile in ("hand", "graveyard", "banished", "deck"):
+            entries += side.get(pile) or [] if isinstance(side.get(pile) or [], list) else []
+        for e in entries:
+            uid += 1
+            if isinstance(e, dict):
+                flags = frozenset(f for f in _FLAGS if e.get(f) is True)
+                if flags:
+                    out[uid] = flags
+    return out
+
+
 class CardFacts:
     """The card definitions of one run (pool + board), and the facts invariants ask of them.
     Built once per run and read-only after that: the facts with immutable answers are cached
@@ -164,7 +192,23 @@ class CardFacts:
                 if card.name not in pool_names and card.name not in own:
                     own[card.name] = _raw_from_parsed(card)
         tables.extend((str(path), c) for c in own.values())
-        return cls(tables)
+        facts = cls(tables)
+        doc = getattr(board, "document", None)
+        if isinstance(doc, dict):
+            facts.placed = board_flags(doc)
+        return facts
+
+    # -- the board: what it places Set or Summoned this turn -----------------------------------
+
+    placed: dict[int, frozenset[str]] | None = None  # uid -> {"set_this_turn", "summoned_this_turn"}; None: no board
+
+    def placed_this_turn(self, uid: int, flag: str) -> bool | None:
+        """Whether the board places card `uid` with `flag` (``set_this_turn`` or
+        ``summoned_this_turn``): what only the board says (no Set happens in the Battle Phase,
+        and a Summon during play is an event). None when the run has no board document."""
+        if self.placed is None:
+            return UNKNOWN
+        return flag in self.placed.get(uid, frozenset())
 
     # -- plain data -------------------------------------------------------------------------
 
@@ -319,6 +363,12 @@ class CardFacts:
     def negates_attack(self, name: str) -> bool | None:
         """Any of the card's effects negates the attack when it resolves (STOP-ATTACK)."""
         return self._any_op(name, lambda o: o.get("op") == "negate_attack")
+
+    @_memo
+    def forbids_own_attack(self, name: str) -> bool | None:
+        """Any of the card's effects forbids the card itself to attack when it resolves (Chaos
+        Sorcerer: "This card cannot attack the turn you activate this effect")."""
+        return self._any_op(name, lambda o: o.get("op") == "forbid_attack" and o.get("what") == "self")
 
     @_memo
     def protections(self, name: str, effect_index: int | None) -> tuple | None:

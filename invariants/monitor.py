@@ -161,7 +161,9 @@ class AttackRecord(NamedTuple):
     declared: int  # attack declarations this turn (a replay's continuation is not one)
     declared_at: tuple  # uids of the monsters it was declared at (declarations and replay redirects)
     declared_direct: bool
-    stopped: bool  # its attack stopped this turn (STOP-ATTACK): it may not attack again
+    # it may not attack again this turn: its attack stopped (STOP-ATTACK), or a resolved effect
+    # of its own forbade it (by the card data: Chaos Sorcerer's "cannot attack the turn ...")
+    stopped: bool
     costs_paid: int  # attack costs paid (attack_cost_paid events)
 
 
@@ -175,6 +177,7 @@ class Battle(NamedTuple):
     destroyed: tuple  # uids marked destroyed by battle in this Damage Step, still on the field
     flipped: tuple  # uids flipped face-up by the attack in this Damage Step
     calculated: bool  # damage calculation was performed for the current battle
+    ended: bool  # the battle ended early (a battle_ended_early event: a battler left the field)
 
 
 class ChainHistory(NamedTuple):
@@ -183,6 +186,14 @@ class ChainHistory(NamedTuple):
     # (STOP-ATTACK): True / False, None when a resolved card's data cannot be read
     negated_attack: bool | None
     chains_in_calc: int  # chains started in the damage-calculation sub-step (DS-DURING-CALC-ONE-CHAIN)
+    # while links are on the chain: passes in succession since the last link was added (0, 1),
+    # or 2 once the chain began to resolve (two passes in succession, or a link resolved): in
+    # mid-resolution only a choice an effect asks can be pending (PRI-PASS-PASS, CH-LIFO)
+    rounds: int
+
+    @property
+    def resolving(self) -> bool:
+        return bool(self.links) and self.rounds >= 2
 
 
 # -- the built-in histories ------------------------------------------------------------------
@@ -194,13 +205,14 @@ def left_field(e) -> bool:
     return e.kind == "card_moved" and e.get("from") == "monster_zone" and e.get("to") != "monster_zone"
 
 
-_ATTACKS_KINDS = frozenset({"attack_declared", "replay_choice", "attack_cost_paid", "attack_stopped", "card_moved"})
+_ATTACKS_KINDS = frozenset({"attack_declared", "replay_choice", "attack_cost_paid", "attack_stopped", "card_moved", "chain_link_resolved"})
 
 
 @history(
     "attacks",
-    "Per monster this turn: attack declarations, the monsters it was declared at, direct declarations, whether its attack "
-    "stopped, attack costs paid. A monster that leaves the field is forgotten (a new object if it returns).",
+    "Per monster this turn: attack declarations, the monsters it was declared at, direct declarations, whether it may not "
+    "attack again (its attack stopped, or a resolved effect of its own forbade it by its card data), attack costs paid. A "
+    "monster that leaves the field is forgotten (a new object if it returns).",
 )
 def _attacks(prev, t):
     if t.before.get("turn") != t.after.get("turn"):
@@ -232,6 +244,12 @@ def _attacks(prev, t):
             if uid in recs:
                 recs[uid][4] = True
                 changed = True
+        elif k == "chain_link_resolved":
+            if not e.get("negated") and t.cards is not None and t.cards.forbids_own_attack(e.get("card")):
+                uid = e.get("card_uid")
+                r = recs.setdefault(uid, [uid, 0, (), False, False, 0])
+                if not r[4]:
+                    r[4] = changed = True
         elif left_field(e):
             if recs.pop(e.get("card_uid"), None) is not None:
                 changed = True
@@ -368,24 +386,42 @@ def _links(prev, t):
             uid = e.get("card_uid")
             bound = {b for b in bound if b[1] != uid}
             now = [u for u in now if u != uid]
-    if now and not t.after.get("chain") and t.after.get("choice") is None:
+    if now and not chain_open_after(t):
         now = []  # Summoned outside a chain, or by a link that has resolved: nothing binds them now
     return (tuple(sorted(bound)), tuple(now))
 
 
-_BATTLE_KINDS = frozenset({"destroyed_by_battle", "flipped", "damage_calculation"})
+def chain_open_after(t) -> bool:
+    """Links remain on the chain after transition `t` (still being built, or resolving: the link
+    resolving waits for a choice), by the chain history before it and its events; never the
+    engine's chain or choice."""
+    n = len(t.mon.chain.links)
+    for e in t.events:
+        k = e.kind
+        if k == "chain_link_added":
+            n += 1
+        elif k == "chain_link_resolved":
+            n = max(0, n - 1)
+        elif k == "chain_resolved":
+            n = 0
+    return n > 0
+
+
+_BATTLE_KINDS = frozenset({"destroyed_by_battle", "flipped", "damage_calculation", "battle_ended_early"})
 _BATTLE_READS = _BATTLE_KINDS | {"card_moved", "phase_changed"}
 
 
 @history(
     "battle",
     "The current Damage Step: monsters marked destroyed by battle (until they leave the field), monsters flipped by the "
-    "attack, whether damage calculation was performed for this battle. Forgotten when the Damage Step ends.",
-    initial=((), (), False),
+    "attack, whether damage calculation was performed for this battle, whether the battle ended early (a battler left the "
+    "field). Forgotten when the Damage Step ends. Never the engine's destroyed_by_battle, flipped_by_battle, "
+    "attack.damage_calculated or attack.battle_ended.",
+    initial=((), (), False, False),
 )
 def _battle(prev, t):
-    destroyed, flipped, calculated = prev
-    if not (destroyed or flipped or calculated) and _BATTLE_KINDS.isdisjoint(t.kind_set()):
+    destroyed, flipped, calculated, ended = prev
+    if not (destroyed or flipped or calculated or ended) and _BATTLE_KINDS.isdisjoint(t.kind_set()):
         return prev
     if _BATTLE_READS.isdisjoint(t.kind_set()):
         return prev  # none of the events it reads
@@ -398,26 +434,29 @@ def _battle(prev, t):
             f.add(e["card_uid"])
         elif k == "damage_calculation":
             calculated = True
+        elif k == "battle_ended_early":
+            ended = True
         elif left_field(e):
             d.discard(e.get("card_uid"))
             f.discard(e.get("card_uid"))
         elif k == "phase_changed" and str(e.get("from", "")).startswith("damage_step") and not str(e.get("to", "")).startswith("damage_step"):
-            d, f, calculated = set(), set(), False
-    return (tuple(sorted(d)), tuple(sorted(f)), calculated)
+            d, f, calculated, ended = set(), set(), False, False
+    return (tuple(sorted(d)), tuple(sorted(f)), calculated, ended)
 
 
-_CHAIN_READS = frozenset({"phase_changed", "chain_link_added", "activation_negated", "chain_link_resolved", "chain_resolved"})
+_CHAIN_READS = frozenset({"phase_changed", "chain_link_added", "activation_negated", "chain_link_resolved", "chain_resolved", "passed"})
 
 
 @history(
     "chain",
     "The chain as its links were added (card, effect, player, spell speed, targets, negated) until they resolve; whether "
     "a link already resolved negated the attack (what the resolved links did, kept only as that); chains started during "
-    "damage calculation.",
-    initial=((), False, 0),
+    "damage calculation; whether the chain began to resolve (two passes in succession since its last link, or a link "
+    "resolved). Never the engine's chain, chain[].negated, on_chain or choice.",
+    initial=((), False, 0, 0),
 )
 def _chain(prev, t):
-    links, negated_attack, calc = prev
+    links, negated_attack, calc, rounds = prev
     kinds = t.kind_set()
     if not links and "chain_link_added" not in kinds and "phase_changed" not in kinds:
         return prev
@@ -430,9 +469,13 @@ def _chain(prev, t):
         if k == "phase_changed":
             step = e.get("to")
             calc = 0
+        elif k == "passed":
+            if links and rounds < 2:
+                rounds += 1
         elif k == "chain_link_added":
             if not links and step == "damage_step_during_calculation":
                 calc += 1
+            rounds = 0
             links.append((e["card_uid"], e["card"], e.get("effect"), e.get("player"), e.get("speed"), tuple(e.get("targets") or ()), False))
         elif k == "activation_negated":
             uid = e.get("card_uid")
@@ -441,6 +484,7 @@ def _chain(prev, t):
                     links[i] = links[i][:6] + (True,)
                     break
         elif k == "chain_link_resolved":
+            rounds = 2
             uid = e.get("card_uid")
             negated = bool(e.get("negated"))
             for i in range(len(links) - 1, -1, -1):
@@ -453,4 +497,6 @@ def _chain(prev, t):
                 negated_attack = None if f is None else (f or negated_attack)
         elif k == "chain_resolved":
             links, negated_attack = [], False
-    return (tuple(links), negated_attack, calc)
+    if not links:
+        rounds = 0
+    return (tuple(links), negated_attack, calc, rounds)

@@ -195,7 +195,7 @@ def test_every_invariant_cites_catalogued_rules():
 def test_an_inconsistent_engine_is_reported_not_crashed(run_cli, buggy):
     code, stdout, err = run_cli("check", SMALL, "--engine", "buggy_engines:corrupt_observation")
     assert code == 1
-    assert "could not be evaluated on the engine's data (KeyError: 'attacks_declared')" in stdout
+    assert "could not be evaluated on the engine's data (KeyError: 'position')" in stdout
     assert "Traceback" not in stdout + err
 
 
