@@ -114,7 +114,7 @@ def replay_iff(t):
     # the potential targets of the declaration are the monitor's own record, never the engine's
     recorded = t.mon["attack_targets"]
     if recorded is None or recorded is False:
-        fact(None, f"the attacker (uid {uid})", "which monsters could be attacked when the attack was declared")
+        fact(None, f"the attacker {card_ref(t.before, uid, after)}", "which monsters could be attacked when the attack was declared")
     changed = now != set(recorded)
     illegal = (a["target"] is None and not may_attack_directly(after, uid, t.cards, t.mon_after)) or (a["target"] is not None and a["target"] not in now)
     if (changed or illegal) and not replayed:
