@@ -43,9 +43,14 @@ STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
 STATICS = {
     "cannot_be_attacked", "unaffected_by_spells", "attack_each_monster", "attack_cost", "direct_attack", "must_attack",
     "destroy_if_face_up_defense", "modify_stats", "modify_atk", "cannot_attack", "negate_effects", "banish_instead_of_graveyard",
+    "halve_attackers",
 }  # fmt: skip
-STAT_STATICS = {"modify_stats", "modify_atk"}
+STAT_STATICS = {"modify_stats", "modify_atk", "halve_attackers"}
 COSTS = {"pay_lp", "tribute", "discard", "discard_self", "send_self_to_gy"}
+# A target's fields (docs/cards.md "Targets") and the value each has when the card does not give it.
+TARGET_KEYS = ("zone", "side", "count", "min", "face", "kind", "race", "archetype", "attacker_only", "effect_monster", "can_flip_down")
+TARGET_DEFAULTS = {"count": 1, "min": None, "face": None, "kind": None, "race": None, "archetype": None,
+                   "attacker_only": False, "effect_monster": False, "can_flip_down": False}  # fmt: skip
 SUMMON_FILTER_KEYS = {"attribute", "race", "max_atk"}
 
 
@@ -71,14 +76,22 @@ def _raw_from_parsed(card: Any) -> dict:
         v = getattr(card, attr)
         if v is not None:
             d[key] = v
+    if card.archetypes:
+        d["archetypes"] = list(card.archetypes)
     effects = []
     for e in card.effects:
         eff: dict[str, Any] = {"type": e.type, "mandatory": e.mandatory, "location": e.location, "conditions": list(e.conditions)}
         if e.when is not None:
             eff["when"] = e.when
+        if e.label:
+            eff["label"] = e.label
+        for flag in ("once_per_turn", "once_per_battle"):
+            if getattr(e, flag):
+                eff[flag] = True
         eff["cost"] = [{"op": o.op, **dict(o.args)} for o in e.cost]
         eff["ops"] = [{"op": o.op, **{k: _thaw(v) for k, v in o.args}} for o in e.ops]
-        eff["targets"] = [{"zone": t.zone, "side": t.side} for t in e.targets]
+        # every field a target has, as the TOML writes it (a default is left out)
+        eff["targets"] = [{k: getattr(t, k) for k in TARGET_KEYS if getattr(t, k) != TARGET_DEFAULTS.get(k)} for t in e.targets]
         effects.append(eff)
     d["effect"] = effects
     d["static"] = [{"apply": s.apply, "to": s.to, **{k: _thaw(v) for k, v in s.args}} for s in card.statics]
