@@ -146,6 +146,8 @@ class Invariant:
     # :class:`Unknown` it raises into the same NotJudged verdict. None for an Invariant built by
     # hand: then ``check`` is called as it is.
     fn: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+    # What it reads, and what it does when an engine does not observe a field (docs/invariants.md).
+    fields: str = ""
 
     def to_dict(self) -> dict:
         return {"id": self.id, "statement": self.statement, "rules": list(self.rules), "kind": self.kind, "family": self.family}
@@ -165,6 +167,7 @@ def invariant(
     explicit_passes: bool = False,
     steps: Sequence[str] | None = None,
     step_events: Sequence[str] = (),
+    fields: str = "",
 ):
     """Register a check. One function, one ID, one statement, the rules it enforces."""
     if kind not in KINDS:
@@ -200,6 +203,7 @@ def invariant(
             None if steps is None else frozenset(steps),
             frozenset(step_events),
             fn,
+            fields,
         )
         return fn
 

@@ -93,6 +93,24 @@ unfiltered too (`EngineSystem(..., prefilter=False)`) and compares the complete 
 """
 
 
+FIELDS = """\
+## Omissions, and the fields an invariant reads
+
+Most invariants judge what an engine did or offered. `attack.legal-offered` and
+`turn.legal-offered` judge what it left out: at every open game state
+(the player to act holds priority: no trigger waits, no effect asks a choice, no replay waits for
+the turn player) the actions the rules allow are offered, decided from the monitor, the card
+facts and the observation alone, never by asking the reference model (their own restatement of
+the rules, `invariants/offered.py`). Below, what each reads and what it does when an engine
+does not observe a field (protocol 2 `unobserved`, docs/protocol.md): an engine that leaves a
+field out never makes a check pass silently; where the monitor cannot stand in, the check is
+*not judged* for that state (with the reason) or *not evaluated* on that engine.
+
+| ID | fields read; when one is unobserved |
+|---|---|
+"""
+
+
 def markdown() -> str:
     from bpcheck.invariants import REGISTRY
     from bpcheck.invariants.base import FAMILIES
@@ -110,4 +128,8 @@ def markdown() -> str:
         for inv in sorted((i for i in REGISTRY.values() if i.family == fam), key=lambda i: i.id):
             out.append(f"| `{inv.id}` | {inv.kind} | {inv.statement} | {', '.join(inv.rules)} |")
         out.append("")
+    out.extend(FIELDS.rstrip("\n").split("\n"))
+    for inv in sorted((i for i in REGISTRY.values() if i.fields), key=lambda i: i.id):
+        out.append(f"| `{inv.id}` | {inv.fields} |")
+    out.append("")
     return "\n".join(out)
