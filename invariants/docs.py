@@ -33,7 +33,9 @@ the explorer.
   at an attack's declaration (`attack_targets`, for `replay.iff`), the protections against battle
   that resolved links gave (`protections`, for `acc.battle-damage` and `acc.destroyed-by-battle`),
   the bond of a card to the monster it Special Summoned (`links`), a replay not yet answered
-  (`replay`, for `replay.choices`). The monitor is part of the explored
+  (`replay`, for `replay.choices`), the once-per-turn and once-per-battle effects used
+  (`effects_used`) and the Summons that opened the Summon window (in `summons`), for
+  `chain.legal-offered`. The monitor is part of the explored
   state: the fingerprint hashes the observation and the monitor together
   (`explorers/checking.py`: `state_fingerprint`), so BFS stays exact and counterexamples stay
   shortest. On a correct engine the monitor says what the observation says, so it adds no
@@ -96,8 +98,8 @@ unfiltered too (`EngineSystem(..., prefilter=False)`) and compares the complete 
 FIELDS = """\
 ## Omissions, and the fields an invariant reads
 
-Most invariants judge what an engine did or offered. `attack.legal-offered` and
-`turn.legal-offered` judge what it left out: at every open game state
+Most invariants judge what an engine did or offered. `attack.legal-offered`,
+`turn.legal-offered` and `chain.legal-offered` judge what it left out: at every open game state
 (the player to act holds priority: no trigger waits, no effect asks a choice, no replay waits for
 the turn player) the actions the rules allow are offered, decided from the monitor, the card
 facts and the observation alone, never by asking the reference model (their own restatement of

@@ -2,9 +2,9 @@
 
 The other invariants judge what an engine does and what it offers; these judge what it leaves
 out: an attack a monster may declare (``attack.legal-offered``), entering, skipping or ending
-the Battle Phase, passing and ending the turn (``turn.legal-offered``). They decide from the
-monitor (the attacks, the chain, the battle marks the transitions made), the card facts and the
-observation only,
+the Battle Phase, passing and ending the turn (``turn.legal-offered``), an activation its card
+data allows (``chain.legal-offered``). They decide from the monitor (the attacks, the chain, the
+windows, the once-per marks the transitions made), the card facts and the observation only,
 never by asking the reference model what is legal: this is the invariants' own restatement of
 the rules, and the reference model is judged by it like any engine.
 
@@ -19,10 +19,21 @@ violation found for another card of the same state is still reported.
 
 from __future__ import annotations
 
+from itertools import combinations
+
 from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
-from bpcheck.invariants.base import Unknown, invariant
-from bpcheck.invariants.cards import DAMAGE_STEPS
+from bpcheck.invariants.base import NotJudged, Unknown, invariant, not_judged
+from bpcheck.invariants.cards import DAMAGE_STEPS, STAT_CHANGE_STEPS, SUMMON_FILTER_KEYS
+from bpcheck.invariants.monitor import history, left_field
 from bpcheck.invariants.view import card_ref, face_up_card, fact, monster, monsters, negated, spells
+
+class Undecided(Exception):
+    """A check that cannot be decided from what the engine observes: "not judged", with the reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
 
 # Action kinds that answer something other than priority: a trigger waiting, a choice an effect
 # asks while it resolves, a replay.
@@ -278,3 +289,382 @@ def turn_offered(obs, actions, ctx):
         if kind not in kinds:
             return f"{what} is not offered to P{p + 1} in {step} (offered: {_labels(actions)})"
     return True if want else None
+
+
+# -- activations --------------------------------------------------------------------------------
+
+
+@history(
+    "effects_used",
+    "Once-per-turn and once-per-battle effects used this turn (by their card data): (monster, effect, per battle) for each "
+    "chain link a monster on the field added with such an effect; once-per-battle ones forgotten when the Damage Step ends, "
+    "all of a monster's when it leaves the field. Never the engine's once_per_turn_used.",
+)
+def _effects_used(prev, t):
+    kinds = t.kind_set()
+    if t.before.get("turn") != t.after.get("turn"):
+        prev = ()
+    elif not prev and "chain_link_added" not in kinds:
+        return prev
+    elif prev and "chain_link_added" not in kinds and "card_moved" not in kinds and "phase_changed" not in kinds:
+        return prev
+    used = set(prev)
+    for e in t.events:
+        k = e.kind
+        if k == "chain_link_added":
+            m = monster(t.before, e.get("card_uid"))
+            if m is None or t.cards is None:
+                continue
+            idx = e.get("effect")
+            once = t.cards.once_per(m["card"], idx)
+            if idx is None:  # an engine that does not say which effect: the card's only marked effect
+                marks = [i for i in range(len(t.cards.effects(m["card"]) or ())) if t.cards.once_per(m["card"], i)]
+                idx, once = (marks[0], t.cards.once_per(m["card"], marks[0])) if len(marks) == 1 else (-1, once)
+            if once:
+                used.add((m["uid"], idx, once == "battle"))
+        elif left_field(e):
+            used = {u for u in used if u[0] != e.get("card_uid")}
+        elif k == "phase_changed" and str(e.get("from", "")).startswith("damage_step") and not str(e.get("to", "")).startswith("damage_step"):
+            used = {u for u in used if not u[2]}
+    return tuple(sorted(used))
+
+
+def _battlers(obs: dict):
+    """(attacker, target) of the battle in progress, (None, None) when there is none or it ended
+    early. Where the engine does not report ``attack.battle_ended``, a battle whose attacker or
+    target is no longer on its side of the field counts as ended (an effect that needs a battle
+    is then not demanded: the check may miss an omission there, never invent one)."""
+    a = obs["attack"]
+    if a is None:
+        return None, None
+    ended = a.get("battle_ended")
+    if ended is None:
+        tp = obs["turn_player"]
+        att = monster(obs, a["attacker"])
+        tgt = monster(obs, a["target"]) if a["target"] is not None else None
+        ended = att is None or att["controller"] != tp or (a["target"] is not None and (tgt is None or tgt["controller"] == tp))
+    return (None, None) if ended else (a["attacker"], a["target"])
+
+
+def _card_fact(cards, name: str, key: str):
+    v = cards.stat(name, key)
+    if v is None and not cards.known(name):
+        raise Unknown(name, f"its {key}")
+    return v
+
+
+def _condition(obs, mon, cards, p, uid, name, cond) -> bool:
+    """One activation condition of docs/cards.md, restated (the conditions' words)."""
+    a = obs["attack"]
+    tp = obs["turn_player"]
+    links = mon.chain.links
+    if cond == "opponent_monster_attacking":
+        return a is not None and tp != p and monster(obs, a["attacker"]) is not None
+    if cond == "self_battling":
+        att, tgt = _battlers(obs)
+        return tgt is not None and uid in (att, tgt)
+    if cond == "self_attacked_in_attack_position":
+        _att, tgt = _battlers(obs)
+        m = monster(obs, uid)
+        return tgt == uid and m is not None and m["position"] == "attack"
+    if cond == "self_was_attacked":
+        return a is not None and a["target"] == uid
+    if cond == "self_not_declared_attack":
+        rec = mon.attack(uid)
+        return not rec.declared and not rec.stopped
+    if cond == "own_light_monster_battles_monster":
+        att, tgt = _battlers(obs)
+        if att is None or tgt is None:
+            return False
+        m = monster(obs, att if p == tp else tgt)
+        return m is not None and m["controller"] == p and m["position"] != "facedown" and _card_fact(cards, m["card"], "attribute") == "LIGHT"
+    if cond == "own_free_monster_zones_4":
+        return sum(1 for z in obs["players"][p]["monsters"] if z is None) >= 4
+    if cond == "opponent_free_monster_zones_3":
+        return sum(1 for z in obs["players"][1 - p]["monsters"] if z is None) >= 3
+    if cond == "battle_phase":
+        return obs["phase"] == "battle"
+    if cond == "responding_to_opponent":
+        return bool(links) and links[-1][3] != p
+    if cond == "attacker_race_spellcaster":
+        m = monster(obs, a["attacker"]) if a is not None else None
+        return m is not None and _card_fact(cards, m["card"], "race") == "Spellcaster"
+    if cond == "opponent_summoned_atk_1500":  # a monster the opponent just Summoned, on their side, with 1500 ATK or more
+        for u, by in mon["summons"][3]:
+            m = monster(obs, u)
+            if by != p and m is not None and m["controller"] != p:
+                if m.get("atk") is None:
+                    raise Undecided(f"{name}: whether a monster just Summoned has 1500 ATK (the engine does not observe its atk)")
+                if arith.ge(m["atk"], 1500):
+                    return True
+        return False
+    raise Unknown(name, f"whether its condition {cond!r} holds")
+
+
+def _timing(obs, mon, cards, spec) -> bool:
+    """The card's own activation timing (``when``) allows it now (WIN-*, DS-LEGAL-DAMAGE-TIMING)."""
+    when = spec["when"]
+    step = obs["step"]
+    if when is None:
+        return True
+    if when == "attack_declared":  # rule: WIN-ATTACK-DECL
+        return obs["attack"] is not None and mon.window.attack_declaration
+    if when == "summoned":  # rule: WIN-EVENT
+        return bool(mon["summons"][0])
+    if when in ("trap_activated", "spell_activated"):  # rule: WIN-COUNTER (a card activation on top of the chain)
+        links = mon.chain.links
+        if not links or links[-1][6]:
+            return False
+        top = fact(cards.kind(links[-1][1]), links[-1][1], "its card type")[0]
+        return top == ("trap" if when == "trap_activated" else "spell")
+    if when == "during_damage_calculation":
+        return step == _CALC
+    if when == "damage_step":  # rule: DS-LEGAL-DAMAGE-TIMING (TCG: up to and including damage calculation)
+        return step in STAT_CHANGE_STEPS or step == _CALC
+    return False  # the timings of triggers: activated by the trigger procedure, not by a choice
+
+
+def _target_pool(obs, mon, cards, p, uid, t, kind) -> list[int]:
+    sides = {"own": (p,), "opponent": (1 - p,), "any": (0, 1)}[t["side"]]
+    out: list[int] = []
+    if t["zone"] == "monster":
+        a = obs["attack"]
+        for side in sides:
+            for m in obs["players"][side]["monsters"]:
+                if m is None or m["uid"] in mon.battle.destroyed:  # rule: DS-NO-TARGET-DESTROYED
+                    continue
+                face_up = m["position"] != "facedown"
+                if t["face"] == "up" and not face_up:
+                    continue
+                if t["attacker_only"] and (a is None or a["attacker"] != m["uid"]):
+                    continue
+                if t["effect_monster"] and fact(cards.kind(m["card"]), m["card"], "its card type") not in (("monster", "effect"), ("monster", "flip")):
+                    continue
+                if t["can_flip_down"] and fact(cards.is_token(m["card"]), m["card"], "whether it is a Token"):  # rule: CARD-TOKEN
+                    continue
+                if (
+                    kind == "spell" and face_up and not negated(obs, m["uid"], cards)
+                    and fact(cards.unaffected_by_spells(m["card"]), m["card"], "whether it is unaffected by Spells")
+                ):  # fmt: skip
+                    continue
+                out.append(m["uid"])
+    elif t["zone"] == "spell_trap":
+        for side in sides:
+            pl = obs["players"][side]
+            for c in [*pl["spells"], pl["field_zone"]]:
+                if c is not None and c["uid"] != uid:
+                    out.append(c["uid"])
+    else:
+        for side in sides:
+            for g in obs["players"][side]["graveyard"]:
+                k = fact(cards.kind(g["card"]), g["card"], "its card type")
+                if t["kind"] == "monster" and k[0] not in ("monster", "token"):
+                    continue
+                if t["kind"] == "spell" and k[0] != "spell":
+                    continue
+                if t["race"] is not None and cards.stat(g["card"], "race") != t["race"]:
+                    continue
+                if t["archetype"] is not None and t["archetype"] not in (cards.stat(g["card"], "archetypes") or ()):
+                    continue
+                out.append(g["uid"])
+    return out
+
+
+def activation_variants(obs, mon, cards, p: int, uid: int, name: str, idx: int, loc: str, card: dict | None) -> list:
+    """The ways player `p` may activate effect `idx` of card `name` (uid `uid`, from `loc`:
+    ``hand``, ``set`` or ``monster``; `card` its observation on the field) at this open game
+    state, as (costs, targets) frozensets; [] when the rules do not allow it now. Raises Unknown
+    when the card data cannot say."""
+    spec = fact(cards.activation(name, idx), name, "how its effect is activated")
+    kind, sub, typ = spec["kind"], spec["subtype"], spec["type"]
+    if typ in ("trigger", "flip"):
+        return []  # activated by the trigger procedure when its event happens, never by choice
+    tp, step = obs["turn_player"], obs["step"]
+    me = obs["players"][p]
+    links = mon.chain.links
+    if kind in ("spell", "trap"):
+        if typ != "activate":
+            return []
+        if loc == "hand":
+            if kind == "trap":  # rule: CH-QP-HAND (a Trap is Set first)
+                return []
+            if sub == "quick-play" and p != tp:  # rule: CH-QP-HAND
+                return []
+            if sub != "field" and all(z is not None for z in me["spells"]):
+                return []
+        elif card is not None and (kind == "trap" or sub == "quick-play"):
+            set_now = card.get("set_this_turn")
+            if set_now is None:
+                raise Undecided(f"{name}: whether it was Set this turn (the engine does not observe set_this_turn)")
+            if set_now:  # rule: CH-SET-TURN
+                return []
+    elif loc == "hand":
+        if spec["location"] != "hand":
+            return []
+    else:
+        if spec["location"] != "field" or card is None or card["position"] == "facedown" or negated(obs, uid, cards):
+            return []
+        if uid in mon.battle.destroyed and not spec["mandatory"]:  # rule: DS-DESTROYED-MARK
+            return []
+        if spec["once"] and any(u[0] == uid and u[1] in (idx, -1) for u in mon["effects_used"]):
+            return []
+    speed = spec["speed"]
+    if speed == 1:  # rule: CH-SPEED1
+        if not (p == tp and step in ("main1", "main2") and not links):
+            return []
+    elif links:  # rule: CH-SPEED
+        top = links[-1]
+        if speed < max(fact(cards.speed(top[1], top[2]), top[1], "its spell speed"), 2):
+            return []
+    if step in DAMAGE_STEPS:  # rule: DS-LEGAL-COUNTER, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-ILLEGAL-OTHER
+        if step not in fact(cards.damage_step_window(name, idx), name, "when it may be activated in the Damage Step"):
+            return []
+        if step == _CALC and not links and mon.chain.chains_in_calc >= 1:  # rule: DS-DURING-CALC-ONE-CHAIN
+            return []
+    if not _timing(obs, mon, cards, spec):
+        return []
+    for cond in spec["conditions"]:
+        if not _condition(obs, mon, cards, p, uid, name, cond):
+            return []
+    # Costs (rule: CH-COST): what can be paid, and the ways to pay.
+    costs: list[tuple] = [()]
+    for c in spec["cost"]:
+        op = c["op"]
+        if op == "pay_lp":
+            if arith.lt(me["lp"], c.get("amount", 0)):
+                return []
+        elif op == "tribute":
+            own = [m["uid"] for m in me["monsters"] if m is not None and m["uid"] not in mon.battle.destroyed]
+            costs = [cs + (u,) for cs in costs for u in own if u not in cs]
+        elif op == "discard":
+            hand = [h["uid"] for h in me["hand"] if h["uid"] != uid]
+            costs = [cs + combo for cs in costs for combo in combinations([h for h in hand if h not in cs], c.get("count", 1))]
+        if not costs:
+            return []
+    # What its resolution needs (a card that could do nothing is not activated).
+    free = any(z is None for z in me["monsters"])
+    for o in spec["ops"]:
+        op = o["op"]
+        if op == "special_summon" and o.get("from") == "deck":
+            if not free:
+                return []
+            if not o.get("each_player"):
+                flt = dict(o.get("filter") or {})
+                if set(flt) - SUMMON_FILTER_KEYS:
+                    raise Unknown(name, "which monsters it Special Summons from the Deck")
+                if not any(fact(cards.matches(d["card"], flt), d["card"], "its card data") for d in me["deck"]):
+                    return []
+        elif op in ("special_summon", "take_control") and (op == "take_control" or o.get("what") == "target") and not free:
+            return []
+        elif op == "negate_activation" and not links:
+            return []
+    # Targets (rule: CH-COST: chosen at activation).
+    choices: list[tuple] = [()]
+    for t in spec["targets"]:
+        pool = _target_pool(obs, mon, cards, p, uid, t, kind)
+        lo = max(t["count"] if t["min"] is None else t["min"], 1)
+        choices = [
+            prev + combo
+            for prev in choices
+            for k in range(lo, t["count"] + 1)
+            for combo in combinations([u for u in pool if u not in prev], k)
+        ]
+        if not choices:
+            return []
+    return sorted(
+        {(frozenset(cs), frozenset(ts)) for cs in costs for ts in choices if not set(cs) & set(ts)},
+        key=lambda v: (sorted(v[0]), sorted(v[1])),
+    )
+
+
+def _candidates(obs: dict, cards, p: int):
+    """(uid, card name, effect index, where, field observation, uids standing for it) of each effect
+    player `p` might activate by choice: their face-up monsters' effects, their Set Spells and
+    Traps, the cards in their hand (copies of one card in the hand offer the same choices: the
+    lowest uid stands for them, any of them may be offered)."""
+    me = obs["players"][p]
+    for m in me["monsters"]:
+        if m is not None:
+            for i in fact(cards.activated_effects(m["card"]), m["card"], "its effects"):
+                yield m["uid"], m["card"], i, "monster", m, (m["uid"],)
+    for c in [*me["spells"], me["field_zone"]]:
+        if c is not None and not c["face_up"]:
+            for i in fact(cards.activated_effects(c["card"]), c["card"], "its effects"):
+                yield c["uid"], c["card"], i, "set", c, (c["uid"],)
+    copies: dict[str, list[int]] = {}
+    for h in me["hand"]:
+        copies.setdefault(h["card"], []).append(h["uid"])
+    for name in sorted(copies):
+        uids = tuple(sorted(copies[name]))
+        for i in fact(cards.activated_effects(name), name, "its effects"):
+            yield uids[0], name, i, "hand", None, uids
+
+
+@invariant(
+    "chain.legal-offered",
+    "Every activation the card data allows is offered to the player who holds priority, in each of its ways (costs and "
+    "targets): a Set Spell or Trap (a Quick-Play Spell or Trap not in the turn it was Set), a Spell in the hand (a Quick-Play "
+    "Spell only on its controller's turn), a monster's effect on the field or in the hand (face-up, not negated, its "
+    "once-per-turn or once-per-battle use not spent), when its Spell Speed answers the chain or starts one (Spell Speed 1 only "
+    "by the turn player in a Main Phase with an empty chain), the Damage Step allows it, its own timing and conditions hold, "
+    "its costs can be paid, it has targets and its resolution can do something.",
+    ["CH-SPEED", "CH-SPEED1", "CH-QP-HAND", "CH-SET-TURN", "CH-COST", "WIN-ATTACK-DECL", "WIN-BEFORE-DS", "WIN-EVENT",
+     "WIN-COUNTER", "DS-LEGAL-COUNTER", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-DURING-CALC-ONE-CHAIN",
+     "DS-NO-TARGET-DESTROYED"],
+    "actions",
+    "chains and windows",
+    fields=(
+        "Reads `step`, `phase`, `turn_player`, `to_act`, `over`, `attack` (`battle_ended` optional: without it a battle whose "
+        "attacker or target left its side counts as ended), `chain`, the monsters' `uid`, `card`, `controller`, `position`, "
+        "`atk` (of a monster just Summoned), the Spells/Traps' `card`, `face_up`, `set_this_turn`, `on_chain`, `attached_to`, "
+        "the hand, Graveyard and Deck, the LP; the chain and the negated links, the attack-declaration and Summon windows (and "
+        "the Summons that opened it), the battle marks, the attacks made, the once-per marks used and a pending replay are the "
+        "monitor's (never the engine's `open_windows`, `once_per_turn_used`, `chains_in_step` or `chain[].speed`). "
+        "`pending_triggers` and `choice` are optional (the offered actions' kinds tell an open game state). A card whose data "
+        "this reading cannot classify: not judged in that state. Another field unobserved: not evaluated."
+    ),
+)  # fmt: skip
+def activations_offered(obs, actions, ctx):
+    mon, cards = ctx.mon, ctx.cards
+    p = holder(obs, actions, mon)
+    if p is None:
+        return None
+    offered: dict[int, set] = {}
+    for a in actions:
+        if a["kind"] == "activate":
+            offered.setdefault(a.get("card_uid"), set()).add((a.get("effect"), frozenset(a.get("cost") or ()), frozenset(a.get("targets") or ())))
+    due = False
+    undecided: str | None = None
+    for uid, name, idx, loc, card, uids in list(_candidates(obs, cards, p)):
+        try:
+            ways = activation_variants(obs, mon, cards, p, uid, name, idx, loc, card)
+        except Unknown as u:
+            undecided = undecided or not_judged(u).reason
+            continue
+        except Undecided as u:
+            undecided = undecided or u.reason
+            continue
+        if not ways:
+            continue
+        due = True
+        got = set()
+        for u in uids:
+            for eff, cs, ts in offered.get(u, ()):
+                if eff is None or eff == idx:  # (an engine that does not say which effect: any of the card's)
+                    got.add((cs, ts))
+        for cs, ts in ways:
+            if (cs, ts) not in got:
+                what = f"{card_ref(obs, uid)}" + _effect_label(cards, name, idx)
+                if cs:
+                    what += " paying " + ", ".join(card_ref(obs, u) for u in sorted(cs))
+                if ts:
+                    what += " targeting " + ", ".join(card_ref(obs, u) for u in sorted(ts))
+                return f"P{p + 1} may activate {what} in {obs['step']}, but that activation is not offered (offered: {_labels(actions)})"
+    if undecided is not None:
+        return NotJudged(undecided)
+    return True if due else None
+
+
+def _effect_label(cards, name: str, idx: int) -> str:
+    e = cards.effect(name, idx) or {}
+    return f" ({e['label']})" if e.get("label") and len(cards.activated_effects(name) or ()) > 1 else ""
