@@ -33,9 +33,9 @@ the explorer.
   at an attack's declaration (`attack_targets`, for `replay.iff`), the protections against battle
   that resolved links gave (`protections`, for `acc.battle-damage` and `acc.destroyed-by-battle`),
   the bond of a card to the monster it Special Summoned (`links`), a replay not yet answered
-  (`replay`, for `replay.choices`), the once-per-turn and once-per-battle effects used
-  (`effects_used`) and the Summons that opened the Summon window (in `summons`), for
-  `chain.legal-offered`. The monitor is part of the explored
+  (`replay`, for `replay.choices`), the passes in succession (`passes`, for
+  `priority.pass-pass`), the once-per-turn and once-per-battle effects used (`effects_used`) and
+  the Summons that opened the Summon window (in `summons`), for `chain.legal-offered`. The monitor is part of the explored
   state: the fingerprint hashes the observation and the monitor together
   (`explorers/checking.py`: `state_fingerprint`), so BFS stays exact and counterexamples stay
   shortest. On a correct engine the monitor says what the observation says, so it adds no
@@ -103,7 +103,8 @@ Most invariants judge what an engine did or offered. `attack.legal-offered`,
 (the player to act holds priority: no trigger waits, no effect asks a choice, no replay waits for
 the turn player) the actions the rules allow are offered, decided from the monitor, the card
 facts and the observation alone, never by asking the reference model (their own restatement of
-the rules, `invariants/offered.py`). Below, what each reads and what it does when an engine
+the rules, `invariants/offered.py`). `priority.pass-pass` judges the pass rounds (PRI-PASS-PASS)
+from the monitor's own count of passes. Below, what each reads and what it does when an engine
 does not observe a field (protocol 2 `unobserved`, docs/protocol.md): an engine that leaves a
 field out never makes a check pass silently; where the monitor cannot stand in, the check is
 *not judged* for that state (with the reason) or *not evaluated* on that engine.

@@ -1,0 +1,100 @@
+"""Priority: play moves on only after both players pass in succession (PRI-PASS-PASS).
+
+Judged from the monitor's own count of the passes in succession (the ``passes`` history, from
+the pass actions the transitions made), never from the engine's ``priority`` or ``passes`` (an
+engine may leave them unobserved: the EDOPro core does). An engine with implicit passes folds
+the passes it makes for its players into its transitions, so a pass round cannot be followed
+there: the invariant is not evaluated for it (``explicit_passes``).
+"""
+
+from __future__ import annotations
+
+from bpcheck.invariants.base import NotJudged, invariant
+from bpcheck.invariants.monitor import history
+from bpcheck.invariants.view import card_ref, card_refs
+
+
+@history(
+    "passes",
+    "Passes in succession at the current open game state, 0 or 1: a pass action counts one; any other action, and a pass "
+    "that ends something (the second in succession, or one after which play moved on), sets it back to 0. Never the "
+    "engine's passes or priority.",
+    initial=0,
+)
+def _passes(prev, t):
+    if t.action.get("kind") != "pass":
+        return 0
+    if prev:
+        return 0  # the second pass in succession: the window, the step or the chain ends
+    for e in t.events:
+        if e.kind != "passed":
+            return 0  # play moved on at once (an engine that did not ask the other player)
+    return 1
+
+
+def _player(p) -> str:
+    return f"P{p + 1}" if isinstance(p, int) else "nobody"
+
+
+@invariant(
+    "priority.pass-pass",
+    "Play moves on only after both players pass in succession: after a pass the other player is asked and nothing else "
+    "happens; after the second pass in succession the chain resolves, or with an empty chain the step (or Damage-Step "
+    "sub-step) ends or, in the Battle Step, the attack-declaration window closes and the turn player acts; after a card or "
+    "effect is activated the other player is asked whether to respond.",
+    ["PRI-PASS-PASS"],
+    "transition",
+    "chains and windows",
+    explicit_passes=True,
+    fields=(
+        "Reads the action record (`kind`, `player`), the events, `to_act`, `turn_player`, `step`, `over` and `chain` after the "
+        "transition; who passed in succession, the chain and the attack-declaration window are the monitor's, never the "
+        "engine's `priority`, `passes` or `open_windows`. `choice` and `pending_triggers` are optional: after an activation "
+        "the next player is judged only where the engine says no trigger waits (not judged otherwise). Not evaluated for an "
+        "engine with implicit passes (its transitions fold the pass rounds); another field unobserved: not evaluated."
+    ),
+)  # fmt: skip
+def pass_pass(t):
+    a = t.action
+    kind = a.get("kind")
+    if kind not in ("pass", "activate") or t.after["over"]:
+        return None
+    p = a.get("player")
+    other = 1 - p if isinstance(p, int) else None
+    to_act = t.after["to_act"]
+    if kind == "activate":
+        if not t.of("chain_link_added"):
+            return None
+        waiting = t.after.get("pending_triggers")
+        if waiting or t.after.get("choice") is not None:
+            return None  # a trigger or a choice comes first
+        if to_act == other:
+            return True
+        if waiting is None:
+            return NotJudged("whether a trigger waits after an activation (the engine does not observe pending_triggers)")
+        added = t.of("chain_link_added")[-1]
+        return f"after {_player(p)} activated {card_ref(t.after, added.get('card_uid'), t.before)}, {_player(to_act)} was asked instead of {_player(other)} (the other player may respond)"
+    moved = sorted({e.kind for e in t.events if e.kind != "passed"})
+    if not t.mon["passes"]:
+        if moved:
+            return (
+                f"{_player(p)} passed once and play moved on ({', '.join(moved)}) without asking {_player(other)}: a window, a step "
+                "or a chain ends only after both players pass in succession"
+            )
+        if to_act != other:
+            return f"after {_player(p)} passed in {t.before['step']}, {_player(to_act)} was asked instead of {_player(other)}"
+        return True
+    # the second pass in succession
+    links = t.mon.chain.links
+    if links:
+        after_chain = t.after["chain"]
+        if t.of("chain_link_resolved") or t.after.get("choice") is not None or len(after_chain) < len(links):
+            return True
+        return f"both players passed in succession, but the chain {card_refs(t.before, [l[0] for l in links])} did not resolve"
+    if t.of("phase_changed"):
+        return True
+    if t.before["step"] == "battle_step" and t.mon.window.attack_declaration:
+        if to_act != t.after["turn_player"]:
+            return f"both players passed in the attack-declaration window, but {_player(to_act)} acts next, not the turn player"
+        return True
+    return f"both players passed in succession with an empty chain, but {t.before['step']} did not end"
