@@ -33,12 +33,12 @@ the explorer.
   at an attack's declaration (`attack_targets`, for `replay.iff`), the protections against battle
   that resolved links gave (`protections`, for `acc.battle-damage` and `acc.destroyed-by-battle`),
   the bond of a card to the monster it Special Summoned (`links`), a replay not yet answered
-  (`replay`, for `replay.choices`), the passes in succession (`passes`, for
-  `priority.pass-pass`), the once-per-turn and once-per-battle effects used (`effects_used`) and
-  the Summons that opened the Summon window (in `summons`), for `chain.legal-offered`. The monitor is part of the explored
-  state: the fingerprint hashes the observation and the monitor together
-  (`explorers/checking.py`: `state_fingerprint`), so BFS stays exact and counterexamples stay
-  shortest. On a correct engine the monitor says what the observation says, so it adds no
+  (`replay`, for `replay.choices`), the passes in succession and who must answer an activation
+  (`priority`, for `priority.pass-pass`), the once-per-turn and once-per-battle effects used
+  (`effects_used`) and the Summons that opened the Summon window (in `summons`), for
+  `chain.legal-offered`. The monitor is part of the explored state: the fingerprint hashes the
+  observation and the monitor together (`explorers/checking.py`: `state_fingerprint`), so BFS
+  stays exact and counterexamples stay shortest. On a correct engine the monitor says what the observation says, so it adds no
   states (the reference model's state counts are unchanged). Histories forget what no
   invariant needs any more, and counts saturate at 7 (more than any monster may declare), so
   an engine that lets a monster attack for ever still has a finite state space.

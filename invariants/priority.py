@@ -1,7 +1,7 @@
 """Priority: play moves on only after both players pass in succession (PRI-PASS-PASS).
 
-Judged from the monitor's own count of the passes in succession (the ``passes`` history, from
-the pass actions the transitions made), never from the engine's ``priority`` or ``passes`` (an
+Judged from the monitor's own count of the passes in succession and of who must answer an
+activation (the ``priority`` history, from the actions the transitions made), never from the engine's ``priority`` or ``passes`` (an
 engine may leave them unobserved: the EDOPro core does). An engine with implicit passes folds
 the passes it makes for its players into its transitions, so a pass round cannot be followed
 there: the invariant is not evaluated for it (``explicit_passes``).
@@ -9,27 +9,37 @@ there: the invariant is not evaluated for it (``explicit_passes``).
 
 from __future__ import annotations
 
-from bpcheck.invariants.base import NotJudged, invariant
+from bpcheck.invariants.base import invariant
 from bpcheck.invariants.monitor import history
 from bpcheck.invariants.view import card_ref, card_refs
 
 
 @history(
-    "passes",
-    "Passes in succession at the current open game state, 0 or 1: a pass action counts one; any other action, and a pass "
-    "that ends something (the second in succession, or one after which play moved on), sets it back to 0. Never the "
-    "engine's passes or priority.",
-    initial=0,
+    "priority",
+    "Who may act, by the actions made: the passes in succession at the current open game state (0 or 1: a pass action "
+    "counts one; any other action, and a pass that ends something, sets it back to 0), and the player who must be asked "
+    "next because the other one just activated a card or effect (until the next action). Never the engine's passes or "
+    "priority.",
+    initial=(0, None),
 )
-def _passes(prev, t):
-    if t.action.get("kind") != "pass":
-        return 0
-    if prev:
-        return 0  # the second pass in succession: the window, the step or the chain ends
-    for e in t.events:
-        if e.kind != "passed":
-            return 0  # play moved on at once (an engine that did not ask the other player)
-    return 1
+def _priority(prev, t):
+    a = t.action
+    kind = a.get("kind")
+    added = t.of("chain_link_added")
+    asked = None
+    if added and kind in ("activate", "trigger"):
+        p = added[-1].get("player")
+        asked = 1 - p if isinstance(p, int) else None
+    if kind != "pass" or prev[0]:
+        n = 0  # another action, or the second pass in succession: the window, the step or the chain ends
+    else:
+        n = 1
+        for e in t.events:
+            if e.kind != "passed":
+                n = 0  # play moved on at once (an engine that did not ask the other player)
+                break
+    out = (n, asked)
+    return prev if out == prev else out
 
 
 def _player(p) -> str:
@@ -48,18 +58,27 @@ def _player(p) -> str:
     explicit_passes=True,
     fields=(
         "Reads the action record (`kind`, `player`), the events, `to_act`, `turn_player`, `step`, `over` and `chain` after the "
-        "transition; who passed in succession, the chain and the attack-declaration window are the monitor's, never the "
-        "engine's `priority`, `passes` or `open_windows`. `choice` and `pending_triggers` are optional: after an activation "
-        "the next player is judged only where the engine says no trigger waits (not judged otherwise). Not evaluated for an "
-        "engine with implicit passes (its transitions fold the pass rounds); another field unobserved: not evaluated."
+        "transition; who passed in succession, who must answer an activation, the chain and the attack-declaration window "
+        "are the monitor's, never the engine's `priority`, `passes` or `open_windows`. `choice` and `pending_triggers` are "
+        "optional: without them, who acts after an activation is judged by the next action (a trigger or a choice may come "
+        "first, anything else is the other player's). Not evaluated for an engine with implicit passes (its transitions fold "
+        "the pass rounds); another field unobserved: not evaluated."
     ),
 )  # fmt: skip
 def pass_pass(t):
     a = t.action
     kind = a.get("kind")
+    p = a.get("player")
+    asked = t.mon["priority"][1]
+    if asked is not None and p != asked and kind not in ("trigger", "decline", "choose"):
+        # (a trigger waiting or a choice asked comes first; anything else is the other player's turn to act)
+        top = t.mon.chain.links[-1][0] if t.mon.chain.links else None
+        return (
+            f"after {_player(1 - asked)} activated {card_ref(t.before, top)}, {_player(p)} acted ({a.get('label')}) before "
+            f"{_player(asked)} was asked whether to respond"
+        )
     if kind not in ("pass", "activate") or t.after["over"]:
         return None
-    p = a.get("player")
     other = 1 - p if isinstance(p, int) else None
     to_act = t.after["to_act"]
     if kind == "activate":
@@ -71,11 +90,11 @@ def pass_pass(t):
         if to_act == other:
             return True
         if waiting is None:
-            return NotJudged("whether a trigger waits after an activation (the engine does not observe pending_triggers)")
+            return None  # (a trigger may wait: the next action tells, see above)
         added = t.of("chain_link_added")[-1]
         return f"after {_player(p)} activated {card_ref(t.after, added.get('card_uid'), t.before)}, {_player(to_act)} was asked instead of {_player(other)} (the other player may respond)"
     moved = sorted({e.kind for e in t.events if e.kind != "passed"})
-    if not t.mon["passes"]:
+    if not t.mon["priority"][0]:
         if moved:
             return (
                 f"{_player(p)} passed once and play moved on ({', '.join(moved)}) without asking {_player(other)}: a window, a step "
