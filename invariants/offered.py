@@ -268,15 +268,15 @@ def turn_offered(obs, actions, ctx):
     want: list[tuple[str, str]] = []
     if mon.chain.links or obs["chain"]:
         want.append(("pass", "passing"))  # rule: PRI-PASS-PASS
+    elif step in ("main1", "main2") and p != tp:
+        want.append(("pass", "passing"))  # the opponent asked at the end of a Main Phase (an engine's window, PRI-PASS-PASS)
     elif step == "main1":
-        if p == tp:
-            if obs["turn"] > 1:  # rule: BP-FIRST-TURN, BP-OPTIONAL
-                want.append(("enter_bp", "entering the Battle Phase"))
-            if obs["turn"] == 1 or forced_attacker(obs, mon, ctx.cards) is None:  # rule: BP-MUST-ENTER
-                want.append(("skip_bp", "skipping the Battle Phase"))
+        if obs["turn"] > 1:  # rule: BP-FIRST-TURN, BP-OPTIONAL
+            want.append(("enter_bp", "entering the Battle Phase"))
+        if obs["turn"] == 1 or forced_attacker(obs, mon, ctx.cards) is None:  # rule: BP-MUST-ENTER
+            want.append(("skip_bp", "skipping the Battle Phase"))
     elif step == "main2":
-        if p == tp:
-            want.append(("end_turn", "ending the turn"))  # rule: BP-MP2
+        want.append(("end_turn", "ending the turn"))  # rule: BP-MP2
     elif step in _BATTLE_STEPS:
         if step == "battle_step" and obs["attack"] is None and p == tp:
             if forced_attacker(obs, mon, ctx.cards) is None:  # rule: ATK-MUST
