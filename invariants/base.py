@@ -76,7 +76,8 @@ class Without:
     ``how``: ``history`` (it judges from the monitor's own history named in ``note``, and compares
     the engine's field with it where the engine reports it: a lie is a violation),
     ``card data`` (it reads the card data instead), ``board`` (it reads what the board places:
-    the cards Set or Summoned this turn), ``actions`` (it reads the actions offered instead), or
+    the cards Set or Summoned this turn), ``actions`` (it reads the actions offered instead),
+    ``visible state`` (it works it out from fields every engine reports), or
     ``not evaluated`` (``note`` names the one check that is not made without the
     field; the checker lists it per board, the invariant's other checks go on)."""
 
@@ -89,7 +90,7 @@ class Without:
         return f"{self.how} instead: {self.note}"
 
 
-WITHOUT_HOW = ("history", "card data", "board", "actions", "not evaluated")
+WITHOUT_HOW = ("history", "card data", "board", "actions", "visible state", "not evaluated")
 
 
 def by_history(note: str) -> Without:
@@ -105,6 +106,11 @@ def by_card_data(note: str) -> Without:
 def by_board(note: str) -> Without:
     """Without the field the invariant reads what the board places (the card facts of the run)."""
     return Without("board", note)
+
+
+def by_visible(note: str) -> Without:
+    """Without the field the invariant works it out from the duel's visible state."""
+    return Without("visible state", note)
 
 
 def by_actions(note: str) -> Without:

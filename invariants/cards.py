@@ -43,9 +43,21 @@ STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
 STATICS = {
     "cannot_be_attacked", "unaffected_by_spells", "attack_each_monster", "attack_cost", "direct_attack", "must_attack",
     "destroy_if_face_up_defense", "modify_stats", "modify_atk", "cannot_attack", "negate_effects", "banish_instead_of_graveyard",
+    "halve_attackers",
 }  # fmt: skip
-STAT_STATICS = {"modify_stats", "modify_atk"}
+STAT_STATICS = {"modify_stats", "modify_atk", "halve_attackers"}
 COSTS = {"pay_lp", "tribute", "discard", "discard_self", "send_self_to_gy"}
+CONDITIONS = {
+    "opponent_monster_attacking", "self_battling", "self_attacked_in_attack_position", "self_was_attacked",
+    "self_not_declared_attack", "own_light_monster_battles_monster", "own_free_monster_zones_4",
+    "opponent_free_monster_zones_3", "battle_phase", "responding_to_opponent", "attacker_race_spellcaster",
+    "opponent_summoned_atk_1500",
+}  # fmt: skip
+LOCATIONS = {"field", "hand", "graveyard"}
+# A target's fields (docs/cards.md "Targets") and the value each has when the card does not give it.
+TARGET_KEYS = ("zone", "side", "count", "min", "face", "kind", "race", "archetype", "attacker_only", "effect_monster", "can_flip_down")
+TARGET_DEFAULTS = {"count": 1, "min": None, "face": None, "kind": None, "race": None, "archetype": None,
+                   "attacker_only": False, "effect_monster": False, "can_flip_down": False}  # fmt: skip
 SUMMON_FILTER_KEYS = {"attribute", "race", "max_atk"}
 
 
@@ -71,14 +83,22 @@ def _raw_from_parsed(card: Any) -> dict:
         v = getattr(card, attr)
         if v is not None:
             d[key] = v
+    if card.archetypes:
+        d["archetypes"] = list(card.archetypes)
     effects = []
     for e in card.effects:
         eff: dict[str, Any] = {"type": e.type, "mandatory": e.mandatory, "location": e.location, "conditions": list(e.conditions)}
         if e.when is not None:
             eff["when"] = e.when
+        if e.label:
+            eff["label"] = e.label
+        for flag in ("once_per_turn", "once_per_battle"):
+            if getattr(e, flag):
+                eff[flag] = True
         eff["cost"] = [{"op": o.op, **dict(o.args)} for o in e.cost]
         eff["ops"] = [{"op": o.op, **{k: _thaw(v) for k, v in o.args}} for o in e.ops]
-        eff["targets"] = [{"zone": t.zone, "side": t.side} for t in e.targets]
+        # every field a target has, as the TOML writes it (a default is left out)
+        eff["targets"] = [{k: getattr(t, k) for k in TARGET_KEYS if getattr(t, k) != TARGET_DEFAULTS.get(k)} for t in e.targets]
         effects.append(eff)
     d["effect"] = effects
     d["static"] = [{"apply": s.apply, "to": s.to, **{k: _thaw(v) for k, v in s.args}} for s in card.statics]
@@ -497,6 +517,65 @@ class CardFacts:
         fast = kind == "trap" or (kind == "spell" and subtype == "quick-play") or typ == "quick"
         out: set[str] = set(STAT_CHANGE_STEPS) if changes and fast else set()
         return frozenset(out)
+
+    @_memo
+    def activated_effects(self, name: str) -> tuple[int, ...] | None:
+        """The indexes of the card's effects a player activates by choice (every type but
+        ``trigger`` and ``flip``, which the trigger procedure activates); UNKNOWN when a type is
+        outside the vocabulary or the card is not defined."""
+        effs = self.effects(name)
+        if effs is None or any(e.get("type") not in EFFECT_TYPES for e in effs):
+            return UNKNOWN
+        return tuple(i for i, e in enumerate(effs) if e.get("type") not in ("trigger", "flip"))
+
+    @_memo
+    def unaffected_by_spells(self, name: str) -> bool | None:
+        """The monster is unaffected by Spells while face-up: a Spell Card cannot target it."""
+        return self._static(name, "unaffected_by_spells", "self")
+
+    @_memo
+    def once_per(self, name: str, effect_index: int | None) -> str | None | bool:
+        """``"turn"`` or ``"battle"`` when the effect may be activated once per turn or once per
+        battle ("Injection Fairy Lily"), False when it has no such mark; UNKNOWN without the effect."""
+        e = self.effect(name, effect_index)
+        if e is None:
+            return UNKNOWN
+        return "battle" if e.get("once_per_battle") else "turn" if e.get("once_per_turn") else False
+
+    @_memo
+    def activation(self, name: str, effect_index: int | None) -> dict | None:
+        """What deciding whether this effect may be activated needs (``chain.legal-offered``), or
+        UNKNOWN when a word of it is outside the vocabulary: the card's ``kind`` and ``subtype``;
+        of the effect its ``type``, ``when``, ``location``, ``mandatory``, ``once`` ("turn",
+        "battle" or False), ``conditions``, ``cost`` and ``targets`` (each with every field of
+        docs/cards.md, defaults filled in), its ``ops`` and its ``speed`` (CH-SPEED). Read-only."""
+        k = self.kind(name)
+        e = self.effect(name, effect_index)
+        if k is None or e is None:
+            return UNKNOWN
+        typ, when, loc = e.get("type"), e.get("when"), e.get("location", "field")
+        if typ not in EFFECT_TYPES or (when is not None and when not in WHEN_EVENT | WHEN_DAMAGE_STEP) or loc not in LOCATIONS:
+            return UNKNOWN
+        conds = tuple(e.get("conditions", []))
+        cost = tuple(dict(c) for c in e.get("cost", []))
+        if any(c not in CONDITIONS for c in conds) or any(c.get("op") not in COSTS for c in cost):
+            return UNKNOWN
+        targets = []
+        for t in e.get("targets", []):
+            if not isinstance(t, dict) or set(t) - set(TARGET_KEYS):
+                return UNKNOWN
+            if t.get("zone") not in ("monster", "spell_trap", "graveyard") or t.get("side") not in ("own", "opponent", "any"):
+                return UNKNOWN
+            targets.append({**TARGET_DEFAULTS, **t})
+        ops = self.ops(name, effect_index)
+        speed = self.speed(name, effect_index)
+        if ops is None or speed is None:
+            return UNKNOWN
+        return {
+            "kind": k[0], "subtype": k[1], "type": typ, "when": when, "location": loc,
+            "mandatory": bool(e.get("mandatory", False)), "once": self.once_per(name, effect_index),
+            "conditions": conds, "cost": cost, "targets": tuple(targets), "ops": tuple(ops), "speed": speed,
+        }  # fmt: skip
 
     def counter_trap(self, name: str) -> dict | None | bool:
         """What a Counter Trap answers and needs: {answers: spell|trap, lp, discard,

@@ -34,10 +34,12 @@ the explorer.
   at an attack's declaration (`attack_targets`, for `replay.iff`), the protections against battle
   that resolved links gave (`protections`, for `acc.battle-damage` and `acc.destroyed-by-battle`),
   the bond of a card to the monster it Special Summoned (`links`), a replay not yet answered
-  (`replay`, for `replay.choices`). The monitor is part of the explored
-  state: the fingerprint hashes the observation and the monitor together
-  (`explorers/checking.py`: `state_fingerprint`), so BFS stays exact and counterexamples stay
-  shortest. On a correct engine the monitor says what the observation says, so it adds no
+  (`replay`, for `replay.choices`), the passes in succession and who must answer an activation
+  (`priority`, for `priority.pass-pass`), the once-per-turn and once-per-battle effects used
+  (`effects_used`) and the Summons that opened the Summon window (in `summons`), for
+  `chain.legal-offered`. The monitor is part of the explored state: the fingerprint hashes the
+  observation and the monitor together (`explorers/checking.py`: `state_fingerprint`), so BFS
+  stays exact and counterexamples stay shortest. On a correct engine the monitor says what the observation says, so it adds no
   states (the reference model's state counts are unchanged). Histories forget what no
   invariant needs any more, and counts saturate at 7 (more than any monster may declare), so
   an engine that lets a monster attack for ever still has a finite state space.
@@ -103,6 +105,18 @@ unfiltered too (`EngineSystem(..., prefilter=False)`) and compares the complete 
 """
 
 
+OMISSIONS = """\
+## Omissions
+
+Most invariants judge what an engine did or offered. `attack.legal-offered`,
+`turn.legal-offered` and `chain.legal-offered` judge what it left out: at every open game state
+(the player to act holds priority: no trigger waits, no effect asks a choice, no replay waits for
+the turn player) the actions the rules allow are offered, decided from the monitor, the card
+facts and the observation alone, never by asking the reference model (their own restatement of
+the rules, `invariants/offered.py`). `priority.pass-pass` judges the pass rounds (PRI-PASS-PASS)
+from the monitor's own count of passes.
+"""
+
 FIELDS_INTRO = """\
 ## Fields read
 
@@ -158,6 +172,8 @@ def markdown() -> str:
     out = INTRO.rstrip("\n").split("\n")
     for name in sorted(HISTORIES):
         out.append(f"| `{name}` | {HISTORIES[name].statement} |")
+    out.append("")
+    out += OMISSIONS.rstrip("\n").split("\n")
     out.append("")
     out += FIELDS_INTRO.rstrip("\n").split("\n")
     out += fields_table()

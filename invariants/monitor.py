@@ -316,21 +316,23 @@ _SUMMON_CLOSE = frozenset({"phase_changed", "attack_declared", "attack_stopped",
     "summons",
     "The \"when a monster is Summoned\" window: open after a Summon (once the chain it happened in has resolved) until both "
     "players pass in succession, another chain resolves without a Summon, an attack is declared, stops, ends or replays (that is "
-    "what happened last then) or the step changes; whether the chain resolving now has Summoned.",
-    initial=(False, 0, False),
+    "what happened last then) or the step changes; whether the chain resolving now has Summoned; the Summons (monster, the "
+    "player it was Summoned for) that opened the window, and those of the chain resolving now.",
+    initial=(False, 0, False, (), ()),
 )
 def _summons(prev, t):
-    open_, passes, pending = prev
+    open_, passes, pending, opened_by, now = prev
     if not (open_ or pending) and "summoned" not in t.kind_set():
         return prev  # closed, and nothing opens it
     for e in t.events:
         k = e.kind
         if k == "summoned":
             pending = True
+            now = now + ((e.get("card_uid"), e.get("player")),)
         elif k == "chain_resolved":
-            open_, passes, pending = pending, 0, False
+            open_, passes, pending, opened_by, now = pending, 0, False, now, ()
         elif k in _SUMMON_CLOSE:
-            open_, passes, pending = False, 0, False
+            open_, passes, pending, opened_by, now = False, 0, False, (), ()
         elif not open_:
             continue
         elif k == "chain_link_added":
@@ -338,10 +340,10 @@ def _summons(prev, t):
         elif k == "passed":
             passes += 1
             if passes >= 2:  # (with a chain, its chain_resolved follows and decides)
-                open_, passes = False, 0
+                open_, passes, opened_by = False, 0, ()
     if pending and not t.mon.chain.links and not t.of("chain_link_added"):
-        open_, passes, pending = True, 0, False  # a Summon outside any chain
-    return (open_, passes, pending)
+        open_, passes, pending, opened_by, now = True, 0, False, now, ()  # a Summon outside any chain
+    return (open_, passes, pending, opened_by, now)
 
 
 _LINK_READS = frozenset({"summoned", "chain_link_resolved", "chain_resolved", "card_moved"})

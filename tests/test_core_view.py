@@ -31,6 +31,9 @@ _spec.loader.exec_module(core_view)
 #   monster that may attack once has no second attack either way), and the core does not report
 #   attacks_declared: the behaviour is the reference's. (It used to be "caught" by a false
 #   chain.lifo violation: the comparison needed the engine's choice, which the core does not report.)
+# (counter-traps-refused-in-damage-step and calculation-boost-outlasts-calculation were blind too:
+# chain.counter-trap-offered and chain.legal-offered take the chain from the monitor and the card
+# activation from the card data, damage.lingering-end follows the effects the events applied.)
 BLIND = {"replay-is-second-attack"}
 
 

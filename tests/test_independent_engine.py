@@ -10,9 +10,8 @@ skipped); ``bpcheck fuzz --engine cmd:...`` passes the bug-free engine and finds
 
 BUGS below is the table: each bug, the board it shows on, and the invariants that catch it.
 Two bugs are omissions only the completeness and PRI-PASS-PASS invariants (issue 24 items 1
-and 3, branch ``complete``) see: a monster Summoned this turn never offered an attack, and the
-opponent never given priority after an attack declaration. They are expected caught like the
-others; until those invariants are in the library their rows fail, saying so.
+and 3) see: a monster Summoned this turn never offered an attack (``attack.legal-offered``), and
+the opponent never given priority after an attack declaration (``priority.pass-pass``).
 """
 
 from __future__ import annotations
@@ -35,12 +34,10 @@ from engine import BUGS as PLANTED, WITHHELD  # noqa: E402
 
 V1, V2 = ROOT / "tests/data/protocol-vanilla-1.toml", ROOT / "tests/data/protocol-vanilla-2.toml"
 ENTER = ROOT / "boards/002-enter-battle-phase.toml"
-COMPLETE = "the completeness and PRI-PASS-PASS invariants (issue 24 items 1 and 3, branch complete)"
 
-# bug, its family, the board it shows on, the invariants of this branch that catch it (None: only
-# the invariants of branch complete do)
+# bug, its family, the board it shows on, the invariants that catch it
 BUGS = [
-    ("summoned-cannot-attack", "attack counts", V2, None),
+    ("summoned-cannot-attack", "attack counts", V2, {"attack.legal-offered"}),
     ("count-at-damage-calculation", "attack counts", OWN / "revive.toml", {"attack.count", "attack.offered-legal"}),
     ("defense-position-attacks", "positions", OWN / "trade.toml", {"attack.offered-legal", "attack.when"}),
     ("position-change-after-attack", "positions", OWN / "face-down.toml", {"attack.position-change"}),
@@ -57,7 +54,7 @@ BUGS = [
     ("bound-trap-stays", "destruction (a bound card)", OWN / "revive.toml", {"acc.linked-monster"}),
     ("no-before-damage-calculation", "the Damage Step's sub-steps", OWN / "lethal.toml", {"damage.substep-order"}),
     ("declaration-traps-in-damage-step", "priority and windows", OWN / "traps.toml", {"window.attack-declaration", "damage.activation-legal"}),
-    ("no-response-to-declaration", "priority and windows", OWN / "traps.toml", None),
+    ("no-response-to-declaration", "priority and windows", OWN / "traps.toml", {"priority.pass-pass"}),
     ("chain-first-in-first-out", "chains", OWN / "traps.toml", {"chain.lifo"}),
     ("battle-phase-without-end-step", "phases and steps", ENTER, {"turn.battle-steps"}),
     ("no-main-phase-2", "phases and steps", ENTER, {"turn.phase-order", "turn.battle-steps"}),
@@ -152,12 +149,9 @@ def test_the_bug_free_engine_passes_every_board_it_plays_over_cmd(run_cli, tmp_p
 # -- a plain check catches every bug, on both routes ----------------------------------------------
 
 
-def _expect_caught(name: str, board: Path, by: set[str] | None, code: int, stdout: str, doc: dict) -> None:
+def _expect_caught(name: str, board: Path, by: set[str], code: int, stdout: str, doc: dict) -> None:
     caught = _caught(doc)
-    if by is None:
-        assert code == 1, f"{name} is an omission that {COMPLETE} catch: not caught on {rel(board)} (verdict {doc['boards'][0]['verdict']})"
-        return
-    assert code == 1, stdout
+    assert code == 1, f"{name} is not caught on {rel(board)} (verdict {doc['boards'][0]['verdict']})\n{stdout}"
     assert by <= caught, f"{name}: caught by {sorted(caught)}, expected {sorted(by)}"
 
 

@@ -136,8 +136,9 @@ def test_the_history_forgets_a_monster_that_left_the_field_and_a_new_turn():
     # a change of control moves it from one Monster Zone to another (the ocgcore adapter): still on the field
     taken = ev("card_moved", card="X", card_uid=7, owner=0, **{"from": "monster_zone", "to": "monster_zone"}, reason="effect")
     assert m1.advance(Transition(obs, {"kind": "pass"}, [taken], obs))["positions"] == ((7, False, True),)
-    # a pass with no event it reads keeps the very value (no new monitor)
-    assert m1.advance(Transition(obs, {"kind": "pass"}, [ev("passed", player=0)], obs)) is m1
+    # a pass with no event it reads keeps the very value (the monitor is a new one: the priority
+    # history counts the pass)
+    assert m1.advance(Transition(obs, {"kind": "pass"}, [ev("passed", player=0)], obs))["positions"] is m1["positions"]
 
 
 def test_the_change_itself_turns_that_one_monster():
