@@ -273,6 +273,8 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
             out.append(f"             partly evaluated: {inv_id} (held where judged; not evaluated where {_line(why.removeprefix('the '))})")
         else:
             out.append(f"             not evaluated: {inv_id} ({_line(why)})")
+    for inv_id, parts in sorted(getattr(br, "not_evaluated_parts", {}).items()):
+        out.append(f"             not evaluated in part: {inv_id}: {_line('; '.join(parts))}")
     new = []
     for cex in br.counterexamples:
         what = f"DIFF {cex.key[0]} {cex.key[1]}" if cex.invariant == "DIFF" and cex.key else cex.invariant

@@ -388,6 +388,67 @@ class SummonWindowStaysOpen(Rules):
         return super()._timing_ok(s, p, c, eff)
 
 
+class SummonedMonsterCannotAttack(Rules):
+    """A monster Summoned this turn is never offered an attack, as if it had to wait a turn (the
+    TCG has no such rule: a monster Normal Summoned in Main Phase 1, or Special Summoned in the
+    Battle Phase, may attack)."""
+
+    def attack_options(self, s, m):
+        return [] if m.summoned_this_turn else super().attack_options(s, m)
+
+
+class UnattackableMonsterBlocksDirectAttack(Rules):
+    """A monster that cannot be attacked (The Legendary Fisherman while Umi is face-up) still
+    stops a direct attack: the engine offers a direct attack only when the opponent controls no
+    monster at all, or the attacker's own effect allows it."""
+
+    def can_attack_directly(self, s, uid, defender):
+        if self.has_static(s, uid, "direct_attack"):
+            return True
+        return not any(m is not None and not m.destroyed_by_battle for m in s.players[defender].monsters)
+
+
+class OpponentNotAskedAfterDeclaration(Rules):
+    """After an attack declaration, the turn player's pass closes the response window at once:
+    the opponent is never asked whether to respond to the declaration (Sakuretsu Armor, Mirror
+    Force never get their chance)."""
+
+    def _pass(self, w, p):
+        s = w.s
+        if (
+            s.step is Step.BP_BATTLE and s.attack is not None and not s.chain and s.passes == 0 and p == s.turn_player
+            and any(f[0] == "attack_declared" for f in s.fresh)
+        ):  # fmt: skip
+            w.emit("passed", player=p)
+            self._advance(w)  # as if both had passed
+            return
+        super()._pass(w, p)
+
+
+class NoActivationAfterDeclarationWindow(Rules):
+    """Once both players have passed on an attack declaration, nothing can be activated until the
+    Damage Step: the engine takes the declaration window for the Battle Step's only chance to
+    respond (003/004: "other cards may still be activated" before both agree to enter the Damage
+    Step, "Book of Moon" among them)."""
+
+    def _activations(self, s, p):
+        if s.step is Step.BP_BATTLE and s.attack is not None and not any(f[0] == "attack_declared" for f in s.fresh):
+            return []
+        return super()._activations(s, p)
+
+
+class BattlePhaseEndsOnlyWhenNoAttackIsLeft(Rules):
+    """The turn player cannot end the Battle Phase while a monster could still attack: the engine
+    offers "end Battle Phase" only once no monster has an attack left, as if every monster had to
+    attack."""
+
+    def _pass_action(self, s, p):
+        if s.step is Step.BP_BATTLE and s.attack is None and not s.chain and p == s.turn_player:
+            if any(m is not None and self.attack_options(s, m) for m in s.players[p].monsters):
+                return None
+        return super()._pass_action(s, p)
+
+
 @dataclass(frozen=True)
 class Mutant:
     name: str
@@ -435,6 +496,11 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("destroyed-activation-is-negated", DestroyedActivationIsNegated, "chains and windows", "002-fiendish-chain-mst.toml"),
         Mutant("summon-window-stays-open", SummonWindowStaysOpen, "chains and windows", "003-004-shining-angel-torrential.toml"),
         Mutant("negated-card-stays-on-the-field", NegatedCardStaysOnTheField, "chains and windows", "000-ds-counter-traps.toml"),
+        Mutant("summoned-monster-cannot-attack", SummonedMonsterCannotAttack, "attack counts", "rule-atk-summon-turn.toml"),
+        Mutant("unattackable-monster-blocks-direct-attack", UnattackableMonsterBlocksDirectAttack, "attack counts", "000-replay-3.toml"),
+        Mutant("opponent-not-asked-after-declaration", OpponentNotAskedAfterDeclaration, "chains and windows", "003-004-example-1.toml"),
+        Mutant("no-activation-after-declaration-window", NoActivationAfterDeclarationWindow, "chains and windows", "003-004-example-2.toml"),
+        Mutant("battle-phase-ends-only-when-no-attack-is-left", BattlePhaseEndsOnlyWhenNoAttackIsLeft, "turn structure", "000-replay-1.toml"),
     )
 }
 

@@ -18,6 +18,34 @@ from typing import Any, Iterable
 # had declared them unobserved. The reference model always gives them (docs/protocol.md).
 OPTIONAL_PATHS = frozenset({"players[].monsters[].position_changed_this_turn"})
 
+_MONSTER = "players[].monsters[]."
+_CARD_ZONES = ("players[].spells[].", "players[].field_zone.")
+
+# The observation fields an engine may withhold (declare unobserved, protocol v2) and still be
+# judged: what the engine remembers or derives — counters and marks, windows, priority and passes,
+# effects in force and ATK/DEF breakdowns, pending triggers and choices, the chain links'
+# bookkeeping — as opposed to the duel's visible state (turn, phase and step, who acts, LP, the
+# cards and where they are, their positions and ATK/DEF, what a card is equipped or attached to,
+# the attack's battlers, the chain's cards, controllers and targets). Each invariant says what it
+# does without each of them (docs/invariants.md, "Fields read"): it judges from the monitor's own
+# history or the card data instead, or that one check is "not evaluated"; it never judges through
+# a field the engine does not report. The EDOPro core withholds a subset of them
+# (engines/ocgcore/engine.py ``UNOBSERVED``); tests/test_withheld_fields.py runs the invariant
+# library with every one of them withheld.
+WITHHOLDABLE_PATHS = frozenset(
+    {
+        "priority", "passes", "open_windows", "chains_in_step", "next_uid", "lingering", "pending_triggers", "choice",
+        *(_MONSTER + f for f in (
+            "modifiers", "lingering_modifiers", "summoned_this_turn", "set_this_turn", "position_changed_this_turn",
+            "attacks_declared", "declared_at", "declared_direct", "cannot_attack_this_turn", "destroyed_by_battle",
+            "flipped_by_battle", "once_per_turn_used", "equipped_with",
+        )),
+        *(z + f for z in _CARD_ZONES for f in ("set_this_turn", "linked_monster", "on_chain")),
+        *("attack." + f for f in ("potential_targets", "direct_was_legal", "target_was_facedown", "replay_pending", "battle_ended", "damage_calculated")),
+        *("chain[]." + f for f in ("effect", "speed", "negated", "card_activation", "kind", "subtype", "cost_info")),
+    }
+)  # fmt: skip
+
 
 def split(path: str) -> tuple[tuple[str, bool], ...]:
     """``players[].lp`` -> ``(("players", True), ("lp", False))``; ValueError if malformed."""
@@ -59,6 +87,26 @@ def first_overlap(reads: Iterable[str], unobserved: Iterable[str]) -> str | None
     for r in sorted(reads):
         for u in un:
             if overlaps(r, u):
+                return u
+    return None
+
+
+def within(path: str, container: str) -> bool:
+    """True when `path` is `container` or lies inside it (``open_windows.summon`` within
+    ``open_windows``; not the other way round)."""
+    x, y = names(path), names(container)
+    return x[: len(y)] == y
+
+
+def first_missing(reads: Iterable[str], unobserved: Iterable[str]) -> str | None:
+    """The first unobserved path (sorted) that takes away a path in ``reads``: the path itself or
+    a part of the observation that holds it. (A read of a whole part, e.g. ``chain`` for "is a
+    chain open", still stands when only fields inside it, ``chain[].speed``, are unobserved: the
+    fields read inside it are declared as paths of their own.)"""
+    un = sorted(unobserved)
+    for r in sorted(reads):
+        for u in un:
+            if within(r, u):
                 return u
     return None
 
@@ -196,4 +244,4 @@ def relax_schema(schema: dict, paths: Iterable[str]) -> dict:
     return out
 
 
-__all__ = ["OPTIONAL_PATHS", "first_overlap", "names", "overlaps", "relax_schema", "schema_problem", "split", "strip"]
+__all__ = ["OPTIONAL_PATHS", "WITHHOLDABLE_PATHS", "first_missing", "first_overlap", "names", "overlaps", "relax_schema", "schema_problem", "split", "strip", "within"]

@@ -180,15 +180,22 @@ class EngineSystem:
         self.unobserved = tuple(sorted(self.capabilities.unobserved))
         self._unobserved_fields = {paths.split(p)[-1][0]: p for p in self.unobserved}
         self.not_evaluated: dict[str, str] = {}  # invariant id -> why it is not evaluated
+        # invariant id -> the checks of it that are not made (a field it can do without but not
+        # for that check, docs/invariants.md "Fields read"), each with the field
+        self.not_evaluated_parts: dict[str, list[str]] = {}
         keep = []
         for inv in invariants:
-            missing = paths.first_overlap(inv.reads, self.unobserved) if inv.reads and self.unobserved else None
+            missing = paths.first_missing(inv.reads, self.unobserved) if inv.reads and self.unobserved else None
             if missing is not None:
                 self.not_evaluated[inv.id] = f"the engine does not observe {missing}"
             elif inv.explicit_passes and self.capabilities.implicit_passes:
                 self.not_evaluated[inv.id] = "the engine passes for its players (implicit passes)"
             else:
                 keep.append(inv)
+                for p, w in getattr(inv, "fields", ()):
+                    u = paths.first_missing((p,), self.unobserved) if w.how == "not evaluated" and self.unobserved else None
+                    if u is not None:
+                        self.not_evaluated_parts.setdefault(inv.id, []).append(f"{w.note} (the engine does not observe {u})")
         self.state_invs = [i for i in keep if i.kind == "state"]
         self.trans_invs = [i for i in keep if i.kind == "transition"]
         self.action_invs = [i for i in keep if i.kind == "actions"]

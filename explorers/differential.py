@@ -327,6 +327,7 @@ class DifferentialSystem:
         self.caps = self.inner.capabilities
         self.unobserved = self.inner.unobserved
         self.not_evaluated = self.inner.not_evaluated
+        self.not_evaluated_parts = self.inner.not_evaluated_parts
         self.implicit = self.caps.implicit_passes
         self.continue_past_order = continue_past_order
         self._combined_fp = bool(self.unobserved) or self.implicit

@@ -123,6 +123,8 @@ class BoardResult:
     # fingerprinted) and the invariants not evaluated (id -> why: an unobserved path, implicit passes).
     not_compared: list[str] = field(default_factory=list)
     not_evaluated: dict[str, str] = field(default_factory=dict)
+    # invariant id -> its checks that are not made (the engine does not observe a field they need)
+    not_evaluated_parts: dict[str, list[str]] = field(default_factory=dict)
     baseline: dict | None = None  # --baseline: {"known", "new", "gone"} (explorers/baseline.py)
     reduction: dict | None = None  # reduction on (explorers/reduce.py): {"forced_states", "micro_transitions"}
 
@@ -160,9 +162,14 @@ class BoardResult:
             if nj:
                 row["not_judged"] = list(nj)
             if inv.id in self.not_evaluated:
-                if not viol and checked == 0:
+                # (also when it judged some situations: it could not read the others, so it did
+                # not hold on the board; a violation it found stands)
+                if not viol:
                     row["verdict"] = "not evaluated"
                 row["reason"] = self.not_evaluated[inv.id]
+            parts = self.not_evaluated_parts.get(inv.id)
+            if parts:
+                row["not_evaluated_parts"] = list(parts)
             rows.append(row)
         for pid, (statement, rules) in STRUCTURAL.items():
             st = self.result.props.get(pid)
@@ -438,6 +445,7 @@ def check_board(
         br.reduction = {"forced_states": forced, "micro_transitions": res.transitions + forced}
     br.not_compared = list(getattr(system, "unobserved", ()))
     br.not_evaluated = dict(getattr(system, "not_evaluated", {}))
+    br.not_evaluated_parts = {k: list(v) for k, v in getattr(system, "not_evaluated_parts", {}).items()}
     nj = getattr(system, "not_judged", None)
     if nj is None:  # a wrapping system (differential): its inner EngineSystem's
         nj = getattr(getattr(system, "inner", None), "not_judged", None) or {}

@@ -4,7 +4,7 @@
 families live in one module each; importing this package registers them all.
 """
 
-from bpcheck.invariants import accounting, attacks, chains, damage_step, replay, turn  # noqa: F401  (registration)
+from bpcheck.invariants import accounting, attacks, chains, damage_step, offered, priority, replay, turn  # noqa: F401  (registration)
 from bpcheck.invariants.base import REGISTRY, Invariant, Transition, invariant
 
 __all__ = ["REGISTRY", "Invariant", "Transition", "invariant", "select"]

@@ -5,9 +5,25 @@ from __future__ import annotations
 # Numbers may be symbolic under `bpcheck prove`: compare and add them with the neutral numeric
 # domain (bpcheck.model.arith: plain operations on ints or z3 terms, no rules of the game).
 from bpcheck.model import arith
-from bpcheck.invariants.base import invariant
+from bpcheck.invariants.base import by_history, invariant
 from bpcheck.invariants.monitor import history
-from bpcheck.invariants.view import fact, find_spell, monster, spells, uid_count_ok, uid_places
+from bpcheck.invariants.view import (
+    ON_CHAIN,
+    activating,
+    card_ref,
+    card_refs,
+    fact,
+    find_spell,
+    monster,
+    monster_fields,
+    pile_fields,
+    spell_fields,
+    spells,
+    uid_count_ok,
+    uid_places,
+)
+
+_ON_CHAIN = ON_CHAIN
 
 FAMILY = "accounting"
 _LP_KINDS = frozenset({"battle_damage", "effect_damage", "lp_paid", "lp_gained"})
@@ -80,6 +96,8 @@ def _protected(t, what, player):
     "transition",
     FAMILY,
     events=["damage_calculation", "battle_damage"],
+    # (protections: the monitor's, from what resolved; never the engine's lingering)
+    reads=["turn_player", *monster_fields("uid", "atk", "def")],
 )
 def battle_damage(t):
     calcs = t.of("damage_calculation")
@@ -110,17 +128,18 @@ def battle_damage(t):
     for d in t.of("battle_damage"):
         got[d["player"]] = arith.add(got[d["player"]], d["amount"])
     if arith.ne(got[0], expect[0]) or arith.ne(got[1], expect[1]):
-        return f"battle damage P1 {got[0]}, P2 {got[1]}; the calculation gives P1 {expect[0]}, P2 {expect[1]}"
+        battle = f"{card_ref(t.before, e['attacker_uid'], t.after)} -> {card_ref(t.before, e['target_uid'], t.after)}"
+        return f"battle damage P1 {got[0]}, P2 {got[1]}; the calculation ({battle}) gives P1 {expect[0]}, P2 {expect[1]}"
     # The values compared must be the battlers' current ATK/DEF.
     am = monster(t.before, e["attacker_uid"])
     if am is not None and arith.ne(am["atk"], atk):
-        return f"damage calculation used ATK {atk} for {am['card']}, whose ATK is {am['atk']}"
+        return f"damage calculation used ATK {atk} for {card_ref(t.before, am['uid'])}, whose ATK is {am['atk']}"
     if e["target_uid"] is not None:
         tm = monster(t.before, e["target_uid"])
         if tm is not None:
             cur = tm["atk"] if e["target_position"] == "attack" else tm["def"]
             if arith.ne(cur, e["target_value"]):
-                return f"damage calculation used {e['target_value']} for {tm['card']}, whose value is {cur}"
+                return f"damage calculation used {e['target_value']} for {card_ref(t.before, tm['uid'])}, whose value is {cur}"
     return True
 
 
@@ -132,6 +151,7 @@ def battle_damage(t):
     "transition",
     FAMILY,
     events=["damage_calculation"],
+    reads=["turn_player", *monster_fields("uid", "controller")],
 )
 def destroyed_by_battle(t):
     calcs = t.of("damage_calculation")
@@ -159,7 +179,7 @@ def destroyed_by_battle(t):
             expect.discard(uid)
     got = {x["card_uid"] for x in t.of("destroyed_by_battle")}
     if got != expect:
-        return f"destroyed by battle {sorted(got)}, the calculation gives {sorted(expect)}"
+        return f"destroyed by battle {card_refs(t.before, sorted(got), t.after)}, the calculation gives {card_refs(t.before, sorted(expect), t.after)}"
     return True
 
 
@@ -169,6 +189,7 @@ def destroyed_by_battle(t):
     ["LP-ZERO", "CH-COST", "ATK-COST"],
     "transition",
     FAMILY,
+    reads=["players[].lp"],
 )
 def lp_ledger(t):
     changed = False
@@ -205,13 +226,14 @@ def lp_ledger(t):
     ["CARD-OWNER", "DS-SEND-OWNER-GY"],
     "state",
     FAMILY,
+    reads=[*monster_fields("uid"), *spell_fields("uid"), *pile_fields("uid")],
 )
 def one_place(obs, ctx):
     if uid_count_ok(obs):  # (the places are named only for a message)
         return True
     for uid, places in uid_places(obs).items():
         if len(places) != 1:
-            return f"card uid {uid} is in {len(places)} places: {', '.join(places)}"
+            return f"{card_ref(obs, uid)} (uid {uid}) is in {len(places)} places: {', '.join(places)}"
     return True
 
 
@@ -221,6 +243,7 @@ def one_place(obs, ctx):
     ["CARD-TOKEN"],
     "state",
     FAMILY,
+    reads=[*monster_fields("card", "token", "position"), *pile_fields("card")],
 )
 def tokens_on_field(obs, ctx):
     seen = False
@@ -229,11 +252,11 @@ def tokens_on_field(obs, ctx):
             if m and (m["token"] or fact(ctx.cards.is_token(m["card"]), m["card"], "whether it is a token")):
                 seen = True
                 if m["position"] == "facedown":
-                    return f"{m['card']} is face-down"
+                    return f"{card_ref(obs, m['uid'])} is face-down"
         for pile in ("hand", "graveyard", "banished", "deck"):
             for c in p[pile]:
                 if fact(ctx.cards.is_token(c["card"]), c["card"], "whether it is a token"):
-                    return f"{c['card']} is in a {pile}"
+                    return f"{card_ref(obs, c['uid'])} is in a {pile}"
     return True if seen else None
 
 
@@ -243,6 +266,7 @@ def tokens_on_field(obs, ctx):
     ["CARD-OWNER", "DS-SEND-OWNER-GY"],
     "state",
     FAMILY,
+    reads=[f"players[].{p}[].owner" for p in ("hand", "graveyard", "banished")],
 )
 def owner_piles(obs, ctx):
     seen = False
@@ -251,7 +275,7 @@ def owner_piles(obs, ctx):
             for c in p[pile]:
                 seen = True
                 if c["owner"] != side:
-                    return f"{c['card']} (owner P{c['owner'] + 1}) is in P{side + 1}'s {pile}"
+                    return f"{card_ref(obs, c['uid'])} (owner P{c['owner'] + 1}) is in P{side + 1}'s {pile}"
     return True if seen else None
 
 
@@ -261,6 +285,7 @@ def owner_piles(obs, ctx):
     ["LP-ZERO"],
     "state",
     FAMILY,
+    reads=["over", "winner", "players[].lp"],
 )
 def duel_over(obs, ctx):
     zero = [i for i, p in enumerate(obs["players"]) if arith.le(p["lp"], 0)]
@@ -282,6 +307,7 @@ def duel_over(obs, ctx):
     ["ATK-POSITION"],
     "state",
     FAMILY,
+    reads=["players[].spells", *monster_fields("position")],
 )
 def zones(obs, ctx):
     for p in obs["players"]:
@@ -289,7 +315,7 @@ def zones(obs, ctx):
             return "a player does not have 5 + 5 zones"
         for m in p["monsters"]:
             if m and m["position"] not in ("attack", "defense", "facedown"):
-                return f"{m['card']} is in unknown position {m['position']!r}"
+                return f"{card_ref(obs, m['uid'])} is in unknown position {m['position']!r}"
     return True
 
 
@@ -298,11 +324,12 @@ def zones(obs, ctx):
 _KEEPS = (("equipped_to", "equipped to"), ("attached_to", "attached to"))
 
 
-def _kept(obs) -> list[tuple[dict, int, str]]:
-    """(card, the monster it keeps, how) for each resolved card on the field that keeps one."""
+def _kept(obs, mon, cards) -> list[tuple[dict, int, str]]:
+    """(card, the monster it keeps, how) for each resolved card on the field that keeps one (a
+    card whose activation is on the chain, by the monitor's chain, keeps none yet)."""
     out = []
     for c in spells(obs):
-        if c["on_chain"]:
+        if activating(c, mon, cards):
             continue
         for key, how in _KEEPS:
             x = c[key]
@@ -321,12 +348,13 @@ def _kept(obs) -> list[tuple[dict, int, str]]:
     FAMILY,
     # what a card keeps changes when a card resolves or something leaves the field
     events=["card_moved", "chain_link_resolved"],
-    reads=["players[].spells[].equipped_to", "players[].spells[].attached_to"],
+    reads=["over", *spell_fields("uid", "card", "equipped_to", "attached_to"), *monster_fields("uid")],
+    fields=_ON_CHAIN,
 )
 def continuous_target(t):
     if not (t.of("card_moved") or t.of("chain_link_resolved")):
         return None  # nothing left the field and nothing resolved: what cards keep cannot change
-    before, after = _kept(t.before), _kept(t.after)
+    before, after = _kept(t.before, t.mon, t.cards), _kept(t.after, t.mon_after, t.cards)
     if not (before or after) or t.after["over"]:
         return None
     if t.cards is not None:
@@ -336,7 +364,7 @@ def continuous_target(t):
         after = [k for k in after if t.cards.links_summoned(k[0]["card"]) is not True]
     for c, x, how in after:
         if monster(t.after, x) is None:
-            return f"{c['card']} is {how} uid {x}, which is not on the field"
+            return f"{card_ref(t.after, c['uid'])} is {how} {card_ref(t.after, x, t.before)} (uid {x}), which is not on the field"
     marked = set(t.mon.battle.destroyed) | {e["card_uid"] for e in t.of("destroyed_by_battle")}
     by_rule = {e["card_uid"] for e in t.of("destroyed") if e.get("by") == "rule"}
     for c, x, how in before:
@@ -346,9 +374,9 @@ def continuous_target(t):
         stays = find_spell(t.after, c["uid"]) is not None
         if monster(t.after, x) is None:
             if stays:
-                return f"{m['card']} left the field, but {c['card']} ({how} it) stays on the field"
+                return f"{card_ref(t.before, x, t.after)} left the field, but {card_ref(t.after, c['uid'])} ({how} it) stays on the field"
         elif not stays and x in marked and c["uid"] in by_rule:
-            return f"{c['card']} was destroyed while {m['card']}, marked destroyed by battle, is still on the field"
+            return f"{card_ref(t.before, c['uid'], t.after)} was destroyed while {card_ref(t.after, x)}, marked destroyed by battle, is still on the field"
     return True
 
 
@@ -363,6 +391,15 @@ def continuous_target(t):
     FAMILY,
     # a bond is made when a link resolves, and broken when a card leaves the field
     events=["card_moved", "chain_link_resolved"],
+    reads=["over", *spell_fields("uid", "card"), *monster_fields("uid")],
+    fields={
+        **_ON_CHAIN,
+        **{
+            f"players[].{z}.linked_monster": by_history("the links history (the bond made when the Summoning link resolved)")
+            for z in ("spells[]", "field_zone")
+        },
+        "choice": by_history("the chain history (while a chain resolves the bond may not be made yet)"),
+    },
 )
 def linked_monster(t):
     if not (t.of("card_moved") or t.of("chain_link_resolved")):
@@ -380,17 +417,17 @@ def linked_monster(t):
             continue  # already apart before (reported on the transition that parted them)
         card_stays = find_spell(t.after, cu) is not None
         if not card_stays and monster(t.after, mu) is not None:
-            return f"{c['card']} left the field, but {m['card']}, which it Special Summoned, stays on the field"
+            return f"{card_ref(t.before, cu, t.after)} left the field, but {card_ref(t.after, mu)}, which it Special Summoned, stays on the field"
         if card_stays and mu in destroyed:
-            return f"{m['card']} was destroyed, but {c['card']}, which Special Summoned it, stays on the field"
-    if t.after.get("choice") is None:  # (in mid-resolution the bond may not be made yet)
+            return f"{card_ref(t.before, mu, t.after)} was destroyed, but {card_ref(t.after, cu)}, which Special Summoned it, stays on the field"
+    if not t.mon_after.chain.resolving:  # (in mid-resolution the bond may not be made yet)
         bound = dict(now)
         for c in spells(t.after):
-            if "linked_monster" not in c or c["on_chain"]:
+            if "linked_monster" not in c or activating(c, t.mon_after, t.cards):
                 continue
             says, expect = c["linked_monster"], bound.get(c["uid"])
             if says != expect:
-                m = monster(t.after, expect) if expect is not None else None
-                what = f"{m['card']} (uid {expect}), which it Special Summoned" if m is not None else "no monster"
-                return f"the engine reports {c['card']}'s linked_monster = {'null' if says is None else says}, but it is bound to {what}"
+                what = f"{card_ref(t.after, expect)}, which it Special Summoned" if expect is not None else "no monster"
+                said = "null" if says is None else card_ref(t.after, says, t.before)
+                return f"the engine reports {card_ref(t.after, c['uid'])}'s linked_monster = {said}, but it is bound to {what}"
     return True

@@ -7,9 +7,26 @@ violation naming both.
 
 from __future__ import annotations
 
-from bpcheck.invariants.base import invariant
+from bpcheck.invariants.base import by_board, by_history, invariant
 from bpcheck.invariants.monitor import COUNT_CAP, history, left_field
-from bpcheck.invariants.view import attackable, cannot_attack, fact, may_attack_directly, monster, monsters
+from bpcheck.invariants.view import (
+    ATTACKABLE,
+    CANNOT_ATTACK,
+    CANNOT_ATTACK_AGAIN,
+    MARKS,
+    ON_CHAIN,
+    MAY_ATTACK_DIRECTLY,
+    attackable,
+    cannot_attack,
+    card_ref,
+    card_refs,
+    fact,
+    lazy_ref,
+    may_attack_directly,
+    monster,
+    monster_fields,
+    monsters,
+)
 
 FAMILY = "attack counts"
 
@@ -25,6 +42,8 @@ def _each(cards, m) -> bool:
     ["ATK-ONCE", "ATK-EACH-MONSTER", "RPL-COUNTS"],
     "state",
     FAMILY,
+    reads=monster_fields("uid", "card"),
+    fields={"players[].monsters[].attacks_declared": by_history("the attacks history (the declarations the transitions made)")},
 )
 def attack_count(obs, ctx):
     seen = False
@@ -33,16 +52,16 @@ def attack_count(obs, ctx):
         n = rec.declared
         says = m.get("attacks_declared")  # (absent: an engine that does not report it)
         if says is not None and min(says, COUNT_CAP) != n:
-            return f"{m['card']} (uid {m['uid']}): the engine reports attacks_declared = {says}, its declarations this turn number {n}"
+            return f"{card_ref(obs, m['uid'])}: the engine reports attacks_declared = {says}, its declarations this turn number {n}"
         if n == 0:
             continue
         seen = True
         if _each(ctx.cards, m):
             allowed = max(1, len(rec.declared_at) + (1 if rec.declared_direct else 0))
             if n > allowed:
-                return f"{m['card']} (uid {m['uid']}) declared {n} attacks but was declared at only {allowed} targets"
+                return f"{card_ref(obs, m['uid'])} declared {n} attacks but was declared at only {allowed} targets"
         elif n > 1:
-            return f"{m['card']} (uid {m['uid']}) declared {n} attacks this turn; it may declare one"
+            return f"{card_ref(obs, m['uid'])} declared {n} attacks this turn; it may declare one"
     return True if seen else None
 
 
@@ -54,6 +73,7 @@ def attack_count(obs, ctx):
     "transition",
     FAMILY,
     events=["attack_declared", "replay_choice"],
+    reads=["attack.target", *monster_fields("uid", "card")],
 )
 def target_once(t):
     decls = [(e, False) for e in t.of("attack_declared")] + [(e, True) for e in t.of("replay_choice") if e["choice"] == "target"]
@@ -66,12 +86,12 @@ def target_once(t):
             continue
         if e["target_uid"] in t.mon.attack(uid).declared_at:
             if not redirect:
-                return f"{m['card']} declared a new attack at {e['target']}, which it was already declared at"
+                return f"{card_ref(t.before, uid)} declared a new attack at {card_ref(t.before, e['target_uid'], t.after)}, which it was already declared at"
             # A replay may go back to any target for a one-attack monster; a monster that
             # attacks each opponent's monster once may keep the current target only.
             current = t.before["attack"]["target"] if t.before["attack"] else None
             if _each(t.cards, m) and e["target_uid"] != current:
-                return f"{m['card']} redirected its attack to {e['target']}, which it already attacked this turn"
+                return f"{card_ref(t.before, uid)} redirected its attack to {card_ref(t.before, e['target_uid'], t.after)}, which it already attacked this turn"
     return True
 
 
@@ -82,6 +102,7 @@ def target_once(t):
     "transition",
     FAMILY,
     events=["attack_declared"],
+    reads=["turn", "step", "chain", "turn_player", *monster_fields("uid", "controller", "position")],
 )
 def attack_when(t):
     decls = t.of("attack_declared")
@@ -97,11 +118,11 @@ def attack_when(t):
             return "an attack was declared while a chain was open"
         m = monster(b, e["attacker_uid"])
         if m is None:
-            return f"the attacker {e['attacker']} was not on the field"
+            return f"the attacker {card_ref(b, e['attacker_uid'], t.after)} ({e['attacker']}) was not on the field"
         if m["controller"] != b["turn_player"]:
-            return f"{m['card']} attacked but is not the turn player's monster"
+            return f"{card_ref(b, m['uid'])} attacked but is not the turn player's monster"
         if m["position"] != "attack":
-            return f"{m['card']} attacked from {m['position']} position"
+            return f"{card_ref(b, m['uid'])} attacked from {m['position']} position"
     return True
 
 
@@ -112,6 +133,7 @@ def attack_when(t):
     "transition",
     FAMILY,
     events=["phase_changed"],
+    reads=["turn"],
 )
 def no_bp_first_turn(t):
     changes = t.of("phase_changed")
@@ -125,31 +147,48 @@ def no_bp_first_turn(t):
 
 @invariant(
     "attack.stopped-is-spent",
-    "An attack that stops is spent: no attack is in progress afterwards and that monster cannot attack again this turn "
-    "(the engine's cannot_attack_this_turn says so too).",
+    "An attack that stops is spent: no attack is in progress afterwards and that monster cannot attack again this turn; "
+    "where the engine reports cannot_attack_this_turn, it says whether the monster may still attack (its attack stopped, or "
+    "its own resolved effect forbade it).",
     ["STOP-ATTACK", "STOP-AFTER-CHAIN"],
     "transition",
     FAMILY,
-    events=["attack_declared", "attack_stopped"],
+    events=["attack_declared", "attack_stopped", "chain_link_resolved"],
+    reads=["attack", "over", "turn_player", "players[].monsters[].uid"],
+    fields=CANNOT_ATTACK_AGAIN,
 )
 def stopped_spent(t):
     stops = t.of("attack_stopped")
+    if not (stops or t.of("attack_declared") or t.of("chain_link_resolved")):
+        return None  # (what its events= filter says: nothing to judge here)
+    seen = False
     for e in t.of("attack_declared"):
+        seen = True
         m = monster(t.before, e["attacker_uid"])
         if m is not None and t.mon.attack(m["uid"]).stopped:
-            return f"{m['card']} declared an attack after its attack was stopped this turn"
-        if m is not None and m.get("cannot_attack_this_turn"):
-            return f"{m['card']} declared an attack although the engine says it cannot attack this turn"
-    if not stops:
-        return None
+            return f"{card_ref(t.before, m['uid'])} declared an attack although it may not attack again this turn (its attack stopped, or its effect forbade it)"
     a = t.after["attack"]
     for e in stops:
+        seen = True
         if a is not None and a["attacker"] == e["attacker_uid"]:
-            return "the attack is still in progress after it stopped"
-        m = monster(t.after, e["attacker_uid"])
-        if m is not None and m["controller"] == t.after["turn_player"] and m.get("cannot_attack_this_turn") is False:
-            return f"{m['card']}'s attack stopped but the engine reports cannot_attack_this_turn = false"
-    return True
+            return f"the attack of {card_ref(t.after, e['attacker_uid'], t.before)} is still in progress after it stopped"
+    # (the turn player's monsters: one whose attack stopped because its control changed has no
+    # attack to make this turn, and an engine need not flag it)
+    for obs, mon in ((t.before, t.mon), (t.after, t.mon_after)):
+        if obs["over"]:
+            continue  # (an attack negated by a link that ended the duel never stopped)
+        for m in monsters(obs, obs["turn_player"]):
+            says = m.get("cannot_attack_this_turn")  # (absent: the engine does not report it)
+            if says is None:
+                continue
+            mine = mon.attack(m["uid"]).stopped
+            if bool(says) != mine:
+                return (
+                    f"{card_ref(obs, m['uid'])}: the engine reports cannot_attack_this_turn = {str(bool(says)).lower()}, but "
+                    + ("its attack stopped or its effect forbade it this turn" if mine else "no attack of it stopped and no effect forbade it this turn")
+                )
+            seen = seen or mine
+    return True if seen else None
 
 
 @invariant(
@@ -159,14 +198,21 @@ def stopped_spent(t):
     "transition",
     FAMILY,
     events=["attack_declared"],
+    reads=MAY_ATTACK_DIRECTLY,
+    fields={
+        **MARKS,
+        **ON_CHAIN,
+    },
 )
 def direct_legal(t):
     decls = [e for e in t.of("attack_declared") if e["target_uid"] is None]
     if not decls:
         return None
     for e in decls:
-        if not may_attack_directly(t.before, e["attacker_uid"], t.cards):
-            return f"{e['attacker']} attacked directly while the opponent controls monsters that can be attacked"
+        if not may_attack_directly(t.before, e["attacker_uid"], t.cards, t.mon):
+            m = monster(t.before, e["attacker_uid"])
+            can = attackable(t.before, 1 - m["controller"], t.cards, t.mon) if m is not None else set()
+            return f"{card_ref(t.before, e['attacker_uid'], t.after)} attacked directly while the opponent controls monsters that can be attacked {card_refs(t.before, sorted(can))}"
     return True
 
 
@@ -177,30 +223,36 @@ def direct_legal(t):
     ["ATK-POSITION", "ATK-TARGET-IMMUNE", "ATK-CANNOT", "ATK-ONCE", "ATK-EACH-MONSTER"],
     "actions",
     FAMILY,
+    reads=sorted({*ATTACKABLE, "turn_player", *monster_fields("controller")}),
+    fields={
+        **CANNOT_ATTACK_AGAIN,
+        **MARKS,
+        **ON_CHAIN,
+    },
 )
 def targets_offered(obs, actions, ctx):
     attacks = [a for a in actions if a["kind"] == "attack"]
     if not attacks:
         return None
     opp = 1 - obs["turn_player"]
-    can = attackable(obs, opp, ctx.cards)
+    can = attackable(obs, opp, ctx.cards, ctx.mon)
     for a in attacks:
         m = monster(obs, a.get("card_uid"))
         if m is None or m["controller"] != obs["turn_player"] or m["position"] != "attack":
             return f"{a['label']} is offered but the attacker is not a face-up Attack Position monster of the turn player"
         rec = ctx.mon.attack(m["uid"])
-        if m.get("cannot_attack_this_turn") or rec.stopped:
-            return f"{a['label']} is offered for a monster whose attack was stopped this turn"
+        if rec.stopped:
+            return f"{a['label']} is offered for a monster that may not attack again this turn (its attack stopped, or its effect forbade it)"
         t = a.get("target")
         if t is not None and t not in can:
             return f"{a['label']} is offered but that monster cannot be attacked"
         if _each(ctx.cards, m):
             if t is not None and t in rec.declared_at:
-                return f"{a['label']} is offered but {m['card']} was already declared at that monster this turn"
+                return f"{a['label']} is offered but {card_ref(obs, m['uid'])} was already declared at that monster this turn"
             if t is None and rec.declared:
-                return f"{a['label']} is offered but {m['card']} already attacked this turn"
+                return f"{a['label']} is offered but {card_ref(obs, m['uid'])} already attacked this turn"
         elif rec.declared >= 1:
-            return f"{a['label']} is offered but {m['card']} already declared {rec.declared} attack(s) this turn"
+            return f"{a['label']} is offered but {card_ref(obs, m['uid'])} already declared {rec.declared} attack(s) this turn"
     return True
 
 
@@ -210,6 +262,11 @@ def targets_offered(obs, actions, ctx):
     ["ATK-MUST", "BP-MUST-ENTER"],
     "actions",
     FAMILY,
+    reads=sorted({"turn_player", "step", "turn", *monster_fields("uid", "card", "position"), *CANNOT_ATTACK}),
+    fields={
+        **CANNOT_ATTACK_AGAIN,
+        **ON_CHAIN,
+    },
 )
 def must_attack(obs, actions, ctx):
     tp = obs["turn_player"]
@@ -224,13 +281,13 @@ def must_attack(obs, actions, ctx):
     if obs["step"] == "battle_step":
         can_attack_now = any(a["kind"] == "attack" and a.get("card_uid") in uids for a in actions)
         if can_attack_now and any(a["label"] == "end Battle Phase" for a in actions):
-            return "the Battle Phase may end while a monster that must attack can still attack"
+            return f"the Battle Phase may end while a monster that must attack can still attack ({', '.join(card_ref(obs, u) for u in sorted(uids))})"
         return True
     if obs["step"] == "main1" and obs["turn"] > 1:
-        spent = any(m.get("cannot_attack_this_turn") or ctx.mon.attack(m["uid"]).stopped for m in forced)
+        spent = any(ctx.mon.attack(m["uid"]).stopped for m in forced)
         if any(a["kind"] == "skip_bp" for a in actions) and not spent:
-            if not all(cannot_attack(obs, u, ctx.cards) for u in uids):
-                return "the Battle Phase may be skipped while a monster that must attack is in Attack Position"
+            if not all(cannot_attack(obs, u, ctx.cards, ctx.mon) for u in uids):
+                return f"the Battle Phase may be skipped while a monster that must attack is in Attack Position ({', '.join(card_ref(obs, u) for u in sorted(uids))})"
         return True
     return None
 
@@ -266,6 +323,13 @@ def _positions(prev, t):
     return tuple(tuple(recs[u]) for u in sorted(recs))
 
 
+def _placed(cards, m, flag) -> bool:
+    """The board places monster `m` with `flag` (``summoned_this_turn``, ``set_this_turn``): the
+    run's card facts, or the engine's own flag for a run without a board document."""
+    placed = cards.placed_this_turn(m["uid"], flag) if cards is not None else None
+    return bool(m.get(flag)) if placed is None else placed
+
+
 def _position_record(mon, uid) -> tuple[bool, bool]:
     """(Summoned this turn, position changed manually this turn) by the monitor's history."""
     for r in mon["positions"]:
@@ -283,6 +347,14 @@ def _position_record(mon, uid) -> tuple[bool, bool]:
     ["MP2-POSITION", "RPL-REWIND", "STOP-ATTACK"],
     "actions",
     FAMILY,
+    reads=["step", "chain", "turn_player", *monster_fields("uid", "controller", "position")],
+    fields={
+        "players[].monsters[].position_changed_this_turn": by_history("the positions history (the change_position actions made)"),
+        "players[].monsters[].summoned_this_turn": by_history(
+            "the positions history (the Summons made during play) and the board (the monsters it places Summoned this turn)"
+        ),
+        "players[].monsters[].set_this_turn": by_board("the monsters it places Set this turn (no monster is Set in the Battle Phase)"),
+    },
 )
 def position_change(obs, actions, ctx):
     seen = False
@@ -290,13 +362,21 @@ def position_change(obs, actions, ctx):
     # wherever the history holds one); a flag wrongly set earlier in the turn stays set into Main Phase 2.
     checked = obs["step"] in ("main2", "end_phase") or any(r[2] for r in ctx.mon["positions"])
     for m in monsters(obs) if checked else ():
+        says = m.get("summoned_this_turn")  # (absent: the engine does not report it)
+        if says is not None:
+            mine = _position_record(ctx.mon, m["uid"])[0] or _placed(ctx.cards, m, "summoned_this_turn")
+            if bool(says) != mine:
+                return (
+                    f"{card_ref(obs, m['uid'])}: the engine reports summoned_this_turn = {str(bool(says)).lower()}, but it was "
+                    f"{'' if mine else 'not '}Summoned this turn (by the board and the Summons during play)"
+                )
         reported = m.get("position_changed_this_turn")  # optional in the protocol
         if reported is None:
             continue
         changed = _position_record(ctx.mon, m["uid"])[1]
         if reported != changed:
             return (
-                f"{m['card']} (uid {m['uid']}): the engine reports position_changed_this_turn = {str(reported).lower()}, "
+                f"{card_ref(obs, m['uid'])}: the engine reports position_changed_this_turn = {str(reported).lower()}, "
                 f"but its position was {'' if changed else 'not '}changed manually this turn"
             )
         seen = seen or changed
@@ -317,15 +397,18 @@ def position_change(obs, actions, ctx):
         if m["position"] == "facedown":
             return f"{label!r} is offered for a face-down monster (turning it face-up is a Flip Summon)"
         rec = ctx.mon.attack(m["uid"])
+        who = lazy_ref(obs, m["uid"])
         if rec.declared:
-            return f"{label!r} is offered but {m['card']} declared {rec.declared} attack(s) this turn"
+            return f"{label!r} is offered but {who} declared {rec.declared} attack(s) this turn"
         summoned, changed = _position_record(ctx.mon, m["uid"])
-        if summoned or m["summoned_this_turn"]:
-            return f"{label!r} is offered but {m['card']} was Summoned this turn"
-        if m["set_this_turn"]:
-            return f"{label!r} is offered but {m['card']} was Set this turn"
+        # (a board may place a monster Summoned or Set this turn: the card facts of the run say so;
+        # one that left the field since came back Summoned)
+        if summoned or _placed(ctx.cards, m, "summoned_this_turn"):
+            return f"{label!r} is offered but {who} was Summoned this turn"
+        if _placed(ctx.cards, m, "set_this_turn"):
+            return f"{label!r} is offered but {who} was Set this turn"
         if changed:
-            return f"{label!r} is offered but {m['card']} already changed its battle position manually this turn"
+            return f"{label!r} is offered but {who} already changed its battle position manually this turn"
     return True if seen else None
 
 
@@ -339,29 +422,31 @@ def position_change(obs, actions, ctx):
     # a change_position action outside Main Phase 2 with no event is attack.position-change's (an offer there)
     steps=["main2"],
     step_events=["position_changed"],
+    reads=monster_fields("uid", "position"),
 )
 def position_change_applied(t):
     manual = [e for e in t.of("position_changed") if e.get("by") == "manual"]
     a = t.action
     if a.get("kind") != "change_position":
         if manual:
-            return f"{manual[0]['card']}'s battle position was changed manually by {a.get('label')!r}, which is not a position change"
+            return f"{card_ref(t.after, manual[0].get('card_uid'), t.before)}'s battle position was changed manually by {a.get('label')!r}, which is not a position change"
         return None
     uid = a.get("card_uid")
     m = monster(t.before, uid)
     if m is None:
         return f"{a['label']!r} is for a monster that is not on the field"
     want = {"attack": "defense", "defense": "attack"}.get(m["position"])
+    who = lazy_ref(t.before, uid)
     if [(e.get("card_uid"), e.get("from"), e.get("to")) for e in manual] != [(uid, m["position"], want)]:
-        got = ", ".join(f"{e.get('card')} {e.get('from')} -> {e.get('to')}" for e in manual) or "none"
-        return f"{a['label']!r} did not record one manual change of {m['card']} from {m['position']} to {want} (recorded: {got})"
+        got = ", ".join(f"{card_ref(t.after, e.get('card_uid'), t.before)} {e.get('from')} -> {e.get('to')}" for e in manual) or "none"
+        return f"{a['label']!r} did not record one manual change of {who} from {m['position']} to {want} (recorded: {got})"
     m2 = monster(t.after, uid)
     if m2 is None:
         # a card that may not stay in its new position leaves the field by its own effect
         # (Berserk Gorilla in Defense Position): it must be seen to go
         if not any(left_field(e) and e.get("card_uid") == uid for e in t.events):
-            return f"{m['card']} is not on the field after {a['label']!r}, and no event moved it"
+            return f"{who} is not on the field after {a['label']!r}, and no event moved it"
         return True
     if m2["position"] != want:
-        return f"{a['label']!r} left {m['card']} in {m2['position']} position (it was in {m['position']})"
+        return f"{a['label']!r} left {card_ref(t.after, uid)} in {m2['position']} position (it was in {m['position']})"
     return True

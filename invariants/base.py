@@ -65,6 +65,64 @@ def not_judged(u: Unknown) -> NotJudged:
     return NotJudged(f"{u.card}: {u.what} cannot be read from its card data")
 
 
+# -- what an invariant does where an engine withholds a field it reads ------------------------
+
+
+@dataclass(frozen=True)
+class Without:
+    """What an invariant does where the engine does not report an observation field it reads
+    (protocol v2 ``unobserved``; engines/observation_paths.py ``WITHHOLDABLE_PATHS``).
+
+    ``how``: ``history`` (it judges from the monitor's own history named in ``note``, and compares
+    the engine's field with it where the engine reports it: a lie is a violation),
+    ``card data`` (it reads the card data instead), ``board`` (it reads what the board places:
+    the cards Set or Summoned this turn), ``actions`` (it reads the actions offered instead),
+    ``visible state`` (it works it out from fields every engine reports), or
+    ``not evaluated`` (``note`` names the one check that is not made without the
+    field; the checker lists it per board, the invariant's other checks go on)."""
+
+    how: str
+    note: str
+
+    def describe(self) -> str:
+        if self.how == "not evaluated":
+            return f"not evaluated: {self.note}"
+        return f"{self.how} instead: {self.note}"
+
+
+WITHOUT_HOW = ("history", "card data", "board", "actions", "visible state", "not evaluated")
+
+
+def by_history(note: str) -> Without:
+    """Without the field the invariant judges from the monitor's history (`note`: which, and how)."""
+    return Without("history", note)
+
+
+def by_card_data(note: str) -> Without:
+    """Without the field the invariant reads the card data instead."""
+    return Without("card data", note)
+
+
+def by_board(note: str) -> Without:
+    """Without the field the invariant reads what the board places (the card facts of the run)."""
+    return Without("board", note)
+
+
+def by_visible(note: str) -> Without:
+    """Without the field the invariant works it out from the duel's visible state."""
+    return Without("visible state", note)
+
+
+def by_actions(note: str) -> Without:
+    """Without the field the invariant reads the actions the state offers instead."""
+    return Without("actions", note)
+
+
+def part_not_evaluated(part: str) -> Without:
+    """Without the field this one check (`part`) is not made; the others are."""
+    return Without("not evaluated", part)
+
+
 class Context:
     """What a state or actions check sees besides the observation: the monitor of that state
     and the run's card facts."""
@@ -126,7 +184,7 @@ class Invariant:
     # Transition invariants only: the event kinds without which the check has nothing to judge
     # (it returns None). The explorer skips it on transitions with none of them. None: always run.
     events: frozenset[str] | None = None
-    # The observation paths it reads (docs/protocol.md, path syntax ``players[].monsters[].modifiers``).
+    # The observation paths it needs (docs/protocol.md, path syntax ``players[].monsters[].modifiers``).
     # An engine that does not observe one of them (protocol v2 ``unobserved``) gets the verdict
     # "not evaluated: the engine does not observe X" instead of a check. None: not declared.
     reads: frozenset[str] | None = None
@@ -146,6 +204,10 @@ class Invariant:
     # :class:`Unknown` it raises into the same NotJudged verdict. None for an Invariant built by
     # hand: then ``check`` is called as it is.
     fn: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+    # The observation paths it reads but can do without, each with what it does then
+    # (:class:`Without`), sorted by path. Every path the library's invariants read is in ``reads``
+    # or here (tests/test_withheld_fields.py traces the reads); docs/invariants.md lists both.
+    fields: tuple[tuple[str, Without], ...] = ()
 
     def to_dict(self) -> dict:
         return {"id": self.id, "statement": self.statement, "rules": list(self.rules), "kind": self.kind, "family": self.family}
@@ -165,8 +227,10 @@ def invariant(
     explicit_passes: bool = False,
     steps: Sequence[str] | None = None,
     step_events: Sequence[str] = (),
+    fields: dict[str, Without] | None = None,
 ):
-    """Register a check. One function, one ID, one statement, the rules it enforces."""
+    """Register a check. One function, one ID, one statement, the rules it enforces; ``reads``:
+    the observation paths it needs, ``fields``: those it can do without, and how (:class:`Without`)."""
     if kind not in KINDS:
         raise ValueError(f"unknown invariant kind {kind!r}")
     if steps is not None and (kind != "transition" or not set(steps) <= STEPS):
@@ -175,6 +239,11 @@ def invariant(
         raise ValueError("step_events= goes with steps=")
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}")
+    for p, w in (fields or {}).items():
+        if not isinstance(w, Without) or w.how not in WITHOUT_HOW:
+            raise ValueError(f"{id}: fields[{p!r}] must say what the invariant does without it (a Without)")
+        if reads is not None and p in reads:
+            raise ValueError(f"{id}: {p!r} is both needed (reads) and optional (fields)")
 
     def deco(fn):
         if id in REGISTRY:
@@ -200,6 +269,7 @@ def invariant(
             None if steps is None else frozenset(steps),
             frozenset(step_events),
             fn,
+            tuple(sorted((fields or {}).items())),
         )
         return fn
 

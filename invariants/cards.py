@@ -43,9 +43,21 @@ STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
 STATICS = {
     "cannot_be_attacked", "unaffected_by_spells", "attack_each_monster", "attack_cost", "direct_attack", "must_attack",
     "destroy_if_face_up_defense", "modify_stats", "modify_atk", "cannot_attack", "negate_effects", "banish_instead_of_graveyard",
+    "halve_attackers",
 }  # fmt: skip
-STAT_STATICS = {"modify_stats", "modify_atk"}
+STAT_STATICS = {"modify_stats", "modify_atk", "halve_attackers"}
 COSTS = {"pay_lp", "tribute", "discard", "discard_self", "send_self_to_gy"}
+CONDITIONS = {
+    "opponent_monster_attacking", "self_battling", "self_attacked_in_attack_position", "self_was_attacked",
+    "self_not_declared_attack", "own_light_monster_battles_monster", "own_free_monster_zones_4",
+    "opponent_free_monster_zones_3", "battle_phase", "responding_to_opponent", "attacker_race_spellcaster",
+    "opponent_summoned_atk_1500",
+}  # fmt: skip
+LOCATIONS = {"field", "hand", "graveyard"}
+# A target's fields (docs/cards.md "Targets") and the value each has when the card does not give it.
+TARGET_KEYS = ("zone", "side", "count", "min", "face", "kind", "race", "archetype", "attacker_only", "effect_monster", "can_flip_down")
+TARGET_DEFAULTS = {"count": 1, "min": None, "face": None, "kind": None, "race": None, "archetype": None,
+                   "attacker_only": False, "effect_monster": False, "can_flip_down": False}  # fmt: skip
 SUMMON_FILTER_KEYS = {"attribute", "race", "max_atk"}
 
 
@@ -71,14 +83,22 @@ def _raw_from_parsed(card: Any) -> dict:
         v = getattr(card, attr)
         if v is not None:
             d[key] = v
+    if card.archetypes:
+        d["archetypes"] = list(card.archetypes)
     effects = []
     for e in card.effects:
         eff: dict[str, Any] = {"type": e.type, "mandatory": e.mandatory, "location": e.location, "conditions": list(e.conditions)}
         if e.when is not None:
             eff["when"] = e.when
+        if e.label:
+            eff["label"] = e.label
+        for flag in ("once_per_turn", "once_per_battle"):
+            if getattr(e, flag):
+                eff[flag] = True
         eff["cost"] = [{"op": o.op, **dict(o.args)} for o in e.cost]
         eff["ops"] = [{"op": o.op, **{k: _thaw(v) for k, v in o.args}} for o in e.ops]
-        eff["targets"] = [{"zone": t.zone, "side": t.side} for t in e.targets]
+        # every field a target has, as the TOML writes it (a default is left out)
+        eff["targets"] = [{k: getattr(t, k) for k in TARGET_KEYS if getattr(t, k) != TARGET_DEFAULTS.get(k)} for t in e.targets]
         effects.append(eff)
     d["effect"] = effects
     d["static"] = [{"apply": s.apply, "to": s.to, **{k: _thaw(v) for k, v in s.args}} for s in card.statics]
@@ -115,6 +135,34 @@ def _memo(fn):
             return v
 
     return cached
+
+
+_FLAGS = ("set_this_turn", "summoned_this_turn")
+
+
+def board_flags(doc: dict) -> dict[int, frozenset[str]]:
+    """uid -> the flags of ``_FLAGS`` the board document gives that card, the cards numbered as
+    bpcheck numbers them (docs/protocol.md, "The board"): 1, 2, ... in file order, P1 then P2,
+    each player's monsters, Spells/Traps, Field Spell, then hand, Graveyard, banished and Deck,
+    each in list order."""
+    out: dict[int, frozenset[str]] = {}
+    uid = 0
+    for key in ("p1", "p2"):
+        side = doc.get(key) if isinstance(doc.get(key), dict) else {}
+        entries: list = []
+        for part in ("monsters", "spells"):
+            entries += side.get(part) or [] if isinstance(side.get(part) or [], list) else []
+        if side.get("field_spell") is not None:
+            entries.append(side["field_spell"])
+        for pile in ("hand", "graveyard", "banished", "deck"):
+            entries += side.get(pile) or [] if isinstance(side.get(pile) or [], list) else []
+        for e in entries:
+            uid += 1
+            if isinstance(e, dict):
+                flags = frozenset(f for f in _FLAGS if e.get(f) is True)
+                if flags:
+                    out[uid] = flags
+    return out
 
 
 class CardFacts:
@@ -164,7 +212,23 @@ class CardFacts:
                 if card.name not in pool_names and card.name not in own:
                     own[card.name] = _raw_from_parsed(card)
         tables.extend((str(path), c) for c in own.values())
-        return cls(tables)
+        facts = cls(tables)
+        doc = getattr(board, "document", None)
+        if isinstance(doc, dict):
+            facts.placed = board_flags(doc)
+        return facts
+
+    # -- the board: what it places Set or Summoned this turn -----------------------------------
+
+    placed: dict[int, frozenset[str]] | None = None  # uid -> {"set_this_turn", "summoned_this_turn"}; None: no board
+
+    def placed_this_turn(self, uid: int, flag: str) -> bool | None:
+        """Whether the board places card `uid` with `flag` (``set_this_turn`` or
+        ``summoned_this_turn``): what only the board says (no Set happens in the Battle Phase,
+        and a Summon during play is an event). None when the run has no board document."""
+        if self.placed is None:
+            return UNKNOWN
+        return flag in self.placed.get(uid, frozenset())
 
     # -- plain data -------------------------------------------------------------------------
 
@@ -321,6 +385,12 @@ class CardFacts:
         return self._any_op(name, lambda o: o.get("op") == "negate_attack")
 
     @_memo
+    def forbids_own_attack(self, name: str) -> bool | None:
+        """Any of the card's effects forbids the card itself to attack when it resolves (Chaos
+        Sorcerer: "This card cannot attack the turn you activate this effect")."""
+        return self._any_op(name, lambda o: o.get("op") == "forbid_attack" and o.get("what") == "self")
+
+    @_memo
     def protections(self, name: str, effect_index: int | None) -> tuple | None:
         """What the effect gives when it resolves against battle (DS-CALC-*: "you take no battle
         damage", "cannot be destroyed by battle"): ((what, to, until), ...) from its
@@ -447,6 +517,65 @@ class CardFacts:
         fast = kind == "trap" or (kind == "spell" and subtype == "quick-play") or typ == "quick"
         out: set[str] = set(STAT_CHANGE_STEPS) if changes and fast else set()
         return frozenset(out)
+
+    @_memo
+    def activated_effects(self, name: str) -> tuple[int, ...] | None:
+        """The indexes of the card's effects a player activates by choice (every type but
+        ``trigger`` and ``flip``, which the trigger procedure activates); UNKNOWN when a type is
+        outside the vocabulary or the card is not defined."""
+        effs = self.effects(name)
+        if effs is None or any(e.get("type") not in EFFECT_TYPES for e in effs):
+            return UNKNOWN
+        return tuple(i for i, e in enumerate(effs) if e.get("type") not in ("trigger", "flip"))
+
+    @_memo
+    def unaffected_by_spells(self, name: str) -> bool | None:
+        """The monster is unaffected by Spells while face-up: a Spell Card cannot target it."""
+        return self._static(name, "unaffected_by_spells", "self")
+
+    @_memo
+    def once_per(self, name: str, effect_index: int | None) -> str | None | bool:
+        """``"turn"`` or ``"battle"`` when the effect may be activated once per turn or once per
+        battle ("Injection Fairy Lily"), False when it has no such mark; UNKNOWN without the effect."""
+        e = self.effect(name, effect_index)
+        if e is None:
+            return UNKNOWN
+        return "battle" if e.get("once_per_battle") else "turn" if e.get("once_per_turn") else False
+
+    @_memo
+    def activation(self, name: str, effect_index: int | None) -> dict | None:
+        """What deciding whether this effect may be activated needs (``chain.legal-offered``), or
+        UNKNOWN when a word of it is outside the vocabulary: the card's ``kind`` and ``subtype``;
+        of the effect its ``type``, ``when``, ``location``, ``mandatory``, ``once`` ("turn",
+        "battle" or False), ``conditions``, ``cost`` and ``targets`` (each with every field of
+        docs/cards.md, defaults filled in), its ``ops`` and its ``speed`` (CH-SPEED). Read-only."""
+        k = self.kind(name)
+        e = self.effect(name, effect_index)
+        if k is None or e is None:
+            return UNKNOWN
+        typ, when, loc = e.get("type"), e.get("when"), e.get("location", "field")
+        if typ not in EFFECT_TYPES or (when is not None and when not in WHEN_EVENT | WHEN_DAMAGE_STEP) or loc not in LOCATIONS:
+            return UNKNOWN
+        conds = tuple(e.get("conditions", []))
+        cost = tuple(dict(c) for c in e.get("cost", []))
+        if any(c not in CONDITIONS for c in conds) or any(c.get("op") not in COSTS for c in cost):
+            return UNKNOWN
+        targets = []
+        for t in e.get("targets", []):
+            if not isinstance(t, dict) or set(t) - set(TARGET_KEYS):
+                return UNKNOWN
+            if t.get("zone") not in ("monster", "spell_trap", "graveyard") or t.get("side") not in ("own", "opponent", "any"):
+                return UNKNOWN
+            targets.append({**TARGET_DEFAULTS, **t})
+        ops = self.ops(name, effect_index)
+        speed = self.speed(name, effect_index)
+        if ops is None or speed is None:
+            return UNKNOWN
+        return {
+            "kind": k[0], "subtype": k[1], "type": typ, "when": when, "location": loc,
+            "mandatory": bool(e.get("mandatory", False)), "once": self.once_per(name, effect_index),
+            "conditions": conds, "cost": cost, "targets": tuple(targets), "ops": tuple(ops), "speed": speed,
+        }  # fmt: skip
 
     def counter_trap(self, name: str) -> dict | None | bool:
         """What a Counter Trap answers and needs: {answers: spell|trap, lp, discard,

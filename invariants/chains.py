@@ -8,8 +8,8 @@ histories: built from chain_link_added / chain_link_resolved / passed / ... even
 from __future__ import annotations
 
 from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
-from bpcheck.invariants.base import invariant
-from bpcheck.invariants.view import fact, find_spell, in_pile, spells
+from bpcheck.invariants.base import by_actions, by_board, by_history, invariant, part_not_evaluated
+from bpcheck.invariants.view import ON_CHAIN, activating, card_ref, card_refs, fact, find_spell, in_pile, pile_fields, spell_fields, spells
 
 FAMILY = "chains and windows"
 
@@ -21,6 +21,17 @@ def _link(obs, uid):
     return None
 
 
+def _ref(t, uid):
+    """A card named in a transition's message: where it is after the transition, else before."""
+    return card_ref(t.after, uid, t.before)
+
+
+def _triggered(cards, name, effect) -> bool:
+    """The effect is a triggered or flip effect, by the card data (it starts a chain anywhere)."""
+    eff = fact(cards.effect(name, effect), name, f"its effect {effect}")
+    return eff.get("type") in ("trigger", "flip")
+
+
 @invariant(
     "chain.spell-speed",
     "Each chain link has the spell speed of its card category, at least the speed of the link it answers and at least 2 when it "
@@ -29,27 +40,37 @@ def _link(obs, uid):
     "transition",
     FAMILY,
     events=["chain_link_added"],
+    reads=["chain[].card_uid", "over", "step", "turn_player"],
+    fields={
+        "pending_triggers": part_not_evaluated(
+            "whether a Spell Speed 1 triggered effect that starts a chain outside its controller's Main Phase was waiting as a "
+            "trigger (by the card data it is a triggered or flip effect)"
+        ),
+    },
 )
 def speed_order(t):
     added = t.of("chain_link_added")
     if not added:
         return None
     chain_before = [{"speed": l[4]} for l in t.mon.chain.links]
-    triggered = {x["card_uid"] for x in t.before["pending_triggers"]}
+    pending = t.before.get("pending_triggers")  # (absent: the engine does not report it)
+    triggered = None if pending is None else {x["card_uid"] for x in pending}
     for e in added:
         link = _link(t.after, e["card_uid"])
         if link is None and not (t.after["over"] or t.of("chain_link_resolved")):
-            return f"{e['card']} was added to the chain but is not on it"
+            return f"{_ref(t, e['card_uid'])} was added to the chain but is not on it"
         expect = fact(t.cards.speed(e["card"], e.get("effect")), e["card"], "its spell speed")
         if e["speed"] != expect:
-            return f"{e['card']} has spell speed {e['speed']}, its category gives {expect}"
+            return f"{_ref(t, e['card_uid'])} has spell speed {e['speed']}, its category gives {expect}"
         if chain_before:
             top = chain_before[-1]["speed"]
             if e["speed"] < max(top, 2):
-                return f"{e['card']} (speed {e['speed']}) was chained to a speed-{top} link"
-        elif e["speed"] == 1 and e["card_uid"] not in triggered:  # triggers start chains anywhere
+                return f"{_ref(t, e['card_uid'])} (speed {e['speed']}) was chained to a speed-{top} link"
+        elif e["speed"] == 1 and not (  # triggers start chains anywhere
+            _triggered(t.cards, e["card"], e.get("effect")) and (triggered is None or e["card_uid"] in triggered)
+        ):
             if t.before["step"] not in ("main1", "main2") or e["player"] != t.before["turn_player"]:
-                return f"{e['card']} (speed 1) was activated in {t.before['step']} by P{e['player'] + 1}"
+                return f"{_ref(t, e['card_uid'])} (speed 1) was activated in {t.before['step']} by P{e['player'] + 1}"
         chain_before.append({"speed": e["speed"]})
     return True
 
@@ -61,6 +82,8 @@ def speed_order(t):
     ["WIN-ATTACK-DECL", "WIN-BEFORE-DS", "RPL-NEW-DECLARATION"],
     "transition",
     FAMILY,
+    reads=["over"],
+    fields={"open_windows.attack_declaration": by_history("the windows history (the attack-declaration window)")},
 )
 def attack_window(t):
     # The window (the monitor's): opens with a declaration, closes when the chain answering it
@@ -86,7 +109,7 @@ def attack_window(t):
         )
     for e in answering:
         if not was_open:
-            return f"{e['card']} was activated although no attack-declaration window is open"
+            return f"{_ref(t, e['card_uid'])} was activated although no attack-declaration window is open"
     return True
 
 
@@ -98,6 +121,8 @@ def attack_window(t):
     ["WIN-EVENT"],
     "transition",
     FAMILY,
+    reads=["over"],
+    fields={"open_windows.summon": by_history("the summons history (the \"when a monster is Summoned\" window)")},
 )
 def summon_window(t):
     was_open = t.mon["summons"][0]
@@ -107,8 +132,9 @@ def summon_window(t):
     answering = [e for e in t.of("chain_link_added") if fact(t.cards.answers_summon(e["card"], e.get("effect")), e["card"], "whether it answers a Summon")]
     if not (was_open or now_open or says or answering):
         return None
-    # (while an effect waits for a choice in mid-resolution no window is open to anyone: the claim is not compared)
-    if not t.after["over"] and t.after.get("choice") is None and bool(says) != now_open:
+    # (while a chain resolves, an effect waiting for a choice in mid-resolution, no window is open
+    # to anyone: the claim is not compared; the chain history says when a chain resolves)
+    if not t.after["over"] and not t.mon_after.chain.resolving and bool(says) != now_open:
         why = "it closed" if was_open else "no monster was Summoned"
         if now_open:
             why = "it is still open" if was_open else "a monster was just Summoned"
@@ -118,17 +144,23 @@ def summon_window(t):
         )
     for e in answering:
         if not was_open:
-            return f"{e['card']} was activated although no monster was just Summoned"
+            return f"{_ref(t, e['card_uid'])} was activated although no monster was just Summoned"
     return True
 
 
 @invariant(
     "chain.not-set-this-turn",
-    "Quick-Play Spells and Traps are never activated in the turn they were Set.",
+    "Quick-Play Spells and Traps are never activated in the turn they were Set; where the engine reports a Set card's "
+    "set_this_turn, it says what the board placed.",
     ["CH-SET-TURN"],
     "transition",
     FAMILY,
     events=["chain_link_added"],
+    reads=spell_fields("uid", "face_up", "kind", "subtype"),
+    fields={
+        f"players[].{z}.set_this_turn": by_board("the cards it places Set this turn (no card is Set in the Battle Phase)")
+        for z in ("spells[]", "field_zone")
+    },
 )
 def set_this_turn(t):
     added = t.of("chain_link_added")
@@ -140,8 +172,17 @@ def set_this_turn(t):
         if c is None or c["face_up"]:
             continue
         seen = True
-        if c["set_this_turn"] and (c["kind"] == "trap" or c["subtype"] == "quick-play"):
-            return f"{e['card']} was activated the turn it was Set"
+        placed = t.cards.placed_this_turn(c["uid"], "set_this_turn") if t.cards is not None else None
+        says = c.get("set_this_turn")  # (absent: the engine does not report it)
+        if placed is None:
+            placed = bool(says)  # (a run without a board document: only the engine says)
+        elif says is not None and bool(says) != placed:
+            return (
+                f"the engine reports {card_ref(t.before, c['uid'])}'s set_this_turn = {str(bool(says)).lower()}, but the board "
+                f"{'places it Set this turn' if placed else 'does not place it Set this turn'}"
+            )
+        if placed and (c["kind"] == "trap" or c["subtype"] == "quick-play"):
+            return f"{card_ref(t.before, e['card_uid'], t.after)} was activated the turn it was Set"
     return True if seen else None
 
 
@@ -152,6 +193,7 @@ def set_this_turn(t):
     "transition",
     FAMILY,
     events=["chain_link_added"],
+    reads=["chain[].card_uid", "turn_player", *pile_fields("uid")],  # (the card's kind: its card data)
 )
 def from_hand(t):
     seen = False
@@ -161,19 +203,27 @@ def from_hand(t):
         if where is None or where[1] != "hand" or link is None:
             continue
         seen = True
-        if link["kind"] == "trap":
-            return f"Trap {e['card']} was activated from the hand"
-        if link["kind"] == "spell" and link["subtype"] == "quick-play" and e["player"] != t.before["turn_player"]:
-            return f"Quick-Play Spell {e['card']} was activated from the hand on the opponent's turn"
+        kind, subtype = fact(t.cards.kind(e["card"]), e["card"], "its card type")
+        if kind == "trap":
+            return f"Trap {card_ref(t.before, e['card_uid'])} was activated from the hand"
+        if kind == "spell" and subtype == "quick-play" and e["player"] != t.before["turn_player"]:
+            return f"Quick-Play Spell {card_ref(t.before, e['card_uid'])} was activated from the hand on the opponent's turn"
     return True if seen else None
 
 
 @invariant(
     "chain.lifo",
-    "A chain resolves last in, first out; the engine's chain lists the links as they were added and not yet resolved.",
+    "A chain resolves last in, first out; the engine's chain lists the links as they were added and not yet resolved (and "
+    "which of them were negated), and a Spell or Trap Card shows on_chain exactly while its activation is on the chain.",
     ["CH-LIFO", "PRI-PASS-PASS"],
     "transition",
     FAMILY,
+    reads=["chain[].card_uid", "over", *spell_fields("uid", "card")],
+    fields={
+        "choice": by_history("the chain history (whether the chain began to resolve: the link resolving waits for a choice)"),
+        "chain[].negated": by_history("the chain history (activation_negated events)"),
+        **ON_CHAIN,
+    },
 )
 def lifo(t):
     links = t.mon.chain.links
@@ -187,15 +237,36 @@ def lifo(t):
         added = [e["card_uid"] for e in reversed(t.of("chain_link_added"))]
         expect = added + expect
         if resolved != expect[: len(resolved)]:
-            return f"chain resolved in order {resolved}, expected {expect}"
+            return f"chain resolved in order {card_refs(t.before, resolved, t.after)}, expected {card_refs(t.before, expect, t.after)}"
     if not t.after["over"]:
-        says = [l["card_uid"] for l in t.after["chain"]]
-        ch = t.after.get("choice")
-        if ch is not None and isinstance(ch.get("resolving"), dict):
-            says = says + [ch["resolving"].get("card_uid")]  # the link being resolved waits for the choice
+        chain = t.after["chain"]
+        says = [l["card_uid"] for l in chain]
         mine = [l[0] for l in after_links]
+        if "choice" in t.after:
+            ch = t.after["choice"]
+            if ch is not None and isinstance(ch.get("resolving"), dict):
+                says = says + [ch["resolving"].get("card_uid")]  # the link being resolved waits for the choice
+        elif t.mon_after.chain.resolving and says == mine[:-1]:
+            says = mine  # (the engine does not report its choices: the link resolving may wait for one)
         if says != mine:
-            return f"the engine's chain is {says} (card uids), the links added and not yet resolved are {mine}"
+            return (
+                f"the engine's chain is {card_refs(t.after, says, t.before)}, the links added and not yet resolved are "
+                f"{card_refs(t.after, mine, t.before)}"
+            )
+        for link, mine_link in zip(chain, after_links):
+            n = link.get("negated")  # (absent: the engine does not report it)
+            if n is not None and bool(n) != mine_link[6]:
+                return (
+                    f"the engine reports chain link {card_ref(t.after, mine_link[0], t.before)} negated = {str(bool(n)).lower()}, "
+                    f"but its activation was {'' if mine_link[6] else 'not '}negated"
+                )
+        for c in spells(t.after):
+            on = c.get("on_chain")  # (absent: the engine does not report it)
+            if on is not None and bool(on) != activating(c, t.mon_after, t.cards):
+                return (
+                    f"the engine reports {card_ref(t.after, c['uid'])} on_chain = {str(bool(on)).lower()}, but its activation "
+                    f"{'is' if not on else 'is not'} on the chain"
+                )
     return True
 
 
@@ -206,6 +277,8 @@ def lifo(t):
     "transition",
     FAMILY,
     events=["phase_changed", "chain_resolved"],
+    # (whether a trigger or a choice is pending when the new step begins: only the engine's fields say)
+    reads=["over", "to_act", "turn_player", "step", "pending_triggers", "choice"],
 )
 def tp_first(t):
     a = t.after
@@ -225,38 +298,59 @@ def tp_first(t):
     ["WIN-COUNTER", "DS-LEGAL-COUNTER", "CH-SPEED"],
     "actions",
     FAMILY,
+    # the chain is the monitor's (its top link, whether it was negated, whether it is a card
+    # activation by the card data); which Set cards were Set this turn only the engine's field says
+    reads=["over", "to_act", "phase", "step", "players[].lp", "players[].hand", "players[].spells[].uid", "players[].spells[].card", "players[].spells[].face_up"],
+    fields={
+        "players[].spells[].set_this_turn": by_board("the cards it places Set this turn (no card is Set in the Battle Phase)"),
+        "pending_triggers": by_actions("a trigger is pending when activating or declining one is offered"),
+        "choice": by_actions("a choice is pending when choosing is offered"),
+    },
 )
 def counter_trap_offered(obs, actions, ctx):
-    if not obs["chain"] or obs["over"] or obs["pending_triggers"] or obs["choice"] is not None:
+    chain = ctx.mon.chain
+    if not chain.links or chain.resolving or obs["over"]:
         return None
-    top = obs["chain"][-1]
-    if not top["card_activation"] or top["negated"]:
+    pending = obs.get("pending_triggers")  # (absent: the engine does not report it; its actions say)
+    if pending if pending is not None else any(a["kind"] in ("trigger", "decline") for a in actions):
+        return None
+    if (obs["choice"] is not None) if "choice" in obs else any(a["kind"] == "choose" for a in actions):
+        return None
+    uid, name, effect, controller, _speed, _targets, negated = chain.links[-1]
+    if negated:
+        return None
+    eff = fact(ctx.cards.effect(name, effect), name, f"whether its effect {effect} is the card's activation")
+    if eff.get("type") != "activate":
         return None
     p = obs["to_act"]
     if p is None:
         return None
-    top_kind = fact(ctx.cards.kind(top["card"]), top["card"], "its card type")[0]
+    top_kind = fact(ctx.cards.kind(name), name, "its card type")[0]
     me = obs["players"][p]
     due = []
     for c in me["spells"]:
-        if c is None or c["face_up"] or c["set_this_turn"]:
+        if c is None or c["face_up"]:
+            continue
+        placed = ctx.cards.placed_this_turn(c["uid"], "set_this_turn")
+        if placed if placed is not None else c.get("set_this_turn"):
             continue
         spec = fact(ctx.cards.counter_trap(c["card"]), c["card"], "what it answers as a Counter Trap")
         if spec is False or spec["answers"] != top_kind:
             continue
-        if spec.get("opponent_only") and top["controller"] == p:
+        if spec.get("opponent_only") and controller == p:
             continue
         if spec.get("battle_phase") and obs["phase"] != "battle":
             continue
         if arith.lt(me["lp"], spec.get("lp", 0)) or len(me["hand"]) < spec.get("discard", 0):
             continue
-        due.append(c["card"])
+        due.append(c)
     if not due:
         return None
     labels = [a["label"] for a in actions]
-    for name in due:
-        if not any(l == f"activate {name}" or l.startswith(f"activate {name} ") for l in labels):
-            return f"{name} answers {top['card']} but is not offered in {obs['step']}"
+    for c in due:
+        name_c = c["card"]
+        if not any(l == f"activate {name_c}" or l.startswith(f"activate {name_c} ") for l in labels):
+            return f"{card_ref(obs, c['uid'])} answers {card_ref(obs, uid)} but is not offered in {obs['step']}"
     return True
 
 
@@ -268,14 +362,19 @@ def counter_trap_offered(obs, actions, ctx):
     "transition",
     FAMILY,
     events=["chain_link_resolved"],
+    reads=["over", *spell_fields("uid", "card", "face_up")],
+    fields={
+        **ON_CHAIN,
+    },
 )
 def negate_vs_destroy(t):
     negated = {l[0] for l in t.mon.chain.links if l[6]}
-    activating = {c["uid"] for c in spells(t.before) if c["on_chain"]}  # Spell/Trap Cards whose activation is on the chain
+    # Spell/Trap Cards whose activation is on the chain (the monitor's chain and the card data)
+    on_chain = {c["uid"] for c in spells(t.before) if activating(c, t.mon, t.cards)}
     for e in t.of("chain_link_added"):  # activated in this transition: from the hand, or a Set card
         c = find_spell(t.before, e["card_uid"])
         if c is None or not c["face_up"]:
-            activating.add(e["card_uid"])
+            on_chain.add(e["card_uid"])
     seen = False
     for e in t.events:
         if e.kind == "activation_negated":
@@ -285,10 +384,10 @@ def negate_vs_destroy(t):
             u = e["card_uid"]
             if u in negated:
                 if not e["negated"]:
-                    return f"the activation of {e['card']} was negated, but its link resolved as not negated"
+                    return f"the activation of {card_ref(t.before, u, t.after)} was negated, but its link resolved as not negated"
                 kind = fact(t.cards.kind(e["card"]), e["card"], "its card type")[0]
-                if kind in ("spell", "trap") and u in activating and find_spell(t.after, u) is not None and not t.after["over"]:
-                    return f"the activation of {e['card']} was negated, but the card stays on the field"
+                if kind in ("spell", "trap") and u in on_chain and find_spell(t.after, u) is not None and not t.after["over"]:
+                    return f"the activation of {card_ref(t.after, u, t.before)} was negated, but the card stays on the field"
             elif e["negated"]:
-                return f"{e['card']}'s link resolved as negated, but no effect negated it (destroying a card does not negate its activation)"
+                return f"{card_ref(t.before, u, t.after)}'s link resolved as negated, but no effect negated it (destroying a card does not negate its activation)"
     return True if seen else None

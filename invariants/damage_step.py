@@ -9,9 +9,10 @@ monitor's ``battle`` history (marks, flips, damage calculated) of the state befo
 
 from __future__ import annotations
 
-from bpcheck.invariants.base import NotJudged, invariant
+from bpcheck.invariants.base import NotJudged, by_history, invariant, part_not_evaluated
 from bpcheck.invariants.cards import DAMAGE_STEPS, STAT_CHANGE_STEPS
-from bpcheck.invariants.view import fact, monster, monsters
+from bpcheck.invariants.monitor import history, left_field
+from bpcheck.invariants.view import card_ref, card_refs, fact, monster, monster_fields, monsters
 
 FAMILY = "damage step"
 
@@ -46,8 +47,17 @@ def _in_ds(step) -> bool:
 
 
 def _new_triggers(t):
+    """The triggers pending after `t` that were not before; none when the engine does not report
+    pending_triggers (the invariants that read them say what they then do not judge)."""
+    if "pending_triggers" not in t.after or "pending_triggers" not in t.before:
+        return []
     before = {(p["card_uid"], p["effect"]) for p in t.before["pending_triggers"]}
     return [p for p in t.after["pending_triggers"] if (p["card_uid"], p["effect"]) not in before]
+
+
+def _ref(t, uid):
+    """A card named in a transition's message: where it is after the transition, else before."""
+    return card_ref(t.after, uid, t.before)
 
 
 @invariant(
@@ -59,6 +69,7 @@ def _new_triggers(t):
     "transition",
     FAMILY,
     events=["chain_link_added"],
+    reads=["step"],
 )
 def activation_legal(t):
     seen = False
@@ -68,7 +79,7 @@ def activation_legal(t):
         seen = True
         window = fact(t.cards.damage_step_window(e["card"], e.get("effect")), e["card"], "when it may be activated in the Damage Step")
         if step not in window:
-            return f"{e['card']} was activated in {step}, where it may not be"
+            return f"{_ref(t, e['card_uid'])} was activated in {step}, where it may not be"
     return True if seen else None
 
 
@@ -80,6 +91,7 @@ def activation_legal(t):
     FAMILY,
     steps=["damage_step_during_calculation"],
     step_events=["chain_link_added"],
+    reads=["step"],
 )
 def during_calc(t):
     chain = list(t.mon.chain.links)
@@ -96,12 +108,12 @@ def during_calc(t):
         seen = True
         if not chain:
             if calc_chains >= 1:
-                return "a second chain was started during damage calculation"
+                return f"a second chain was started during damage calculation (by {_ref(t, e['card_uid'])})"
             calc_chains += 1
         chain.append(e)
         window = fact(t.cards.damage_step_window(e["card"], e.get("effect")), e["card"], "when it may be activated in the Damage Step")
         if "damage_step_during_calculation" not in window:
-            return f"{e['card']} was activated during damage calculation"
+            return f"{_ref(t, e['card_uid'])} was activated during damage calculation"
     if not seen:
         return True if t.before["step"] == "damage_step_during_calculation" else None
     return True
@@ -114,6 +126,7 @@ def during_calc(t):
     "transition",
     FAMILY,
     events=["chain_link_added"],
+    reads=["step"],
 )
 def no_destroyed_target(t):
     marked = set(t.mon.battle.destroyed)
@@ -127,7 +140,7 @@ def no_destroyed_target(t):
             seen = True
             hit = marked & set(e["targets"] or ())
             if hit:
-                return f"{e['card']} targeted a monster already destroyed by battle (uid {sorted(hit)})"
+                return f"{_ref(t, e['card_uid'])} targeted a monster already destroyed by battle: {card_refs(t.before, sorted(hit), t.after)}"
     return True if seen else None
 
 
@@ -138,6 +151,11 @@ def no_destroyed_target(t):
     ["DS-FLIP-EFFECT-TIMING", "DS-FLIP"],
     "transition",
     FAMILY,
+    reads=["step", *monster_fields("uid")],
+    fields={
+        "players[].monsters[].flipped_by_battle": by_history("the battle history (the monsters the attack flipped)"),
+        "pending_triggers": part_not_evaluated("when a flip effect becomes pending as a trigger (its activation is judged)"),
+    },
 )
 def flip_after_calc(t):
     flipped = set(t.mon.battle.flipped)
@@ -153,23 +171,26 @@ def flip_after_calc(t):
                 continue
             seen = True
             if step != "damage_step_after_calculation_2":
-                return f"{e['card']}'s flip effect activated in {step}"
+                return f"{_ref(t, e['card_uid'])}'s flip effect activated in {step}"
             if e["card_uid"] not in flipped:
-                return f"{e['card']}'s flip effect activated but it was not flipped by the attack"
+                return f"{_ref(t, e['card_uid'])}'s flip effect activated but it was not flipped by the attack"
     for p in _new_triggers(t):
         if not fact(t.cards.is_flip_effect(p["card"], p["effect"]), p["card"], "whether the effect is a flip effect"):
             continue
         seen = True
         if t.after["step"] != "damage_step_after_calculation_2" or not calculated:
-            return f"{p['card']}'s flip effect became pending in {t.after['step']}; it waits for after damage calculation (2)"
+            return f"{_ref(t, p['card_uid'])}'s flip effect became pending in {t.after['step']}; it waits for after damage calculation (2)"
         if p["card_uid"] not in flipped:
-            return f"{p['card']}'s flip effect became pending but it was not flipped by the attack"
+            return f"{_ref(t, p['card_uid'])}'s flip effect became pending but it was not flipped by the attack"
     mine = set(t.mon_after.battle.flipped)
     for m in monsters(t.after):
-        says = bool(m["flipped_by_battle"])
+        says = m.get("flipped_by_battle")  # (absent: the engine does not report it)
+        if says is None:
+            continue
+        says = bool(says)
         if says != (m["uid"] in mine):
             return (
-                f"{m['card']} (uid {m['uid']}): the engine reports flipped_by_battle = {str(says).lower()}, "
+                f"{card_ref(t.after, m['uid'])}: the engine reports flipped_by_battle = {str(says).lower()}, "
                 f"but {'a' if m['uid'] in mine else 'no'} flip by the attack happened in this Damage Step"
             )
         seen = seen or says
@@ -185,6 +206,8 @@ def flip_after_calc(t):
     ["DS-DESTROYED-MARK", "DS-NO-TARGET-DESTROYED", "DS-SELF-DESTROY", "DS-SUBSTEPS", "DS-SEND-OWNER-GY"],
     "transition",
     FAMILY,
+    reads=["step", "over", *monster_fields("uid")],
+    fields={"players[].monsters[].destroyed_by_battle": by_history("the battle history (the monsters marked destroyed by battle)")},
 )
 def mark_at_calc(t):
     marked = set(t.mon.battle.destroyed)
@@ -198,19 +221,19 @@ def mark_at_calc(t):
         elif k == "destroyed_by_battle":
             seen = True
             if not calc or step != "damage_step_during_calculation":
-                return f"{e['card']} became destroyed by battle in {step}, not by damage calculation"
+                return f"{_ref(t, e['card_uid'])} became destroyed by battle in {step}, not by damage calculation"
             marked.add(e["card_uid"])
         elif k == "card_moved" and e.get("from") == "monster_zone":
             uid = e["card_uid"]
             if e.get("reason") == "battle":
                 seen = True
                 if uid not in marked:
-                    return f"{e['card']} left the field by battle but was never destroyed by battle"
+                    return f"{card_ref(t.before, uid, t.after)} left the field by battle but was never destroyed by battle"
                 if step != "damage_step_end":
-                    return f"{e['card']}, destroyed by battle, was sent to the {e.get('to')} in {step}, before the end of the Damage Step"
+                    return f"{card_ref(t.before, uid, t.after)}, destroyed by battle, was sent to the {e.get('to')} in {step}, before the end of the Damage Step"
             elif uid in marked:
                 return (
-                    f"{e['card']}, destroyed by battle, left the field in {step} (reason {e.get('reason')}, to the {e.get('to')}); "
+                    f"{card_ref(t.before, uid, t.after)}, destroyed by battle, left the field in {step} (reason {e.get('reason')}, to the {e.get('to')}); "
                     "it stays on the field until destroyed-by-battle monsters are sent to the Graveyard"
                 )
             marked.discard(uid)
@@ -219,47 +242,118 @@ def mark_at_calc(t):
                 entered_end = True
         elif k == "destroyed" and marked and e["card_uid"] in marked and e.get("by") != "battle":
             return (
-                f"{e['card']}, already destroyed by battle, was destroyed again {_BY.get(e.get('by'), 'by ' + str(e.get('by')))} in {step}; "
+                f"{card_ref(t.before, e['card_uid'], t.after)}, already destroyed by battle, was destroyed again "
+                f"{_BY.get(e.get('by'), 'by ' + str(e.get('by')))} in {step}; "
                 "no effect or rule destroys a monster destroyed by battle before it is sent to the Graveyard"
             )
     if entered_end and not t.after["over"]:
         left = [m for m in monsters(t.after) if m["uid"] in marked]
         if left:
-            return f"{left[0]['card']} was destroyed by battle but is still on the field at the end of the Damage Step"
+            return f"{card_ref(t.after, left[0]['uid'])} was destroyed by battle but is still on the field at the end of the Damage Step"
     mine = set(t.mon_after.battle.destroyed)
     for m in monsters(t.after):
-        says = bool(m["destroyed_by_battle"])
+        says = m.get("destroyed_by_battle")  # (absent: the engine does not report it)
+        if says is None:
+            continue
+        says = bool(says)
         if says != (m["uid"] in mine):
             return (
-                f"{m['card']} (uid {m['uid']}): the engine reports destroyed_by_battle = {str(says).lower()}, but damage "
+                f"{card_ref(t.after, m['uid'])}: the engine reports destroyed_by_battle = {str(says).lower()}, but damage "
                 f"calculation {'marked' if m['uid'] in mine else 'did not mark'} it"
             )
         seen = seen or says
     return True if seen else None
 
 
+def _trigger_resolvable(cards, after, e, i) -> bool | None:
+    """Whether the "destroyed by battle" trigger `i` of the monster card_moved event `e` sent to
+    the Graveyard can resolve in `after`: a free Monster Zone of its owner and a card in their
+    Deck that it can Special Summon (by the card data); None when the card data cannot say."""
+    filters = cards.deck_summon_filters(e["card"], i)
+    if not filters:
+        return None
+    me = after["players"][e["owner"]]
+    if all(m is not None for m in me["monsters"]):
+        return False  # no zone to Special Summon into: the trigger cannot resolve
+    for d in me["deck"]:
+        ok = [cards.matches(d["card"], f) for f in filters]
+        if any(x is None for x in ok):
+            return None
+        if all(ok):
+            return True
+    return False
+
+
+def _sent_by_battle(t) -> list:
+    return [e for e in t.of("card_moved") if e.get("reason") == "battle" and e.get("to") == "graveyard"]
+
+
+@history(
+    "battle_triggers",
+    "\"Destroyed by battle and sent to the Graveyard\" triggers due: (card, effect) for each monster sent to the Graveyard by "
+    "battle whose trigger can resolve (by its card data, a free Monster Zone of its owner and a Deck card it can Special "
+    "Summon), from that transition until the trigger is activated (a chain link of the card) or declined (trigger_declined), "
+    "the duel or the turn ends. Never the engine's pending_triggers.",
+)
+def _battle_triggers(prev, t):
+    if not prev and "card_moved" not in t.kind_set():
+        return prev  # none due, and nothing sent
+    due = set(prev)
+    if due:
+        if t.before.get("turn") != t.after.get("turn") or t.after.get("over"):
+            due = set()
+        for e in t.events:
+            if e.kind in ("chain_link_added", "trigger_declined"):
+                due = {d for d in due if d[0] != e.get("card_uid")}
+    if t.cards is not None and not t.after.get("over"):
+        for e in _sent_by_battle(t):
+            for i in t.cards.battle_gy_triggers(e.get("card")) or ():
+                if _trigger_resolvable(t.cards, t.after, e, i) is True:
+                    due.add((e["card_uid"], i))
+    new = tuple(sorted(due))
+    return prev if new == prev else new
+
+
 @invariant(
     "damage.battle-gy-trigger",
     "\"Destroyed by battle and sent to the Graveyard\" triggers become pending only at the end of the Damage Step, for a monster "
-    "sent to the Graveyard by battle in that transition, and each such monster's trigger does when it can resolve.",
+    "sent to the Graveyard by battle in that transition, and each such monster's trigger does when it can resolve: it is "
+    "activated or declined before anything else happens.",
     ["DS-END-TRIGGERS", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-SEND-OWNER-GY"],
     "transition",
     FAMILY,
-    events=["card_moved"],
+    reads=["step", "over", "turn", "players[].monsters", "players[].deck[].card"],
+    fields={
+        "pending_triggers": part_not_evaluated(
+            "when a trigger becomes pending (whether a due trigger is activated or declined is the battle_triggers history's)"
+        ),
+    },
 )
 def battle_gy_trigger(t):
-    sent = {e["card_uid"]: e for e in t.of("card_moved") if e.get("reason") == "battle" and e.get("to") == "graveyard"}
-    pending = {(p["card_uid"], p["effect"]): p for p in t.after["pending_triggers"]}
     seen = False
+    due = t.mon["battle_triggers"]
+    if due and not t.after["over"] and t.before["turn"] == t.after["turn"]:
+        seen = True
+        handled = {e["card_uid"] for e in t.events if e.kind in ("chain_link_added", "trigger_declined")}
+        if not handled & {d[0] for d in due}:
+            return (
+                f"{card_ref(t.before, due[0][0], t.after)} was sent to the Graveyard by battle and its trigger can resolve, but "
+                f"{t.action.get('label')!r} neither activates nor declines it"
+            )
+    sent = {e["card_uid"]: e for e in _sent_by_battle(t)}
+    if not sent and not t.of("card_moved"):
+        return True if seen else None
+    observed = "pending_triggers" in t.after
+    pending = {(p["card_uid"], p["effect"]): p for p in t.after["pending_triggers"]} if observed else {}
     for p in _new_triggers(t):
         effs = fact(t.cards.battle_gy_triggers(p["card"]), p["card"], "its triggered effects")
         if p["effect"] not in effs:
             continue
         seen = True
         if p["card_uid"] not in sent:
-            return f"{p['card']}'s \"destroyed by battle\" trigger became pending, but it was not sent to the Graveyard by battle"
+            return f"{_ref(t, p['card_uid'])}'s \"destroyed by battle\" trigger became pending, but it was not sent to the Graveyard by battle"
         if t.after["step"] != "damage_step_end":
-            return f"{p['card']}'s \"destroyed by battle\" trigger became pending in {t.after['step']}"
+            return f"{_ref(t, p['card_uid'])}'s \"destroyed by battle\" trigger became pending in {t.after['step']}"
     if t.after["over"]:
         return True if seen else None
     for uid, e in sent.items():
@@ -268,21 +362,11 @@ def battle_gy_trigger(t):
             seen = True
             if (uid, i) in pending:
                 continue
-            filters = t.cards.deck_summon_filters(e["card"], i)
-            if filters is None or not filters:
+            can = _trigger_resolvable(t.cards, t.after, e, i)
+            if can is None:
                 return NotJudged(f"{e['card']}: whether its trigger can resolve cannot be read from its card data")
-            owner = e["owner"]
-            me = t.after["players"][owner]
-            if all(m is not None for m in me["monsters"]):
-                continue  # no zone to Special Summon into: the trigger cannot resolve
-            found = False
-            for d in me["deck"]:
-                ok = [fact(t.cards.matches(d["card"], f), d["card"], "its monster data") for f in filters]
-                if all(ok):
-                    found = True
-                    break
-            if found:
-                return f"{e['card']} was sent to the Graveyard by battle but its trigger is not pending (a card in the Deck can be Summoned)"
+            if can and observed:
+                return f"{_ref(t, uid)} was sent to the Graveyard by battle but its trigger is not pending (a card in the Deck can be Summoned)"
     return True if seen else None
 
 
@@ -295,6 +379,8 @@ def battle_gy_trigger(t):
     FAMILY,
     steps=DAMAGE_STEPS,
     step_events=["phase_changed", "damage_calculation"],
+    reads=["step", "over", "attack", "attack.target", *monster_fields("uid", "position")],
+    fields={"attack.battle_ended": by_history("the battle history (a battle_ended_early event in this Damage Step)")},
 )
 def order(t):
     changes = t.of("phase_changed")
@@ -307,6 +393,17 @@ def order(t):
         return None
     cursor = t.before["step"]
     calculating = False  # damage calculation was performed: the next step change leaves damage calculation
+    # DS-BATTLER-LEAVES: a battle that ended early skips to the end of the Damage Step (the
+    # monitor's battle history, or in this transition); the engine's battle_ended is held to it
+    a0 = t.before["attack"]
+    ended_before = t.mon.battle.ended
+    says = a0.get("battle_ended") if a0 is not None else None  # (absent: the engine does not report it)
+    if says is not None and _in_ds(t.before["step"]) and bool(says) != ended_before:
+        return (
+            f"the engine reports attack.battle_ended = {str(bool(says)).lower()}, but "
+            + ("a battler left the field in this Damage Step" if ended_before else "no battler left the field in this Damage Step")
+        )
+    ended = ended_before or bool(t.of("battle_ended_early"))
     for step, e in walk(t):
         if e.kind == "damage_calculation":
             if step != "damage_step_during_calculation":
@@ -331,15 +428,14 @@ def order(t):
             if i + 1 >= len(DAMAGE_STEPS):
                 return f"Damage-Step sub-steps out of order: {frm} -> {to}"
             nxt = DAMAGE_STEPS[i + 1]
-            # DS-BATTLER-LEAVES: a battle that ended early skips to the end of the Damage Step.
-            ended = t.before["attack"] is not None and t.before["attack"].get("battle_ended") or t.of("battle_ended_early")
             if to != nxt and not (nxt == "damage_step_flip" and to == "damage_step_before_calculation") and not (ended and to == "damage_step_end"):
                 return f"Damage-Step sub-steps out of order: {frm} -> {to}"
             if to == "damage_step_flip":
                 a = t.before["attack"]
                 tgt = monster(t.before, a["target"]) if a else None
                 if tgt is None or tgt["position"] != "facedown":
-                    return "the flip sub-step happened but the attack target is not face-down"
+                    what = "there is no attack target" if tgt is None else f"the attack target {card_ref(t.before, tgt['uid'])} is {tgt['position']}"
+                    return f"the flip sub-step happened but {what}, not face-down"
             if frm == "damage_step_during_calculation" and not (t.of("damage_calculation") or ended or t.mon.battle.calculated):
                 return "damage calculation was left without damage calculation being performed"
     if calculating and not t.after["over"]:
@@ -358,14 +454,17 @@ def order(t):
     FAMILY,
     steps=DAMAGE_STEPS,
     step_events=["damage_calculation"],
+    reads=["step", "over", "attack", "attack.attacker", "attack.target", *monster_fields("uid")],
+    fields={"attack.damage_calculated": by_history("the battle history (the damage_calculation events of this battle)")},
 )
 def calc_once(t):
     calcs = t.of("damage_calculation")
     a2 = t.after["attack"]
     if a2 is not None and _in_ds(t.after["step"]) and not t.after["over"]:
         mine = t.mon_after.battle.calculated
-        if bool(a2["damage_calculated"]) != mine:
-            return f"the engine reports damage_calculated = {str(bool(a2['damage_calculated'])).lower()}, but damage calculation {'was' if mine else 'was not'} performed for this battle"
+        says = a2.get("damage_calculated")  # (absent: the engine does not report it)
+        if says is not None and bool(says) != mine:
+            return f"the engine reports damage_calculated = {str(bool(says)).lower()}, but damage calculation {'was' if mine else 'was not'} performed for this battle"
     if not calcs:
         return None
     if len(calcs) > 1:
@@ -376,9 +475,9 @@ def calc_once(t):
     if a is None or t.mon.battle.calculated:
         return "damage calculation happened twice for one battle"
     if monster(t.before, a["attacker"]) is None:
-        return "damage calculation happened although the attacker left the field"
+        return f"damage calculation happened although the attacker {card_ref(t.before, a['attacker'], t.after)} left the field"
     if a["target"] is not None and monster(t.before, a["target"]) is None:
-        return "damage calculation happened although the attack target left the field"
+        return f"damage calculation happened although the attack target {card_ref(t.before, a['target'], t.after)} left the field"
     return True
 
 
@@ -406,7 +505,82 @@ def _ds_effects(obs, cards) -> list[tuple[tuple, str, str, int | None]]:
             dur = _duration(cards, md["source"], op, md.get("until"))
             if dur in _ENDS_WITH_DS:
                 key = ("M", m["uid"], md["source_uid"], md["stat"], md["kind"])  # (not the amount: it may be symbolic)
-                out.append((key, dur, f"{md['source']}'s {md['stat'].upper()} change on {m['card']}", m["uid"]))
+                out.append((key, dur, (md["source"], md["source_uid"], md["stat"]), m["uid"]))
+    return out
+
+
+def _modifiers_observed(obs) -> bool:
+    return all("lingering_modifiers" in m for m in monsters(obs))
+
+
+def _what(obs, what, holder, other) -> str:
+    """An effect of :func:`_ds_effects` as a message names it (its cards where `obs`, else
+    `other`, holds them)."""
+    if holder is None:
+        return what
+    source, source_uid, stat = what
+    src = card_ref(obs, source_uid, other) if source_uid is not None else source
+    return f"{src}'s {stat.upper()} change on {card_ref(obs, holder, other)}"
+
+
+_EFFECT_KINDS = frozenset({"stat_modified", "lingering_effect", "effect_expired", "card_moved"})
+_EXPIRED_MODS = "modifiers of "
+
+
+@history(
+    "effects",
+    "Lingering effects in force as the events applied them: ATK/DEF changes (stat_modified: the monster, source, stat, kind, "
+    "until) and player-wide effects (lingering_effect: what, player, source, until), until an effect_expired event ends "
+    "those of its duration (the changes of the monster it names, or the player-wide ones) or the monster leaves the field; "
+    "forgotten at the end of the turn. Never the engine's lingering or lingering_modifiers.",
+)
+def _effects(prev, t):
+    kinds = t.kind_set()
+    new_turn = t.before.get("turn") != t.after.get("turn")
+    if not prev and "stat_modified" not in kinds and "lingering_effect" not in kinds:
+        return prev  # none in force, and none applied
+    if not new_turn and _EFFECT_KINDS.isdisjoint(kinds):
+        return prev  # none of the events it reads
+    out = set() if new_turn else set(prev)
+    for e in t.events:
+        k = e.kind
+        if k == "stat_modified":
+            out.add(("M", e.get("card_uid"), e.get("source"), e.get("stat"), e.get("modifier"), e.get("until")))
+        elif k == "lingering_effect":
+            out.add(("L", e.get("what"), e.get("player"), e.get("source"), e.get("until")))
+        elif k == "effect_expired":
+            until, what = e.get("until"), str(e.get("what"))
+            if what == "lingering":
+                out = {x for x in out if not (x[0] == "L" and x[4] == until)}
+            else:
+                name = what[len(_EXPIRED_MODS):] if what.startswith(_EXPIRED_MODS) else None
+                out = {
+                    x for x in out
+                    if not (x[0] == "M" and x[5] == until and (name is None or (monster(t.before, x[1]) or {}).get("card", name) == name))
+                }  # fmt: skip
+        elif left_field(e):
+            out = {x for x in out if not (x[0] == "M" and x[1] == e.get("card_uid"))}
+    new = tuple(sorted(out, key=repr))
+    return prev if new == prev else new
+
+
+def _ds_effects_of_history(entries, cards) -> list[tuple[tuple, str, object, int | None]]:
+    """:func:`_ds_effects` from the monitor's ``effects`` history instead of the observation."""
+    out = []
+    for x in entries:
+        if x[0] == "L":
+            _l, what, player, source, until = x
+            dur = _duration(cards, source, what, until)
+            if dur in _ENDS_WITH_DS:
+                out.append((("L", what, player, source), dur, f"{source}'s {str(what).replace('_', ' ')}", None))
+        else:
+            _m, uid, source, stat, kind, until = x
+            op = _MOD_OP.get((stat, kind))
+            if op is None:
+                continue
+            dur = _duration(cards, source, op, until)
+            if dur in _ENDS_WITH_DS:
+                out.append((("M", uid, source, stat, kind), dur, (source, None, stat), uid))
     return out
 
 
@@ -428,24 +602,38 @@ def _duration(cards, source, op, says) -> str | None:
     ["DS-LINGERING-END"],
     "transition",
     FAMILY,
-    reads=["lingering", "players[].monsters[].lingering_modifiers"],
+    reads=["over", "step", *monster_fields("uid")],
+    fields={
+        **{
+            f"lingering[].{f}": by_history("the effects history (stat_modified, lingering_effect and effect_expired events)")
+            for f in ("player", "source", "until", "what")
+        },
+        **{
+            f"players[].monsters[].lingering_modifiers[].{f}": by_history("the effects history")
+            for f in ("kind", "source", "source_uid", "stat", "until")
+        },
+    },
     steps=DAMAGE_STEPS,
 )
 def lingering_end(t):
     b, a = t.before, t.after
     if a["over"]:
         return None
-    before = _ds_effects(b, t.cards)
-    after = _ds_effects(a, t.cards)
+    if "lingering" in b and "lingering" in a and _modifiers_observed(b) and _modifiers_observed(a):
+        before = _ds_effects(b, t.cards)
+        after = _ds_effects(a, t.cards)
+    else:  # the engine does not report them: the effects its events applied and ended
+        before = _ds_effects_of_history(t.mon["effects"], t.cards)
+        after = _ds_effects_of_history(t.mon_after["effects"], t.cards)
     if not (before or after):
         return None
     left = not _in_ds(a["step"])
     calculated = bool(t.of("damage_calculation")) or a["step"] in _AFTER_CALC or left
-    for _key, dur, what, _holder in after:
+    for _key, dur, what, holder in after:
         if left:
-            return f"{what} (until {dur.replace('_', ' ')}) still applies after the Damage Step ended"
+            return f"{_what(a, what, holder, b)} (until {dur.replace('_', ' ')}) still applies after the Damage Step ended"
         if dur == "damage_calculation" and calculated:
-            return f"{what} (during damage calculation only) still applies after damage calculation"
+            return f"{_what(a, what, holder, b)} (during damage calculation only) still applies after damage calculation"
     if not left:
         now = {key for key, *_ in after}
         for key, dur, what, holder in before:
@@ -454,7 +642,7 @@ def lingering_end(t):
             if dur == "damage_calculation" and calculated:
                 continue
             until = "damage calculation was over" if dur == "damage_calculation" else "the Damage Step ended"
-            return f"{what} stopped applying in {a['step']}, before {until}"
+            return f"{_what(b, what, holder, a)} stopped applying in {a['step']}, before {until}"
     return True
 
 
@@ -476,6 +664,8 @@ def _flip_link(cards, name, effect) -> bool:
     "transition",
     FAMILY,
     events=["card_moved"],
+    reads=monster_fields("uid", "card", "position"),
+    fields={"pending_triggers": part_not_evaluated("whether the Flip effect waits as a trigger (its activation is judged)")},
 )
 def facedown_destroyed_flip(t):
     gone = {}
@@ -493,11 +683,11 @@ def facedown_destroyed_flip(t):
     for e in t.of("chain_link_added"):
         u = e["card_uid"]
         if u in gone and _flip_link(t.cards, gone[u], e.get("effect")):
-            return f"{gone[u]} was destroyed face-down without being flipped, yet its Flip effect was activated"
+            return f"{card_ref(t.before, u, t.after)} was destroyed face-down without being flipped, yet its Flip effect was activated"
     for p in t.after.get("pending_triggers", ()):  # (absent only from an engine that does not observe it)
         u = p["card_uid"]
         if u in gone and _flip_link(t.cards, gone[u], p.get("effect")):
-            return f"{gone[u]} was destroyed face-down without being flipped, yet its Flip effect waits as a trigger"
+            return f"{card_ref(t.before, u, t.after)} was destroyed face-down without being flipped, yet its Flip effect waits as a trigger"
     return True
 
 

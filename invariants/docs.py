@@ -25,18 +25,21 @@ the explorer.
   position-change, replay, window, chain and Damage-Step invariants judge against it, and where the
   engine also reports a field (`attacks_declared`, `declared_at`, `declared_direct`,
   `cannot_attack_this_turn`, `position_changed_this_turn`, `open_windows.attack_declaration`,
-  `open_windows.summon`, `attack.replay_pending`, `chain`,
-  `destroyed_by_battle`, `flipped_by_battle`, `attack.damage_calculated`, `linked_monster`), a
-  disagreement with the monitor is itself a violation naming both values; an engine that does not
-  report such a field (the EDOPro core, docs/ocgcore.md) is still judged by the monitor's history.
+  `open_windows.summon`, `attack.replay_pending`, `attack.battle_ended`, `chain`,
+  `chain[].negated`, `on_chain`, `destroyed_by_battle`, `flipped_by_battle`,
+  `attack.damage_calculated`, `linked_monster`), a disagreement with the monitor is itself a
+  violation naming both values; an engine that does not report such a field (the EDOPro core,
+  docs/ocgcore.md) is still judged by the monitor's history ("Fields read" below).
   Facts the invariants need beyond the engine's counters are histories too: the potential targets
   at an attack's declaration (`attack_targets`, for `replay.iff`), the protections against battle
   that resolved links gave (`protections`, for `acc.battle-damage` and `acc.destroyed-by-battle`),
   the bond of a card to the monster it Special Summoned (`links`), a replay not yet answered
-  (`replay`, for `replay.choices`). The monitor is part of the explored
-  state: the fingerprint hashes the observation and the monitor together
-  (`explorers/checking.py`: `state_fingerprint`), so BFS stays exact and counterexamples stay
-  shortest. On a correct engine the monitor says what the observation says, so it adds no
+  (`replay`, for `replay.choices`), the passes in succession and who must answer an activation
+  (`priority`, for `priority.pass-pass`), the once-per-turn and once-per-battle effects used
+  (`effects_used`) and the Summons that opened the Summon window (in `summons`), for
+  `chain.legal-offered`. The monitor is part of the explored state: the fingerprint hashes the
+  observation and the monitor together (`explorers/checking.py`: `state_fingerprint`), so BFS
+  stays exact and counterexamples stay shortest. On a correct engine the monitor says what the observation says, so it adds no
   states (the reference model's state counts are unchanged). Histories forget what no
   invariant needs any more, and counts saturate at 7 (more than any monster may declare), so
   an engine that lets a monster attack for ever still has a finite state space.
@@ -72,6 +75,15 @@ def costs_bounded(t):                        # t.mon: the monitor before, t.mon_
     ...
 ```
 
+An invariant declares the observation fields it reads: `reads=[...]`, the paths it needs
+(without one of them it is *not evaluated*), and `fields={path: ...}`, the fields an engine may
+withhold that it can do without, each with what it does then: `by_history("...")` (it judges
+from the monitor's history and compares the engine's field with it where reported),
+`by_card_data(...)`, `by_actions(...)`, or `part_not_evaluated("the check")` (that one check is
+not made; `bpcheck check` lists it per board as "not evaluated in part"). The table "Fields read"
+below is generated from them, and `tests/test_withheld_fields.py` traces what each check reads
+on the seed boards: a field read and not declared fails the test.
+
 Signatures: `state` checks `check(obs, ctx)` and `actions` checks `check(obs, actions, ctx)`
 with `ctx.mon` (the monitor of that state) and `ctx.cards` (the card facts); `transition`
 checks `check(t)` with `t.before`, `t.action`, `t.events`, `t.after`, `t.of(kind)`, `t.mon`,
@@ -93,6 +105,65 @@ unfiltered too (`EngineSystem(..., prefilter=False)`) and compares the complete 
 """
 
 
+OMISSIONS = """\
+## Omissions
+
+Most invariants judge what an engine did or offered. `attack.legal-offered`,
+`turn.legal-offered` and `chain.legal-offered` judge what it left out: at every open game state
+(the player to act holds priority: no trigger waits, no effect asks a choice, no replay waits for
+the turn player) the actions the rules allow are offered, decided from the monitor, the card
+facts and the observation alone, never by asking the reference model (their own restatement of
+the rules, `invariants/offered.py`). `priority.pass-pass` judges the pass rounds (PRI-PASS-PASS)
+from the monitor's own count of passes.
+"""
+
+FIELDS_INTRO = """\
+## Fields read
+
+Paths in the syntax of [protocol.md](protocol.md#partial-observations-unobserved)
+(`players[].monsters[].uid`; `{a, b}` groups the fields of one part). An engine may withhold
+(declare unobserved, protocol 2) any field of `WITHHOLDABLE_PATHS` (`engines/observation_paths.py`):
+its counters and marks, windows, priority and passes, effects in force and ATK/DEF breakdowns,
+pending triggers and choices, the chain links' bookkeeping. Nothing is judged through a field the
+engine does not report: an invariant that *needs* one it withholds is not evaluated, with the
+reason; for the others each invariant says what it does instead. A field it needs that is not
+withholdable (the duel's visible state) is one every engine reports.
+`tests/test_withheld_fields.py` runs the whole library with every withholdable field withheld
+against the engines of `tests/engines/` and every mutant: every behaviour bug is still caught.
+
+| ID | needs (not evaluated without) | can do without (what it does then) |
+|---|---|---|
+"""
+
+
+def _group(paths) -> str:
+    """``players[].monsters[].uid``, ``players[].monsters[].card`` -> ``players[].monsters[].{card, uid}``."""
+    by: dict[str, list[str]] = {}
+    for p in sorted(paths):
+        head, _, last = p.rpartition(".")
+        by.setdefault(head, []).append(last)
+    out = []
+    for head, lasts in by.items():
+        body = lasts[0] if len(lasts) == 1 else "{" + ", ".join(lasts) + "}"
+        out.append(f"`{head + '.' if head else ''}{body}`")
+    return ", ".join(out)
+
+
+def fields_table() -> list[str]:
+    """The rows of "Fields read": each invariant's needed paths and what it does without the others."""
+    from bpcheck.invariants import REGISTRY
+
+    rows = []
+    for inv in sorted(REGISTRY.values(), key=lambda i: i.id):
+        needs = _group(inv.reads or ()) or "—"
+        same: dict[str, list[str]] = {}
+        for p, w in inv.fields:
+            same.setdefault(w.describe(), []).append(p)
+        without = "; ".join(f"{_group(ps)}: {what}" for what, ps in same.items()) or "—"
+        rows.append(f"| `{inv.id}` | {needs} | {without} |")
+    return rows
+
+
 def markdown() -> str:
     from bpcheck.invariants import REGISTRY
     from bpcheck.invariants.base import FAMILIES
@@ -101,6 +172,11 @@ def markdown() -> str:
     out = INTRO.rstrip("\n").split("\n")
     for name in sorted(HISTORIES):
         out.append(f"| `{name}` | {HISTORIES[name].statement} |")
+    out.append("")
+    out += OMISSIONS.rstrip("\n").split("\n")
+    out.append("")
+    out += FIELDS_INTRO.rstrip("\n").split("\n")
+    out += fields_table()
     out.append("")
     for fam in FAMILIES:
         out.append(f"## {fam.capitalize()}")

@@ -167,7 +167,9 @@ class AttackRecord(NamedTuple):
     declared: int  # attack declarations this turn (a replay's continuation is not one)
     declared_at: tuple  # uids of the monsters it was declared at (declarations and replay redirects)
     declared_direct: bool
-    stopped: bool  # its attack stopped this turn (STOP-ATTACK): it may not attack again
+    # it may not attack again this turn: its attack stopped (STOP-ATTACK), or a resolved effect
+    # of its own forbade it (by the card data: Chaos Sorcerer's "cannot attack the turn ...")
+    stopped: bool
     costs_paid: int  # attack costs paid (attack_cost_paid events)
 
 
@@ -181,6 +183,7 @@ class Battle(NamedTuple):
     destroyed: tuple  # uids marked destroyed by battle in this Damage Step, still on the field
     flipped: tuple  # uids flipped face-up by the attack in this Damage Step
     calculated: bool  # damage calculation was performed for the current battle
+    ended: bool  # the battle ended early (a battle_ended_early event: a battler left the field)
 
 
 class ChainHistory(NamedTuple):
@@ -189,6 +192,14 @@ class ChainHistory(NamedTuple):
     # (STOP-ATTACK): True / False, None when a resolved card's data cannot be read
     negated_attack: bool | None
     chains_in_calc: int  # chains started in the damage-calculation sub-step (DS-DURING-CALC-ONE-CHAIN)
+    # while links are on the chain: passes in succession since the last link was added (0, 1),
+    # or 2 once the chain began to resolve (two passes in succession, or a link resolved): in
+    # mid-resolution only a choice an effect asks can be pending (PRI-PASS-PASS, CH-LIFO)
+    rounds: int
+
+    @property
+    def resolving(self) -> bool:
+        return bool(self.links) and self.rounds >= 2
 
 
 # -- the built-in histories ------------------------------------------------------------------
@@ -200,13 +211,14 @@ def left_field(e) -> bool:
     return e.kind == "card_moved" and e.get("from") == "monster_zone" and e.get("to") != "monster_zone"
 
 
-_ATTACKS_KINDS = frozenset({"attack_declared", "replay_choice", "attack_cost_paid", "attack_stopped", "card_moved"})
+_ATTACKS_KINDS = frozenset({"attack_declared", "replay_choice", "attack_cost_paid", "attack_stopped", "card_moved", "chain_link_resolved"})
 
 
 @history(
     "attacks",
-    "Per monster this turn: attack declarations, the monsters it was declared at, direct declarations, whether its attack "
-    "stopped, attack costs paid. A monster that leaves the field is forgotten (a new object if it returns).",
+    "Per monster this turn: attack declarations, the monsters it was declared at, direct declarations, whether it may not "
+    "attack again (its attack stopped, or a resolved effect of its own forbade it by its card data), attack costs paid. A "
+    "monster that leaves the field is forgotten (a new object if it returns).",
 )
 def _attacks(prev, t):
     if t.before.get("turn") != t.after.get("turn"):
@@ -238,6 +250,12 @@ def _attacks(prev, t):
             if uid in recs:
                 recs[uid][4] = True
                 changed = True
+        elif k == "chain_link_resolved":
+            if not e.get("negated") and t.cards is not None and t.cards.forbids_own_attack(e.get("card")):
+                uid = e.get("card_uid")
+                r = recs.setdefault(uid, [uid, 0, (), False, False, 0])
+                if not r[4]:
+                    r[4] = changed = True
         elif left_field(e):
             if recs.pop(e.get("card_uid"), None) is not None:
                 changed = True
@@ -304,21 +322,23 @@ _SUMMON_CLOSE = frozenset({"phase_changed", "attack_declared", "attack_stopped",
     "summons",
     "The \"when a monster is Summoned\" window: open after a Summon (once the chain it happened in has resolved) until both "
     "players pass in succession, another chain resolves without a Summon, an attack is declared, stops, ends or replays (that is "
-    "what happened last then) or the step changes; whether the chain resolving now has Summoned.",
-    initial=(False, 0, False),
+    "what happened last then) or the step changes; whether the chain resolving now has Summoned; the Summons (monster, the "
+    "player it was Summoned for) that opened the window, and those of the chain resolving now.",
+    initial=(False, 0, False, (), ()),
 )
 def _summons(prev, t):
-    open_, passes, pending = prev
+    open_, passes, pending, opened_by, now = prev
     if not (open_ or pending) and "summoned" not in t.kind_set():
         return prev  # closed, and nothing opens it
     for e in t.events:
         k = e.kind
         if k == "summoned":
             pending = True
+            now = now + ((e.get("card_uid"), e.get("player")),)
         elif k == "chain_resolved":
-            open_, passes, pending = pending, 0, False
+            open_, passes, pending, opened_by, now = pending, 0, False, now, ()
         elif k in _SUMMON_CLOSE:
-            open_, passes, pending = False, 0, False
+            open_, passes, pending, opened_by, now = False, 0, False, (), ()
         elif not open_:
             continue
         elif k == "chain_link_added":
@@ -326,10 +346,10 @@ def _summons(prev, t):
         elif k == "passed":
             passes += 1
             if passes >= 2:  # (with a chain, its chain_resolved follows and decides)
-                open_, passes = False, 0
+                open_, passes, opened_by = False, 0, ()
     if pending and not t.mon.chain.links and not t.of("chain_link_added"):
-        open_, passes, pending = True, 0, False  # a Summon outside any chain
-    return (open_, passes, pending)
+        open_, passes, pending, opened_by, now = True, 0, False, now, ()  # a Summon outside any chain
+    return (open_, passes, pending, opened_by, now)
 
 
 _LINK_READS = frozenset({"summoned", "chain_link_resolved", "chain_resolved", "card_moved"})
@@ -374,24 +394,42 @@ def _links(prev, t):
             uid = e.get("card_uid")
             bound = {b for b in bound if b[1] != uid}
             now = [u for u in now if u != uid]
-    if now and not t.after.get("chain") and t.after.get("choice") is None:
+    if now and not chain_open_after(t):
         now = []  # Summoned outside a chain, or by a link that has resolved: nothing binds them now
     return (tuple(sorted(bound)), tuple(now))
 
 
-_BATTLE_KINDS = frozenset({"destroyed_by_battle", "flipped", "damage_calculation"})
+def chain_open_after(t) -> bool:
+    """Links remain on the chain after transition `t` (still being built, or resolving: the link
+    resolving waits for a choice), by the chain history before it and its events; never the
+    engine's chain or choice."""
+    n = len(t.mon.chain.links)
+    for e in t.events:
+        k = e.kind
+        if k == "chain_link_added":
+            n += 1
+        elif k == "chain_link_resolved":
+            n = max(0, n - 1)
+        elif k == "chain_resolved":
+            n = 0
+    return n > 0
+
+
+_BATTLE_KINDS = frozenset({"destroyed_by_battle", "flipped", "damage_calculation", "battle_ended_early"})
 _BATTLE_READS = _BATTLE_KINDS | {"card_moved", "phase_changed"}
 
 
 @history(
     "battle",
     "The current Damage Step: monsters marked destroyed by battle (until they leave the field), monsters flipped by the "
-    "attack, whether damage calculation was performed for this battle. Forgotten when the Damage Step ends.",
-    initial=((), (), False),
+    "attack, whether damage calculation was performed for this battle, whether the battle ended early (a battler left the "
+    "field). Forgotten when the Damage Step ends. Never the engine's destroyed_by_battle, flipped_by_battle, "
+    "attack.damage_calculated or attack.battle_ended.",
+    initial=((), (), False, False),
 )
 def _battle(prev, t):
-    destroyed, flipped, calculated = prev
-    if not (destroyed or flipped or calculated) and _BATTLE_KINDS.isdisjoint(t.kind_set()):
+    destroyed, flipped, calculated, ended = prev
+    if not (destroyed or flipped or calculated or ended) and _BATTLE_KINDS.isdisjoint(t.kind_set()):
         return prev
     if _BATTLE_READS.isdisjoint(t.kind_set()):
         return prev  # none of the events it reads
@@ -404,26 +442,29 @@ def _battle(prev, t):
             f.add(e["card_uid"])
         elif k == "damage_calculation":
             calculated = True
+        elif k == "battle_ended_early":
+            ended = True
         elif left_field(e):
             d.discard(e.get("card_uid"))
             f.discard(e.get("card_uid"))
         elif k == "phase_changed" and str(e.get("from", "")).startswith("damage_step") and not str(e.get("to", "")).startswith("damage_step"):
-            d, f, calculated = set(), set(), False
-    return (tuple(sorted(d)), tuple(sorted(f)), calculated)
+            d, f, calculated, ended = set(), set(), False, False
+    return (tuple(sorted(d)), tuple(sorted(f)), calculated, ended)
 
 
-_CHAIN_READS = frozenset({"phase_changed", "chain_link_added", "activation_negated", "chain_link_resolved", "chain_resolved"})
+_CHAIN_READS = frozenset({"phase_changed", "chain_link_added", "activation_negated", "chain_link_resolved", "chain_resolved", "passed"})
 
 
 @history(
     "chain",
     "The chain as its links were added (card, effect, player, spell speed, targets, negated) until they resolve; whether "
     "a link already resolved negated the attack (what the resolved links did, kept only as that); chains started during "
-    "damage calculation.",
-    initial=((), False, 0),
+    "damage calculation; whether the chain began to resolve (two passes in succession since its last link, or a link "
+    "resolved). Never the engine's chain, chain[].negated, on_chain or choice.",
+    initial=((), False, 0, 0),
 )
 def _chain(prev, t):
-    links, negated_attack, calc = prev
+    links, negated_attack, calc, rounds = prev
     kinds = t.kind_set()
     if not links and "chain_link_added" not in kinds and "phase_changed" not in kinds:
         return prev
@@ -436,9 +477,13 @@ def _chain(prev, t):
         if k == "phase_changed":
             step = e.get("to")
             calc = 0
+        elif k == "passed":
+            if links and rounds < 2:
+                rounds += 1
         elif k == "chain_link_added":
             if not links and step == "damage_step_during_calculation":
                 calc += 1
+            rounds = 0
             links.append((e["card_uid"], e["card"], e.get("effect"), e.get("player"), e.get("speed"), tuple(e.get("targets") or ()), False))
         elif k == "activation_negated":
             uid = e.get("card_uid")
@@ -447,6 +492,7 @@ def _chain(prev, t):
                     links[i] = links[i][:6] + (True,)
                     break
         elif k == "chain_link_resolved":
+            rounds = 2
             uid = e.get("card_uid")
             negated = bool(e.get("negated"))
             for i in range(len(links) - 1, -1, -1):
@@ -459,4 +505,6 @@ def _chain(prev, t):
                 negated_attack = None if f is None else (f or negated_attack)
         elif k == "chain_resolved":
             links, negated_attack = [], False
-    return (tuple(links), negated_attack, calc)
+    if not links:
+        rounds = 0
+    return (tuple(links), negated_attack, calc, rounds)

@@ -82,6 +82,7 @@ def _walk(t):
     # a phase boundary has Main Phase 1, Main Phase 2 or the End Phase on one side
     steps=["main1", "main2", "end_phase"],
     step_events=["phase_changed"],
+    reads=["step", "chain", "over"],
 )
 def phase_order(t):
     changes = _changes(t)
@@ -117,6 +118,7 @@ def phase_order(t):
     explicit_passes=True,
     steps=sorted(_OUTSIDE_DS),
     step_events=["phase_changed"],
+    reads=["step", "chain", "over", "attack"],
 )
 def battle_steps(t):
     changes = _changes(t)

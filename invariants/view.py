@@ -4,8 +4,44 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from bpcheck.invariants.base import Unknown
+from bpcheck.invariants.base import Unknown, by_history
 
+
+
+# -- the observation paths the readers below read (for the invariants' ``reads=``) ------------
+
+
+def monster_fields(*names: str) -> list[str]:
+    """``players[].monsters[].NAME`` for each name."""
+    return [f"players[].monsters[].{n}" for n in names]
+
+
+def spell_fields(*names: str) -> list[str]:
+    """The paths of fields of the cards :func:`spells` yields: the Spell & Trap Zones and the Field Zone."""
+    return [f"players[].{z}.{n}" for z in ("spells[]", "field_zone") for n in names]
+
+
+def pile_fields(*names: str) -> list[str]:
+    return [f"players[].{p}[].{n}" for p in ("hand", "graveyard", "banished", "deck") for n in names]
+
+
+# a Spell/Trap in force (:func:`activating` reads the monitor's chain, not on_chain)
+ACTIVE = spell_fields("uid", "card", "face_up")
+ATTACKABLE = [*monster_fields("uid", "card", "position"), *ACTIVE]
+MAY_ATTACK_DIRECTLY = sorted({*ATTACKABLE, *monster_fields("controller"), *spell_fields("attached_to", "equipped_to")})
+CANNOT_ATTACK = sorted({*monster_fields("uid", "level"), *ACTIVE, *spell_fields("attached_to")})
+CARD_PLACES = sorted({*monster_fields("uid", "card"), *spell_fields("uid", "card"), *pile_fields("uid", "card")})
+
+
+# what the readers below do without the engine's fields (for the invariants' ``fields=``)
+ON_CHAIN = {
+    p: by_history("the chain history (the cards whose activation is on the chain, by the card data)")
+    for p in ("players[].spells[].on_chain", "players[].field_zone.on_chain")
+}
+MARKS = {"players[].monsters[].destroyed_by_battle": by_history("the battle history (the monsters marked destroyed by battle)")}
+CANNOT_ATTACK_AGAIN = {
+    "players[].monsters[].cannot_attack_this_turn": by_history("the attacks history (stopped attacks, effects that forbade an attack)")
+}
 
 
 def monsters(obs: dict, side: int | None = None) -> Iterator[dict]:
@@ -50,12 +86,27 @@ def in_pile(obs: dict, uid: int) -> tuple[int, str] | None:
     return None
 
 
-def face_up_card(obs: dict, name: str) -> bool:
-    return any(c["card"] == name and c["face_up"] and not c["on_chain"] for c in spells(obs))
+def activating(c: dict, mon, cards) -> bool:
+    """A Spell/Trap on the field is being activated: its card activation is on the chain, by the
+    monitor's chain history (the links added and not yet resolved) and the card data (an effect of
+    type ``activate`` is the card's activation). Never the engine's ``on_chain``."""
+    uid = c["uid"]
+    for link in mon.chain.links:
+        if link[0] == uid:
+            eff = cards.effect(link[1], link[2])
+            if eff is None:
+                fact(None, link[1], f"whether its effect {link[2]} is the card's activation")
+            if eff.get("type") == "activate":
+                return True
+    return False
 
 
-def _active(c: dict) -> bool:
-    return c["face_up"] and not c["on_chain"]
+def face_up_card(obs: dict, name: str, mon, cards) -> bool:
+    return any(c["card"] == name and c["face_up"] and not activating(c, mon, cards) for c in spells(obs))
+
+
+def _active(c: dict, mon, cards) -> bool:
+    return c["face_up"] and not activating(c, mon, cards)
 
 
 def fact(value, card: str, what: str):
@@ -65,46 +116,53 @@ def fact(value, card: str, what: str):
     return value
 
 
-def attackable(obs: dict, defender: int, cards) -> set[int]:
-    """The defender's monsters that can be chosen as attack targets (ATK-TARGET-IMMUNE)."""
+# The readers below take the monitor of the observation they read (``ctx.mon``; ``t.mon`` for
+# ``t.before``, ``t.mon_after`` for ``t.after``): the battle marks and the chain are its history,
+# never the engine's destroyed_by_battle and on_chain.
+
+
+def attackable(obs: dict, defender: int, cards, mon) -> set[int]:
+    """The defender's monsters that can be chosen as attack targets (ATK-TARGET-IMMUNE); a
+    monster marked destroyed by battle (the monitor's battle history) cannot (DS-NO-TARGET-DESTROYED)."""
     out = set()
+    marked = mon.battle.destroyed
     for m in monsters(obs, defender):
-        if m["destroyed_by_battle"]:
+        if m["uid"] in marked:
             continue
         if m["position"] != "facedown":
             immune, field = fact(cards.unattackable_while(m["card"]), m["card"], "whether it can be attacked")
-            if immune and (field is None or face_up_card(obs, field)):
+            if immune and (field is None or face_up_card(obs, field, mon, cards)):
                 continue
         out.add(m["uid"])
     return out
 
 
-def negated(obs: dict, uid: int, cards) -> bool:
+def negated(obs: dict, uid: int, cards, mon) -> bool:
     return any(
-        _active(c) and c["attached_to"] == uid and fact(cards.negates_attached(c["card"]), c["card"], "whether it negates effects")
+        _active(c, mon, cards) and c["attached_to"] == uid and fact(cards.negates_attached(c["card"]), c["card"], "whether it negates effects")
         for c in spells(obs)
     )
 
 
-def may_attack_directly(obs: dict, uid: int, cards) -> bool:
+def may_attack_directly(obs: dict, uid: int, cards, mon) -> bool:
     m = monster(obs, uid)
     if m is None:
         return False
-    if fact(cards.can_attack_directly(m["card"]), m["card"], "whether it can attack directly") and not negated(obs, uid, cards):
+    if fact(cards.can_attack_directly(m["card"]), m["card"], "whether it can attack directly") and not negated(obs, uid, cards, mon):
         return True
     for c in spells(obs):
-        if _active(c) and c["equipped_to"] == uid and fact(cards.grants_direct_attack(c["card"]), c["card"], "whether it grants a direct attack"):
+        if _active(c, mon, cards) and c["equipped_to"] == uid and fact(cards.grants_direct_attack(c["card"]), c["card"], "whether it grants a direct attack"):
             return True
-    return not attackable(obs, 1 - m["controller"], cards)
+    return not attackable(obs, 1 - m["controller"], cards, mon)
 
 
-def cannot_attack(obs: dict, uid: int, cards) -> bool:
+def cannot_attack(obs: dict, uid: int, cards, mon) -> bool:
     """A continuous effect forbids this monster to attack (ATK-CANNOT)."""
     m = monster(obs, uid)
     if m is None:
         return True
     for c in spells(obs):
-        if not _active(c):
+        if not _active(c, mon, cards):
             continue
         if c["attached_to"] == uid and fact(cards.stops_attached_attacking(c["card"]), c["card"], "whether it stops attacks"):
             return True
@@ -215,3 +273,19 @@ def card_ref(obs: dict, uid: int | None, *more: dict) -> str:
 def card_refs(obs: dict, uids, *more: dict) -> str:
     """Several cards, in the order given: ``[Battle Ox [P1 M1], Sheep Token [P2 M2]]``."""
     return "[" + ", ".join(card_ref(obs, u, *more) for u in uids) + "]"
+
+
+class lazy_ref:
+    """:func:`card_ref`, worked out only when formatted into a message (``f"{who} ..."``): a
+    check names a card once for its several messages without walking the observation when it
+    holds."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, obs: dict, uid: int | None, *more: dict) -> None:
+        self.args = (obs, uid, *more)
+
+    def __format__(self, spec: str) -> str:
+        return format(card_ref(*self.args), spec)
+
+    __str__ = lambda self: card_ref(*self.args)  # noqa: E731

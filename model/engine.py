@@ -469,7 +469,8 @@ class Rules:
         return self.has_static(s, m.uid, "cannot_attack")
 
     def attack_options(self, s: State, m: Monster) -> list[int | None]:
-        """Targets `m` may declare an attack at now (None = direct), ignoring timing."""
+        """Targets `m` may declare an attack at now (None = direct), ignoring timing. Being
+        Summoned this turn is no obstacle (rule: ATK-SUMMON-TURN)."""
         if self._attack_forbidden(s, m):
             return []
         defender = 1 - s.turn_player

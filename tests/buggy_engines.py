@@ -69,7 +69,7 @@ class _CorruptObservation:
         for p in obs["players"]:
             for m in p["monsters"]:
                 if m is not None:
-                    del m["attacks_declared"]
+                    del m["position"]
         return obs
 
 

@@ -188,14 +188,15 @@ def test_every_invariant_cites_catalogued_rules():
     assert families == {"turn structure", "attack counts", "replay", "damage step", "chains and windows", "accounting"}
     for fam in families - {"turn structure"}:
         assert sum(1 for i in REGISTRY.values() if i.family == fam) >= 5
-    # the newest family: the phase order any engine shows, and the Battle Phase's steps one by one
-    assert sorted(i.id for i in REGISTRY.values() if i.family == "turn structure") == ["turn.battle-steps", "turn.phase-order"]
+    # the newest family: the phase order any engine shows, the Battle Phase's steps one by one, and
+    # the choices of how the turn goes on that must be offered (issue 24)
+    assert sorted(i.id for i in REGISTRY.values() if i.family == "turn structure") == ["turn.battle-steps", "turn.legal-offered", "turn.phase-order"]
 
 
 def test_an_inconsistent_engine_is_reported_not_crashed(run_cli, buggy):
     code, stdout, err = run_cli("check", SMALL, "--engine", "buggy_engines:corrupt_observation")
     assert code == 1
-    assert "could not be evaluated on the engine's data (KeyError: 'attacks_declared')" in stdout
+    assert "could not be evaluated on the engine's data (KeyError: 'position')" in stdout
     assert "Traceback" not in stdout + err
 
 

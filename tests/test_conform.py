@@ -104,7 +104,7 @@ def test_buggy_engine_trace_fails_at_the_first_divergent_step(tmp_path, run_cli,
     assert code == 1
     assert f"DIVERGES at step {expected} (trace line {expected + 1}): P1 did 'replay: call off'" in stdout
     assert "players[0].monsters[0].attacks_declared: engine 0, reference 1" in stdout
-    assert "replay.call-off-counts [RPL-REWIND, RPL-COUNTS]: Battle Ox no longer counts as having attacked" in stdout
+    assert "replay.call-off-counts [RPL-REWIND, RPL-COUNTS]: Battle Ox [P1 M1] no longer counts as having attacked" in stdout
     assert "board before step 9 (recorded):" in stdout
     d = json.loads(out.read_text())["traces"][0]
     assert d["verdict"] == "diverges" and d["engine"] == spec

@@ -38,17 +38,17 @@ LIARS = [
     (
         "DestroysMarkedByEffect",
         "000-facedown-flip-destroyed-by-bug.toml",
-        "Man-Eater Bug, already destroyed by battle, was destroyed again by an effect in damage_step_during_calculation",
+        "Man-Eater Bug [P2 M1], already destroyed by battle, was destroyed again by an effect in damage_step_during_calculation",
     ),
     (
         "BanishesMarkedByEffect",
         "000-facedown-flip-destroyed-by-bug.toml",
-        "Man-Eater Bug, destroyed by battle, left the field in damage_step_during_calculation (reason banished, to the banished)",
+        "Man-Eater Bug [P2 M1], destroyed by battle, left the field in damage_step_during_calculation (reason banished, to the banished)",
     ),
     (
         "SelfDestroysAfterBattle",
         "rule-ds-reflect-bounder.toml",
-        "Reflect Bounder, already destroyed by battle, was destroyed again by an effect in damage_step_after_calculation_1",
+        "Reflect Bounder [P2 M1], already destroyed by battle, was destroyed again by an effect in damage_step_after_calculation_1",
     ),
 ]
 

@@ -205,7 +205,7 @@ def test_a_forgotten_bond_is_caught_without_linked_monster():
     t = Transition(_unobserved(s[1]), a.to_dict(), info, _unobserved(s2[1]), s[2], es.cards)
     t.mon_after = s2[2]
     got = _check("acc.linked-monster", t)
-    assert isinstance(got, str) and "Call of the Haunted left the field" in got, got
+    assert isinstance(got, str) and "Call of the Haunted [P2 S2] left the field" in got, got
 
 
 def test_the_bond_comes_from_the_events_not_from_linked_monster():
@@ -221,7 +221,7 @@ def test_the_bond_comes_from_the_events_not_from_linked_monster():
     coth = next(c for p in after["players"] for c in p["spells"] if c and c["uid"] == card_uid)
     coth["linked_monster"] = monster_uid + 100  # the engine names another monster
     got = _check("acc.linked-monster", _transition(es, s, a, info, s2, after=after))
-    assert isinstance(got, str) and f"linked_monster = {monster_uid + 100}" in got and "Blue-Eyes White Dragon" in got, got
+    assert isinstance(got, str) and f"linked_monster = #{monster_uid + 100}" in got and "Blue-Eyes White Dragon" in got, got
 
 
 def test_a_bond_shown_as_a_card_target_follows_its_own_text(tmp_path):

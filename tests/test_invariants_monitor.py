@@ -63,13 +63,13 @@ LIES = [
     # (factory, board, invariant, the message names both values)
     ("attacks_zero", "000-replay-1.toml", "attack.count", "the engine reports attacks_declared = 0, its declarations this turn number 1"),
     ("stop_forgotten", "002-fiendish-chain-stops.toml", "attack.stopped-is-spent", "the engine reports cannot_attack_this_turn = false"),
-    ("drops_declared_at", "000-replay-1.toml", "replay.bookkeeping-kept", "the engine reports declared_at = [], its declarations this turn were at [3]"),
+    ("drops_declared_at", "000-replay-1.toml", "replay.bookkeeping-kept", "Battle Ox [P1 M1]: the engine reports declared_at = [], its declarations this turn were at [Blue-Eyes White Dragon [P2 M1]]"),
     ("direct_forgotten", "rule-calc-direct.toml", "replay.bookkeeping-kept", "the engine reports declared_direct = false, its declarations this turn say true"),
-    ("hides_destroyed_mark", "000-facedown-flip-destroyed-by-bug.toml", "damage.destroyed-mark", "Man-Eater Bug (uid 3): the engine reports destroyed_by_battle = false, but damage calculation marked it"),
+    ("hides_destroyed_mark", "000-facedown-flip-destroyed-by-bug.toml", "damage.destroyed-mark", "Man-Eater Bug [P2 M1]: the engine reports destroyed_by_battle = false, but damage calculation marked it"),
     ("hides_flip", "000-flip-man-eater-bug.toml", "damage.flip-after-calculation", "the engine reports flipped_by_battle = false, but a flip by the attack happened"),
     ("hides_damage_calculated", "000-facedown-flip-destroyed-by-bug.toml", "damage.calculation-once", "the engine reports damage_calculated = false, but damage calculation was performed"),
     ("hides_windows", "003-004-example-3.toml", "window.attack-declaration", "the engine reports open_windows.attack_declaration = false, but the window is open"),
-    ("drops_chain_links", "rule-ch-lifo-ring.toml", "chain.lifo", "the engine's chain is [2] (card uids), the links added and not yet resolved are [2, 4]"),
+    ("drops_chain_links", "rule-ch-lifo-ring.toml", "chain.lifo", "the engine's chain is [Reinforcements [P1 S1]], the links added and not yet resolved are [Reinforcements [P1 S1], Ring of Destruction [P2 S1]]"),
     ("lp_unchanged", "rule-calc-direct.toml", "acc.lp-ledger", "P2's LP went 8000 -> 8000, the events account for -1700"),
 ]
 
@@ -95,7 +95,7 @@ WITHIN = [
     # one bug per Damage-Step rule of docs/rules.md that must be judged from a transition's events
     ("SendsAtCalculation", "000-facedown-flip-destroyed-by-bug.toml", "damage.destroyed-mark", "was sent to the graveyard in damage_step_during_calculation"),
     ("CalculatesOnEntering", "000-facedown-flip-destroyed-by-bug.toml", "damage.substep-order", "damage calculation was performed on entering damage calculation"),
-    ("NoBattleGraveyardTriggers", "003-004-shining-angel-torrential.toml", "damage.battle-gy-trigger", "Shining Angel was sent to the Graveyard by battle but its trigger is not pending"),
+    ("NoBattleGraveyardTriggers", "003-004-shining-angel-torrential.toml", "damage.battle-gy-trigger", "Shining Angel [P2 GY] was sent to the Graveyard by battle but its trigger is not pending"),
     ("FlipTriggersAtCalculation", "000-flip-man-eater-bug.toml", "damage.flip-after-calculation", "flip effect became pending in damage_step_after_calculation_1"),
 ]
 

@@ -49,6 +49,14 @@ KILLERS = {
     "destroyed-activation-is-negated": "chain.negate-vs-destroy",
     "negated-card-stays-on-the-field": "chain.negate-vs-destroy",
     "summon-window-stays-open": "window.summon",
+    # omissions (issue 24): what the rules allow and the engine does not offer
+    "summoned-monster-cannot-attack": "attack.legal-offered",
+    "unattackable-monster-blocks-direct-attack": "attack.legal-offered",
+    # the turn player's pass closes the declaration window: the opponent is never asked (the
+    # engine's open_windows disagrees too, later in the same step: window.attack-declaration sorts after)
+    "opponent-not-asked-after-declaration": "priority.pass-pass",
+    "no-activation-after-declaration-window": "chain.legal-offered",
+    "battle-phase-ends-only-when-no-attack-is-left": "turn.legal-offered",
 }
 
 

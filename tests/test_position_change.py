@@ -87,7 +87,7 @@ def test_a_second_change_is_caught_from_the_history_when_the_engine_reports_noth
     # the engine neither records the change nor reports the flag: the monitor's own history
     # (the change_position action) still knows the monster changed once
     got = _violations(_Silent(PositionChangesTwice), "000-replay-5.toml")
-    assert got["attack.position-change"] == "'change position Asura Priest' is offered but Asura Priest already changed its battle position manually this turn"
+    assert got["attack.position-change"] == "'change position Asura Priest' is offered but Asura Priest [P1 M1] already changed its battle position manually this turn"
     # the same engine without the bug passes
     assert _violations(_Silent(), "000-replay-5.toml") == {}
 
@@ -118,7 +118,11 @@ def test_offers_outside_main_phase_2_or_for_a_face_down_or_summoned_monster_are_
     elf = _monster(obs, "Gemini Elf")
     assert check(obs, _offer(obs, "change position X", elf["uid"]), ctx) is True
     summoned = ctx.mon.advance(Transition(obs, {"kind": "activate"}, [ev("summoned", card="Gemini Elf", card_uid=elf["uid"], player=0, position="attack", how="special")], obs))
+    # the engine that does not say so is caught lying; one that says so offers a monster that may not change
+    assert check(obs, [], Context(summoned, es.cards)).startswith("Gemini Elf [P1 M2]: the engine reports summoned_this_turn = false, but it was Summoned")
+    elf["summoned_this_turn"] = True
     assert check(obs, _offer(obs, "change position X", elf["uid"]), Context(summoned, es.cards)).endswith("was Summoned this turn")
+    elf["summoned_this_turn"] = False
     assert check(obs, [], ctx) is None  # nothing offered, nothing changed: not its situation
 
 
@@ -132,8 +136,9 @@ def test_the_history_forgets_a_monster_that_left_the_field_and_a_new_turn():
     # a change of control moves it from one Monster Zone to another (the ocgcore adapter): still on the field
     taken = ev("card_moved", card="X", card_uid=7, owner=0, **{"from": "monster_zone", "to": "monster_zone"}, reason="effect")
     assert m1.advance(Transition(obs, {"kind": "pass"}, [taken], obs))["positions"] == ((7, False, True),)
-    # a pass with no event it reads keeps the very value (no new monitor)
-    assert m1.advance(Transition(obs, {"kind": "pass"}, [ev("passed", player=0)], obs)) is m1
+    # a pass with no event it reads keeps the very value (the monitor is a new one: the priority
+    # history counts the pass)
+    assert m1.advance(Transition(obs, {"kind": "pass"}, [ev("passed", player=0)], obs))["positions"] is m1["positions"]
 
 
 def test_the_change_itself_turns_that_one_monster():
@@ -146,14 +151,14 @@ def test_the_change_itself_turns_that_one_monster():
     assert applied(t) is True
     stuck = copy.deepcopy(s[1])
     t_stuck = Transition(s[1], a.to_dict(), info, stuck, s[2])
-    assert applied(t_stuck) == "'change position Gemini Elf' left Gemini Elf in attack position (it was in attack)"
+    assert applied(t_stuck) == "'change position Gemini Elf' left Gemini Elf [P1 M2] in attack position (it was in attack)"
     sneaky = Transition(s[1], {"kind": "pass", "label": "pass"}, info, s2[1], s[2])
-    assert applied(sneaky) == "Gemini Elf's battle position was changed manually by 'pass', which is not a position change"
+    assert applied(sneaky) == "Gemini Elf [P1 M2]'s battle position was changed manually by 'pass', which is not a position change"
     unrecorded = Transition(s[1], a.to_dict(), [], s2[1], s[2])
-    assert applied(unrecorded) == "'change position Gemini Elf' did not record one manual change of Gemini Elf from attack to defense (recorded: none)"
+    assert applied(unrecorded) == "'change position Gemini Elf' did not record one manual change of Gemini Elf [P1 M2] from attack to defense (recorded: none)"
     gone = copy.deepcopy(s2[1])
     gone["players"][0]["monsters"][1] = None
-    assert applied(Transition(s[1], a.to_dict(), info, gone, s[2])) == "Gemini Elf is not on the field after 'change position Gemini Elf', and no event moved it"
+    assert applied(Transition(s[1], a.to_dict(), info, gone, s[2])) == "Gemini Elf [P1 M2] is not on the field after 'change position Gemini Elf', and no event moved it"
 
 
 def test_a_monster_its_own_effect_destroys_in_defense_position_may_leave_by_the_change(tmp_path):

@@ -1,0 +1,753 @@
+"""An independent Battle Phase engine, written from bpcheck's documentation only.
+
+Written against docs/engines.md, docs/protocol.md, docs/observation.md, docs/model.md,
+docs/transcript.md, docs/cards.md and the rules catalogue docs/rules.md, as the author of an
+in-house engine would: no line of bpcheck is imported or copied here (Python's standard library
+only). It plays the part of the Battle Phase its boards need:
+
+- Normal Monsters and Tokens (no effects), in any position, either side, owned by either player;
+- three kinds of Set Trap Card, recognised by their card data (the ``cards`` of ``start``), never
+  by name: "destroy the attacking monster" when an opponent's monster declares an attack (Sakuretsu
+  Armor), "Special Summon a monster from your Graveyard and stay bound to it" (Call of the
+  Haunted), and "no battle damage, no destruction by battle this turn" (Waboku);
+- entering and skipping the Battle Phase, its steps, priority and passes, the attack-declaration
+  window, chains (last in, first out), replays and stopped attacks, every Damage-Step sub-step,
+  damage calculation, LP and the end of the duel, Main Phase 2 battle position changes.
+
+Anything else on a board (another card, a face-up Trap, an equip) is refused at ``start``.
+
+It keeps no bookkeeping it does not need and reports none: its observations leave out every field
+an engine may withhold (``WITHHELD``, declared in its protocol 2 ``hello``), and carry ``hidden``,
+a key of its whole state, so that states the observation does not tell apart stay apart.
+
+Bugs are planted for the tests: ``Engine(bug=NAME)`` plays with one rules bug of ``BUGS``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+
+# Every field of the observation this engine does not report (docs/protocol.md, "Partial
+# observations"; the list of fields an engine may withhold and still be judged).
+WITHHELD = (
+    "priority", "passes", "open_windows", "chains_in_step", "next_uid", "lingering", "pending_triggers", "choice",
+    "players[].monsters[].modifiers", "players[].monsters[].lingering_modifiers", "players[].monsters[].summoned_this_turn",
+    "players[].monsters[].set_this_turn", "players[].monsters[].position_changed_this_turn",
+    "players[].monsters[].attacks_declared", "players[].monsters[].declared_at", "players[].monsters[].declared_direct",
+    "players[].monsters[].cannot_attack_this_turn", "players[].monsters[].destroyed_by_battle",
+    "players[].monsters[].flipped_by_battle", "players[].monsters[].once_per_turn_used", "players[].monsters[].equipped_with",
+    "players[].spells[].set_this_turn", "players[].spells[].linked_monster", "players[].spells[].on_chain",
+    "players[].field_zone.set_this_turn", "players[].field_zone.linked_monster", "players[].field_zone.on_chain",
+    "attack.potential_targets", "attack.direct_was_legal", "attack.target_was_facedown", "attack.replay_pending",
+    "attack.battle_ended", "attack.damage_calculated",
+    "chain[].effect", "chain[].speed", "chain[].negated", "chain[].card_activation", "chain[].kind", "chain[].subtype",
+    "chain[].cost_info",
+)  # fmt: skip
+
+# The planted bugs, each a mistake an engine author could make (name -> what the engine does).
+BUGS = {
+    "summoned-cannot-attack": "a monster Summoned this turn is never offered an attack",
+    "direct-past-face-down": "a direct attack is offered while the opponent controls only face-down monsters",
+    "no-response-to-declaration": "after an attack declaration the turn player's pass closes the window: the opponent never gets priority",
+    "count-at-damage-calculation": "an attack counts only when it reaches damage calculation: a monster whose attack was called off attacks again",
+    "no-replay-on-summon": "a monster Special Summoned to the opponent's side during an attack causes no replay",
+    "replay-without-call-off": "a replay offers the targets only, never calling the attack off",
+    "piercing-for-everyone": "an attack on a Defense Position monster with lower DEF inflicts the difference to its controller",
+    "equal-atk-both-survive": "two Attack Position monsters with equal ATK both survive the battle",
+    "exact-zero-lp-goes-on": "a player whose LP fall exactly to 0 stays in the duel (only less than 0 loses)",
+    "sent-at-damage-calculation": "monsters destroyed by battle go to the Graveyard at damage calculation, not at the end of the Damage Step",
+    "controllers-graveyard": "a monster destroyed by battle goes to its controller's Graveyard, not its owner's",
+    "defense-position-attacks": "a face-up Defense Position monster is offered an attack",
+    "position-change-after-attack": "a monster that attacked this turn may still change its battle position in Main Phase 2",
+    "no-before-damage-calculation": "the Damage Step skips the before-damage-calculation sub-step",
+    "declaration-traps-in-damage-step": "\"when an attack is declared\" Traps stay activatable for the whole attack, Damage Step included",
+    "chain-first-in-first-out": "a chain resolves from its first link to its last",
+    "protection-ends-with-the-damage-step": "\"no battle damage / not destroyed by battle this turn\" ends with the Damage Step",
+    "battle-phase-without-end-step": "ending the Battle Phase goes from the Battle Step straight to Main Phase 2",
+    "no-main-phase-2": "after the Battle Phase the turn goes straight to the End Phase",
+    "attack-goes-on-without-attacker": "an attack whose attacker was destroyed by a chain goes on to the Damage Step",
+    "bound-trap-stays": "a Trap bound to the monster it Special Summoned stays on the field when that monster is destroyed",
+}
+
+DS = (
+    "damage_step_start", "damage_step_flip", "damage_step_before_calculation", "damage_step_during_calculation",
+    "damage_step_after_calculation_1", "damage_step_after_calculation_2", "damage_step_end",
+)  # fmt: skip
+PILES = ("hand", "graveyard", "banished", "deck")
+PILE_TAG = {"hand": "hand", "graveyard": "GY", "banished": "banished", "deck": "deck"}
+
+
+class Refusal(Exception):
+    """This engine cannot play the board (the protocol's error reply to ``start``)."""
+
+
+def ev(kind: str, **fields) -> dict:
+    return {"kind": kind, **fields}
+
+
+# -- reading the card data ------------------------------------------------------------------------
+
+
+def _trap_kind(c: dict) -> str | None:
+    """Which of the three Traps this engine knows a card is, by its card data; None: none."""
+    if c.get("kind") != "trap" or c.get("statics"):
+        return None
+    effs = c.get("effects") or []
+    if len(effs) != 1:
+        return None
+    e = effs[0]
+    if e.get("type") != "activate" or e.get("cost") or e.get("location", "field") != "field":
+        return None
+    ops = [{k: v for k, v in o.items()} for o in e.get("ops") or []]
+    targets = e.get("targets") or []
+    if (
+        e.get("when") == "attack_declared"
+        and list(e.get("conditions") or []) == ["opponent_monster_attacking"]
+        and len(targets) == 1 and targets[0].get("zone") == "monster" and targets[0].get("side") == "opponent"
+        and targets[0].get("attacker_only") and targets[0].get("count") == 1
+        and ops == [{"op": "destroy", "what": "target"}]
+    ):  # fmt: skip
+        return "destroy-attacker"
+    if (
+        not e.get("when") and not e.get("conditions") and c.get("subtype") == "continuous"
+        and len(targets) == 1 and targets[0].get("zone") == "graveyard" and targets[0].get("side") == "own"
+        and targets[0].get("kind") == "monster" and targets[0].get("count") == 1
+        and len(ops) == 1 and ops[0].get("op") == "special_summon" and ops[0].get("what") == "target"
+        and ops[0].get("position") == "attack" and ops[0].get("link") is True
+    ):  # fmt: skip
+        return "revive-bound"
+    if (
+        not e.get("when") and not e.get("conditions") and not targets and c.get("subtype") == "normal"
+        and sorted((o.get("op"), o.get("to"), o.get("until")) for o in ops)
+        == [("battle_indestructible", "you", "end_of_turn"), ("no_battle_damage", "you", "end_of_turn")]
+    ):  # fmt: skip
+        return "protect"
+    return None
+
+
+def _vanilla(c: dict) -> bool:
+    plain = not c.get("effects") and not c.get("statics")
+    return plain and ((c.get("kind") == "monster" and c.get("subtype") == "normal") or c.get("kind") == "token")
+
+
+# -- the engine -----------------------------------------------------------------------------------
+
+
+class Engine:
+    """States are plain dicts, never changed once given out (``apply`` works on a copy)."""
+
+    def __init__(self, bug: str | None = None) -> None:
+        if bug is not None and bug not in BUGS:
+            raise ValueError(f"unknown bug {bug!r} (known: {', '.join(sorted(BUGS))})")
+        self.bug = bug
+        self.cards: dict = {}
+        self.stats: dict = {}  # card name -> (atk, def) on this board
+
+    # -- start --------------------------------------------------------------------------------
+
+    def start(self, board: dict, cards: dict) -> dict:
+        """The initial state of a board (docs/boards.md), its cards numbered as bpcheck numbers
+        them (docs/protocol.md "The board"); Refusal for anything this engine does not play."""
+        self.cards = cards
+        if board.get("step", "main1") != "main1":
+            raise Refusal(f"step: this engine starts in Main Phase 1 only, not {board.get('step')!r}")
+        for key in ("turn", "turn_player"):
+            if not isinstance(board.get(key), int):
+                raise Refusal(f"{key}: missing")
+        uid = 0
+        players = []
+        for side, key in enumerate(("p1", "p2")):
+            pd = board.get(key) or {}
+            p = {"lp": pd.get("lp", 8000), "monsters": [None] * 5, "spells": [None] * 5, "field_zone": None}
+            if not isinstance(p["lp"], int):
+                raise Refusal(f"{key}.lp: this engine plays concrete boards only")
+            for j, m in enumerate(pd.get("monsters") or []):
+                c = self._card(m.get("card"), f"{key}.monsters[{j}]")
+                if not _vanilla(c):
+                    raise Refusal(f"{key}.monsters[{j}]: {m.get('card')!r} has effects; this engine plays Normal Monsters and Tokens")
+                for stat in ("atk", "def"):
+                    if stat in m:
+                        if not isinstance(m[stat], int):
+                            raise Refusal(f"{key}.monsters[{j}].{stat}: this engine plays concrete boards only")
+                        self.stats.setdefault(c["name"], {})[stat] = m[stat]
+                uid += 1
+                p["monsters"][m["zone"] - 1] = {
+                    "uid": uid, "card": c["name"], "owner": m.get("owner", side + 1) - 1, "pos": m["position"],
+                    "token": c.get("kind") == "token", "summoned": bool(m.get("summoned_this_turn")),
+                    "set": bool(m.get("set_this_turn")), "attacks": 0, "declared_at": [], "direct": False,
+                    "stopped": False, "changed": False, "marked": False,
+                }  # fmt: skip
+            for j, t in enumerate(pd.get("spells") or []):
+                c = self._card(t.get("card"), f"{key}.spells[{j}]")
+                if _trap_kind(c) is None:
+                    raise Refusal(f"{key}.spells[{j}]: this engine knows no card like {t.get('card')!r}")
+                if t.get("face_up") or t.get("equipped_to") or t.get("attached_to"):
+                    raise Refusal(f"{key}.spells[{j}]: this engine plays Set Traps only")
+                uid += 1
+                p["spells"][t["zone"] - 1] = {
+                    "uid": uid, "card": c["name"], "owner": t.get("owner", side + 1) - 1, "face_up": False,
+                    "set": bool(t.get("set_this_turn")), "bound": None,
+                }  # fmt: skip
+            if pd.get("field_spell") is not None:
+                raise Refusal(f"{key}.field_spell: this engine plays no Field Spells")
+            for pile in PILES:
+                refs = []
+                for j, entry in enumerate(pd.get(pile) or []):
+                    name = entry if isinstance(entry, str) else entry.get("card")
+                    c = self._card(name, f"{key}.{pile}[{j}]")
+                    if not _vanilla(c):
+                        raise Refusal(f"{key}.{pile}[{j}]: {name!r} has effects; this engine plays Normal Monsters in piles")
+                    uid += 1
+                    refs.append({"uid": uid, "card": name, "owner": side})
+                p[pile] = sorted(refs, key=lambda r: (r["card"], r["uid"]))
+            players.append(p)
+        tp = board["turn_player"] - 1
+        return {
+            "turn": board["turn"], "tp": tp, "step": "main1", "over": False, "winner": None, "players": players,
+            "priority": tp, "passes": 0, "attack": None, "window": False, "chain": [], "lingering": [],
+        }  # fmt: skip
+
+    def _card(self, name, where: str) -> dict:
+        c = self.cards.get(name) if isinstance(name, str) else None
+        if c is None:
+            raise Refusal(f"{where}: card {name!r} is not among the cards sent")
+        return c
+
+    # -- queries ------------------------------------------------------------------------------
+
+    @staticmethod
+    def terminal(s: dict) -> bool:
+        return s["over"] or s["step"] == "end_phase"
+
+    @staticmethod
+    def monsters(s: dict, side: int | None = None):
+        for i, p in enumerate(s["players"]):
+            if side is None or side == i:
+                for z, m in enumerate(p["monsters"]):
+                    if m is not None:
+                        yield i, z, m
+
+    def find(self, s: dict, uid: int):
+        for side, z, m in self.monsters(s):
+            if m["uid"] == uid:
+                return side, z, m
+        return None
+
+    def find_trap(self, s: dict, uid: int):
+        for side, p in enumerate(s["players"]):
+            for z, t in enumerate(p["spells"]):
+                if t is not None and t["uid"] == uid:
+                    return side, z, t
+        return None
+
+    def stat(self, m: dict, key: str) -> int:
+        own = self.stats.get(m["card"], {})
+        return own[key] if key in own else (self.cards[m["card"]].get(key) or 0)
+
+    def name(self, s: dict, uid: int) -> str:
+        """A card as labels name it: its name, with its place when another card of the duel shares
+        the name (``Battle Ox [P1 M1]``; copies in one pile are numbered: ``[P2 GY 2]``)."""
+        nm = self._name_of(s, uid)
+        count, where = 0, None
+        for side, p in enumerate(s["players"]):
+            for tag, zone in (("M", p["monsters"]), ("S", p["spells"])):
+                for z, x in enumerate(zone):
+                    if x is not None and x["card"] == nm:
+                        count += 1
+                        if x["uid"] == uid:
+                            where = f"P{side + 1} {tag}{z + 1}"
+            for pile in PILES:
+                same = [r for r in p[pile] if r["card"] == nm]
+                count += len(same)
+                for k, r in enumerate(same):
+                    if r["uid"] == uid:
+                        where = f"P{side + 1} {PILE_TAG[pile]}" + (f" {k + 1}" if len(same) > 1 else "")
+        return nm if count <= 1 or where is None else f"{nm} [{where}]"
+
+    def _name_of(self, s: dict, uid: int) -> str:
+        for p in s["players"]:
+            for x in [*p["monsters"], *p["spells"], *(r for pile in PILES for r in p[pile])]:
+                if x is not None and x["uid"] == uid:
+                    return x["card"]
+        return f"#{uid}"
+
+    def attackable(self, s: dict, defender: int) -> list[int]:
+        return [m["uid"] for _side, _z, m in self.monsters(s, defender) if not m["marked"]]
+
+    def may_attack(self, m: dict) -> bool:
+        if self.bug == "summoned-cannot-attack" and m["summoned"]:
+            return False
+        if m["pos"] != "attack" and not (self.bug == "defense-position-attacks" and m["pos"] == "defense"):
+            return False
+        return m["attacks"] == 0 and not m["stopped"]
+
+    def direct_allowed(self, s: dict, attacker_side: int) -> bool:
+        opp = [m for _side, _z, m in self.monsters(s, 1 - attacker_side) if not m["marked"]]
+        if self.bug == "direct-past-face-down":
+            opp = [m for m in opp if m["pos"] != "facedown"]
+        return not opp
+
+    def in_force(self, s: dict, what: str, player: int) -> bool:
+        return any(x["what"] == what and x["player"] == player for x in s["lingering"])
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def legal_actions(self, s: dict) -> list[dict]:
+        if self.terminal(s):
+            return []
+        tp = s["tp"]
+        step = s["step"]
+        if step in ("main1", "main2") and s["chain"]:  # a chain in a Main Phase: respond or pass
+            p = s["priority"]
+            return [{"kind": "pass", "player": p, "label": "pass"}] + self._activations(s, p)
+        if step == "main1":
+            out = [] if s["turn"] == 1 else [{"kind": "enter_bp", "player": tp, "label": "enter Battle Phase"}]
+            return out + [{"kind": "skip_bp", "player": tp, "label": "skip Battle Phase"}] + self._activations(s, tp)
+        if step == "main2":
+            out = []
+            for _side, _z, m in self.monsters(s, tp):
+                if m["pos"] == "facedown" or m["summoned"] or m["set"] or m["changed"]:
+                    continue
+                if m["attacks"] and self.bug != "position-change-after-attack":
+                    continue
+                out.append({"kind": "change_position", "player": tp, "label": f"change position {self.name(s, m['uid'])}", "card_uid": m["uid"]})
+            return out + [{"kind": "end_turn", "player": tp, "label": "end turn"}] + self._activations(s, tp)
+        a = s["attack"]
+        if a is not None and a["replay"]:
+            return self._replay_actions(s)
+        p = s["priority"]
+        label = "end Battle Phase" if step == "battle_step" and p == tp and a is None and not s["chain"] else "pass"
+        out = [{"kind": "pass", "player": p, "label": label}]
+        if p == tp and step == "battle_step" and a is None and not s["chain"]:
+            for side, _z, m in self.monsters(s, tp):
+                if not self.may_attack(m):
+                    continue
+                who = self.name(s, m["uid"])
+                for t in self.attackable(s, 1 - tp):
+                    out.append({"kind": "attack", "player": tp, "label": f"attack {who} -> {self.name(s, t)}", "card_uid": m["uid"], "target": t})
+                if self.direct_allowed(s, side):
+                    out.append({"kind": "attack", "player": tp, "label": f"attack {who} -> direct", "card_uid": m["uid"]})
+        out += self._activations(s, p)
+        return out
+
+    def _replay_actions(self, s: dict) -> list[dict]:
+        tp, a = s["tp"], s["attack"]
+        out = []
+        for t in self.attackable(s, 1 - tp):
+            out.append({"kind": "replay", "player": tp, "label": f"replay: attack {self.name(s, t)}", "card_uid": a["attacker"], "target": t, "option": "target"})
+        if self.direct_allowed(s, tp):
+            out.append({"kind": "replay", "player": tp, "label": "replay: attack direct", "card_uid": a["attacker"], "option": "direct"})
+        if self.bug != "replay-without-call-off":
+            out.append({"kind": "replay", "player": tp, "label": "replay: call off", "card_uid": a["attacker"], "option": "call_off"})
+        return out
+
+    def _activations(self, s: dict, p: int) -> list[dict]:
+        step = s["step"]
+        in_ds = step in DS
+        if step == "end_phase":
+            return []
+        out = []
+        for t in s["players"][p]["spells"]:
+            if t is None or t["face_up"] or t["set"]:
+                continue
+            kind = _trap_kind(self.cards[t["card"]])
+            # DS-ILLEGAL-OTHER: none of these Traps may be activated in the Damage Step
+            if in_ds and not (kind == "destroy-attacker" and self.bug == "declaration-traps-in-damage-step"):
+                continue
+            label = f"activate {self.name(s, t['uid'])}"
+            base = {"kind": "activate", "player": p, "card_uid": t["uid"], "effect": 0}
+            if kind == "destroy-attacker":
+                a = s["attack"]
+                window = s["window"] or (self.bug == "declaration-traps-in-damage-step" and a is not None)
+                if a is None or not window or p == s["tp"]:
+                    continue
+                f = self.find(s, a["attacker"])
+                if f is None or f[0] == p:
+                    continue
+                out.append({**base, "label": f"{label} -> {self.name(s, a['attacker'])}", "targets": [a["attacker"]]})
+            elif kind == "revive-bound":
+                if all(z is not None for z in s["players"][p]["monsters"]):
+                    continue
+                for r in s["players"][p]["graveyard"]:
+                    if self.cards[r["card"]].get("kind") == "monster":
+                        out.append({**base, "label": f"{label} -> {self.name(s, r['uid'])}", "targets": [r["uid"]]})
+            elif kind == "protect":
+                out.append({**base, "label": label, "targets": []})
+        return out
+
+    # -- apply --------------------------------------------------------------------------------
+
+    def apply(self, s0: dict, label: str) -> tuple[dict, list[dict]]:
+        action = next((x for x in self.legal_actions(s0) if x["label"] == label), None)
+        if action is None:
+            raise ValueError(f"{label!r} is not a legal action here")
+        s = copy.deepcopy(s0)
+        events: list[dict] = []
+        kind = action["kind"]
+        if kind == "enter_bp":
+            self._step_to(s, events, "battle_start_step")
+        elif kind == "skip_bp":
+            self._step_to(s, events, "end_phase")
+        elif kind == "end_turn":
+            self._step_to(s, events, "end_phase")
+        elif kind == "change_position":
+            _side, _z, m = self.find(s, action["card_uid"])
+            new = "defense" if m["pos"] == "attack" else "attack"
+            events.append(ev("position_changed", card=m["card"], card_uid=m["uid"], **{"from": m["pos"], "to": new}, by="manual"))
+            m["pos"], m["changed"] = new, True
+        elif kind == "attack":
+            self._declare(s, events, action)
+        elif kind == "replay":
+            self._replay_choice(s, events, action)
+        elif kind == "activate":
+            self._activate(s, events, action)
+        elif kind == "pass":
+            self._pass(s, events, action["player"])
+        return s, events
+
+    def _open(self, s: dict) -> None:
+        """An open game state: the turn player first (PRI-TP-FIRST)."""
+        s["priority"], s["passes"] = s["tp"], 0
+
+    def _step_to(self, s: dict, events: list, to: str) -> None:
+        events.append(ev("phase_changed", **{"from": s["step"], "to": to}))
+        s["step"] = to
+        self._open(s)
+
+    def _declare(self, s: dict, events: list, action: dict) -> None:
+        side, _z, m = self.find(s, action["card_uid"])
+        t = action.get("target")
+        events.append(ev("attack_declared", attacker=m["card"], attacker_uid=m["uid"], target=None if t is None else self._name_of(s, t), target_uid=t, player=side))
+        if self.bug != "count-at-damage-calculation":
+            m["attacks"] += 1
+        if t is None:
+            m["direct"] = True
+        else:
+            m["declared_at"].append(t)
+        s["attack"] = {"attacker": m["uid"], "target": t, "targets": sorted(self.attackable(s, 1 - side)), "replay": False, "calculated": False}
+        s["window"] = True
+        self._open(s)
+
+    def _replay_choice(self, s: dict, events: list, action: dict) -> None:
+        a = s["attack"]
+        option = action["option"]
+        t = action.get("target")
+        named = {} if option == "call_off" else {"target": None if t is None else self._name_of(s, t)}
+        events.append(ev("replay_choice", attacker_uid=a["attacker"], choice=option, **named, target_uid=t))
+        if option == "call_off":
+            events.append(ev("attack_ended", attacker_uid=a["attacker"], reason="called_off"))
+            s["attack"] = None
+        else:
+            a["target"] = action.get("target")
+            a["replay"] = False
+            a["targets"] = sorted(self.attackable(s, 1 - s["tp"]))
+            _side, _z, m = self.find(s, a["attacker"])
+            if a["target"] is None:
+                m["direct"] = True
+            elif a["target"] not in m["declared_at"]:
+                m["declared_at"].append(a["target"])
+        self._open(s)
+
+    def _activate(self, s: dict, events: list, action: dict) -> None:
+        p = action["player"]
+        _side, _z, t = self.find_trap(s, action["card_uid"])
+        t["face_up"] = True
+        s["chain"].append({"uid": t["uid"], "card": t["card"], "player": p, "targets": list(action["targets"])})
+        events.append(ev(
+            "chain_link_added", link=len(s["chain"]), card=t["card"], card_uid=t["uid"], effect=0, player=p, speed=2,
+            targets=list(action["targets"]), damage_step=s["step"] in DS, step=s["step"],
+        ))  # fmt: skip
+        s["priority"], s["passes"] = 1 - p, 0  # the other player may respond (PRI-PASS-PASS)
+
+    def _pass(self, s: dict, events: list, player: int) -> None:
+        events.append(ev("passed", player=player))
+        s["passes"] += 1
+        if self.bug == "no-response-to-declaration" and s["window"] and not s["chain"] and player == s["tp"]:
+            s["passes"] = 2  # (the window closes on the turn player's pass alone)
+        if s["passes"] < 2:
+            s["priority"] = 1 - player
+            return
+        if s["chain"]:
+            self._resolve(s, events)
+            if not s["over"]:
+                self._after_chain(s, events)
+                self._open(s)
+            return
+        if s["window"]:
+            s["window"] = False  # the attack-declaration window closes; the Battle Step goes on
+            self._open(s)
+            return
+        self._advance(s, events)
+
+    # -- chains -------------------------------------------------------------------------------
+
+    def _resolve(self, s: dict, events: list) -> None:
+        order = list(s["chain"]) if self.bug == "chain-first-in-first-out" else list(reversed(s["chain"]))
+        for link in order:
+            f = self.find_trap(s, link["uid"])
+            if f is None:
+                continue
+            side, z, t = f
+            kind = _trap_kind(self.cards[t["card"]])
+            if kind == "destroy-attacker":
+                target = link["targets"][0]
+                m = self.find(s, target)
+                if m is not None and not m[2]["marked"]:
+                    self._destroy(s, events, target)
+            elif kind == "revive-bound":
+                self._revive(s, events, link, t)
+            elif kind == "protect":
+                for what in ("no_battle_damage", "battle_indestructible"):
+                    s["lingering"].append({"what": what, "player": link["player"], "source": t["card"], "until": "end_of_turn"})
+                    events.append(ev("lingering_effect", what=what, player=link["player"], source=t["card"], until="end_of_turn"))
+            if self.cards[t["card"]].get("subtype") != "continuous" and self.find_trap(s, t["uid"]) is not None:
+                self._trap_to_graveyard(s, events, t["uid"], "resolved")
+            events.append(ev("chain_link_resolved", card=link["card"], card_uid=link["uid"], negated=False))
+            if s["over"]:
+                break
+        s["chain"] = []
+        s["window"] = False
+        events.append(ev("chain_resolved"))
+
+    def _revive(self, s: dict, events: list, link: dict, trap: dict) -> None:
+        p = link["player"]
+        me = s["players"][p]
+        ref = next((r for r in me["graveyard"] if r["uid"] == link["targets"][0]), None)
+        free = [z for z in range(5) if me["monsters"][z] is None]
+        if ref is None or not free:
+            return
+        me["graveyard"].remove(ref)
+        me["monsters"][free[0]] = {
+            "uid": ref["uid"], "card": ref["card"], "owner": ref["owner"], "pos": "attack", "token": False, "summoned": True,
+            "set": False, "attacks": 0, "declared_at": [], "direct": False, "stopped": False, "changed": False, "marked": False,
+        }  # fmt: skip
+        events.append(ev("summoned", card=ref["card"], card_uid=ref["uid"], player=p, position="attack", how="special", **{"from": "graveyard"}))
+        trap["bound"] = ref["uid"]
+
+    def _after_chain(self, s: dict, events: list) -> None:
+        """A stop or a replay after the whole chain resolved, in the Battle Step (STOP-ATTACK,
+        RPL-TRIGGER, RPL-AFTER-CHAIN)."""
+        a = s["attack"]
+        if a is None or s["step"] != "battle_step":
+            return
+        tp = s["tp"]
+        f = self.find(s, a["attacker"])
+        if f is None or f[0] != tp or f[2]["pos"] != "attack":
+            if self.bug == "attack-goes-on-without-attacker" and f is None:
+                return
+            if f is not None:
+                f[2]["stopped"] = True
+            events.append(ev("attack_stopped", attacker_uid=a["attacker"], reason="attacker_left_field" if f is None or f[0] != tp else "cannot_attack"))
+            s["attack"] = None
+            return
+        now = sorted(self.attackable(s, 1 - tp))
+        changed = now != a["targets"]
+        illegal = (a["target"] is None and now) or (a["target"] is not None and a["target"] not in now)
+        if self.bug == "no-replay-on-summon":
+            changed = changed and not set(a["targets"]) < set(now)  # (only disappearing targets count)
+            illegal = a["target"] is not None and a["target"] not in now
+        if changed or illegal:
+            events.append(ev("replay", attacker_uid=a["attacker"], reason="targets_changed" if changed else "attack_illegal"))
+            a["replay"] = True
+
+    # -- steps and the Damage Step --------------------------------------------------------------
+
+    def _advance(self, s: dict, events: list) -> None:
+        step = s["step"]
+        a = s["attack"]
+        if step == "battle_start_step":
+            self._step_to(s, events, "battle_step")
+        elif step == "battle_step":
+            if a is not None:
+                self._step_to(s, events, "damage_step_start")
+            elif self.bug == "battle-phase-without-end-step":
+                self._step_to(s, events, "main2")
+            else:
+                self._step_to(s, events, "battle_end_step")
+        elif step == "damage_step_start":
+            t = self.find(s, a["target"]) if a["target"] is not None else None
+            if t is not None and t[2]["pos"] == "facedown":
+                self._step_to(s, events, "damage_step_flip")
+                t[2]["pos"] = "defense"
+                events.append(ev("flipped", card=t[2]["card"], card_uid=t[2]["uid"], by="battle", face_up=True))
+            elif self.bug == "no-before-damage-calculation":
+                self._step_to(s, events, "damage_step_during_calculation")
+            else:
+                self._step_to(s, events, "damage_step_before_calculation")
+        elif step == "damage_step_flip":
+            self._step_to(s, events, "damage_step_before_calculation")
+        elif step == "damage_step_before_calculation":
+            self._step_to(s, events, "damage_step_during_calculation")
+        elif step == "damage_step_during_calculation":
+            self._calculate(s, events)
+            if not s["over"]:
+                self._step_to(s, events, "damage_step_after_calculation_1")
+        elif step == "damage_step_after_calculation_1":
+            self._step_to(s, events, "damage_step_after_calculation_2")
+        elif step == "damage_step_after_calculation_2":
+            self._step_to(s, events, "damage_step_end")
+            self._send_destroyed(s, events)
+        elif step == "damage_step_end":
+            if self.bug == "protection-ends-with-the-damage-step" and s["lingering"]:
+                s["lingering"] = []
+                events.append(ev("effect_expired", what="lingering", until="end_of_damage_step"))
+            events.append(ev("attack_ended", attacker_uid=a["attacker"], reason="damage_step_over"))
+            s["attack"] = None
+            self._step_to(s, events, "battle_step")
+        elif step == "battle_end_step":
+            self._step_to(s, events, "end_phase" if self.bug == "no-main-phase-2" else "main2")
+
+    def _calculate(self, s: dict, events: list) -> None:
+        """Damage calculation (DS-CALC-*), performed when damage calculation is left."""
+        a = s["attack"]
+        tp = s["tp"]
+        fa = self.find(s, a["attacker"])
+        ft = self.find(s, a["target"]) if a["target"] is not None else None
+        if fa is None or (a["target"] is not None and ft is None):
+            return  # (a battler left: no damage calculation; this engine's cards never do that)
+        am = fa[2]
+        if self.bug == "count-at-damage-calculation":
+            am["attacks"] += 1
+        atk = self.stat(am, "atk")
+        damage = {0: 0, 1: 0}
+        destroyed = []
+        if ft is None:
+            events.append(ev("damage_calculation", attacker_uid=am["uid"], target_uid=None, attacker_atk=atk, target_value=None, target_position=None))
+            damage[1 - tp] = atk
+        else:
+            tm = ft[2]
+            if tm["pos"] == "attack":
+                val = self.stat(tm, "atk")
+                events.append(ev("damage_calculation", attacker_uid=am["uid"], target_uid=tm["uid"], attacker_atk=atk, target_value=val, target_position="attack"))
+                if atk > val:
+                    destroyed, damage[1 - tp] = [tm], atk - val
+                elif atk < val:
+                    destroyed, damage[tp] = [am], val - atk
+                elif atk > 0 and self.bug != "equal-atk-both-survive":
+                    destroyed = [am, tm]
+            else:
+                val = self.stat(tm, "def")
+                events.append(ev("damage_calculation", attacker_uid=am["uid"], target_uid=tm["uid"], attacker_atk=atk, target_value=val, target_position="defense"))
+                if atk > val:
+                    destroyed = [tm]
+                    if self.bug == "piercing-for-everyone":
+                        damage[1 - tp] = atk - val
+                elif atk < val:
+                    damage[tp] = val - atk
+        for p in (0, 1):
+            if damage[p] and not self.in_force(s, "no_battle_damage", p):
+                s["players"][p]["lp"] = max(0, s["players"][p]["lp"] - damage[p])
+                events.append(ev("battle_damage", player=p, amount=damage[p], attacker_uid=am["uid"], target_uid=a["target"]))
+        for m in destroyed:
+            side = self.find(s, m["uid"])[0]
+            if self.in_force(s, "battle_indestructible", side):
+                continue
+            m["marked"] = True
+            events.append(ev("destroyed_by_battle", card=m["card"], card_uid=m["uid"], controller=side))
+        a["calculated"] = True
+        if self.bug == "sent-at-damage-calculation":
+            self._send_destroyed(s, events)
+        self._lp_check(s, events)
+
+    def _lp_check(self, s: dict, events: list) -> None:
+        lps = [p["lp"] for p in s["players"]]
+        zero = [i for i, lp in enumerate(lps) if (lp < 0 if self.bug == "exact-zero-lp-goes-on" else lp <= 0)]
+        if not zero:
+            return
+        s["over"] = True
+        s["winner"] = None if len(zero) == 2 else 1 - zero[0]
+        events.append(ev("duel_over", winner=s["winner"], reason="lp_zero"))
+
+    def _send_destroyed(self, s: dict, events: list) -> None:
+        """Monsters destroyed by battle leave the field together, to their owner's Graveyard
+        (Tokens: nowhere), and a Trap bound to one of them is destroyed (DS-SEND-OWNER-GY,
+        CARD-CONT-TARGET)."""
+        gone = [(side, z, m) for side, z, m in self.monsters(s) if m["marked"]]
+        for side, z, m in gone:
+            self._leave(s, events, side, z, m, "battle")
+        for _side, z, m in gone:
+            self._bound_trap_goes(s, events, m["uid"])
+
+    def _leave(self, s: dict, events: list, side: int, z: int, m: dict, reason: str) -> None:
+        s["players"][side]["monsters"][z] = None
+        if m["token"]:
+            to = "nowhere"
+        else:
+            to = "graveyard"
+            pile_owner = side if (self.bug == "controllers-graveyard" and reason == "battle") else m["owner"]
+            g = s["players"][pile_owner]["graveyard"]
+            g.append({"uid": m["uid"], "card": m["card"], "owner": m["owner"]})
+            g.sort(key=lambda r: (r["card"], r["uid"]))
+        events.append(ev("card_moved", card=m["card"], card_uid=m["uid"], owner=m["owner"], **{"from": "monster_zone", "to": to}, reason=reason))
+
+    def _destroy(self, s: dict, events: list, uid: int) -> None:
+        side, z, m = self.find(s, uid)
+        events.append(ev("destroyed", card=m["card"], card_uid=uid, by="effect"))
+        self._leave(s, events, side, z, m, "destroyed")
+        self._bound_trap_goes(s, events, uid)
+
+    def _bound_trap_goes(self, s: dict, events: list, monster_uid: int) -> None:
+        if self.bug == "bound-trap-stays":
+            return
+        for p in s["players"]:
+            for t in p["spells"]:
+                if t is not None and t["bound"] == monster_uid:
+                    # (by the rule the card states: "When that target is destroyed, destroy this card")
+                    events.append(ev("destroyed", card=t["card"], card_uid=t["uid"], by="rule"))
+                    self._trap_to_graveyard(s, events, t["uid"], "destroyed")
+
+    def _trap_to_graveyard(self, s: dict, events: list, uid: int, reason: str) -> None:
+        side, z, t = self.find_trap(s, uid)
+        s["players"][side]["spells"][z] = None
+        g = s["players"][t["owner"]]["graveyard"]
+        g.append({"uid": t["uid"], "card": t["card"], "owner": t["owner"]})
+        g.sort(key=lambda r: (r["card"], r["uid"]))
+        events.append(ev("card_moved", card=t["card"], card_uid=t["uid"], owner=t["owner"], **{"from": "spell_trap_zone", "to": "graveyard"}, reason=reason))
+
+    # -- the observation ------------------------------------------------------------------------
+
+    def observe(self, s: dict) -> dict:
+        """The snapshot of docs/observation.md without the fields this engine withholds."""
+        players = []
+        for side, p in enumerate(s["players"]):
+            mons = []
+            for m in p["monsters"]:
+                if m is None:
+                    mons.append(None)
+                    continue
+                c = self.cards[m["card"]]
+                mons.append({
+                    "uid": m["uid"], "card": m["card"], "owner": m["owner"], "controller": side, "token": m["token"],
+                    "level": c.get("level"), "attribute": c.get("attribute"), "race": c.get("race"), "position": m["pos"],
+                    "atk": self.stat(m, "atk"), "def": self.stat(m, "def"), "base_atk": c.get("atk"), "base_def": c.get("def"),
+                })  # fmt: skip
+            spells = []
+            for t in p["spells"]:
+                if t is None:
+                    spells.append(None)
+                    continue
+                c = self.cards[t["card"]]
+                spells.append({
+                    "uid": t["uid"], "card": t["card"], "owner": t["owner"], "controller": side, "kind": c["kind"],
+                    "subtype": c["subtype"], "face_up": t["face_up"], "equipped_to": None, "attached_to": None,
+                })  # fmt: skip
+            players.append({"lp": p["lp"], "monsters": mons, "spells": spells, "field_zone": None, **{k: [dict(r) for r in p[k]] for k in PILES}})
+        a = s["attack"]
+        step = s["step"]
+        phase = "battle" if step.startswith(("battle", "damage_step")) else {"end_phase": "end"}.get(step, step)
+        main = step in ("main1", "main2") and not s["chain"]
+        to_act = None if self.terminal(s) else (s["tp"] if main or (a is not None and a["replay"]) else s["priority"])
+        return {
+            "schema": 1, "turn": s["turn"], "turn_player": s["tp"], "phase": phase, "step": step, "over": s["over"],
+            "winner": s["winner"], "to_act": to_act, "players": players,
+            "attack": None if a is None else {"attacker": a["attacker"], "target": a["target"]},
+            "chain": [{"card": l["card"], "card_uid": l["uid"], "controller": l["player"], "targets": list(l["targets"])} for l in s["chain"]],
+            "hidden": self.key(s),
+        }  # fmt: skip
+
+    @staticmethod
+    def key(s: dict) -> str:
+        """A key of the whole state (what the observation leaves out included)."""
+        return hashlib.sha256(json.dumps(s, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:32]
