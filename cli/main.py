@@ -199,12 +199,12 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
         out.append(f"             not evaluated: {inv_id} ({why})")
     for cex in br.counterexamples:
         if getattr(cex, "baselined", None) is not None:
-            what = f"DIFF {cex.key[0]} {cex.key[1]}" if cex.invariant == "DIFF" and cex.key else cex.invariant
+            what = f"DIFF {cex.key[0]} {cex.key[1]}" if cex.invariant == "DIFF" and cex.key else f"{cex.invariant} [{cex.key}]"
             out.append(f"             known disagreement (baseline): {what}: {cex.baselined}")
             continue
         out += ["", counterexample_text(cex), ""]
     for gone in (getattr(br, "baseline", None) or {}).get("gone", []):
-        what = gone["path"] if gone["kind"] == "invariant" else f"DIFF {gone['kind']} {gone['path']}"
+        what = f"{gone['path']} [{gone['signature']}]" if gone["kind"] == "invariant" else f"DIFF {gone['kind']} {gone['path']}"
         out.append(f"             baseline: no longer occurs: {what} ({gone['reason']})")
     return out
 
@@ -623,16 +623,18 @@ def invariants_markdown() -> str:
 
 def cmd_invariants(args: argparse.Namespace) -> int:
     from bpcheck.invariants import REGISTRY
+    from bpcheck.invariants.signatures import signatures_of
 
     if args.markdown:
         print(invariants_markdown())
         return EXIT_OK
-    if args.json:
-        print(json.dumps([i.to_dict() for i in sorted(REGISTRY.values(), key=lambda i: i.id)], indent=2))
+    if args.json:  # with each invariant's signatures (name: the phrase of its message), which baseline entries name
+        print(json.dumps([{**i.to_dict(), "signatures": signatures_of(i.id)} for i in sorted(REGISTRY.values(), key=lambda i: i.id)], indent=2))
         return EXIT_OK
     for inv in sorted(REGISTRY.values(), key=lambda i: (i.family, i.id)):
         print(f"{inv.id:32} {inv.kind:10} {inv.family:18} {', '.join(inv.rules)}")
         print(f"{'':32} {inv.statement}")
+        print(f"{'':32} signatures: {', '.join(signatures_of(inv.id))}")
     return EXIT_OK
 
 

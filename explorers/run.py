@@ -67,7 +67,9 @@ class Counterexample:
     labels: list[str]
     cycle_start: int | None = None
     shortest: bool = True  # BFS found it: no shorter trace violates the invariant
-    key: Any = None  # DIFF: (kind, first differing path), one counterexample per key
+    # which distinct disagreement or failure it is, one counterexample per key: a DIFF's (kind,
+    # first differing path), an invariant's signature (invariants/signatures.py)
+    key: Any = None
     baselined: str | None = None  # --baseline: the reason this known disagreement is listed
 
     @property
@@ -94,7 +96,10 @@ class Counterexample:
             d["forced"] = forced
             d["decisions"] = len(self.labels) - len(forced)
         if self.key is not None:
-            d["diff"] = {"kind": self.key[0], "path": self.key[1]}
+            if self.invariant == "DIFF":
+                d["diff"] = {"kind": self.key[0], "path": self.key[1]}
+            else:  # which distinct failure of the invariant (invariants/signatures.py)
+                d["signature"] = str(self.key)
         if self.baselined is not None:
             d["baselined"] = self.baselined
         if full:

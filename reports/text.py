@@ -115,7 +115,8 @@ def counterexample_text(cex, indent: str = "  ") -> str:
     out = [f"{cex.invariant}: {cex.statement}"]
     if cex.rules:
         out.append(f"rules: {', '.join(cex.rules)} (docs/rules.md)")
-    out.append(f"violation: {cex.message}")
+    key = getattr(cex, "key", None)  # an invariant's signature: which distinct failure (a baseline entry names it)
+    out.append(f"violation [{key}]: {cex.message}" if isinstance(key, str) else f"violation: {cex.message}")
     groups = decision_groups(cex.steps)
     decisions = sum(1 for d, _f in groups if d is not None)
     size = f"{decisions} decisions, {len(cex.labels)} steps" if decisions != len(cex.steps) else f"{len(cex.labels)} steps"
