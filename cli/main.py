@@ -193,8 +193,14 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
                 out.append(f"             goal {g.id!r} is not reachable{desc}")
         elif args.verbose:
             out.append(f"             goal {g.id!r} reached in {len(br.witnesses[g.id])} steps")
-    if br.not_compared:  # protocol v2: what the engine does not observe is never compared
-        out.append(f"             not compared (the engine does not observe them): {', '.join(br.not_compared)}")
+    unreported = {x["path"] for x in getattr(br, "not_reported", None) or []}
+    declared = [p for p in br.not_compared if p not in unreported]
+    if declared:  # protocol v2: what the engine does not observe is never compared
+        out.append(f"             not compared (the engine does not observe them): {', '.join(declared)}")
+    for side in ("engine", "reference"):  # --differential: fields one side does not report at all
+        paths = [x["path"] for x in getattr(br, "not_reported", None) or [] if x["side"] == side]
+        if paths:
+            out.append(f"             not compared (the {side} does not report them): {', '.join(paths)}")
     for inv_id, why in sorted(br.not_evaluated.items()):
         out.append(f"             not evaluated: {inv_id} ({why})")
     for cex in br.counterexamples:

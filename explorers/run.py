@@ -122,6 +122,10 @@ class BoardResult:
     # Protocol v2: the observation paths the engine does not provide (never compared, never
     # fingerprinted) and the invariants not evaluated (id -> why: an unobserved path, implicit passes).
     not_compared: list[str] = field(default_factory=list)
+    # differential mode: the event and observation fields one side does not report at all, so
+    # never compared (an adapter's gaps): {"path": "events.chain_link_added.speed", "side": "engine"}
+    # (their paths are in not_compared too)
+    not_reported: list[dict] = field(default_factory=list)
     not_evaluated: dict[str, str] = field(default_factory=dict)
     baseline: dict | None = None  # --baseline: {"known", "new", "gone"} (explorers/baseline.py)
     reduction: dict | None = None  # reduction on (explorers/reduce.py): {"forced_states", "micro_transitions"}
@@ -201,6 +205,8 @@ class BoardResult:
         }
         if self.not_compared:
             d["not_compared"] = list(self.not_compared)
+        if self.not_reported:
+            d["not_reported"] = [dict(x) for x in self.not_reported]
         if self.baseline is not None:
             d["baseline"] = self.baseline
         if self.reduction is not None:
@@ -398,12 +404,16 @@ def check_board(
         workers, make_system = parallel  # type: ignore[misc]
         if reduced is not None:
             make_system = functools.partial(reduced_system, make_system)
-        res = explore_parallel(make_system, workers, strategy, bounds, [g.id for g in goals], prog, finish=_not_judged_of, **controls)
+        res = explore_parallel(make_system, workers, strategy, bounds, [g.id for g in goals], prog, finish=_worker_info, **controls)
         merged: dict[str, set] = {}
+        unreported: set = set()
         for part in getattr(res, "worker_info", None) or []:
-            for k, v in (part or {}).items():
+            for k, v in ((part or {}).get("not_judged") or {}).items():
                 merged.setdefault(k, set()).update(v)
+            unreported.update((part or {}).get("not_compared") or ())
         system.not_judged = merged  # the workers', not this process's (which explored nothing)
+        if hasattr(system, "not_compared_fields"):
+            system.not_compared_fields.update(unreported)
     else:
         res = explore(system, strategy, bounds, goals=[g.id for g in goals], progress=prog, record_graph=graph_limit, **controls)
     if reduced is not None:
@@ -417,6 +427,8 @@ def check_board(
         forced = res.claimed if res.claimed is not None else len(reduced.judged)
         br.reduction = {"forced_states": forced, "micro_transitions": res.transitions + forced}
     br.not_compared = list(getattr(system, "unobserved", ()))
+    # differential mode: the fields one side does not report (an adapter's gaps), never compared
+    unreported = sorted(getattr(system, "not_compared_fields", ()) or ())
     br.not_evaluated = dict(getattr(system, "not_evaluated", {}))
     nj = getattr(system, "not_judged", None)
     if nj is None:  # a wrapping system (differential): its inner EngineSystem's
@@ -430,6 +442,9 @@ def check_board(
         cex.shortest = strategy == "bfs"
         cex.key = v.key
         br.counterexamples.append(cex)
+    unreported = sorted(set(unreported) | set(getattr(system, "not_compared_fields", ()) or ()))
+    br.not_reported = [{"path": p, "side": side} for p, side in unreported]
+    br.not_compared += [p for p in dict.fromkeys(p for p, _side in unreported) if p not in br.not_compared]
     for g in goals:
         tr = res.goals.get(g.id)
         if tr is None:
@@ -477,6 +492,12 @@ def _not_judged_of(system) -> dict:
     if nj is None:
         nj = getattr(getattr(system, "inner", None), "not_judged", None) or {}
     return {k: set(v) for k, v in nj.items()}
+
+
+def _worker_info(system) -> dict:
+    """What a worker of the parallel explorer hands back besides its states: the situations its
+    invariants could not judge, and the fields one side did not report (differential mode)."""
+    return {"not_judged": _not_judged_of(system), "not_compared": set(getattr(system, "not_compared_fields", ()) or ())}
 
 
 def reduced_system(make_system) -> Any:

@@ -165,3 +165,45 @@ def test_disagreement_messages():
     assert transition_disagreement("pass", obs, ref, [], []) == (
         "after 'pass', the observations differ at 1 path: players[1].lp: engine 7000, reference 8000"
     )
+
+
+# -- what one side does not report is not compared ------------------------------------------------
+
+
+def test_an_event_field_one_side_does_not_report_is_not_compared_and_listed(tmp_path, run_cli, engines):
+    """The EDOPro adapter's chain events have no effect, speed or damage_step (F7): no DIFF, the
+    lockstep goes on past the activation (DIFF held on the whole board), and the fields are listed."""
+    out = tmp_path / "r.json"
+    code, stdout, _err = run_cli("check", "boards/000-replay-1.toml", "--engine", "diff_engines:ChainEventsWithoutSpeed", "--differential",
+                                 "--invariants", "attack counts", "--json", str(out))
+    assert code == 0, stdout
+    b = json.loads(out.read_text())["boards"][0]
+    jsonschema.validate(json.loads(out.read_text()), SCHEMA)
+    assert {r["id"]: r for r in b["invariants"]}["DIFF"]["verdict"] == "held"
+    fields = ["events.chain_link_added.damage_step", "events.chain_link_added.effect", "events.chain_link_added.speed"]
+    assert b["not_reported"] == [{"path": p, "side": "engine"} for p in fields]
+    assert b["not_compared"] == fields
+    assert "not compared (the engine does not report them): " + ", ".join(fields) in stdout
+
+
+def test_a_field_both_sides_report_is_still_compared(tmp_path, run_cli, engines):
+    out = tmp_path / "r.json"
+    code, stdout, _err = run_cli("check", "boards/000-replay-1.toml", "--engine", "diff_engines:ChainEventsWithoutSpeedWrongTargets",
+                                 "--differential", "--invariants", "attack counts", "--json", str(out))
+    assert code == 1, stdout
+    (c,) = [c for c in json.loads(out.read_text())["boards"][0]["counterexamples"] if c["invariant"] == "DIFF"]
+    assert c["diff"] == {"kind": "events", "path": "events.chain_link_added"}
+    assert c["message"].endswith("the events differ: engine [chain_link_added], reference [chain_link_added]: events[0].targets[0]: engine absent, reference 3")
+
+
+def test_common_fields_and_unreported_keep_missing_events_and_items_as_disagreements():
+    from bpcheck.explorers.differential import common_fields, obs_diff, unreported
+
+    eng = [{"kind": "chain_link_added", "card": "X"}, {"kind": "summoned", "card": "Y", "how": "special"}]
+    ref = [{"kind": "chain_link_added", "card": "X", "speed": 2}, {"kind": "summoned", "card": "Y", "how": "special", "from": "graveyard"},
+           {"kind": "replay", "attacker_uid": 1}]
+    e2, r2, skipped = common_fields(eng, ref)
+    assert skipped == [("events.chain_link_added.speed", "engine"), ("events.summoned.from", "engine")]
+    assert e2 == eng and r2[:2] == eng and r2[2] == {"kind": "replay", "attacker_uid": 1}  # the missing event stays
+    real, skipped = unreported(obs_diff({"a": {"x": 1}, "l": [1]}, {"a": {"x": 2, "y": 3}, "l": [1, 2]}))
+    assert [p for p, _x, _y in real] == ["a.x", "l[1]"] and skipped == [("a.y", "engine")]
