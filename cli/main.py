@@ -201,18 +201,83 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
         paths = [x["path"] for x in getattr(br, "not_reported", None) or [] if x["side"] == side]
         if paths:
             out.append(f"             not compared (the {side} does not report them): {', '.join(paths)}")
+    by_reason: dict[str, list[str]] = {}
     for inv_id, why in sorted(br.not_evaluated.items()):
-        out.append(f"             not evaluated: {inv_id} ({why})")
+        by_reason.setdefault(why, []).append(inv_id)
+    for why, ids in by_reason.items():  # one line per reason, not per invariant
+        out.append(f"             not evaluated ({why}): {', '.join(ids)}")
     for cex in br.counterexamples:
         if getattr(cex, "baselined", None) is not None:
-            what = f"DIFF {cex.key[0]} {cex.key[1]}" if cex.invariant == "DIFF" and cex.key else f"{cex.invariant} [{cex.key}]"
-            out.append(f"             known disagreement (baseline): {what}: {cex.baselined}")
+            out.append(f"             known disagreement (baseline): {_cex_what(cex)}: {cex.baselined}")
             continue
         out += ["", counterexample_text(cex), ""]
     for gone in (getattr(br, "baseline", None) or {}).get("gone", []):
-        what = f"{gone['path']} [{gone['signature']}]" if gone["kind"] == "invariant" else f"DIFF {gone['kind']} {gone['path']}"
+        if gone["kind"] == "invariant":
+            what = f"{gone['path']} [{gone['signature']}]"
+        else:
+            what = f"DIFF {gone['kind']} {gone['path']}"
         out.append(f"             baseline: no longer occurs: {what} ({gone['reason']})")
     return out
+
+
+def _cex_what(cex) -> str:
+    """A counterexample as a baseline lists it: ``DIFF KIND PATH`` or ``INVARIANT [SIGNATURE]``."""
+    if cex.invariant == "DIFF" and isinstance(cex.key, tuple):
+        return f"DIFF {cex.key[0]} {cex.key[1]}"
+    return f"{cex.invariant} [{cex.key}]" if isinstance(cex.key, str) else cex.invariant
+
+
+def _known_disagreements_note(args: argparse.Namespace, results) -> list[str]:
+    """For a failing run of an engine whose known disagreements bpcheck ships (the EDOPro core:
+    baselines/ocgcore.toml, docs/ocgcore-findings.md) without --baseline: where they are listed,
+    how many of this run's counterexamples they account for, and the command line that uses
+    them. Empty otherwise."""
+    import os
+    import shlex
+
+    from bpcheck.engines.registry import known_disagreements
+
+    known = known_disagreements(args.engine or "reference")
+    failing = [br for br in results if br.verdict == "fail"]
+    if known is None or args.baseline or not failing:
+        return []
+    root = Path(__file__).resolve().parent.parent  # the checkout (the CLI package is cli/)
+
+    def shown(rel: str) -> str:
+        p = root / rel
+        if not p.exists():
+            return f"{rel} (in bpcheck's source tree)"
+        try:
+            return os.path.relpath(p)
+        except ValueError:
+            return str(p)
+
+    baseline_path = shown(known["baseline"])
+    lines = [
+        f"note: {known['engine']} disagrees with the reference model in known, explained ways: {baseline_path} lists them board by board, "
+        f"each with its reason, and {shown(known['findings'])} explains each finding (its trace, its class: structural, adapter, "
+        "rules choice or core bug)."
+    ]
+    bl_file = root / known["baseline"]
+    if bl_file.exists():
+        from bpcheck.explorers.baseline import load_baseline
+
+        try:
+            bl = load_baseline(str(bl_file))
+        except InputError:
+            bl = None
+        if bl is not None:
+            engine_name = args.engine or "reference"
+            n = listed = 0
+            for br in failing:
+                _mine, hits = bl.match(br, engine_name, args.differential)
+                n += len(hits)
+                listed += sum(h is not None for h in hits)
+            lines.append(f"      {listed} of the {n} counterexamples above are listed there; {n - listed} are not.")
+    given = list(getattr(args, "argv", None) or [])
+    argv = ["bpcheck", *given] if given[:1] == ["check"] else ["bpcheck", "check", "BOARD...", "--engine", args.engine]
+    lines.append("      To fail only on what is not listed: " + shlex.join([*argv, "--baseline", baseline_path.split(" (")[0]]))
+    return lines
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -397,6 +462,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"fingerprint collision probability over the run: {c['optimistic']:.1e} (optimistic), at most {c['bound']:.1e}")
     if never and explored:
         print(f"vacuous on every board (their situation never arose): {', '.join(never)}")
+    if any(c.invariant == "DIFF" and getattr(c, "baselined", None) is None for br in results for c in br.counterexamples):
+        print("DIFF counterexamples above show what differs and the trace; the observations before and after each step are in "
+              "--json, --cex-dir and --report.")
+    for line in _known_disagreements_note(args, results):
+        print(line)
     write_failed = False
     for write in (
         lambda: _write_json(args, doc),
@@ -702,7 +772,8 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument(
         "--baseline",
         metavar="FILE",
-        help="known, explained disagreements (with --differential) and known invariant violations (TOML, docs/checking.md); they do not fail, new ones do",
+        help="known, explained disagreements (with --differential: kind and path) and known invariant violations (invariant and signature) "
+        "(TOML, docs/checking.md); they do not fail, new ones do. The EDOPro core's: baselines/ocgcore.toml",
     )
     ck.add_argument("--strategy", choices=("bfs", "dfs"), default="bfs", help="bfs (default: shortest counterexamples) or dfs")
     ck.add_argument("--max-states", type=_positive(int), metavar="N", help="stop after N distinct states (inconclusive)")
@@ -798,7 +869,7 @@ def build_parser() -> argparse.ArgumentParser:
     ep.add_argument("--out", metavar="FILE.lua", help="write the script here (default: standard output)")
     ep.set_defaults(fn=_cmd_export_puzzle)
 
-    bl = sub.add_parser("baseline", help="draft baseline entries for the disagreements and violations of a check --json result (docs/checking.md)")
+    bl = sub.add_parser("baseline", help="draft baseline entries for the disagreements (kind, path) and violations (invariant, signature) of a check --json result (docs/checking.md)")
     bl.add_argument("result", metavar="RESULT.json", help="a result file of `bpcheck check --json` (with --engine, --differential)")
     bl.add_argument("--out", metavar="FILE.toml", help="write the draft here (default: standard output)")
     bl.set_defaults(fn=_cmd_baseline)
@@ -827,6 +898,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command line as given (for notes that repeat it)
     command = getattr(args, "command", "?")
     sig = lifecycle.Signals()
     lifecycle.CURRENT = sig

@@ -52,6 +52,53 @@ DIFF_INVARIANT = Invariant(
 )
 
 
+# What each kind of action is, in the words of a DIFF's headline (docs/model.md, actions).
+_ACTION_WORDS = {
+    "enter_bp": "entering the Battle Phase",
+    "skip_bp": "skipping the Battle Phase",
+    "pass": "a pass (or moving on)",
+    "attack": "an attack",
+    "activate": "an activation",
+    "trigger": "a trigger's activation",
+    "decline": "declining a trigger",
+    "replay": "a replay choice",
+    "choose": "a choice",
+    "change_position": "a position change",
+    "end_turn": "ending the turn",
+}
+
+
+def describe_diff(kind: str, path: str) -> str:
+    """What a DIFF of this (kind, first differing path) is, in one sentence that names both: the
+    headline of its counterexample, in place of the pseudo-invariant's statement."""
+    side, _sep, rest = path.partition(":")
+    if kind == "actions" and side in ("engine-only", "reference-only"):
+        what = _ACTION_WORDS.get(rest, f"an action of kind {rest!r}")
+        who, other = ("engine", "reference") if side == "engine-only" else ("reference", "engine")
+        text = f"the {who} offers {what} the {other} does not"
+    elif kind == "window" and side in ("engine-only", "reference-only"):
+        who, other = ("engine", "reference") if side == "engine-only" else ("reference", "engine")
+        text = f"the {who} asks a player to respond in {rest} where the {other} asks no one"
+    elif kind == "window" and side == "step":
+        es, _s, rs = rest.partition("/")
+        text = f"the engine asks in {es} what the reference asks in {rs}"
+    elif kind == "observation":
+        text = f"after the same action, the observations differ at {path}"
+    elif kind == "events":
+        text = f"after the same action, the {path.removeprefix('events.')} events differ"
+    elif kind == "event-order":
+        text = f"after the same action, the same events come in another order (first at {path.removeprefix('events.')})"
+    elif kind == "terminal":
+        text = f"the {path} alone says the game is over here"
+    elif kind == "initial":
+        text = f"the initial observations differ at {path}"
+    elif kind == "identity":
+        text = f"a passcode is not its card's at {path}"
+    else:
+        text = "the engine and the reference disagree"
+    return f"{text} ({kind} {path})"
+
+
 # -- a compact JSON diff --------------------------------------------------------------------
 
 
@@ -658,6 +705,7 @@ __all__ = [
     "StepInfo",
     "actions_disagreement",
     "common_fields",
+    "describe_diff",
     "diff_lines",
     "diff_records",
     "json_diff",

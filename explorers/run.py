@@ -441,6 +441,10 @@ def check_board(
             cex = _unreplayed(system, v, invariants, engine_name, f)
         cex.shortest = strategy == "bfs"
         cex.key = v.key
+        if v.prop == "DIFF" and isinstance(v.key, tuple):  # the headline says what differs, not DIFF's statement
+            from bpcheck.explorers.differential import describe_diff
+
+            cex.statement = describe_diff(*v.key)
         br.counterexamples.append(cex)
     unreported = sorted(set(unreported) | set(getattr(system, "not_compared_fields", ()) or ()))
     br.not_reported = [{"path": p, "side": side} for p, side in unreported]

@@ -56,8 +56,33 @@ def test_observation_disagreement_names_the_paths(tmp_path, run_cli, engines):
     assert c["message"].startswith("after 'replay: call off', the observations differ at 2 paths: ")
     assert "players[0].monsters[0].attacks_declared: engine 0, reference 1" in c["message"]
     assert "players[0].monsters[0].declared_direct: engine false, reference true" in c["message"]
-    assert "DIFF: The engine under test agrees with the reference model" in stdout
-    assert "board before the violating step:" in stdout
+    # the headline says what differs (its kind and path), not the pseudo-invariant's statement; the
+    # message names the values, so no board is drawn (the observations are in --json)
+    assert c["statement"] == "after the same action, the observations differ at players[0].monsters[].attacks_declared (observation players[0].monsters[].attacks_declared)"
+    assert f"DIFF: {c['statement']}" in stdout and "The engine under test agrees" not in stdout
+    block = stdout[stdout.index("DIFF: "):]
+    block = block[: block.index("\n\n")]
+    assert "board before the violating step:" not in block and block.rstrip().endswith("[replay_choice, attack_ended]")
+    assert "  7-8. P1 and P2 pass   [summoned, chain_link_resolved, chain_resolved, replay]" in stdout  # a run of passes, one line
+    assert "the observations before and after each step are in --json, --cex-dir and --report" in stdout
+
+
+@pytest.mark.parametrize("kind, path, headline", [
+    ("actions", "engine-only:attack", "the engine offers an attack the reference does not (actions engine-only:attack)"),
+    ("actions", "reference-only:replay", "the reference offers a replay choice the engine does not (actions reference-only:replay)"),
+    ("window", "engine-only:main1", "the engine asks a player to respond in main1 where the reference asks no one (window engine-only:main1)"),
+    ("window", "reference-only:battle_step", "the reference asks a player to respond in battle_step where the engine asks no one (window reference-only:battle_step)"),
+    ("window", "step:main1/battle_start_step", "the engine asks in main1 what the reference asks in battle_start_step (window step:main1/battle_start_step)"),
+    ("events", "events.replay", "after the same action, the replay events differ (events events.replay)"),
+    ("event-order", "events.card_moved", "after the same action, the same events come in another order (first at card_moved) (event-order events.card_moved)"),
+    ("terminal", "engine", "the engine alone says the game is over here (terminal engine)"),
+    ("initial", "players[0].lp", "the initial observations differ at players[0].lp (initial players[0].lp)"),
+    ("identity", "players[1].spells[].passcode", "a passcode is not its card's at players[1].spells[].passcode (identity players[1].spells[].passcode)"),
+])
+def test_every_diff_kind_has_a_headline_that_says_what_differs(kind, path, headline):
+    from bpcheck.explorers.differential import describe_diff
+
+    assert describe_diff(kind, path) == headline
 
 
 def test_lp_disagreement(tmp_path, run_cli, engines):
