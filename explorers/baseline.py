@@ -62,6 +62,13 @@ class Known:
         """How reports name the entry: ``DIFF KIND PATH`` or ``INVARIANT [SIGNATURE]``."""
         return f"{self.invariant} [{self.signature}]" if self.invariant is not None else f"DIFF {self.kind} {self.path}"
 
+    def matches_engine(self, engine: str) -> bool:
+        """No engine named, the same spec, or ``ocgcore`` for ``ocgcore:LIB``: another build of the
+        core (a patched library, a newer commit) is checked against the same known disagreements."""
+        if self.engine is None or self.engine == engine:
+            return True
+        return self.engine == "ocgcore" and engine.startswith("ocgcore:")
+
     def matches_board(self, board_path: str) -> bool:
         b = Path(board_path).as_posix()
         mine = Path(self.board).as_posix()
@@ -79,7 +86,7 @@ class Baseline:
         return [
             k
             for k in self.entries
-            if k.matches_board(br.board.path) and (k.engine is None or k.engine == engine) and (differential or k.invariant is not None)
+            if k.matches_board(br.board.path) and k.matches_engine(engine) and (differential or k.invariant is not None)
         ]
 
     def match(self, br, engine: str, differential: bool = True) -> tuple[list[Known], list[int | None]]:

@@ -200,3 +200,14 @@ def test_an_invariant_entry_without_a_signature_is_refused(run_cli, tmp_path):
     bl.write_text(LATE + LATE.replace("replay-late", "replay-missing"))  # two signatures of one invariant: two entries
     code, out, _e = run_cli("check", SMALL, "--invariants", "replay.iff", "--baseline", str(bl))
     assert code == 0 and out.count("baseline: no longer occurs: replay.iff [") == 2, out
+
+
+def test_an_entry_for_the_core_applies_to_any_build_of_it():
+    from bpcheck.explorers.baseline import Known
+
+    k = Known("b.toml", "window", "engine-only:main1", "F1", engine="ocgcore")
+    assert k.matches_engine("ocgcore") and k.matches_engine("ocgcore:/tmp/build/libocgcore.so")
+    assert not k.matches_engine("reference") and not k.matches_engine("cmd:ocgcore")
+    lib = Known("b.toml", "window", "engine-only:main1", "F1", engine="ocgcore:/a/lib.so")
+    assert lib.matches_engine("ocgcore:/a/lib.so") and not lib.matches_engine("ocgcore") and not lib.matches_engine("ocgcore:/b/lib.so")
+    assert Known("b.toml", "window", "x", "r").matches_engine("anything")
