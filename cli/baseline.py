@@ -1,5 +1,6 @@
 """`bpcheck baseline RESULT.json`: the baseline entries (docs/checking.md, Baselines) for every
-disagreement and invariant violation of a `check --json` result that no baseline lists yet.
+disagreement and invariant violation of a `check --json` result that no baseline lists yet: a
+DIFF by its kind and path, an invariant's violation by its signature (invariants/signatures.py).
 
 Each entry is written with an empty ``reason``, which ``--baseline`` refuses (``known[i].reason:
 expected a non-empty string``) until someone has written down why the disagreement is known: the
@@ -18,6 +19,7 @@ import tomli_w
 
 from bpcheck.errors import EXIT_OK, InputError
 from bpcheck.invariants import REGISTRY
+from bpcheck.invariants.signatures import UNCLASSIFIED, signature_of
 from bpcheck.replay import load_counterexamples
 
 
@@ -47,20 +49,25 @@ def baseline_entries(path: str) -> tuple[str, int, int]:
         entry: dict = {"board": c["board"]}
         if c.get("engine") not in (None, "reference"):
             entry["engine"] = c["engine"]
+        sig = None
+        if inv in REGISTRY:  # the violation's signature (a result written before signatures: read from its message)
+            sig = c.get("signature") or signature_of(inv, c.get("message", ""))
         if inv == "DIFF" and "diff" in c:
             entry |= {"kind": c["diff"]["kind"], "path": c["diff"]["path"]}
-        elif inv in REGISTRY:
-            entry["invariant"] = inv
+        elif inv in REGISTRY and sig != UNCLASSIFIED:
+            entry |= {"invariant": inv, "signature": sig}
         else:
             unlisted += 1
-            out += [_comment(f"not listable ({inv}, {c.get('length', '?')} steps): {c.get('message', '')}"), ""]
+            why = "no signature: its message names no distinct failure of the invariant" if inv in REGISTRY else inv
+            out += [_comment(f"not listable ({why}, {c.get('length', '?')} steps): {c.get('message', '')}"), ""]
             continue
         key = tuple(sorted(entry.items()))
         if key in seen:
-            continue  # one entry stands for every counterexample of the same (board, kind, path)
+            continue  # one entry stands for every counterexample of the same (board, kind, path) or (board, invariant, signature)
         seen.add(key)
         entry["reason"] = ""
-        out.append(_comment(f"{inv} ({c.get('length', '?')} steps): {c.get('message', '')}"))
+        what = f"{inv} [{sig}]" if "signature" in entry else inv
+        out.append(_comment(f"{what} ({c.get('length', '?')} steps): {c.get('message', '')}"))
         out.append("[[known]]")  # (tomli_w would write a short entry as an inline table)
         out += [tomli_w.dumps({k: v}).rstrip("\n") for k, v in entry.items()]
         out.append("")

@@ -262,9 +262,16 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
                 out.append(f"             goal {g.id!r} is not reachable{desc}")
         elif args.verbose:
             out.append(f"             goal {g.id!r} reached in {len(br.witnesses[g.id])} steps")
-    if br.not_compared:  # protocol v2: what the engine does not observe is never compared
-        out.append(f"             not compared (the engine does not observe them): {_line(', '.join(br.not_compared))}")
+    unreported = {x["path"] for x in getattr(br, "not_reported", None) or []}
+    declared = [p for p in br.not_compared if p not in unreported]
+    if declared:  # protocol v2: what the engine does not observe is never compared
+        out.append(f"             not compared (the engine does not observe them): {_line(', '.join(declared))}")
+    for side in ("engine", "reference"):  # --differential: fields one side does not report at all
+        paths = [x["path"] for x in getattr(br, "not_reported", None) or [] if x["side"] == side]
+        if paths:
+            out.append(f"             not compared (the {side} does not report them): {_line(', '.join(paths))}")
     judged = {row["id"]: row for row in br.invariant_rows()}
+    by_reason: dict[str, list[str]] = {}
     for inv_id, why in sorted(br.not_evaluated.items()):
         row = judged.get(inv_id, {})
         if row.get("violations"):  # it found a violation here: its counterexample says so, not "not evaluated"
@@ -272,12 +279,14 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
         if row.get("checked"):  # judged where it could read what it needs, not evaluated elsewhere
             out.append(f"             partly evaluated: {inv_id} (held where judged; not evaluated where {_line(why.removeprefix('the '))})")
         else:
-            out.append(f"             not evaluated: {inv_id} ({_line(why)})")
+            by_reason.setdefault(why, []).append(inv_id)
+    for why, ids in by_reason.items():  # one line per reason, not per invariant
+        out.append(f"             not evaluated ({_line(why)}): {', '.join(ids)}")
     for inv_id, parts in sorted(getattr(br, "not_evaluated_parts", {}).items()):
         out.append(f"             not evaluated in part: {inv_id}: {_line('; '.join(parts))}")
     new = []
     for cex in br.counterexamples:
-        what = f"DIFF {cex.key[0]} {cex.key[1]}" if cex.invariant == "DIFF" and cex.key else cex.invariant
+        what = _cex_what(cex)
         if getattr(cex, "baselined", None) is not None:
             out.append(f"             known disagreement (baseline): {_line(what)}: {_line(cex.baselined)}")
             continue
@@ -285,9 +294,69 @@ def _board_lines(br, display: str, args: argparse.Namespace) -> list[str]:
     if new:  # each root cause's trace is printed once, after the boards (reports/text.py root_cause_lines)
         out.append(f"             violated: {', '.join(dict.fromkeys(new))} (traces below, by root cause)")
     for gone in (getattr(br, "baseline", None) or {}).get("gone", []):
-        what = gone["path"] if gone["kind"] == "invariant" else f"DIFF {gone['kind']} {gone['path']}"
+        what = f"{gone['path']} [{gone['signature']}]" if gone["kind"] == "invariant" else f"DIFF {gone['kind']} {gone['path']}"
         out.append(f"             baseline: no longer occurs: {_line(what)} ({_line(gone['reason'])})")
     return out
+
+
+def _cex_what(cex) -> str:
+    """A counterexample as a baseline lists it: ``DIFF KIND PATH`` or ``INVARIANT [SIGNATURE]``."""
+    if cex.invariant == "DIFF" and isinstance(cex.key, tuple):
+        return f"DIFF {cex.key[0]} {cex.key[1]}"
+    return f"{cex.invariant} [{cex.key}]" if isinstance(cex.key, str) else cex.invariant
+
+
+def _known_disagreements_note(args: argparse.Namespace, results) -> list[str]:
+    """For a failing run of an engine whose known disagreements bpcheck ships (the EDOPro core:
+    baselines/ocgcore.toml, docs/ocgcore-findings.md) without --baseline: where they are listed,
+    how many of this run's counterexamples they account for, and the command line that uses
+    them. Empty otherwise."""
+    import os
+    import shlex
+
+    from bpcheck.engines.registry import known_disagreements
+
+    known = known_disagreements(args.engine or "reference")
+    failing = [br for br in results if br.verdict == "fail"]
+    if known is None or args.baseline or not failing:
+        return []
+    root = Path(__file__).resolve().parent.parent  # the checkout (the CLI package is cli/)
+
+    def shown(rel: str) -> str:
+        p = root / rel
+        if not p.exists():
+            return f"{rel} (in bpcheck's source tree)"
+        try:
+            return os.path.relpath(p)
+        except ValueError:
+            return str(p)
+
+    baseline_path = shown(known["baseline"])
+    lines = [
+        f"note: {known['engine']} disagrees with the reference model in known, explained ways: {baseline_path} lists them board by board, "
+        f"each with its reason, and {shown(known['findings'])} explains each finding (its trace, its class: structural, adapter, "
+        "rules choice or core bug)."
+    ]
+    bl_file = root / known["baseline"]
+    if bl_file.exists():
+        from bpcheck.explorers.baseline import load_baseline
+
+        try:
+            bl = load_baseline(str(bl_file))
+        except InputError:
+            bl = None
+        if bl is not None:
+            engine_name = args.engine or "reference"
+            n = listed = 0
+            for br in failing:
+                _mine, hits = bl.match(br, engine_name, args.differential)
+                n += len(hits)
+                listed += sum(h is not None for h in hits)
+            lines.append(f"      {listed} of the {n} counterexamples above are listed there; {n - listed} are not.")
+    given = list(getattr(args, "argv", None) or [])
+    argv = ["bpcheck", *given] if given[:1] == ["check"] else ["bpcheck", "check", "BOARD...", "--engine", args.engine]
+    lines.append("      To fail only on what is not listed: " + shlex.join([*argv, "--baseline", baseline_path.split(" (")[0]]))
+    return lines
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -515,6 +584,11 @@ def cmd_check(args: argparse.Namespace) -> int:
                 print(f"  {line}")
             if len(hidden_causes) > 10:
                 print(f"  and {len(hidden_causes) - 10} more (--json lists every one)")
+    if any(c.invariant == "DIFF" and getattr(c, "baselined", None) is None for br in results for c in br.counterexamples):
+        print("DIFF counterexamples show what differs and the trace; the observations before and after each step are in "
+              "--json, --cex-dir and --report.")
+    for line in _known_disagreements_note(args, results):
+        print(line)
     write_failed = False
     for what, write in (
         ("--cex-dir", lambda: _write_cex_dir(args, doc, results)),
@@ -802,16 +876,18 @@ def invariants_markdown() -> str:
 
 def cmd_invariants(args: argparse.Namespace) -> int:
     from bpcheck.invariants import REGISTRY
+    from bpcheck.invariants.signatures import signatures_of
 
     if args.markdown:
         print(invariants_markdown())
         return EXIT_OK
-    if args.json:
-        print(json.dumps([i.to_dict() for i in sorted(REGISTRY.values(), key=lambda i: i.id)], indent=2))
+    if args.json:  # with each invariant's signatures (name: the phrase of its message), which baseline entries name
+        print(json.dumps([{**i.to_dict(), "signatures": signatures_of(i.id)} for i in sorted(REGISTRY.values(), key=lambda i: i.id)], indent=2))
         return EXIT_OK
     for inv in sorted(REGISTRY.values(), key=lambda i: (i.family, i.id)):
         print(f"{inv.id:32} {inv.kind:10} {inv.family:18} {', '.join(inv.rules)}")
         print(f"{'':32} {inv.statement}")
+        print(f"{'':32} signatures: {', '.join(signatures_of(inv.id))}")
     return EXIT_OK
 
 
@@ -871,7 +947,8 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument(
         "--baseline",
         metavar="FILE",
-        help="known, explained disagreements (with --differential) and known invariant violations (TOML, docs/checking.md); they do not fail, new ones do",
+        help="known, explained disagreements (with --differential: kind and path) and known invariant violations (invariant and signature) "
+        "(TOML, docs/checking.md); they do not fail, new ones do. The EDOPro core's: baselines/ocgcore.toml",
     )
     ck.add_argument("--strategy", choices=("bfs", "dfs"), default="bfs", help="bfs (default: shortest counterexamples) or dfs")
     ck.add_argument("--max-states", type=_positive(int), metavar="N", help="stop before storing more than N distinct states (inconclusive)")
@@ -972,7 +1049,7 @@ def build_parser() -> argparse.ArgumentParser:
     ep.add_argument("--out", metavar="FILE.lua", help="write the script here (default: standard output)")
     ep.set_defaults(fn=_cmd_export_puzzle)
 
-    bl = sub.add_parser("baseline", help="draft baseline entries for the disagreements and violations of a check --json result (docs/checking.md)")
+    bl = sub.add_parser("baseline", help="draft baseline entries for the disagreements (kind, path) and violations (invariant, signature) of a check --json result (docs/checking.md)")
     bl.add_argument("result", metavar="RESULT.json", help="a result file of `bpcheck check --json` (with --engine, --differential)")
     bl.add_argument("--out", metavar="FILE.toml", help="write the draft here (default: standard output)")
     bl.set_defaults(fn=_cmd_baseline)
@@ -1004,6 +1081,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         STARTED = time.monotonic()
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command line as given (for notes that repeat it)
     command = getattr(args, "command", "?")
     sig = lifecycle.Signals()
     lifecycle.CURRENT = sig

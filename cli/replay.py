@@ -49,6 +49,7 @@ CEX_KEYS = {
     "steps",
     "initial_observation",
     "diff",  # a DIFF's distinct kind and first differing path (protocol v2)
+    "signature",  # an invariant's violation: which distinct failure (invariants/signatures.py)
     "baselined",  # a DIFF listed in a --baseline file, with its reason
     "forced",  # reduction: the steps (from 1) that were forced passes (shown, never needed to replay)
     "decisions",
@@ -77,6 +78,8 @@ def check_counterexample(c, file: str, where: str) -> dict:
         d = c["diff"]
         if not isinstance(d, dict) or set(d) != {"kind", "path"} or not all(inputs.is_type(d[k], str) for k in d):
             raise InputError(file, inputs.field_path(where, "diff"), "expected a table of two strings, kind and path")
+    if "signature" in c and not inputs.is_type(c["signature"], str):
+        raise InputError(file, inputs.field_path(where, "signature"), f"expected the violation's signature (a string), got {inputs.type_name(c['signature'])}")
     if "baselined" in c and not inputs.is_type(c["baselined"], str):
         raise InputError(file, inputs.field_path(where, "baselined"), f"expected the baseline's reason (a string), got {inputs.type_name(c['baselined'])}")
     if "forced" in c:
@@ -234,12 +237,12 @@ def _replay(cex: dict, engine, board, verbose: bool) -> int:
     invariants = list(REGISTRY.values())
     system = EngineSystem(engine, board, invariants)
     s = system.initial_states()[0]
-    found: list[tuple[int, str, str]] = []
+    found: list[tuple[int, str, str, str | None]] = []  # (step, invariant, message, signature)
 
     def note(step: int, results):
         for pid, verdict in results:
             if verdict is not None and verdict is not True:
-                found.append((step, pid, str(verdict)))
+                found.append((step, pid, str(verdict), getattr(verdict, "key", None)))
 
     folded = None
     if cex.get("folded"):
@@ -285,18 +288,20 @@ def _replay(cex: dict, engine, board, verbose: bool) -> int:
         note(k, system.check_transition(s, act, events, s2))
         note(k, system.check_state(s2))
         if verbose:
-            mark = "  <-- " + ", ".join(pid for _k, pid, _m in found[before:]) if len(found) > before else ""
+            mark = "  <-- " + ", ".join(pid for _k, pid, _m, _g in found[before:]) if len(found) > before else ""
             shown = label if act.label == label else f"{label} = {act.label}"
             print(f"  {k:3}. {_line(shown)}{' (forced)' if _forced(cex, k - 1) else ''}{mark}")
         s = s2
     if not system.is_terminal(s):
         note(n, system.check_actions(s, system.actions(s)))
     if found:
-        step, pid, msg = found[0]
-        again = any(p == cex["invariant"] for _s, p, _m in found)
+        step, pid, msg, _sig = found[0]
+        again = [g for _s, p, _m, g in found if p == cex["invariant"]]
         print(f"violated at step {step}: {pid}: {_line(msg)}")
         if not again:
             print(f"(the recorded invariant {cex['invariant']} held; another one did not)")
+        elif cex.get("signature") is not None and cex["signature"] not in again:
+            print(f"(the recorded {cex['invariant']} [{cex['signature']}] did not recur; it failed as {', '.join(dict.fromkeys(str(g) for g in again))})")
         if verbose:
             print("board at the end of the trace:")
             try:

@@ -96,3 +96,13 @@ def make_engine(spec: str | None, *, call_timeout: float | None = None, check_de
     if not getattr(engine, "name", None):
         engine.name = spec
     return engine
+
+
+def known_disagreements(spec: str | None) -> dict | None:
+    """Where bpcheck lists the known, explained disagreements of the engine `spec` names, paths
+    relative to the project root (``baseline``: a ``--baseline`` file, ``findings``: the document
+    that explains them), with the engine's name (``engine``); None for an engine without them. A
+    failing run of such an engine without ``--baseline`` says where they are (cli/main.py)."""
+    if spec is not None and (spec == "ocgcore" or spec.startswith("ocgcore:")):
+        return {"engine": "The EDOPro core", "baseline": "baselines/ocgcore.toml", "findings": "docs/ocgcore-findings.md"}
+    return None

@@ -29,6 +29,7 @@ from bpcheck.explorers.guard import guard_engine
 from bpcheck.invariants.base import STEPS, Context, Invariant, NotJudged, Transition, Unknown, not_judged
 from bpcheck.invariants.cards import CardFacts
 from bpcheck.invariants.monitor import Monitor
+from bpcheck.invariants.signatures import Signed, signature_of
 from bpcheck.model.board import Board
 from bpcheck.model.inputs import canonical_json
 from bpcheck.model.events import EVENT_KINDS
@@ -134,6 +135,12 @@ def _unreadable(pid: str, e: Exception, unobserved: dict[str, str] | None, skipp
     return f"could not be evaluated on the engine's data ({type(e).__name__}: {e}): the observation or events are inconsistent"
 
 
+def _signed(pid: str, v: Any) -> Any:
+    """A violation with its signature (invariants/signatures.py) as its key: the explorer keeps
+    one counterexample per (invariant, signature), and a baseline entry accepts one signature."""
+    return v if getattr(v, "key", None) is not None else Signed(str(v), signature_of(pid, v))
+
+
 # What one invariant is to the flat loop of EngineSystem._run: its id, the function to call, and
 # whether that function is the decorated one (an Unknown it raises is NotJudged) or an
 # Invariant's own ``check`` (built by hand: called as it is).
@@ -226,7 +233,7 @@ class EngineSystem:
         if isinstance(v, NotJudged):
             self.not_judged.setdefault(inv.id, set()).add(v.reason)
             return None
-        return v
+        return v if v is None or v is True else _signed(inv.id, v)
 
     def _run(self, plan: _Plan, *args: Any) -> list[tuple[str, Any]]:
         """The verdicts of the invariants of `plan` on `args`, the same as :meth:`_verdict` gives
@@ -244,9 +251,11 @@ class EngineSystem:
                 v = _unreadable(pid, e, self._unobserved_fields, self.not_evaluated)
             if v is None:
                 continue
-            if v is not True and isinstance(v, NotJudged):
-                self.not_judged.setdefault(pid, set()).add(v.reason)
-                continue
+            if v is not True:
+                if isinstance(v, NotJudged):
+                    self.not_judged.setdefault(pid, set()).add(v.reason)
+                    continue
+                v = _signed(pid, v)
             out.append((pid, v))
         return out
 

@@ -52,6 +52,53 @@ DIFF_INVARIANT = Invariant(
 )
 
 
+# What each kind of action is, in the words of a DIFF's headline (docs/model.md, actions).
+_ACTION_WORDS = {
+    "enter_bp": "entering the Battle Phase",
+    "skip_bp": "skipping the Battle Phase",
+    "pass": "a pass (or moving on)",
+    "attack": "an attack",
+    "activate": "an activation",
+    "trigger": "a trigger's activation",
+    "decline": "declining a trigger",
+    "replay": "a replay choice",
+    "choose": "a choice",
+    "change_position": "a position change",
+    "end_turn": "ending the turn",
+}
+
+
+def describe_diff(kind: str, path: str) -> str:
+    """What a DIFF of this (kind, first differing path) is, in one sentence that names both: the
+    headline of its counterexample, in place of the pseudo-invariant's statement."""
+    side, _sep, rest = path.partition(":")
+    if kind == "actions" and side in ("engine-only", "reference-only"):
+        what = _ACTION_WORDS.get(rest, f"an action of kind {rest!r}")
+        who, other = ("engine", "reference") if side == "engine-only" else ("reference", "engine")
+        text = f"the {who} offers {what} the {other} does not"
+    elif kind == "window" and side in ("engine-only", "reference-only"):
+        who, other = ("engine", "reference") if side == "engine-only" else ("reference", "engine")
+        text = f"the {who} asks a player to respond in {rest} where the {other} asks no one"
+    elif kind == "window" and side == "step":
+        es, _s, rs = rest.partition("/")
+        text = f"the engine asks in {es} what the reference asks in {rs}"
+    elif kind == "observation":
+        text = f"after the same action, the observations differ at {path}"
+    elif kind == "events":
+        text = f"after the same action, the {path.removeprefix('events.')} events differ"
+    elif kind == "event-order":
+        text = f"after the same action, the same events come in another order (first at {path.removeprefix('events.')})"
+    elif kind == "terminal":
+        text = f"the {path} alone says the game is over here"
+    elif kind == "initial":
+        text = f"the initial observations differ at {path}"
+    elif kind == "identity":
+        text = f"a passcode is not its card's at {path}"
+    else:
+        text = "the engine and the reference disagree"
+    return f"{text} ({kind} {path})"
+
+
 # -- a compact JSON diff --------------------------------------------------------------------
 
 
@@ -191,8 +238,11 @@ def actions_disagreement(engine_labels: Sequence[str], reference_labels: Sequenc
     return "; ".join(parts) or None
 
 
-def transition_disagreement(label: str, eng_obs: dict, ref_obs: dict, eng_events: list[dict], ref_events: list[dict]) -> str | None:
-    """How the engine's step differs from the reference's (observation and events), or None."""
+def transition_disagreement(
+    label: str, eng_obs: dict, ref_obs: dict, eng_events: list[dict], ref_events: list[dict], od: list | None = None
+) -> str | None:
+    """How the engine's step differs from the reference's (observation and events), or None.
+    `od`: the observation paths to report, when the caller has already left some out."""
     parts = []
     names = (card_namer(eng_obs), card_namer(ref_obs))  # cards by name and zone, each side from its own observation
     if eng_events != ref_events:
@@ -200,8 +250,9 @@ def transition_disagreement(label: str, eng_obs: dict, ref_obs: dict, eng_events
         if ed:
             head = f"the events differ: engine {_kinds(eng_events)}, reference {_kinds(ref_events)}"
             parts.append(head + ": " + "; ".join(diff_lines(ed, limit=4, names=names)))
-    if eng_obs != ref_obs:
-        od = obs_diff(eng_obs, ref_obs)
+    if od is not None or eng_obs != ref_obs:
+        if od is None:
+            od = obs_diff(eng_obs, ref_obs)
         if od:
             n = len(od)
             parts.append(f"the observations differ at {n} path{'s' if n != 1 else ''}: " + "; ".join(diff_lines(od, limit=6, names=names)))
@@ -278,6 +329,50 @@ def strip_passcodes(v: Any, pool, problems: list[str], path: str = "") -> Any:
     return v
 
 
+def unreported(diff: Sequence[tuple[str, Any, Any]]) -> tuple[list[tuple[str, Any, Any]], list[tuple[str, str]]]:
+    """Split an observation diff: the paths of a field (an object's key, not an array's item)
+    that one side does not report at all are not compared, never a disagreement. Returns
+    (the paths that differ, [(path with indices folded, the side that lacks it)])."""
+    real, skipped = [], []
+    for p, x, y in diff:
+        if (x is ABSENT or y is ABSENT) and not p.endswith("]"):
+            skipped.append((_INDEX.sub("[]", p), "engine" if x is ABSENT else "reference"))
+        else:
+            real.append((p, x, y))
+    return real, skipped
+
+
+def common_fields(eng: list[dict], ref: list[dict]) -> tuple[list[dict], list[dict], list[tuple[str, str]]]:
+    """Two sides' events with every field that only one side reports for that kind left out (an
+    adapter that cannot observe a chain link's Spell Speed does not send ``speed``: compared on
+    the fields both send). Returns both lists and [("events.KIND.FIELD", the side that lacks it)].
+    A missing or extra *event* is still a disagreement."""
+    fields: dict[str, tuple[set, set]] = {}
+    for side, evs in ((0, eng), (1, ref)):
+        for e in evs:
+            if isinstance(e, dict):
+                fields.setdefault(str(e.get("kind")), (set(), set()))[side].update(e)
+    drop: dict[str, set] = {}
+    skipped = []
+    for kind, (a, b) in fields.items():
+        if not a or not b:  # only one side has events of this kind: compared as they are
+            continue
+        for f in sorted(a ^ b):
+            drop.setdefault(kind, set()).add(f)
+            skipped.append((f"events.{kind}.{f}", "engine" if f in b else "reference"))
+    if not drop:
+        return eng, ref, []
+
+    def cut(evs: list[dict]) -> list[dict]:
+        out = []
+        for e in evs:
+            d = drop.get(str(e.get("kind"))) if isinstance(e, dict) else None
+            out.append({k: v for k, v in e.items() if k not in d} if d else e)
+        return out
+
+    return cut(eng), cut(ref), skipped
+
+
 class StepInfo(list):
     """The engine's events for one step (a list, as an EngineSystem step gives), plus whether the
     step was compared with the reference and what disagreed (None: nothing)."""
@@ -335,6 +430,15 @@ class DifferentialSystem:
         self._ref_init = self.reference.start(board)
         self._ref_cache: tuple[Any, dict] | None = None
         self._roots: list = []
+        # (path, the side that does not report it): event fields and observation fields one side
+        # leaves out, never compared (an adapter's gaps); listed in the board's not_compared
+        self.not_compared_fields: set[tuple[str, str]] = set()
+
+    def _obs_diff(self, eng: dict, ref: dict) -> list[tuple[str, Any, Any]]:
+        """:func:`obs_diff` less the fields one side does not report (recorded as not compared)."""
+        od, skipped = unreported(obs_diff(eng, ref))
+        self.not_compared_fields.update(skipped)
+        return od
 
     def _ref_actions(self, ref_state) -> dict:
         c = self._ref_cache
@@ -490,7 +594,7 @@ class DifferentialSystem:
             # check_actions there): compare once it closes, against where the reference is.
             return (st2, obs2, ref_st2, ref_obs2, acts2, mon2, (eng_events, ref_events)), info
         if self.implicit and acts2 and eng_obs != ref_obs2 and {x.label for x in acts2} == set(self._ref_actions(ref_st2)):
-            od = obs_diff(eng_obs, ref_obs2)
+            od = self._obs_diff(eng_obs, ref_obs2)
             if od and all(p in ("phase", "step") for p, _x, _y in od):
                 # The same question to the same player, asked in another step: a structural window
                 # difference (one DIFF of its own); the steps' events are compared once both leave it.
@@ -503,9 +607,14 @@ class DifferentialSystem:
                 )
                 return (st2, obs2, ref_st2, ref_obs2, acts2, mon2, (eng_events, ref_events)), info
         info.compared = True
+        # a field only one side reports (an adapter's gap: no Spell Speed in the core's chain
+        # messages) is not compared, and listed as such (BoardResult.not_compared)
+        eng_events, ref_events, skipped = common_fields(eng_events, ref_events)
+        self.not_compared_fields.update(skipped)
         key = None
+        od = None
         if eng_obs != ref_obs2:
-            od = obs_diff(eng_obs, ref_obs2)
+            od = self._obs_diff(eng_obs, ref_obs2)
             if od:
                 key = ("observation", path_kind(od[0][0]))
         order_only = False
@@ -523,7 +632,7 @@ class DifferentialSystem:
                     f"engine {_kinds(eng_events)}, reference {_kinds(ref_events)}"
                 )
             else:
-                msg = transition_disagreement(a.label, eng_obs, ref_obs2, eng_events, ref_events) or f"after {a.label!r}, the steps differ"
+                msg = transition_disagreement(a.label, eng_obs, ref_obs2, eng_events, ref_events, od=od or []) or f"after {a.label!r}, the steps differ"
             info.diff = Finding(msg, key)
             if not (order_only and self.continue_past_order):
                 return (st2, obs2, None, None, None, mon2), info
@@ -567,7 +676,7 @@ class DifferentialSystem:
             if problems:
                 return Finding("a passcode is not the card's: " + "; ".join(problems[:4]), ("identity", path_kind(problems[0].split(":")[0])))
             if eng != s[3]:
-                od = obs_diff(eng, s[3])
+                od = self._obs_diff(eng, s[3])
                 if od:
                     names = (card_namer(eng), card_namer(s[3]))
                     return Finding("the initial observations differ: " + "; ".join(diff_lines(od, limit=6, names=names)), ("initial", path_kind(od[0][0])))
@@ -630,10 +739,13 @@ __all__ = [
     "StepInfo",
     "actions_disagreement",
     "card_namer",
+    "common_fields",
+    "describe_diff",
     "diff_lines",
     "diff_records",
     "json_diff",
     "obs_diff",
     "show",
     "transition_disagreement",
+    "unreported",
 ]

@@ -69,7 +69,9 @@ class Counterexample:
     labels: list[str]
     cycle_start: int | None = None
     shortest: bool = True  # BFS found it: no shorter trace violates the invariant
-    key: Any = None  # DIFF: (kind, first differing path), one counterexample per key
+    # which distinct disagreement or failure it is, one counterexample per key: a DIFF's (kind,
+    # first differing path), an invariant's signature (invariants/signatures.py)
+    key: Any = None
     baselined: str | None = None  # --baseline: the reason this known disagreement is listed
     folded: bool = False  # labels are "#N" decisions, forced passes folded after each (reduction; replay re-folds them)
 
@@ -97,7 +99,10 @@ class Counterexample:
             d["forced"] = forced
             d["decisions"] = len(self.labels) - len(forced)
         if self.key is not None:
-            d["diff"] = {"kind": self.key[0], "path": self.key[1]}
+            if self.invariant == "DIFF":
+                d["diff"] = {"kind": self.key[0], "path": self.key[1]}
+            else:  # which distinct failure of the invariant (invariants/signatures.py)
+                d["signature"] = str(self.key)
         if self.baselined is not None:
             d["baselined"] = self.baselined
         if self.folded:
@@ -122,6 +127,10 @@ class BoardResult:
     # Protocol v2: the observation paths the engine does not provide (never compared, never
     # fingerprinted) and the invariants not evaluated (id -> why: an unobserved path, implicit passes).
     not_compared: list[str] = field(default_factory=list)
+    # differential mode: the event and observation fields one side does not report at all, so
+    # never compared (an adapter's gaps): {"path": "events.chain_link_added.speed", "side": "engine"}
+    # (their paths are in not_compared too)
+    not_reported: list[dict] = field(default_factory=list)
     not_evaluated: dict[str, str] = field(default_factory=dict)
     # invariant id -> its checks that are not made (the engine does not observe a field they need)
     not_evaluated_parts: dict[str, list[str]] = field(default_factory=dict)
@@ -211,6 +220,8 @@ class BoardResult:
             d["counterexamples_left_out"] = self.left_out
         if self.not_compared:
             d["not_compared"] = list(self.not_compared)
+        if self.not_reported:
+            d["not_reported"] = [dict(x) for x in self.not_reported]
         if self.baseline is not None:
             d["baseline"] = self.baseline
         if self.reduction is not None:
@@ -423,14 +434,18 @@ def check_board(
         workers, make_system = parallel  # type: ignore[misc]
         if reduced is not None:
             make_system = functools.partial(reduced_system, make_system)
-        res = explore_parallel(make_system, workers, strategy, bounds, [g.id for g in goals], prog, finish=_not_judged_of, **controls)
+        res = explore_parallel(make_system, workers, strategy, bounds, [g.id for g in goals], prog, finish=_worker_info, **controls)
         for where in res.lost_workers or []:  # said, never silent; the result is the same
             print(f"bpcheck: {board.name}: worker lost ({where}); the exploration went back to the last committed chunk, which was expanded again by new workers", file=sys.stderr)
         merged: dict[str, set] = {}
+        unreported: set = set()
         for part in getattr(res, "worker_info", None) or []:
-            for k, v in (part or {}).items():
+            for k, v in ((part or {}).get("not_judged") or {}).items():
                 merged.setdefault(k, set()).update(v)
+            unreported.update((part or {}).get("not_compared") or ())
         system.not_judged = merged  # the workers', not this process's (which explored nothing)
+        if hasattr(system, "not_compared_fields"):
+            system.not_compared_fields.update(unreported)
     else:
         res = explore(system, strategy, bounds, goals=[g.id for g in goals], progress=prog, record_graph=graph_limit, **controls)
     if reduced is not None:
@@ -444,6 +459,8 @@ def check_board(
         forced = res.claimed if res.claimed is not None else len(reduced.judged)
         br.reduction = {"forced_states": forced, "micro_transitions": res.transitions + forced}
     br.not_compared = list(getattr(system, "unobserved", ()))
+    # differential mode: the fields one side does not report (an adapter's gaps), never compared
+    unreported = sorted(getattr(system, "not_compared_fields", ()) or ())
     br.not_evaluated = dict(getattr(system, "not_evaluated", {}))
     br.not_evaluated_parts = {k: list(v) for k, v in getattr(system, "not_evaluated_parts", {}).items()}
     nj = getattr(system, "not_judged", None)
@@ -457,7 +474,14 @@ def check_board(
             cex = _unreplayed(system, v, invariants, engine_name, f)
         cex.shortest = strategy == "bfs"
         cex.key = v.key
+        if v.prop == "DIFF" and isinstance(v.key, tuple):  # the headline says what differs, not DIFF's statement
+            from bpcheck.explorers.differential import describe_diff
+
+            cex.statement = describe_diff(*v.key)
         br.counterexamples.append(cex)
+    unreported = sorted(set(unreported) | set(getattr(system, "not_compared_fields", ()) or ()))
+    br.not_reported = [{"path": p, "side": side} for p, side in unreported]
+    br.not_compared += [p for p in dict.fromkeys(p for p, _side in unreported) if p not in br.not_compared]
     for g in goals:
         tr = res.goals.get(g.id)
         if tr is None:
@@ -505,6 +529,12 @@ def _not_judged_of(system) -> dict:
     if nj is None:
         nj = getattr(getattr(system, "inner", None), "not_judged", None) or {}
     return {k: set(v) for k, v in nj.items()}
+
+
+def _worker_info(system) -> dict:
+    """What a worker of the parallel explorer hands back besides its states: the situations its
+    invariants could not judge, and the fields one side did not report (differential mode)."""
+    return {"not_judged": _not_judged_of(system), "not_compared": set(getattr(system, "not_compared_fields", ()) or ())}
 
 
 def reduced_system(make_system) -> Any:

@@ -47,18 +47,23 @@ class History:
     statement: str
     update: Callable[[Any, Any], Any]
     initial: Any = ()
+    after: bool = False  # updated after the others, reading their new values as t.mon_after
 
 
 HISTORIES: dict[str, History] = {}
 
 
-def history(name: str, statement: str, initial: Any = ()):
-    """Register a history: one value, updated by the decorated function from each transition."""
+def history(name: str, statement: str, initial: Any = (), after: bool = False):
+    """Register a history: one value, updated by the decorated function from each transition.
+    With ``after=True`` it is updated once every other history has been, and may read their
+    values after the transition as ``t.mon_after`` (its own value there is still the old one):
+    for a history that keeps what an invariant would conclude from the state after the
+    transition (``replay_owed``)."""
 
     def deco(fn):
         if name in HISTORIES:
             raise ValueError(f"history {name} registered twice")
-        HISTORIES[name] = History(name, statement, fn, initial)
+        HISTORIES[name] = History(name, statement, fn, initial, after)
         return fn
 
     return deco
@@ -89,12 +94,25 @@ class Monitor:
         old = self.values
         new = {}
         same = True
+        late = []
         for n, h in HISTORIES.items():
+            if h.after:
+                late.append(h)
+                continue
             v = old[n]
             v2 = h.update(v, t)
             if v2 is not v:
                 same = False
             new[n] = v2
+        if late:
+            t.mon_after = self if same and len(new) + len(late) == len(old) else Monitor({**new, **{h.name: old[h.name] for h in late}})
+            for h in late:
+                v = old[h.name]
+                v2 = h.update(v, t)
+                if v2 is not v:
+                    same = False
+                new[h.name] = v2
+            new = {n: new[n] for n in HISTORIES}  # (registration order, as without late histories)
         return self if same and len(new) == len(old) else Monitor(new)
 
     def forget(self) -> None:

@@ -28,6 +28,7 @@ from bpcheck.invariants.view import (
     monster_fields,
     monsters,
 )
+from bpcheck.invariants.signatures import signed
 
 FAMILY = "replay"
 
@@ -66,18 +67,14 @@ def _attack_targets(prev, t):
     return prev
 
 
-@invariant(
-    "replay.iff",
-    "After a whole chain resolves during an attack in the Battle Step, a replay happens if and only if the opponent's potential "
-    "targets changed or the attack became illegal, and the attack was not stopped.",
-    ["RPL-TRIGGER", "RPL-AFTER-CHAIN", "RPL-NOT-STATS", "RPL-OWN-SIDE", "RPL-NOT-POSITION", "STOP-ATTACK", "STOP-AFTER-CHAIN"],
-    "transition",
-    FAMILY,
-    events=["chain_resolved"],
-    reads=sorted({"attack.attacker", "attack.target", "step", "over", "turn_player", *MAY_ATTACK_DIRECTLY, *CANNOT_ATTACK}),
-    fields={**_MARKS, **_ON_CHAIN, "attack.replay_pending": by_history("the replay history (a replay not yet answered)")},
-)
-def replay_iff(t):
+def _chain_end(t):
+    """What the rules ask of the engine as a whole chain resolves during an attack in the Battle
+    Step, against what the transition did (RPL-AFTER-CHAIN, STOP-AFTER-CHAIN): None when that
+    situation did not arise, True when the transition did what the rules ask, ``("now", SIG,
+    message)`` for a violation the transition itself shows, or ``("owed", what, attacker uid,
+    facts)`` when the stop or replay the rules ask for did not happen (yet): the monitor's
+    ``replay_owed`` keeps it, and replay.iff judges how it is settled (:func:`_settled`). May
+    raise Unknown (a card's data cannot say)."""
     if "chain_resolved" not in t.kinds() or not _attack_in_battle_step(t.before, t.mon):
         return None
     if t.after["over"]:
@@ -93,38 +90,146 @@ def replay_iff(t):
         not e.get("negated") and fact(t.cards.negates_attack(e["card"]), e["card"], "whether it negates an attack")
         for e in t.of("chain_link_resolved")
     )
-    stop_expected = (
-        m is None
-        or m["controller"] != after["turn_player"]
-        or m["position"] != "attack"
-        or cannot_attack(after, uid, t.cards, t.mon_after)
-        or negates
-    )
+    who = card_ref(after, uid, t.before)
+    if m is None:
+        why = f"{who} left the field"
+    elif m["controller"] != after["turn_player"]:
+        why = f"the turn player no longer controls {who}"
+    elif m["position"] != "attack":
+        why = f"{who} is no longer in Attack Position"
+    elif cannot_attack(after, uid, t.cards, t.mon_after):
+        why = f"{who} can no longer attack"
+    elif negates:
+        why = "a resolved chain link negated the attack"
+    else:
+        why = None
     stopped = bool(t.of("attack_stopped"))
     replayed = bool(t.of("replay"))
-    if stop_expected:
+    if why is not None:
         if replayed:
-            return "a replay happened although the attack had to stop"
+            return ("now", "replay-instead-of-stop", f"a replay happened although the attack had to stop ({why})")
         if not stopped:
-            return "the attacker can no longer attack, but the attack did not stop"
+            return ("owed", "stop", uid, why)
         return True
     if stopped:
-        return "the attack stopped although the attacker can still attack"
+        return ("now", "stop-unwarranted", f"the attack stopped although the attacker {who} can still attack")
     now = attackable(after, 1 - after["turn_player"], t.cards, t.mon_after)
     # the potential targets of the declaration are the monitor's own record, never the engine's
     recorded = t.mon["attack_targets"]
     if recorded is None or recorded is False:
-        fact(None, f"the attacker {card_ref(t.before, uid, after)}", "which monsters could be attacked when the attack was declared")
+        fact(None, who, "which monsters could be attacked when the attack was declared")
     changed = now != set(recorded)
-    illegal = (a["target"] is None and not may_attack_directly(after, uid, t.cards, t.mon_after)) or (a["target"] is not None and a["target"] not in now)
+    target = a["target"]
+    illegal = (target is None and not may_attack_directly(after, uid, t.cards, t.mon_after)) or (target is not None and target not in now)
     if (changed or illegal) and not replayed:
-        return (
-            f"potential targets changed ({card_refs(after, recorded, t.before)} -> {card_refs(after, sorted(now), t.before)}) "
-            "or the attack became illegal, but no replay happened"
-        )
+        parts = []
+        if changed:
+            parts.append(f"changed the potential targets ({card_refs(t.before, recorded, after)} -> {card_refs(after, sorted(now), t.before)})")
+        if illegal:
+            what = "direct attack" if target is None else f"attack on {card_ref(after, target, t.before)}"
+            parts.append(f"made the {what} illegal")
+        return ("owed", "replay", uid, " and ".join(parts))
     if replayed and not (changed or illegal):
-        return "a replay happened although no potential target appeared or disappeared and the attack stayed legal"
+        return ("now", "replay-unwarranted", "a replay happened although no potential target appeared or disappeared and the attack stayed legal")
     return True
+
+
+def _owed_now(t):
+    """:func:`_chain_end`'s owed stop or replay of `t` as the monitor keeps it, else None."""
+    try:
+        r = _chain_end(t)
+    except (Unknown, KeyError, IndexError, TypeError, ValueError, AttributeError):
+        return None  # replay.iff reports what it cannot read or decide itself
+    return r[1:] if type(r) is tuple and r[0] == "owed" else None
+
+
+@history(
+    "replay_owed",
+    "The stop or replay the rules asked for when the last chain resolved during the attack in progress (STOP-AFTER-CHAIN, "
+    "RPL-AFTER-CHAIN) and the engine did not do then: (\"stop\" or \"replay\", the attacker's uid, why in words); null when nothing "
+    "is owed. Kept until the engine stops or replays, the attack goes on or ends, or the step changes: replay.iff judges which "
+    "(a late stop or replay is another finding than none at all).",
+    initial=None,
+    after=True,  # judges the state after the transition as replay.iff does (t.mon_after: links, battle marks, chain)
+)
+def _replay_owed(prev, t):
+    if prev is None:
+        if "chain_resolved" not in t.kind_set():
+            return None  # nothing owed, and no chain ended
+        return _owed_now(t)
+    if _settled(prev, t) is None:
+        return prev
+    return _owed_now(t) if "chain_resolved" in t.kind_set() else None
+
+
+def _settled(owed, t):
+    """How the transition settles an owed stop or replay: None while it is still owed (the attack
+    is still on, in the Battle Step, and neither happened), else ``(SIG, message)``; ``("", "")``
+    when the duel ended (nothing to judge)."""
+    what, uid, why = owed
+    after = t.after
+    if after.get("over"):
+        return ("", "")
+    a = after.get("attack")
+    ended = a is None or a.get("attacker") != uid
+    replays = t.of("replay")
+    stops = t.of("attack_stopped")
+    if t.of("attack_declared") and not replays:
+        went_on = "a new attack was declared"
+    elif stops or replays:
+        went_on = None
+    elif ended:
+        went_on = "the attack ended"
+    elif after.get("step") != "battle_step":
+        went_on = f"the attack went on into {after.get('step')}"
+    else:
+        return None
+    who = card_ref(after, uid, t.before)
+    if what == "replay":
+        cause = f"the chain that {why} resolved with no replay"
+        if replays:
+            return ("replay-late", f"a replay came later than the rules ask: {cause}, and the replay of {who}'s attack came only now "
+                    "(the rules replay as that chain resolves, before anything else)")
+        if stops:
+            return ("replay-missing-stopped", f"the attack stopped before the replay the rules ask for came: {cause}, and {who}'s "
+                    "attack stopped without it")
+        return ("replay-missing", f"no replay came before {went_on}: {cause}, and {who}'s attack went on without one")
+    cause = f"{why} as the chain resolved, and the attack did not stop then"
+    if stops:
+        return ("stop-late", f"the attack stopped later than the rules ask: {cause}; it stopped only now (the rules stop it as that "
+                "chain resolves)")
+    if replays:
+        return ("replay-instead-of-stop", f"a replay happened although the attack had to stop ({why})")
+    return ("stop-missing", f"the attack did not stop before {went_on}: {cause}")
+
+
+@invariant(
+    "replay.iff",
+    "After a whole chain resolves during an attack in the Battle Step, a replay happens if and only if the opponent's potential "
+    "targets changed or the attack became illegal, and the attack was not stopped.",
+    ["RPL-TRIGGER", "RPL-AFTER-CHAIN", "RPL-NOT-STATS", "RPL-OWN-SIDE", "RPL-NOT-POSITION", "STOP-ATTACK", "STOP-AFTER-CHAIN"],
+    "transition",
+    FAMILY,
+    reads=sorted({"attack.attacker", "attack.target", "step", "over", "turn_player", *MAY_ATTACK_DIRECTLY, *CANNOT_ATTACK}),
+    fields={**_MARKS, **_ON_CHAIN, "attack.replay_pending": by_history("the replay history (a replay not yet answered)")},
+)
+def replay_iff(t):
+    # A stop or replay owed since an earlier chain (the monitor's replay_owed) is judged when it is
+    # settled: late (it came after more play) or missing (the attack went on, ended or stopped
+    # without it). Each is a distinct signature (invariants/signatures.py), so a known late replay
+    # never stands for an engine that does not replay at all.
+    owed = t.mon["replay_owed"]
+    if owed is None:
+        if "chain_resolved" not in t.kind_set():
+            return None
+    else:
+        how = _settled(owed, t)
+        if how is not None:
+            return signed(*how) if how[0] else None
+    r = _chain_end(t)
+    if type(r) is tuple:
+        return signed(r[1], r[2]) if r[0] == "now" else None  # owed: judged when it is settled
+    return r
 
 
 @invariant(

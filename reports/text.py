@@ -142,6 +142,40 @@ def step_events(step, names: TraceNames) -> list[str]:
     return [event_text(e, names, step.index) for e in step.events if not (isinstance(e, dict) and e.get("kind") == "passed")]
 
 
+def _plain_pass(st) -> bool:
+    a = st.action if isinstance(st.action, dict) else {}
+    return a.get("kind") == "pass" and a.get("label") == "pass"
+
+
+def _diff_trace_lines(steps, indent: str) -> list[str]:
+    """A lockstep trace's steps, two or more passes in a row on one line (``5-6. P1 and P2 pass``,
+    with their events and the step they led to)."""
+    out = []
+    i = 0
+    while i < len(steps):
+        j = i
+        while j < len(steps) and _plain_pass(steps[j]):
+            j += 1
+        if j - i >= 2:
+            run = steps[i:j]
+            who = _players(run)
+            names = " and ".join(who) if len(who) <= 2 else ", ".join(who[:-1]) + " and " + who[-1]
+            evs = ", ".join(x for x in (_kinds(st.events) for st in run) if x)
+            to = run[-1].after.get("step") if isinstance(run[-1].after, dict) else None
+            frm = run[0].before.get("step") if isinstance(run[0].before, dict) else None
+            line = f"{indent}{run[0].index:3}-{run[-1].index}. {names} pass" + (f" x{len(run)}" if len(run) > len(who) else "")
+            line += (f" to {to}" if to is not None and to != frm else "") + (f"   [{evs}]" if evs else "")
+            out.append(line)
+            i = j
+            continue
+        st = steps[i]
+        who = player_of(st.player)
+        evs = _kinds(st.events)
+        out.append(f"{indent}{st.index:3}. {who}: {st.action.get('label', '?')}" + (f"   [{evs}]" if evs else ""))
+        i += 1
+    return out
+
+
 def counterexample_text(cex, indent: str = "  ") -> str:
     """A step-by-step trace with the board before and after the violating step, and what the
     violating step did (its events, cards named with their zones)."""
@@ -149,11 +183,15 @@ def counterexample_text(cex, indent: str = "  ") -> str:
     out = [f"{cex.invariant}: {cex.statement}"]
     if cex.rules:
         out.append(f"rules: {', '.join(cex.rules)} (docs/rules.md)")
-    out.append(f"violation: {cex.message}")
+    key = getattr(cex, "key", None)  # an invariant's signature: which distinct failure (a baseline entry names it)
+    out.append(f"violation [{key}]: {cex.message}" if isinstance(key, str) else f"violation: {cex.message}")
     groups = decision_groups(cex.steps)
     decisions = sum(1 for d, _f in groups if d is not None)
     size = f"{decisions} decisions, {len(cex.labels)} steps" if decisions != len(cex.steps) else f"{len(cex.labels)} steps"
     out.append(f"{getattr(cex, 'trace_title', 'shortest trace')} ({size}) from {cex.board}:")
+    if cex.invariant == "DIFF":  # a lockstep trace (every pass a step): runs of passes on one line
+        out += _diff_trace_lines(cex.steps, indent)
+        groups = []
     for d, forced in groups:
         if d is not None:
             who = player_of(d.player)
@@ -168,7 +206,9 @@ def counterexample_text(cex, indent: str = "  ") -> str:
             out.append(f"{indent}     {then}{forced_summary(forced, forced[0].before)}   ({word} {span})" + (f"   [{evs}]" if evs else ""))
     if cex.at == "cycle" and cex.cycle_start is not None:
         out.append(f"{indent}... and back to the state after step {cex.cycle_start}")
-    if cex.steps:
+    if cex.invariant == "DIFF" and cex.steps:
+        pass  # the message names what differs and both values: the boards are in --json and --report
+    elif cex.steps:
         last = cex.steps[-1]
         k = len(cex.steps)
         before = lambda uid: names.ref(uid, k - 1)  # noqa: E731

@@ -73,3 +73,22 @@ class EndsAtMain2(ReferenceEngine):
 
     def is_terminal(self, state) -> bool:
         return state.step is Step.MAIN2 or super().is_terminal(state)
+
+
+class ChainEventsWithoutSpeed(Rules):
+    """Its chain_link_added events leave out effect, speed and damage_step (what the EDOPro
+    adapter cannot say, findings F7); everything else is the reference's."""
+
+    def apply(self, s, action):
+        s2, events = super().apply(s, action)
+        drop = {"effect", "speed", "damage_step"}
+        return s2, [Event(e.kind, tuple(kv for kv in e.data if kv[0] not in drop)) if e.kind == "chain_link_added" else e for e in events]
+
+
+class ChainEventsWithoutSpeedWrongTargets(ChainEventsWithoutSpeed):
+    """As ChainEventsWithoutSpeed, and its chain_link_added events name no targets (a field both
+    sides report, and disagree on)."""
+
+    def apply(self, s, action):
+        s2, events = super().apply(s, action)
+        return s2, [Event(e.kind, tuple((k, () if k == "targets" else v) for k, v in e.data)) if e.kind == "chain_link_added" else e for e in events]

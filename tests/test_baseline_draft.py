@@ -61,23 +61,33 @@ def test_what_a_baseline_lists_already_is_not_drafted_again(run_cli, tmp_path):
 
 def test_invariant_violations_are_drafted_and_structural_ones_only_named(run_cli, tmp_path):
     result = {"boards": [{"board": "boards/x.toml", "counterexamples": [
-        {"board": "boards/x.toml", "invariant": "attack.count", "engine": "mutant:m", "message": "two\nattacks", "trace": ["a"], "length": 1},
-        {"board": "boards/x.toml", "invariant": "attack.count", "engine": "mutant:m", "message": "again", "trace": ["a", "b"], "length": 2},
+        {"board": "boards/x.toml", "invariant": "attack.count", "engine": "mutant:m", "message": "two\nattacks", "trace": ["a"], "length": 1,
+         "signature": "second-attack"},
+        {"board": "boards/x.toml", "invariant": "attack.count", "engine": "mutant:m", "message": "again", "trace": ["a", "b"], "length": 2,
+         "signature": "second-attack"},
+        # a result written before signatures: the signature is read from the message
+        {"board": "boards/x.toml", "invariant": "attack.count", "engine": "mutant:m", "trace": ["a"], "length": 1,
+         "message": "Battle Ox (uid 1): the engine reports attacks_declared = 0, its declarations this turn number 1"},
+        {"board": "boards/x.toml", "invariant": "attack.count", "message": "no phrase of the invariant", "trace": [], "length": 0},
         {"board": "boards/x.toml", "invariant": "DEADLOCK", "message": "no action", "trace": [], "length": 0},
-        {"board": "boards/y\x1b.toml", "invariant": "attack.count", "message": "an engine's \x1b[2J and \x7f", "trace": [], "length": 0},
+        {"board": "boards/y\x1b.toml", "invariant": "attack.count", "message": "an engine's \x1b[2J and \x7f", "trace": [], "length": 0,
+         "signature": "second-attack"},
     ]}]}
     f = tmp_path / "r.json"
     f.write_text(json.dumps(result))
     code, out, err = run_cli("baseline", str(f))
     assert code == 0
     doc = tomllib.loads(out)
-    assert doc["known"][0] == {"board": "boards/x.toml", "engine": "mutant:m", "invariant": "attack.count", "reason": ""}  # one per invariant
-    assert doc["known"][1] == {"board": "boards/y\x1b.toml", "invariant": "attack.count", "reason": ""}
-    assert out.count("\n[[known]]\n") == 2  # a table of its own, never an inline one
+    # one per (invariant, signature), never one per invariant
+    assert doc["known"][0] == {"board": "boards/x.toml", "engine": "mutant:m", "invariant": "attack.count", "signature": "second-attack", "reason": ""}
+    assert doc["known"][1] == {"board": "boards/x.toml", "engine": "mutant:m", "invariant": "attack.count", "signature": "engine-count-differs", "reason": ""}
+    assert doc["known"][2] == {"board": "boards/y\x1b.toml", "invariant": "attack.count", "signature": "second-attack", "reason": ""}
+    assert out.count("\n[[known]]\n") == 3  # a table of its own, never an inline one
     # control characters TOML allows in no comment are escaped there (the text still parses, above)
-    assert "# attack.count (0 steps): an engine's \\x1b[2J and \\x7f" in out and "# -- boards/y\\x1b.toml --" in out
-    assert "# attack.count (1 steps): two attacks" in out and "# not listable (DEADLOCK, 0 steps): no action" in out
-    assert "1 counterexamples cannot be listed" in err
+    assert "# attack.count [second-attack] (0 steps): an engine's \\x1b[2J and \\x7f" in out and "# -- boards/y\\x1b.toml --" in out
+    assert "# attack.count [second-attack] (1 steps): two attacks" in out and "# not listable (DEADLOCK, 0 steps): no action" in out
+    assert "# not listable (no signature: its message names no distinct failure of the invariant, 0 steps): no phrase of the invariant" in out
+    assert "2 counterexamples cannot be listed" in err
 
 
 @pytest.mark.parametrize("text, message", [

@@ -56,8 +56,33 @@ def test_observation_disagreement_names_the_paths(tmp_path, run_cli, engines):
     assert c["message"].startswith("after 'replay: call off', the observations differ at 2 paths: ")
     assert "players[0].monsters[0].attacks_declared: engine 0, reference 1" in c["message"]
     assert "players[0].monsters[0].declared_direct: engine false, reference true" in c["message"]
-    assert "DIFF: The engine under test agrees with the reference model" in stdout
-    assert "board before the violating step:" in stdout
+    # the headline says what differs (its kind and path), not the pseudo-invariant's statement; the
+    # message names the values, so no board is drawn (the observations are in --json)
+    assert c["statement"] == "after the same action, the observations differ at players[0].monsters[].attacks_declared (observation players[0].monsters[].attacks_declared)"
+    assert f"DIFF: {c['statement']}" in stdout and "The engine under test agrees" not in stdout
+    block = stdout[stdout.index("DIFF: "):]
+    block = block[: block.index("\n\n")]
+    assert "board before the violating step:" not in block and block.rstrip().endswith("[replay_choice, attack_ended]")
+    assert "  7-8. P1 and P2 pass   [summoned, chain_link_resolved, chain_resolved, replay]" in stdout  # a run of passes, one line
+    assert "the observations before and after each step are in --json, --cex-dir and --report" in stdout
+
+
+@pytest.mark.parametrize("kind, path, headline", [
+    ("actions", "engine-only:attack", "the engine offers an attack the reference does not (actions engine-only:attack)"),
+    ("actions", "reference-only:replay", "the reference offers a replay choice the engine does not (actions reference-only:replay)"),
+    ("window", "engine-only:main1", "the engine asks a player to respond in main1 where the reference asks no one (window engine-only:main1)"),
+    ("window", "reference-only:battle_step", "the reference asks a player to respond in battle_step where the engine asks no one (window reference-only:battle_step)"),
+    ("window", "step:main1/battle_start_step", "the engine asks in main1 what the reference asks in battle_start_step (window step:main1/battle_start_step)"),
+    ("events", "events.replay", "after the same action, the replay events differ (events events.replay)"),
+    ("event-order", "events.card_moved", "after the same action, the same events come in another order (first at card_moved) (event-order events.card_moved)"),
+    ("terminal", "engine", "the engine alone says the game is over here (terminal engine)"),
+    ("initial", "players[0].lp", "the initial observations differ at players[0].lp (initial players[0].lp)"),
+    ("identity", "players[1].spells[].passcode", "a passcode is not its card's at players[1].spells[].passcode (identity players[1].spells[].passcode)"),
+])
+def test_every_diff_kind_has_a_headline_that_says_what_differs(kind, path, headline):
+    from bpcheck.explorers.differential import describe_diff
+
+    assert describe_diff(kind, path) == headline
 
 
 def test_lp_disagreement(tmp_path, run_cli, engines):
@@ -165,3 +190,45 @@ def test_disagreement_messages():
     assert transition_disagreement("pass", obs, ref, [], []) == (
         "after 'pass', the observations differ at 1 path: players[1].lp: engine 7000, reference 8000"
     )
+
+
+# -- what one side does not report is not compared ------------------------------------------------
+
+
+def test_an_event_field_one_side_does_not_report_is_not_compared_and_listed(tmp_path, run_cli, engines):
+    """The EDOPro adapter's chain events have no effect, speed or damage_step (F7): no DIFF, the
+    lockstep goes on past the activation (DIFF held on the whole board), and the fields are listed."""
+    out = tmp_path / "r.json"
+    code, stdout, _err = run_cli("check", "boards/000-replay-1.toml", "--engine", "diff_engines:ChainEventsWithoutSpeed", "--differential",
+                                 "--invariants", "attack counts", "--json", str(out))
+    assert code == 0, stdout
+    b = json.loads(out.read_text())["boards"][0]
+    jsonschema.validate(json.loads(out.read_text()), SCHEMA)
+    assert {r["id"]: r for r in b["invariants"]}["DIFF"]["verdict"] == "held"
+    fields = ["events.chain_link_added.damage_step", "events.chain_link_added.effect", "events.chain_link_added.speed"]
+    assert b["not_reported"] == [{"path": p, "side": "engine"} for p in fields]
+    assert b["not_compared"] == fields
+    assert "not compared (the engine does not report them): " + ", ".join(fields) in stdout
+
+
+def test_a_field_both_sides_report_is_still_compared(tmp_path, run_cli, engines):
+    out = tmp_path / "r.json"
+    code, stdout, _err = run_cli("check", "boards/000-replay-1.toml", "--engine", "diff_engines:ChainEventsWithoutSpeedWrongTargets",
+                                 "--differential", "--invariants", "attack counts", "--json", str(out))
+    assert code == 1, stdout
+    (c,) = [c for c in json.loads(out.read_text())["boards"][0]["counterexamples"] if c["invariant"] == "DIFF"]
+    assert c["diff"] == {"kind": "events", "path": "events.chain_link_added"}
+    assert c["message"].endswith("the events differ: engine [chain_link_added], reference [chain_link_added]: events[0].targets[0]: engine absent, reference 3")
+
+
+def test_common_fields_and_unreported_keep_missing_events_and_items_as_disagreements():
+    from bpcheck.explorers.differential import common_fields, obs_diff, unreported
+
+    eng = [{"kind": "chain_link_added", "card": "X"}, {"kind": "summoned", "card": "Y", "how": "special"}]
+    ref = [{"kind": "chain_link_added", "card": "X", "speed": 2}, {"kind": "summoned", "card": "Y", "how": "special", "from": "graveyard"},
+           {"kind": "replay", "attacker_uid": 1}]
+    e2, r2, skipped = common_fields(eng, ref)
+    assert skipped == [("events.chain_link_added.speed", "engine"), ("events.summoned.from", "engine")]
+    assert e2 == eng and r2[:2] == eng and r2[2] == {"kind": "replay", "attacker_uid": 1}  # the missing event stays
+    real, skipped = unreported(obs_diff({"a": {"x": 1}, "l": [1]}, {"a": {"x": 2, "y": 3}, "l": [1, 2]}))
+    assert [p for p, _x, _y in real] == ["a.x", "l[1]"] and skipped == [("a.y", "engine")]

@@ -95,7 +95,7 @@ def test_other_boards_entries_are_ignored(run_cli, tmp_path):
     [
         (P2.replace('reason = "the engine refunds 100 LP to P2 (planted)"\n', ""), "known[0].reason: missing: every known disagreement names why the disagreement is known"),
         (P2.replace('kind = "observation"', 'kind = "lp"'), "known[0].kind: unknown DIFF kind 'lp' (known: actions, observation, events"),
-        (P2 + 'colour = "red"\n', "known[0].colour: unknown field (allowed: board, kind, path, reason, engine, invariant)"),
+        (P2 + 'colour = "red"\n', "known[0].colour: unknown field (allowed: board, kind, path, reason, engine, invariant, signature)"),
         (P2.replace('path = "players[1].lp"', "path = 3"), "known[0].path: expected a non-empty string, got 3"),
         (P2 + P2, "known[1]: lists the same disagreement as known[0]"),
         ("version = 2\n" + P2, "version: unsupported baseline version 2"),
@@ -121,7 +121,7 @@ def test_without_differential_only_the_invariant_entries_apply(run_cli, tmp_path
     """A check of the invariants alone (no lockstep with the model) can be baselined too: the
     known invariant violation passes, and the DIFF entries, which cannot occur, are not gone."""
     bl = tmp_path / "b.toml"
-    bl.write_text(P2 + '[[known]]\nboard = "boards/000-replay-1.toml"\ninvariant = "attack.count"\nreason = "known: the engine forgets"\n')
+    bl.write_text(P2 + "[[known]]\nboard = \"boards/000-replay-1.toml\"\ninvariant = \"attack.count\"\nsignature = \"engine-count-differs\"\nreason = \"known: the engine forgets\"\n")
     args = ("check", SMALL, "--engine", "mutant:replay-resets-count", "--invariants", "attack.count", "--json", str(tmp_path / "r.json"))
     code, out, _ = run_cli(*args)
     assert code == 1 and "attack.count" in out  # the violation, without the baseline
@@ -129,10 +129,10 @@ def test_without_differential_only_the_invariant_entries_apply(run_cli, tmp_path
     assert code == 0, out
     b = json.loads((tmp_path / "r.json").read_text())["boards"][0]
     assert b["verdict"] == "pass" and b["baseline"] == {"known": 1, "new": 0, "gone": []}
-    assert "known disagreement (baseline): attack.count: known: the engine forgets" in out
+    assert "known disagreement (baseline): attack.count [engine-count-differs]: known: the engine forgets" in out
     # against the reference, which keeps the count, the entry is reported gone (by its invariant)
     code, out, _ = run_cli("check", SMALL, "--invariants", "attack.count", "--baseline", str(bl))
-    assert code == 0 and "baseline: no longer occurs: attack.count (known: the engine forgets)" in out
+    assert code == 0 and "baseline: no longer occurs: attack.count [engine-count-differs] (known: the engine forgets)" in out
     assert "DIFF observation players[1].lp" not in out
 
 
@@ -140,12 +140,74 @@ def test_a_baseline_entry_may_name_a_known_invariant_violation(tmp_path, run_cli
     """A known violation of an invariant (not a DIFF) is listed by its invariant ID and reason."""
     bl = tmp_path / "b.toml"
     bl.write_text(
-        'version = 1\n[[known]]\nboard = "boards/000-replay-1.toml"\ninvariant = "attack.count"\nreason = "known: the test engine forgets"\n'
+        'version = 1\n[[known]]\nboard = "boards/000-replay-1.toml"\ninvariant = "attack.count"\nsignature = "engine-count-differs"\n'
+        'reason = "known: the test engine forgets"\n'
     )
     code, out, _ = run_cli("check", "boards/000-replay-1.toml", "--engine", "mutant:replay-resets-count", "--differential", "--baseline", str(bl))
     assert code == 1  # its other violations are not listed: they still fail the board
-    assert "known disagreement (baseline): attack.count: known: the test engine forgets" in out
+    assert "known disagreement (baseline): attack.count [engine-count-differs]: known: the test engine forgets" in out
     bad = tmp_path / "bad.toml"
-    bad.write_text('[[known]]\nboard = "x"\ninvariant = "attack.nope"\nreason = "r"\n')
+    bad.write_text('[[known]]\nboard = "x"\ninvariant = "attack.nope"\nsignature = "s"\nreason = "r"\n')
     code, _o, err = run_cli("check", "boards/000-replay-1.toml", "--differential", "--baseline", str(bad))
     assert code == 2 and "known[0].invariant: unknown invariant 'attack.nope'" in err
+
+
+# -- signatures: an invariant entry accepts one distinct failure of its invariant -----------------
+
+NO_REPLAY = "mutant:opponent-summon-no-replay"  # the reference, but a monster appearing on the opponent's side never replays
+LATE = '[[known]]\nboard = "boards/000-replay-1.toml"\ninvariant = "replay.iff"\nsignature = "replay-late"\nreason = "the engine replays one round late (known)"\n'
+
+
+def test_a_known_late_replay_does_not_hide_an_engine_that_never_replays(run_cli, tmp_path):
+    """The issue's case: a baseline that knows an engine replays late (the core's findings F19)
+    must not let an engine that does not replay at all pass: another signature, another finding."""
+    bl = tmp_path / "b.toml"
+    bl.write_text(LATE)
+    out = tmp_path / "r.json"
+    args = ("check", SMALL, "--engine", NO_REPLAY, "--invariants", "replay.iff", "--json", str(out))
+    code, text, _ = run_cli(*args, "--baseline", str(bl))
+    assert code == 1, text
+    b = json.loads(out.read_text())["boards"][0]
+    (cex,) = b["counterexamples"]
+    assert cex["signature"] == "replay-missing" and "baselined" not in cex
+    assert cex["message"].startswith("no replay came before the attack went on into damage_step_start: the chain that changed the potential targets")
+    assert b["verdict"] == "fail" and b["baseline"]["new"] == 1 and b["baseline"]["known"] == 0
+    assert "violation [replay-missing]: no replay came before" in text
+    assert "baseline: no longer occurs: replay.iff [replay-late] (the engine replays one round late (known))" in text
+    # listed by its own signature, the same violation is known
+    bl.write_text(LATE.replace("replay-late", "replay-missing"))
+    code, text, _ = run_cli(*args, "--baseline", str(bl))
+    assert code == 0 and "known disagreement (baseline): replay.iff [replay-missing]: the engine replays one round late (known)" in text, text
+
+
+def test_an_invariant_entry_without_a_signature_is_refused(run_cli, tmp_path):
+    bl = tmp_path / "b.toml"
+    bl.write_text(LATE.replace('signature = "replay-late"\n', ""))
+    code, out, err = run_cli("check", SMALL, "--invariants", "replay.iff", "--baseline", str(bl))
+    assert code == 2 and "Traceback" not in out + err
+    assert f"bpcheck: error: {bl}: known[0].signature: missing: an invariant entry names the signature of the violation it accepts" in err
+    assert "(replay.iff: replay-late, replay-missing, replay-missing-stopped, stop-late, stop-missing," in err
+    assert "`bpcheck baseline RESULT.json` drafts entries with it" in err
+    bl.write_text(LATE.replace("replay-late", "late"))
+    code, _o, err = run_cli("check", SMALL, "--invariants", "replay.iff", "--baseline", str(bl))
+    assert code == 2 and f"{bl}: known[0].signature: replay.iff has no signature 'late' (its signatures: replay-late," in err
+    bl.write_text(P2.replace('path = "players[1].lp"\n', 'path = "players[1].lp"\nsignature = "replay-late"\n'))
+    code, _o, err = run_cli("check", SMALL, "--differential", "--baseline", str(bl))
+    assert code == 2 and "known[0].signature: a signature goes with an invariant" in err
+    bl.write_text(LATE + LATE)
+    code, _o, err = run_cli("check", SMALL, "--baseline", str(bl))
+    assert code == 2 and "known[1]: lists the same violation as known[0]" in err
+    bl.write_text(LATE + LATE.replace("replay-late", "replay-missing"))  # two signatures of one invariant: two entries
+    code, out, _e = run_cli("check", SMALL, "--invariants", "replay.iff", "--baseline", str(bl))
+    assert code == 0 and out.count("baseline: no longer occurs: replay.iff [") == 2, out
+
+
+def test_an_entry_for_the_core_applies_to_any_build_of_it():
+    from bpcheck.explorers.baseline import Known
+
+    k = Known("b.toml", "window", "engine-only:main1", "F1", engine="ocgcore")
+    assert k.matches_engine("ocgcore") and k.matches_engine("ocgcore:/tmp/build/libocgcore.so")
+    assert not k.matches_engine("reference") and not k.matches_engine("cmd:ocgcore")
+    lib = Known("b.toml", "window", "engine-only:main1", "F1", engine="ocgcore:/a/lib.so")
+    assert lib.matches_engine("ocgcore:/a/lib.so") and not lib.matches_engine("ocgcore") and not lib.matches_engine("ocgcore:/b/lib.so")
+    assert Known("b.toml", "window", "x", "r").matches_engine("anything")

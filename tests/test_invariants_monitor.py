@@ -37,7 +37,9 @@ def _check(run_cli, tmp_path, board, engine):
 def test_an_engine_that_forgets_to_count_direct_attacks_is_caught_by_a_plain_check(run_cli, tmp_path, engines_path):
     code, stdout, _err, b = _check(run_cli, tmp_path, DATA / "direct-attacker.toml", "lying_direct:ForgetsDirectAttacks")
     assert code == 1, stdout
-    by_inv = {c["invariant"]: c for c in b["counterexamples"]}
+    by_inv: dict = {}
+    for c in b["counterexamples"]:  # the shortest of each invariant (one per signature: they come shortest first)
+        by_inv.setdefault(c["invariant"], c)
     cex = by_inv["attack.count"]
     # the engine reports its own (wrong) count; the monitor counted the declaration
     assert "the engine reports attacks_declared = 0, its declarations this turn number 1" in cex["message"]
@@ -78,9 +80,9 @@ LIES = [
 def test_an_engine_lying_about_its_bookkeeping_is_caught(run_cli, tmp_path, engines_path, factory, board, inv, message):
     code, stdout, _err, b = _check(run_cli, tmp_path, BOARDS / board, f"lying_bookkeeping:{factory}")
     assert code == 1, stdout
-    msgs = {c["invariant"]: c["message"] for c in b["counterexamples"]}
-    assert inv in msgs, msgs
-    assert message in msgs[inv]
+    msgs = [c["message"] for c in b["counterexamples"] if c["invariant"] == inv]  # one per signature
+    assert msgs, [c["invariant"] for c in b["counterexamples"]]
+    assert any(message in m for m in msgs), msgs
 
 
 def test_the_lies_cover_every_family():
@@ -104,9 +106,9 @@ WITHIN = [
 def test_damage_step_rules_are_judged_from_the_events_of_one_transition(run_cli, tmp_path, engines_path, engine, board, inv, message):
     code, stdout, _err, b = _check(run_cli, tmp_path, BOARDS / board, f"lying_damage_step:{engine}")
     assert code == 1, stdout
-    msgs = {c["invariant"]: c for c in b["counterexamples"]}
-    assert inv in msgs, {k: v["message"] for k, v in msgs.items()}
-    assert message in msgs[inv]["message"]
+    msgs = [c["message"] for c in b["counterexamples"] if c["invariant"] == inv]  # one per signature
+    assert msgs, [(c["invariant"], c["message"]) for c in b["counterexamples"]]
+    assert any(message in m for m in msgs), msgs
 
 
 def test_a_monster_marked_and_moved_in_one_transition_is_seen_by_the_walk():

@@ -349,28 +349,67 @@ def test_export_puzzle_board_and_counterexample(tmp_path):
     assert not any(ln.startswith("os.execute") for ln in r.stdout.splitlines())
 
 
-def test_replay5_differential_fails_and_the_baseline_passes():
-    r = _bpcheck("check", "boards/000-replay-5.toml", "--engine", "ocgcore", "--differential")
+def test_replay5_differential_fails_explains_itself_and_the_baseline_passes(tmp_path):
+    """The real core's first run (issue 25): without a baseline it fails, and says where the known
+    disagreements are listed, how many of its counterexamples they are and the command that uses
+    them; each DIFF's headline says what differs; what the adapter cannot observe (the chain
+    events' effect, speed and Damage-Step flag) is not compared, so the comparison goes on past a
+    card activation. With the baseline it passes."""
+    out = tmp_path / "r.json"
+    r = _bpcheck("check", "boards/000-replay-5.toml", "--engine", "ocgcore", "--differential", "--json", str(out))
     assert r.returncode == 1, r.stdout[-2000:]
-    assert "DIFF" in r.stdout
+    text = r.stdout
+    assert "The engine under test agrees with the reference model" not in text
+    assert "DIFF: the engine asks a player to respond in main1 where the reference asks no one (window engine-only:main1)" in text
+    note = text[text.index("note: The EDOPro core disagrees with the reference model"):]
+    assert "baselines/ocgcore.toml lists them board by board" in note and "docs/ocgcore-findings.md explains each finding" in note
+    b = json.loads(out.read_text())["boards"][0]
+    n = len(b["counterexamples"])
+    assert f"{n} of the {n} counterexamples above are listed there; 0 are not." in note
+    assert (f"To fail only on what is not listed: bpcheck check boards/000-replay-5.toml --engine ocgcore --differential --json {out} "
+            "--baseline baselines/ocgcore.toml") in note
+    assert len(text.splitlines()) < 343 and "board before the" not in text.split("\nreplay.iff: ")[0]  # DIFFs: no board drawings
+    # the adapter's gaps are not compared, and listed; the lockstep goes on past the activation of Scapegoat
+    assert {(x["path"], x["side"]) for x in b["not_reported"]} >= {
+        ("events.chain_link_added.effect", "engine"), ("events.chain_link_added.speed", "engine"), ("events.chain_link_added.damage_step", "engine")}
+    assert "not compared (the engine does not report them): events.chain_link_added.damage_step, events.chain_link_added.effect," in text
+    diffs = {(c["diff"]["kind"], c["diff"]["path"]): c for c in b["counterexamples"] if c["invariant"] == "DIFF"}
+    assert ("events", "events.chain_link_added") not in diffs
+    late = diffs[("events", "events.replay")]  # F19, seen by the differential only past the activation
+    assert "activate Scapegoat" in late["trace"] and late["statement"] == "after the same action, the replay events differ (events events.replay)"
     r = _bpcheck("check", "boards/000-replay-5.toml", "--engine", "ocgcore", "--differential", "--baseline", "baselines/ocgcore.toml")
     assert r.returncode == 0, r.stdout[-3000:]
-    assert "known disagreement (baseline)" in r.stdout
+    assert "known disagreement (baseline)" in r.stdout and "note: The EDOPro core" not in r.stdout
 
 
-@pytest.mark.parametrize("name, message", [
-    ("003-004-example-1.toml", "the attacker can no longer attack, but the attack did not stop"),
-    ("003-004-example-3.toml", "potential targets changed"),
-])
-def test_f19_the_core_answers_a_chain_one_round_of_passes_late(tmp_path, name, message):
+@pytest.mark.parametrize("name, signature", [("003-004-example-1.toml", "stop-late"), ("003-004-example-3.toml", "replay-late")])
+def test_f19_the_core_answers_a_chain_one_round_of_passes_late(tmp_path, name, signature):
     """Both halves of findings F19 (the stop and the replay question come after one more round of
-    passes): replay.iff fails on the core, the baseline lists it with the reason, the board passes."""
+    passes): replay.iff fails on the core with the late signature, the baseline lists it, the board passes."""
     out = tmp_path / "r.json"
     r = _bpcheck("check", f"boards/{name}", "--engine", "ocgcore", "--differential", "--baseline", "baselines/ocgcore.toml",
                  "--json", str(out))
     assert r.returncode == 0, r.stdout[-3000:]
     (cex,) = [c for c in json.loads(out.read_text())["boards"][0]["counterexamples"] if c["invariant"] == "replay.iff"]
-    assert cex["message"].startswith(message) and "findings F19" in cex["baselined"]
+    assert cex["signature"] == signature and "findings F19" in cex["baselined"]
+    late = "a replay came later than the rules ask" if signature == "replay-late" else "the attack stopped later than the rules ask"
+    assert cex["message"].startswith(late)
+
+
+def test_the_cores_late_replay_matches_its_signature_and_no_other(tmp_path):
+    """The converse of the planted-bug test (tests/test_differential_baseline.py): the core's late
+    replay (F19) is not accepted by an entry for a missing one, only by its own."""
+    bl = tmp_path / "b.toml"
+    entry = ('[[known]]\nboard = "boards/000-replay-dark-elf.toml"\nengine = "ocgcore"\ninvariant = "replay.iff"\n'
+             'signature = "SIG"\nreason = "F19"\n')
+    args = ("check", "boards/000-replay-dark-elf.toml", "--engine", "ocgcore", "--invariants", "replay.iff", "--baseline", str(bl))
+    bl.write_text(entry.replace("SIG", "replay-missing"))
+    r = _bpcheck(*args)
+    assert r.returncode == 1 and "violation [replay-late]: a replay came later than the rules ask" in r.stdout, r.stdout[-2000:]
+    assert "baseline: no longer occurs: replay.iff [replay-missing] (F19)" in r.stdout
+    bl.write_text(entry.replace("SIG", "replay-late"))
+    r = _bpcheck(*args)
+    assert r.returncode == 0 and "known disagreement (baseline): replay.iff [replay-late]: F19" in r.stdout, r.stdout[-2000:]
 
 
 @pytest.mark.parametrize("name, invariant", [("rule-lp-zero-draw.toml", "acc.lp-ledger"), ("000-replay-dark-elf.toml", "replay.iff")])
@@ -378,9 +417,9 @@ def test_the_invariants_alone_pass_on_the_core_with_the_baseline(name, invariant
     """Without --differential only the baseline's invariant entries apply (docs/checking.md): a
     board whose DIFFs the baseline does not list passes on its known violation (F10, F19)."""
     r = _bpcheck("check", f"boards/{name}", "--engine", "ocgcore")
-    assert r.returncode == 1 and f"\n{invariant}: " in r.stdout and "violation: " in r.stdout, r.stdout[-2000:]
+    assert r.returncode == 1 and f"\n{invariant}: " in r.stdout and "violation [" in r.stdout, r.stdout[-2000:]
     r = _bpcheck("check", f"boards/{name}", "--engine", "ocgcore", "--baseline", "baselines/ocgcore.toml")
-    assert r.returncode == 0 and f"known disagreement (baseline): {invariant}:" in r.stdout, r.stdout[-2000:]
+    assert r.returncode == 0 and f"known disagreement (baseline): {invariant} [" in r.stdout, r.stdout[-2000:]
 
 
 def test_every_report_lists_what_was_not_compared(tmp_path):

@@ -153,7 +153,7 @@ def test_partial_observations_are_not_compared_and_their_invariants_not_evaluate
     assert r["priority.turn-player-first"] == {**r["priority.turn-player-first"], "verdict": "not evaluated", "checked": 0,
                                                "reason": "the engine does not observe pending_triggers"}
     assert {k for k, v in r.items() if v["verdict"] == "not evaluated"} == {"priority.turn-player-first"}
-    assert "not evaluated: priority.turn-player-first (the engine does not observe pending_triggers)" in out
+    assert "not evaluated (the engine does not observe pending_triggers): priority.turn-player-first" in out
     # ... one that can do without it but not for one of its checks is evaluated, and that check
     # is listed as not made ...
     assert r["chain.spell-speed"]["verdict"] == "held" and r["chain.spell-speed"]["checked"] > 0
@@ -170,6 +170,7 @@ def test_partial_observations_are_not_compared_and_their_invariants_not_evaluate
     assert "reason" not in r["damage.lingering-end"]  # (the effects history: nothing ends in this Damage Step here)
     assert all(r[k]["violations"] == 0 for k in r)  # no false failure
     assert "not compared (the engine does not observe them): chains_in_step, lingering, next_uid, open_windows" in out
+    assert "not evaluated (the engine does not observe lingering): damage.lingering-end" in out  # one line per reason
     # The same state graph as the reference: the engine's "hidden" key tells its states apart.
     ref_code, _o, ref = check(run_cli, tmp_path, SMALL, "--no-reduce", name="ref.json")  # differential explores every state
     assert (b["states"], b["transitions"]) == (ref["boards"][0]["states"], ref["boards"][0]["transitions"])
