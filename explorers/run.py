@@ -243,6 +243,21 @@ def _statement(pid: str, invariants: Sequence[Invariant]) -> tuple[str, tuple[st
 
 
 def build_counterexample(system: EngineSystem, v: Violation, invariants: Sequence[Invariant], engine_name: str) -> Counterexample:
+    return _keyed(_build_counterexample(system, v, invariants, engine_name), v)
+
+
+def _keyed(cex: Counterexample, v: Violation) -> Counterexample:
+    """Which distinct failure it is (a DIFF's kind and path, an invariant's signature), and for a
+    DIFF a headline that says what differs rather than DIFF's statement."""
+    cex.key = v.key
+    if v.prop == "DIFF" and isinstance(v.key, tuple):
+        from bpcheck.explorers.differential import describe_diff
+
+        cex.statement = describe_diff(*v.key)
+    return cex
+
+
+def _build_counterexample(system: EngineSystem, v: Violation, invariants: Sequence[Invariant], engine_name: str) -> Counterexample:
     forced: list[bool] = []
     at, cycle_start = v.at, v.cycle_start
     if getattr(system, "reduced", False):  # a macro trace: re-executed as its micro-steps (explorers/reduce.py)
@@ -282,7 +297,7 @@ def _unreplayed(system, v: Violation, invariants: Sequence[Invariant], engine_na
         initial = system.initial_states()[v.initial][1]
     except SystemFault:
         initial = _board_observation(system.board)
-    return Counterexample(
+    return _keyed(Counterexample(
         board=system.board.path,
         engine=engine_name,
         invariant=v.prop,
@@ -295,7 +310,7 @@ def _unreplayed(system, v: Violation, invariants: Sequence[Invariant], engine_na
         labels=[f"#{ai}" for ai in v.trace],
         cycle_start=v.cycle_start,
         folded=bool(getattr(system, "reduced", False)),  # the indices are decisions: replay folds the forced passes again
-    )
+    ), v)
 
 
 def _board_observation(board: Board) -> dict:
@@ -473,11 +488,6 @@ def check_board(
         except SystemFault as f:  # an engine that does not replay its own trace
             cex = _unreplayed(system, v, invariants, engine_name, f)
         cex.shortest = strategy == "bfs"
-        cex.key = v.key
-        if v.prop == "DIFF" and isinstance(v.key, tuple):  # the headline says what differs, not DIFF's statement
-            from bpcheck.explorers.differential import describe_diff
-
-            cex.statement = describe_diff(*v.key)
         br.counterexamples.append(cex)
     unreported = sorted(set(unreported) | set(getattr(system, "not_compared_fields", ()) or ()))
     br.not_reported = [{"path": p, "side": side} for p, side in unreported]

@@ -14,6 +14,7 @@ from bpcheck.invariants.monitor import history
 from bpcheck.invariants.view import (
     ATTACKABLE,
     CANNOT_ATTACK,
+    CARD_PLACES,
     MARKS,
     MAY_ATTACK_DIRECTLY,
     ON_CHAIN,
@@ -210,7 +211,8 @@ def _settled(owed, t):
     ["RPL-TRIGGER", "RPL-AFTER-CHAIN", "RPL-NOT-STATS", "RPL-OWN-SIDE", "RPL-NOT-POSITION", "STOP-ATTACK", "STOP-AFTER-CHAIN"],
     "transition",
     FAMILY,
-    reads=sorted({"attack.attacker", "attack.target", "step", "over", "turn_player", *MAY_ATTACK_DIRECTLY, *CANNOT_ATTACK}),
+    # (CARD_PLACES: a monster that left the field is named where it went)
+    reads=sorted({"attack.attacker", "attack.target", "step", "over", "turn_player", *MAY_ATTACK_DIRECTLY, *CANNOT_ATTACK, *CARD_PLACES}),
     fields={**_MARKS, **_ON_CHAIN, "attack.replay_pending": by_history("the replay history (a replay not yet answered)")},
 )
 def replay_iff(t):

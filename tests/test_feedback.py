@@ -184,7 +184,7 @@ def test_the_first_counterexample_in_a_few_lines(tmp_path):
     assert trace.startswith("trace (5 decisions, 9 steps): P1: enter Battle Phase; ") and trace.endswith("; P1: replay: call off")
     assert len(lines) <= 6
     bl = tmp_path / "b.toml"
-    bl.write_text("".join(f'[[known]]\nboard = "{SMALL}"\ninvariant = "{c.invariant}"\nreason = "known"\n' for c in br.counterexamples))
+    bl.write_text("".join(f'[[known]]\nboard = "{SMALL}"\ninvariant = "{c.invariant}"\nsignature = "{c.key}"\nreason = "known"\n' for c in br.counterexamples))
     err2 = io.StringIO()
     q = Progress("check", mode="lines", stream=err2, clock=clock, background=False, first=0)
     quiet = FirstCounterexample(q, replayed_counterexample(engine, {}, invs, engine), baseline_knows(load_baseline(str(bl)), engine, False))
