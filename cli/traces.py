@@ -455,7 +455,6 @@ def replay_differential(
     """Replay a DIFF counterexample with the engine named on the command line (`engine_spec`,
     never the file's) and the reference model in lockstep."""
     from bpcheck.engines import make_engine
-    from bpcheck.model.board import load_board
     from bpcheck.replay import load_cex_board, pick_action
 
     try:

@@ -91,7 +91,7 @@ def pass_pass(t):
         if waiting is None:
             return None  # (a trigger may wait: the next action tells, see above)
         added = t.of("chain_link_added")[-1]
-        return f"after {_player(p)} activated {card_ref(t.after, added.get('card_uid'), t.before)}, {_player(to_act)} was asked instead of {_player(other)} (the other player may respond)"
+        return f"after {_player(p)} activated {card_ref(t.after, added.get('card_uid'), t.before)}, {_player(to_act)} was asked rather than {_player(other)} (the other player may respond)"
     moved = sorted({e.kind for e in t.events if e.kind != "passed"})
     if not t.mon["priority"][0]:
         if moved:

@@ -30,7 +30,7 @@ COMMON = {"unreadable-data": "^could not be evaluated on the engine's data"}
 SIGNATURES: dict[str, dict[str, str]] = {
     # -- accounting ---------------------------------------------------------------------------
     "acc.battle-damage": {
-        "damage-differs": "the calculation gives P1",
+        "damage-differs": "^battle damage P1 ",
         "attacker-atk-differs": "whose ATK is",
         "target-value-differs": "whose value is",
         "damage-without-calculation": "^battle damage without damage calculation",
@@ -92,17 +92,21 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "battle-phase-on-turn-1": "^the Battle Phase was entered on turn 1",
     },
     "attack.stopped-is-spent": {
-        "attacks-after-stop": " declared an attack after its attack was stopped this turn",
-        "attacks-though-engine-says-cannot": " declared an attack although the engine says it cannot attack this turn",
-        "attack-on-after-stop": "^the attack is still in progress after it stopped",
-        "engine-cannot-attack-false": "'s attack stopped but the engine reports cannot_attack_this_turn = false",
+        "attacks-after-stop": " declared an attack although it may not attack again this turn",
+        "attack-on-after-stop": " is still in progress after it stopped$",
+        "engine-cannot-attack-false": ", but its attack stopped or its effect forbade it this turn$",
+        "engine-cannot-attack-true": ", but no attack of it stopped and no effect forbade it this turn$",
     },
     "attack.direct-legal": {
         "direct-past-monsters": " attacked directly while the opponent controls monsters that can be attacked",
     },
+    "attack.legal-offered": {
+        "attack-not-offered": ", but that attack is not offered to P",
+        "replay-choice-not-offered": ", but that choice is not offered (offered: ",  # (offered._replay_offered)
+    },
     "attack.offered-legal": {
         "attacker-cannot-attack": " is offered but the attacker is not a face-up Attack Position monster of the turn player",
-        "attacker-stopped": " is offered for a monster whose attack was stopped this turn",
+        "attacker-stopped": " is offered for a monster that may not attack again this turn",
         "target-cannot-be-attacked": " is offered but that monster cannot be attacked",
         "target-already-declared-at": " was already declared at that monster this turn",
         "already-attacked": " already attacked this turn",
@@ -120,9 +124,10 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "no-such-monster": " is offered but the turn player controls no such monster",
         "face-down": " is offered for a face-down monster (turning it face-up is a Flip Summon)",
         "after-attack": " attack(s) this turn",
-        "summoned-this-turn": " was Summoned this turn",
+        "summoned-this-turn": " was Summoned this turn$",
         "set-this-turn": " was Set this turn",
         "second-change": " already changed its battle position manually this turn",
+        "engine-summoned-flag-differs": "the engine reports summoned_this_turn = ",
     },
     "attack.position-change-applied": {
         "monster-not-on-field": " is for a monster that is not on the field",
@@ -138,6 +143,9 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "chained-to-higher-speed": " was chained to a speed-",
         "speed-1-out-of-place": " (speed 1) was activated in ",
     },
+    "chain.legal-offered": {
+        "activation-not-offered": ", but that activation is not offered (offered: ",
+    },
     "window.attack-declaration": {
         "engine-window-differs": "the engine reports open_windows.attack_declaration = ",
         "no-window": " was activated although no attack-declaration window is open",
@@ -148,6 +156,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
     },
     "chain.not-set-this-turn": {
         "activated-turn-set": " was activated the turn it was Set",
+        "engine-set-flag-differs": "'s set_this_turn = ",
     },
     "chain.from-hand": {
         "trap-from-hand": " was activated from the hand$",
@@ -156,6 +165,17 @@ SIGNATURES: dict[str, dict[str, str]] = {
     "chain.lifo": {
         "resolution-order": "^chain resolved in order ",
         "engine-chain-differs": " the links added and not yet resolved are ",
+        "engine-negated-differs": "^the engine reports chain link ",
+        "engine-on-chain-differs": " on_chain = ",
+    },
+    "priority.pass-pass": {
+        "acted-before-response": " was asked whether to respond$",
+        "wrong-player-after-activation": " (the other player may respond)$",
+        "moved-on-after-one-pass": " ends only after both players pass in succession$",
+        "wrong-player-after-pass": " was asked instead of ",
+        "chain-not-resolved": "^both players passed in succession, but the chain ",
+        "turn-player-not-next": "^both players passed in the attack-declaration window, but ",
+        "step-not-ended": "^both players passed in succession with an empty chain, but ",
     },
     "priority.turn-player-first": {
         "opponent-first": " acts first in ",
@@ -199,6 +219,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "pending-not-sent-by-battle": " trigger became pending, but it was not sent to the Graveyard by battle",
         "pending-in-wrong-sub-step": " trigger became pending in ",
         "trigger-not-pending": " was sent to the Graveyard by battle but its trigger is not pending",
+        "trigger-not-handled": " neither activates nor declines it$",
     },
     "damage.substep-order": {
         "calculation-on-entering": "^damage calculation was performed on entering damage calculation, before its window",
@@ -210,14 +231,15 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "sub-steps-out-of-order": "^Damage-Step sub-steps out of order: ",
         "calculation-skipped": "^damage calculation was left without damage calculation being performed",
         "left-wrong": "^the Damage Step was left as ",
-        "flip-sub-step-not-face-down": "^the flip sub-step happened but the attack target is not face-down",
+        "flip-sub-step-not-face-down": "^the flip sub-step happened but ",
+        "engine-battle-ended-differs": "^the engine reports attack.battle_ended = ",
     },
     "damage.calculation-once": {
         "twice-in-one-transition": "^damage calculation happened twice in one transition",
         "outside-calculation": "^damage calculation happened in ",
         "twice-for-one-battle": "^damage calculation happened twice for one battle",
-        "attacker-left": "^damage calculation happened although the attacker left the field",
-        "target-left": "^damage calculation happened although the attack target left the field",
+        "attacker-left": "^damage calculation happened although the attacker ",
+        "target-left": "^damage calculation happened although the attack target ",
         "engine-flag-differs": "^the engine reports damage_calculated = ",
     },
     "damage.lingering-end": {
@@ -266,20 +288,23 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "forgot-targets": " forgot the monsters it was declared at",
     },
     "replay.call-off-counts": {
-        "attack-on-after-call-off": "^the attack is still in progress after it was called off",
+        "attack-on-after-call-off": " is still in progress after it was called off$",
         "called-off-undeclared": " called off an attack it never declared",
         "count-lost": " no longer counts as having attacked after calling its attack off",
     },
     "replay.choices": {
         "engine-says-not-pending": ", but a replay of the attack is pending",
         "engine-says-pending": ", but no replay happened since the last replay choice",
-        "no-attack": "^a replay is pending, but the observation shows no attack by its attacker",
+        "no-attack": ", but the observation shows no attack by it$",
         "other-actions": "^other actions are offered while a replay is pending",
         "no-call-off": "^calling the attack off is not offered in a replay",
-        "target-cannot-be-attacked": " is offered but that monster cannot be attacked",
-        "direct-not-legal": "^a direct attack is offered in the replay but is not legal",
+        "target-cannot-be-attacked": ") cannot be attacked$",
+        "direct-not-legal": " is offered in the replay but is not legal (the opponent controls ",
     },
     # -- turn structure -------------------------------------------------------------------------
+    "turn.legal-offered": {
+        "choice-not-offered": " is not offered to P",
+    },
     "turn.phase-order": {
         "phase-order": " comes ",
         "phase-change-chain-open": " while a chain was open",

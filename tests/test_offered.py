@@ -75,7 +75,8 @@ def test_the_messages_name_what_is_missing():
     _es, r = _explore(ReferenceEngine(MUTANTS["unattackable-monster-blocks-direct-attack"].rules), "000-replay-3.toml")
     assert _messages(r, "attack.legal-offered")[0].startswith("Battle Ox [P1 M1] may attack directly, but that attack is not offered")
     _es, r = _explore(ReferenceEngine(MUTANTS["opponent-not-asked-after-declaration"].rules), "003-004-example-1.toml")
-    assert _messages(r, "priority.pass-pass") == ["after P1 passed in battle_step, P1 was asked instead of P2"]
+    # (one counterexample per signature: the same omission also shows as the moves that follow it)
+    assert "after P1 passed in battle_step, P1 was asked instead of P2" in _messages(r, "priority.pass-pass")
     _es, r = _explore(ReferenceEngine(MUTANTS["no-activation-after-declaration-window"].rules), "003-004-example-2.toml")
     assert _messages(r, "chain.legal-offered")[0].startswith(
         "P2 may activate Book of Moon [P2 S3] targeting Battle Ox [P1 M1] in battle_step, but that activation is not offered"

@@ -22,6 +22,7 @@ HELPERS = {
     "turn.phase-order": ["_walk"],
     "turn.battle-steps": ["_walk"],
     "replay.iff": ["_chain_end", "_settled"],
+    "attack.legal-offered": ["_replay_offered"],
 }
 # Returns that are not message literals, each with why it is fine (unparsed source -> reason).
 NOT_MESSAGES = {
@@ -31,6 +32,7 @@ NOT_MESSAGES = {
     "signed(r[1], r[2]) if r[0] == 'now' else None": "a signed message of replay._chain_end (its tuples are read)",
     "out": "the step walk's list of step changes, not a message (turn._walk)",
     "_LAST[1]": "the step walk's cached result (turn._changes)",
+    "_replay_offered(obs, actions, ctx, mon['replay'])": "attack.legal-offered at a replay (offered._replay_offered, read as a helper)",
 }
 
 

@@ -204,8 +204,7 @@ class Track:
         elif kind == M.MSG_MOVE:
             self._move(p, out)
         elif kind == M.MSG_SWAP:
-            code1 = M.u32(p, 0)
-            l1 = M.loc(p, 4)
+            l1 = M.loc(p, 4)  # (bytes 0-3: the first card's code)
             l2 = M.loc(p, 18)
             u1, u2 = self.take(*l1[:3]), self.take(*l2[:3])
             if u1 is not None:
