@@ -185,7 +185,7 @@ def test_a_failure_prints_the_counterexample_once(pytester):
     out = r.stdout.str()
     assert "During handling of the above exception" not in out and "Traceback" not in out
     # each failure shows the counterexample once: three failures, three copies
-    assert out.count("violation: the Battle Phase was entered on turn 1") == 3, out
+    assert out.count("violation [battle-phase-on-turn-1]: the Battle Phase was entered on turn 1") == 3, out
     assert out.count("board boards/first-turn.toml failed on mutant:battle-phase-on-first-turn") == 3, out
 
 

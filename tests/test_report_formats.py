@@ -327,7 +327,7 @@ def test_one_bug_on_several_boards_is_one_root_cause(tmp_path, run_cli):
     # the text: each board in one line, the trace once, with the count and the boards
     assert len(re.findall(r"^shortest trace \(.*\) from ", stdout, flags=re.M)) == 1
     assert "root cause #1: 6 counterexamples on 3 boards (turn.battle-steps x3, turn.phase-order x3)" in stdout
-    assert stdout.count("violated: turn.battle-steps, turn.phase-order (traces below, by root cause)") == 3
+    assert stdout.count("violated: turn.battle-steps [step-order], turn.phase-order [end-phase-after-battle-phase] (traces below, by root cause)") == 3
     # the report: one page per root cause, every board listed on it
     pages = sorted(p.name for p in (out / "counterexamples").glob("*.html"))
     assert len(pages) == 1
