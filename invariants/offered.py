@@ -220,6 +220,11 @@ def attacks_offered(obs, actions, ctx):
             due = True
             if (m["uid"], t) not in offered:
                 why = "" if not mon.attack(m["uid"]).declared else " (it may attack each opponent's monster once)"
+                if _responses_only(actions):  # (a distinct signature: an engine's response window, invariants/signatures.py)
+                    return (
+                        f"{card_ref(obs, m['uid'])} may attack {_target_name(obs, t)}{why}, but P{tp + 1} is asked only for a "
+                        f"response here, without the attack (offered: {_labels(actions)})"
+                    )
                 return (
                     f"{card_ref(obs, m['uid'])} may attack {_target_name(obs, t)}{why}, but that attack is not offered to "
                     f"P{tp + 1} (offered: {_labels(actions)})"
@@ -257,6 +262,14 @@ def _replay_offered(obs, actions, ctx, pending):
 
 def _labels(actions) -> str:
     return ", ".join(a["label"] for a in actions) or "nothing"
+
+
+def _responses_only(actions) -> bool:
+    """Whether the player is asked only to respond: every action offered activates a card or
+    declines (a plain "pass", not "end Battle Phase"). The EDOPro core asks so after a chain
+    resolves or a phase begins, before its idle command (docs/ocgcore-findings.md, F25). Only the
+    signature of an omission depends on it, never the verdict."""
+    return bool(actions) and all(a["kind"] == "activate" or (a["kind"] == "pass" and a.get("label") == "pass") for a in actions)
 
 
 @invariant(
@@ -303,6 +316,8 @@ def turn_offered(obs, actions, ctx):
         return None
     for kind, what in want:
         if kind not in kinds:
+            if _responses_only(actions):  # (a distinct signature: an engine's response window)
+                return f"{what} is not offered: P{p + 1} is asked only for a response in {step} (offered: {_labels(actions)})"
             return f"{what} is not offered to P{p + 1} in {step} (offered: {_labels(actions)})"
     return True if want else None
 

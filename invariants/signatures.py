@@ -102,6 +102,8 @@ SIGNATURES: dict[str, dict[str, str]] = {
     },
     "attack.legal-offered": {
         "attack-not-offered": ", but that attack is not offered to P",
+        # asked only to respond (activations and a plain pass): the EDOPro core's response windows (F25)
+        "attack-not-offered-response-window": " is asked only for a response here, without the attack",
         "replay-choice-not-offered": ", but that choice is not offered (offered: ",  # (offered._replay_offered)
     },
     "attack.offered-legal": {
@@ -304,6 +306,8 @@ SIGNATURES: dict[str, dict[str, str]] = {
     # -- turn structure -------------------------------------------------------------------------
     "turn.legal-offered": {
         "choice-not-offered": " is not offered to P",
+        # asked only to respond (activations and a plain pass): the EDOPro core's response windows (F25)
+        "choice-not-offered-response-window": " is asked only for a response in ",
     },
     "turn.phase-order": {
         "phase-order": " comes ",
