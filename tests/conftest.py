@@ -8,13 +8,18 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def pytest_collection_modifyitems(config, items):
-    """The longest tests first: those marked heavy, then the perft boards by their pinned state
+    """The tests of a live Ray cluster (tests/test_cluster.py's ``cluster`` fixture: a two-node
+    cluster in a network namespace, minutes) are heavy: `./scripts/test` leaves them out unless
+    BPCHECK_HEAVY=1 (CI). Then the longest tests first: those marked heavy, then the perft boards by their pinned state
     count (tests/test_perft.py: most of the suite's time), then the rest in their own order. With
     pytest-xdist (scripts/test), a long test that starts last keeps one worker busy after the
     others are done; started first, it runs while the other workers take the short ones. The
     order is the same in every worker (xdist compares their collections)."""
     import json
 
+    for item in items:
+        if "cluster" in getattr(item, "fixturenames", ()) and item.get_closest_marker("heavy") is None:
+            item.add_marker(pytest.mark.heavy)
     pinned = json.loads((ROOT / "tests" / "perft.json").read_text())
 
     def rank(k_item):
