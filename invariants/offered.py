@@ -29,8 +29,8 @@ from bpcheck.invariants.view import (
     MARKS,
     ON_CHAIN,
     activating,
+    attackable,
     card_ref,
-    face_up_card,
     fact,
     monster,
     monster_fields,
@@ -94,19 +94,9 @@ def _zone_order(obs: dict, uid) -> tuple:
 
 
 def _attackable(obs: dict, mon, defender: int, cards) -> set[int]:
-    """The defender's monsters that can be chosen as attack targets (ATK-TARGET-IMMUNE):
-    :func:`~bpcheck.invariants.view.attackable` with the monitor's battle marks instead of the
-    engine's ``destroyed_by_battle`` (an engine need not report it)."""
-    out = set()
-    for m in monsters(obs, defender):
-        if m["uid"] in mon.battle.destroyed:
-            continue
-        if m["position"] != "facedown":
-            immune, field = fact(cards.unattackable_while(m["card"]), m["card"], "whether it can be attacked")
-            if immune and (field is None or face_up_card(obs, field, mon, cards)):
-                continue
-        out.add(m["uid"])
-    return out
+    """The defender's monsters that can be chosen as attack targets (ATK-TARGET-IMMUNE), with the
+    monitor's battle marks (never the engine's ``destroyed_by_battle``)."""
+    return attackable(obs, defender, cards, mon)
 
 
 def _may_attack_directly(obs: dict, mon, m: dict, cards) -> bool:
