@@ -44,13 +44,14 @@ Lost workers. Each chunk is a transaction: its results enter the exploration (th
 once every worker has answered its last round. A worker that is gone (:class:`WorkerLost`: its
 process killed, its node removed, its actor dead) costs the chunk in progress and nothing else:
 the pool is closed, the exploration goes back to the last commit, and new workers restore it
-from what this process keeps (each state's fingerprint by index, the claimed states, the
-workers' ``finish`` answers so far), each loading the virtual shards it owns, one of them
-re-creating the frontier from the initial states (as a resumed checkpoint); the chunk is then
-expanded again, deterministically. So no state is counted twice or skipped, and the result is
-the one an uninterrupted run gives (``res.lost_workers`` says where each loss was). A loss
-before the first commit starts again from the initial states; :data:`RECOVERIES` losses in a
-row at one chunk raise :class:`WorkerError` naming the last one.
+from what this process keeps (each owner's committed records, as the owner sent them, one set
+of arrays per chunk; the claimed states; the workers' ``finish`` answers so far), each loading
+the virtual shards it owns, one of them re-creating the frontier from the initial states (as a
+resumed checkpoint); the chunk is then expanded again, deterministically. So no state is
+counted twice or skipped, and the result is the one an uninterrupted run gives
+(``res.lost_workers`` says where each loss was). A loss before the first commit starts again
+from the initial states; :data:`RECOVERIES` losses in a row at one chunk raise
+:class:`WorkerError` naming the last one.
 
 Systems that judge states inside a transition (``claims(info)``: explorers/reduce.py, whose
 macro transitions judge the forced states they fold) give ``(fingerprint, start, end)`` slices of
@@ -61,7 +62,7 @@ boards without checkpoints.
 
 Not supported: ``record_graph``, ``pack`` / ``unpack`` and ``strategy="dfs"``; the caller runs
 ``core.explore`` for those. A checkpoint holds the same data as explore()'s (the file format does
-not change), so either explorer resumes the other's.
+not change: the owners' records assembled by index), so either explorer resumes the other's.
 
 Results are byte-identical whatever the worker count, and on an exhaustive run identical to
 ``core.explore(system, "bfs", ...)`` (same states, transitions, stats, violations and traces).
@@ -69,30 +70,46 @@ Results are byte-identical whatever the worker count, and on an exhaustive run i
 How it works
 ------------
 Breadth-first search in *chunks*: the frontier is a run of state indices in BFS order; each
-chunk is its next :func:`chunk_size` states (:data:`CHUNK`, more with many workers). Expanding the states of a
-chunk in order and appending the new ones at the end is exactly FIFO order, so a chunked run
-numbers the states as the sequential BFS does. Per chunk, three rounds over pipes (the parent
-coordinates, workers never talk to each other):
+chunk is its next :func:`chunk_size` states (:data:`CHUNK`, more with many workers). Expanding the
+states of a chunk in order and appending the new ones at the end is exactly FIFO order, so a
+chunked run numbers the states as the sequential BFS does. The visited set is cut into
+:data:`SHARDS` virtual shards by fingerprint (``fp % SHARDS``), each owned by one worker
+(:func:`shard_owners`); the owner of a state keeps its record: its index, parent, action and
+depth, and the non-tree edges into it (as LTSmin's distributed backend does). Per chunk, four
+rounds (the parent coordinates; what one worker sends another it routes as it is, reading
+none of it, and with Ray actors only a reference passes through it):
 
 1. *expand*: each worker expands the states of the chunk it holds (terminal?, actions, action
    checks, deadlock, then each action: step, transition checks, the child's fingerprint), keeps
-   the children and sends (fingerprint, parent index, action index) of each. A worker done
-   while another is busy gets the later half of what that one has left (*work stealing*,
-   :meth:`_Pool.expand`; the busy worker polls its pipe between states): the states such a
-   worker expands may come before its own in the sequential order, so the child it keeps per
-   fingerprint is its least (parent, action) discovery, not its first, and a system that
-   remembers what it met is told (``in_order(False)``: explorers/reduce.py then judges afresh
-   what was judged in this chunk, ``chunk_begins()`` marking where the chunk began);
-2. *decide*: the visited set is cut into :data:`SHARDS` virtual shards by fingerprint (``fp %
-   SHARDS``), each owned by one worker (:func:`shard_owners`); each owner says which
-   fingerprints are new and which discovery of each wins: the minimum (parent index, action
-   index), as in the sequential order. The parent ranks the winners of all owners, so a new
-   state's index is the sequential one, and records parents, actions, depths and the non-tree
-   edges (sorted by source and action: the sequential order) in flat arrays;
-3. *finalize*: each discoverer checks the goals and the state properties of the children that
-   won, and keeps them, or ships them (pickled, between our own processes only) to a worker
-   with fewer states in the chunk they will be expanded in (:data:`SLACK`), so that the work
-   of each chunk stays balanced while few states travel.
+   the children and sends (fingerprint, parent index, action index, parent depth) of each to
+   the owner of the fingerprint. A worker done while another is busy gets the later half of
+   what that one has left (*work stealing*, :meth:`_Pool.expand`; the busy worker polls its pipe
+   between states): the states such a worker expands may come before its own in the
+   sequential order, so the child it keeps per fingerprint is its least (parent, action)
+   discovery, not its first, and a system that remembers what it met is told
+   (``in_order(False)``: explorers/reduce.py then judges afresh what was judged in this chunk,
+   ``chunk_begins()`` marking where the chunk began);
+2. *decide*: each owner says which of its fingerprints are new and which discovery of each wins:
+   the minimum (parent index, action index), as in the sequential order; the others are
+   non-tree edges into its states. Each winner's key (parent, action, discoverer, depth) goes to
+   the *ranker* of its parent: the chunk's parents cut into n equal index ranges;
+3. *rank*: each ranker numbers the winners of its range by (parent, action) from 0 and answers
+   how many there are (by depth). The parent prefix-sums these counts (one per ranker: O(workers),
+   whatever the chunk's size) into each range's first index, so a new state's index is
+   ``offset[ranker] + its number``, the sequential one, whatever the worker count;
+4. *finalize*: each owner records its new states under their indices; each discoverer checks the
+   goals and the state properties of the children that won, and keeps them, but hands some over
+   (pickled, between our own processes only) to workers that found fewer (:func:`_balance`, from
+   the counts alone: who gives how many to whom), so that the work stays balanced while few
+   states travel.
+
+A trace (a counterexample, a goal's witness) is rebuilt from the owners' tree links, one round
+of requests per depth walked for all the traces of a chunk together (``links``); the cycle
+search runs on the assembled graph only when an owner saw a non-tree edge that goes no deeper
+than its source (otherwise the graph is acyclic, as ``core._find_cycle`` decides). The parent
+keeps counts, the first index of each depth, and each owner's committed arrays as the owner
+sent them (handed back to a lost owner's replacement, assembled into a checkpoint): it never
+reads or writes a record per state.
 
 Every record (a property verdict, a goal, the first use of an action kind or of a property)
 carries its place in the sequential order: (expanded state's index, phase, action index,
@@ -227,6 +244,7 @@ class _Worker:
         self.wid = wid
         self.n = n
         self.owners = shard_owners(n).tolist()  # shard -> owning worker
+        self.owner_map = shard_owners(n)
         self.goals = set(goals)
         self.index = FingerprintIndex()  # the fingerprints this worker owns -> state index
         self.held: deque = deque()  # (index, depth, state), index order: frontier states held here
@@ -246,6 +264,8 @@ class _Worker:
         self.e_act = array("I")
         self.back = False  # a non-tree edge into an owned state that goes no deeper: a cycle is possible
         self.p_win: tuple | None = None  # the owner's winners of the last decide: fps, parents, actions, depths
+        self.p_sent: list = []  # their positions sent to each ranker (decide), by ranker
+        self.r_keys: tuple | None = None  # as a ranker: the winners ranked (rank), for finalize
         self.p_edges: tuple | None = None  # its other discoveries: sources, destinations (coded), actions, source depths
         # Claims (a system with ``claims(info)``: explorers/reduce.py): states judged inside a
         # transition (not stored), whose verdicts count once, at their first judging in the
@@ -336,7 +356,19 @@ class _Worker:
             fps.append(self.system.fingerprint(s0))
             ais.append(k)
             self.pending[(-1, k)] = (s0, None, 0)
-        return {"children": (np.array(fps, np.uint64), np.full(len(fps), -1, np.int64), np.array(ais, np.int64), np.full(len(fps), -1, np.int64))}
+        return {"children": self._by_owner((np.array(fps, np.uint64), np.full(len(fps), -1, np.int64), np.array(ais, np.int64), np.full(len(fps), -1, np.int64)))}
+
+    def _by_owner(self, arrays: tuple) -> dict[int, tuple]:
+        """Arrays whose first is fingerprints, split by the owner of each fingerprint."""
+        fps = arrays[0]
+        if not fps.size:
+            return {}
+        own = owners_of(fps, self.owner_map)
+        out = {}
+        for o in np.unique(own).tolist():
+            m = own == o
+            out[o] = tuple(a[m] for a in arrays)
+        return out
 
     def expand(self, hi: int, max_depth: int | None, inbox: list[bytes], learned: list | None = None) -> dict:
         """Round 1 of a chunk: expand the held states below index `hi`."""
@@ -487,8 +519,9 @@ class _Worker:
                     first[fp2] = (i, ai)
                     pending[(i, ai)] = (s2, info if slim is None else slim(info), d + 1)
         return {
-            "children": (np.array(fps, np.uint64), np.array(parents, np.int64), np.array(ais, np.int64), np.array(pdeps, np.int64)),
-            "claims": (np.array(c_fps, np.uint64), np.array(c_par, np.int64), np.array(c_ai, np.int64), np.array(c_no, np.int64)),
+            "children": self._by_owner((np.array(fps, np.uint64), np.array(parents, np.int64), np.array(ais, np.int64), np.array(pdeps, np.int64))),
+            "claims": self._by_owner((np.array(c_fps, np.uint64), np.array(c_par, np.int64), np.array(c_ai, np.int64), np.array(c_no, np.int64))),
+            "n_claims": len(c_fps),
             "rss": current_rss(),
             "work": (expanded, time.process_time() - cpu0),  # for the balance only: results never depend on it
             "share": self.share() if self.share is not None and self.n > 1 else None,
@@ -515,23 +548,34 @@ class _Worker:
 
     # -- round 2 (as the owner of fingerprints) -----------------------------------------------
 
-    def decide(self, fps: np.ndarray, parents: np.ndarray, ais: np.ndarray, pdeps: np.ndarray, claims: tuple | None = None) -> tuple:
-        """For the discoveries of fingerprints this worker owns (with their parents' depths): the
-        winners (new states: their position in the input, in fingerprint order), kept here until
-        ``finalize`` gives their indices, and every other discovery of a parent (a non-tree edge
-        into a state this worker owns). With `claims` (fingerprints, states, actions, claim
-        numbers) of fingerprints it owns: also the positions of the claims that are the first
-        judging of their state (never claimed before; the least (state, action, claim number)
-        among this chunk's)."""
-        won_claims = None
-        if claims is not None:
-            c_fps, c_par, c_ai, c_no = claims
+    def decide(self, children: list, claims: list, lo: int, hi: int) -> dict:
+        """Round 2, as the owner of fingerprints: the discoveries of its fingerprints by each
+        discoverer (``children[d]``: fingerprints, parents, actions, parents' depths) and the
+        claims (``claims[d]``: fingerprints, states, actions, claim numbers). The winners (new
+        states: the least (parent, action) discovery of each new fingerprint, as in the
+        sequential order) wait here for their indices; every other discovery of a parent is a
+        non-tree edge into a state this worker owns. Each winner's key (parent, action,
+        discoverer, depth) goes to the *ranker* of its parent: the parents of the chunk [lo, hi)
+        cut into n equal ranges, ranker r numbering the children of range r (``rank``). The
+        first judgings of claimed states go back to their discoverers."""
+        n = self.n
+        disc = np.concatenate([np.full(c[0].size, d, np.int64) for d, c in enumerate(children) if c is not None] or [np.empty(0, np.int64)])
+        cols = [np.concatenate([c[k] for c in children if c is not None] or [_EMPTY4[k]]) for k in range(4)]
+        fps, parents, ais, pdeps = cols
+        won_claims: dict[int, list] = {}
+        new_claimed = None
+        if any(c is not None for c in claims):
+            c_disc = np.concatenate([np.full(c[0].size, d, np.int64) for d, c in enumerate(claims) if c is not None])
+            c_fps, c_par, c_ai, c_no = (np.concatenate([c[k] for c in claims if c is not None]) for k in range(4))
             fresh = np.flatnonzero(self.claimed.get_many(c_fps) < 0)
             order, first = _first_of_each(fresh, c_fps, c_par, c_ai, c_no)
-            won_claims = order[first]
+            won = order[first]
             add = self.claimed.add
-            for fp in c_fps[won_claims].tolist():
+            for fp in c_fps[won].tolist():
                 add(fp, 0)
+            new_claimed = c_fps[won]
+            for d, p, a, no in zip(c_disc[won].tolist(), c_par[won].tolist(), c_ai[won].tolist(), c_no[won].tolist()):
+                won_claims.setdefault(d, []).append((p, a, no))
         known = self.index.get_many(fps)
         dst = known.astype(np.int64)
         new = np.flatnonzero(known < 0)
@@ -543,7 +587,43 @@ class _Worker:
         edge = (dst != -(2**62)) & (parents >= 0)
         self.p_win = (fps[winners], parents[winners], ais[winners], pdeps[winners] + 1)
         self.p_edges = (parents[edge], dst[edge], ais[edge], pdeps[edge])
-        return winners, won_claims
+        wp = parents[winners]
+        rk = ranker_of(wp, lo, hi, n)
+        to_rankers = {}
+        self.p_sent = [None] * n
+        for r in np.unique(rk).tolist():
+            pos = np.flatnonzero(rk == r)
+            self.p_sent[r] = pos
+            to_rankers[r] = (wp[pos], ais[winners][pos], disc[winners][pos], pdeps[winners][pos] + 1)
+        return {"to_rankers": to_rankers, "won_claims": won_claims, "claimed": new_claimed}
+
+    def rank(self, parts: list) -> dict:
+        """Round 3, as the ranker of a range of the chunk's parents: the winners whose parent
+        falls in it, from every owner (``parts[o]``: parents, actions, discoverers, depths),
+        numbered here in the sequential order (parent, action) from 0. The coordinator turns
+        the counts of the rankers into offsets (a prefix sum: ranker r's first index); this
+        worker's local numbers go to each owner (for its records) and each discoverer (the
+        winners it checks and holds)."""
+        n = self.n
+        p, a, d, dep = (np.concatenate([x[k] for x in parts if x is not None] or [np.empty(0, np.int64)]) for k in range(4))
+        order = np.lexsort((a, p))
+        local = np.empty(p.size, np.int64)
+        local[order] = np.arange(p.size)
+        # each owner's numbers, in the order it sent its keys
+        to_owners = {}
+        off = 0
+        for o, x in enumerate(parts):
+            if x is not None:
+                to_owners[o] = local[off : off + x[0].size]
+                off += x[0].size
+        to_disc = {}
+        ds = d[order]
+        for dd in np.unique(ds).tolist():
+            sel = order[ds == dd]  # in local order
+            to_disc[dd] = (p[sel], a[sel], local[sel])
+        dep_s = dep[order]
+        depths = [(int(x), int(c)) for x, c in zip(*np.unique(dep_s, return_counts=True))]
+        return {"count": int(p.size), "depths": depths, "roots": int(np.count_nonzero(p < 0)), "by_disc": np.bincount(d, minlength=n) if d.size else np.zeros(n, np.int64), "to_owners": to_owners, "to_disc": to_disc}
 
     def _commit_owned(self, owned_idx: np.ndarray) -> tuple:
         """The winners of the last decide get their indices: into the fingerprint index and the
@@ -589,10 +669,40 @@ class _Worker:
 
     # -- round 3 ------------------------------------------------------------------------------
 
-    def finalize(self, owned_idx: np.ndarray | None, won: tuple, won_claims: list[tuple[int, int, int]] = ()) -> tuple[dict, dict[int, bytes]]:
-        """Round 3: ``won`` = (parents, actions, new indices, holders), arrays of the winners this
-        worker discovered, in index order."""
-        delta = self._commit_owned(owned_idx) if owned_idx is not None and self.p_win is not None else None
+    def finalize(self, offsets: list[int], owned: list, found: list, won_claims: list, plan: list[tuple[int, int]]) -> tuple[dict, dict[int, bytes]]:
+        """Round 4: ``offsets[r]`` is ranker r's first index (the coordinator's prefix sum);
+        ``owned[r]``: ranker r's numbers for the winners this worker sent it (as the owner: its
+        records); ``found[r]``: ranker r's winners this worker discovered (parents, actions,
+        numbers), which it checks (goals, state properties) and keeps, but for ``plan``:
+        (worker, count) to hand over to workers with fewer (the balance; never a result)."""
+        delta = None
+        if self.p_win is not None:
+            owned_idx = np.empty(self.p_win[0].size, np.int64)
+            for r, pos in enumerate(self.p_sent):
+                if pos is not None:
+                    owned_idx[pos] = offsets[r] + owned[r]
+            delta = self._commit_owned(owned_idx)
+        self.p_sent = []
+        won_claims = [x for part in won_claims if part for x in part]
+        fp_, fa_, fj_ = [], [], []
+        for r, x in enumerate(found):
+            if x is not None:
+                fp_.append(x[0])
+                fa_.append(x[1])
+                fj_.append(offsets[r] + x[2])
+        if fp_:
+            wp, wa, wj = np.concatenate(fp_), np.concatenate(fa_), np.concatenate(fj_)
+        else:
+            wp = wa = wj = np.empty(0, np.int64)
+        dest = np.full(wj.size, self.wid, np.int64)
+        give = sum(c for _w, c in plan)
+        if give and wj.size:
+            # hand over `give` of them, evenly spread over the index order, interleaved by receiver
+            pick = (np.arange(give) * wj.size) // give
+            recv = np.repeat(np.array([w for w, _c in plan], np.int64), [c for _w, c in plan])
+            slot = np.concatenate([(np.arange(c) + 0.5) / c for _w, c in plan if c])
+            dest[pick] = recv[np.lexsort((recv, slot))]
+        won = (wp, wa, wj, dest)
         system, record = self.system, self.record
         claim_pending = self.claim_pending
         for p, ai, no in won_claims:
@@ -624,33 +734,41 @@ class _Worker:
         return out, blobs
 
 
-def _place(disc: np.ndarray, counts: np.ndarray, caps: np.ndarray, n: int) -> np.ndarray:
-    """Who holds each of a chunk's new states (in index order, ``disc`` their discoverers):
-    its discoverer while that one holds fewer than its cap (``counts``: what each holds in that
-    chunk already; updated), the rest spread over the workers with room left, interleaved by
-    their room. Never changes a result, only where states are expanded."""
-    dest = disc.astype(np.int64).copy()
-    if not disc.size:
-        return dest
-    room = np.maximum(caps - counts, 0)
-    order = np.argsort(disc, kind="stable")
-    first = np.searchsorted(disc[order], np.arange(n))
-    rank = np.empty(disc.size, np.int64)
-    rank[order] = np.arange(disc.size) - first[disc[order]]  # the k-th discovery of its discoverer
-    over = rank >= room[disc]
-    kept = np.bincount(disc[~over], minlength=n)
-    counts += kept
-    k = int(over.sum())
-    if k:
-        spare = np.maximum(caps - counts, 0)
-        if spare.sum() < k:  # (caps cover a chunk: not expected) the rest round robin
-            spare = spare + (k - spare.sum()) // n + 1
-        slots_w = np.repeat(np.arange(n), spare)
-        slots_pos = np.concatenate([(np.arange(c) + 0.5) / c for c in spare if c]) if spare.any() else np.empty(0)
-        slot_order = np.lexsort((slots_w, slots_pos))[:k]
-        dest[np.flatnonzero(over)] = slots_w[slot_order]
-        counts += np.bincount(slots_w[slot_order], minlength=n)
-    return dest
+_EMPTY4 = (np.empty(0, np.uint64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))
+
+
+def ranker_of(parents: np.ndarray, lo: int, hi: int, n: int) -> np.ndarray:
+    """The ranker of each parent: [lo, hi) cut into n equal ranges, in order (initial states,
+    parent -1, to ranker 0)."""
+    span = max(hi - lo, 1)
+    return np.clip((np.maximum(parents, lo) - lo) * n // span, 0, n - 1)
+
+
+def _balance(counts: np.ndarray, weights: np.ndarray) -> list[list[tuple[int, int]]]:
+    """Who hands how many of a chunk's new states to whom (counts: what each worker
+    discovered), so that each holds about its share (weights) give or take 1/SLACK of the
+    total: O(workers), never a result."""
+    n = counts.size
+    total = int(counts.sum())
+    plan: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    if n == 1 or not total:
+        return plan
+    share = (total * weights / weights.sum()).astype(np.int64)
+    slack = max(1, total // SLACK // n)
+    over = [[w, int(c - share[w])] for w, c in enumerate(counts.tolist()) if c - share[w] > slack]
+    under = [[w, int(share[w] - c)] for w, c in enumerate(counts.tolist()) if share[w] - c > 0]
+    i = j = 0
+    while i < len(over) and j < len(under):
+        k = min(over[i][1], under[j][1])
+        if k:
+            plan[over[i][0]].append((under[j][0], k))
+        over[i][1] -= k
+        under[j][1] -= k
+        if not over[i][1]:
+            i += 1
+        if not under[j][1]:
+            j += 1
+    return plan
 
 
 def _first_of_each(sel: np.ndarray, fps: np.ndarray, *keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -677,6 +795,8 @@ def handle(w: _Worker, msg: tuple, finish) -> tuple[Any, bool]:
         return w.expand_more(*msg[1:]), False
     if op == "decide":
         return w.decide(*msg[1:]), False
+    if op == "rank":
+        return w.rank(*msg[1:]), False
     if op == "finalize":
         out = w.finalize(*msg[1:])
         if w.report_info and finish is not None:
@@ -845,9 +965,10 @@ class _Pool:
         shares = []
         for w, rs in enumerate(got):
             m = dict(rs[-1])
-            m["children"] = tuple(np.concatenate([r["children"][k] for r in rs]) for k in range(4))
-            m["claims"] = tuple(np.concatenate([r["claims"][k] for r in rs]) for k in range(4))
+            m["children"] = _merge_parts([r["children"] for r in rs], 4)
+            m["claims"] = _merge_parts([r["claims"] for r in rs], 4)
             m["work"] = (sum(r["work"][0] for r in rs), sum(r["work"][1] for r in rs))
+            m["n_claims"] = sum(r["n_claims"] for r in rs)
             merged.append(m)
             shares.append([r["share"] for r in rs if r.get("share") is not None])
         return merged, shares, stolen
@@ -867,6 +988,17 @@ class _Pool:
             if p.is_alive():
                 p.kill()
                 p.join()
+
+
+def _merge_parts(parts: list[dict], k: int) -> dict:
+    """Replies split by owner (several rounds of one worker: stealing), merged per owner."""
+    if len(parts) == 1:
+        return parts[0]
+    out: dict = {}
+    for part in parts:
+        for o, x in part.items():
+            out.setdefault(o, []).append(x)
+    return {o: tuple(np.concatenate([x[j] for x in xs]) for j in range(k)) for o, xs in out.items()}
 
 
 def _progress_note(pool: Any, n: int, work: list[int], lost: list[str]) -> str:
@@ -918,6 +1050,13 @@ class _Ledger:
             for d in np.unique(depths[depths > top]).tolist():
                 self.levels.append(self.states + int(np.searchsorted(depths, d, "left")))
         self.states += int(depths.size)
+
+    def grow_counts(self, depths: list[tuple[int, int]]) -> None:
+        """New states, in index order, as (depth, count) runs (non-decreasing depths)."""
+        for d, c in depths:
+            if d >= len(self.levels):
+                self.levels.append(self.states)
+            self.states += c
 
     def mark(self) -> tuple:
         return (self.states, self.roots, len(self.levels), self.back, [len(d) for d in self.deltas])
@@ -1033,7 +1172,7 @@ def explore_parallel(
     latest_info: list = [None] * n  # each worker's finish(system) at its last finalize (report_info)
     kept_info: list = []  # those of workers lost
     cost: dict = {"start_s": 0.0, "chunks": 0, "round_s": 0.0, "coordinator_cpu_s": 0.0, "bytes_out": 0, "bytes_in": 0, "worker_cpu": {}, "trace_rounds": 0}
-    state = {"depth_hit": False, "rss": [0] * n, "head": 0, "held_by": np.empty(0, np.int16), "held_from": 0, "cost": [0.0] * n}
+    state = {"depth_hit": False, "rss": [0] * n, "head": 0, "cost": [0.0] * n}
     stolen = 0  # states handed over to an idle worker within a chunk (Pool.expand)
     claims_sent = 0  # every claim the workers sent (res.judged_again)
     balance = [0.0, 0.0]  # CPU seconds of expanding: the mean and the busiest worker's, summed over chunks
@@ -1116,95 +1255,32 @@ def explore_parallel(
 
     inbox: list[list[bytes]] = [[] for _ in range(n)]
 
-    def settle(children: list[tuple[np.ndarray, np.ndarray, np.ndarray]], claims: list[tuple] | None = None) -> None:
-        """Rounds 2 and 3 for the children of one chunk (or the initial states), and the claims
-        of states judged inside its transitions (by each worker: fingerprints, states, actions,
-        claim numbers)."""
-        fps = np.concatenate([c[0] for c in children])
-        parents = np.concatenate([c[1] for c in children])
-        ais = np.concatenate([c[2] for c in children])
-        pdeps = np.concatenate([c[3] for c in children])
-        disc = np.concatenate([np.full(c[0].size, w, np.int64) for w, c in enumerate(children)])
-        owner = owners_of(fps, shard_map)
-        sel = [np.flatnonzero(owner == w) for w in range(n)]
-        csel = None
-        if claims is not None and any(c[0].size for c in claims):
-            cl = [np.concatenate([c[k] for c in claims]) for k in range(4)]
-            c_disc = np.concatenate([np.full(c[0].size, w, np.int64) for w, c in enumerate(claims)])
-            c_owner = owners_of(cl[0], shard_map)
-            csel = [np.flatnonzero(c_owner == w) for w in range(n)]
-            decided = pool.call([("decide", fps[s], parents[s], ais[s], pdeps[s], tuple(x[cs] for x in cl)) for s, cs in zip(sel, csel)])
-        else:
-            decided = pool.call([("decide", fps[s], parents[s], ais[s], pdeps[s]) for s in sel])
-        won_claims: list[list] = [[] for _ in range(n)]
-        if csel is not None:
-            for w in range(n):
-                pos = csel[w][decided[w][1]]
-                if pos.size:
-                    claimed_fps.append(cl[0][pos])  # a lost owner's claimed states are restored from these
-                for dw, p, a, no in zip(c_disc[pos].tolist(), cl[1][pos].tolist(), cl[2][pos].tolist(), cl[3][pos].tolist()):
-                    won_claims[dw].append((p, a, no))
-        # rank the winners of all owners in the sequential order: (parent index, action index)
-        w_pos = np.concatenate([sel[w][decided[w][0]] for w in range(n)]) if fps.size else np.empty(0, np.int64)
-        order = np.lexsort((ais[w_pos], parents[w_pos]))
+    def settle(children: list[dict], claims: list[dict] | None, lo: int, hi: int) -> None:
+        """Rounds 2 to 4 for the children of one chunk (parents [lo, hi)) or the initial states,
+        and the claims of states judged inside its transitions: what each worker sends, split
+        by owner, is routed as it is (this process reads none of it); the rankers' counts are
+        prefix-summed into each range's first index; the new states' depths come as counts per
+        depth. Nothing here is done per state."""
+        no_claims = [None] * n
+        decided = pool.call([("decide", [c.get(o) for c in children], [c.get(o) for c in claims] if claims else no_claims, lo, hi) for o in range(n)])
+        for w, dec in enumerate(decided):
+            if dec["claimed"] is not None and dec["claimed"].size:
+                claimed_fps.append((w, dec["claimed"]))  # a lost owner's claimed states are restored from these
+        ranked = pool.call([("rank", [dec["to_rankers"].get(r) for dec in decided]) for r in range(n)])
         base = book.states
-        new_index = np.empty(w_pos.size, np.int64)
-        new_index[order] = base + np.arange(w_pos.size)
-        owned: list[np.ndarray] = []
-        off = 0
-        for w in range(n):
-            k = decided[w][0].size
-            owned.append(new_index[off : off + k])
-            off += k
-        # the new states' depths, in index order (the owners keep their records)
-        ranked = w_pos[order]
-        p_r, a_r = parents[ranked], ais[ranked]
-        roots = p_r < 0
-        d_r = np.where(roots, 0, pdeps[ranked] + 1)
-        # who keeps each new state: its discoverer, unless that one would hold more than its
-        # share of the chunk the state will be expanded in (chunks are head + k * chunk, as long
-        # as the frontier is longer than a chunk; shorter, it is expanded whole in one)
-        disc_r = disc[ranked]
-        # each worker's share of a chunk: equal, or (once measured) inversely proportional to
-        # what a state has cost it lately; a worker's next states are mostly children of its
-        # last ones, so their cost follows. Where a state is expanded never changes a result.
-        cost = state["cost"]
-        weights = np.array([1 / c for c in cost] if BALANCE_BY_COST and all(c > 0 for c in cost) else [1.0] * n)
-        total = base + disc_r.size
-
-        def caps_of(first: int) -> np.ndarray:
-            # the chunk from state `first`: full, or the rest of the frontier (expanded whole)
-            size = min(chunk, total - first)
-            return (size * weights / weights.sum()).astype(np.int64) + max(1, size // SLACK)
-
-        head = state["head"]
-        held_by = state["held_by"]  # the holder of each frontier state, from state["held_from"]
-        start = head + (base - head) // chunk * chunk  # the chunk the first new state falls in
-        frm = state["held_from"]
-        counts = np.bincount(held_by[start - frm : base - frm].astype(np.int64), minlength=n)
-        dest = np.empty(disc_r.size, np.int64)
-        lo = 0
-        seg_start = start
-        while lo < disc_r.size:  # one segment per chunk the new states fall in
-            hi_ = min(disc_r.size, seg_start + chunk - base)
-            dest[lo:hi_] = _place(disc_r[lo:hi_], counts, caps_of(seg_start), n)
-            lo = hi_
-            seg_start += chunk
-            counts = np.zeros(n, np.int64)
-        keep = head - frm
-        state["held_by"] = np.concatenate([held_by[keep:], dest.astype(np.int16)])
-        state["held_from"] = head
-        # the winners each discoverer finalizes: (parent, action, index, holder) as arrays
-        new_idx = np.arange(base, base + ranked.size, dtype=np.int64)
-        by_disc = np.argsort(disc_r, kind="stable")
-        bounds_ = np.searchsorted(disc_r[by_disc], np.arange(n + 1))
-        won = []
-        for w in range(n):
-            sel_w = by_disc[bounds_[w] : bounds_[w + 1]]
-            won.append((p_r[sel_w], a_r[sel_w], new_idx[sel_w], dest[sel_w]))
-        replies = pool.call([("finalize", owned[w], won[w], won_claims[w]) for w in range(n)])
-        book.grow(d_r)
-        book.roots += int(roots.sum())
+        offsets = np.concatenate([[0], np.cumsum([r["count"] for r in ranked])]) + base
+        depths: list[tuple[int, int]] = [x for r in ranked for x in r["depths"]]
+        by_disc = np.sum([r["by_disc"] for r in ranked], axis=0) if ranked else np.zeros(n, np.int64)
+        cost_ = state["cost"]
+        weights = np.array([1 / c for c in cost_] if BALANCE_BY_COST and all(c > 0 for c in cost_) else [1.0] * n)
+        plan = _balance(np.asarray(by_disc, np.int64), weights)
+        offs = offsets[:-1].tolist()
+        replies = pool.call([
+            ("finalize", offs, [r["to_owners"].get(w) for r in ranked], [r["to_disc"].get(w) for r in ranked], [dec["won_claims"].get(w) for dec in decided], plan[w])
+            for w in range(n)
+        ])
+        book.grow_counts(depths)
+        book.roots += sum(r["roots"] for r in ranked)
         outs = []
         for w, (out, blobs) in enumerate(replies):
             outs.append(out)
@@ -1243,9 +1319,8 @@ def explore_parallel(
         its shards had at the last commit (as their owner sent them), and the claimed states of
         those shards; the frontier states are re-executed from the initial states by one worker
         (core._rebuild_frontier)."""
-        cl = np.concatenate(claimed_fps) if claimed_fps else None
-        csel = None if cl is None else [cl[owners_of(cl, shard_map) == w] for w in range(n)]
-        pool.call([("load", *book.owner_delta(w), None if csel is None else csel[w], False) for w in range(n)])
+        csel = [[x for o, x in claimed_fps if o == w] for w in range(n)]
+        pool.call([("load", *book.owner_delta(w), np.concatenate(csel[w]) if csel[w] else None, False) for w in range(n)])
         if head < book.states:
             pool.send(0, ("rebuild", snapshot(results=False)))
             tag, val = pool._recv(0)
@@ -1253,8 +1328,7 @@ def explore_parallel(
                 raise ResumeMismatch(val)
             for dw, blob in val.items():
                 inbox[dw].append(blob)
-        state["head"] = state["held_from"] = head
-        state["held_by"] = (np.arange(head, book.states) % n).astype(np.int16)  # as rebuild() shares them
+        state["head"] = head
 
     def initial() -> None:
         nonlocal head
@@ -1273,11 +1347,12 @@ def explore_parallel(
                 on_violation(res.violations[-1])
             head = 1
         else:
-            settle([r["children"] for r in first])
+            settle([r["children"] for r in first], None, 0, 0)
 
     def one_chunk() -> None:
         nonlocal head, inbox, learned, stolen, claims_sent
         hi = min(head + chunk, book.states)
+        lo_ = head
         res.max_depth = max(res.max_depth, int(book.depth_of(np.array([hi - 1]))[0]))
         c0 = time.perf_counter()
         p0 = time.process_time() - getattr(pool, "measure_s", 0.0)  # (a benchmark's byte counting is not the protocol's)
@@ -1298,8 +1373,8 @@ def explore_parallel(
             times = [r["work"][1] for r in replies]
             balance[0] += sum(times) / n
             balance[1] += max(times)
-        claims_sent += sum(len(r["claims"][0]) for r in replies)
-        settle([r["children"] for r in replies], [r["claims"] for r in replies])
+        claims_sent += sum(r["n_claims"] for r in replies)
+        settle([r["children"] for r in replies], [r["claims"] for r in replies], lo_, hi)
         cost["chunks"] += 1
         cost["coordinator_cpu_s"] += time.process_time() - getattr(pool, "measure_s", 0.0) - p0
         cost["round_s"] += time.perf_counter() - c0
