@@ -193,7 +193,7 @@ def chunk_size(workers: int) -> int:
     return max(CHUNK, CHUNK_PER_WORKER * workers)
 MIN_STEAL = 8  # a worker hands over half of what it has left of a chunk when at least this many are left
 STEAL = True  # an idle worker takes over states of a busy one within a chunk (False: benchmarks)
-SLACK = 16  # a worker keeps the new states it found up to its share of a chunk + chunk / SLACK
+SLACK = 16  # a worker keeps the new states it found up to its share of them + 1/SLACK of them (_balance)
 BALANCE_BY_COST = True  # shares of a chunk by each worker's recent CPU per state (False: equal shares; benchmarks)
 # The visited set is cut into SHARDS virtual shards by fingerprint (fp mod SHARDS), and each
 # shard is owned by one worker (shard s by worker s mod n). Which worker owns a shard never
