@@ -493,10 +493,10 @@ class _ShardWorker:
         try:
             if op == "expand":  # ("expand", hi, max_depth, inbox[, learned]): the states handed over, what to learn
                 msg = (*msg[:3], *(_resolve(x) if x else x for x in msg[3:]))
-            elif op == "decide":  # ("decide", children by discoverer, claims by discoverer, lo, hi)
+            elif op == "decide":  # ("decide", children by discoverer, claims by discoverer, lo, hi, levels)
                 msg = (op, _resolve(msg[1]), _resolve(msg[2]), *msg[3:])
-            elif op == "rank":  # ("rank", winners by owner)
-                msg = (op, _resolve(msg[1]))
+            elif op == "rank":  # ("rank", winners by owner, levels)
+                msg = (op, _resolve(msg[1]), *msg[2:])
             elif op == "finalize":  # ("finalize", offsets, numbers by ranker, winners found by ranker, claims won by owner, plan)
                 msg = (op, msg[1], _resolve(msg[2]), _resolve(msg[3]), _resolve(msg[4]), msg[5])
         except (ray.exceptions.ObjectLostError, ray.exceptions.OwnerDiedError) as e:

@@ -81,7 +81,7 @@ none of it, and with Ray actors only a reference passes through it):
 
 1. *expand*: each worker expands the states of the chunk it holds (terminal?, actions, action
    checks, deadlock, then each action: step, transition checks, the child's fingerprint), keeps
-   the children and sends (fingerprint, parent index, action index, parent depth) of each to
+   the children and sends (fingerprint, parent index, action index) of each to
    the owner of the fingerprint. A worker done while another is busy gets the later half of
    what that one has left (*work stealing*, :meth:`_Pool.expand`; the busy worker polls its pipe
    between states): the states such a worker expands may come before its own in the
@@ -91,7 +91,8 @@ none of it, and with Ray actors only a reference passes through it):
    ``chunk_begins()`` marking where the chunk began);
 2. *decide*: each owner says which of its fingerprints are new and which discovery of each wins:
    the minimum (parent index, action index), as in the sequential order; the others are
-   non-tree edges into its states. Each winner's key (parent, action, discoverer, depth) goes to
+   non-tree edges into its states (the parents' depths come from the first index of each depth,
+   which the parent sends). Each winner's key (parent, action, discoverer) goes to
    the *ranker* of its parent: the chunk's parents cut into n equal index ranges;
 3. *rank*: each ranker numbers the winners of its range by (parent, action) from 0 and answers
    how many there are (by depth). The parent prefix-sums these counts (one per ranker: O(workers),
@@ -356,7 +357,7 @@ class _Worker:
             fps.append(self.system.fingerprint(s0))
             ais.append(k)
             self.pending[(-1, k)] = (s0, None, 0)
-        return {"children": self._by_owner((np.array(fps, np.uint64), np.full(len(fps), -1, np.int64), np.array(ais, np.int64), np.full(len(fps), -1, np.int64)))}
+        return {"children": self._by_owner((np.array(fps, np.uint64), np.full(len(fps), -1, np.int64), np.array(ais, np.int64)))}
 
     def _by_owner(self, arrays: tuple) -> dict[int, tuple]:
         """Arrays whose first is fingerprints, split by the owner of each fingerprint."""
@@ -425,7 +426,6 @@ class _Worker:
         fps: list[int] = []
         parents: list[int] = []
         ais: list[int] = []
-        pdeps: list[int] = []
         c_fps: list[int] = []  # the claims: fingerprint, expanded state, action, claim number
         c_par: list[int] = []
         c_ai: list[int] = []
@@ -503,7 +503,6 @@ class _Worker:
                 fps.append(fp2)
                 parents.append(i)
                 ais.append(ai)
-                pdeps.append(d)
                 # Keep the child for finalize only if it can win: this worker's least (state,
                 # action) discovery of its fingerprint in the chunk (states are expanded in
                 # index order, except those handed over), and not a state this worker owns
@@ -519,7 +518,7 @@ class _Worker:
                     first[fp2] = (i, ai)
                     pending[(i, ai)] = (s2, info if slim is None else slim(info), d + 1)
         return {
-            "children": self._by_owner((np.array(fps, np.uint64), np.array(parents, np.int64), np.array(ais, np.int64), np.array(pdeps, np.int64))),
+            "children": self._by_owner((np.array(fps, np.uint64), np.array(parents, np.int64), np.array(ais, np.int64))),
             "claims": self._by_owner((np.array(c_fps, np.uint64), np.array(c_par, np.int64), np.array(c_ai, np.int64), np.array(c_no, np.int64))),
             "n_claims": len(c_fps),
             "rss": current_rss(),
@@ -548,9 +547,10 @@ class _Worker:
 
     # -- round 2 (as the owner of fingerprints) -----------------------------------------------
 
-    def decide(self, children: list, claims: list, lo: int, hi: int) -> dict:
+    def decide(self, children: list, claims: list, lo: int, hi: int, levels: np.ndarray) -> dict:
         """Round 2, as the owner of fingerprints: the discoveries of its fingerprints by each
-        discoverer (``children[d]``: fingerprints, parents, actions, parents' depths) and the
+        discoverer (``children[d]``: fingerprints, parents, actions; a parent's depth from
+        ``levels``, the first index of each depth) and the
         claims (``claims[d]``: fingerprints, states, actions, claim numbers). The winners (new
         states: the least (parent, action) discovery of each new fingerprint, as in the
         sequential order) wait here for their indices; every other discovery of a parent is a
@@ -560,8 +560,9 @@ class _Worker:
         first judgings of claimed states go back to their discoverers."""
         n = self.n
         disc = np.concatenate([np.full(c[0].size, d, np.int64) for d, c in enumerate(children) if c is not None] or [np.empty(0, np.int64)])
-        cols = [np.concatenate([c[k] for c in children if c is not None] or [_EMPTY4[k]]) for k in range(4)]
-        fps, parents, ais, pdeps = cols
+        cols = [np.concatenate([c[k] for c in children if c is not None] or [_EMPTY4[k]]) for k in range(3)]
+        fps, parents, ais = cols
+        pdeps = _depths(parents, levels)
         won_claims: dict[int, list] = {}
         new_claimed = None
         if any(c is not None for c in claims):
@@ -594,18 +595,19 @@ class _Worker:
         for r in np.unique(rk).tolist():
             pos = np.flatnonzero(rk == r)
             self.p_sent[r] = pos
-            to_rankers[r] = (wp[pos], ais[winners][pos], disc[winners][pos], pdeps[winners][pos] + 1)
+            to_rankers[r] = (wp[pos], ais[winners][pos], disc[winners][pos])
         return {"to_rankers": to_rankers, "won_claims": won_claims, "claimed": new_claimed}
 
-    def rank(self, parts: list) -> dict:
+    def rank(self, parts: list, levels: np.ndarray) -> dict:
         """Round 3, as the ranker of a range of the chunk's parents: the winners whose parent
-        falls in it, from every owner (``parts[o]``: parents, actions, discoverers, depths),
+        falls in it, from every owner (``parts[o]``: parents, actions, discoverers),
         numbered here in the sequential order (parent, action) from 0. The coordinator turns
         the counts of the rankers into offsets (a prefix sum: ranker r's first index); this
         worker's local numbers go to each owner (for its records) and each discoverer (the
         winners it checks and holds)."""
         n = self.n
-        p, a, d, dep = (np.concatenate([x[k] for x in parts if x is not None] or [np.empty(0, np.int64)]) for k in range(4))
+        p, a, d = (np.concatenate([x[k] for x in parts if x is not None] or [np.empty(0, np.int64)]) for k in range(3))
+        dep = _depths(p, levels) + 1
         order = np.lexsort((a, p))
         local = np.empty(p.size, np.int64)
         local[order] = np.arange(p.size)
@@ -735,6 +737,12 @@ class _Worker:
 
 
 _EMPTY4 = (np.empty(0, np.uint64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))
+
+
+def _depths(parents: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """The depth of each state index (-1 for an initial state's parent, -1) from the first
+    index of each depth (states are numbered breadth first)."""
+    return np.where(parents >= 0, np.searchsorted(levels, parents, "right") - 1, -1)
 
 
 def ranker_of(parents: np.ndarray, lo: int, hi: int, n: int) -> np.ndarray:
@@ -965,7 +973,7 @@ class _Pool:
         shares = []
         for w, rs in enumerate(got):
             m = dict(rs[-1])
-            m["children"] = _merge_parts([r["children"] for r in rs], 4)
+            m["children"] = _merge_parts([r["children"] for r in rs], 3)
             m["claims"] = _merge_parts([r["claims"] for r in rs], 4)
             m["work"] = (sum(r["work"][0] for r in rs), sum(r["work"][1] for r in rs))
             m["n_claims"] = sum(r["n_claims"] for r in rs)
@@ -1262,11 +1270,12 @@ def explore_parallel(
         prefix-summed into each range's first index; the new states' depths come as counts per
         depth. Nothing here is done per state."""
         no_claims = [None] * n
-        decided = pool.call([("decide", [c.get(o) for c in children], [c.get(o) for c in claims] if claims else no_claims, lo, hi) for o in range(n)])
+        lv = np.asarray(book.levels, np.int64)  # the first index of each depth: the owners and rankers need the parents' depths
+        decided = pool.call([("decide", [c.get(o) for c in children], [c.get(o) for c in claims] if claims else no_claims, lo, hi, lv) for o in range(n)])
         for w, dec in enumerate(decided):
             if dec["claimed"] is not None and dec["claimed"].size:
                 claimed_fps.append((w, dec["claimed"]))  # a lost owner's claimed states are restored from these
-        ranked = pool.call([("rank", [dec["to_rankers"].get(r) for dec in decided]) for r in range(n)])
+        ranked = pool.call([("rank", [dec["to_rankers"].get(r) for dec in decided], lv) for r in range(n)])
         base = book.states
         offsets = np.concatenate([[0], np.cumsum([r["count"] for r in ranked])]) + base
         depths: list[tuple[int, int]] = [x for r in ranked for x in r["depths"]]
