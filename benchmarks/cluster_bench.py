@@ -41,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SEVEN = "boards/000-ds-spell-trap-list.toml"
 TINY = "boards/000-replay-2.toml"
+ROUNDS = 4  # requests to each worker per chunk of the one-board protocol (explorers/parallel.py: expand, decide, rank, finalize)
 
 
 def netns_prefix(allowed: bool) -> list[str]:
@@ -161,23 +162,23 @@ def projection(proc: dict, ray_: dict, workers: int, rtt_s: float, states: int =
     """The seven-card board (``states`` decisions) on n Ray workers, from the measured costs:
 
         T(n) = chunks(n) x serial(n) + W / n,   chunks(n) = states / chunk_size(n)
-        serial(n) = 3 n x c_call + chunk_size(n) x (s + b / bandwidth) + 3 x rtt
-        W = states x w
+        serial(n) = R n x c_call + chunk_size(n) x (s + b / bandwidth) + R x rtt
+        W = states x w,   R = ROUNDS (requests per worker per chunk: expand, decide, rank, finalize)
 
     w: the workers' CPU per state; s: the coordinator's CPU per state (worker processes, whose
     requests cost next to nothing); c_call: what one request and reply to an actor costs the
-    driver (Ray's coordinator CPU per chunk less the processes', over the 3 x n requests of a
+    driver (Ray's coordinator CPU per chunk less the processes', over the R x n requests of a
     chunk); b: the bytes through the driver per state. The serial part waits for the rounds,
     the workers' part divides by n (perfect balance: an optimistic bound on that side)."""
     from bpcheck.explorers.parallel import chunk_size
 
     w = ray_["worker_ms_per_state"] / 1000
     s = proc["coord_us_per_state"] * 1e-6
-    c_call = max(0.0, (ray_["coord_ms"] - proc["coord_ms"]) / 1000 / (3 * workers))
+    c_call = max(0.0, (ray_["coord_ms"] - proc["coord_ms"]) / 1000 / (ROUNDS * workers))
     b = ray_["bytes"] / max(ray_["states_per_chunk"], 1)
 
     def serial(n: int) -> float:
-        return 3 * n * c_call + chunk_size(n) * (s + b / bandwidth) + 3 * rtt_s
+        return ROUNDS * n * c_call + chunk_size(n) * (s + b / bandwidth) + ROUNDS * rtt_s
 
     work = w * states
 

@@ -493,6 +493,12 @@ class _ShardWorker:
         try:
             if op == "expand":  # ("expand", hi, max_depth, inbox[, learned]): the states handed over, what to learn
                 msg = (*msg[:3], *(_resolve(x) if x else x for x in msg[3:]))
+            elif op == "decide":  # ("decide", children by discoverer, claims by discoverer, lo, hi, levels)
+                msg = (op, _resolve(msg[1]), _resolve(msg[2]), *msg[3:])
+            elif op == "rank":  # ("rank", winners by owner, levels)
+                msg = (op, _resolve(msg[1]), *msg[2:])
+            elif op == "finalize":  # ("finalize", offsets, numbers by ranker, winners found by ranker, claims won by owner, plan)
+                msg = (op, msg[1], _resolve(msg[2]), _resolve(msg[3]), _resolve(msg[4]), msg[5])
         except (ray.exceptions.ObjectLostError, ray.exceptions.OwnerDiedError) as e:
             return ("lost", f"an object of a lost worker: {type(e).__name__}")
         except BaseException:  # noqa: BLE001 - a bug: back to the driver as text
@@ -501,14 +507,38 @@ class _ShardWorker:
             reply, _last = handle(self.w, msg, self.finish)
         except BaseException:  # noqa: BLE001 - a bug: back to the driver as text
             return ("error", traceback.format_exc())
-        if op == "expand" and reply.get("share") is not None:
-            reply["share"] = ray.put(reply["share"])
+        if op == "expand":
+            if reply.get("share") is not None:
+                reply["share"] = ray.put(reply["share"])
+            reply["children"] = _put_parts(reply["children"])
+            reply["claims"] = _put_parts(reply["claims"])
+        elif op == "decide":
+            reply["to_rankers"] = _put_parts(reply["to_rankers"])
+        elif op == "rank":
+            reply["to_owners"] = _put_parts(reply["to_owners"])
+            reply["to_disc"] = _put_parts(reply["to_disc"])
         elif op == "finalize":
             out, blobs = reply
             reply = (out, {d: ray.put(b) for d, b in blobs.items()})
         elif op == "rebuild" and reply[0] == "ok":
             reply = ("ok", {d: ray.put(b) for d, b in reply[1].items()})
         return ("ok", reply)
+
+
+PUT_BYTES = 16384  # a part for another actor this large goes into the object store (its reference through the driver)
+
+
+def _put_parts(parts: dict) -> dict:
+    """What one actor sends to others (arrays by recipient, routed by the driver as they are):
+    each large part into the object store, so that only its reference passes through the
+    driver; small ones travel inline (a reference costs more than they do)."""
+    import ray
+
+    out = {}
+    for k, x in parts.items():
+        size = sum(a.nbytes for a in x) if isinstance(x, tuple) else 0
+        out[k] = ray.put(x) if size >= PUT_BYTES else x
+    return out
 
 
 def _resolve(items: list) -> list:

@@ -44,13 +44,14 @@ Lost workers. Each chunk is a transaction: its results enter the exploration (th
 once every worker has answered its last round. A worker that is gone (:class:`WorkerLost`: its
 process killed, its node removed, its actor dead) costs the chunk in progress and nothing else:
 the pool is closed, the exploration goes back to the last commit, and new workers restore it
-from what this process keeps (each state's fingerprint by index, the claimed states, the
-workers' ``finish`` answers so far), each loading the virtual shards it owns, one of them
-re-creating the frontier from the initial states (as a resumed checkpoint); the chunk is then
-expanded again, deterministically. So no state is counted twice or skipped, and the result is
-the one an uninterrupted run gives (``res.lost_workers`` says where each loss was). A loss
-before the first commit starts again from the initial states; :data:`RECOVERIES` losses in a
-row at one chunk raise :class:`WorkerError` naming the last one.
+from what this process keeps (each owner's committed records, as the owner sent them, one set
+of arrays per chunk; the claimed states; the workers' ``finish`` answers so far), each loading
+the virtual shards it owns, one of them re-creating the frontier from the initial states (as a
+resumed checkpoint); the chunk is then expanded again, deterministically. So no state is
+counted twice or skipped, and the result is the one an uninterrupted run gives
+(``res.lost_workers`` says where each loss was). A loss before the first commit starts again
+from the initial states; :data:`RECOVERIES` losses in a row at one chunk raise
+:class:`WorkerError` naming the last one.
 
 Systems that judge states inside a transition (``claims(info)``: explorers/reduce.py, whose
 macro transitions judge the forced states they fold) give ``(fingerprint, start, end)`` slices of
@@ -61,7 +62,7 @@ boards without checkpoints.
 
 Not supported: ``record_graph``, ``pack`` / ``unpack`` and ``strategy="dfs"``; the caller runs
 ``core.explore`` for those. A checkpoint holds the same data as explore()'s (the file format does
-not change), so either explorer resumes the other's.
+not change: the owners' records assembled by index), so either explorer resumes the other's.
 
 Results are byte-identical whatever the worker count, and on an exhaustive run identical to
 ``core.explore(system, "bfs", ...)`` (same states, transitions, stats, violations and traces).
@@ -69,30 +70,47 @@ Results are byte-identical whatever the worker count, and on an exhaustive run i
 How it works
 ------------
 Breadth-first search in *chunks*: the frontier is a run of state indices in BFS order; each
-chunk is its next :func:`chunk_size` states (:data:`CHUNK`, more with many workers). Expanding the states of a
-chunk in order and appending the new ones at the end is exactly FIFO order, so a chunked run
-numbers the states as the sequential BFS does. Per chunk, three rounds over pipes (the parent
-coordinates, workers never talk to each other):
+chunk is its next :func:`chunk_size` states (:data:`CHUNK`, more with many workers). Expanding the
+states of a chunk in order and appending the new ones at the end is exactly FIFO order, so a
+chunked run numbers the states as the sequential BFS does. The visited set is cut into
+:data:`SHARDS` virtual shards by fingerprint (``fp % SHARDS``), each owned by one worker
+(:func:`shard_owners`); the owner of a state keeps its record: its index, parent, action and
+depth, and the non-tree edges into it (as LTSmin's distributed backend does). Per chunk, four
+rounds (the parent coordinates; what one worker sends another it routes as it is, reading
+none of it, and with Ray actors only a reference passes through it):
 
 1. *expand*: each worker expands the states of the chunk it holds (terminal?, actions, action
    checks, deadlock, then each action: step, transition checks, the child's fingerprint), keeps
-   the children and sends (fingerprint, parent index, action index) of each. A worker done
-   while another is busy gets the later half of what that one has left (*work stealing*,
-   :meth:`_Pool.expand`; the busy worker polls its pipe between states): the states such a
-   worker expands may come before its own in the sequential order, so the child it keeps per
-   fingerprint is its least (parent, action) discovery, not its first, and a system that
-   remembers what it met is told (``in_order(False)``: explorers/reduce.py then judges afresh
-   what was judged in this chunk, ``chunk_begins()`` marking where the chunk began);
-2. *decide*: the visited set is cut into :data:`SHARDS` virtual shards by fingerprint (``fp %
-   SHARDS``), each owned by one worker (:func:`shard_owners`); each owner says which
-   fingerprints are new and which discovery of each wins: the minimum (parent index, action
-   index), as in the sequential order. The parent ranks the winners of all owners, so a new
-   state's index is the sequential one, and records parents, actions, depths and the non-tree
-   edges (sorted by source and action: the sequential order) in flat arrays;
-3. *finalize*: each discoverer checks the goals and the state properties of the children that
-   won, and keeps them, or ships them (pickled, between our own processes only) to a worker
-   with fewer states in the chunk they will be expanded in (:data:`SLACK`), so that the work
-   of each chunk stays balanced while few states travel.
+   the children and sends (fingerprint, parent index, action index) of each to
+   the owner of the fingerprint. A worker done while another is busy gets the later half of
+   what that one has left (*work stealing*, :meth:`_Pool.expand`; the busy worker polls its pipe
+   between states): the states such a worker expands may come before its own in the
+   sequential order, so the child it keeps per fingerprint is its least (parent, action)
+   discovery, not its first, and a system that remembers what it met is told
+   (``in_order(False)``: explorers/reduce.py then judges afresh what was judged in this chunk,
+   ``chunk_begins()`` marking where the chunk began);
+2. *decide*: each owner says which of its fingerprints are new and which discovery of each wins:
+   the minimum (parent index, action index), as in the sequential order; the others are
+   non-tree edges into its states (the parents' depths come from the first index of each depth,
+   which the parent sends). Each winner's key (parent, action, discoverer) goes to
+   the *ranker* of its parent: the chunk's parents cut into n equal index ranges;
+3. *rank*: each ranker numbers the winners of its range by (parent, action) from 0 and answers
+   how many there are (by depth). The parent prefix-sums these counts (one per ranker: O(workers),
+   whatever the chunk's size) into each range's first index, so a new state's index is
+   ``offset[ranker] + its number``, the sequential one, whatever the worker count;
+4. *finalize*: each owner records its new states under their indices; each discoverer checks the
+   goals and the state properties of the children that won, and keeps them, but hands some over
+   (pickled, between our own processes only) to workers that found fewer (:func:`_balance`, from
+   the counts alone: who gives how many to whom), so that the work stays balanced while few
+   states travel.
+
+A trace (a counterexample, a goal's witness) is rebuilt from the owners' tree links, one round
+of requests per depth walked for all the traces of a chunk together (``links``); the cycle
+search runs on the assembled graph only when an owner saw a non-tree edge that goes no deeper
+than its source (otherwise the graph is acyclic, as ``core._find_cycle`` decides). The parent
+keeps counts, the first index of each depth, and each owner's committed arrays as the owner
+sent them (handed back to a lost owner's replacement, assembled into a checkpoint): it never
+reads or writes a record per state.
 
 Every record (a property verdict, a goal, the first use of an action kind or of a property)
 carries its place in the sequential order: (expanded state's index, phase, action index,
@@ -155,9 +173,7 @@ from bpcheck.explorers.core import (
     _rebuild_frontier,
     _restore_results,
     _results_data,
-    _roots,
     _set_status,
-    _trace,
     current_rss,
     tree_rss,
     gc_settle,
@@ -178,7 +194,7 @@ def chunk_size(workers: int) -> int:
     return max(CHUNK, CHUNK_PER_WORKER * workers)
 MIN_STEAL = 8  # a worker hands over half of what it has left of a chunk when at least this many are left
 STEAL = True  # an idle worker takes over states of a busy one within a chunk (False: benchmarks)
-SLACK = 16  # a worker keeps the new states it found up to its share of a chunk + chunk / SLACK
+SLACK = 16  # a worker keeps the new states it found up to its share of them + 1/SLACK of them (_balance)
 BALANCE_BY_COST = True  # shares of a chunk by each worker's recent CPU per state (False: equal shares; benchmarks)
 # The visited set is cut into SHARDS virtual shards by fingerprint (fp mod SHARDS), and each
 # shard is owned by one worker (shard s by worker s mod n). Which worker owns a shard never
@@ -229,12 +245,29 @@ class _Worker:
         self.wid = wid
         self.n = n
         self.owners = shard_owners(n).tolist()  # shard -> owning worker
+        self.owner_map = shard_owners(n)
         self.goals = set(goals)
         self.index = FingerprintIndex()  # the fingerprints this worker owns -> state index
         self.held: deque = deque()  # (index, depth, state), index order: frontier states held here
         self.fresh: list = []  # states won in the last chunk, before the inbox is merged in
         self.pending: dict[tuple[int, int], tuple[Any, Any, int]] = {}  # (parent, action) -> child
-        self.pending_fps: np.ndarray | None = None  # the owner's winners of the last decide
+        # The records of the states this worker owns (their fingerprints fall in its shards), in
+        # index order: parent (or -1 - the initial state's number), action, depth; and the
+        # non-tree edges into them (source, destination, action). Traces are rebuilt from them
+        # (``links``), the cycle check reads them at the end; the coordinator keeps no record
+        # per state (docs/checking.md, "Parallel checking").
+        self.t_idx = array("q")
+        self.t_par = array("q")
+        self.t_via = array("I")
+        self.t_dep = array("I")
+        self.e_src = array("I")
+        self.e_dst = array("I")
+        self.e_act = array("I")
+        self.back = False  # a non-tree edge into an owned state that goes no deeper: a cycle is possible
+        self.p_win: tuple | None = None  # the owner's winners of the last decide: fps, parents, actions, depths
+        self.p_sent: list = []  # their positions sent to each ranker (decide), by ranker
+        self.r_keys: tuple | None = None  # as a ranker: the winners ranked (rank), for finalize
+        self.p_edges: tuple | None = None  # its other discoveries: sources, destinations (coded), actions, source depths
         # Claims (a system with ``claims(info)``: explorers/reduce.py): states judged inside a
         # transition (not stored), whose verdicts count once, at their first judging in the
         # sequential order. The fingerprints claimed that this worker owns:
@@ -324,7 +357,19 @@ class _Worker:
             fps.append(self.system.fingerprint(s0))
             ais.append(k)
             self.pending[(-1, k)] = (s0, None, 0)
-        return {"children": (np.array(fps, np.uint64), np.full(len(fps), -1, np.int64), np.array(ais, np.int64))}
+        return {"children": self._by_owner((np.array(fps, np.uint64), np.full(len(fps), -1, np.int64), np.array(ais, np.int64)))}
+
+    def _by_owner(self, arrays: tuple) -> dict[int, tuple]:
+        """Arrays whose first is fingerprints, split by the owner of each fingerprint."""
+        fps = arrays[0]
+        if not fps.size:
+            return {}
+        own = owners_of(fps, self.owner_map)
+        out = {}
+        for o in np.unique(own).tolist():
+            m = own == o
+            out[o] = tuple(a[m] for a in arrays)
+        return out
 
     def expand(self, hi: int, max_depth: int | None, inbox: list[bytes], learned: list | None = None) -> dict:
         """Round 1 of a chunk: expand the held states below index `hi`."""
@@ -473,8 +518,9 @@ class _Worker:
                     first[fp2] = (i, ai)
                     pending[(i, ai)] = (s2, info if slim is None else slim(info), d + 1)
         return {
-            "children": (np.array(fps, np.uint64), np.array(parents, np.int64), np.array(ais, np.int64)),
-            "claims": (np.array(c_fps, np.uint64), np.array(c_par, np.int64), np.array(c_ai, np.int64), np.array(c_no, np.int64)),
+            "children": self._by_owner((np.array(fps, np.uint64), np.array(parents, np.int64), np.array(ais, np.int64))),
+            "claims": self._by_owner((np.array(c_fps, np.uint64), np.array(c_par, np.int64), np.array(c_ai, np.int64), np.array(c_no, np.int64))),
+            "n_claims": len(c_fps),
             "rss": current_rss(),
             "work": (expanded, time.process_time() - cpu0),  # for the balance only: results never depend on it
             "share": self.share() if self.share is not None and self.n > 1 else None,
@@ -501,43 +547,164 @@ class _Worker:
 
     # -- round 2 (as the owner of fingerprints) -----------------------------------------------
 
-    def decide(self, fps: np.ndarray, parents: np.ndarray, ais: np.ndarray, claims: tuple | None = None) -> tuple:
-        """For the discoveries of fingerprints this worker owns: the winners (new states: their
-        position in the input, in input order) and, for every other discovery, the state it
-        reaches: an old index (>= 0) or -1 - the winner's number. With `claims` (fingerprints,
-        states, actions, claim numbers) of fingerprints it owns: also the positions of the claims
-        that are the first judging of their state (never claimed before; the least (state,
-        action, claim number) among this chunk's)."""
-        won_claims = None
-        if claims is not None:
-            c_fps, c_par, c_ai, c_no = claims
+    def decide(self, children: list, claims: list, lo: int, hi: int, levels: np.ndarray) -> dict:
+        """Round 2, as the owner of fingerprints: the discoveries of its fingerprints by each
+        discoverer (``children[d]``: fingerprints, parents, actions; a parent's depth from
+        ``levels``, the first index of each depth) and the
+        claims (``claims[d]``: fingerprints, states, actions, claim numbers). The winners (new
+        states: the least (parent, action) discovery of each new fingerprint, as in the
+        sequential order) wait here for their indices; every other discovery of a parent is a
+        non-tree edge into a state this worker owns. Each winner's key (parent, action,
+        discoverer, depth) goes to the *ranker* of its parent: the parents of the chunk [lo, hi)
+        cut into n equal ranges, ranker r numbering the children of range r (``rank``). The
+        first judgings of claimed states go back to their discoverers."""
+        n = self.n
+        disc = np.concatenate([np.full(c[0].size, d, np.int64) for d, c in enumerate(children) if c is not None] or [np.empty(0, np.int64)])
+        cols = [np.concatenate([c[k] for c in children if c is not None] or [_EMPTY4[k]]) for k in range(3)]
+        fps, parents, ais = cols
+        pdeps = _depths(parents, levels)
+        won_claims: dict[int, list] = {}
+        new_claimed = None
+        if any(c is not None for c in claims):
+            c_disc = np.concatenate([np.full(c[0].size, d, np.int64) for d, c in enumerate(claims) if c is not None])
+            c_fps, c_par, c_ai, c_no = (np.concatenate([c[k] for c in claims if c is not None]) for k in range(4))
             fresh = np.flatnonzero(self.claimed.get_many(c_fps) < 0)
             order, first = _first_of_each(fresh, c_fps, c_par, c_ai, c_no)
-            won_claims = order[first]
+            won = order[first]
             add = self.claimed.add
-            for fp in c_fps[won_claims].tolist():
+            for fp in c_fps[won].tolist():
                 add(fp, 0)
+            new_claimed = c_fps[won]
+            for d, p, a, no in zip(c_disc[won].tolist(), c_par[won].tolist(), c_ai[won].tolist(), c_no[won].tolist()):
+                won_claims.setdefault(d, []).append((p, a, no))
         known = self.index.get_many(fps)
-        dst = known.copy()
+        dst = known.astype(np.int64)
         new = np.flatnonzero(known < 0)
         order, first = _first_of_each(new, fps, parents, ais)
         winners = order[first]
         if new.size:
             dst[order] = -1 - (np.cumsum(first) - 1)  # the winner number of each discovery, in fp order
             dst[winners] = -2**62  # the winners themselves: no edge
-        self.pending_fps = fps[winners]
-        return winners, dst, won_claims
+        edge = (dst != -(2**62)) & (parents >= 0)
+        self.p_win = (fps[winners], parents[winners], ais[winners], pdeps[winners] + 1)
+        self.p_edges = (parents[edge], dst[edge], ais[edge], pdeps[edge])
+        wp = parents[winners]
+        rk = ranker_of(wp, lo, hi, n)
+        to_rankers = {}
+        self.p_sent = [None] * n
+        for r in np.unique(rk).tolist():
+            pos = np.flatnonzero(rk == r)
+            self.p_sent[r] = pos
+            to_rankers[r] = (wp[pos], ais[winners][pos], disc[winners][pos])
+        return {"to_rankers": to_rankers, "won_claims": won_claims, "claimed": new_claimed}
+
+    def rank(self, parts: list, levels: np.ndarray) -> dict:
+        """Round 3, as the ranker of a range of the chunk's parents: the winners whose parent
+        falls in it, from every owner (``parts[o]``: parents, actions, discoverers),
+        numbered here in the sequential order (parent, action) from 0. The coordinator turns
+        the counts of the rankers into offsets (a prefix sum: ranker r's first index); this
+        worker's local numbers go to each owner (for its records) and each discoverer (the
+        winners it checks and holds)."""
+        n = self.n
+        p, a, d = (np.concatenate([x[k] for x in parts if x is not None] or [np.empty(0, np.int64)]) for k in range(3))
+        dep = _depths(p, levels) + 1
+        order = np.lexsort((a, p))
+        local = np.empty(p.size, np.int64)
+        local[order] = np.arange(p.size)
+        # each owner's numbers, in the order it sent its keys
+        to_owners = {}
+        off = 0
+        for o, x in enumerate(parts):
+            if x is not None:
+                to_owners[o] = local[off : off + x[0].size]
+                off += x[0].size
+        to_disc = {}
+        ds = d[order]
+        for dd in np.unique(ds).tolist():
+            sel = order[ds == dd]  # in local order
+            to_disc[dd] = (p[sel], a[sel], local[sel])
+        dep_s = dep[order]
+        depths = [(int(x), int(c)) for x, c in zip(*np.unique(dep_s, return_counts=True))]
+        return {"count": int(p.size), "depths": depths, "roots": int(np.count_nonzero(p < 0)), "by_disc": np.bincount(d, minlength=n) if d.size else np.zeros(n, np.int64), "to_owners": to_owners, "to_disc": to_disc}
+
+    def _commit_owned(self, owned_idx: np.ndarray) -> tuple:
+        """The winners of the last decide get their indices: into the fingerprint index and the
+        records (in index order), with the non-tree edges into them; returns what was added (the
+        coordinator keeps it for a lost worker's replacement and for checkpoints)."""
+        fw, pw, aw, dw = self.p_win
+        self.p_win = None
+        add = self.index.add
+        for fp, j in zip(fw.tolist(), owned_idx.tolist()):
+            add(fp, j)
+        o = np.argsort(owned_idx, kind="stable")
+        roots = pw < 0
+        rec = (owned_idx[o].astype(np.int64), fw[o], np.where(roots, -1 - aw, pw)[o].astype(np.int64), np.where(roots, 0, aw)[o].astype(np.uint32), dw[o].astype(np.uint32))
+        es, ed, ea, ep = self.p_edges
+        self.p_edges = None
+        if ed.size and owned_idx.size:
+            ed = np.where(ed >= 0, ed, owned_idx[np.maximum(-1 - ed, 0)])
+        edges = (es.astype(np.uint32), ed.astype(np.uint32), ea.astype(np.uint32))
+        self._load(rec, edges)
+        if ed.size and not self.back:
+            # a non-tree edge that goes no deeper than its source: the cycle check must search
+            tidx = np.frombuffer(self.t_idx, np.int64)
+            dd = np.frombuffer(self.t_dep, np.uint32)[np.searchsorted(tidx, ed)]
+            self.back = bool(np.any(dd.astype(np.int64) <= ep))
+        return rec + edges
+
+    def _load(self, rec: tuple, edges: tuple) -> None:
+        """Append records (index order, after those held) and non-tree edges."""
+        for arr, x in zip((self.t_idx, self.t_par, self.t_via, self.t_dep), (rec[0], rec[2], rec[3], rec[4])):
+            _append(arr, x)
+        for arr, x in zip((self.e_src, self.e_dst, self.e_act), edges):
+            _append(arr, x)
+
+    def links(self, idx: np.ndarray) -> tuple:
+        """Tree links of the states among `idx` this worker owns: (index, parent, action)."""
+        tidx = np.frombuffer(self.t_idx, np.int64) if len(self.t_idx) else np.empty(0, np.int64)
+        pos = np.searchsorted(tidx, idx)
+        pos = np.minimum(pos, max(tidx.size - 1, 0))
+        mine = tidx.size > 0
+        hit = (tidx[pos] == idx) if mine else np.zeros(idx.size, bool)
+        p = pos[hit]
+        return idx[hit], np.frombuffer(self.t_par, np.int64)[p], np.frombuffer(self.t_via, np.uint32)[p].astype(np.int64)
 
     # -- round 3 ------------------------------------------------------------------------------
 
-    def finalize(self, owned_idx: np.ndarray | None, won: tuple, won_claims: list[tuple[int, int, int]] = ()) -> tuple[dict, dict[int, bytes]]:
-        """Round 3: ``won`` = (parents, actions, new indices, holders), arrays of the winners this
-        worker discovered, in index order."""
-        if owned_idx is not None and self.pending_fps is not None:
-            add = self.index.add
-            for fp, j in zip(self.pending_fps.tolist(), owned_idx.tolist()):
-                add(fp, j)
-        self.pending_fps = None
+    def finalize(self, offsets: list[int], owned: list, found: list, won_claims: list, plan: list[tuple[int, int]]) -> tuple[dict, dict[int, bytes]]:
+        """Round 4: ``offsets[r]`` is ranker r's first index (the coordinator's prefix sum);
+        ``owned[r]``: ranker r's numbers for the winners this worker sent it (as the owner: its
+        records); ``found[r]``: ranker r's winners this worker discovered (parents, actions,
+        numbers), which it checks (goals, state properties) and keeps, but for ``plan``:
+        (worker, count) to hand over to workers with fewer (the balance; never a result)."""
+        delta = None
+        if self.p_win is not None:
+            owned_idx = np.empty(self.p_win[0].size, np.int64)
+            for r, pos in enumerate(self.p_sent):
+                if pos is not None:
+                    owned_idx[pos] = offsets[r] + owned[r]
+            delta = self._commit_owned(owned_idx)
+        self.p_sent = []
+        won_claims = [x for part in won_claims if part for x in part]
+        fp_, fa_, fj_ = [], [], []
+        for r, x in enumerate(found):
+            if x is not None:
+                fp_.append(x[0])
+                fa_.append(x[1])
+                fj_.append(offsets[r] + x[2])
+        if fp_:
+            wp, wa, wj = np.concatenate(fp_), np.concatenate(fa_), np.concatenate(fj_)
+        else:
+            wp = wa = wj = np.empty(0, np.int64)
+        dest = np.full(wj.size, self.wid, np.int64)
+        give = sum(c for _w, c in plan)
+        if give and wj.size:
+            # hand over `give` of them, evenly spread over the index order, interleaved by receiver
+            pick = (np.arange(give) * wj.size) // give
+            recv = np.repeat(np.array([w for w, _c in plan], np.int64), [c for _w, c in plan])
+            slot = np.concatenate([(np.arange(c) + 0.5) / c for _w, c in plan if c])
+            dest[pick] = recv[np.lexsort((recv, slot))]
+        won = (wp, wa, wj, dest)
         system, record = self.system, self.record
         claim_pending = self.claim_pending
         for p, ai, no in won_claims:
@@ -563,36 +730,53 @@ class _Worker:
                 outbox.setdefault(dest, []).append((j, d2, s2))
         pending.clear()
         blobs = {dest: pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL) for dest, items in outbox.items()}
-        return self._take(), blobs
+        out = self._take()
+        out["delta"] = delta
+        out["back"] = self.back
+        return out, blobs
 
 
-def _place(disc: np.ndarray, counts: np.ndarray, caps: np.ndarray, n: int) -> np.ndarray:
-    """Who holds each of a chunk's new states (in index order, ``disc`` their discoverers):
-    its discoverer while that one holds fewer than its cap (``counts``: what each holds in that
-    chunk already; updated), the rest spread over the workers with room left, interleaved by
-    their room. Never changes a result, only where states are expanded."""
-    dest = disc.astype(np.int64).copy()
-    if not disc.size:
-        return dest
-    room = np.maximum(caps - counts, 0)
-    order = np.argsort(disc, kind="stable")
-    first = np.searchsorted(disc[order], np.arange(n))
-    rank = np.empty(disc.size, np.int64)
-    rank[order] = np.arange(disc.size) - first[disc[order]]  # the k-th discovery of its discoverer
-    over = rank >= room[disc]
-    kept = np.bincount(disc[~over], minlength=n)
-    counts += kept
-    k = int(over.sum())
-    if k:
-        spare = np.maximum(caps - counts, 0)
-        if spare.sum() < k:  # (caps cover a chunk: not expected) the rest round robin
-            spare = spare + (k - spare.sum()) // n + 1
-        slots_w = np.repeat(np.arange(n), spare)
-        slots_pos = np.concatenate([(np.arange(c) + 0.5) / c for c in spare if c]) if spare.any() else np.empty(0)
-        slot_order = np.lexsort((slots_w, slots_pos))[:k]
-        dest[np.flatnonzero(over)] = slots_w[slot_order]
-        counts += np.bincount(slots_w[slot_order], minlength=n)
-    return dest
+_EMPTY4 = (np.empty(0, np.uint64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))
+
+
+def _depths(parents: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """The depth of each state index (-1 for an initial state's parent, -1) from the first
+    index of each depth (states are numbered breadth first)."""
+    return np.where(parents >= 0, np.searchsorted(levels, parents, "right") - 1, -1)
+
+
+def ranker_of(parents: np.ndarray, lo: int, hi: int, n: int) -> np.ndarray:
+    """The ranker of each parent: [lo, hi) cut into n equal ranges, in order (initial states,
+    parent -1, to ranker 0)."""
+    span = max(hi - lo, 1)
+    return np.clip((np.maximum(parents, lo) - lo) * n // span, 0, n - 1)
+
+
+def _balance(counts: np.ndarray, weights: np.ndarray) -> list[list[tuple[int, int]]]:
+    """Who hands how many of a chunk's new states to whom (counts: what each worker
+    discovered), so that each holds about its share (weights) give or take 1/SLACK of the
+    total: O(workers), never a result."""
+    n = counts.size
+    total = int(counts.sum())
+    plan: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    if n == 1 or not total:
+        return plan
+    share = (total * weights / weights.sum()).astype(np.int64)
+    slack = max(1, total // SLACK // n)
+    over = [[w, int(c - share[w])] for w, c in enumerate(counts.tolist()) if c - share[w] > slack]
+    under = [[w, int(share[w] - c)] for w, c in enumerate(counts.tolist()) if share[w] - c > 0]
+    i = j = 0
+    while i < len(over) and j < len(under):
+        k = min(over[i][1], under[j][1])
+        if k:
+            plan[over[i][0]].append((under[j][0], k))
+        over[i][1] -= k
+        under[j][1] -= k
+        if not over[i][1]:
+            i += 1
+        if not under[j][1]:
+            j += 1
+    return plan
 
 
 def _first_of_each(sel: np.ndarray, fps: np.ndarray, *keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -619,23 +803,29 @@ def handle(w: _Worker, msg: tuple, finish) -> tuple[Any, bool]:
         return w.expand_more(*msg[1:]), False
     if op == "decide":
         return w.decide(*msg[1:]), False
+    if op == "rank":
+        return w.rank(*msg[1:]), False
     if op == "finalize":
         out = w.finalize(*msg[1:])
         if w.report_info and finish is not None:
             out[0]["info"] = finish(w.system)  # what a lost worker knew, up to its last commit
         return out, False
-    if op == "fps":
-        return w.index.pairs(), False
-    if op == "load":  # resuming (a checkpoint, or a lost worker's shards): the fingerprints owned
-        w.index = FingerprintIndex.from_pairs(msg[1], msg[2])
-        if len(msg) > 3 and msg[3] is not None:
-            w.claimed = FingerprintIndex.from_pairs(msg[3], np.zeros(msg[3].size, np.uint32))
+    if op == "links":
+        return w.links(msg[1]), False
+    if op == "load":  # resuming (a checkpoint, or a lost worker's shards): the records of the states owned
+        rec, edges, claimed, back = msg[1:]
+        w.index = FingerprintIndex.from_pairs(rec[1], rec[0].astype(np.uint32))
+        w._load(rec, edges)
+        w.back = back
+        if claimed is not None:
+            w.claimed = FingerprintIndex.from_pairs(claimed, np.zeros(claimed.size, np.uint32))
         return None, False
     if op == "rebuild":
         return w.rebuild(msg[1]), False
     if op == "finish":
         info = finish(w.system) if finish is not None else None
-        return (info, w.index.nbytes(), len(w.claimed) if w.claims_of is not None else None), True
+        nb = w.index.nbytes() + sum(a.buffer_info()[1] * a.itemsize for a in (w.t_idx, w.t_par, w.t_via, w.t_dep, w.e_src, w.e_dst, w.e_act))
+        return (info, nb, len(w.claimed) if w.claims_of is not None else None), True
     raise ValueError(f"unknown request {op!r}")  # pragma: no cover - a bug in the parent
 
 
@@ -783,9 +973,10 @@ class _Pool:
         shares = []
         for w, rs in enumerate(got):
             m = dict(rs[-1])
-            m["children"] = tuple(np.concatenate([r["children"][k] for r in rs]) for k in range(3))
-            m["claims"] = tuple(np.concatenate([r["claims"][k] for r in rs]) for k in range(4))
+            m["children"] = _merge_parts([r["children"] for r in rs], 3)
+            m["claims"] = _merge_parts([r["claims"] for r in rs], 4)
             m["work"] = (sum(r["work"][0] for r in rs), sum(r["work"][1] for r in rs))
+            m["n_claims"] = sum(r["n_claims"] for r in rs)
             merged.append(m)
             shares.append([r["share"] for r in rs if r.get("share") is not None])
         return merged, shares, stolen
@@ -805,6 +996,17 @@ class _Pool:
             if p.is_alive():
                 p.kill()
                 p.join()
+
+
+def _merge_parts(parts: list[dict], k: int) -> dict:
+    """Replies split by owner (several rounds of one worker: stealing), merged per owner."""
+    if len(parts) == 1:
+        return parts[0]
+    out: dict = {}
+    for part in parts:
+        for o, x in part.items():
+            out.setdefault(o, []).append(x)
+    return {o: tuple(np.concatenate([x[j] for x in xs]) for j in range(k)) for o, xs in out.items()}
 
 
 def _progress_note(pool: Any, n: int, work: list[int], lost: list[str]) -> str:
@@ -829,6 +1031,102 @@ def _account(cost: dict, pool: Any) -> None:
 
 def _append(arr: array, values: np.ndarray) -> None:
     arr.frombytes(np.ascontiguousarray(values, dtype=np.dtype({"q": "i8", "I": "u4", "Q": "u8"}[arr.typecode])).tobytes())
+
+
+class _Ledger:
+    """What the coordinator keeps of the visited set: the number of states and of initial ones,
+    the first index of each depth (states are numbered breadth first: O(depth)), whether a
+    non-tree edge goes no deeper than its source (a cycle is possible), and each owner's
+    committed records as the owner sent them, one set of arrays per owner and chunk (handed back
+    as they are to a lost owner's replacement, assembled by index only for a checkpoint, the
+    final cycle search or a resume). It never reads or writes a record per state."""
+
+    def __init__(self, n: int) -> None:
+        self.states = 0
+        self.roots = 0
+        self.levels: list[int] = []
+        self.back = False
+        self.deltas: list[list[tuple]] = [[] for _ in range(n)]
+
+    def depth_of(self, idx: np.ndarray) -> np.ndarray:
+        return np.searchsorted(np.asarray(self.levels, np.int64), idx, "right") - 1
+
+    def grow(self, depths: np.ndarray) -> None:
+        """New states, in index order, at these (non-decreasing) depths."""
+        if depths.size:
+            top = len(self.levels) - 1
+            for d in np.unique(depths[depths > top]).tolist():
+                self.levels.append(self.states + int(np.searchsorted(depths, d, "left")))
+        self.states += int(depths.size)
+
+    def grow_counts(self, depths: list[tuple[int, int]]) -> None:
+        """New states, in index order, as (depth, count) runs (non-decreasing depths)."""
+        for d, c in depths:
+            if d >= len(self.levels):
+                self.levels.append(self.states)
+            self.states += c
+
+    def mark(self) -> tuple:
+        return (self.states, self.roots, len(self.levels), self.back, [len(d) for d in self.deltas])
+
+    def rollback(self, m: tuple) -> None:
+        self.states, self.roots, nl, self.back, lens = m
+        del self.levels[nl:]
+        for d, k in zip(self.deltas, lens):
+            del d[k:]
+
+    def owner_delta(self, w: int) -> tuple:
+        """Owner w's committed records and edges, concatenated (in index order)."""
+        ds = self.deltas[w]
+        if not ds:
+            return _EMPTY_REC, _EMPTY_EDGES
+        rec = tuple(np.concatenate([d[k] for d in ds]) for k in range(5))
+        edges = tuple(np.concatenate([d[k] for d in ds]) for k in range(5, 8))
+        return rec, edges
+
+    def assemble(self) -> tuple[array, array, array, array, array, array, array]:
+        """The whole visited set by index (fingerprints, parents, actions, depths) and the
+        non-tree edges by (source, action), as core.explore keeps them."""
+        ds = [d for w in self.deltas for d in w]
+        if not ds:
+            return array("Q"), array("q"), array("I"), array("I"), array("I"), array("I"), array("I")
+        cols = [np.concatenate([d[k] for d in ds]) for k in range(8)]
+        o = np.argsort(cols[0], kind="stable")
+        if cols[0].size != self.states or not np.array_equal(cols[0][o], np.arange(self.states)):  # pragma: no cover - a bug
+            raise WorkerError(f"the owners' records cover {cols[0].size} of {self.states} states")
+        eo = np.lexsort((cols[7], cols[5]))
+        out = (array("Q"), array("q"), array("I"), array("I"), array("I"), array("I"), array("I"))
+        for arr, x in zip(out, (cols[1][o], cols[2][o], cols[3][o], cols[4][o], cols[5][eo], cols[6][eo], cols[7][eo])):
+            _append(arr, x)
+        return out
+
+
+def _split(book: _Ledger, snap: Snapshot, shard_map: np.ndarray) -> None:
+    """A checkpoint resumed: its records and edges split by owner (of a state's fingerprint, of
+    an edge's destination's), as the owners would have sent them."""
+    k = len(snap.parent)
+    fps = np.frombuffer(snap.fps, np.uint64) if k else np.empty(0, np.uint64)
+    par = np.frombuffer(snap.parent, np.int64) if k else np.empty(0, np.int64)
+    via = np.frombuffer(snap.via, np.uint32) if k else np.empty(0, np.uint32)
+    dep = np.frombuffer(snap.depth_of, np.uint32) if k else np.empty(0, np.uint32)
+    ne = len(snap.extra_src)
+    es, ed, ea = ((np.frombuffer(x, np.uint32) if ne else np.empty(0, np.uint32)) for x in (snap.extra_src, snap.extra_dst, snap.extra_act))
+    owner = owners_of(fps, shard_map)
+    e_owner = owner[ed.astype(np.int64)] if ne else np.empty(0, np.int64)
+    idx = np.arange(k, dtype=np.int64)
+    for w in range(len(book.deltas)):
+        s_, e_ = owner == w, e_owner == w
+        if s_.any() or e_.any():
+            book.deltas[w].append((idx[s_], fps[s_].copy(), par[s_].copy(), via[s_].copy(), dep[s_].copy(), es[e_].copy(), ed[e_].copy(), ea[e_].copy()))
+    book.states = k
+    book.roots = int(np.count_nonzero(par < 0))
+    top = int(dep[-1]) if k else -1
+    book.levels = np.searchsorted(dep, np.arange(top + 1), "left").tolist() if k else []
+    book.back = bool(ne) and bool(np.any(dep[ed] <= dep[es]))
+
+
+_EMPTY_REC = (np.empty(0, np.int64), np.empty(0, np.uint64), np.empty(0, np.int64), np.empty(0, np.uint32), np.empty(0, np.uint32))
+_EMPTY_EDGES = (np.empty(0, np.uint32), np.empty(0, np.uint32), np.empty(0, np.uint32))
 
 
 def explore_parallel(
@@ -870,13 +1168,7 @@ def explore_parallel(
     n = workers
     shard_map = shard_owners(n)
 
-    parent = array("q")
-    via = array("I")
-    depth_of = array("I")
-    extra_src = array("I")
-    extra_dst = array("I")
-    extra_act = array("I")
-    fps_of = array("Q")  # each state's fingerprint, by index: what new workers restore from
+    book = _Ledger(n)  # the coordinator's share of the visited set: counts (the owners keep the records)
     claimed_fps: list[np.ndarray] = []  # the states judged inside transitions so far (claims won)
     seen_viol: set = set()
     if transport is None:  # `--cluster`: Ray actors (explorers/cluster.py); else worker processes
@@ -887,8 +1179,8 @@ def explore_parallel(
     report_info = bool(getattr(make_pool, "recovers", False)) and finish is not None
     latest_info: list = [None] * n  # each worker's finish(system) at its last finalize (report_info)
     kept_info: list = []  # those of workers lost
-    cost: dict = {"start_s": 0.0, "chunks": 0, "round_s": 0.0, "coordinator_cpu_s": 0.0, "bytes_out": 0, "bytes_in": 0, "worker_cpu": {}}
-    state = {"depth_hit": False, "rss": [0] * n, "head": 0, "held_by": np.empty(0, np.int16), "held_from": 0, "cost": [0.0] * n}
+    cost: dict = {"start_s": 0.0, "chunks": 0, "round_s": 0.0, "coordinator_cpu_s": 0.0, "bytes_out": 0, "bytes_in": 0, "worker_cpu": {}, "trace_rounds": 0}
+    state = {"depth_hit": False, "rss": [0] * n, "head": 0, "cost": [0.0] * n}
     stolen = 0  # states handed over to an idle worker within a chunk (Pool.expand)
     claims_sent = 0  # every claim the workers sent (res.judged_again)
     balance = [0.0, 0.0]  # CPU seconds of expanding: the mean and the busiest worker's, summed over chunks
@@ -912,140 +1204,99 @@ def explore_parallel(
                 st.violations += v
         cands = sorted((x for out in outs for x in out["violations"]), key=lambda x: x[0])
         first_p = None
+        new_viol = []
+        taken: set = set()
         for key, prop, fkey, message, at, idx, last in cands:
-            if (prop, fkey) in seen_viol:
+            if (prop, fkey) in seen_viol or (prop, fkey) in taken:
                 continue
             if stop_on_violation:
                 if first_p is None:
                     first_p = key[0] if not res.violations else None
                 if first_p is None or key[0] != first_p:
                     continue  # the sequential run stops after expanding the first violating state
+            taken.add((prop, fkey))
+            new_viol.append((prop, fkey, message, at, idx, last))
+        new_goals = []
+        for _key, g, j in sorted(x for out in outs for x in out["goals"]):
+            if g in res.goals and res.goals[g] is None and g not in {x[0] for x in new_goals}:
+                new_goals.append((g, j))
+        traces = fetch_traces([v[4] for v in new_viol] + [j for _g, j in new_goals])
+        for prop, fkey, message, at, idx, last in new_viol:
             seen_viol.add((prop, fkey))
-            trace, init = _trace(parent, via, idx)
+            trace, init = traces[idx]
+            trace = list(trace)
             if last is not None:
                 trace.append(last)
             res.violations.append(Violation(prop, message, trace, init, len(trace), at, key=fkey))
             if on_violation is not None:
                 on_violation(res.violations[-1])
-        for _key, g, j in sorted(x for out in outs for x in out["goals"]):
-            if g in res.goals and res.goals[g] is None:
-                res.goals[g], res.goal_initial[g] = _trace(parent, via, j)
+        for g, j in new_goals:
+            trace, init = traces[j]
+            res.goals[g], res.goal_initial[g] = list(trace), init
+
+    def fetch_traces(wanted: list[int]) -> dict[int, tuple[list[int], int]]:
+        """The shortest traces to these states, from their owners' tree links: one round of
+        requests per depth walked, for all of them together (never a round per state)."""
+        if not wanted:
+            return {}
+        links: dict[int, tuple[int, int]] = {}
+        need = sorted(set(wanted))
+        while need:
+            q = np.array(need, np.int64)
+            cost["trace_rounds"] += 1
+            got = pool.call([("links", q)] * n)
+            for idx, par, via_ in got:
+                links.update(zip(idx.tolist(), zip(par.tolist(), via_.tolist())))
+            if any(i not in links for i in need):  # pragma: no cover - a bug
+                raise WorkerError(f"no owner has a record of state {min(i for i in need if i not in links)}")
+            need = sorted({links[i][0] for i in need if links[i][0] >= 0} - links.keys())
+        out = {}
+        for j in wanted:
+            trace = []
+            i = j
+            while links[i][0] >= 0:
+                trace.append(links[i][1])
+                i = links[i][0]
+            trace.reverse()
+            out[j] = (trace, -1 - links[i][0])
+        return out
 
     inbox: list[list[bytes]] = [[] for _ in range(n)]
 
-    def settle(children: list[tuple[np.ndarray, np.ndarray, np.ndarray]], claims: list[tuple] | None = None) -> None:
-        """Rounds 2 and 3 for the children of one chunk (or the initial states), and the claims
-        of states judged inside its transitions (by each worker: fingerprints, states, actions,
-        claim numbers)."""
-        fps = np.concatenate([c[0] for c in children])
-        parents = np.concatenate([c[1] for c in children])
-        ais = np.concatenate([c[2] for c in children])
-        disc = np.concatenate([np.full(c[0].size, w, np.int64) for w, c in enumerate(children)])
-        owner = owners_of(fps, shard_map)
-        sel = [np.flatnonzero(owner == w) for w in range(n)]
-        csel = None
-        if claims is not None and any(c[0].size for c in claims):
-            cl = [np.concatenate([c[k] for c in claims]) for k in range(4)]
-            c_disc = np.concatenate([np.full(c[0].size, w, np.int64) for w, c in enumerate(claims)])
-            c_owner = owners_of(cl[0], shard_map)
-            csel = [np.flatnonzero(c_owner == w) for w in range(n)]
-            decided = pool.call([("decide", fps[s], parents[s], ais[s], tuple(x[cs] for x in cl)) for s, cs in zip(sel, csel)])
-        else:
-            decided = pool.call([("decide", fps[s], parents[s], ais[s]) for s in sel])
-        won_claims: list[list] = [[] for _ in range(n)]
-        if csel is not None:
-            for w in range(n):
-                pos = csel[w][decided[w][2]]
-                if pos.size:
-                    claimed_fps.append(cl[0][pos])  # a lost owner's claimed states are restored from these
-                for dw, p, a, no in zip(c_disc[pos].tolist(), cl[1][pos].tolist(), cl[2][pos].tolist(), cl[3][pos].tolist()):
-                    won_claims[dw].append((p, a, no))
-        # rank the winners of all owners in the sequential order: (parent index, action index)
-        w_pos = np.concatenate([sel[w][decided[w][0]] for w in range(n)]) if fps.size else np.empty(0, np.int64)
-        order = np.lexsort((ais[w_pos], parents[w_pos]))
-        base = len(parent)
-        new_index = np.empty(w_pos.size, np.int64)
-        new_index[order] = base + np.arange(w_pos.size)
-        owned: list[np.ndarray] = []
-        off = 0
-        for w in range(n):
-            k = decided[w][0].size
-            owned.append(new_index[off : off + k])
-            off += k
-        # the new states' parents, actions and depths, in index order
-        ranked = w_pos[order]
-        p_r, a_r = parents[ranked], ais[ranked]
-        _append(fps_of, fps[ranked])
-        roots = p_r < 0
-        dep = np.frombuffer(depth_of, np.uint32) if len(depth_of) else np.empty(0, np.uint32)
-        d_r = np.zeros(ranked.size, np.int64)
-        if (~roots).any():
-            d_r[~roots] = dep[p_r[~roots]].astype(np.int64) + 1
-        del dep
-        _append(parent, np.where(roots, -1 - a_r, p_r))
-        _append(via, np.where(roots, 0, a_r))
-        _append(depth_of, d_r)
-        # the non-tree edges: every other discovery (not of an initial state), by (source, action)
-        es, ed, ea = [], [], []
-        for w in range(n):
-            dst = decided[w][1]
-            s = sel[w]
-            keep = (dst != -(2**62)) & (parents[s] >= 0)
-            d = dst[keep]
-            d = np.where(d >= 0, d, owned[w][np.maximum(-1 - d, 0)] if owned[w].size else d)
-            es.append(parents[s][keep])
-            ed.append(d)
-            ea.append(ais[s][keep])
-        es_a, ed_a, ea_a = np.concatenate(es), np.concatenate(ed), np.concatenate(ea)
-        eo = np.lexsort((ea_a, es_a))
-        _append(extra_src, es_a[eo])
-        _append(extra_dst, ed_a[eo])
-        _append(extra_act, ea_a[eo])
-        # who keeps each new state: its discoverer, unless that one would hold more than its
-        # share of the chunk the state will be expanded in (chunks are head + k * chunk, as long
-        # as the frontier is longer than a chunk; shorter, it is expanded whole in one)
-        disc_r = disc[ranked]
-        # each worker's share of a chunk: equal, or (once measured) inversely proportional to
-        # what a state has cost it lately; a worker's next states are mostly children of its
-        # last ones, so their cost follows. Where a state is expanded never changes a result.
-        cost = state["cost"]
-        weights = np.array([1 / c for c in cost] if BALANCE_BY_COST and all(c > 0 for c in cost) else [1.0] * n)
-        total = base + disc_r.size
-
-        def caps_of(first: int) -> np.ndarray:
-            # the chunk from state `first`: full, or the rest of the frontier (expanded whole)
-            size = min(chunk, total - first)
-            return (size * weights / weights.sum()).astype(np.int64) + max(1, size // SLACK)
-
-        head = state["head"]
-        held_by = state["held_by"]  # the holder of each frontier state, from state["held_from"]
-        start = head + (base - head) // chunk * chunk  # the chunk the first new state falls in
-        frm = state["held_from"]
-        counts = np.bincount(held_by[start - frm : base - frm].astype(np.int64), minlength=n)
-        dest = np.empty(disc_r.size, np.int64)
-        lo = 0
-        seg_start = start
-        while lo < disc_r.size:  # one segment per chunk the new states fall in
-            hi_ = min(disc_r.size, seg_start + chunk - base)
-            dest[lo:hi_] = _place(disc_r[lo:hi_], counts, caps_of(seg_start), n)
-            lo = hi_
-            seg_start += chunk
-            counts = np.zeros(n, np.int64)
-        keep = head - frm
-        state["held_by"] = np.concatenate([held_by[keep:], dest.astype(np.int16)])
-        state["held_from"] = head
-        # the winners each discoverer finalizes: (parent, action, index, holder) as arrays
-        new_idx = np.arange(base, base + ranked.size, dtype=np.int64)
-        by_disc = np.argsort(disc_r, kind="stable")
-        bounds_ = np.searchsorted(disc_r[by_disc], np.arange(n + 1))
-        won = []
-        for w in range(n):
-            sel_w = by_disc[bounds_[w] : bounds_[w + 1]]
-            won.append((p_r[sel_w], a_r[sel_w], new_idx[sel_w], dest[sel_w]))
-        replies = pool.call([("finalize", owned[w], won[w], won_claims[w]) for w in range(n)])
+    def settle(children: list[dict], claims: list[dict] | None, lo: int, hi: int) -> None:
+        """Rounds 2 to 4 for the children of one chunk (parents [lo, hi)) or the initial states,
+        and the claims of states judged inside its transitions: what each worker sends, split
+        by owner, is routed as it is (this process reads none of it); the rankers' counts are
+        prefix-summed into each range's first index; the new states' depths come as counts per
+        depth. Nothing here is done per state."""
+        no_claims = [None] * n
+        lv = np.asarray(book.levels, np.int64)  # the first index of each depth: the owners and rankers need the parents' depths
+        decided = pool.call([("decide", [c.get(o) for c in children], [c.get(o) for c in claims] if claims else no_claims, lo, hi, lv) for o in range(n)])
+        for w, dec in enumerate(decided):
+            if dec["claimed"] is not None and dec["claimed"].size:
+                claimed_fps.append((w, dec["claimed"]))  # a lost owner's claimed states are restored from these
+        ranked = pool.call([("rank", [dec["to_rankers"].get(r) for dec in decided], lv) for r in range(n)])
+        base = book.states
+        offsets = np.concatenate([[0], np.cumsum([r["count"] for r in ranked])]) + base
+        depths: list[tuple[int, int]] = [x for r in ranked for x in r["depths"]]
+        by_disc = np.sum([r["by_disc"] for r in ranked], axis=0) if ranked else np.zeros(n, np.int64)
+        cost_ = state["cost"]
+        weights = np.array([1 / c for c in cost_] if BALANCE_BY_COST and all(c > 0 for c in cost_) else [1.0] * n)
+        plan = _balance(np.asarray(by_disc, np.int64), weights)
+        offs = offsets[:-1].tolist()
+        replies = pool.call([
+            ("finalize", offs, [r["to_owners"].get(w) for r in ranked], [r["to_disc"].get(w) for r in ranked], [dec["won_claims"].get(w) for dec in decided], plan[w])
+            for w in range(n)
+        ])
+        book.grow_counts(depths)
+        book.roots += sum(r["roots"] for r in ranked)
         outs = []
         for w, (out, blobs) in enumerate(replies):
             outs.append(out)
+            delta = out.pop("delta")
+            if delta is not None and delta[0].size + delta[5].size:
+                book.deltas[w].append(delta)
+            book.back |= out.pop("back")
             if "info" in out:
                 latest_info[w] = out.pop("info")
             state["rss"][w] = out["rss"] or 0
@@ -1053,19 +1304,9 @@ def explore_parallel(
                 inbox[dw].append(blob)
         absorb(outs)
 
-    def snapshot() -> Snapshot:
-        return Snapshot(
-            strategy,
-            array("Q", fps_of),
-            parent,
-            via,
-            depth_of,
-            extra_src,
-            extra_dst,
-            extra_act,
-            array("Q", range(head, len(parent))),
-            _results_data(res, state["depth_hit"]),
-        )
+    def snapshot(results: bool = True) -> Snapshot:
+        fps_, par_, via_, dep_, es_, ed_, ea_ = book.assemble()
+        return Snapshot(strategy, fps_, par_, via_, dep_, es_, ed_, ea_, array("Q", range(head, book.states)), _results_data(res, state["depth_hit"]) if results else {})
 
     head = 0
     learned: list[list] = [[] for _ in range(n)]  # what each worker is to learn from the others' shares
@@ -1074,45 +1315,38 @@ def explore_parallel(
     if resume is not None:
         if resume.strategy != strategy:
             raise ResumeMismatch(f"the checkpoint was made with --strategy {resume.strategy}, not {strategy}")
-        parent, via, depth_of = array("q", resume.parent), array("I", resume.via), array("I", resume.depth_of)
-        extra_src, extra_dst, extra_act = array("I", resume.extra_src), array("I", resume.extra_dst), array("I", resume.extra_act)
-        fps_of = array("Q", resume.fps)
+        _split(book, resume, shard_map)
         state["depth_hit"] = _restore_results(res, resume.results)
         seen_viol.update((v.prop, v.key) for v in res.violations)
-        head = resume.frontier[0] if len(resume.frontier) else len(parent)
-        if list(resume.frontier) != list(range(head, len(parent))):
+        head = resume.frontier[0] if len(resume.frontier) else book.states
+        if list(resume.frontier) != list(range(head, book.states)):
             raise ResumeMismatch("the checkpoint's frontier is not the last states in order (not a breadth-first exploration)")
         fresh_start = False
 
     def restore() -> None:
-        """New workers take the exploration from what this process holds: the visited set (each
-        worker loads the shards it owns, and the claimed states of those shards) and the
-        frontier states, re-executed from the initial states by one worker (core._rebuild_frontier)."""
-        fps = np.frombuffer(fps_of, np.uint64) if len(fps_of) else np.empty(0, np.uint64)
-        owner = owners_of(fps, shard_map)
-        sel = [np.flatnonzero(owner == w) for w in range(n)]
-        cl = np.concatenate(claimed_fps) if claimed_fps else None
-        csel = None if cl is None else [cl[owners_of(cl, shard_map) == w] for w in range(n)]
-        pool.call([("load", fps[s], s.astype(np.uint32), None if csel is None else csel[w]) for w, s in enumerate(sel)])
-        if head < len(parent):
-            snap = Snapshot(strategy, fps_of, parent, via, depth_of, extra_src, extra_dst, extra_act, array("Q", range(head, len(parent))), {})
-            pool.send(0, ("rebuild", snap))
+        """New workers take the exploration from what this process holds: each loads the records
+        its shards had at the last commit (as their owner sent them), and the claimed states of
+        those shards; the frontier states are re-executed from the initial states by one worker
+        (core._rebuild_frontier)."""
+        csel = [[x for o, x in claimed_fps if o == w] for w in range(n)]
+        pool.call([("load", *book.owner_delta(w), np.concatenate(csel[w]) if csel[w] else None, False) for w in range(n)])
+        if head < book.states:
+            pool.send(0, ("rebuild", snapshot(results=False)))
             tag, val = pool._recv(0)
             if tag == "mismatch":
                 raise ResumeMismatch(val)
             for dw, blob in val.items():
                 inbox[dw].append(blob)
-        state["head"] = state["held_from"] = head
-        state["held_by"] = (np.arange(head, len(parent)) % n).astype(np.int16)  # as rebuild() shares them
+        state["head"] = head
 
     def initial() -> None:
         nonlocal head
         first = pool.call([("initial",)] + [("expand", 0, None, [])] * (n - 1))
         if "initial_fault" in first[0]:
-            parent.append(-1)
-            via.append(0)
-            depth_of.append(0)
-            fps_of.append(0)
+            # state 0, which the engine could not give: its record with the owner of fingerprint 0
+            book.deltas[0].append((np.zeros(1, np.int64), np.zeros(1, np.uint64), np.full(1, -1, np.int64), np.zeros(1, np.uint32), np.zeros(1, np.uint32), *_EMPTY_EDGES))
+            book.grow(np.zeros(1, np.int64))
+            book.roots += 1
             st = res.props.setdefault(FAULT, PropStats())
             st.checked += 1
             st.violations += 1
@@ -1122,12 +1356,13 @@ def explore_parallel(
                 on_violation(res.violations[-1])
             head = 1
         else:
-            settle([r["children"] for r in first])
+            settle([r["children"] for r in first], None, 0, 0)
 
     def one_chunk() -> None:
         nonlocal head, inbox, learned, stolen, claims_sent
-        hi = min(head + chunk, len(parent))
-        res.max_depth = max(res.max_depth, max(depth_of[head:hi]))
+        hi = min(head + chunk, book.states)
+        lo_ = head
+        res.max_depth = max(res.max_depth, int(book.depth_of(np.array([hi - 1]))[0]))
         c0 = time.perf_counter()
         p0 = time.process_time() - getattr(pool, "measure_s", 0.0)  # (a benchmark's byte counting is not the protocol's)
         replies, shares, k = pool.expand([("expand", hi, bounds.max_depth, inbox[w], learned[w]) for w in range(n)], bounds.max_depth)
@@ -1147,8 +1382,8 @@ def explore_parallel(
             times = [r["work"][1] for r in replies]
             balance[0] += sum(times) / n
             balance[1] += max(times)
-        claims_sent += sum(len(r["claims"][0]) for r in replies)
-        settle([r["children"] for r in replies], [r["claims"] for r in replies])
+        claims_sent += sum(r["n_claims"] for r in replies)
+        settle([r["children"] for r in replies], [r["claims"] for r in replies], lo_, hi)
         cost["chunks"] += 1
         cost["coordinator_cpu_s"] += time.process_time() - getattr(pool, "measure_s", 0.0) - p0
         cost["round_s"] += time.perf_counter() - c0
@@ -1159,17 +1394,13 @@ def explore_parallel(
 
     def commit() -> None:
         committed.update(
-            states=len(parent), extra=len(extra_src), claimed=len(claimed_fps), head=head, results=_results_data(res, state["depth_hit"]),
+            book=book.mark(), claimed=len(claimed_fps), head=head, results=_results_data(res, state["depth_hit"]),
             stolen=stolen, claims_sent=claims_sent,
         )
 
     def rollback() -> None:
         nonlocal head, stolen, claims_sent, inbox, learned
-        k = committed["states"]
-        for arr in (parent, via, depth_of, fps_of):
-            del arr[k:]
-        for arr in (extra_src, extra_dst, extra_act):
-            del arr[committed["extra"] :]
+        book.rollback(committed["book"])
         del claimed_fps[committed["claimed"] :]
         head = committed["head"]
         res.bound_hit, res.resumable = None, False  # decided again after the chunks left
@@ -1201,10 +1432,10 @@ def explore_parallel(
                     else:
                         restore()
                     commit()
-                while head < len(parent):
+                while head < book.states:
                     if stop_on_violation and res.violations:
                         break
-                    why = stop_reason(bounds, len(parent), deadline, stop)
+                    why = stop_reason(bounds, book.states, deadline, stop)
                     if why is not None:
                         res.bound_hit = why
                         break
@@ -1220,12 +1451,12 @@ def explore_parallel(
                     commit()
                     tries = 0
                     if on_commit is not None:
-                        on_commit(len(parent), pool)
+                        on_commit(book.states, pool)
                     if progress is not None:
-                        progress.update(len(parent), res.max_depth, len(parent) - head, note=_progress_note(pool, n, last_work, lost))
+                        progress.update(book.states, res.max_depth, book.states - head, note=_progress_note(pool, n, last_work, lost))
                 if res.bound_hit is None and state["depth_hit"]:
                     res.bound_hit = f"max depth ({bounds.max_depth})"
-                res.resumable = head < len(parent) and res.bound_hit is not None and not (stop_on_violation and res.violations)
+                res.resumable = head < book.states and res.bound_hit is not None and not (stop_on_violation and res.violations)
                 if on_checkpoint is not None and res.resumable:
                     on_checkpoint(snapshot())
                 ends = pool.call([("finish",)] * n)
@@ -1246,7 +1477,7 @@ def explore_parallel(
                 kept_info.extend(x for x in latest_info if x is not None)  # what the workers knew (finish)
                 latest_info = [None] * n
                 rollback()
-                fresh_start = resume is None and committed["states"] == 0
+                fresh_start = resume is None and committed["book"][0] == 0
     finally:
         if pool is not None:
             _account(cost, pool)
@@ -1266,6 +1497,11 @@ def explore_parallel(
         "bytes_out": cost["bytes_out"],
         "bytes_in": cost["bytes_in"],
         "worker_cpu_s": [round(cost["worker_cpu"].get(w, 0.0), 6) for w in range(n)],
+        # what the coordinator keeps of the visited set: the first index of each depth, and the
+        # owners' committed arrays (one set per owner and chunk, never read per state)
+        "levels": len(book.levels),
+        "owner_arrays": sum(len(d) for d in book.deltas),
+        "trace_rounds": cost["trace_rounds"],  # requests for tree links (a round per depth walked)
     }
     if balance[1] > 0:
         res.balance = round(balance[0] / balance[1], 4)
@@ -1275,21 +1511,21 @@ def explore_parallel(
         res.claimed = sum(c or 0 for _info, _nb, c in ends)
         res.judged_again = claims_sent - res.claimed
     if progress is not None:
-        progress.update(len(parent), res.max_depth, 0, force=True)
+        progress.update(book.states, res.max_depth, 0, force=True)
         progress.done()
-    res.states = len(parent)
-    res.generated = res.transitions + _roots(parent)
+    res.states = book.states
+    res.generated = res.transitions + book.roots
     if res.bound_hit is None:
-        _check_cycle(res, parent, via, depth_of, extra_src, extra_dst, extra_act)
+        if book.back:  # a non-tree edge goes no deeper than its source: search the whole graph
+            _check_cycle(res, *book.assemble()[1:])
+        else:  # every non-tree edge goes one layer down: acyclic (as core._find_cycle decides)
+            _check_cycle(res, array("q"), array("I"), None, array("I"), array("I"), array("I"))
     res.props.setdefault(DEADLOCK, PropStats())
     res.props.setdefault(CYCLE, PropStats())
     res.props.setdefault(FAULT, PropStats())
     res.elapsed = time.monotonic() - t0
     if measure_memory:
-        total = sum(nb for _info, nb, _c in ends)  # the workers' fingerprint shards
-        for arr in (parent, via, depth_of, extra_src, extra_dst, extra_act):
-            total += arr.buffer_info()[1] * arr.itemsize + 64
-        res.visited_bytes = total
+        res.visited_bytes = sum(nb for _info, nb, _c in ends)  # the owners' fingerprints and records
     _set_status(res)
     return res
 

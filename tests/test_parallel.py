@@ -261,3 +261,50 @@ def test_a_handed_over_state_before_the_workers_own_wins_its_place():
     w.expand_more(pickle.dumps([(3, 1, 3)]), None)
     assert list(w.pending) == [(3, 0)]  # the child kept for its fingerprint: the least discovery
     assert w.c_kind["x"] == (3, 3, 0, 0, 0)
+
+
+def test_the_numbering_does_not_depend_on_the_worker_count():
+    """The owners keep their states' parents, actions and depths; every state still gets its
+    sequential index, whatever the worker count: 1, 2, 3 and 5 workers give the same findings
+    (every trace, rebuilt from the owners' links, and the cycle found in the assembled graph)
+    and, stopped at the same place, the same checkpoint (parents, actions, depths, non-tree
+    edges by index), byte for byte."""
+    make = functools.partial(Wide, 601)
+    want = plain(explore(make(), "bfs", goals=GOALS))
+    assert any(v["prop"] == "CYCLE" for v in want["violations"]) and any(t for t in want["goals"].values())
+    snaps = {}
+    for n in (1, 2, 3, 5):
+        assert plain(explore_parallel(make, n, goals=GOALS, chunk=16)) == want, n
+        got: list = []
+        explore_parallel(make, n, bounds=Bounds(max_states=300), goals=GOALS, on_checkpoint=got.append, chunk=16)
+        snaps[n] = [bytes(getattr(got[-1], f)) for f in ("fps", "parent", "via", "depth_of", "extra_src", "extra_dst", "extra_act", "frontier")]
+        assert snaps[n] == snaps[1], n
+    assert len(snaps[1][4]) > 0  # non-tree edges: the owners' edges, merged in the sequential order
+
+
+class Wide(Toy):
+    """A wide Toy (s -> 3 s + a mod m: layers of hundreds of states), cyclic."""
+
+    def __init__(self, m: int = 1201) -> None:
+        super().__init__(m=m, cyclic=True)
+
+    def step(self, s, a):
+        if self.faults and (s + a) % 29 == 0:
+            raise SystemFault("refused", f"{s}+{a}")
+        return (3 * s + a) % self.m, (s, a)
+
+
+@pytest.mark.parametrize("m", [601, 6007])
+def test_the_coordinator_keeps_no_record_per_state(m):
+    """The coordinator keeps counts, the first index of each depth and, per chunk, each owner's
+    committed arrays as the owner sent them (for a lost owner's replacement and checkpoints):
+    objects by chunk, not by state; traces take a round of requests per depth walked."""
+    n = 3
+    got = explore_parallel(functools.partial(Wide, m), n, goals=GOALS, chunk=m // 10)
+    p = got.protocol
+    assert got.states > m // 2
+    assert p["levels"] == got.max_depth + 1
+    assert p["owner_arrays"] <= n * (p["chunks"] + 1)  # the initial states' settle, then one per chunk
+    assert p["chunks"] <= 40 and p["owner_arrays"] < got.states / 4
+    found = len(got.violations) + sum(1 for t in got.goals.values() if t is not None)
+    assert 0 < p["trace_rounds"] <= (got.max_depth + 1) * p["chunks"] and p["trace_rounds"] < found * (got.max_depth + 1)

@@ -119,18 +119,18 @@ def test_a_worker_that_keeps_dying_is_an_error_naming_it(tmp_path):
 
 
 def test_new_states_stay_with_their_discoverer_up_to_its_share_and_the_rest_spread():
-    """parallel._place: who holds a chunk's new states (never a result, only the balance)."""
+    """parallel._balance: who hands how many of a chunk's new states to whom, from each
+    worker's count alone (O(workers); never a result, only the balance)."""
     import numpy as np
 
-    from bpcheck.explorers.parallel import _place
+    from bpcheck.explorers.parallel import _balance
 
-    disc = np.array([0] * 10 + [1] * 2 + [2] * 0, np.int64)
-    counts = np.array([1, 0, 0])
-    dest = _place(disc, counts, np.array([5, 5, 5]), 3)
-    assert dest[:4].tolist() == [0, 0, 0, 0]  # worker 0 had 1 already: 4 more fit its cap of 5
-    assert dest[10:].tolist() == [1, 1]  # under their cap: kept
-    moved = dest[4:10].tolist()
-    assert 0 not in moved and sorted(set(moved)) == [1, 2]  # the overflow goes where there is room
-    assert (np.bincount(dest, minlength=3) + np.array([1, 0, 0]) <= 5).all()  # nobody past its cap
-    again = _place(disc, np.array([1, 0, 0]), np.array([5, 5, 5]), 3)
-    assert again.tolist() == dest.tolist()  # deterministic
+    plan = _balance(np.array([90, 10, 0, 20]), np.ones(4))
+    assert plan[1] == [] and plan[2] == [] and plan[3] == []  # at or under their share: they keep all
+    given = dict(plan[0])
+    assert 0 not in given and sum(given.values()) == 60 and given == {1: 20, 2: 30, 3: 10}  # to 30 each
+    assert _balance(np.array([31, 29, 30, 30]), np.ones(4)) == [[], [], [], []]  # within the slack: nothing moves
+    assert _balance(np.array([90, 10, 0, 20]), np.ones(4)) == plan  # deterministic
+    # by cost: a worker twice as fast gets twice the share
+    fast = _balance(np.array([0, 90]), np.array([2.0, 1.0]))
+    assert fast == [[], [(0, 60)]]
