@@ -320,7 +320,10 @@ def _known_disagreements_note(args: argparse.Namespace, results) -> list[str]:
     failing = [br for br in results if br.verdict == "fail"]
     if known is None or args.baseline or not failing:
         return []
-    root = Path(__file__).resolve().parent.parent  # the checkout (the CLI package is cli/)
+    # the checkout: the working directory when it holds the files (an installed wheel does not
+    # ship them), else the one the CLI package is in (cli/ of an editable install)
+    roots = [Path.cwd(), Path(__file__).resolve().parent.parent]
+    root = next((r for r in roots if (r / known["baseline"]).exists()), roots[-1])
 
     def shown(rel: str) -> str:
         p = root / rel

@@ -23,6 +23,14 @@ SCENARIO = (ROOT / "scenarios" / "000-replay-1.toml").read_text(encoding="utf-8"
 FIRST_TURN = (ROOT / "boards" / "002-first-turn.toml").read_text(encoding="utf-8")
 
 
+@pytest.fixture(autouse=True)
+def _not_ci(monkeypatch):
+    """The inner pytest runs as on a workstation: with CI (or BUILD_NUMBER) set, pytest writes the
+    short test summary's lines in full, so each failure's message would be counted twice."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("BUILD_NUMBER", raising=False)
+
+
 def project(pytester: pytest.Pytester, tool: str = 'scenarios = ["rulings"]\nboards = ["boards"]\n') -> None:
     pytester.makefile(".toml", pyproject=f"[tool.pytest.ini_options]\naddopts = '-p no:cacheprovider'\n\n[tool.bpcheck]\n{tool}")
     (pytester.path / "rulings").mkdir()
