@@ -109,6 +109,35 @@ def _board_files(paths: list[str]) -> list[tuple[Path, str]]:
     return input_files(paths, ".toml", "board")
 
 
+def _exclude(files: list[tuple[Path, str]], patterns: list[str] | None) -> tuple[list[tuple[Path, str]], list[str]]:
+    """`files` less those an ``--exclude`` pattern matches (a shell pattern over the board's path
+    as found, or over its file name), and the paths left out. A pattern that matches no board, or
+    patterns that leave none, are errors: a typo never silently checks a board the user meant to
+    leave out, and a run never checks "0 boards" and passes."""
+    if not patterns:
+        return files, []
+    from fnmatch import fnmatchcase
+
+    pats = [p[2:] if p.startswith("./") else p for p in patterns]
+    used = [False] * len(pats)
+    kept, out = [], []
+    for path, shown in files:
+        hit = False
+        for i, pat in enumerate(pats):
+            if fnmatchcase(path.as_posix(), pat) or fnmatchcase(path.name, pat):
+                used[i] = hit = True
+        if hit:
+            out.append(path.as_posix())
+        else:
+            kept.append((path, shown))
+    for pat, u in zip(patterns, used):
+        if not u:
+            raise InputError("--exclude", pat, f"matches none of the {len(files)} board files given (a shell pattern over a board's path or file name)")
+    if not kept:
+        raise InputError("--exclude", " ".join(patterns), f"leaves none of the {len(files)} board files given")
+    return kept, out
+
+
 def _positive(kind):
     from bpcheck.model.inputs import positive_number  # finite and > 0: nan, inf, 0, -1 refused
 
@@ -373,7 +402,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if invariants is None:
         return EXIT_BAD_INPUT
     try:
-        files = _board_files(args.paths)
+        files, excluded = _exclude(_board_files(args.paths), args.exclude)
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
@@ -528,6 +557,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         interrupted=interrupted,
         internal_error=None if internal is None else _internal_line(internal),
         fail_fast=fail_fast,
+        excluded=excluded,
     )
     inv_total = {inv.id: 0 for inv in invariants}
     for br in results:
@@ -551,6 +581,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         + (f", {n_crashed} crashed" if n_crashed else "")
         + f" ({len(files)} boards, {len(invariants)} invariants)"
     )
+    if excluded:
+        print(f"excluded by --exclude (not checked): {', '.join(excluded)}")
     if n_skip:
         print(f"skipped (the engine refused them{'; --strict: not a pass' if strict else ''}): " + ", ".join(r.board.path for r in results if r.verdict == "skipped"))
     if fail_fast is not None:
@@ -971,6 +1003,12 @@ def build_parser() -> argparse.ArgumentParser:
     from bpcheck.jobs import add_jobs_argument
 
     add_jobs_argument(ck, "check the boards")
+    ck.add_argument(
+        "--exclude",
+        action="append",
+        metavar="PATTERN",
+        help="leave out the board files whose path or file name matches this shell pattern (repeatable); they are listed as excluded, and a pattern that matches none is an error",
+    )
     ck.add_argument(
         "--fail-fast",
         action="store_true",

@@ -593,6 +593,7 @@ def result_document(
     interrupted: dict | None = None,
     internal_error: str | None = None,
     fail_fast: dict | None = None,
+    excluded: list[str] | None = None,
 ) -> dict:
     """The `--json` document. ``interrupted`` ({signal, not_started}) when a signal stopped the
     run; ``internal_error`` (one line) when bpcheck itself failed after these boards."""
@@ -607,6 +608,8 @@ def result_document(
         extra["internal_error"] = internal_error
     if fail_fast is not None:  # --fail-fast: {"stopped_at": board or None, "not_run": [boards]}
         extra["fail_fast"] = fail_fast
+    if excluded:  # --exclude: the board files left out (not checked)
+        extra["excluded"] = list(excluded)
     return {
         "bpcheck": __version__,
         "schema": RESULT_SCHEMA_VERSION,

@@ -220,3 +220,31 @@ def test_event_prefilter_changes_no_result(board):
     assert {k: (v.checked, v.violations) for k, v in fast.props.items()} == {
         k: (v.checked, v.violations) for k, v in slow.props.items()
     }
+
+
+def test_exclude_leaves_boards_out_and_lists_them(tmp_path, run_cli):
+    """--exclude PATTERN (scripts/check leaves the seven-card board out with it): a shell pattern
+    over a board's path or its file name; what it leaves out is listed in the text and the JSON,
+    never silently dropped."""
+    other = str(ROOT / "boards" / "000-replay-2.toml")
+    out = tmp_path / "r.json"
+    code, stdout, _ = run_cli("check", SMALL, other, "--exclude", "000-replay-2.*", "--json", str(out))
+    assert code == 0, stdout
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    assert [b["board"] for b in doc["boards"]] == [SMALL]
+    assert doc["excluded"] == [Path(other).as_posix()]
+    assert "(1 boards," in stdout and f"excluded by --exclude (not checked): {Path(other).as_posix()}" in stdout
+    # by path too (a leading ./ is the same path), and no "excluded" key when nothing is left out
+    code, stdout, _ = run_cli("check", SMALL, other, "--exclude", Path(other).as_posix(), "--json", str(out))
+    assert code == 0 and [b["board"] for b in json.loads(out.read_text())["boards"]] == [SMALL]
+    code, stdout, _ = run_cli("check", SMALL, "--json", str(out))
+    assert code == 0 and "excluded" not in json.loads(out.read_text()) and "excluded" not in stdout
+
+
+def test_exclude_that_matches_nothing_or_everything_is_bad_input(run_cli):
+    code, stdout, stderr = run_cli("check", SMALL, "--exclude", "no-such-board*")
+    assert code == 2 and "--exclude: no-such-board*: matches none of the 1 board files given" in stderr, stderr
+    assert "Traceback" not in stderr
+    code, stdout, stderr = run_cli("check", SMALL, "--exclude", "000-replay-*")
+    assert code == 2 and "leaves none of the 1 board files given" in stderr, stderr
