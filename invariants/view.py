@@ -90,15 +90,40 @@ def activating(c: dict, mon, cards) -> bool:
     """A Spell/Trap on the field is being activated: its card activation is on the chain, by the
     monitor's chain history (the links added and not yet resolved) and the card data (an effect of
     type ``activate`` is the card's activation). Never the engine's ``on_chain``."""
-    uid = c["uid"]
+    if not mon.chain.links:
+        return False
+    got = _activations(mon, cards).get(c["uid"], False)
+    if got is True or got is False:
+        return got
+    return fact(None, got[0], f"whether its effect {got[1]} is the card's activation")
+
+
+def _activations(mon, cards) -> dict:
+    """uid -> True when a link of that card on the chain is its card activation (its first such
+    link in chain order), False when none is, or (card, effect) when the card data cannot say
+    for the first of its links that decides: :func:`activating` for every card at once, built once
+    per monitor (a monitor is immutable; asked about every Spell/Trap on the field by several
+    invariants per transition)."""
+    cache = getattr(mon, "_cache", None)
+    if cache is not None:
+        got = cache.get("activations")
+        if got is not None and got[0] is cards:
+            return got[1]
+    out: dict = {}
     for link in mon.chain.links:
-        if link[0] == uid:
-            eff = cards.effect(link[1], link[2])
-            if eff is None:
-                fact(None, link[1], f"whether its effect {link[2]} is the card's activation")
-            if eff.get("type") == "activate":
-                return True
-    return False
+        uid = link[0]
+        if out.get(uid, False) is not False:
+            continue  # decided by an earlier link of the same card
+        eff = cards.effect(link[1], link[2])
+        if eff is None:
+            out[uid] = (link[1], link[2])
+        elif eff.get("type") == "activate":
+            out[uid] = True
+        else:
+            out[uid] = False
+    if cache is not None:
+        cache["activations"] = (cards, out)
+    return out
 
 
 def face_up_card(obs: dict, name: str, mon, cards) -> bool:
