@@ -320,6 +320,27 @@ def test_exploration_is_deterministic_and_bounded():
     assert counts[0] == counts[1] and counts[0][0] > 1
 
 
+def test_a_state_restored_by_replay_is_the_state_first_played():
+    """A state whose duel was evicted is restored by replaying its path on a used duel reset with
+    the puzzle; on rule-ch-qp-hand such a replay sometimes left the core's hand in the other order,
+    so the hand positions in its prompts named the other card ("activate Reinforcements", a Trap,
+    from the hand) and two states that do not exist were explored (findings F26 c). With replays
+    (16 live duels) the exploration must equal the one with every duel kept live (no replay)."""
+    from bpcheck.invariants import select
+
+    b = board("rule-ch-qp-hand.toml")
+    got = []
+    for kw in ({}, {"cache_size": 100_000}):
+        e = OcgcoreEngine(**kw)
+        r = explore(EngineSystem(e, b, select("chain.legal-offered,chain.from-hand")), "bfs")
+        got.append((r.states, r.transitions, r.status, [(v.prop, v.message) for v in r.violations], e.stats["replays"]))
+        e.close()
+    (s1, t1, st1, v1, replays), (s2, t2, st2, v2, _) = got
+    assert replays > 0  # the first run restored states by replay
+    assert (s1, t1, st1, v1) == (s2, t2, st2, v2)
+    assert st1 == "pass", v1
+
+
 def _bpcheck(*args, env=None):
     return subprocess.run([sys.executable, "-m", "bpcheck", *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
 

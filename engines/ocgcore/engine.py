@@ -199,7 +199,7 @@ class OcgcoreEngine:
         self.board: Board | None = None
         self._parse_cache: dict[bytes, list] = {}
         self._obs_cache: OrderedDict[tuple, dict] = OrderedDict()
-        self.stats = {"created": 0, "replays": 0, "replayed_steps": 0, "cache_hits": 0, "evicted": 0, "destroyed": 0, "obs_hits": 0, "replayed_children": 0}
+        self.stats = {"created": 0, "replays": 0, "replayed_steps": 0, "cache_hits": 0, "evicted": 0, "destroyed": 0, "obs_hits": 0, "replayed_children": 0, "replay_mismatch": 0}
 
     # -- set-up ------------------------------------------------------------------------------
 
@@ -320,16 +320,45 @@ class OcgcoreEngine:
             duel.close()
             self.stats["destroyed"] += 1
 
-    def _take(self, path: tuple) -> K.Duel:
-        """A duel standing at ``path``: the cached one (removed from the cache) or a replay."""
+    def _take(self, path: tuple, track: Track | None = None) -> K.Duel:
+        """A duel standing at ``path``: the cached one (removed from the cache) or a replay.
+
+        A replay on a duel used before (reset with the puzzle) can come out different from one
+        on a new duel: on ``rule-ch-qp-hand`` the core's hand held its two cards in the other
+        order after some replays, so the prompt's hand positions named the other card (findings
+        F26). With ``track`` (what the adapter knows of the state at ``path``), a replay on a used
+        duel is checked against it (the cards in each hand, in order) and done again on a new
+        duel when they differ."""
         d = self._live.pop(path, None)
         if d is not None:
             self.stats["cache_hits"] += 1
             return d
+        d, fresh = self._blank_duel()
+        self._replay(d, path)
+        if not fresh and track is not None and not self._hands_match(d, track):
+            self.stats["replay_mismatch"] += 1
+            d.close()
+            d = self._new_duel()
+            self._reset(d)
+            self._replay(d, path)
+        return d
+
+    def _hands_match(self, d: K.Duel, track: Track) -> bool:
+        for con in (0, 1):
+            want = [track.cards[u][0] for u in track.piles.get((con, K.LOCATION_HAND), ())]
+            got = [c.get(K.QUERY_CODE) for c in d.query_location(con, K.LOCATION_HAND, PILE_QUERY) if c is not None]
+            if got != want:
+                return False
+        return True
+
+    def _blank_duel(self) -> tuple[K.Duel, bool]:
+        """A duel reset with the puzzle, and whether it is new (never used before)."""
+        fresh = False
         if self._free:
             d = self._free.pop()
         elif len(self._live) < self.cache_size:
             d = self._new_duel()  # the cache is not full yet: one more live duel
+            fresh = True
         else:
             _p, d = self._live.popitem(last=False)  # reuse the least recently used one
             self.stats["evicted"] += 1
@@ -337,7 +366,11 @@ class OcgcoreEngine:
                 d.close()
                 self.stats["destroyed"] += 1
                 d = self._new_duel()
+                fresh = True
         self._reset(d)
+        return d, fresh
+
+    def _replay(self, d: K.Duel, path: tuple) -> None:
         self.stats["replays"] += 1
         self.stats["replayed_steps"] += len(path)
         for resp in path:
@@ -346,7 +379,6 @@ class OcgcoreEngine:
             d.respond(resp)
         if not self._process_quiet(d):
             raise SystemFault("engine-fault", "the core ended the duel while an action path was replayed (non-deterministic core?)")
-        return d
 
     @staticmethod
     def _process_quiet(d: K.Duel) -> bool:
@@ -658,7 +690,7 @@ class OcgcoreEngine:
         stack: list[tuple[tuple[bytes, ...], Track, list[Event]]] = [((resp,), first, pre)]
         while stack:
             responses, before, events_before = stack.pop(0)
-            duel = self._take(node.path + responses[:-1])
+            duel = self._take(node.path + responses[:-1], before)
             track = before.copy()
             events = list(events_before)
             path = list(node.path + responses)
