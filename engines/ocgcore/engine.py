@@ -327,15 +327,16 @@ class OcgcoreEngine:
         on a new duel: on ``rule-ch-qp-hand`` the core's hand held its two cards in the other
         order after some replays, so the prompt's hand positions named the other card (findings
         F26). With ``track`` (what the adapter knows of the state at ``path``), a replay on a used
-        duel is checked against it (the cards in each hand, in order) and done again on a new
-        duel when they differ."""
+        duel is checked against it (the cards in each pile, in order) and done again on a new
+        duel when they differ. (Every pile is compared: on the boards tried, only that hand ever
+        differed, 320 of 982 replays; the others, 2,920 replays on four boards, never.)"""
         d = self._live.pop(path, None)
         if d is not None:
             self.stats["cache_hits"] += 1
             return d
         d, fresh = self._blank_duel()
         self._replay(d, path)
-        if not fresh and track is not None and not self._hands_match(d, track):
+        if not fresh and track is not None and not self._piles_match(d, track):
             self.stats["replay_mismatch"] += 1
             d.close()
             d = self._new_duel()
@@ -343,12 +344,15 @@ class OcgcoreEngine:
             self._replay(d, path)
         return d
 
-    def _hands_match(self, d: K.Duel, track: Track) -> bool:
+    def _piles_match(self, d: K.Duel, track: Track) -> bool:
+        """The core's hand, Graveyard, banished pile, Deck and Extra Deck of both players hold the
+        cards the adapter's tracker has there, in the same order."""
         for con in (0, 1):
-            want = [track.cards[u][0] for u in track.piles.get((con, K.LOCATION_HAND), ())]
-            got = [c.get(K.QUERY_CODE) for c in d.query_location(con, K.LOCATION_HAND, PILE_QUERY) if c is not None]
-            if got != want:
-                return False
+            for loc in PILE_LOCS:
+                want = [track.cards[u][0] for u in track.piles.get((con, loc), ())]
+                got = [c.get(K.QUERY_CODE) for c in d.query_location(con, loc, PILE_QUERY) if c is not None]
+                if got != want:
+                    return False
         return True
 
     def _blank_duel(self) -> tuple[K.Duel, bool]:
