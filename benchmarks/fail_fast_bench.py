@@ -33,8 +33,8 @@ from pathlib import Path
 from bpcheck.explorers.core import Bounds
 from bpcheck.explorers.run import check_board_task, restore_invariants
 from bpcheck.invariants import select
-from bpcheck.lifecycle import Signals
-from bpcheck.main import _board_files
+from bpcheck.harness.lifecycle import Signals
+from bpcheck.cli.main import _board_files
 from bpcheck.model.board import load_board
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,7 +89,7 @@ def run(jobs_mod, version: str, engine: str, files, invariants) -> dict:
 
 
 def main() -> int:
-    import bpcheck.jobs as new_jobs
+    import bpcheck.harness.jobs as new_jobs
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", required=True, help="comma-separated mutant names")

@@ -7,12 +7,12 @@ an idle machine (every figure is CPU time of one process; on a shared machine wa
 
 For each mutant of bpcheck.engines.mutants:
 - exhaustive: BFS over the seed corpus (boards/*.toml), the mutant's own board first, as
-  `bpcheck mutants` does (bpcheck.mutants.run_mutant): CPU seconds until an invariant breaks and
+  `bpcheck mutants` does (bpcheck.harness.mutants.run_mutant): CPU seconds until an invariant breaks and
   the counterexample's length;
 - fuzz: `bpcheck fuzz --engine mutant:NAME --seed 0` with the default settings (random boards
   only): CPU seconds to the first failing board, boards drawn, CPU seconds of the shrink, and the
   shrunk board's size (cards) and counterexample length;
-- stateful: the machine of bpcheck.testing (differential, seed 0): CPU seconds to the first
+- stateful: the machine of bpcheck.harness.testing (differential, seed 0): CPU seconds to the first
   failing run, then the shrunk run's length (actions) and board size.
 """
 
@@ -31,14 +31,14 @@ from hypothesis import Phase, Verbosity, seed
 from hypothesis.stateful import run_state_machine_as_test
 
 from bpcheck import __version__
-from bpcheck.board_writer import board_size
+from bpcheck.harness.board_writer import board_size
 from bpcheck.engines import make_engine
 from bpcheck.engines.mutants import MUTANTS
 from bpcheck.explorers.core import Bounds
-from bpcheck.fuzz import DEFAULT_EXAMPLES, DEFAULT_MAX_STATES, fuzz
+from bpcheck.harness.fuzz import DEFAULT_EXAMPLES, DEFAULT_MAX_STATES, fuzz
 from bpcheck.invariants import select
-from bpcheck.mutants import run_mutant
-from bpcheck.testing import engine_state_machine, machine_settings
+from bpcheck.harness.mutants import run_mutant
+from bpcheck.harness.testing import engine_state_machine, machine_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 

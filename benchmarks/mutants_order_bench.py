@@ -29,9 +29,9 @@ from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.core import Bounds, explore
 from bpcheck.invariants import select
-from bpcheck.main import _board_files
+from bpcheck.cli.main import _board_files
 from bpcheck.model.board import load_board
-from bpcheck.mutants import mutant_order, run_mutant
+from bpcheck.harness.mutants import mutant_order, run_mutant
 
 
 def in_order(m, boards, invariants) -> dict:

@@ -50,7 +50,7 @@ WRAP = (
     "    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
     "    sys.stderr.write('\\nBENCH ' + json.dumps({'cpu': s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime, 'rss_kb': max(s.ru_maxrss, c.ru_maxrss)}) + '\\n')\n"
     "atexit.register(_r)\n"
-    "from bpcheck.main import main\n"
+    "from bpcheck.cli.main import main\n"
     "sys.argv = ['bpcheck'] + sys.argv[1:]\n"
     "sys.exit(main())\n"
 )

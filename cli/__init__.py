@@ -1,6 +1,6 @@
-"""bpcheck: a model checker and property-test harness for the Yu-Gi-Oh! TCG Battle Phase.
+"""The `bpcheck` command line: parse, call the library, print, exit.
 
-The reference model lives in :mod:`bpcheck.model`; the command line in :mod:`bpcheck.cli`.
+Nothing outside this package imports it (tests/test_layers.py): the library is :mod:`bpcheck`
+and :mod:`bpcheck.harness`; each ``cmd_*`` here reads its arguments, calls it, prints the result
+and returns the exit status of :mod:`bpcheck.cli.exits`.
 """
-
-__version__ = "0.1.0"

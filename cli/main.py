@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Sequence
 
 from bpcheck import __version__
-from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERNAL, EXIT_OK, InputError
+from bpcheck.errors import InputError
+from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERNAL, EXIT_OK
 
 STARTED = time.monotonic()  # when the command began: the progress's clock (cli/feedback.py); main() sets it again
 
@@ -39,14 +40,14 @@ def _err(e: InputError) -> None:
 
 
 def cmd_scenario(args: argparse.Namespace) -> int:
-    from bpcheck.scenarios import cmd_scenario as run  # docs/scenarios.md
+    from bpcheck.cli.scenario import cmd_scenario as run  # docs/scenarios.md
 
     return run(args)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from bpcheck.model.board import load_board, parse_toml, read_text
-    from bpcheck.scenarios import load_scenario
+    from bpcheck.harness.scenarios import load_scenario
 
     from bpcheck.explorers.checking import parse_goals
     from bpcheck.model.inputs import input_files
@@ -158,7 +159,7 @@ def _invariants(args: argparse.Namespace):
 def _check_outputs(args: argparse.Namespace, files: list[tuple[Path, str]]) -> None:
     """Output paths are checked before the run (exit 2 now, not a traceback after it), and the
     outputs an earlier run left there are removed: CI never reads a stale result."""
-    from bpcheck.outputs import prepare_dir, prepare_file
+    from bpcheck.harness.outputs import prepare_dir, prepare_file
 
     inputs = tuple(p for p, _d in files)
     if args.resume and not args.checkpoint:
@@ -392,11 +393,11 @@ def _known_disagreements_note(args: argparse.Namespace, results) -> list[str]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from bpcheck.errors import EXIT_INCONCLUSIVE
+    from bpcheck.cli.exits import EXIT_INCONCLUSIVE
     from bpcheck.explorers.core import Bounds, ResumeMismatch, collision_probability
     from bpcheck.explorers.run import check_board, overall_verdict, result_document
-    from bpcheck.lifecycle import CURRENT as sig
-    from bpcheck.lifecycle import Interrupted
+    from bpcheck.harness.lifecycle import CURRENT as sig
+    from bpcheck.harness.lifecycle import Interrupted
 
     invariants = _invariants(args)
     if invariants is None:
@@ -412,7 +413,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     try:
         make_engine(args.engine, **engine_kw)
         _check_outputs(args, files)
-        from bpcheck.jobs import setup_cluster
+        from bpcheck.harness.jobs import setup_cluster
 
         setup_cluster(args, args.engine, engine_kw)  # --cluster: Ray, every node able to run the engine
     except InputError as e:
@@ -442,7 +443,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             _err(e)
             return EXIT_BAD_INPUT
     bounds = Bounds(args.max_states, args.max_depth, args.timeout)
-    from bpcheck.reporting import emit_check_reports, graph_limit
+    from bpcheck.harness.reporting import emit_check_reports, graph_limit
 
     if graph_limit(args):  # --report draws small state graphs: record them (bounded)
         system_kw["graph_limit"] = graph_limit(args)
@@ -456,12 +457,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     checkpoint_note: list[str] = []
     internal: Exception | None = None  # bpcheck's own bug: the finished boards are written, then exit 4
     sig.polling = True  # the first signal stops the exploration; outputs are still written
-    from bpcheck.jobs import resolve_jobs
+    from bpcheck.harness.jobs import resolve_jobs
 
     jobs = resolve_jobs(args.jobs)
     fail_fast = None
     n_crashed = 0
-    from bpcheck.feedback import CheckFeed  # progress and early results on stderr (cli/feedback.py)
+    from bpcheck.harness.feedback import CheckFeed  # progress and early results on stderr (cli/feedback.py)
 
     feed = CheckFeed(args, files, invariants, engine_kw, engine_name, system_kw, baseline, lambda br, d: _board_lines(br, d, args)[0])
     try:
@@ -536,7 +537,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         feed.close()
     for line in checkpoint_note:
         print(line)
-    from bpcheck.reporting import bound_counterexamples
+    from bpcheck.harness.reporting import bound_counterexamples
 
     # --max-counterexamples: the outputs keep at most N (the verdicts count every one)
     left_out, hidden_causes = bound_counterexamples(results, engine_name, args.max_counterexamples)
@@ -636,14 +637,14 @@ def cmd_check(args: argparse.Namespace) -> int:
             _err(e)
             write_failed = True
         except Exception as e:  # a bug in one writer costs that output only: the verdict and exit status stand
-            from bpcheck.reporting import writer_failed
+            from bpcheck.harness.reporting import writer_failed
 
             writer_failed(args, what, e, report_errors)
     if isinstance(internal, _WorkerBug):  # a worker's bug or death: exit 4, the traceback in a file
         print(internal.report(), file=sys.stderr)
         return EXIT_INTERNAL
     if internal is not None:
-        raise internal  # bpcheck.main.main: exit 4, one line, the traceback in a file
+        raise internal  # bpcheck.cli.main.main: exit 4, one line, the traceback in a file
     if sig.signum is not None:
         return sig.exit_status
     if errors or write_failed:
@@ -670,7 +671,7 @@ class _WorkerBug(Exception):
         import os
         import tempfile
 
-        from bpcheck.lifecycle import terminal_safe
+        from bpcheck.harness.lifecycle import terminal_safe
 
         saved = ""
         if self.tb:
@@ -694,8 +695,8 @@ def _internal_line(e: Exception) -> str:
 def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name: str, system_kw: dict, bounds, baseline, feed):
     """`check -j N` (several boards) and `check --fail-fast`: cli/jobs.py schedules, this prints."""
     from bpcheck.explorers.run import check_board_task, restore_invariants
-    from bpcheck.jobs import run_check_jobs
-    from bpcheck.lifecycle import CURRENT as sig
+    from bpcheck.harness.jobs import run_check_jobs
+    from bpcheck.harness.lifecycle import CURRENT as sig
 
     controls = {k: v for k, v in system_kw.items() if k != "stop"}  # a worker polls its own flag
     if jobs == 1:
@@ -736,7 +737,7 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
         (cli/jobs.py), when the sharded explorer can take it."""
         from bpcheck.explorers.checking import EngineSystem
         from bpcheck.explorers.run import can_shard, system_factory
-        from bpcheck.jobs import SHARD_AT, board_cost
+        from bpcheck.harness.jobs import SHARD_AT, board_cost
 
         if jobs <= 1 or board_cost(board) < SHARD_AT or not can_shard(args.strategy, system_kw.get("graph_limit"), controls, bounds):
             return None
@@ -761,7 +762,7 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
 
 def _write_json(args: argparse.Namespace, doc: dict) -> None:
     """--json, written atomically (a temporary file renamed over the target)."""
-    from bpcheck.outputs import atomic_write_text
+    from bpcheck.harness.outputs import atomic_write_text
 
     if args.json:
         try:
@@ -773,7 +774,7 @@ def _write_json(args: argparse.Namespace, doc: dict) -> None:
 def _print_root_causes(args: argparse.Namespace, results: list, engine_name: str, report_errors: list[dict]) -> list:
     """The counterexamples' traces, each root cause once (reports/groups.py), after the boards.
     Returns the groups (for --json); a bug in the text writer costs the text only."""
-    from bpcheck.reporting import root_causes, writer_failed
+    from bpcheck.harness.reporting import root_causes, writer_failed
     from bpcheck.reports.text import root_cause_lines
 
     try:
@@ -812,7 +813,7 @@ def _json_extras(args: argparse.Namespace, doc: dict, groups: list, bounded: tup
 
 def _write_cex_dir(args: argparse.Namespace, doc: dict, results: list) -> None:
     """--cex-dir: the folder is built aside, then renamed into place."""
-    from bpcheck.outputs import replace_dir
+    from bpcheck.harness.outputs import replace_dir
 
     if args.cex_dir:
         from bpcheck.reports.runs import cex_names, runs_of
@@ -877,13 +878,13 @@ def _size(text: str) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from bpcheck.traces import record
+    from bpcheck.cli.traces import record
 
     return record(args.board, args.engine, args.out, args.actions, args.random, args.seed)
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
-    from bpcheck.traces import conform_files
+    from bpcheck.cli.traces import conform_files
 
     invariants = _invariants(args)
     if invariants is None:
@@ -898,7 +899,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from bpcheck.replay import replay_file
+    from bpcheck.cli.replay import replay_file
 
     return replay_file(args.file, verbose=not args.quiet, engine=args.engine, call_timeout=args.call_timeout)
 
@@ -927,19 +928,19 @@ def cmd_invariants(args: argparse.Namespace) -> int:
 
 
 def _cmd_mutants(args: argparse.Namespace) -> int:
-    from bpcheck.mutants import cmd_mutants
+    from bpcheck.cli.mutants import cmd_mutants
 
     return cmd_mutants(args)
 
 
 def _cmd_export_puzzle(args: argparse.Namespace) -> int:
-    from bpcheck.export_puzzle import cmd_export_puzzle
+    from bpcheck.cli.export_puzzle import cmd_export_puzzle
 
     return cmd_export_puzzle(args)
 
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
-    from bpcheck.baseline import cmd_baseline
+    from bpcheck.cli.baseline import cmd_baseline
 
     return cmd_baseline(args)
 
@@ -993,14 +994,14 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--cex-dir", metavar="DIR", help="write each counterexample as a replayable JSON file")
     ck.add_argument("--stats", action="store_true", help="also print and record timings (not byte-for-byte deterministic)")
     ck.add_argument("-v", "--verbose", action="store_true", help="list vacuous invariants, reached goals and collision estimates per board")
-    from bpcheck.feedback import add_quiet_argument
+    from bpcheck.harness.feedback import add_quiet_argument
 
     add_quiet_argument(ck)  # progress, early verdicts and the first counterexample on stderr (docs/checking.md)
     ck.add_argument("--strict", action="store_true", help="a board the engine refuses (skipped) is not a pass: exit 3 instead of 0")
     ck.add_argument(
         "--memory-limit", type=_size, metavar="SIZE", help="stop a board as inconclusive before bpcheck's processes together (-j N workers and engines included) use SIZE of memory (e.g. 2G); a board whose reading could pass it is not read"
     )
-    from bpcheck.jobs import add_jobs_argument
+    from bpcheck.harness.jobs import add_jobs_argument
 
     add_jobs_argument(ck, "check the boards")
     ck.add_argument(
@@ -1023,7 +1024,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument(
         "--checkpoint-every", type=_positive(float), default=300.0, metavar="S", help="with --checkpoint: also save every S seconds (default 300)"
     )
-    from bpcheck.reporting import add_max_counterexamples, add_report_arguments
+    from bpcheck.harness.reporting import add_max_counterexamples, add_report_arguments
 
     add_report_arguments(ck)  # --report DIR, --graph-limit N, --github
     add_max_counterexamples(ck)
@@ -1071,12 +1072,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_arguments(mu)
     mu.set_defaults(fn=_cmd_mutants)
 
-    from bpcheck.prove import add_prove_parser  # `bpcheck prove`: symbolic numbers (cli/prove.py, docs/proving.md)
+    from bpcheck.cli.prove import add_prove_parser  # `bpcheck prove`: symbolic numbers (cli/prove.py, docs/proving.md)
 
     add_prove_parser(sub, _positive)
 
     # `bpcheck fuzz` (issue 10): random boards, explored and shrunk; parser and command in cli/fuzz.py
-    from bpcheck.fuzz import add_fuzz_parser
+    from bpcheck.cli.fuzz import add_fuzz_parser
 
     add_fuzz_parser(sub, _positive)
 
@@ -1114,7 +1115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Control characters from files or engines never reach the terminal raw (docs/bad-input.md)."""
     import contextlib
 
-    from bpcheck import lifecycle
+    from bpcheck.harness import lifecycle
     from bpcheck.model.inputs import output_escaping
 
     global STARTED
@@ -1135,7 +1136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sig.install()
         try:
             try:
-                from bpcheck.feedback import begin_run
+                from bpcheck.harness.feedback import begin_run
 
                 begin_run(args)  # progress on stderr from the command's start (cli/feedback.py)
                 return int(args.fn(args))

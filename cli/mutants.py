@@ -1,169 +1,15 @@
-"""`bpcheck mutants`: run the checker on every mutant engine and measure how good a judge it is.
-
-For each mutant (bpcheck.engines.mutants) the seed boards are explored cheapest first (by the
-expected cost of cli/jobs.py), in rounds of growing state budgets (:func:`_schedule`: cli/jobs.py
-`BudgetRounds`, shared with `check --fail-fast`), until an invariant kills it: the time to the first counterexample is then about that of the cheapest
-way to it, whatever the estimate got wrong; ``--own-board-first`` starts on the seed
-board written to show the mutant's bug (the order before issue 12). The table says which
-invariant caught it, on which board, the counterexample's length and the time taken.
-``-j N`` runs N mutants at once in worker processes; the rows are printed in the mutants' order.
-"""
+"""`bpcheck mutants`: its table and its exit status (running the mutants: :mod:`bpcheck.harness.mutants`)."""
 
 from __future__ import annotations
 
+from bpcheck.harness.mutants import _reports, run_mutant, run_mutant_task
 import json
-import time
-from pathlib import Path
-
-from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, InputError
-from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import Bounds, explore
+from bpcheck.errors import InputError
+from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK
+from bpcheck.explorers.core import Bounds
 from bpcheck.invariants import select
 from bpcheck.model.board import load_board
-from bpcheck.engines.reference import ReferenceEngine
-from bpcheck.engines.mutants import MUTANTS, Mutant
-from bpcheck.jobs import BUDGET_GROWTH, FIRST_BUDGET, BudgetRounds  # noqa: F401 (the rounds' sizes, re-exported)
-
-
-_LOADED: dict[tuple[str, str], object] = {}  # boards loaded once per process (a worker runs several mutants)
-
-
-def _load(path: Path, display: str):
-    key = (str(path), display)
-    if key not in _LOADED:
-        _LOADED[key] = load_board(path, display)
-    return _LOADED[key]
-
-
-def mutant_order(m: Mutant, boards: list[tuple[Path, str]], own_board_first: bool = False) -> list[tuple[Path, str]]:
-    """The boards to try on mutant ``m``: cheapest first (expected cost, cli/jobs.py; ties in the
-    given order), or the mutant's own seed board first and then the others cheapest first."""
-    from bpcheck.jobs import board_cost
-
-    costs = [board_cost(_load(p, d)) for p, d in boards]
-    idx = sorted(range(len(boards)), key=lambda i: (own_board_first and boards[i][0].name != m.board, costs[i], i))
-    return [boards[i] for i in idx]
-
-
-class _Try:
-    """One exploration of the schedule: its place in the rounds (``at``), its bounds, and
-    ``again``, set by the caller when the round's budget alone cut it."""
-
-    def __init__(self, at, bounds: Bounds) -> None:
-        self.at = at  # bpcheck.jobs.Try
-        self.bounds = bounds
-        self.final = at.final  # the user's own bounds: a bound hit now is a real one
-        self.again = False
-
-
-def _schedule(order, bounds: Bounds, own_board_first: bool):
-    """(path, display, _Try) in the order to explore. ``--own-board-first``: each board once, in
-    order, with the user's bounds (the order before issue 12). Otherwise the budget rounds of
-    cli/jobs.py (:class:`~bpcheck.jobs.BudgetRounds`, shared with `check --fail-fast`): 64, 256,
-    1,024, ... states per board, never above ``--max-states``; every board still open is
-    explored cheapest first within the round's budget, so a violation a few steps deep on a
-    board the cost estimate ranks late is found in the first rounds, not after every cheaper
-    board was exhausted; a board explored completely leaves the rounds. BFS within a budget
-    finds the same shortest counterexample as without it. The caller sets ``again`` on a try
-    cut by its budget only (:meth:`~bpcheck.jobs.BudgetRounds.cut`)."""
-    rounds = BudgetRounds(len(order), bounds.max_states, rounds=not own_board_first)
-    while (t := rounds.take()) is not None:
-        path, display = order[t.item]
-        b = _Try(t, Bounds(t.cap, bounds.max_depth, bounds.timeout))
-        yield path, display, b
-        rounds.done(t, b.again)
-
-
-def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bounds, own_board_first: bool = False, progress=None) -> dict:
-    """``progress``: the mutant's task of the run's progress (bpcheck.explorers.progress): every
-    exploration's states add to it."""
-    order = mutant_order(m, boards, own_board_first)
-    t0 = time.perf_counter()
-    c0 = time.process_time()
-    explored = 0
-    bounded: list[str] = []  # boards whose exploration hit the bound before it was exhaustive
-    tried: set[str] = set()  # boards explored (some several times, with growing budgets)
-    runs = 0
-    for path, display, b in _schedule(order, bounds, own_board_first):
-        board = _load(path, display)
-        tried.add(display)
-        runs += 1
-        system = EngineSystem(ReferenceEngine(m.rules, f"mutant:{m.name}"), board, invariants)
-        r = explore(system, "bfs", b.bounds, progress=progress, stop_on_violation=True)
-        explored += r.states
-        if r.bound_hit and not r.violations:
-            if BudgetRounds.cut(b.at, r.bound_hit):
-                b.again = True  # only this round's budget: the board comes back with a larger one
-            else:
-                bounded.append(f"{display}: {r.bound_hit}")  # the user's bound: not exhaustive
-        if r.violations:
-            v = sorted(r.violations, key=lambda v: (v.depth, v.prop))[0]
-            return {
-                "mutant": m.name,
-                "description": m.description,
-                "family": m.family,
-                "status": "killed",
-                "invariant": v.prop,
-                "message": v.message,
-                "board": display,
-                "length": v.depth,
-                "states_explored": explored,
-                "bound_hit": None,
-                "boards_tried": len(tried),
-                "explorations": runs,
-                "seconds": time.perf_counter() - t0,
-                "cpu_seconds": time.process_time() - c0,
-            }
-    return {
-        "mutant": m.name,
-        "description": m.description,
-        "family": m.family,
-        "status": "survived" if not bounded else "survived within the bound",
-        "invariant": None,
-        "message": None,
-        "board": None,
-        "length": None,
-        "states_explored": explored,
-        # not exhaustive: the mutant may be killed past the bound (`--max-states`)
-        "bound_hit": f"{bounded[0].split(': ', 1)[1]} on {len(bounded)} of {len(order)} boards" if bounded else None,
-        "boards_tried": len(tried),
-        "explorations": runs,
-        "seconds": time.perf_counter() - t0,
-        "cpu_seconds": time.process_time() - c0,
-    }
-
-
-def run_mutant_task(name: str, boards: list[tuple[Path, str]], bounds: Bounds, own_board_first: bool) -> dict:
-    """One mutant in a worker process (`bpcheck mutants -j N`): plain data in, a row out; its
-    counts go to the parent as it runs (explorers/pool.py ``notify``)."""
-    from bpcheck.explorers.pool import notify
-    from bpcheck.explorers.progress import RemoteTask
-
-    return run_mutant(MUTANTS[name], boards, select(None), bounds, own_board_first, progress=RemoteTask(notify))
-
-
-def _reports(args, rows: list[dict], boards, invariants, bounds: Bounds) -> None:
-    """--report / --github: each killed mutant is checked again, exhaustively, on the board that
-    killed it, so the report has its counterexamples, exercise counts and (small) state graph."""
-    from bpcheck.engines import make_engine
-    from bpcheck.explorers.run import check_board
-    from bpcheck.reporting import emit_reports, graph_limit
-    from bpcheck.reports.runs import Run
-
-    paths = {display: path for path, display in boards}
-    runs = []
-    for row in rows:
-        if row["status"] != "killed":
-            continue
-        name = f"mutant:{row['mutant']}"
-        board = load_board(paths[row["board"]], row["board"])
-        br = check_board(board, make_engine(name), invariants, "bfs", bounds, name, progress=False, graph_limit=graph_limit(args))
-        runs.append(Run(name, br))
-    meta = {"mutants": len(rows), "killed": sum(1 for r in rows if r["status"] == "killed")}
-    survived = [r["mutant"] for r in rows if r["status"] != "killed"]
-    if survived:
-        meta["survived"] = ", ".join(survived)
-    emit_reports(args, runs, [], "bpcheck mutants", meta)
+from bpcheck.engines.mutants import MUTANTS
 
 
 def _row_text(row: dict) -> str:
@@ -219,7 +65,7 @@ def _rows(names: list[str], boards, invariants, bounds: Bounds, own_board_first:
 
 
 def cmd_mutants(args) -> int:
-    from bpcheck.main import _board_files, _err
+    from bpcheck.cli.main import _board_files, _err
 
     names = args.only.split(",") if args.only else list(MUTANTS)
     unknown = [n for n in names if n not in MUTANTS]
@@ -230,7 +76,7 @@ def cmd_mutants(args) -> int:
         boards = _board_files(args.paths or ["boards/"])
         for p, d in boards:
             load_board(p, d)
-        from bpcheck.outputs import prepare_dir, prepare_file
+        from bpcheck.harness.outputs import prepare_dir, prepare_file
 
         if args.json:  # output paths are checked before the run; stale results removed
             prepare_file(args.json, "--json", inputs=tuple(p for p, _d in boards))
@@ -240,7 +86,7 @@ def cmd_mutants(args) -> int:
         _err(e)
         return EXIT_BAD_INPUT
     try:
-        from bpcheck.jobs import setup_cluster
+        from bpcheck.harness.jobs import setup_cluster
 
         setup_cluster(args, "mutant:" + names[0])  # --cluster: Ray, and bpcheck on every node
     except InputError as e:
@@ -250,8 +96,8 @@ def cmd_mutants(args) -> int:
     bounds = Bounds(max_states=args.max_states)
     rows = []
     print(f"{'mutant':40} {'verdict':9} {'killed by':30} {'length':>6} {'time':>7}  board")
-    from bpcheck.feedback import run_progress
-    from bpcheck.jobs import resolve_jobs
+    from bpcheck.harness.feedback import run_progress
+    from bpcheck.harness.jobs import resolve_jobs
 
     progress = run_progress(args, "mutants", total=len(names), unit="mutants", failed="survived")
     try:
@@ -282,7 +128,7 @@ def cmd_mutants(args) -> int:
                 r["cpu_seconds"] = round(r["cpu_seconds"], 3)
             out.append(r)
         doc = {"mutants": out, "killed": killed, "total": len(rows)}
-        from bpcheck.outputs import atomic_write_text
+        from bpcheck.harness.outputs import atomic_write_text
 
         atomic_write_text(args.json, json.dumps(doc, indent=1) + "\n")
     if killed == len(rows):

@@ -1,175 +1,23 @@
-"""`bpcheck replay`: re-run a saved counterexample step by step and check every invariant again.
-
-Exit 1 when an invariant is violated along the trace (the counterexample still reproduces),
-0 when the whole trace replays and every invariant holds (the bug is fixed), 2 when the file is
-malformed, the trace no longer applies (an action it names is not legal any more), or the file
-holds no counterexample (a result whose boards all passed: nothing was replayed, nothing fixed).
-
-A counterexample file is untrusted input (someone may have sent it): it never chooses code. The
-engine is the one named on the command line (``--engine``, default ``reference``); when the file
-names another, replay says so and still uses the command line's. The file is read through the
-input layer (:mod:`bpcheck.model.inputs`): size and depth limits, strict JSON, every field checked.
-
-Trace entries are action labels, one per step, forced passes included (with reduction on, a
-step the file lists in ``forced`` is shown as such); old files read the same. An entry ``#N`` (written when the engine could not replay its
-own trace for the report, e.g. after an engine fault) stands for the N-th action (from 0) the
-engine offers at that step.
-"""
+"""`bpcheck replay`: re-run a saved counterexample step by step and print what each step did
+(loading and checking counterexamples: :mod:`bpcheck.harness.replay`)."""
 
 from __future__ import annotations
 
-import re
+from bpcheck.harness.replay import _forced, engine_note, load_cex_board, load_counterexamples, pick_action
 import sys
-from pathlib import Path
-
-from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, InputError
+from bpcheck.errors import InputError
+from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.core import SystemFault
 from bpcheck.invariants import REGISTRY
 from bpcheck.model import inputs
-from bpcheck.model.board import load_board
 from bpcheck.engines import make_engine
 from bpcheck.reports.safe import line as _line  # what an engine or a file said, on one line
 from bpcheck.reports.text import board_lines
 
-CEX_VERSION = 1
-_INDEX = re.compile(r"^#(0|[1-9][0-9]{0,5})$")
-CEX_KEYS = {
-    "bpcheck_counterexample",
-    "board",
-    "engine",
-    "invariant",
-    "statement",
-    "rules",
-    "message",
-    "kind",
-    "length",
-    "trace",
-    "cycle_start",
-    "steps",
-    "initial_observation",
-    "diff",  # a DIFF's distinct kind and first differing path (protocol v2)
-    "signature",  # an invariant's violation: which distinct failure (invariants/signatures.py)
-    "baselined",  # a DIFF listed in a --baseline file, with its reason
-    "forced",  # reduction: the steps (from 1) that were forced passes (shown, never needed to replay)
-    "decisions",
-    "group",  # its root cause: the id of its entry in the result's groups (informational)
-    "folded",  # #N entries are decisions with the forced passes after them folded (explorers/run.py)
-}
-
 
 def _err(e: InputError) -> None:
     print(inputs.one_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)  # labels the engine offered may be quoted
-
-
-def known_invariants() -> set[str]:
-    from bpcheck.explorers.differential import DIFF
-    from bpcheck.explorers.run import STRUCTURAL
-
-    return set(REGISTRY) | set(STRUCTURAL) | {DIFF}
-
-
-def check_counterexample(c, file: str, where: str) -> dict:
-    """One counterexample object (a --cex-dir file, or an entry of a --json result)."""
-    if not isinstance(c, dict):
-        raise InputError(file, where, f"expected a counterexample object, got {inputs.type_name(c)}")
-    inputs.check_keys(c, CEX_KEYS, file, where)
-    if "diff" in c:  # informational: the DIFF's kind and first differing path
-        d = c["diff"]
-        if not isinstance(d, dict) or set(d) != {"kind", "path"} or not all(inputs.is_type(d[k], str) for k in d):
-            raise InputError(file, inputs.field_path(where, "diff"), "expected a table of two strings, kind and path")
-    if "signature" in c and not inputs.is_type(c["signature"], str):
-        raise InputError(file, inputs.field_path(where, "signature"), f"expected the violation's signature (a string), got {inputs.type_name(c['signature'])}")
-    if "baselined" in c and not inputs.is_type(c["baselined"], str):
-        raise InputError(file, inputs.field_path(where, "baselined"), f"expected the baseline's reason (a string), got {inputs.type_name(c['baselined'])}")
-    if "forced" in c:
-        fz = c["forced"]
-        if not isinstance(fz, list) or not all(inputs.is_type(k, int) and k >= 1 for k in fz):
-            raise InputError(file, inputs.field_path(where, "forced"), "expected an array of step numbers (from 1)")
-    if "group" in c and not (inputs.is_type(c["group"], int) and c["group"] >= 1):
-        raise InputError(file, inputs.field_path(where, "group"), f"expected a group number (from 1), got {inputs.show(c['group'])}")
-    if "folded" in c and not isinstance(c["folded"], bool):
-        raise InputError(file, inputs.field_path(where, "folded"), f"expected a boolean, got {inputs.type_name(c['folded'])}")
-    if "decisions" in c and not (inputs.is_type(c["decisions"], int) and c["decisions"] >= 0):
-        raise InputError(file, inputs.field_path(where, "decisions"), f"expected a number of steps, got {inputs.show(c['decisions'])}")
-    c = {**c, "_file": file, "_where": where}  # for messages about the trace later
-    if "bpcheck_counterexample" in c:
-        v = c["bpcheck_counterexample"]
-        if not inputs.is_type(v, int) or v != CEX_VERSION:
-            raise InputError(file, inputs.field_path(where, "bpcheck_counterexample"), f"unsupported version {inputs.show(v)} (this bpcheck reads {CEX_VERSION})")
-    board = inputs.need(c, "board", str, file, where)
-    if not board or "\x00" in board:
-        raise InputError(file, inputs.field_path(where, "board"), "expected a board file path")
-    inv = inputs.need(c, "invariant", str, file, where)
-    if inv not in known_invariants():
-        raise InputError(file, inputs.field_path(where, "invariant"), f"unknown invariant {inputs.show(inv)} (see `bpcheck invariants`)")
-    if "engine" in c:
-        inputs.need(c, "engine", str, file, where)
-    trace = inputs.need(c, "trace", list, file, where)
-    for k, label in enumerate(trace):
-        f = inputs.field_path(inputs.field_path(where, "trace"), k)
-        if not isinstance(label, str) or not label:
-            raise InputError(file, f, f"expected an action label, got {inputs.type_name(label)} {inputs.show(label)}")
-        if label.startswith("#") and not _INDEX.match(label):
-            raise InputError(file, f, f"expected an action label or #N (an action index), got {inputs.show(label)}")
-    return c
-
-
-def load_counterexamples(path: str) -> list[dict]:
-    """The counterexamples in a --cex-dir file or a --json result file, every field checked."""
-    data = inputs.load_json(path, path, "counterexample")
-    if not isinstance(data, dict):
-        raise InputError(path, "", f"expected a JSON object, got {inputs.type_name(data)}")
-    if "boards" in data:
-        boards = data["boards"]
-        if not isinstance(boards, list):
-            raise InputError(path, "boards", f"expected an array, got {inputs.type_name(boards)}")
-        cexs = []
-        for i, b in enumerate(boards):
-            if not isinstance(b, dict):
-                raise InputError(path, f"boards[{i}]", f"expected a board result object, got {inputs.type_name(b)}")
-            cs = b.get("counterexamples", [])
-            if not isinstance(cs, list):
-                raise InputError(path, f"boards[{i}].counterexamples", f"expected an array, got {inputs.type_name(cs)}")
-            cexs.extend(check_counterexample(c, path, f"boards[{i}].counterexamples[{j}]") for j, c in enumerate(cs))
-        return cexs
-    if "trace" in data:
-        return [check_counterexample(data, path, "")]
-    raise InputError(path, "", "neither a counterexample (with 'trace') nor a check result (with 'boards')")
-
-
-_load = load_counterexamples  # the name earlier code used
-
-
-def resolve_board(cex_path: str, board: str) -> str:
-    """The board as saved (relative to where check ran), else relative to the counterexample file."""
-    p = Path(board)
-    if p.exists() or p.is_absolute():
-        return board
-    alt = Path(cex_path).parent / p
-    return str(alt) if alt.exists() else board
-
-
-def load_cex_board(path: str, cex: dict):
-    """The board a counterexample names; a problem with it names the counterexample file too."""
-    where = inputs.field_path(cex.get("_where", ""), "board")
-    file = resolve_board(path, cex["board"])
-    if not Path(file).exists():
-        raise InputError(path, where, f"no such board file {cex['board']!r}")
-    try:
-        return load_board(file, cex["board"])
-    except InputError as e:
-        raise InputError(path, where, f"in board file {e.render()}") from None
-
-
-def engine_note(cex: dict, engine_name: str) -> str | None:
-    named = cex.get("engine")
-    if named is not None and named != engine_name:
-        return (
-            f"note: the file names engine {inputs.show(named, 80)}; replaying on {engine_name} "
-            "(a file never chooses the engine: pass --engine to pick one)"
-        )
-    return None
 
 
 def replay_file(path: str, verbose: bool = True, engine: str | None = None, call_timeout: float | None = None) -> int:
@@ -203,19 +51,9 @@ def replay_file(path: str, verbose: bool = True, engine: str | None = None, call
     return worst
 
 
-def pick_action(acts, label: str):
-    """The offered action a trace entry names: its exact label, or ``#N`` the N-th offered."""
-    act = next((a for a in acts if a.label == label), None)
-    if act is None and _INDEX.match(label):
-        n = int(label[1:])
-        if n < len(acts):
-            act = acts[n]
-    return act
-
-
 def replay_one(path: str, cex: dict, verbose: bool, engine_spec: str | None = None, call_timeout: float | None = None) -> int:
     if cex["invariant"] == "DIFF":  # a differential-mode counterexample: replay in lockstep
-        from bpcheck.traces import replay_differential
+        from bpcheck.cli.traces import replay_differential
 
         return replay_differential(cex, verbose, engine_spec, call_timeout, cex_path=path)
     try:
@@ -312,57 +150,3 @@ def _replay(cex: dict, engine, board, verbose: bool) -> int:
         return EXIT_FAIL
     print(f"the trace replays and every invariant holds: {cex['invariant']} is no longer violated")
     return EXIT_OK
-
-
-def _forced(cex: dict, k: int) -> bool:
-    """Whether the file marks step k (from 0) as forced (reduction: the only action, a pass,
-    taken for the player). Only shown: the trace is replayed step by step either way."""
-    return k + 1 in (cex.get("forced") or ())
-
-
-# -- naming the files --cex-dir writes ------------------------------------------------------------
-
-
-def _safe(s: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", s).strip("._") or "board"
-
-
-def cex_file_names(results) -> dict[tuple[str, int], str]:
-    """``{(board path, k): file name}`` for every counterexample of `results` (k from 1), unique
-    and deterministic: ``STEM.INVARIANT.json``; boards that share a file stem (same name in two
-    folders) get their folders prepended (``a_x.INV.json``, ``b_x.INV.json``) until the names
-    differ, then a counter."""
-    boards: list[str] = []
-    for br in results:
-        if br.board.path not in boards:
-            boards.append(br.board.path)
-    label: dict[str, str] = {}
-    parts = {b: [_safe(x) for x in Path(b).with_suffix("").parts if x not in ("", "/", ".", "..")] or ["board"] for b in boards}
-    depth = {b: 1 for b in boards}
-    while True:
-        for b in boards:
-            label[b] = "_".join(parts[b][-depth[b] :])
-        groups: dict[str, list[str]] = {}
-        for b in boards:
-            groups.setdefault(label[b], []).append(b)
-        grown = False
-        for same in groups.values():
-            if len(same) > 1:
-                for b in same:
-                    if depth[b] < len(parts[b]):
-                        depth[b] += 1
-                        grown = True
-        if not grown:
-            break
-    out: dict[tuple[str, int], str] = {}
-    used: set[str] = set()
-    for br in results:
-        for k, cex in enumerate(br.counterexamples, 1):
-            base = f"{label[br.board.path]}.{_safe(cex.invariant)}"
-            name, n = f"{base}.json", 1
-            while name in used:
-                n += 1
-                name = f"{base}.{n}.json"
-            used.add(name)
-            out[(br.board.path, k)] = name
-    return out

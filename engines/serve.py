@@ -262,7 +262,7 @@ def run(spec: str | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bpcheck.main import main as cli_main
+    from bpcheck.cli.main import main as cli_main
 
     return cli_main(["serve", *(sys.argv[1:] if argv is None else argv)])
 

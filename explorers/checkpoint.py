@@ -107,7 +107,7 @@ def write_checkpoint(path: str | Path, snap: Snapshot, key: dict) -> None:
 def atomic_write(path: str | Path, chunks: Sequence[bytes]) -> None:
     """Write `chunks` to `path` atomically: a temporary file beside it, fsync, then rename, so a
     reader (or a run killed half-way) sees the old file or the new one, never a part (every output
-    file of bpcheck is written this way: bpcheck.outputs)."""
+    file of bpcheck is written this way: bpcheck.harness.outputs)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:

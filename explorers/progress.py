@@ -13,7 +13,7 @@ One :class:`Progress` per command run::
     p.finish(t, failed=True)          # its verdict is known (``counted=False``: a try cut short)
     p.note(["line", "  more"])        # printed at once (after the first FIRST_AFTER seconds)
     p.extra("cluster", "4 workers alive, balance 0.93")   # appended to every line (None: removed)
-    p.close()                         # (close_all(): every run still open; bpcheck.main calls it)
+    p.close()                         # (close_all(): every run still open; bpcheck.cli.main calls it)
 
 A task in another process is a :class:`RemoteTask` there, sending its counts with any
 ``send(payload)`` (explorers/pool.py ``notify`` for the pool's workers); the parent hands each
@@ -554,7 +554,7 @@ def without_progress(text: str) -> str:
 
 
 def close_all() -> None:
-    """Close every run still open, newest first (bpcheck.main.main calls it on the way out, so
+    """Close every run still open, newest first (bpcheck.cli.main.main calls it on the way out, so
     that no line outlives its command, whatever stopped it)."""
     for p in sorted(_OPEN, key=lambda p: -p.t0):
         p.close()

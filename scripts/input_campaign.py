@@ -595,7 +595,7 @@ def run_reader(reader: str, path: str) -> tuple[str, str, int | None]:
         check_board(b, ReferenceEngine(), select(None), "bfs", Bounds(max_states=300, timeout=10))
         return "accepted", "", 0
     if reader == "scenario":
-        from bpcheck.scenarios import load_scenario, run_scenario
+        from bpcheck.harness.scenarios import load_scenario, run_scenario
 
         try:
             sc = load_scenario(path, path)
@@ -605,7 +605,7 @@ def run_reader(reader: str, path: str) -> tuple[str, str, int | None]:
         return "accepted", "", 0 if res.passed else 1
     if reader == "trace":
         from bpcheck.invariants import select
-        from bpcheck.traces import conform_trace, load_trace
+        from bpcheck.harness.traces import conform_trace, load_trace
 
         try:
             t = load_trace(path)
@@ -614,7 +614,8 @@ def run_reader(reader: str, path: str) -> tuple[str, str, int | None]:
             return "rejected", e.render(), None
         return "accepted", "", 0 if d is None else 1
     if reader == "counterexample":
-        from bpcheck.replay import load_counterexamples, replay_file
+        from bpcheck.harness.replay import load_counterexamples
+        from bpcheck.cli.replay import replay_file
 
         try:
             load_counterexamples(path)

@@ -43,7 +43,7 @@ def root() -> Path:
 @pytest.fixture
 def run_cli(capsys):
     """Run the CLI in-process; return (exit status, stdout, stderr)."""
-    from bpcheck.main import main
+    from bpcheck.cli.main import main
 
     def run(*argv: str):
         try:

@@ -334,7 +334,7 @@ def test_an_engine_command_missing_on_the_nodes_is_bad_input_naming_a_node(clust
 def test_without_ray_cluster_is_bad_usage_with_the_install_line():
     """Ray's absence is simulated: ``sys.modules["ray"] = None`` makes ``import ray`` fail in the
     subprocess as it does where Ray is not installed. `-j N` needs no Ray at all."""
-    code = "import sys; sys.modules['ray'] = None; from bpcheck.main import main; raise SystemExit(main(sys.argv[1:]))"
+    code = "import sys; sys.modules['ray'] = None; from bpcheck.cli.main import main; raise SystemExit(main(sys.argv[1:]))"
     p = subprocess.run([sys.executable, "-c", code, "check", "boards/000-replay-2.toml", "--cluster", "local:2"], cwd=ROOT, capture_output=True, text=True, env=_env())
     assert p.returncode == 2, p.stderr
     assert "pip install 'bpcheck[cluster]'" in p.stderr and "Traceback" not in p.stderr

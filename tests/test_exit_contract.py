@@ -43,7 +43,7 @@ def test_an_internal_error_is_exit_4_with_one_line_and_the_traceback_in_a_file(t
         "import sys, bpcheck.explorers.core as c\n"
         "def boom(*a): raise ZeroDivisionError('planted bug')\n"
         "c._find_cycle = boom\n"
-        "from bpcheck.main import main\n"
+        "from bpcheck.cli.main import main\n"
         f"sys.exit(main(['check', {SMALL!r}, {OTHER!r}, '--json', {str(tmp_path / 'r.json')!r}]))\n"
     )
     crash = tmp_path / "crash"

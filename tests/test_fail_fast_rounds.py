@@ -17,7 +17,7 @@ from bpcheck.engines import make_engine
 from bpcheck.explorers.core import Bounds
 from bpcheck.explorers.run import check_board
 from bpcheck.invariants import select
-from bpcheck.jobs import FIRST_BUDGET, BudgetRounds, Try, board_cost
+from bpcheck.harness.jobs import FIRST_BUDGET, BudgetRounds, Try, board_cost
 from bpcheck.model.board import load_board
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -177,7 +177,7 @@ def test_a_second_signal_keeps_the_sharded_boards_cut_short_result(tmp_path, run
     import signal
     import time
 
-    import bpcheck.jobs as jobs
+    import bpcheck.harness.jobs as jobs
     from bpcheck.explorers import parallel
 
     boards = [str(B / n) for n in ("000-replay-2.toml", "000-tokens.toml", "rule-ch-lifo-ring.toml")]
@@ -290,8 +290,8 @@ def test_what_the_rounds_report_when_they_stop(monkeypatch):
     stopped, D (cut twice would be needed) is not finished, E (never reached) not run."""
     from types import SimpleNamespace
 
-    import bpcheck.jobs as jobs
-    from bpcheck.lifecycle import Signals
+    import bpcheck.harness.jobs as jobs
+    from bpcheck.harness.lifecycle import Signals
 
     spec = {"A": (100, None), "B": (500, 200), "C": (10, None), "D": (300, None)}  # states, violation at
     names = ["D", "C", "B", "A"]  # board order (what is printed) differs from the cost order

@@ -164,7 +164,7 @@ def test_the_first_counterexample_in_a_few_lines(tmp_path):
     from bpcheck.engines import make_engine
     from bpcheck.explorers.baseline import load_baseline
     from bpcheck.explorers.run import check_board
-    from bpcheck.feedback import FirstCounterexample, baseline_knows, replayed_counterexample
+    from bpcheck.harness.feedback import FirstCounterexample, baseline_knows, replayed_counterexample
     from bpcheck.invariants import select
     from bpcheck.model.board import load_board
 
@@ -306,6 +306,6 @@ def test_quiet_and_short_runs_say_nothing_on_stderr(run_cli):
     code, out, err = run_cli("check", SMALL, "--engine", "mutant:replay-resets-count", "-q")
     assert code == 1 and err == "" and out.startswith("FAIL")
     args = SimpleNamespace(quiet=True)
-    from bpcheck.feedback import run_progress
+    from bpcheck.harness.feedback import run_progress
 
     assert run_progress(args, "check").mode == "off"

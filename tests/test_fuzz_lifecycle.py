@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from bpcheck.board_writer import board_size, document_board
+from bpcheck.harness.board_writer import board_size, document_board
 from bpcheck.engines import make_engine
 from bpcheck.explorers.core import Bounds
 from bpcheck.explorers.run import check_board
-from bpcheck.fuzz import fuzz
+from bpcheck.harness.fuzz import fuzz
 from bpcheck.invariants import select
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,7 +19,7 @@ import pytest
 from bpcheck.engines.mutants import MUTANTS
 from bpcheck.explorers.pool import Pool
 from bpcheck.explorers.progress import without_progress
-from bpcheck.jobs import board_cost, cost_order
+from bpcheck.harness.jobs import board_cost, cost_order
 from bpcheck.model.board import load_board
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,8 +114,8 @@ def test_cost_order_puts_bigger_boards_first_or_last():
 
 
 def test_mutants_try_boards_cheapest_first_and_rows_keep_their_order(tmp_path, run_cli):
-    from bpcheck.main import _board_files
-    from bpcheck.mutants import mutant_order
+    from bpcheck.cli.main import _board_files
+    from bpcheck.harness.mutants import mutant_order
 
     boards = _board_files(["boards/"])  # as `bpcheck mutants` finds them (run from the root)
     m = MUTANTS["fifo-chain"]
@@ -137,7 +137,7 @@ def test_mutants_try_boards_cheapest_first_and_rows_keep_their_order(tmp_path, r
     assert fifo["invariant"] == "chain.lifo" and fifo["board"] in [d for _p, d in order]
     # first round: every board, cheapest first, within FIRST_BUDGET states: the boards before the
     # killing one hold (or are cut by the budget), the killing one fails within it
-    from bpcheck.mutants import FIRST_BUDGET
+    from bpcheck.harness.mutants import FIRST_BUDGET
 
     for p, d in order[: fifo["boards_tried"]]:
         code, _o, _e = run_cli("check", str(p), "--engine", "mutant:fifo-chain", "--max-states", str(FIRST_BUDGET))

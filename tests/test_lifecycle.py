@@ -147,7 +147,7 @@ def test_a_second_signal_cuts_the_board_short_at_once(tmp_path):
 def test_outside_an_exploration_a_signal_exits_at_once_without_a_traceback(tmp_path):
     # `scenario` has no exploration to stop: the signal ends it, status 128 + signal
     p = subprocess.Popen(
-        [sys.executable, "-c", "import time, sys\nfrom bpcheck.main import main\nimport bpcheck.main as m\n"
+        [sys.executable, "-c", "import time, sys\nfrom bpcheck.cli.main import main\nimport bpcheck.cli.main as m\n"
          "m.cmd_cards = lambda a: (print('ready', flush=True), time.sleep(60))\n"
          "sys.argv=['bpcheck']; m.build_parser  # noqa\n"
          "p = m.build_parser(); a = p.parse_args(['cards']); a.fn = m.cmd_cards\n"
@@ -331,13 +331,13 @@ def test_terminal_output_of_errors_has_no_raw_control_characters():
 def test_an_output_that_fails_at_the_end_does_not_cost_the_others(tmp_path):
     # a full disk when --json is written: the message names the file, the report is still written
     code = (
-        "import errno, sys, bpcheck.outputs as o\n"
+        "import errno, sys, bpcheck.harness.outputs as o\n"
         "real = o.atomic_write_text\n"
         "def full(path, text):\n"
         "    if str(path).endswith('r.json'): raise OSError(errno.ENOSPC, 'No space left on device')\n"
         "    return real(path, text)\n"
         "o.atomic_write_text = full\n"
-        "from bpcheck.main import main\n"
+        "from bpcheck.cli.main import main\n"
         f"sys.exit(main(['check', {SMALL!r}, '--json', {str(tmp_path / 'r.json')!r}, '--report', {str(tmp_path / 'rep')!r}]))\n"
     )
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env(), timeout=120)

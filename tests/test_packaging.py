@@ -35,7 +35,7 @@ def test_the_wheel_builds_quietly_and_ships_its_data(tmp_path):
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
-    for folder in ("cli", "model", "invariants", "explorers", "reports", "engines"):
+    for folder in ("api", "cli", "harness", "model", "invariants", "explorers", "reports", "engines"):
         shutil.copytree(ROOT / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path / "dist"
     # -v: pip passes on all of the build backend's output, whatever the pip version would show
@@ -51,4 +51,4 @@ def test_the_wheel_builds_quietly_and_ships_its_data(tmp_path):
     (wheel,) = out.glob("bpcheck-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert DATA <= names, sorted(DATA - names)
-    assert "bpcheck/model/cards.py" in names and "bpcheck/pytest_plugin.py" in names
+    assert {"bpcheck/model/cards.py", "bpcheck/harness/pytest_plugin.py", "bpcheck/cli/main.py", "bpcheck/errors.py"} <= names

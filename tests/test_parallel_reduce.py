@@ -215,7 +215,7 @@ def test_check_shards_the_expensive_boards_of_a_run_and_the_output_stays_the_sam
     """`check -j 2` over several boards explores those expected to cost SHARD_AT states or more
     on both workers at once, before the others (one per worker): the output is byte-identical to
     `-j 1`. (The threshold is lowered here so that small boards take that path.)"""
-    import bpcheck.jobs as jobs
+    import bpcheck.harness.jobs as jobs
     from bpcheck.explorers import parallel
     from bpcheck.model.board import load_board
 

@@ -72,7 +72,7 @@ def test_fixtures_and_helpers(pytester):
         test_mine=f"""
         import pytest
         from bpcheck.model.board import load_board
-        from bpcheck.pytest_plugin import assert_scenario
+        from bpcheck.harness.pytest_plugin import assert_scenario
 
         def test_spec(bp_engine_spec):
             assert bp_engine_spec == "mutant:replay-resets-count"
@@ -178,7 +178,7 @@ def test_a_failure_prints_the_counterexample_once(pytester):
     project(pytester, 'scenarios = ["rulings"]\nboards = ["boards"]\nengine = "mutant:battle-phase-on-first-turn"\n')
     pytester.makepyfile(
         test_mine="""
-        from bpcheck.pytest_plugin import assert_board
+        from bpcheck.harness.pytest_plugin import assert_board
 
         def test_bp_board(bp):
             bp.board("boards/first-turn.toml")
@@ -203,7 +203,7 @@ def test_bad_input_is_a_clean_test_failure(pytester):
     (pytester.path / "rulings" / "typo.toml").write_text(SCENARIO.replace('"RPL-TRIGGER"', '"RPL-TRIGGR"'), encoding="utf-8")
     pytester.makepyfile(
         test_mine="""
-        from bpcheck.pytest_plugin import assert_scenario
+        from bpcheck.harness.pytest_plugin import assert_scenario
 
         def test_board(bp):
             bp.board("boards/bad.toml")
@@ -265,7 +265,7 @@ def test_failures_name_the_engine_the_same_way_in_boards_and_scenarios(pytester)
             return ReferenceEngine(MUTANTS["replay-resets-count"].rules, name="my own name")
         """,
         test_mine="""
-        from bpcheck.pytest_plugin import assert_board, assert_scenario
+        from bpcheck.harness.pytest_plugin import assert_board, assert_scenario
         from myengine import make
 
         def test_bp_scenario(bp):

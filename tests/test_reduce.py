@@ -222,7 +222,7 @@ def test_reduced_verdicts_and_statistics_equal_unreduced(spec, name):
 
 
 def test_counterexample_marks_forced_steps_and_replays(tmp_path):
-    from bpcheck.replay import replay_file
+    from bpcheck.cli.replay import replay_file
 
     board = load_board("boards/000-replay-1.toml")
     br = check_board(board, make_engine("mutant:replay-resets-count"), select(None), progress=False)

@@ -17,7 +17,7 @@ from bpcheck.engines.interface import Capabilities
 from bpcheck.engines.mutants import MUTANTS
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.errors import InputError
-from bpcheck.scenarios import load_scenario, rule_catalogue, run_scenario, scenario_files
+from bpcheck.harness.scenarios import load_scenario, rule_catalogue, run_scenario, scenario_files
 
 ROOT = Path(__file__).resolve().parent.parent
 BOARDS = ROOT / "boards"

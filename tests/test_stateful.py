@@ -1,4 +1,4 @@
-"""bpcheck.testing: the stateful differential machine, as a user's test module uses it."""
+"""bpcheck.harness.testing: the stateful differential machine, as a user's test module uses it."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import pytest
 from hypothesis import Phase
 from hypothesis.stateful import run_state_machine_as_test
 
-import bpcheck.testing
+import bpcheck.harness.testing
 from bpcheck.engines.interface import Capabilities
 from bpcheck.engines.reference import ReferenceEngine
-from bpcheck.testing import EngineDisagrees, InvariantViolated, engine_state_machine, machine_settings, strip_paths
+from bpcheck.harness.testing import EngineDisagrees, InvariantViolated, engine_state_machine, machine_settings, strip_paths
 
 # The two lines a user writes (here with a small budget): the reference model agrees with itself
 # and keeps every invariant on random boards and random plays.
-TestReferenceEngine = bpcheck.testing.engine_state_machine(ReferenceEngine, max_examples=6, steps=60).TestCase
+TestReferenceEngine = bpcheck.harness.testing.engine_state_machine(ReferenceEngine, max_examples=6, steps=60).TestCase
 
 
 def _run(machine, n=100, steps=60, **kw):
@@ -46,8 +46,9 @@ def test_a_failing_run_shrinks_to_a_few_actions_on_a_small_board():
     with pytest.raises(EngineDisagrees) as e:
         _run(engine_state_machine("mutant:direct-attack-past-monsters", cards=["Battle Ox", "Mokey Mokey", "Mirror Force"]), steps=20)
     msg = str(e.value)
-    # one or more Battle Ox copies may survive the shrink: each offers its direct attack
-    assert re.search(r"engine offers 'attack Battle Ox \[P\d M\d\] -> direct'(, '[^']+')* which the reference does not", msg), msg
+    # which monsters survive the shrink (Battle Ox or Mokey Mokey, one copy or more) depends on
+    # Hypothesis's draws, whose seed follows the test's code location: each offers its direct attack
+    assert re.search(r"engine offers 'attack (Battle Ox|Mokey Mokey) \[P\d M\d\] -> direct'(, '[^']+')* which the reference does not", msg), msg
     assert int(re.search(r"after (\d+) steps", msg).group(1)) <= 3, msg  # enter Battle Phase, pass, pass
 
 

@@ -1,4 +1,4 @@
-"""bpcheck.strategies and the board writer: every drawn board is valid, writes to a board file
+"""bpcheck.harness.strategies and the board writer: every drawn board is valid, writes to a board file
 that loads back to the same board, covers the board format, and shrinks toward small boards."""
 
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 
-from bpcheck.board_writer import board_size, board_toml, document_board, write_board
+from bpcheck.harness.board_writer import board_size, board_toml, document_board, write_board
 from bpcheck.errors import InputError
 from bpcheck.model.board import load_board, parse_toml
-from bpcheck.strategies import board_documents, boards
+from bpcheck.harness.strategies import board_documents, boards
 
 FAST = settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 FIND = settings(max_examples=300, database=None, deadline=None, suppress_health_check=list(HealthCheck))

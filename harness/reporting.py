@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from bpcheck.errors import InputError
-from bpcheck.main import _positive
+from bpcheck.cli.main import _positive
 
 DEFAULT_GRAPH_LIMIT = 200
 
@@ -49,7 +49,7 @@ def writer_failed(args: argparse.Namespace, output: str, e: BaseException, failu
     """A report writer's own bug: one line on stderr (traceback in a file), recorded for --json."""
     import sys
 
-    from bpcheck.lifecycle import writer_error
+    from bpcheck.harness.lifecycle import writer_error
 
     line = writer_error(e, getattr(args, "command", None) or "check", output)
     print(line, file=sys.stderr)

@@ -19,7 +19,7 @@ turn 2) and the turn player's side (P1 is the turn player, Attack Position, card
 without extra flags). Draws are biased toward what makes Battle Phase interactions: the turn
 player has an attacker more often than not, and the other player has something to respond with.
 
-A drawn document is written as a board file with :func:`bpcheck.board_writer.write_board`.
+A drawn document is written as a board file with :func:`bpcheck.harness.board_writer.write_board`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 from hypothesis import strategies as st
 
-from bpcheck.board_writer import document_board
+from bpcheck.harness.board_writer import document_board
 from bpcheck.errors import InputError
 from bpcheck.model.board import Board
 from bpcheck.model.cards import Card, CardPool, parse_card, pool_with

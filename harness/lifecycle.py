@@ -92,7 +92,7 @@ class Signals:
         return None if self.signum is None else 128 + self.signum
 
 
-CURRENT = Signals()  # the process's one handler set (installed by bpcheck.main.main)
+CURRENT = Signals()  # the process's one handler set (installed by bpcheck.cli.main.main)
 
 def terminal_safe(text: str) -> str:
     """`text` with control characters (except tab and newline) and invisible or bidirectional

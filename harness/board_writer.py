@@ -1,7 +1,7 @@
 """Writing boards as board TOML files (docs/boards.md) that `bpcheck check` reads.
 
 A board *document* is the plain data a board file holds (what :func:`tomllib.loads` gives for
-it): the strategies of :mod:`bpcheck.strategies` draw documents, `bpcheck fuzz` shrinks them and
+it): the strategies of :mod:`bpcheck.harness.strategies` draw documents, `bpcheck fuzz` shrinks them and
 writes the minimal one with :func:`write_board`. :func:`board_toml` is the inverse of
 :func:`bpcheck.model.board.parse_toml`: ``parse_toml(board_toml(doc)) == doc`` for every valid
 document, so the written file loads to the same board (same cards, same uids, same state).

@@ -323,7 +323,7 @@ def run_check_jobs(
     and answers ("ok", BoardResult) or ("input", file, field, problem); ``restore`` fixes a
     (final) BoardResult up in this process; ``emit(i, entry)`` prints board i, called in board
     order only; ``cut_short(board)`` is the result of a board a second signal stopped where it
-    was. ``sig`` is the run's :class:`bpcheck.lifecycle.Signals`: the first signal stops every
+    was. ``sig`` is the run's :class:`bpcheck.harness.lifecycle.Signals`: the first signal stops every
     worker's exploration at its next state (those boards are inconclusive, "interrupted
     (SIGNAL)") and nothing more starts.
 
@@ -378,7 +378,7 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
     """Every board on ``jobs`` workers, most expensive first (the boards ``shard`` accepts first,
     each on every worker); printed in board order as each one and every board before it is done."""
     from bpcheck.explorers.pool import Outcome, open_pool
-    from bpcheck.lifecycle import Interrupted
+    from bpcheck.harness.lifecycle import Interrupted
 
     n = len(files)
     printed = 0
@@ -491,7 +491,7 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
     what is reported on the tries' keys alone, so the report is the same whatever ``jobs``."""
     from bpcheck.explorers.core import Bounds
     from bpcheck.explorers.pool import Outcome, open_pool
-    from bpcheck.lifecycle import Interrupted
+    from bpcheck.harness.lifecycle import Interrupted
 
     n = len(files)
     rounds = BudgetRounds(len(order), bounds.max_states, rounds=with_rounds)

@@ -2,7 +2,7 @@
 
 :func:`engine_state_machine` builds a :class:`hypothesis.stateful.RuleBasedStateMachine` that
 drives an engine under test and the reference model in lockstep from a drawn board
-(:mod:`bpcheck.strategies`). Its one rule picks an action the engine offers and plays it on both;
+(:mod:`bpcheck.harness.strategies`). Its one rule picks an action the engine offers and plays it on both;
 after every step the machine compares
 
 - the offered actions (by label) of the engine and of the reference,
@@ -18,8 +18,8 @@ shows the board as a board file and the actions played.
 
 From a user's tests, two lines::
 
-    import bpcheck.testing
-    TestMyEngine = bpcheck.testing.engine_state_machine(make_engine).TestCase
+    import bpcheck.harness.testing
+    TestMyEngine = bpcheck.harness.testing.engine_state_machine(make_engine).TestCase
 
 ``make_engine`` is a callable returning a fresh engine (docs/engines.md), or an engine spec string
 as ``--engine`` takes (``mutant:NAME``, ``cmd:COMMAND``, ``package.module:factory``).
@@ -33,13 +33,13 @@ from hypothesis import HealthCheck, note, reject, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
-from bpcheck.board_writer import board_toml, document_board
+from bpcheck.harness.board_writer import board_toml, document_board
 from bpcheck.engines.interface import EngineRefusal, capabilities_of
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.core import SystemFault
 from bpcheck.explorers.differential import actions_disagreement, diff_lines, obs_diff, transition_disagreement
-from bpcheck.strategies import board_documents
+from bpcheck.harness.strategies import board_documents
 
 DEFAULT_STEPS = 100  # a Battle Phase on a small board is 20-60 actions
 DEFAULT_EXAMPLES = 100
@@ -130,7 +130,7 @@ def engine_state_machine(
     """A RuleBasedStateMachine class testing ``engine`` (a factory or a spec string; default the
     reference model) against ``reference`` and the invariants (``invariants``: a list of
     :class:`~bpcheck.invariants.base.Invariant`, IDs/families as ``--invariants`` takes, or all).
-    ``cards`` and ``board_options`` go to :func:`bpcheck.strategies.board_documents`.
+    ``cards`` and ``board_options`` go to :func:`bpcheck.harness.strategies.board_documents`.
     ``differential=False`` checks the invariants only. Its ``TestCase`` runs ``max_examples`` runs
     of at most ``steps`` actions each (override with ``TestCase.settings``)."""
     from bpcheck.invariants import select
@@ -203,7 +203,7 @@ def engine_state_machine(
             self.unobserved = tuple(sorted(capabilities_of(eng).unobserved))
             if differential and capabilities_of(eng).implicit_passes:
                 raise NotImplementedError(
-                    "bpcheck.testing: engines that pass implicitly (implicit_passes) cannot be compared step by step yet; "
+                    "bpcheck.harness.testing: engines that pass implicitly (implicit_passes) cannot be compared step by step yet; "
                     "use differential=False, or `bpcheck check --differential`"
                 )
             try:

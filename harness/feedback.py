@@ -1,7 +1,7 @@
 """What a run says on stderr while it goes on (docs/checking.md, "Progress and early results"):
 the command's side of :mod:`bpcheck.explorers.progress`.
 
-- :func:`begin_run` (bpcheck.main, as a command starts) and :func:`run_progress` (the command,
+- :func:`begin_run` (bpcheck.cli.main, as a command starts) and :func:`run_progress` (the command,
   once it knows its size): the run's :class:`~bpcheck.explorers.progress.Progress`
   (``-q``/``--quiet`` silences it).
 - :class:`CheckFeed`: `bpcheck check`'s progress, in this process or from worker processes
@@ -44,14 +44,14 @@ _BEGUN: Progress | None = None  # the run main() began for the command (begin_ru
 
 
 def begin_run(args) -> None:
-    """The command's progress, begun before anything else (bpcheck.main.main): its first line
+    """The command's progress, begun before anything else (bpcheck.cli.main.main): its first line
     comes :data:`~bpcheck.explorers.progress.FIRST_AFTER` seconds after the command began, even
     while it is still setting up (imports, boards, the engine) on a loaded machine."""
     global _BEGUN
     _BEGUN = None
     command = getattr(args, "command", None)
     if command in LONG_COMMANDS:
-        from bpcheck.main import STARTED
+        from bpcheck.cli.main import STARTED
 
         _BEGUN = Progress(command, unit=None, quiet=bool(getattr(args, "quiet", False)), t0=STARTED)
 
@@ -66,7 +66,7 @@ def run_progress(args, command: str, total: int | None = None, unit: str | None 
         return p.configure(total=total, unit=unit, work=kw.get("work"), failed=kw.get("failed"))
     if p is not None:
         p.close()
-    from bpcheck.main import STARTED
+    from bpcheck.cli.main import STARTED
 
     return Progress(command, total=total, unit=unit, quiet=bool(getattr(args, "quiet", False)), t0=kw.pop("t0", STARTED), **kw)
 
@@ -197,7 +197,7 @@ class CheckFeed:
     ``board_line(br, display)`` is the board's first stdout line."""
 
     def __init__(self, args, files, invariants, engine_kw: dict, engine_name: str, system_kw: dict, baseline, board_line: Callable[[Any, str], str]) -> None:
-        from bpcheck.jobs import REDUCED_SHARE
+        from bpcheck.harness.jobs import REDUCED_SHARE
 
         self.args = args
         self.files = files
@@ -220,7 +220,7 @@ class CheckFeed:
         return self.progress.enabled
 
     def expected(self, board) -> float:
-        from bpcheck.jobs import board_cost
+        from bpcheck.harness.jobs import board_cost
 
         x = board_cost(board) * self.share
         return min(x, float(self.max_states)) if self.max_states else x
@@ -238,7 +238,7 @@ class CheckFeed:
         and the ETA goes without."""
         from bpcheck.errors import InputError
         from bpcheck.model.board import load_board
-        from bpcheck.main import LoadBound
+        from bpcheck.cli.main import LoadBound
 
         load = load or load_board
         bounded = getattr(self.args, "timeout", None) is not None or getattr(self.args, "memory_limit", None) is not None

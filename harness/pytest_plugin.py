@@ -15,7 +15,7 @@ It judges *your* engine from your own test suite (docs/scenarios.md, "pytest"):
   :func:`assert_board`. A board the engine refuses (``EngineRefusal``) is a skip with the
   engine's reason, never a pass.
 
-Stateful differential testing takes the factory: ``bpcheck.testing.engine_state_machine(
+Stateful differential testing takes the factory: ``bpcheck.harness.testing.engine_state_machine(
 bp_make_engine)`` (Hypothesis; see docs/scenarios.md).
 """
 
@@ -198,7 +198,7 @@ def run_scenario_file(path: Path | str, make_engine: Callable[[], Any], display:
     text when it fails, skip when the engine refuses the board. Returns the result. The failure
     names the engine ``engine_name`` (default: the engine's ``name``), as :func:`check_board_file`
     does."""
-    from bpcheck.scenarios import load_scenario, run_scenario
+    from bpcheck.harness.scenarios import load_scenario, run_scenario
 
     sc = load_scenario(path, display or str(path))
     engine = make_engine()
@@ -365,9 +365,9 @@ class BpHelpers:
 
     def state_machine(self, **kw: Any) -> None:
         """Stateful differential testing of the configured engine against the reference model on
-        random boards (bpcheck.testing, docs/fuzzing.md); Hypothesis shrinks a failing run, and
+        random boards (bpcheck.harness.testing, docs/fuzzing.md); Hypothesis shrinks a failing run, and
         the test fails with the machine's message, the shrunk board and the steps played, once."""
-        from bpcheck.testing import MachineFailure, run_engine_state_machine
+        from bpcheck.harness.testing import MachineFailure, run_engine_state_machine
 
         failure = None
         try:
@@ -398,7 +398,7 @@ def bp_engine_spec(pytestconfig: pytest.Config) -> str:
 @pytest.fixture(scope="session")
 def bp_make_engine(pytestconfig: pytest.Config) -> Callable[[], Any]:
     """A factory: each call returns a fresh engine for the configured spec. This is what
-    stateful testing takes: ``bpcheck.testing.engine_state_machine(bp_make_engine)``."""
+    stateful testing takes: ``bpcheck.harness.testing.engine_state_machine(bp_make_engine)``."""
     return pytestconfig.stash[_KEY].make_engine
 
 

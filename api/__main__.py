@@ -1,0 +1,3 @@
+from bpcheck.cli.main import main
+
+raise SystemExit(main())

@@ -1,3 +1,0 @@
-from bpcheck.main import main
-
-raise SystemExit(main())
