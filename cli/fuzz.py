@@ -293,7 +293,7 @@ def cmd_fuzz(args) -> int:
 
 def add_fuzz_parser(sub, positive) -> None:
     """The `bpcheck fuzz` subcommand (cli/main.py adds it)."""
-    from bpcheck.harness.reporting import add_report_arguments
+    from bpcheck.cli.args import add_report_arguments
 
     fz = sub.add_parser("fuzz", help="draw random boards (Hypothesis), check each one, and shrink a violation to a minimal board")
     from bpcheck.engines.registry import engine_help
@@ -336,10 +336,10 @@ def add_fuzz_parser(sub, positive) -> None:
     fz.add_argument("--cex-dir", metavar="DIR", help="write the minimal board as TOML and its counterexamples as JSON")
     fz.add_argument("--database", metavar="DIR", help="keep failing boards in this Hypothesis example database and replay them first")
     fz.add_argument("--stats", action="store_true", help="also record timings in the JSON (not byte-for-byte deterministic)")
-    from bpcheck.harness.jobs import add_jobs_argument
+    from bpcheck.cli.args import add_jobs_argument
 
     add_jobs_argument(fz, "explore the search's boards")
-    from bpcheck.harness.feedback import add_quiet_argument
+    from bpcheck.cli.args import add_quiet_argument
 
     add_quiet_argument(fz)
     add_report_arguments(fz)

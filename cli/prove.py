@@ -233,7 +233,7 @@ def add_prove_parser(sub, positive) -> None:
     pv.add_argument("--concretize", metavar="DIR", help="write one concrete board per feasible numeric case (least values first)")
     pv.add_argument("--stats", action="store_true", help="also print and record timings and solver queries (not deterministic)")
     pv.add_argument("-v", "--verbose", action="store_true", help="print what was proven, in words, and every numeric case")
-    from bpcheck.harness.feedback import add_quiet_argument
+    from bpcheck.cli.args import add_quiet_argument
 
     add_quiet_argument(pv)
     pv.set_defaults(fn=cmd_prove)

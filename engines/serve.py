@@ -262,9 +262,19 @@ def run(spec: str | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bpcheck.cli.main import main as cli_main
+    """``python -m bpcheck.engines.serve [--engine E]``: what `bpcheck serve` does, without the
+    command line (which nothing in the library imports). A bad ``--engine`` is one line on
+    stderr and status 2, as `bpcheck serve` says it (README, exit statuses)."""
+    import argparse
 
-    return cli_main(["serve", *(sys.argv[1:] if argv is None else argv)])
+    parser = argparse.ArgumentParser(prog="python -m bpcheck.engines.serve", description="serve an engine over the JSON-lines protocol")
+    parser.add_argument("--engine", default=None, help="in-process engine spec (default: reference)")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        return run(args.engine)
+    except InputError as e:
+        print(f"bpcheck: error: {e.render()}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

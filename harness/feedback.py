@@ -20,6 +20,7 @@ same whatever ``-j`` and with or without this.
 from __future__ import annotations
 
 import textwrap
+import time
 import threading
 from typing import Any, Callable, Sequence
 
@@ -30,29 +31,24 @@ TRACE_WIDTH = 100  # the trace of a note is wrapped at this width
 MAX_TRIES = 20  # violations replayed for a note at most per run (with --baseline most may be known)
 
 
-def add_quiet_argument(p) -> None:
-    p.add_argument(
-        "-q",
-        "--quiet",
-        action="store_true",
-        help="nothing on stderr while the run goes on: no progress, early verdicts or first counterexample (errors still; stdout is unchanged)",
-    )
-
-
 LONG_COMMANDS = ("check", "fuzz", "mutants", "prove", "scenario")  # the commands that show progress
 _BEGUN: Progress | None = None  # the run main() began for the command (begin_run)
 
 
-def begin_run(args) -> None:
-    """The command's progress, begun before anything else (bpcheck.cli.main.main): its first line
-    comes :data:`~bpcheck.explorers.progress.FIRST_AFTER` seconds after the command began, even
-    while it is still setting up (imports, boards, the engine) on a loaded machine."""
-    global _BEGUN
+STARTED = time.monotonic()  # when the command began: the progress's clock (begin_run sets it)
+
+
+def begin_run(args, started: float | None = None) -> None:
+    """The command's progress, begun before anything else (bpcheck.cli.main.main, with the time
+    the command began): its first line comes :data:`~bpcheck.explorers.progress.FIRST_AFTER`
+    seconds after the command began, even while it is still setting up (imports, boards, the
+    engine) on a loaded machine."""
+    global _BEGUN, STARTED
     _BEGUN = None
+    if started is not None:
+        STARTED = started
     command = getattr(args, "command", None)
     if command in LONG_COMMANDS:
-        from bpcheck.cli.main import STARTED
-
         _BEGUN = Progress(command, unit=None, quiet=bool(getattr(args, "quiet", False)), t0=STARTED)
 
 
@@ -66,8 +62,6 @@ def run_progress(args, command: str, total: int | None = None, unit: str | None 
         return p.configure(total=total, unit=unit, work=kw.get("work"), failed=kw.get("failed"))
     if p is not None:
         p.close()
-    from bpcheck.cli.main import STARTED
-
     return Progress(command, total=total, unit=unit, quiet=bool(getattr(args, "quiet", False)), t0=kw.pop("t0", STARTED), **kw)
 
 
@@ -238,7 +232,7 @@ class CheckFeed:
         and the ETA goes without."""
         from bpcheck.errors import InputError
         from bpcheck.model.board import load_board
-        from bpcheck.cli.main import LoadBound
+        from bpcheck.harness.check import LoadBound
 
         load = load or load_board
         bounded = getattr(self.args, "timeout", None) is not None or getattr(self.args, "memory_limit", None) is not None
@@ -329,7 +323,6 @@ __all__ = [
     "CheckFeed",
     "begin_run",
     "FirstCounterexample",
-    "add_quiet_argument",
     "baseline_knows",
     "counterexample_note",
     "replayed_counterexample",

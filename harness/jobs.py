@@ -64,34 +64,6 @@ def cost_order(costs: list[float], cheapest_first: bool) -> list[int]:
     return sorted(range(len(costs)), key=lambda i: (costs[i] if cheapest_first else -costs[i], i))
 
 
-def jobs_type(text: str) -> int:
-    """-j N: N >= 1 worker processes, or 0 for the number of CPUs this process may use."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of worker processes (0 = one per CPU), got {text!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 (one per CPU) or more, got {n}")
-    return n
-
-
-def add_jobs_argument(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument(
-        "-j",
-        "--jobs",
-        type=jobs_type,
-        default=None,
-        metavar="N",
-        help=f"{what} in N worker processes (default 1: in this process; 0: one per CPU; with --cluster, N Ray workers, default every CPU of the cluster); the output is the same whatever N",
-    )
-    p.add_argument(
-        "--cluster",
-        metavar="ADDRESS",
-        help="run the workers on a Ray cluster (docs/cluster.md): auto (RAY_ADDRESS), local:N (start a local Ray with N workers) or HOST:PORT; the output is the same as -j 1. Needs: "
-        + "pip install 'bpcheck[cluster]'",
-    )
-
-
 def resolve_jobs(n: int | None) -> int:
     from bpcheck.explorers.pool import cpu_count
 
@@ -250,7 +222,6 @@ class BudgetRounds:
     def has(self, item: int) -> bool:
         """Whether ``item`` still has a try to run (or running)."""
         return item in self._next or item in self._running
-
 
 
 class _NoFeed:
@@ -666,11 +637,9 @@ __all__ = [
     "BudgetRounds",
     "Entry",
     "JobsOutcome",
-    "add_jobs_argument",
     "board_cost",
     "board_features",
     "cost_order",
-    "jobs_type",
     "resolve_jobs",
     "run_check_jobs",
     "Try",

@@ -13,31 +13,8 @@ import os
 from pathlib import Path
 
 from bpcheck.errors import InputError
-from bpcheck.cli.main import _positive
 
 DEFAULT_GRAPH_LIMIT = 200
-
-
-def add_report_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--report",
-        metavar="DIR",
-        help="write a self-contained HTML report (index.html), junit.xml, results.sarif, summary.md and, per "
-        "counterexample, its page, DOT and SVG pictures and ITF trace into DIR",
-    )
-    p.add_argument(
-        "--graph-limit",
-        type=_positive(int),
-        default=DEFAULT_GRAPH_LIMIT,
-        metavar="N",
-        help=f"with --report: draw the whole state graph of a board explored in at most N states (default {DEFAULT_GRAPH_LIMIT}); "
-        "larger ones are summarised",
-    )
-    p.add_argument(
-        "--github",
-        action="store_true",
-        help="print GitHub Actions annotations, and a Markdown summary (appended to $GITHUB_STEP_SUMMARY when set, else printed)",
-    )
 
 
 def graph_limit(args: argparse.Namespace) -> int | None:
@@ -130,17 +107,6 @@ def emit_check_reports(args: argparse.Namespace, results: list, errors: list[dic
     return emit_reports(args, runs_of(results, engine_name), errors, "bpcheck check", meta, left_out=left_out)
 
 
-def add_max_counterexamples(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--max-counterexamples",
-        type=_positive(int),
-        metavar="N",
-        help="keep at most N counterexamples in every output (text, --json, --cex-dir, --report, --github): first one of each "
-        "root cause, then the others in board order; verdicts and exit status still count every violation, and the outputs say "
-        "how many were left out",
-    )
-
-
 def bound_counterexamples(results: list, engine_name: str, limit: int | None) -> tuple[int, list[str]]:
     """``--max-counterexamples N``: keep at most `limit` counterexamples over the boards, in place
     (each board's ``left_out`` counts the ones it lost); the first of each root cause is kept first
@@ -180,8 +146,6 @@ def root_causes(results: list, engine_name: str) -> list:
 
 __all__ = [
     "DEFAULT_GRAPH_LIMIT",
-    "add_max_counterexamples",
-    "add_report_arguments",
     "bound_counterexamples",
     "emit_check_reports",
     "emit_reports",

@@ -19,7 +19,7 @@ from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.core import Bounds
 from bpcheck.explorers.run import check_board
 from bpcheck.invariants.base import Invariant
-from bpcheck.cli.main import _board_lines
+from bpcheck.harness.check import board_lines as _board_lines
 from bpcheck.model.board import load_board
 
 ROOT = Path(__file__).resolve().parent.parent
