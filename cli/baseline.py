@@ -10,7 +10,7 @@ from bpcheck.cli.exits import EXIT_OK
 
 
 def cmd_baseline(args) -> int:
-    from bpcheck.harness.outputs import atomic_write_text, prepare_file
+    from bpcheck.reports.outputs import atomic_write_text, prepare_file
 
     if args.out:  # checked before the result is read: a folder that is not there is exit 2
         prepare_file(args.out, "--out", inputs=(Path(args.result),))

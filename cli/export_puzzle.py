@@ -11,7 +11,7 @@ from bpcheck.model.inputs import one_line
 
 
 def cmd_export_puzzle(args) -> int:
-    from bpcheck.harness.outputs import atomic_write_text, prepare_file
+    from bpcheck.reports.outputs import atomic_write_text, prepare_file
 
     try:
         if args.out:  # checked before anything is read (a missing folder is exit 2, not a traceback)

@@ -104,7 +104,7 @@ def cmd_fuzz(args) -> int:
     from bpcheck.harness.jobs import resolve_jobs
     from bpcheck.harness.lifecycle import CURRENT as sig
     from bpcheck.cli.main import _err, _invariants
-    from bpcheck.harness.outputs import atomic_write_text, prepare_file
+    from bpcheck.reports.outputs import atomic_write_text, prepare_file
     from bpcheck.harness.reporting import emit_check_reports, graph_limit
     from bpcheck.reports.text import counterexample_text
 

@@ -77,7 +77,7 @@ def cmd_mutants(args) -> int:
         boards = _board_files(args.paths or ["boards/"])
         for p, d in boards:
             load_board(p, d)
-        from bpcheck.harness.outputs import prepare_dir, prepare_file
+        from bpcheck.reports.outputs import prepare_dir, prepare_file
 
         if args.json:  # output paths are checked before the run; stale results removed
             prepare_file(args.json, "--json", inputs=tuple(p for p, _d in boards))
@@ -129,7 +129,7 @@ def cmd_mutants(args) -> int:
                 r["cpu_seconds"] = round(r["cpu_seconds"], 3)
             out.append(r)
         doc = {"mutants": out, "killed": killed, "total": len(rows)}
-        from bpcheck.harness.outputs import atomic_write_text
+        from bpcheck.reports.outputs import atomic_write_text
 
         atomic_write_text(args.json, json.dumps(doc, indent=1) + "\n")
     if killed == len(rows):

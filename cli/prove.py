@@ -34,7 +34,7 @@ def cmd_prove(args) -> int:
         files = scenario_files(args.paths)
         engine = make_engine(args.engine)
         if args.json:  # checked before the proofs: a folder that is not there is exit 2 now
-            from bpcheck.harness.outputs import prepare_file
+            from bpcheck.reports.outputs import prepare_file
 
             prepare_file(args.json, "--json", inputs=tuple(p for p, _d in files))
     except InputError as e:

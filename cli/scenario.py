@@ -25,7 +25,7 @@ def cmd_scenario(args: Any) -> int:
     try:
         files = scenario_files(args.paths)
         if getattr(args, "json", None):  # checked before the run: a folder that is not there is exit 2 now
-            from bpcheck.harness.outputs import prepare_file
+            from bpcheck.reports.outputs import prepare_file
 
             prepare_file(args.json, "--json", inputs=tuple(p for p, _d in files))
         spare = [make_engine(spec)]  # a bad --engine is bad input before anything runs
@@ -92,7 +92,7 @@ def cmd_scenario(args: Any) -> int:
     print(f"scenarios: {summary} ({len(files)} files, engine {spec})")
     if getattr(args, "json", None):
         doc = {"engine": spec, "scenarios": out, "passed": passed, "failed": failed, "skipped": skipped, "bad_input": bad}
-        from bpcheck.harness.outputs import atomic_write_text
+        from bpcheck.reports.outputs import atomic_write_text
 
         try:
             atomic_write_text(args.json, json.dumps(doc, indent=2) + "\n")

@@ -24,7 +24,7 @@ def record(board_path: str, engine_spec: str | None, out: str, actions: list[str
     from bpcheck.engines import make_engine
     from bpcheck.model.board import load_board
 
-    from bpcheck.harness.outputs import atomic_write_text, prepare_file
+    from bpcheck.reports.outputs import atomic_write_text, prepare_file
 
     prepare_file(out, "--out", inputs=(Path(board_path),))  # before the engine plays: a missing folder is exit 2 now
     board = load_board(board_path, board_path)
@@ -105,7 +105,7 @@ def conform_file(path: str, invariants: list[Invariant], verbose: bool = True) -
 
 def conform_files(paths: list[str], invariants: list[Invariant], verbose: bool = True, json_out: str | None = None) -> int:
     if json_out:  # checked before any trace is read: a folder that is not there is exit 2 now
-        from bpcheck.harness.outputs import prepare_file
+        from bpcheck.reports.outputs import prepare_file
 
         try:
             prepare_file(json_out, "--json", inputs=tuple(Path(p) for p in paths))
@@ -127,7 +127,7 @@ def conform_files(paths: list[str], invariants: list[Invariant], verbose: bool =
     if not_checked and verbose:
         print(f"(not checked on traces, which record the action taken, not the set offered: {', '.join(not_checked)})")
     if json_out:
-        from bpcheck.harness.outputs import atomic_write_text
+        from bpcheck.reports.outputs import atomic_write_text
 
         try:
             atomic_write_text(json_out, json.dumps({"bpcheck_conform": 1, "traces": docs}, indent=1) + "\n")

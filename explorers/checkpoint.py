@@ -27,16 +27,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from array import array
 from pathlib import Path
-from typing import Sequence
 
 import orjson
 
 from bpcheck import __version__
 from bpcheck.errors import InputError
+from bpcheck.reports.outputs import atomic_write
 from bpcheck.explorers.core import Snapshot
 
 MAGIC = b"BPCKPT"
@@ -102,27 +101,6 @@ def write_checkpoint(path: str | Path, snap: Snapshot, key: dict) -> None:
     except TypeError:  # a lone surrogate in a message (an in-process engine's text): JSON escapes
         header = json.dumps(doc, sort_keys=True, ensure_ascii=True, separators=(",", ":")).encode()
     atomic_write(path, [MAGIC + FORMAT.to_bytes(2, "big"), len(header).to_bytes(8, "little"), header, *blobs])
-
-
-def atomic_write(path: str | Path, chunks: Sequence[bytes]) -> None:
-    """Write `chunks` to `path` atomically: a temporary file beside it, fsync, then rename, so a
-    reader (or a run killed half-way) sees the old file or the new one, never a part (every output
-    file of bpcheck is written this way: bpcheck.harness.outputs)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            for b in chunks:
-                f.write(b)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
 
 
 def read_checkpoint(path: str | Path, key: dict) -> Snapshot:

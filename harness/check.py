@@ -653,7 +653,7 @@ def _internal_line(e: Exception) -> str:
 
 def _write_json(args: CheckOptions, doc: dict) -> None:
     """--json, written atomically (a temporary file renamed over the target)."""
-    from bpcheck.harness.outputs import atomic_write_text
+    from bpcheck.reports.outputs import atomic_write_text
 
     if args.json:
         try:
@@ -701,7 +701,7 @@ def _json_extras(args: CheckOptions, doc: dict, groups: list, bounded: tuple[int
 
 def _write_cex_dir(args: CheckOptions, doc: dict, results: list) -> None:
     """--cex-dir: the folder is built aside, then renamed into place."""
-    from bpcheck.harness.outputs import replace_dir
+    from bpcheck.reports.outputs import replace_dir
 
     if args.cex_dir:
         from bpcheck.reports.runs import cex_names, runs_of
@@ -755,7 +755,7 @@ def _finish_checkpoint(args: CheckOptions, br, notes: list[str]) -> None:
 def check_outputs(args: CheckOptions, files: list[tuple[Path, str]]) -> None:
     """Output paths are checked before the run (exit 2 now, not a traceback after it), and the
     outputs an earlier run left there are removed: CI never reads a stale result."""
-    from bpcheck.harness.outputs import prepare_dir, prepare_file
+    from bpcheck.reports.outputs import prepare_dir, prepare_file
 
     inputs = tuple(p for p, _d in files)
     if args.resume and not args.checkpoint:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Callable
 
 from bpcheck import __version__
-from bpcheck.harness.outputs import replace_dir
+from bpcheck.reports.outputs import replace_dir
 from bpcheck.reports import graphviz, html, itf, junit, sarif
 from bpcheck.reports.github import markdown_summary
 from bpcheck.reports.groups import group_runs
@@ -76,7 +76,7 @@ def write_report(
     left_out: int = 0,
 ) -> ReportOutcome:
     """Write the report into `out_dir`, replaced whole: it is built in a folder beside it and
-    renamed into place when complete (bpcheck.harness.outputs.replace_dir), so an interrupted run leaves
+    renamed into place when complete (bpcheck.reports.outputs.replace_dir), so an interrupted run leaves
     the old report or the new one, never a mix; a folder holding files bpcheck did not write is
     refused, never cleaned. `left_out`: counterexamples ``--max-counterexamples`` left out."""
     final = Path(out_dir)

@@ -331,7 +331,7 @@ def test_terminal_output_of_errors_has_no_raw_control_characters():
 def test_an_output_that_fails_at_the_end_does_not_cost_the_others(tmp_path):
     # a full disk when --json is written: the message names the file, the report is still written
     code = (
-        "import errno, sys, bpcheck.harness.outputs as o\n"
+        "import errno, sys, bpcheck.reports.outputs as o\n"
         "real = o.atomic_write_text\n"
         "def full(path, text):\n"
         "    if str(path).endswith('r.json'): raise OSError(errno.ENOSPC, 'No space left on device')\n"

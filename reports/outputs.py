@@ -19,11 +19,11 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from bpcheck import __version__
 from bpcheck.errors import InputError
-from bpcheck.explorers.checkpoint import atomic_write
+
 
 MARKER = ".bpcheck-output.json"
 
@@ -179,4 +179,25 @@ def replace_dir(path: str | Path, kind: str, build: Callable[[Path], None]) -> N
         raise
 
 
-__all__ = ["MARKER", "atomic_write_bytes", "atomic_write_text", "prepare_dir", "prepare_file", "replace_dir"]
+__all__ = ["MARKER", "atomic_write", "atomic_write_bytes", "atomic_write_text", "prepare_dir", "prepare_file", "replace_dir"]
+
+
+def atomic_write(path: str | Path, chunks: Sequence[bytes]) -> None:
+    """Write `chunks` to `path` atomically: a temporary file beside it, fsync, then rename, so a
+    reader (or a run killed half-way) sees the old file or the new one, never a part (every output
+    file of bpcheck is written this way: bpcheck.reports.outputs)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            for b in chunks:
+                f.write(b)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
