@@ -3,18 +3,16 @@
 
 from __future__ import annotations
 
-from bpcheck.harness.fuzz import DEFAULT_EXAMPLES, DEFAULT_MAX_STATES, FuzzOutcome, FuzzStats, FuzzStopped, _Ticker, _close, _halting, cards_the_engine_plays, fuzz, judge_with_baseline
+from bpcheck.harness.fuzz import fuzz_run, DEFAULT_EXAMPLES, DEFAULT_MAX_STATES, FuzzOutcome, _close
 import json
 import shlex
-import time
 from pathlib import Path
 from typing import Sequence
 from bpcheck.model.inputs import one_line
-from bpcheck.harness.board_writer import board_size, board_toml, write_board
+from bpcheck.harness.board_writer import board_size, board_toml
 from bpcheck.errors import InputError
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK
-from bpcheck.explorers.core import Bounds
-from bpcheck.explorers.run import BoardResult, check_board, result_document
+from bpcheck.explorers.run import result_document
 
 
 def _replay_hint(args, out: FuzzOutcome) -> list[str]:
@@ -39,17 +37,6 @@ def _replay_hint(args, out: FuzzOutcome) -> list[str]:
     if args.database:
         lines.append(f"  (the board is kept in the example database {args.database} and is tried first next time)")
     return lines
-
-
-def _header(args, out: FuzzOutcome) -> str:
-    eng = shlex.quote(args.engine or "reference")
-    shrunk = "shrunk" if out.stopped is None else f"shrunk until {out.stopped} stopped the run"
-    return (
-        f"Found by `bpcheck fuzz --seed {args.seed}`: engine {eng} breaks {out.invariant} on this board\n"
-        f"({shrunk}, from a board of {board_size(out.found_doc or {})} cards to {board_size(out.doc or {})}; "
-        f"shortest counterexample: {out.depth} steps).\n"
-        f"Reproduce: bpcheck check --engine {eng} --max-states {args.max_states} THIS_FILE"
-    )
 
 
 def _list(names: Sequence[str], limit: int = 12) -> str:
@@ -101,12 +88,10 @@ def _summary(args, out: FuzzOutcome, signalled: bool = False) -> tuple[list[str]
 
 def cmd_fuzz(args) -> int:
     from bpcheck.engines import make_engine
-    from bpcheck.harness.jobs import resolve_jobs
     from bpcheck.harness.lifecycle import CURRENT as sig
     from bpcheck.cli.main import _err, _invariants
     from bpcheck.reports.outputs import atomic_write_text, prepare_file
-    from bpcheck.harness.reporting import emit_check_reports, graph_limit
-    from bpcheck.reports.text import counterexample_text
+    from bpcheck.harness.reporting import emit_check_reports
 
     invariants = _invariants(args)
     if invariants is None:
@@ -127,86 +112,31 @@ def cmd_fuzz(args) -> int:
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
-    cards = [c.strip() for c in args.cards.split(",") if c.strip()] if args.cards else None
-    engine_name = args.engine or "reference"
-    sig.polling = True  # the first SIGINT / SIGTERM / SIGHUP stops the run cleanly (lifecycle.py)
-    t0 = time.monotonic()
-    halt = _halting(sig.stop_reason, args.timeout, t0)
-    probed: dict | None = None
-    out = FuzzOutcome(FuzzStats())
     try:
-        if cards is None:  # draw from the cards the engine plays (docs/fuzzing.md, "Which cards")
-            probing = _Ticker(not args.quiet)  # stderr: a line on a terminal, plain lines in CI (-q: none)
-            try:
-                played, refused = cards_the_engine_plays(lambda: make_engine(args.engine, **engine_kw), None, halt, probing)
-            finally:
-                probing.done()
-            if not played:
-                first = next(iter(refused.items()))
-                raise InputError(
-                    "--engine", "", f"{engine_name} refused every card of the pool offered alone on a board (e.g. {first[0]}: {first[1]}): no board can be drawn for it"
-                )
-            if refused:
-                cards = played
-                probed = {"played": played, "refused": refused}
-        out = fuzz(
-            lambda: make_engine(args.engine, **engine_kw),
-            invariants,
-            engine_name=engine_name,
-            examples=args.examples,
-            seed_value=args.seed,
-            max_states=args.max_states,
-            cards=cards,
-            differential=args.differential,
-            database=args.database,
-            jobs=resolve_jobs(args.jobs),
-            engine_spec=(args.engine, engine_kw),
-            baseline=baseline,
-            stop=halt,  # a signal, or --timeout counted from the start of the run (the cards offered included)
-            progress=not args.quiet,  # stderr: a line on a terminal, plain lines in CI (-q: none)
-        )
+        run = fuzz_run(args, invariants, engine_kw, baseline, sig)
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
-    except FuzzStopped as e:  # while offering the cards
-        out.stopped, out.stopped_during = e.reason, "probe"
-    if out.stopped is None and sig.signum is not None:  # a signal that came after the search
-        out.stopped = sig.stop_reason()
-    st = out.stats
-    bounds = Bounds(max_states=args.max_states)
-    results: list[BoardResult] = []
-    first = None  # the counterexample to show: the first one the baseline does not list
-    if out.invariant is not None:
-        doc = dict(out.doc)
-        doc["name"] = f"fuzz: {engine_name} breaks {out.invariant}"
-        doc["description"] = f"Drawn and shrunk by bpcheck fuzz --seed {args.seed} (docs/fuzzing.md)."
-        display = "<fuzzed board>"
-        if args.cex_dir:
-            path = write_board(doc, Path(args.cex_dir) / f"fuzz-{out.invariant}.toml", _header(args, out))
-            out.board_file = display = str(path)
-        if sig.signum is None:  # after a signal the run ends now: the board, not its trace
-            from bpcheck.model.board import board_from_dict
+    results, bounds = run.results, run.bounds
+    verdict = _print_run(args, run, engine_name := args.engine or "reference", sig)
+    if args.json:
+        try:
+            atomic_write_text(args.json, json.dumps(_json_doc(args, run, engine_name, verdict), indent=1) + "\n")
+        except OSError as e:
+            _err(InputError(args.json, "--json", f"cannot write the result: {e.strerror or e}"))
+            return EXIT_BAD_INPUT
+    args.strategy = "bfs"  # what emit_check_reports records
+    emit_check_reports(args, results, [], engine_name, bounds)
+    if sig.signum is not None:  # 128 + the signal's number, after the summary and --json (as check)
+        return sig.exit_status
+    return {"fail": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}.get(verdict, EXIT_OK)
 
-            board = board_from_dict(doc, display)
-            system_kw: dict = {}
-            invs = list(invariants)
-            if args.differential:
-                from bpcheck.explorers.differential import DIFF_INVARIANT, DifferentialSystem
 
-                invs.append(DIFF_INVARIANT)
-                system_kw["system_cls"] = DifferentialSystem
-            if graph_limit(args):
-                system_kw["graph_limit"] = graph_limit(args)
-            engine = make_engine(args.engine, **engine_kw)
-            try:
-                br = check_board(board, engine, invs, "bfs", bounds, engine_name, progress=False, stop=sig.stop_reason, **system_kw)
-            finally:
-                _close(engine)
-            br.counterexamples.sort(key=lambda c: (c.invariant != out.invariant, len(c.labels), c.invariant))
-            new = br.counterexamples if baseline is None else judge_with_baseline(br, baseline, engine_name, bool(args.differential))
-            first = next((c for c in new if c.invariant == out.invariant), new[0] if new else None)
-            out.result = br
-            results.append(br)
+def _print_run(args, run, engine_name: str, sig) -> str:
+    """What `bpcheck fuzz` prints after the search; returns the verdict."""
+    from bpcheck.reports.text import counterexample_text
+
+    out, st, probed, first = run.out, run.out.stats, run.probed, run.first
     if probed is not None:
         print(
             f"cards: the engine refused {len(probed['refused'])} of the pool's {len(probed['played']) + len(probed['refused'])} cards offered alone on a board; "
@@ -249,8 +179,13 @@ def cmd_fuzz(args) -> int:
             print(f"wrote {out.board_file} and {len(br.counterexamples)} counterexample file(s) to {cdir}")
         elif args.cex_dir:
             print(f"wrote {out.board_file}")
-    if args.json:
-        doc = {
+    return verdict
+
+
+def _json_doc(args, run, engine_name: str, verdict: str) -> dict:
+    """--json: the search, its verdict and the failure found (the shrunk board)."""
+    out, st, probed, cards, bounds = run.out, run.out.stats, run.probed, run.cards, run.bounds
+    doc = {
             "bpcheck_fuzz": 1,
             "engine": engine_name,
             "seed": args.seed,
@@ -277,18 +212,9 @@ def cmd_fuzz(args) -> int:
                 "shrunk": out.stopped is None,
                 "board": out.doc,
             },
-            "check": result_document(results, engine_name, "bfs", bounds, []),
+            "check": result_document(run.results, engine_name, "bfs", bounds, []),
         }
-        try:
-            atomic_write_text(args.json, json.dumps(doc, indent=1) + "\n")
-        except OSError as e:
-            _err(InputError(args.json, "--json", f"cannot write the result: {e.strerror or e}"))
-            return EXIT_BAD_INPUT
-    args.strategy = "bfs"  # what emit_check_reports records
-    emit_check_reports(args, results, [], engine_name, bounds)
-    if sig.signum is not None:  # 128 + the signal's number, after the summary and --json (as check)
-        return sig.exit_status
-    return {"fail": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}.get(verdict, EXIT_OK)
+    return doc
 
 
 def add_fuzz_parser(sub, positive) -> None:

@@ -34,9 +34,11 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
@@ -45,11 +47,12 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, 
 from hypothesis.errors import Unsatisfiable
 from unittest import SkipTest
 
-from bpcheck.harness.board_writer import document_board
+from bpcheck.errors import InputError
+from bpcheck.harness.board_writer import board_size, document_board, write_board
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.core import FAULT, Bounds, SystemFault, explore
-from bpcheck.explorers.run import BoardResult
+from bpcheck.explorers.run import BoardResult, check_board
 from bpcheck.harness.strategies import board_documents, card_choice
 
 DEFAULT_EXAMPLES = 1000  # with seed 0, every shipped mutant dies within these (docs/performance.md)
@@ -661,3 +664,114 @@ __all__ = [
     "fuzz",
     "judge_with_baseline",
 ]
+
+
+@dataclass
+class FuzzRun:
+    """What `bpcheck fuzz` found: the search's outcome, the cards it drew from (and those the
+    engine refused), and the shrunk board checked again (its result and the counterexample to show)."""
+
+    out: FuzzOutcome
+    cards: list[str] | None
+    probed: dict | None
+    bounds: Bounds
+    results: list
+    first: Any
+
+
+def fuzz_run(args: Any, invariants, engine_kw: dict, baseline, sig) -> FuzzRun:
+    """The search of `bpcheck fuzz` with the options ``args`` (the command line's names): the
+    cards the engine plays (each offered alone first), the search and its shrink, then the shrunk
+    board checked again (its shortest counterexample). Raises :class:`InputError`."""
+    from bpcheck.engines import make_engine
+    from bpcheck.harness.jobs import resolve_jobs
+    from bpcheck.harness.reporting import graph_limit
+
+    cards = [c.strip() for c in args.cards.split(",") if c.strip()] if args.cards else None
+    engine_name = args.engine or "reference"
+    sig.polling = True  # the first SIGINT / SIGTERM / SIGHUP stops the run cleanly (lifecycle.py)
+    t0 = time.monotonic()
+    halt = _halting(sig.stop_reason, args.timeout, t0)
+    probed: dict | None = None
+    out = FuzzOutcome(FuzzStats())
+    try:
+        if cards is None:  # draw from the cards the engine plays (docs/fuzzing.md, "Which cards")
+            probing = _Ticker(not args.quiet)  # stderr: a line on a terminal, plain lines in CI (-q: none)
+            try:
+                played, refused = cards_the_engine_plays(lambda: make_engine(args.engine, **engine_kw), None, halt, probing)
+            finally:
+                probing.done()
+            if not played:
+                first = next(iter(refused.items()))
+                raise InputError(
+                    "--engine", "", f"{engine_name} refused every card of the pool offered alone on a board (e.g. {first[0]}: {first[1]}): no board can be drawn for it"
+                )
+            if refused:
+                cards = played
+                probed = {"played": played, "refused": refused}
+        out = fuzz(
+            lambda: make_engine(args.engine, **engine_kw),
+            invariants,
+            engine_name=engine_name,
+            examples=args.examples,
+            seed_value=args.seed,
+            max_states=args.max_states,
+            cards=cards,
+            differential=args.differential,
+            database=args.database,
+            jobs=resolve_jobs(args.jobs),
+            engine_spec=(args.engine, engine_kw),
+            baseline=baseline,
+            stop=halt,  # a signal, or --timeout counted from the start of the run (the cards offered included)
+            progress=not args.quiet,  # stderr: a line on a terminal, plain lines in CI (-q: none)
+        )
+    except FuzzStopped as e:  # while offering the cards
+        out.stopped, out.stopped_during = e.reason, "probe"
+    if out.stopped is None and sig.signum is not None:  # a signal that came after the search
+        out.stopped = sig.stop_reason()
+    bounds = Bounds(max_states=args.max_states)
+    results: list[BoardResult] = []
+    first = None  # the counterexample to show: the first one the baseline does not list
+    if out.invariant is not None:
+        doc = dict(out.doc)
+        doc["name"] = f"fuzz: {engine_name} breaks {out.invariant}"
+        doc["description"] = f"Drawn and shrunk by bpcheck fuzz --seed {args.seed} (docs/fuzzing.md)."
+        display = "<fuzzed board>"
+        if args.cex_dir:
+            path = write_board(doc, Path(args.cex_dir) / f"fuzz-{out.invariant}.toml", header(args, out))
+            out.board_file = display = str(path)
+        if sig.signum is None:  # after a signal the run ends now: the board, not its trace
+            from bpcheck.model.board import board_from_dict
+
+            board = board_from_dict(doc, display)
+            system_kw: dict = {}
+            invs = list(invariants)
+            if args.differential:
+                from bpcheck.explorers.differential import DIFF_INVARIANT, DifferentialSystem
+
+                invs.append(DIFF_INVARIANT)
+                system_kw["system_cls"] = DifferentialSystem
+            if graph_limit(args):
+                system_kw["graph_limit"] = graph_limit(args)
+            engine = make_engine(args.engine, **engine_kw)
+            try:
+                br = check_board(board, engine, invs, "bfs", bounds, engine_name, progress=False, stop=sig.stop_reason, **system_kw)
+            finally:
+                _close(engine)
+            br.counterexamples.sort(key=lambda c: (c.invariant != out.invariant, len(c.labels), c.invariant))
+            new = br.counterexamples if baseline is None else judge_with_baseline(br, baseline, engine_name, bool(args.differential))
+            first = next((c for c in new if c.invariant == out.invariant), new[0] if new else None)
+            out.result = br
+            results.append(br)
+    return FuzzRun(out, cards, probed, bounds, results, first)
+
+
+def header(args, out: FuzzOutcome) -> str:
+    eng = shlex.quote(args.engine or "reference")
+    shrunk = "shrunk" if out.stopped is None else f"shrunk until {out.stopped} stopped the run"
+    return (
+        f"Found by `bpcheck fuzz --seed {args.seed}`: engine {eng} breaks {out.invariant} on this board\n"
+        f"({shrunk}, from a board of {board_size(out.found_doc or {})} cards to {board_size(out.doc or {})}; "
+        f"shortest counterexample: {out.depth} steps).\n"
+        f"Reproduce: bpcheck check --engine {eng} --max-states {args.max_states} THIS_FILE"
+    )
