@@ -171,7 +171,7 @@ class Rules:
             return None
         if s.choice is not None:
             return s.choice.player
-        if s.attack is not None and s.attack.replay_pending and not s.chain:
+        if s.attack is not None and s.attack.replay_pending and not s.chain:  # rule: RPL-AFTER-CHAIN (before anything else)
             return s.turn_player
         if s.triggers:
             return s.triggers[0].player
@@ -449,10 +449,11 @@ class Rules:
     # -- attacks --------------------------------------------------------------------------------
 
     def attackable(self, s: State, defender: int) -> frozenset[int]:
-        """Monsters of `defender` that can be chosen as attack targets (ATK-TARGET-IMMUNE)."""
+        """Monsters of `defender` that can be chosen as attack targets (rule: ATK-TARGET-IMMUNE)."""
         return frozenset(
             m.uid
             for m in s.players[defender].monsters
+            # rule: ATK-TARGET-IMMUNE (a monster that cannot be attacked is no potential target)
             if m is not None and not m.destroyed_by_battle and not self.has_static(s, m.uid, "cannot_be_attacked")
         )
 
@@ -460,7 +461,7 @@ class Rules:
         # rule: ATK-DIRECT
         if self.has_static(s, uid, "direct_attack"):
             return True
-        return not self.attackable(s, defender)
+        return not self.attackable(s, defender)  # rule: ATK-TARGET-IMMUNE (an unattackable monster does not block)
 
     def _attack_forbidden(self, s: State, m: Monster) -> bool:
         # rule: ATK-POSITION, ATK-CANNOT, STOP-ATTACK
@@ -520,7 +521,7 @@ class Rules:
                 Action("choose", s.choice.player, f"choose {label}", option=str(value))
                 for label, value in s.choice.options
             ]
-        if s.attack is not None and s.attack.replay_pending and not s.chain:
+        if s.attack is not None and s.attack.replay_pending and not s.chain:  # rule: RPL-AFTER-CHAIN (before anything else)
             return self._replay_actions(s)
         if s.triggers:
             return self._trigger_actions(s)
@@ -1035,6 +1036,8 @@ class Rules:
                 w.s = replace(s, fresh=(), passes=0, priority=s.turn_player)
             else:
                 self._enter_damage_step(w)
+        # The Damage Step's sub-steps in order, each left when both players pass with an empty
+        # chain (rule: DS-SUBSTEPS).
         elif st is Step.DS_START:
             if s.attack is not None and s.attack.target_was_facedown and not s.attack.battle_ended:
                 self._change_step(w, Step.DS_FLIP)
@@ -1059,6 +1062,7 @@ class Rules:
             self._change_step(w, Step.DS_END)
             self._send_battle_destroyed(w)
             if not w.s.over:
+                # rule: DS-END-TRIGGERS (at the end of the Damage Step, after the sending to the Graveyard)
                 self._gather_triggers(w, "destroyed_by_battle_sent_to_gy")
         elif st is Step.DS_END:
             self._leave_damage_step(w)
@@ -1180,6 +1184,8 @@ class Rules:
             w.emit("attack_stopped", attacker_uid=a.attacker, reason="attacker_left_field")
             return
         side, i, m = f
+        # rule: STOP-AFTER-CHAIN (judged once, from the state after the whole chain; before the
+        # replay check, so a stop wins over a replay)
         if m.cannot_attack_this_turn or m.pos is not Pos.ATK or self.has_static(s, m.uid, "cannot_attack"):
             # rule: STOP-ATTACK (not a replay; the monster cannot attack again this turn)
             self._put_monster(w, side, i, replace(m, cannot_attack_this_turn=True))
@@ -1188,13 +1194,16 @@ class Rules:
             return
         reason = self.replay_reason(s, a)
         if reason is not None:
+            # rule: RPL-COMPLETED (only the current attack replays: same step, other attacks untouched)
             w.s = replace(w.s, attack=replace(a, replay_pending=True), fresh=())
             w.emit("replay", attacker_uid=a.attacker, reason=reason)
 
     def replay_reason(self, s: State, a: Attack) -> str | None:
         """Why a replay happens after a chain, or None (rule: RPL-TRIGGER). Variant hook."""
         defender = 1 - s.turn_player
-        now = self.attackable(s, defender)
+        now = self.attackable(s, defender)  # rule: RPL-OWN-SIDE (only the attacked side's monsters)
+        # rules: RPL-NOT-STATS, RPL-NOT-POSITION (which monsters are potential targets, not their
+        # ATK/DEF or battle position)
         if now != a.potential_targets:
             return "targets_changed"
         if a.target is None and not self.can_attack_directly(s, a.attacker, defender):
@@ -1207,7 +1216,7 @@ class Rules:
         a = w.s.attack
         assert a is not None
         tf = w.s.find_monster(a.target) if a.target is not None else None
-        fd = tf is not None and tf[2].pos is Pos.FACEDOWN
+        fd = tf is not None and tf[2].pos is Pos.FACEDOWN  # rule: RPL-NOT-POSITION (flipped face-down: flipped up again)
         w.s = replace(w.s, attack=replace(a, target_was_facedown=fd))
         self._change_step(w, Step.DS_START)
 
@@ -1235,6 +1244,8 @@ class Rules:
         bad = fa is None or fa[0] != tp
         if a.target is not None:
             ft = w.s.find_monster(a.target)
+            # rule: ATK-TARGET-IMMUNE (a target that cannot be attacked once flipped in the Damage
+            # Step, e.g. Command Knight, does not end the battle: only leaving or changing sides does)
             bad = bad or ft is None or ft[0] == tp
         if bad:
             w.s = replace(w.s, attack=replace(a, battle_ended=True))
@@ -1344,12 +1355,16 @@ class Rules:
         negated = self._negated_monsters(s)
         if when == "destroyed_by_battle_sent_to_gy":
             for f in s.fresh:
+                # rule: DS-END-TRIGGERS (only monsters sent to the Graveyard by battle: one that left the
+                # field by another effect first does not activate)
                 if f[0] != "sent_to_gy_by_battle":
                     continue
                 uid, owner = f[1], f[2]
                 g = next((x for x in s.players[owner].graveyard if x.uid == uid), None)
                 if g is None:
                     continue
+                # rule: CARD-FACEDOWN-DESTROYED (a non-Flip Graveyard trigger activates even if the
+                # monster was face-down: no face-up check here)
                 for e in self.card(g.card).effects:
                     if e.type == "trigger" and e.when == when:
                         if e.ops and not self._resolution_possible(s, owner, uid, self.card(g.card), e):
@@ -1370,6 +1385,8 @@ class Rules:
         s = w.s
         found = []
         for side, _i, m in s.monsters():
+            # rule: CARD-FACEDOWN-DESTROYED (only a monster flipped face-up and still on the field: one
+            # destroyed while face-down never activates its Flip effect)
             if m.flipped_by_battle:
                 for e in self.card(m.card).effects:
                     if e.type == "flip":
@@ -1548,7 +1565,7 @@ class Rules:
         w.emit("chain_resolved")
         self._cleanup(w)
         if w.s.step is Step.BP_BATTLE:
-            self._check_attack_after_chain(w)
+            self._check_attack_after_chain(w)  # rules: RPL-AFTER-CHAIN, STOP-AFTER-CHAIN (once the whole chain resolved)
         elif w.s.step.in_damage_step and w.s.attack is not None and not w.s.attack.calculated:
             self._battle_ended_early(w)
         self._check_lp(w)

@@ -66,7 +66,7 @@ def replace(obj: Any, /, **changes: Any) -> Any:
 
 
 class Step(str, Enum):
-    """Phase and step of the turn. Damage-Step members follow the TCG order of 002 (DS-SUBSTEPS)."""
+    """Phase and step of the turn. Damage-Step members follow the TCG order of 002 (rule: DS-SUBSTEPS)."""
 
     MAIN1 = "main1"
     BP_START = "battle_start_step"
