@@ -52,7 +52,8 @@ from bpcheck.board_writer import board_size, board_toml, document_board, write_b
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import FAULT, Bounds, SystemFault, explore
+from bpcheck.engines.faults import SystemFault
+from bpcheck.explorers.core import FAULT, Bounds, explore
 from bpcheck.explorers.run import BoardResult, check_board, result_document
 from bpcheck.strategies import board_documents, card_choice
 
@@ -265,7 +266,7 @@ def cards_the_engine_plays(
     refuses)``. An engine that fails on a card (an exception, a crash) keeps the card: the search
     will show what goes wrong. Deterministic for a deterministic engine; :class:`FuzzStopped`
     when ``halt`` says so."""
-    from bpcheck.explorers.guard import guard_engine
+    from bpcheck.engines.guard import guard_engine
 
     pool = card_choice(names).pool
     wanted = [c for c in pool if names is None or c.name in names]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, InputError
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import SystemFault
+from bpcheck.engines.faults import SystemFault
 from bpcheck.invariants import REGISTRY
 from bpcheck.model import inputs
 from bpcheck.model.board import load_board

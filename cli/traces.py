@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK, InputError
-from bpcheck.explorers.core import SystemFault
+from bpcheck.engines.faults import SystemFault
 from bpcheck.explorers.differential import (
     DIFF,
     DifferentialSystem,

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import orjson
 
 from bpcheck import __version__
+from bpcheck.engines.faults import SystemFault
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.explorers.checking import EngineSystem, Goal, parse_goals
 from bpcheck.explorers.core import (
@@ -27,7 +28,6 @@ from bpcheck.explorers.core import (
     ExploreResult,
     Progress,
     PropStats,
-    SystemFault,
     Violation,
     explore,
     replay_trace,
