@@ -8,7 +8,7 @@ import sys
 from bpcheck.errors import InputError
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import SystemFault
+from bpcheck.engines.faults import SystemFault
 from bpcheck.invariants import REGISTRY
 from bpcheck.model import inputs
 from bpcheck.engines import make_engine

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 from bpcheck.errors import InputError
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK
-from bpcheck.explorers.core import SystemFault
+from bpcheck.engines.faults import SystemFault
 from bpcheck.explorers.differential import (
     DIFF,
     DifferentialSystem,

@@ -5,7 +5,7 @@ it over stdin/stdout, one JSON object per line. :class:`JsonlEngine` implements 
 interface (:mod:`bpcheck.engines.interface`) on top of it, so the explorer, the invariants and the
 reports treat it like any other engine.
 
-Every way the engine can misbehave is a :class:`~bpcheck.explorers.core.SystemFault`, which the
+Every way the engine can misbehave is a :class:`~bpcheck.engines.faults.SystemFault`, which the
 explorer records as an ENGINE-FAULT counterexample with the trace that led to it, then goes on
 with the other branches:
 
@@ -51,10 +51,10 @@ from bpcheck.engines import observation_paths
 from bpcheck.engines.interface import DEFAULT_CAPABILITIES, Capabilities, card_record, start_document
 from bpcheck.errors import InputError
 from bpcheck.engines.interface import EngineRefusal
-from bpcheck.explorers.checking import fingerprint
-from bpcheck.explorers.core import SystemFault
-from bpcheck.explorers.guard import duplicate_label, duplicate_label_fault
+from bpcheck.engines.faults import SystemFault
+from bpcheck.engines.guard import duplicate_label, duplicate_label_fault
 from bpcheck.model.board import Board
+from bpcheck.model.canonical import fingerprint
 from bpcheck.model.events import Event
 
 PROTOCOL_VERSION = 2  # the newest version bpcheck speaks; version 1 engines work unchanged
@@ -780,7 +780,7 @@ class JsonlEngine:
     def legal_actions(self, node: JState) -> list[JAction]:
         records = self._ask("legal_actions", **self._at(node))["actions"]
         dup = duplicate_label(r["label"] for r in records)
-        if dup is not None:  # the same fault as an in-process engine's (explorers/guard.py)
+        if dup is not None:  # the same fault as an in-process engine's (engines/guard.py)
             raise duplicate_label_fault(dup)
         if self.check_determinism:
             again = self._ask("legal_actions", **self._at(node))["actions"]

@@ -36,3 +36,11 @@ class ReferenceEngine:
 
     def is_terminal(self, state) -> bool:
         return self.rules.is_terminal(state)
+
+
+def board_observation(board: Board) -> dict:
+    """A board as its file describes it, in the observation schema (docs/model.md): the reference
+    engine's observation of the board's initial state. What a report draws for an engine that gave
+    no observation of the board (it failed before giving its initial state, explorers/run.py)."""
+    engine = ReferenceEngine()
+    return engine.observe(engine.start(board))

@@ -24,14 +24,14 @@ from xxhash import xxh3_64_intdigest
 from bpcheck.engines import observation_paths as paths
 from bpcheck.engines.interface import capabilities_of
 from bpcheck.errors import InputError
-from bpcheck.explorers.core import SystemFault
-from bpcheck.explorers.guard import guard_engine
+from bpcheck.engines.faults import SystemFault
+from bpcheck.engines.guard import guard_engine
 from bpcheck.invariants.base import STEPS, Context, Invariant, NotJudged, Transition, Unknown, not_judged
 from bpcheck.invariants.cards import CardFacts
 from bpcheck.invariants.monitor import Monitor
 from bpcheck.invariants.signatures import Signed, signature_of
 from bpcheck.model.board import Board
-from bpcheck.model.inputs import canonical_json
+from bpcheck.model.canonical import canonical_json
 from bpcheck.model.events import EVENT_KINDS
 
 GOAL_KEYS = {"id", "event", "card", "step", "over", "description"}
@@ -92,11 +92,6 @@ def parse_goals(board: Board) -> list[Goal]:
             raise InputError(board.path, where, "a goal names an event, a step or over = true")
         out.append(Goal(gid, ev, g.get("card"), g.get("step"), g.get("over"), g.get("description", "")))
     return out
-
-
-def fingerprint(obs: dict) -> int:
-    """64-bit XXH3 of the observation's canonical JSON (sorted keys): stable across runs."""
-    return xxhash.xxh3_64_intdigest(canonical_json(obs))
 
 
 def state_fingerprint(obs: dict, mon: Monitor, seed: int = 0, extra: bytes = b"") -> int:
@@ -172,7 +167,7 @@ class EngineSystem:
         # prefilter=False runs every transition invariant on every transition, whatever its
         # ``events`` and ``steps`` (tests/test_checking_filters.py: same results)
         self.prefilter = prefilter
-        engine = self.engine = guard_engine(engine)  # an in-process engine that raises: ENGINE-FAULT (explorers/guard.py)
+        engine = self.engine = guard_engine(engine)  # an in-process engine that raises: ENGINE-FAULT (engines/guard.py)
         self.board = board
         self.goals = list(goals)
         self.cards = CardFacts.for_board(board)

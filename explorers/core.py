@@ -34,6 +34,9 @@ from typing import Any, Callable, Iterable, Protocol, Sequence, TypeVar
 
 import numpy as np
 
+# a transition system that misbehaves raises SystemFault; the engines, which raise it, own the
+# type (engines/faults.py: no imports, so this generic core still knows nothing of Yu-Gi-Oh!)
+from bpcheck.engines.faults import SystemFault
 from bpcheck.explorers.graph import GraphRecord
 
 S = TypeVar("S")
@@ -42,17 +45,6 @@ A = TypeVar("A")
 DEADLOCK = "DEADLOCK"
 CYCLE = "CYCLE"
 FAULT = "ENGINE-FAULT"
-
-
-class SystemFault(Exception):
-    """Raised by a transition system when the thing it wraps misbehaves (an engine crash, hang,
-    malformed reply, ...). The explorer records it as an ENGINE-FAULT violation with the trace
-    that led to it, keeps everything gathered so far, and goes on with the other branches."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(f"{kind}: {message}")
-        self.kind = kind
-        self.message = message
 
 
 class Finding(str):
@@ -980,7 +972,6 @@ __all__ = [
     "Progress",
     "ResumeMismatch",
     "Snapshot",
-    "SystemFault",
     "TransitionSystem",
     "Violation",
     "collision_probability",

@@ -153,6 +153,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from multiprocessing.reduction import ForkingPickler as _ForkingPickler
 
+from bpcheck.engines.faults import SystemFault
 from bpcheck.explorers.core import (
     CYCLE,
     DEADLOCK,
@@ -164,7 +165,6 @@ from bpcheck.explorers.core import (
     PropStats,
     ResumeMismatch,
     Snapshot,
-    SystemFault,
     TransitionSystem,
     Violation,
     _check_cycle,

@@ -47,7 +47,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from bpcheck.explorers.core import DEADLOCK, FingerprintMap, SystemFault, Violation
+from bpcheck.engines.faults import SystemFault
+from bpcheck.explorers.core import DEADLOCK, FingerprintMap, Violation
 
 MAX_CHAIN = 10_000  # forced micro-steps in one macro step at most (then the state is stored)
 

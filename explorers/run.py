@@ -17,7 +17,9 @@ from typing import Any, Sequence
 import orjson
 
 from bpcheck import __version__
+from bpcheck.engines.faults import SystemFault
 from bpcheck.engines.interface import EngineRefusal
+from bpcheck.engines.reference import board_observation
 from bpcheck.explorers.checking import EngineSystem, Goal, parse_goals
 from bpcheck.explorers.core import (
     CYCLE,
@@ -27,7 +29,6 @@ from bpcheck.explorers.core import (
     ExploreResult,
     Progress,
     PropStats,
-    SystemFault,
     Violation,
     explore,
     replay_trace,
@@ -296,7 +297,7 @@ def _unreplayed(system, v: Violation, invariants: Sequence[Invariant], engine_na
     try:
         initial = system.initial_states()[v.initial][1]
     except SystemFault:
-        initial = _board_observation(system.board)
+        initial = board_observation(system.board)  # the engine gave none: the board as its file describes it
     return _keyed(Counterexample(
         board=system.board.path,
         engine=engine_name,
@@ -313,13 +314,6 @@ def _unreplayed(system, v: Violation, invariants: Sequence[Invariant], engine_na
     ), v)
 
 
-def _board_observation(board: Board) -> dict:
-    from bpcheck.model.engine import Rules
-    from bpcheck.model.observe import observe
-
-    return observe(Rules(board.pool), board.state)
-
-
 def _fault_at_start(board: Board, invariants, goals, engine_name: str, strategy: str, f: SystemFault) -> BoardResult:
     """The engine failed before giving the initial state: an ENGINE-FAULT with an empty trace."""
     res = ExploreResult(status="fail", strategy=strategy)
@@ -328,7 +322,7 @@ def _fault_at_start(board: Board, invariants, goals, engine_name: str, strategy:
     res.violations.append(Violation(FAULT, message, [], 0, 0, "fault"))
     statement, rules = STRUCTURAL[FAULT]
     br = BoardResult(board, res, list(invariants), list(goals))
-    initial = _board_observation(board)  # the engine gave none: the board as its file describes it
+    initial = board_observation(board)  # the engine gave none: the board as its file describes it
     br.counterexamples.append(Counterexample(board.path, engine_name, FAULT, statement, tuple(rules), message, "fault", initial, [], []))
     br.witnesses = {g.id: None for g in goals}
     return br

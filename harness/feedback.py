@@ -144,7 +144,7 @@ def replayed_counterexample(spec: str | None, engine_kw: dict, invariants: Seque
     ``spec`` and a fresh system (reduced when the exploration was), as the board's result will
     replay it at its end."""
     from bpcheck.explorers.checking import EngineSystem
-    from bpcheck.explorers.core import SystemFault
+    from bpcheck.engines.faults import SystemFault
     from bpcheck.explorers.run import _unreplayed, build_counterexample, system_factory
 
     inv_ids = [i.id for i in invariants]

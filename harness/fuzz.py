@@ -51,7 +51,8 @@ from bpcheck.errors import InputError
 from bpcheck.harness.board_writer import board_size, document_board, write_board
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import FAULT, Bounds, SystemFault, explore
+from bpcheck.engines.faults import SystemFault
+from bpcheck.explorers.core import FAULT, Bounds, explore
 from bpcheck.explorers.run import BoardResult, check_board
 from bpcheck.harness.strategies import board_documents, card_choice
 
@@ -264,7 +265,7 @@ def cards_the_engine_plays(
     refuses)``. An engine that fails on a card (an exception, a crash) keeps the card: the search
     will show what goes wrong. Deterministic for a deterministic engine; :class:`FuzzStopped`
     when ``halt`` says so."""
-    from bpcheck.explorers.guard import guard_engine
+    from bpcheck.engines.guard import guard_engine
 
     pool = card_choice(names).pool
     wanted = [c for c in pool if names is None or c.name in names]

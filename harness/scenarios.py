@@ -900,7 +900,7 @@ class _Run:
     # -- engine calls: whatever an engine raises is its fault, recorded as ENGINE-FAULT -----
 
     def call(self, what: str, fn, *args):
-        from bpcheck.explorers.core import SystemFault
+        from bpcheck.engines.faults import SystemFault
 
         try:
             return fn(*args)
@@ -956,7 +956,7 @@ class _Run:
         except InputError:
             raise
         except Exception as e:  # noqa: BLE001
-            from bpcheck.explorers.core import SystemFault
+            from bpcheck.engines.faults import SystemFault
 
             msg = f"ENGINE-FAULT ({e.kind}) in start: {e.message}" if isinstance(e, SystemFault) else f"ENGINE-FAULT in start: the engine raised {type(e).__name__}: {e}"
             res.failures.append(msg)

@@ -37,7 +37,7 @@ from bpcheck.harness.board_writer import board_toml, document_board
 from bpcheck.engines.interface import EngineRefusal, capabilities_of
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import SystemFault
+from bpcheck.engines.faults import SystemFault
 from bpcheck.explorers.differential import actions_disagreement, diff_lines, obs_diff, transition_disagreement
 from bpcheck.harness.strategies import board_documents
 

@@ -32,7 +32,7 @@ from typing import Any, Callable, NamedTuple
 
 import orjson
 
-from bpcheck.model.inputs import canonical_json
+from bpcheck.model.canonical import canonical_json
 
 
 # Counts saturate here: more than any monster may declare in a turn (5 targets, a direct attack

@@ -42,8 +42,6 @@ import tomllib
 from pathlib import Path
 from typing import Any, Iterable
 
-import orjson
-
 from bpcheck.errors import InputError
 
 # -- limits (documented in docs/bad-input.md) -------------------------------------------------
@@ -473,16 +471,6 @@ def load_jsonl(path: Path | str, display: str | None = None, kind: str = "trace"
             continue
         rows.append((n, parse_json_text(raw, f"{display}:{n}")))
     return rows
-
-
-def canonical_json(value: Any) -> bytes:
-    """Canonical JSON bytes of a JSON value (sorted keys): what fingerprints hash. orjson's, and
-    for text orjson refuses (a lone surrogate, which an in-process engine can put in a name) the
-    standard library's with ASCII escapes: deterministic, and distinct values stay distinct."""
-    try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    except TypeError:
-        return json.dumps(value, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
 
 
 # -- baselines (--baseline FILE) ------------------------------------------------------------------

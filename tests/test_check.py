@@ -158,7 +158,7 @@ def test_fingerprints_are_stable_across_processes():
     code = (
         "from bpcheck.model.board import load_board;"
         "from bpcheck.engines.reference import ReferenceEngine;"
-        "from bpcheck.explorers.checking import fingerprint;"
+        "from bpcheck.model.canonical import fingerprint;"
         f"b = load_board({SMALL!r}); e = ReferenceEngine(); s = e.start(b);"
         "print(fingerprint(e.observe(s)))"
     )

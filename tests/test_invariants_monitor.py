@@ -145,7 +145,8 @@ def test_a_monster_marked_and_moved_in_one_transition_is_seen_by_the_walk():
 
 
 def test_the_monitor_is_part_of_the_fingerprint_and_starts_empty():
-    from bpcheck.explorers.checking import EngineSystem, fingerprint, state_fingerprint
+    from bpcheck.explorers.checking import EngineSystem, state_fingerprint
+    from bpcheck.model.canonical import fingerprint
     from bpcheck.engines.reference import ReferenceEngine
     from bpcheck.invariants.monitor import Monitor
     from bpcheck.model.board import load_board

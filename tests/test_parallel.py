@@ -12,7 +12,8 @@ import functools
 
 import pytest
 
-from bpcheck.explorers.core import Bounds, Finding, SystemFault, explore
+from bpcheck.engines.faults import SystemFault
+from bpcheck.explorers.core import Bounds, Finding, explore
 from bpcheck.explorers.parallel import WorkerError, explore_parallel
 
 MIX = 0x9E3779B97F4A7C15

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from bpcheck.explorers.core import CYCLE, DEADLOCK, FAULT, Finding, SystemFault, explore
+from bpcheck.engines.faults import SystemFault
+from bpcheck.explorers.core import CYCLE, DEADLOCK, FAULT, Finding, explore
 from bpcheck.explorers.parallel import explore_parallel
 from bpcheck.explorers.reduce import Reduced
 from bpcheck.explorers.run import reduced_system

@@ -17,7 +17,7 @@ import jsonschema
 import orjson
 import pytest
 
-from bpcheck.explorers.core import SystemFault
+from bpcheck.engines.faults import SystemFault
 from bpcheck.explorers.run import check_board
 from bpcheck.invariants import select
 from bpcheck.engines.jsonl import MAX_RESTARTS, JsonlEngine, ReplyValidator, card_record, protocol_schema

@@ -247,7 +247,8 @@ def test_no_reduce_keeps_every_state():
 
 
 def test_an_engine_fault_in_a_forced_pass_is_met_by_the_explorer_as_unreduced():
-    from bpcheck.explorers.core import FAULT, SystemFault
+    from bpcheck.engines.faults import SystemFault
+    from bpcheck.explorers.core import FAULT
 
     class Faulty(Graph):
         def step(self, s, a):

@@ -25,7 +25,7 @@ from itertools import combinations
 from typing import Any
 
 from bpcheck.engines.interface import Capabilities, EngineRefusal
-from bpcheck.explorers.core import SystemFault
+from bpcheck.engines.faults import SystemFault
 from bpcheck.model.board import Board
 from bpcheck.model.events import Event, ev
 

@@ -2,7 +2,7 @@
 
 An engine under test is other people's code. When an in-process engine (``package.module:factory``,
 a mutant, the reference model) raises from one of its calls, :class:`GuardedEngine` turns the
-exception into a :class:`~bpcheck.explorers.core.SystemFault` of kind ``crash`` that names the
+exception into a :class:`~bpcheck.engines.faults.SystemFault` of kind ``crash`` that names the
 exception, the call and where it was raised, so the explorer records an ``ENGINE-FAULT``
 counterexample with the trace to that call and goes on, exactly as it does for a ``cmd:`` engine
 that crashes (docs/checking.md).
@@ -24,7 +24,7 @@ from typing import Any
 
 from bpcheck.errors import InputError
 from bpcheck.engines.interface import EngineRefusal
-from bpcheck.explorers.core import SystemFault
+from bpcheck.engines.faults import SystemFault
 
 
 def duplicate_label(labels) -> str | None:
