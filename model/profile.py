@@ -145,7 +145,8 @@ class Pattern:
 
 
 def _p(id_: str, rx: str, means: str, rule: str) -> Pattern:
-    return Pattern(id_, re.compile(rx), means, rule)
+    # card texts write the apostrophe both ways ("player's", "player’s")
+    return Pattern(id_, re.compile(rx.replace("'", "['’]")), means, rule)
 
 
 # markers: things a segment says about itself
@@ -181,16 +182,17 @@ EVENTS: tuple[Pattern, ...] = (
     _p("ev-destroyed-battle-or-effect", r"destroyed by battle or (?:a |by a |an opponent's )?card effect", "destroyed_by_battle", "EVT-TEXT"),
     _p("ev-destroys-by-battle", r"\bdestroys? (?!this card)[^.:;]{0,60}?\bby battle\b", "destroys_by_battle", "EVT-TEXT"),
     _p("ev-destroyed", r"\b(?:is|are|was|were|gets?) destroyed\b(?! by battle\b(?! or))", "destroyed", "EVT-TEXT"),
-    _p("ev-sent-gy", r"\bsent to (?:the |your |its owner's |their |his )?(?:GY|Graveyard)", "sent_to_gy", "EVT-TEXT"),
+    _p("ev-sent-gy", r"\b(?:sent|sends? (?:it|them|that monster))(?: from [^.:;]{1,30}?)? to (?:the |your |its owner's |their |his )?(?:GY|Graveyard)", "sent_to_gy", "EVT-TEXT"),
+    _p("ev-tributed", r"\b(?:is|are) Tributed\b", "tributed", "EVT-TEXT"),
     _p("ev-flipped", r"(?i)\bflipped face-up\b|\bis flipped\b", "flipped", "EVT-TEXT"),
     _p("ev-battle-damage", r"(?i)\b(?:inflicts?|takes?|take|would take|would inflict)\b[^.:;]{0,40}?\bbattle damage\b|battle damage is inflicted", "battle_damage", "EVT-TEXT"),
     _p("ev-effect-damage", r"(?i)\b(?:inflicts?|takes?)\b (?:effect )?damage\b(?! calculation)", "damage", "DS-TIMING"),
     _p("ev-attack-declared", r"declares? an attack|an attack is declared", "attack_declared", "EVT-TEXT"),
-    _p("ev-attacked", r"\b(?:is|are) (?:being )?attacked\b|\battacks or is attacked\b|\bis targeted for an attack\b|targeted for an attack", "attacked", "EVT-TEXT"),
-    _p("ev-attacks", r"\b(?:this card|it|the equipped monster|[Aa] monster|your monster) attacks\b", "attacks", "EVT-TEXT"),
-    _p("ev-battles", r"\bbattles\b|\bis battling\b", "battles", "EVT-TEXT"),
+    _p("ev-attacked", r"\b(?:is|are|was) (?:being )?attacked\b|\battacks or is attacked\b|\bis targeted for an attack\b|targeted for an attack", "attacked", "EVT-TEXT"),
+    _p("ev-attacks", r"\b(?:this card|it|the equipped monster|[Aa] monster|your monster) attack(?:s|ed)\b", "attacks", "EVT-TEXT"),
+    _p("ev-battles", r"\bbattle[sd]\b|\bis battling\b", "battles", "EVT-TEXT"),
     _p("ev-opp-summons", r"(?:your )?opponent (?:Normal |Special |Flip |Tribute |Normal or Special |Normal or Flip )?Summons", "opponent_summons", "DS-OPP-SUMMON"),
-    _p("ev-summoned", r"\b(?:is|are|was|were)\s(?:[A-Z][a-z]+\s(?:or\s[A-Z][a-z]+\s)?)?Summoned\b|\bSummons?\b", "summoned", "EVT-TEXT"),
+    _p("ev-summoned", r"\b(?:is|are|was|were)\s(?:[A-Z][a-z]+\s(?:or\s[A-Z][a-z]+\s)?)?Summoned\b(?! this turn)|\b(?:you|player) (?:[A-Z][a-z]+ )?Summons?\b", "summoned", "EVT-TEXT"),
     _p("ev-leaves", r"\bleaves the field\b", "leaves_field", "EVT-TEXT"),
     _p("ev-banished", r"\b(?:is|are) banished\b", "banished", "EVT-TEXT"),
     _p("ev-to-hand", r"\b(?:added|returned) (?:from [^.:;]{1,40} )?to (?:your|the|its owner's|their) hand\b", "to_hand", "EVT-TEXT"),
@@ -199,22 +201,22 @@ EVENTS: tuple[Pattern, ...] = (
     _p("ev-targeted", r"\b(?:targets|is targeted by|targeting) (?:this card|this face-up card)|that targets this", "targeted", "EVT-TEXT"),
     _p("ev-standby", r"Standby Phase", "standby_phase", "EVT-TEXT"),
     _p("ev-end-phase", r"End Phase", "end_phase", "EVT-TEXT"),
-    _p("ev-start-bp", r"(?i)start of the Battle Phase", "start_of_battle_phase", "EVT-TEXT"),
-    _p("ev-end-bp", r"(?i)end of the Battle Phase", "end_of_battle_phase", "EVT-TEXT"),
+    _p("ev-start-bp", r"(?i)start of (?:the|your|each) Battle Phase", "start_of_battle_phase", "EVT-TEXT"),
+    _p("ev-end-bp", r"(?i)end of (?:the|your|each) Battle Phase", "end_of_battle_phase", "EVT-TEXT"),
     _p("ev-material", r"\bused as (?:an? )?[^.:;]{0,30}Material\b|\bmaterial is detached\b|\bdetached\b", "used_as_material", "EVT-TEXT"),
 )
 
 # windows the activation condition names (WIN-TEXT)
 WINDOWS: tuple[Pattern, ...] = (
-    _p("w-either-turn", r"(?i)either player's turn", "either_turn", "WIN-TEXT"),
+    _p("w-either-turn", r"(?i)either player's (?:turn|Draw Phase|Standby Phase|Main Phase|Battle Phase|End Phase)", "either_turn", "WIN-TEXT"),
     _p("w-opp-turn", r"(?i)(?:your )?opponent's (?:turn|Draw Phase|Standby Phase|Main Phase|Battle Phase|End Phase)|once per opponent's turn", "opponent_turn", "WIN-TEXT"),
-    _p("w-your-turn", r"(?i)\bduring your (?:turn|Draw Phase|Standby Phase|Main Phase|Battle Phase|End Phase)\b", "your_turn", "WIN-TEXT"),
+    _p("w-your-turn", r"(?i)\bduring your turn\b|\byour (?:Draw|Standby|Main|Battle|End) Phase", "your_turn", "WIN-TEXT"),
     _p("w-main", r"Main Phase", "main_phase", "WIN-TEXT"),
     _p("w-standby", r"Standby Phase", "standby_phase", "WIN-TEXT"),
     _p("w-end-phase", r"(?<!except during the )End Phase", "end_phase", "WIN-TEXT"),
-    _p("w-bp", r"(?<!start of the )(?<!end of the )Battle Phase", "battle_phase", "WIN-TEXT"),
-    _p("w-start-bp", r"(?i)start of the Battle Phase", "start_of_battle_phase", "WIN-TEXT"),
-    _p("w-end-bp", r"(?i)end of the Battle Phase", "end_of_battle_phase", "WIN-TEXT"),
+    _p("w-bp", r"(?<!start of the )(?<!end of the )(?<!start of your )(?<!end of your )Battle Phase", "battle_phase", "WIN-TEXT"),
+    _p("w-start-bp", r"(?i)start of (?:the|your|each) Battle Phase", "start_of_battle_phase", "WIN-TEXT"),
+    _p("w-end-bp", r"(?i)end of (?:the|your|each) Battle Phase", "end_of_battle_phase", "WIN-TEXT"),
     _p("w-attack-opp", r"(?:an |your )?opponent's monster declares an attack|opponent declares an attack", "attack_declared_by_opponent", "WIN-TEXT"),
     _p("w-attack", r"declares? an attack|an attack is declared", "attack_declared", "WIN-TEXT"),
     _p("w-attacked", r"\b(?:is|are) (?:being )?attacked\b|targeted for an attack", "attacked", "WIN-TEXT"),
@@ -239,6 +241,8 @@ TIMING_SUBSTEP = {
 TIMING_PATTERNS = {"w-start-ds": "start", "w-before-calc": "before_calc", "w-calc": "during_calc",
                    "w-after-calc": "after_calc", "w-end-ds": "end"}
 PHASE_EVENTS = {"standby_phase", "end_phase", "start_of_battle_phase", "end_of_battle_phase"}
+# "you can" in text without ':' or ';', other than a Summoning procedure or a restriction
+OLD_YOU_CAN = re.compile(r"\b[Yy]ou can (?!only\b|(?:Normal |Tribute |Ritual |Special |Fusion |Synchro |Xyz |Link |Pendulum )?(?:Summon|Set)\b|activate this card from your hand\b|also\b)\w+")
 TRIGGER_OPENERS = re.compile(r"^(?:Once per turn, |Once per Chain, |Once per battle, |Once while face-up on the field, )?(?:When|If|Each time|At the|During|Before|After|While|Once per turn, when|Once per turn, if)\b")
 
 
@@ -390,8 +394,10 @@ def _sentences(t: str, a: int, b: int) -> list[tuple[int, int]]:
             depth += 1
         elif ch == ")" and not quote and depth:
             depth -= 1
-        elif ch in "\r\n" and not (i + 1 < b and t[i + 1] == "●") and not (
-                i + 2 < b and t[i + 1] in "\r\n" and t[i + 2] == "●"):
+            if depth == 0 and i > a and t[i - 1] == "." and i + 2 < b and t[i + 1] == " " and t[i + 2].isupper():
+                out.append((start, i + 1))
+                start = i + 1
+        elif ch in "\r\n" and not _bullet_joins(t, i, b):
             out.append((start, i))
             start = i + 1
             depth = 0
@@ -402,8 +408,7 @@ def _sentences(t: str, a: int, b: int) -> list[tuple[int, int]]:
                 k = j
                 while k < b and t[k] == " ":
                     k += 1
-                nxt = t[k:k + 3].lstrip("\r\n")
-                if nxt.startswith("●"):
+                if k < b and t[k] in "\r\n" and _bullet_joins(t, k, b):
                     pass
                 elif k >= b or t[k].isupper() or t[k] in '("\r\n':
                     out.append((start, i + 1))
@@ -419,6 +424,20 @@ def _sentences(t: str, a: int, b: int) -> list[tuple[int, int]]:
         if e > s:
             trimmed.append((s, e))
     return trimmed
+
+
+def _bullet_joins(t: str, i: int, b: int) -> bool:
+    """At the line break t[i]: does the next line continue this effect? A "●" line continues it
+    (a choice of the effect) unless it is an effect of its own (it has ':' or ';')."""
+    j = i
+    while j < b and t[j] in "\r\n":
+        j += 1
+    if j >= b or t[j] != "●":
+        return False
+    end = j
+    while end < b and t[end] not in "\r\n":
+        end += 1
+    return _top_level(t, j, end, ":") < 0 and _top_level(t, j, end, ";") < 0
 
 
 def _segments(card: C.Card) -> list[tuple[str, int, int, int | None]]:
@@ -444,7 +463,9 @@ def _segments(card: C.Card) -> list[tuple[str, int, int, int | None]]:
                 pieces.append((s, e, int(m.group(1))))
         else:
             for s, e in _sentences(t, a, b):
-                if pieces and pieces[-1][2] is None and MERGE_RX.match(t[s:e]):
+                if pieces and pieces[-1][2] is None and MERGE_RX.match(t[s:e]) and not (
+                        t[s] == "(" and (_top_level(t, s, e, ":") >= 0 or _top_level(t, s, e, ";") >= 0
+                                         or t.startswith("(Quick Effect)", s))):
                     pieces[-1] = (pieces[-1][0], e, None)
                 else:
                     pieces.append((s, e, None))
@@ -652,8 +673,6 @@ def _effect(card: C.Card, idx: int, section: str, s: int, e: int, number: int | 
     # -- kind --------------------------------------------------------------------------------
     optional = None
     ev_list = sorted({p.means for p, _ in events_found})
-    if "destroyed_by_battle" in ev_list and "destroyed" in ev_list:
-        ev_list.remove("destroyed")
     if "opponent_summons" in ev_list and "summoned" in ev_list:
         ev_list.remove("summoned")
     if "attacked" in ev_list and "attacks" in ev_list and re.search(r"attacks or is attacked", t[cond_text_span[0]:cond_text_span[1]]):
@@ -673,8 +692,16 @@ def _effect(card: C.Card, idx: int, section: str, s: int, e: int, number: int | 
     elif not activated_text:
         if re.match(r"(?:When|Each time)\b", t[body_s:e]) and ev_list and "replacement" not in marks:
             kind = Decision(UNKNOWN, "TXT-UNDECIDED", (seg_ev,))
+        elif OLD_YOU_CAN.search(t, body_s, e) and "replacement" not in marks:
+            # old wording ("Once per turn, you can send ... to destroy ...") may be an activated
+            # effect written without ':' or ';': the structure does not tell
+            m = OLD_YOU_CAN.search(t, body_s, e)
+            kind = Decision(UNKNOWN, "TXT-UNDECIDED", (Evidence(span=(m.start(), m.end()), quote=m.group(0)),))
         else:
             kind = Decision("continuous", "TXT-NOT-ACTIVATED", (seg_ev,))
+    elif (cond is not None and "either_turn" in windows and not st and card.kind == "monster"
+          and not any(w in TIMING_SUBSTEP for w in windows)):
+        kind = Decision("quick", "KIND-QUICK", wev)
     elif cond is not None and ev_list:
         kind = Decision("trigger", "KIND-TRIGGER", ev_evidence)
     elif cond is not None and ({"either_turn", "opponent_turn"} & set(windows)) and not st:
@@ -689,7 +716,7 @@ def _effect(card: C.Card, idx: int, section: str, s: int, e: int, number: int | 
 
     k = kind.value
     if k in ("trigger", "flip"):
-        yc = re.search(r"\b[Yy]ou (?:can|may)\b", t[(cond[1] if cond else body_s):e])
+        yc = re.search(r"\b[Yy]ou (?:can|may)\b(?! only)", t[(cond[1] if cond else body_s):e])
         if yc:
             a = cond[1] if cond else body_s
             optional = Decision(True, "OPT-YOU-CAN", (_ev(t, a, yc),))
@@ -763,9 +790,11 @@ def _damage_step(card, t, k, kind, optional, speed, marks, body_s, e, cond, res_
             return _all(False, "DS-OPP-SUMMON", tuple(x for x in ev_evidence if x.pattern == "ev-opp-summons"))
         if "ss_self" in marks:
             sp, sm = marks["ss_self"]
-            hand = _find([p for p in MARKERS if p.means == "hand"], t, body_s, e)
+            hand = _find([p for p in MARKERS if p.means == "hand"], t, res_start, e)
+            if not hand and cond is not None:
+                hand = _find([p for p in MARKERS if p.means == "hand"], t, *cond)
             if hand:
-                return _all(False, "DS-SS-SELF-HAND", (_ev(t, body_s, sm, sp), _ev(t, body_s, hand[0][1], hand[0][0])))
+                return _all(False, "DS-SS-SELF-HAND", (_ev(t, body_s, sm, sp),))
         return _all(True, "DS-OPT-TRIGGER", (optional.evidence if optional else kind.evidence))
 
     if speed.value == 1:
