@@ -1,0 +1,864 @@
+"""Card profiles: the Battle Phase facts of a card, read from its data row and its English text.
+
+``profile(card) -> CardProfile`` reads a :class:`bpcheck.model.cdb.Card` (its ``datas`` row and
+its ``texts.desc``), never the card scripts and never a list of card names. It cuts the text into
+effects and, for each effect, decides:
+
+- ``kind``: ``activation`` (a Spell/Trap Card's own activation), ``ignition``, ``quick``,
+  ``trigger``, ``flip``, ``continuous`` (text that is not activated: continuous effects,
+  Summoning conditions, restrictions) or ``materials`` (an Extra Deck monster's material line);
+- ``optional`` (a trigger or Flip effect that says "you can") or mandatory;
+- ``speed``: the Spell Speed 1, 2 or 3 (``None`` for text that is not activated);
+- ``events``: what a trigger waits for (``destroyed_by_battle``, ``sent_to_gy``, ``flipped``, ...);
+- ``windows``: the times its text allows or forbids (``battle_phase``, ``either_turn``,
+  ``attack_declared_by_opponent``, ``damage_calculation``, ``not_damage_step``, ...);
+- ``damage_step``: per ruleset (``tcg``, ``ocg``) and per Damage Step sub-step (``start``,
+  ``before_calc``, ``during_calc``, ``after_calc``, ``end``), whether the seeds' Damage Step
+  rules allow an activation of this effect there. The effect's own timing (its events and
+  windows) still applies on top: ``True`` means "the Damage Step rules do not forbid it".
+
+Every decision is a :class:`Decision`: its value, the id of the rule that made it (``RULES``: each
+with its seed citation, docs/profiles.md), and its evidence: the text span (character offsets
+into ``card.text`` and the quoted words) or the data bit. Where the rules cannot decide from the
+text, the value is :data:`UNKNOWN`, never a guess.
+
+The reader is a table of phrase patterns (``PATTERNS``), each with the rule it serves. Modern
+("Problem-Solving") card text is structured: an activation condition ends with ":", a cost
+with ";", Quick Effects say "(Quick Effect)"; text with neither ":" nor ";" is not activated.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from bpcheck.model import cdb as C
+
+UNKNOWN = "unknown"
+SUBSTEPS = ("start", "before_calc", "during_calc", "after_calc", "end")
+RULESETS = ("tcg", "ocg")
+
+S002 = "002_137609e72fe0b129.txt"  # "Breakdown of the Battle Phase" (TCG and OCG)
+S004 = "004_d23456bb122fd088.txt"  # "Basic FAQ: Phases & Steps"
+S000 = "000_47ceed25f3514138.txt"  # "Basic Game Play" FAQ
+S003 = "003_6482fb3e57096706.txt"  # card-maker wiki Battle Phase page
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    says: str
+    cite: str  # seed file:line (heading)
+
+
+def _r(id_: str, says: str, cite: str) -> tuple[str, Rule]:
+    return id_, Rule(id_, says, cite)
+
+
+# Every rule the reader applies, with the seed passage it rests on (docs/profiles.md, table).
+RULES: dict[str, Rule] = dict([
+    # -- reading the text (the card's own wording; the issue's "modern card text is structured")
+    _r("TXT-NOT-ACTIVATED", "text with neither ':' nor ';' is not an activated effect (continuous effect, condition or restriction)",
+       "issue 30 item 2 (conditions before ':', costs before ';'); no seed passage"),
+    _r("TXT-MATERIALS", "the first line of a Fusion/Synchro/Xyz/Link monster's text without ':'/';' lists its materials", "card frame (datas.type); no seed passage"),
+    _r("TXT-NORMAL-MONSTER", "a Normal Monster (TYPE_NORMAL, no TYPE_EFFECT) has no effects: its text is flavour", f"{S000}:11 (Synchro Monsters; 'Normal' vs effect frames); datas.type"),
+    _r("TXT-OLD-TRIGGER", "old wording 'When <event>, you can ...' (no ':') is an optional trigger", f"{S002}:67 (Most optional Trigger and Trigger-like Effects); wording only"),
+    _r("TXT-UNDECIDED", "the text neither has the structure of an activated effect nor of a continuous one", "no rule decides"),
+    # -- kinds
+    _r("KIND-ST-ACTIVATION", "the first effect of a Normal/Quick-Play/Counter/Ritual Spell or Normal/Counter Trap is the card's activation",
+       f"{S000}:183 (Spell / Trap Cards); {S004}:30 (Main Phase 1: activate Spell/Trap Cards)"),
+    _r("KIND-ST-ACTIVATION-IMPLICIT", "a Continuous/Field/Equip Spell or Continuous Trap is activated as a card before its effects apply",
+       f"{S002}:50 (Continuous Trap Cards ... activated during the Damage Step)"),
+    _r("KIND-QUICK", "'(Quick Effect)' or an effect usable 'during either player's/your opponent's turn' is a Quick Effect",
+       f"{S002}:56 (Spell Speed 2 Monster Effects (Quick Effects)); {S000}:162 (monsters' effects during your opponent's turn)"),
+    _r("KIND-FLIP", "'FLIP:' starts a Flip effect", f"{S004}:85 (Flip Monster Effects (which are mandatory by nature)); {S002}:69"),
+    _r("KIND-TRIGGER", "an activation condition naming an event or a timing ('When/If ... is destroyed', 'at the start of the Damage Step', 'During the End Phase') is a Trigger Effect",
+       f"{S002}:10, 83, 111, 127, 163, 181 (trigger effects whose timing is ...)"),
+    _r("KIND-IGNITION", "an activated monster/Spell effect with neither an event nor a window is an Ignition Effect (Main Phase only)",
+       f"{S000}:160 (Most Effect Monsters ... only during Main Phase 1 or Main Phase 2 of your own turn)"),
+    _r("KIND-TRAP-EFFECT", "an activated Trap effect (on the field or in the GY) with no event and no window: its kind is not decidable from the seeds",
+       "no seed passage: UNKNOWN"),
+    _r("OPT-YOU-CAN", "'you can' makes a trigger optional; a trigger without it is mandatory", f"{S002}:45-46, 67 (Mandatory / optional Trigger Effects)"),
+    # -- Spell Speed
+    _r("SS3-COUNTER", "Counter Trap Cards are Spell Speed 3", f"{S004}:79 (Counter Trap Cards ... Spell Speed 3)"),
+    _r("SS2-FAST-CARDS", "Trap Cards and Quick-Play Spell Cards are fast (Spell Speed 2): activatable in every phase",
+       f"{S002}:11 (Spell Speed 2 or 3 cards); {S004}:12, 44 (Trap Cards and Quick-Play Spell Cards may be activated)"),
+    _r("SS2-QUICK", "Quick Effects are Spell Speed 2", f"{S002}:56 (Spell Speed 2 Monster Effects (Quick Effects)); {S004}:17"),
+    _r("SS1-SPELL", "other Spell Cards are activated in the Main Phase only (Spell Speed 1)", f"{S004}:30 (Main Phase: Spell and/or Trap Cards of any speed) with {S004}:12, 17, 44"),
+    _r("SS1-IGNITION", "Ignition Effects are Spell Speed 1", f"{S000}:160"),
+    _r("SS1-TRIGGER", "Trigger and Flip effects of monsters and Spells are Spell Speed 1",
+       "the seeds give no Spell Speed for Trigger Effects: the issue brief's Spell Speed list (flagged in docs/profiles.md)"),
+    _r("SS2-TRAP-EFFECT", "effects of a Trap Card are Spell Speed 2 (Counter Trap: 3)", f"{S004}:79 with {S002}:11; the speed of a Trap's trigger-like effects is not stated in the seeds (flagged)"),
+    # -- Damage Step (TCG list: 002:41-74; OCG sub-steps: 002:221-270)
+    _r("DS-SS1", "a Spell Speed 1 effect that is not a trigger cannot be activated in the Battle Phase at all",
+       f"{S004}:17, 44 (Trap Cards, Quick-Play Spell Cards and monster Quick Effects); {S000}:160"),
+    _r("DS-COUNTER", "Counter Trap Cards can be activated in the Damage Step", f"{S002}:43; {S004}:79; {S003}:55"),
+    _r("DS-MANDATORY", "Mandatory Effects can be activated in the Damage Step", f"{S002}:45-46; {S004}:83"),
+    _r("DS-FLIP", "Flip effects can be activated in the Damage Step", f"{S002}:69; {S004}:85"),
+    _r("DS-EXCEPT", "an effect whose text says it cannot be activated in the Damage Step ('except during the Damage Step') cannot",
+       f"{S002}:46 (... that specifically note they cannot activate during the Damage Step), 68"),
+    _r("DS-OPT-TRIGGER", "most optional Trigger and Trigger-like Effects can be activated in the Damage Step", f"{S002}:67-69"),
+    _r("DS-OPP-SUMMON", "an optional trigger on a monster Summoned by the opponent cannot be activated in the Damage Step",
+       f"{S002}:51, 70"),
+    _r("DS-SS-SELF-HAND", "an optional trigger that Special Summons the card itself from the hand cannot be activated in the Damage Step",
+       f"{S002}:71"),
+    _r("DS-TIMING", "an effect whose activation timing names a Damage Step sub-step is activated in that sub-step",
+       f"{S002}:63-64 (Any effect that specifically mentions an activation timing during the Damage Step); sub-steps {S002}:80-83, 108-111, 124-127, 158-163, 178-181; OCG {S002}:223-270"),
+    _r("DS-NEGATE-ACTIVATION", "Quick Effects that negate an activation can be activated in the Damage Step", f"{S002}:56; {S004}:87; {S003}:61"),
+    _r("DS-NEGATE-RESPONSE-TCG", "TCG only: a Quick Effect that must respond directly to an effect's activation to negate that effect; OCG: not for this reason alone",
+       f"{S002}:58-62"),
+    _r("DS-ATK", "cards and effects that directly change ATK/DEF can be activated from the start of the Damage Step up to, not including, damage calculation",
+       f"{S002}:48-49, 121; {S003}:66 ('Shadow Spell' can be used); {S004}:81 (A card that alters the ATK and/or DEF can only be activated up until the start of damage calculation); OCG {S002}:227, 237, 244"),
+    _r("DS-ATK-CALC-TCG", "TCG: an ATK/DEF modifier whose text says 'Damage Step' or 'damage calculation' can be activated up to and including damage calculation",
+       f"{S002}:54, 121"),
+    _r("DS-ATK-CALC-OCG", "OCG: only an ATK/DEF modifier whose text says 'damage calculation' can be activated during damage calculation",
+       f"{S002}:54 ('In the OCG, only cards that specify they can be activated during damage calculation can be'), 244"),
+    _r("DS-ATK-CALC-OCG-AMBIGUOUS", "OCG: a modifier that says 'Damage Step' but not 'damage calculation': 002:54 forbids it during damage calculation, 002:245 allows 'Honest' there",
+       f"{S002}:54 against {S002}:245: UNKNOWN"),
+    _r("DS-CONT-TRAP", "a Continuous Trap Card can be activated in the Damage Step only if a Continuous Effect of it directly changes ATK/DEF",
+       f"{S002}:50"),
+    _r("DS-CONT-TRAP-UNSURE", "a Continuous Trap whose ATK/DEF change is in an activated effect: allowed only if that effect is activated with the card ('Desperate Tag'), not decidable from the text",
+       f"{S002}:50: UNKNOWN"),
+    _r("DS-NOT-LISTED", "a fast card or effect that is none of the above cannot be activated in the Damage Step",
+       f"{S002}:38-39 (The Damage Step has specific rules that govern what can or cannot be activated); {S000}:183 ('Waboku', 'Mirror Force' ... cannot); {S003}:53"),
+    _r("DS-NONE", "text that is not activated has no activation in the Damage Step", "no activation"),
+    _r("DS-UNKNOWN-KIND", "the effect's kind is unknown, so its Damage Step allowance is too", "no rule decides"),
+    # -- windows and events
+    _r("WIN-TEXT", "a window the activation condition names ('during either player's turn', 'when an opponent's monster declares an attack', 'Activate only during the Battle Phase', 'except during the Damage Step')",
+       f"{S002}:21-29 (Attack declaration), 197-203 (End Step), {S004}:44, 60-64"),
+    _r("EVT-TEXT", "the event a trigger's condition names", f"{S002}:80-195 (what activates in each sub-step)"),
+    _r("EVT-FLIP", "a Flip effect's event is the card being flipped face-up", f"{S002}:165; {S000}:191"),
+    _r("EVT-UNKNOWN", "a trigger whose condition names no known event", "no rule decides"),
+])
+
+
+# ---------------------------------------------------------------------------------------------
+# the phrase patterns
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Pattern:
+    id: str
+    regex: re.Pattern
+    means: str  # the token it yields (an event, a window, a marker)
+    rule: str   # RULES id
+
+
+def _p(id_: str, rx: str, means: str, rule: str) -> Pattern:
+    # card texts write the apostrophe both ways ("player's", "player’s")
+    return Pattern(id_, re.compile(rx.replace("'", "['’]")), means, rule)
+
+
+# markers: things a segment says about itself
+MARKERS: tuple[Pattern, ...] = (
+    _p("quick-effect", r"\((?:this is a )?Quick Effect\)", "quick", "KIND-QUICK"),
+    _p("quick-either-turn", r"(?i)this effect can (?:also )?be activated during (?:either player's|your opponent's) turn", "quick", "KIND-QUICK"),
+    _p("flip", r"^FLIP:", "flip", "KIND-FLIP"),
+    _p("you-can", r"\b[Yy]ou can\b", "optional", "OPT-YOU-CAN"),
+    _p("once-per-turn", r"(?i)\bonce per (?:opponent's )?turn\b|\bonly (?:use|activate) (?:this effect of|each effect of|1) ", "once_per_turn", "TXT-NOT-ACTIVATED"),
+    _p("negate-activation", r"(?i)\bnegate (?:the|that|its|their) activation", "negate_activation", "DS-NEGATE-ACTIVATION"),
+    _p("negate-that-effect", r"(?i)\bnegate (?:that|the|its) (?:card's |monster's )?effect\b", "negate_effect", "DS-NEGATE-RESPONSE-TCG"),
+    _p("except-damage-step", r"(?i)except (?:during|in) the Damage Step|cannot be activated during the Damage Step", "not_damage_step", "DS-EXCEPT"),
+    _p("ss-self", r"Special Summon this card\b", "ss_self", "DS-SS-SELF-HAND"),
+    _p("from-hand", r"(?i)\b(?:from|in) your hand\b", "hand", "DS-SS-SELF-HAND"),
+    _p("replacement", r"\bwould\b[^.]*\binstead\b", "replacement", "TXT-NOT-ACTIVATED"),
+)
+
+# ATK/DEF changed directly by the resolution (002:48-49)
+ATK_CHANGE: tuple[Pattern, ...] = (
+    _p("atk-gain-lose", r"\b(?:gains?|loses?)\b[^.;:]{0,60}?\b(?:ATK|DEF)\b", "atk_change", "DS-ATK"),
+    _p("atk-becomes", r"\b(?:ATK|DEF)\b[^.;:]{0,40}?\b(?:becomes?|is halved|are halved|is doubled|are doubled)\b", "atk_change", "DS-ATK"),
+    _p("atk-verb", r"\b(?:[Ii]ncrease|[Dd]ecrease|[Rr]educe|[Hh]alve|[Dd]ouble|[Cc]hange)s?\b[^.;:]{0,40}?\b(?:ATK|DEF)\b", "atk_change", "DS-ATK"),
+)
+
+# events a trigger's condition names (EVT-TEXT); several may match one condition
+EVENTS: tuple[Pattern, ...] = (
+    _p("ev-start-ds", r"(?i)start of the Damage Step", "start_of_damage_step", "DS-TIMING"),
+    _p("ev-before-calc", r"(?i)before damage calculation", "before_damage_calculation", "DS-TIMING"),
+    _p("ev-calc", r"(?i)(?:during|at) (?:the |that )?damage calculation", "damage_calculation", "DS-TIMING"),
+    _p("ev-after-calc", r"(?i)after damage calculation", "after_damage_calculation", "DS-TIMING"),
+    _p("ev-end-ds", r"(?i)end of the Damage Step", "end_of_damage_step", "DS-TIMING"),
+    _p("ev-destroyed-by-battle", r"\b(?:is|are|was|were|be|gets?) destroyed by battle|\bdestroyed by battle\b(?! or)", "destroyed_by_battle", "EVT-TEXT"),
+    _p("ev-destroyed-battle-or-effect", r"destroyed by battle or (?:a |by a |an opponent's )?card effect", "destroyed_by_battle", "EVT-TEXT"),
+    _p("ev-destroys-by-battle", r"\bdestroys? (?!this card)[^.:;]{0,60}?\bby battle\b", "destroys_by_battle", "EVT-TEXT"),
+    _p("ev-destroyed", r"\b(?:is|are|was|were|gets?) destroyed\b(?! by battle\b(?! or))", "destroyed", "EVT-TEXT"),
+    _p("ev-sent-gy", r"\b(?:sent|sends? (?:it|them|that monster))(?: from [^.:;]{1,30}?)? to (?:the |your |its owner's |their |his )?(?:GY|Graveyard)", "sent_to_gy", "EVT-TEXT"),
+    _p("ev-tributed", r"\b(?:is|are) Tributed\b", "tributed", "EVT-TEXT"),
+    _p("ev-flipped", r"(?i)\bflipped face-up\b|\bis flipped\b", "flipped", "EVT-TEXT"),
+    _p("ev-battle-damage", r"(?i)\b(?:inflicts?|takes?|take|would take|would inflict)\b[^.:;]{0,40}?\bbattle damage\b|battle damage is inflicted", "battle_damage", "EVT-TEXT"),
+    _p("ev-effect-damage", r"(?i)\b(?:inflicts?|takes?)\b (?:effect )?damage\b(?! calculation)", "damage", "DS-TIMING"),
+    _p("ev-attack-declared", r"declares? an attack|an attack is declared", "attack_declared", "EVT-TEXT"),
+    _p("ev-attacked", r"\b(?:is|are|was) (?:being )?attacked\b|\battacks or is attacked\b|\bis targeted for an attack\b|targeted for an attack", "attacked", "EVT-TEXT"),
+    _p("ev-attacks", r"\b(?:this card|it|the equipped monster|[Aa] monster|your monster) attack(?:s|ed)\b", "attacks", "EVT-TEXT"),
+    _p("ev-battles", r"\bbattle[sd]\b|\bis battling\b", "battles", "EVT-TEXT"),
+    _p("ev-opp-summons", r"(?:your )?opponent (?:Normal |Special |Flip |Tribute |Normal or Special |Normal or Flip )?Summons", "opponent_summons", "DS-OPP-SUMMON"),
+    _p("ev-summoned", r"\b(?:is|are|was|were)\s(?:[A-Z][a-z]+\s(?:or\s[A-Z][a-z]+\s)?)?Summoned\b(?! this turn)|\b(?:you|player) (?:[A-Z][a-z]+ )?Summons?\b", "summoned", "EVT-TEXT"),
+    _p("ev-leaves", r"\bleaves the field\b", "leaves_field", "EVT-TEXT"),
+    _p("ev-banished", r"\b(?:is|are) banished\b", "banished", "EVT-TEXT"),
+    _p("ev-to-hand", r"\b(?:added|returned) (?:from [^.:;]{1,40} )?to (?:your|the|its owner's|their) hand\b", "to_hand", "EVT-TEXT"),
+    _p("ev-discarded", r"\bdiscarded\b", "discarded", "EVT-TEXT"),
+    _p("ev-activation", r"\b(?:activates?|is activated|are activated|is activated)\b", "activation", "EVT-TEXT"),
+    _p("ev-targeted", r"\b(?:targets|is targeted by|targeting) (?:this card|this face-up card)|that targets this", "targeted", "EVT-TEXT"),
+    _p("ev-standby", r"Standby Phase", "standby_phase", "EVT-TEXT"),
+    _p("ev-end-phase", r"End Phase", "end_phase", "EVT-TEXT"),
+    _p("ev-start-bp", r"(?i)start of (?:the|your|each) Battle Phase", "start_of_battle_phase", "EVT-TEXT"),
+    _p("ev-end-bp", r"(?i)end of (?:the|your|each) Battle Phase", "end_of_battle_phase", "EVT-TEXT"),
+    _p("ev-material", r"\bused as (?:an? )?[^.:;]{0,30}Material\b|\bmaterial is detached\b|\bdetached\b", "used_as_material", "EVT-TEXT"),
+)
+
+# windows the activation condition names (WIN-TEXT)
+WINDOWS: tuple[Pattern, ...] = (
+    _p("w-either-turn", r"(?i)either player's (?:turn|Draw Phase|Standby Phase|Main Phase|Battle Phase|End Phase)", "either_turn", "WIN-TEXT"),
+    _p("w-opp-turn", r"(?i)(?:your )?opponent's (?:turn|Draw Phase|Standby Phase|Main Phase|Battle Phase|End Phase)|once per opponent's turn", "opponent_turn", "WIN-TEXT"),
+    _p("w-your-turn", r"(?i)\bduring your turn\b|\byour (?:Draw|Standby|Main|Battle|End) Phase", "your_turn", "WIN-TEXT"),
+    _p("w-main", r"Main Phase", "main_phase", "WIN-TEXT"),
+    _p("w-standby", r"Standby Phase", "standby_phase", "WIN-TEXT"),
+    _p("w-end-phase", r"(?<!except during the )End Phase", "end_phase", "WIN-TEXT"),
+    _p("w-bp", r"(?<!start of the )(?<!end of the )(?<!start of your )(?<!end of your )Battle Phase", "battle_phase", "WIN-TEXT"),
+    _p("w-start-bp", r"(?i)start of (?:the|your|each) Battle Phase", "start_of_battle_phase", "WIN-TEXT"),
+    _p("w-end-bp", r"(?i)end of (?:the|your|each) Battle Phase", "end_of_battle_phase", "WIN-TEXT"),
+    _p("w-attack-opp", r"(?:an |your )?opponent's monster declares an attack|opponent declares an attack", "attack_declared_by_opponent", "WIN-TEXT"),
+    _p("w-attack", r"declares? an attack|an attack is declared", "attack_declared", "WIN-TEXT"),
+    _p("w-attacked", r"\b(?:is|are) (?:being )?attacked\b|targeted for an attack", "attacked", "WIN-TEXT"),
+    _p("w-ds", r"(?i)(?<!except )during the Damage Step", "damage_step", "WIN-TEXT"),
+    _p("w-start-ds", r"(?i)start of the Damage Step", "start_of_damage_step", "WIN-TEXT"),
+    _p("w-before-calc", r"(?i)before damage calculation", "before_damage_calculation", "WIN-TEXT"),
+    _p("w-calc", r"(?i)(?:during|at) (?:the |that )?damage calculation", "damage_calculation", "WIN-TEXT"),
+    _p("w-after-calc", r"(?i)after damage calculation", "after_damage_calculation", "WIN-TEXT"),
+    _p("w-end-ds", r"(?i)end of the Damage Step", "end_of_damage_step", "WIN-TEXT"),
+    _p("w-not-ds", r"(?i)except (?:during|in) the Damage Step", "not_damage_step", "DS-EXCEPT"),
+    _p("w-not-end", r"(?i)except (?:during|in) the End (?:Phase|Step)|not (?:in|during) the End (?:Phase|Step)", "not_end_phase", "WIN-TEXT"),
+    _p("w-not-turn-sent", r"(?i)except the turn (?:this card|it) was sent to the (?:GY|Graveyard)", "not_turn_sent_to_gy", "WIN-TEXT"),
+)
+
+PATTERNS: tuple[Pattern, ...] = MARKERS + ATK_CHANGE + EVENTS + WINDOWS
+
+# sub-steps a Damage Step timing event names (DS-TIMING)
+TIMING_SUBSTEP = {
+    "start_of_damage_step": "start", "before_damage_calculation": "before_calc",
+    "damage_calculation": "during_calc", "after_damage_calculation": "after_calc", "end_of_damage_step": "end",
+}
+TIMING_PATTERNS = {"w-start-ds": "start", "w-before-calc": "before_calc", "w-calc": "during_calc",
+                   "w-after-calc": "after_calc", "w-end-ds": "end"}
+PHASE_EVENTS = {"standby_phase", "end_phase", "start_of_battle_phase", "end_of_battle_phase"}
+# "you can" in text without ':' or ';', other than a Summoning procedure or a restriction
+OLD_YOU_CAN = re.compile(r"\b[Yy]ou can (?!only\b|(?:Normal |Tribute |Ritual |Special |Fusion |Synchro |Xyz |Link |Pendulum )?(?:Summon|Set)\b|activate this card from your hand\b|also\b)\w+")
+TRIGGER_OPENERS = re.compile(r"^(?:Once per turn, |Once per Chain, |Once per battle, |Once while face-up on the field, )?(?:When|If|Each time|At the|During|Before|After|While|Once per turn, when|Once per turn, if)\b")
+
+
+# ---------------------------------------------------------------------------------------------
+# decisions and profiles
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Evidence:
+    span: tuple[int, int] | None = None  # offsets into card.text
+    quote: str | None = None
+    bit: str | None = None  # a datas bit: "type&TYPE_COUNTER"
+    pattern: str | None = None
+
+    def to_dict(self) -> dict:
+        d: dict = {}
+        if self.span is not None:
+            d["span"] = list(self.span)
+            d["text"] = self.quote
+        if self.bit is not None:
+            d["bit"] = self.bit
+        if self.pattern is not None:
+            d["pattern"] = self.pattern
+        return d
+
+
+@dataclass(frozen=True)
+class Decision:
+    value: object
+    rule: str
+    evidence: tuple[Evidence, ...] = ()
+
+    @property
+    def decided(self) -> bool:
+        return self.value != UNKNOWN
+
+    def to_dict(self) -> dict:
+        return {"value": self.value, "rule": self.rule, "evidence": [e.to_dict() for e in self.evidence]}
+
+
+@dataclass
+class EffectProfile:
+    index: int
+    section: str  # "main", "pendulum" or "monster" (a Pendulum card's two texts)
+    span: tuple[int, int] | None  # None: a Spell/Trap's implicit card activation
+    text: str
+    number: int | None  # "(n):"
+    kind: Decision
+    optional: Decision | None
+    speed: Decision
+    events: Decision
+    windows: Decision
+    damage_step: dict[str, dict[str, Decision]] | None  # ruleset -> sub-step -> allowed
+    once_per_turn: bool = False
+
+    @property
+    def activated(self) -> bool:
+        return self.kind.value not in ("continuous", "materials")
+
+    @property
+    def decided(self) -> bool:
+        if not self.kind.decided:
+            return False
+        if not self.activated:
+            return True
+        ds = all(d.decided for r in (self.damage_step or {}).values() for d in r.values())
+        return self.speed.decided and self.events.decided and ds and (self.optional is None or self.optional.decided)
+
+    def to_dict(self) -> dict:
+        return {
+            "index": self.index, "section": self.section,
+            "span": list(self.span) if self.span else None, "text": self.text, "number": self.number,
+            "kind": self.kind.to_dict(),
+            "optional": self.optional.to_dict() if self.optional else None,
+            "speed": self.speed.to_dict(), "events": self.events.to_dict(), "windows": self.windows.to_dict(),
+            "damage_step": None if self.damage_step is None else {
+                rs: {s: d.to_dict() for s, d in sub.items()} for rs, sub in self.damage_step.items()},
+            "once_per_turn": self.once_per_turn,
+        }
+
+
+@dataclass
+class CardProfile:
+    code: int
+    name: str
+    kind: str
+    subtype: str
+    type_names: list[str]
+    effects: list[EffectProfile] = field(default_factory=list)
+
+    @property
+    def decided(self) -> bool:
+        return all(e.decided for e in self.effects)
+
+    @property
+    def battle_relevant(self) -> bool:
+        """At least one effect may be activated in the Battle Phase: fast or a trigger, or a
+        window/event of the Battle Phase."""
+        for e in self.effects:
+            if not e.activated or not e.kind.decided:
+                continue
+            if e.kind.value in ("quick", "trigger", "flip") or (e.speed.value in (2, 3)):
+                return True
+        return False
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "name": self.name, "kind": self.kind, "subtype": self.subtype,
+                "type_names": self.type_names, "effects": [e.to_dict() for e in self.effects]}
+
+
+# ---------------------------------------------------------------------------------------------
+# cutting the text
+# ---------------------------------------------------------------------------------------------
+
+SECTION_RX = re.compile(r"\[ ?(Pendulum Effect|Monster Effect|Flavor Text) ?\]")
+RULE_LINE_RX = re.compile(r"-{10,}")
+NUMBER_RX = re.compile(r"\((\d{1,2})\):\s*")
+MERGE_RX = re.compile(r"^(?:You can only (?:use|activate|Special Summon)|This effect can (?:also )?(?:only )?be (?:used|activated)|Then\b|\(|This card must be face-up)")
+
+
+def _sections(card: C.Card) -> list[tuple[str, int, int]]:
+    t = card.text
+    marks = list(SECTION_RX.finditer(t))
+    if not marks:
+        return [("main", 0, len(t))]
+    out = []
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(t)
+        rl = RULE_LINE_RX.search(t, m.end(), end)
+        if rl:
+            end = rl.start()
+        name = {"Pendulum Effect": "pendulum", "Monster Effect": "monster", "Flavor Text": "flavor"}[m.group(1)]
+        out.append((name, m.end(), end))
+    return out
+
+
+def _sentences(t: str, a: int, b: int) -> list[tuple[int, int]]:
+    """Split t[a:b] at sentence ends and line breaks, outside quotes and parentheses."""
+    out = []
+    depth = 0
+    quote = False
+    start = a
+    i = a
+    while i < b:
+        ch = t[i]
+        if ch == '"':
+            quote = not quote
+        elif ch == "(" and not quote:
+            depth += 1
+        elif ch == ")" and not quote and depth:
+            depth -= 1
+            if depth == 0 and i > a and t[i - 1] == "." and i + 2 < b and t[i + 1] == " " and t[i + 2].isupper():
+                out.append((start, i + 1))
+                start = i + 1
+        elif ch in "\r\n" and not _bullet_joins(t, i, b):
+            out.append((start, i))
+            start = i + 1
+            depth = 0
+            quote = False
+        elif ch == "." and depth == 0 and not quote:
+            j = i + 1
+            if j >= b or t[j] in " \r\n":
+                k = j
+                while k < b and t[k] == " ":
+                    k += 1
+                if k < b and t[k] in "\r\n" and _bullet_joins(t, k, b):
+                    pass
+                elif k >= b or t[k].isupper() or t[k] in '("\r\n':
+                    out.append((start, i + 1))
+                    start = j
+        i += 1
+    out.append((start, b))
+    trimmed = []
+    for s, e in out:
+        while s < e and t[s] in " \r\n":
+            s += 1
+        while e > s and t[e - 1] in " \r\n":
+            e -= 1
+        if e > s:
+            trimmed.append((s, e))
+    return trimmed
+
+
+def _bullet_joins(t: str, i: int, b: int) -> bool:
+    """At the line break t[i]: does the next line continue this effect? A "●" line continues it
+    (a choice of the effect) unless it is an effect of its own (it has ':' or ';')."""
+    j = i
+    while j < b and t[j] in "\r\n":
+        j += 1
+    if j >= b or t[j] != "●":
+        return False
+    end = j
+    while end < b and t[end] not in "\r\n":
+        end += 1
+    return _top_level(t, j, end, ":") < 0 and _top_level(t, j, end, ";") < 0
+
+
+def _segments(card: C.Card) -> list[tuple[str, int, int, int | None]]:
+    """(section, start, end, number) of each effect of the card's text, in text order."""
+    t = card.text
+    segs: list[tuple[str, int, int, int | None]] = []
+    for section, a, b in _sections(card):
+        if section == "flavor":
+            continue
+        body = t[a:b].strip()
+        if not body or body in ("-n/a-", "n/a"):
+            continue
+        numbers = list(NUMBER_RX.finditer(t, a, b))
+        pieces: list[tuple[int, int, int | None]] = []
+        if numbers:
+            if numbers[0].start() > a:
+                pieces += [(s, e, None) for s, e in _sentences(t, a, numbers[0].start())]
+            for i, m in enumerate(numbers):
+                end = numbers[i + 1].start() if i + 1 < len(numbers) else b
+                s, e = m.start(), end
+                while e > s and t[e - 1] in " \r\n":
+                    e -= 1
+                pieces.append((s, e, int(m.group(1))))
+        else:
+            for s, e in _sentences(t, a, b):
+                if pieces and pieces[-1][2] is None and MERGE_RX.match(t[s:e]) and not (
+                        t[s] == "(" and (_top_level(t, s, e, ":") >= 0 or _top_level(t, s, e, ";") >= 0
+                                         or t.startswith("(Quick Effect)", s))):
+                    pieces[-1] = (pieces[-1][0], e, None)
+                else:
+                    pieces.append((s, e, None))
+        segs += [(section, s, e, n) for s, e, n in pieces]
+    return segs
+
+
+def _top_level(t: str, a: int, b: int, ch: str) -> int:
+    """The first ``ch`` in t[a:b] outside quotes and parentheses, or -1."""
+    depth = 0
+    quote = False
+    for i in range(a, b):
+        c = t[i]
+        if c == '"':
+            quote = not quote
+        elif quote:
+            continue
+        elif c == "(":
+            depth += 1
+        elif c == ")" and depth:
+            depth -= 1
+        elif c == ch and depth == 0:
+            return i
+    return -1
+
+
+def _find(patterns, t: str, a: int, b: int) -> list[tuple[Pattern, re.Match]]:
+    seg = t[a:b]
+    out = []
+    for p in patterns:
+        m = p.regex.search(seg)
+        if m:
+            out.append((p, m))
+    return out
+
+
+def _ev(t: str, a: int, m: re.Match, p: Pattern | None = None) -> Evidence:
+    s, e = a + m.start(), a + m.end()
+    return Evidence(span=(s, e), quote=t[s:e], pattern=p.id if p else None)
+
+
+def _bit(name: str) -> Evidence:
+    return Evidence(bit=name)
+
+
+def _all(value, rule: str, ev=()) -> dict[str, dict[str, Decision]]:
+    return {rs: {s: Decision(value, rule, tuple(ev)) for s in SUBSTEPS} for rs in RULESETS}
+
+
+# ---------------------------------------------------------------------------------------------
+# the reader
+# ---------------------------------------------------------------------------------------------
+
+ACTIVATION_SUBTYPES = {"Normal", "Quick-Play", "Counter", "Ritual"}
+
+
+def profile(card: C.Card) -> CardProfile:
+    """The profile of one card, from its data row and its text only."""
+    prof = CardProfile(card.code, card.name, card.kind, card.subtype, card.type_names)
+    t = card.text
+    if card.kind == "monster" and card.type & C.TYPE_NORMAL and not card.type & C.TYPE_EFFECT and not card.type & C.TYPE_PENDULUM:
+        return prof  # TXT-NORMAL-MONSTER: flavour text only
+    segs = _segments(card)
+    is_st = card.kind in ("spell", "trap")
+    idx = 0
+    explicit = [i for i, (sec, s, e, _) in enumerate(segs) if sec == "main" and re.match(r"Activate this card\b(?! only)", t[s:e])]
+    if is_st and card.subtype not in ACTIVATION_SUBTYPES and not explicit:
+        prof.effects.append(_implicit_activation(card, segs))
+        idx = 1
+    activation_done = not is_st or (card.subtype not in ACTIVATION_SUBTYPES and not explicit)
+    only_sentences = [(s, e) for _, s, e, _ in segs if re.match(r"Activate (?:this card )?only\b", t[s:e])]
+    for n, (section, s, e, number) in enumerate(segs):
+        if is_st and re.match(r"Activate (?:this card )?only\b", t[s:e]) and not activation_done:
+            pass  # attached to the activation below
+        materials = (n == 0 and card.is_extra_deck and section != "pendulum"
+                     and _top_level(t, s, e, ":") < 0 and _top_level(t, s, e, ";") < 0
+                     and (e == len(t) or t[e] in "\r\n" or "+" in t[s:e] or re.match(r"\d", t[s:e])))
+        if materials:
+            prof.effects.append(_simple(idx, section, s, e, number, t, "materials", "TXT-MATERIALS"))
+        elif not activation_done and section == "main" and not re.match(r"(?:You can only activate|Activate (?:this card )?only\b)", t[s:e]):
+            prof.effects.append(_effect(card, idx, section, s, e, number, activation=True, extra_windows=only_sentences))
+            activation_done = True
+        else:
+            prof.effects.append(_effect(card, idx, section, s, e, number))
+        idx += 1
+    if is_st and card.kind == "trap" and card.subtype == "Continuous" and explicit:
+        _continuous_trap_atk(card, prof)
+    return prof
+
+
+def _continuous_trap_atk(card: C.Card, prof: CardProfile) -> None:
+    """DS-CONT-TRAP: a Continuous Trap activated with "Activate this card by ..." whose own
+    resolution does not change ATK/DEF is still allowed when a Continuous Effect of it does."""
+    t = card.text
+    act = next((x for x in prof.effects if x.kind.value == "activation"), None)
+    if act is None or act.damage_step is None or act.damage_step["tcg"]["start"].rule != "DS-NOT-LISTED":
+        return
+    for x in prof.effects:
+        if x.kind.value == "continuous" and x.span:
+            hits = _find(ATK_CHANGE, t, *x.span)
+            if hits:
+                ev = (_ev(t, x.span[0], hits[0][1], hits[0][0]),)
+                act.damage_step = {rs: {s: Decision(s in ("start", "before_calc"), "DS-CONT-TRAP", ev) for s in SUBSTEPS}
+                                   for rs in RULESETS}
+                return
+
+
+def _simple(idx, section, s, e, number, t, kind, rule) -> EffectProfile:
+    ev = (Evidence(span=(s, e), quote=t[s:e]),)
+    none = Decision(None, rule, ev)
+    return EffectProfile(idx, section, (s, e), t[s:e], number, Decision(kind, rule, ev), None, none,
+                         Decision([], rule), Decision([], rule), None)
+
+
+def _implicit_activation(card: C.Card, segs) -> EffectProfile:
+    """A Continuous/Field/Equip Spell's or Continuous Trap's activation as a card."""
+    t = card.text
+    bit = f"type&TYPE_{card.subtype.upper().replace('-', '')}"
+    kind = Decision("activation", "KIND-ST-ACTIVATION-IMPLICIT", (_bit(bit),))
+    windows: list[str] = []
+    wev: list[Evidence] = []
+    for _, s, e, _ in segs:
+        if re.match(r"Activate (?:this card )?only\b", t[s:e]):
+            for p, m in _find(WINDOWS, t, s, e):
+                windows.append(p.means)
+                wev.append(_ev(t, s, m, p))
+    if card.kind == "trap":
+        speed = Decision(2, "SS2-FAST-CARDS", (_bit("type&TYPE_TRAP"),))
+        # DS-CONT-TRAP: allowed only if a Continuous Effect (not-activated text) changes ATK/DEF
+        cont_atk: list[Evidence] = []
+        act_atk: list[Evidence] = []
+        for _, s, e, _ in segs:
+            hits = _find(ATK_CHANGE, t, s, e)
+            if not hits:
+                continue
+            activated = _top_level(t, s, e, ":") >= 0 or _top_level(t, s, e, ";") >= 0
+            (act_atk if activated else cont_atk).extend(_ev(t, s, m, p) for p, m in hits[:1])
+        if cont_atk:
+            ds = {rs: {s: Decision(s in ("start", "before_calc"), "DS-CONT-TRAP", tuple(cont_atk)) for s in SUBSTEPS} for rs in RULESETS}
+        elif act_atk:
+            ds = {rs: {s: Decision(UNKNOWN if s in ("start", "before_calc") else False, "DS-CONT-TRAP-UNSURE", tuple(act_atk))
+                       for s in SUBSTEPS} for rs in RULESETS}
+        else:
+            ds = _all(False, "DS-CONT-TRAP", (_bit(bit),))
+    else:
+        speed = Decision(1, "SS1-SPELL", (_bit(bit),))
+        ds = _all(False, "DS-SS1", (_bit(bit),))
+    return EffectProfile(0, "main", None, "", None, kind, None, speed,
+                         Decision([], "EVT-TEXT"), Decision(sorted(set(windows)), "WIN-TEXT", tuple(wev)), ds)
+
+
+def _effect(card: C.Card, idx: int, section: str, s: int, e: int, number: int | None,
+            activation: bool = False, extra_windows=()) -> EffectProfile:
+    t = card.text
+    body_s = s
+    nm = NUMBER_RX.match(t, s, e)
+    if nm:
+        body_s = nm.end()
+    colon = _top_level(t, body_s, e, ":")
+    semi = _top_level(t, body_s, e, ";")
+    if colon >= 0 and semi >= 0 and semi < colon:
+        colon = -1  # a ':' after the cost belongs to the resolution (a "●" choice)
+    flip = re.match(r"FLIP:", t[body_s:e])
+    cond = (body_s, colon) if colon >= 0 and not flip else None
+    res_start = (semi + 1) if semi >= 0 else (colon + 1 if colon >= 0 else body_s)
+    marks = {p.means: (p, m) for p, m in _find(MARKERS, t, body_s, e)}
+    seg_ev = Evidence(span=(s, e), quote=t[s:e])
+    activated_text = colon >= 0 or semi >= 0
+    st = card.kind in ("spell", "trap") and section == "main"
+    once = "once_per_turn" in marks
+
+    # condition: the text before ':'; old wording: before ", you can"
+    old_trigger = None
+    if cond is None and not activated_text and not activation:
+        m = re.match(r"(When\b[^.;:]*?),\s+(?:you can|you may)\b", t[body_s:e])
+        if m and "replacement" not in marks:
+            old_trigger = m
+            cond = (body_s, body_s + m.end(1))
+    cond_text_span = cond or (body_s, body_s)
+    events_found = _find(EVENTS, t, *cond_text_span)
+    windows_found = _find(WINDOWS, t, *cond_text_span)
+    for ws, we in extra_windows:
+        windows_found += [(p, m) for p, m in _find(WINDOWS, t, ws, we)]
+        if activation:
+            pass
+    win_spans = [(p, m, cond_text_span[0]) for p, m in _find(WINDOWS, t, *cond_text_span)]
+    for ws, we in extra_windows:
+        win_spans += [(p, m, ws) for p, m in _find(WINDOWS, t, ws, we)]
+    if "quick" in marks:  # "(Quick Effect)" closes the condition in older texts too
+        qp, qm = marks["quick"]
+        q_end = body_s + qm.start()
+        if cond is None or q_end < cond[0]:
+            pass
+        win_spans += [(p, m, body_s) for p, m in _find(WINDOWS, t, body_s, q_end) if (p.means not in {w[0].means for w in win_spans})]
+    # drop "opponent_turn" when "either_turn" matched the same words; drop generic attack when by-opponent
+    windows = sorted({p.means for p, _, _ in win_spans})
+    if "either_turn" in windows and "opponent_turn" in windows:
+        windows.remove("opponent_turn")
+    if "attack_declared_by_opponent" in windows and "attack_declared" in windows:
+        windows.remove("attack_declared")
+    wev = tuple(Evidence(span=(a + m.start(), a + m.end()), quote=t[a + m.start():a + m.end()], pattern=p.id)
+                for p, m, a in win_spans if p.means in windows)
+    windows_d = Decision(windows, "WIN-TEXT", wev)
+
+    # -- kind --------------------------------------------------------------------------------
+    optional = None
+    ev_list = sorted({p.means for p, _ in events_found})
+    if "opponent_summons" in ev_list and "summoned" in ev_list:
+        ev_list.remove("summoned")
+    if "attacked" in ev_list and "attacks" in ev_list and re.search(r"attacks or is attacked", t[cond_text_span[0]:cond_text_span[1]]):
+        pass
+    ev_evidence = tuple(_ev(t, cond_text_span[0], m, p) for p, m in events_found if p.means in ev_list)
+    if activation:
+        bit = f"type&TYPE_{card.subtype.upper().replace('-', '')}" if card.subtype != "Normal" else f"type=TYPE_{card.kind.upper()} only"
+        kind = Decision("activation", "KIND-ST-ACTIVATION", (_bit(bit),))
+    elif card.kind == "monster" and card.type & C.TYPE_NORMAL and section != "pendulum":
+        kind = Decision("continuous", "TXT-NORMAL-MONSTER", (_bit("type&TYPE_NORMAL"),))
+    elif flip:
+        kind = Decision("flip", "KIND-FLIP", (Evidence(span=(body_s, body_s + 5), quote="FLIP:", pattern="flip"),))
+    elif "quick" in marks:
+        kind = Decision("quick", "KIND-QUICK", (_ev(t, body_s, marks["quick"][1], marks["quick"][0]),))
+    elif old_trigger is not None:
+        kind = Decision("trigger", "TXT-OLD-TRIGGER", (Evidence(span=cond, quote=t[cond[0]:cond[1]]),))
+    elif not activated_text:
+        if re.match(r"(?:When|Each time)\b", t[body_s:e]) and ev_list and "replacement" not in marks:
+            kind = Decision(UNKNOWN, "TXT-UNDECIDED", (seg_ev,))
+        elif OLD_YOU_CAN.search(t, body_s, e) and "replacement" not in marks:
+            # old wording ("Once per turn, you can send ... to destroy ...") may be an activated
+            # effect written without ':' or ';': the structure does not tell
+            m = OLD_YOU_CAN.search(t, body_s, e)
+            kind = Decision(UNKNOWN, "TXT-UNDECIDED", (Evidence(span=(m.start(), m.end()), quote=m.group(0)),))
+        else:
+            kind = Decision("continuous", "TXT-NOT-ACTIVATED", (seg_ev,))
+    elif (cond is not None and "either_turn" in windows and not st and card.kind == "monster"
+          and not any(w in TIMING_SUBSTEP for w in windows)):
+        kind = Decision("quick", "KIND-QUICK", wev)
+    elif cond is not None and ev_list:
+        kind = Decision("trigger", "KIND-TRIGGER", ev_evidence)
+    elif cond is not None and ({"either_turn", "opponent_turn"} & set(windows)) and not st:
+        kind = Decision("quick", "KIND-QUICK", wev)
+    elif card.kind == "trap" and section == "main":
+        if cond is not None and ({"either_turn", "opponent_turn"} & set(windows)):
+            kind = Decision("quick", "KIND-QUICK", wev)
+        else:
+            kind = Decision(UNKNOWN, "KIND-TRAP-EFFECT", (seg_ev,))
+    else:
+        kind = Decision("ignition", "KIND-IGNITION", (seg_ev,))
+
+    k = kind.value
+    if k in ("trigger", "flip"):
+        yc = re.search(r"\b[Yy]ou (?:can|may)\b(?! only)", t[(cond[1] if cond else body_s):e])
+        if yc:
+            a = cond[1] if cond else body_s
+            optional = Decision(True, "OPT-YOU-CAN", (_ev(t, a, yc),))
+        else:
+            optional = Decision(False, "OPT-YOU-CAN", (seg_ev,))
+
+    # -- events ------------------------------------------------------------------------------
+    if k == "flip":
+        events = Decision(["flipped"], "EVT-FLIP", kind.evidence)
+    elif k == "trigger":
+        events = Decision(ev_list, "EVT-TEXT", ev_evidence) if ev_list else Decision(UNKNOWN, "EVT-UNKNOWN", (seg_ev,))
+    elif k == UNKNOWN:
+        events = Decision(UNKNOWN, "DS-UNKNOWN-KIND", (seg_ev,))
+    else:
+        events = Decision([], "EVT-TEXT")
+
+    # -- speed -------------------------------------------------------------------------------
+    if k in ("continuous", "materials"):
+        speed = Decision(None, "DS-NONE", kind.evidence)
+    elif k == UNKNOWN:
+        speed = Decision(UNKNOWN, "DS-UNKNOWN-KIND", kind.evidence)
+    elif k == "activation":
+        if card.kind == "trap" and card.subtype == "Counter":
+            speed = Decision(3, "SS3-COUNTER", (_bit("type&TYPE_COUNTER"),))
+        elif card.kind == "trap" or card.subtype == "Quick-Play":
+            speed = Decision(2, "SS2-FAST-CARDS", kind.evidence)
+        else:
+            speed = Decision(1, "SS1-SPELL", kind.evidence)
+    elif card.kind == "trap" and section == "main":
+        speed = Decision(3 if card.subtype == "Counter" else 2, "SS2-TRAP-EFFECT", (_bit("type&TYPE_TRAP"),))
+    elif k == "quick":
+        speed = Decision(2, "SS2-QUICK", kind.evidence)
+    elif card.kind == "spell" and card.subtype == "Quick-Play" and section == "main":
+        speed = Decision(2, "SS2-FAST-CARDS", (_bit("type&TYPE_QUICKPLAY"),))
+    elif k == "ignition":
+        speed = Decision(1, "SS1-IGNITION", kind.evidence)
+    else:
+        speed = Decision(1, "SS1-TRIGGER", kind.evidence)
+
+    ds = _damage_step(card, t, k, kind, optional, speed, marks, body_s, e, cond, res_start, ev_list, ev_evidence, windows, wev, seg_ev)
+    return EffectProfile(idx, section, (s, e), t[s:e], number, kind, optional, speed, events, windows_d, ds, once)
+
+
+def _damage_step(card, t, k, kind, optional, speed, marks, body_s, e, cond, res_start, ev_list, ev_evidence,
+                 windows, wev, seg_ev):
+    if k in ("continuous", "materials"):
+        return None
+    if k == UNKNOWN:
+        return _all(UNKNOWN, "DS-UNKNOWN-KIND", (seg_ev,))
+    if "not_damage_step" in marks:
+        p, m = marks["not_damage_step"]
+        return _all(False, "DS-EXCEPT", (_ev(t, body_s, m, p),))
+    if k == "activation" and card.subtype == "Counter" and card.kind == "trap":
+        return _all(True, "DS-COUNTER", (_bit("type&TYPE_COUNTER"),))
+    # the activation timing is the first Damage Step timing the condition names (Reflect Bounder:
+    # "Before damage calculation, if ... was in face-up Attack Position at the start of the Damage Step")
+    tim = sorted((x.span[0], x.pattern) for x in wev if x.pattern in TIMING_PATTERNS)
+    timing = [TIMING_PATTERNS[tim[0][1]]] if tim else []
+    damage_step_window = "damage_step" in windows
+    timing_ev = tuple(x for x in wev if x.pattern in TIMING_PATTERNS and (not tim or x.span[0] == tim[0][0])) or tuple(
+        x for x in wev if x.pattern == "w-ds")
+
+    if k in ("trigger", "flip"):
+        if timing:
+            return _all_by(lambda s: s in timing, "DS-TIMING", timing_ev)
+        if k == "flip":
+            return _all(True, "DS-FLIP", kind.evidence)
+        if optional is not None and optional.value is False:
+            return _all(True, "DS-MANDATORY", optional.evidence)
+        if "opponent_summons" in ev_list:
+            return _all(False, "DS-OPP-SUMMON", tuple(x for x in ev_evidence if x.pattern == "ev-opp-summons"))
+        if "ss_self" in marks:
+            sp, sm = marks["ss_self"]
+            hand = _find([p for p in MARKERS if p.means == "hand"], t, res_start, e)
+            if not hand and cond is not None:
+                hand = _find([p for p in MARKERS if p.means == "hand"], t, *cond)
+            if hand:
+                return _all(False, "DS-SS-SELF-HAND", (_ev(t, body_s, sm, sp),))
+        return _all(True, "DS-OPT-TRIGGER", (optional.evidence if optional else kind.evidence))
+
+    if speed.value == 1:
+        return _all(False, "DS-SS1", speed.evidence)
+    if speed.value == UNKNOWN:
+        return _all(UNKNOWN, "DS-UNKNOWN-KIND", speed.evidence)
+
+    # fast effects and fast card activations (Spell Speed 2)
+    monster_quick = k == "quick" and card.kind == "monster"
+    if monster_quick and "negate_activation" in marks:
+        p, m = marks["negate_activation"]
+        return _all(True, "DS-NEGATE-ACTIVATION", (_ev(t, body_s, m, p),))
+    atk = _find(ATK_CHANGE, t, res_start, e)
+    if timing:
+        return _all_by(lambda s: s in timing, "DS-TIMING", timing_ev)
+    if damage_step_window:
+        if atk:
+            return _atk_ds(t, body_s, e, cond, atk, res_start)
+        return _all(True, "DS-TIMING", timing_ev)
+    if monster_quick and "negate_effect" in marks and "activation" in ev_list:
+        p, m = marks["negate_effect"]
+        ev = (_ev(t, body_s, m, p),) + tuple(x for x in ev_evidence if x.pattern == "ev-activation")
+        return {"tcg": {s: Decision(True, "DS-NEGATE-RESPONSE-TCG", ev) for s in SUBSTEPS},
+                "ocg": {s: Decision(False, "DS-NEGATE-RESPONSE-TCG", ev) for s in SUBSTEPS}}
+    if atk:
+        return _atk_ds(t, body_s, e, cond, atk, res_start)
+    return _all(False, "DS-NOT-LISTED", (seg_ev,) if k != "activation" else kind.evidence + (seg_ev,))
+
+
+def _all_by(pred, rule, ev) -> dict[str, dict[str, Decision]]:
+    return {rs: {s: Decision(bool(pred(s)), rule, tuple(ev)) for s in SUBSTEPS} for rs in RULESETS}
+
+
+def _atk_ds(t, body_s, e, cond, atk, res_start):
+    """DS-ATK, DS-ATK-CALC-TCG, DS-ATK-CALC-OCG: an effect that directly changes ATK/DEF."""
+    p, m = atk[0]
+    aev = _ev(t, res_start, m, p)
+    calc = re.search(r"(?i)damage calculation", t[body_s:e])
+    dstep = re.search(r"Damage Step", t[body_s:e])
+    cond_calc = cond is not None and re.search(r"(?i)damage calculation", t[cond[0]:cond[1]])
+    out: dict[str, dict[str, Decision]] = {"tcg": {}, "ocg": {}}
+    for s in ("start", "before_calc"):
+        for rs in RULESETS:
+            out[rs][s] = Decision(True, "DS-ATK", (aev,))
+    for s in ("after_calc", "end"):
+        for rs in RULESETS:
+            out[rs][s] = Decision(False, "DS-ATK", (aev,))
+    if calc or dstep:
+        w = calc or dstep
+        wev = Evidence(span=(body_s + w.start(), body_s + w.end()), quote=w.group(0))
+        out["tcg"]["during_calc"] = Decision(True, "DS-ATK-CALC-TCG", (aev, wev))
+    else:
+        out["tcg"]["during_calc"] = Decision(False, "DS-ATK", (aev,))
+    if cond_calc:
+        cev = Evidence(span=(cond[0] + cond_calc.start(), cond[0] + cond_calc.end()), quote=cond_calc.group(0))
+        out["ocg"]["during_calc"] = Decision(True, "DS-ATK-CALC-OCG", (aev, cev))
+    elif calc or dstep:
+        w = calc or dstep
+        wev = Evidence(span=(body_s + w.start(), body_s + w.end()), quote=w.group(0))
+        out["ocg"]["during_calc"] = Decision(UNKNOWN, "DS-ATK-CALC-OCG-AMBIGUOUS", (aev, wev))
+    else:
+        out["ocg"]["during_calc"] = Decision(False, "DS-ATK-CALC-OCG", (aev,))
+    return out
+
+
+def profile_dict(card: C.Card) -> dict:
+    return profile(card).to_dict()
