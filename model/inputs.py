@@ -574,13 +574,6 @@ def check_keys(d: dict, allowed: Iterable[str], file: str, where: str, what: str
             raise InputError(file, field_path(where, k), f"unknown {what} (allowed: {', '.join(sorted(allowed))})")
 
 
-def check_one_of(v: Any, allowed: Iterable[str], file: str, where: str, what: str = "value") -> Any:
-    allowed = sorted(allowed)
-    if v not in allowed:
-        raise InputError(file, where, f"unknown {what} {show(v)} (known: {', '.join(allowed)})")
-    return v
-
-
 # Control characters, zero-width and bidirectional formatting characters. (U+2028/U+2029, the
 # line and paragraph separators, are text: they are allowed in names, kept on one line in traces
 # and escaped on the terminal.)
@@ -645,103 +638,6 @@ def check_text(v: Any, file: str, where: str, what: str = "text") -> str:
     if m:
         raise InputError(file, where, f"{what} {show(v)} holds the control or invisible character U+{ord(m.group()):04X}")
     return v
-
-
-# -- scenario checks (for cli/scenarios.py: same messages, checked before anything runs) ----------
-
-_LOCATION = re.compile(r"^P[12] (M[1-5]|S[1-5]|FZ|hand|graveyard|banished|deck)$")
-PHASES = ("main1", "battle", "main2", "end")
-
-
-def check_event_kinds(kinds: Any, file: str, where: str) -> list[str]:
-    """A list of event kinds (docs/model.md); a misspelt kind is an error, never a silent pass."""
-    from bpcheck.model.events import EVENT_KINDS
-
-    if not isinstance(kinds, list):
-        raise InputError(file, where, f"expected a list of event kinds, got {type_name(kinds)} {show(kinds)}")
-    for j, k in enumerate(kinds):
-        if not isinstance(k, str):
-            raise InputError(file, field_path(where, j), f"expected an event kind, got {type_name(k)} {show(k)}")
-        if k not in EVENT_KINDS:
-            close = [x for x in sorted(EVENT_KINDS) if x.replace("_", "") == k.replace("_", "").lower()]
-            hint = f" (did you mean {close[0]!r}?)" if close else " (see docs/model.md for the event kinds)"
-            raise InputError(file, field_path(where, j), f"unknown event kind {k!r}{hint}")
-    return kinds
-
-
-def check_card_known(name: Any, pool, file: str, where: str) -> str:
-    """A card name that must exist in the board's pool (built-in cards and its [[card]] tables)."""
-    if not isinstance(name, str):
-        raise InputError(file, where, f"expected a card name, got {type_name(name)} {show(name)}")
-    if name not in pool:
-        close = [n for n in pool.names() if n.lower() == name.lower()]
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise InputError(file, where, f"unknown card {name!r}{hint}")
-    return name
-
-
-def check_expect(exp: Any, pool, file: str, where: str) -> dict:
-    """A scenario step's `expect` table (docs/scenarios.md), checked for types, values and card
-    names before the scenario runs, so `validate` refuses what `scenario` would."""
-    from bpcheck.model.state import Step
-
-    if not isinstance(exp, dict):
-        raise InputError(file, where, f"expected a table, got {type_name(exp)} {show(exp)}")
-    for key, want in exp.items():
-        f = field_path(where, key)
-        if key == "step":
-            check_one_of(want, {x.value for x in Step}, file, f, "step")
-        elif key == "phase":
-            check_one_of(want, PHASES, file, f, "phase")
-        elif key == "lp":
-            if not (isinstance(want, list) and len(want) == 2 and all(is_type(x, int) for x in want)):
-                raise InputError(file, f, f"expected [P1 LP, P2 LP] (two integers), got {show(want)}")
-        elif key in ("replay_pending", "over"):
-            if not isinstance(want, bool):
-                raise InputError(file, f, f"expected a boolean, got {type_name(want)} {show(want)}")
-        elif key == "attack":
-            if not isinstance(want, str):
-                raise InputError(file, f, f"expected \"A -> B\", \"A -> direct\" or \"none\", got {type_name(want)} {show(want)}")
-            if want != "none":
-                parts = want.split(" -> ")
-                if len(parts) != 2:
-                    raise InputError(file, f, f"expected \"A -> B\", \"A -> direct\" or \"none\", got {show(want)}")
-                check_card_known(parts[0], pool, file, f)
-                if parts[1] != "direct":
-                    check_card_known(parts[1], pool, file, f)
-        elif key == "winner":
-            check_one_of(want, ("P1", "P2", "draw"), file, f, "winner")
-        elif key == "to_act":
-            check_one_of(want, ("P1", "P2", "none"), file, f, "player")
-        elif key == "where":
-            if not isinstance(want, dict):
-                raise InputError(file, f, f"expected a table {{ card = location }}, got {type_name(want)} {show(want)}")
-            for name, loc in want.items():
-                g = field_path(f, name)
-                check_card_known(name, pool, file, g)
-                locs = loc if isinstance(loc, list) else [loc]
-                for j, x in enumerate(locs):
-                    h = field_path(g, j) if isinstance(loc, list) else g
-                    if not isinstance(x, str) or not (_LOCATION.match(x) or (x == "gone" and not isinstance(loc, list))):
-                        raise InputError(file, h, f"expected a location like \"P2 M1\", \"P1 S2\", \"P1 FZ\", \"P1 graveyard\" or \"gone\", got {show(x)}")
-        elif key in ("attacks", "atk", "def", "position"):
-            if not isinstance(want, dict):
-                raise InputError(file, f, f"expected a table {{ card = value }}, got {type_name(want)} {show(want)}")
-            for name, v in want.items():
-                g = field_path(f, name)
-                check_card_known(name, pool, file, g)
-                if key == "position":
-                    check_one_of(v, ("attack", "defense", "facedown"), file, g, "position")
-                elif not is_type(v, int):
-                    raise InputError(file, g, f"expected an integer, got {type_name(v)} {show(v)}")
-        elif key == "chain":
-            if not isinstance(want, list):
-                raise InputError(file, f, f"expected a list of card names (bottom first), got {type_name(want)} {show(want)}")
-            for j, name in enumerate(want):
-                check_card_known(name, pool, file, field_path(f, j))
-        else:
-            raise InputError(file, f, "unknown expectation (see docs/scenarios.md)")
-    return exp
 
 
 # -- files named on a command line ----------------------------------------------------------------
@@ -1058,14 +954,10 @@ __all__ = [
     "MAX_DOTTED_PARTS",
     "MAX_KEY_PARTS",
     "MAX_VALUES",
-    "check_card_known",
-    "check_event_kinds",
-    "check_expect",
     "check_keys",
     "check_name",
     "check_rule_ids",
     "check_text",
-    "check_one_of",
     "check_tree",
     "escape_controls",
     "field_path",
