@@ -15,7 +15,7 @@ from pathlib import Path
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_OK, InputError
 from bpcheck.model.board import load_board
-from bpcheck.model.inputs import one_line
+from bpcheck.reports.safe import one_line
 from bpcheck.replay import resolve_board
 
 

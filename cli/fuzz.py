@@ -47,7 +47,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, 
 from hypothesis.errors import Unsatisfiable
 from unittest import SkipTest
 
-from bpcheck.model.inputs import one_line
+from bpcheck.reports.safe import one_line
 from bpcheck.board_writer import board_size, board_toml, document_board, write_board
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, InputError

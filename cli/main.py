@@ -33,7 +33,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _err(e: InputError) -> None:
-    from bpcheck.model.inputs import one_line
+    from bpcheck.reports.safe import one_line
 
     print(one_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)  # one line, whatever a file or an engine said
 
@@ -49,7 +49,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from bpcheck.scenarios import load_scenario
 
     from bpcheck.explorers.checking import parse_goals
-    from bpcheck.model.inputs import input_files
+    from bpcheck.model.cmdline import input_files
 
     try:
         files = input_files(args.files, ".toml", "board or scenario")
@@ -104,7 +104,7 @@ def cmd_cards(args: argparse.Namespace) -> int:
 
 
 def _board_files(paths: list[str]) -> list[tuple[Path, str]]:
-    from bpcheck.model.inputs import input_files
+    from bpcheck.model.cmdline import input_files
 
     return input_files(paths, ".toml", "board")
 
@@ -139,7 +139,7 @@ def _exclude(files: list[tuple[Path, str]], patterns: list[str] | None) -> tuple
 
 
 def _positive(kind):
-    from bpcheck.model.inputs import positive_number  # finite and > 0: nan, inf, 0, -1 refused
+    from bpcheck.model.cmdline import positive_number  # finite and > 0: nan, inf, 0, -1 refused
 
     return positive_number(kind)
 
@@ -1115,7 +1115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import contextlib
 
     from bpcheck import lifecycle
-    from bpcheck.model.inputs import output_escaping
+    from bpcheck.reports.terminal import output_escaping
 
     global STARTED
     if argv is not None:  # called again in one process (tests): this command's start
