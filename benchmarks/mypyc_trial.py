@@ -91,8 +91,9 @@ def build(scratch: Path, mypy_python: str) -> None:
         if text.count(old) != 1:
             sys.exit(f"mypyc_trial: the patch for {rel} does not apply (found {text.count(old)} times): {old.splitlines()[0].strip()!r}")
         f.write_text(text.replace(old, new))
-    # model/inputs.py is imported by the model and type-checked, not compiled: its "misc" errors
-    # are waved through, and mypyc takes mypy's "annotation-unchecked" notes for errors
+    # the input layer (model/reading.py, fields.py, hazard.py) is imported by the model and
+    # type-checked, not compiled: its "misc" errors are waved through, and mypyc takes mypy's
+    # "annotation-unchecked" notes for errors
     setup = scratch / "setup.py"
     setup.write_text(
         "from setuptools import setup\nfrom mypyc.build import mypycify\n"

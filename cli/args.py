@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from bpcheck.harness.reporting import DEFAULT_GRAPH_LIMIT
-from bpcheck.model.inputs import positive_number
+from bpcheck.model.cmdline import positive_number
 
 
 def add_quiet_argument(p) -> None:

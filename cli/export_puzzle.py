@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from bpcheck.errors import InputError
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_OK
-from bpcheck.model.inputs import one_line
+from bpcheck.reports.safe import one_line
 
 
 def cmd_export_puzzle(args) -> int:

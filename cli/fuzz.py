@@ -8,7 +8,7 @@ import json
 import shlex
 from pathlib import Path
 from typing import Sequence
-from bpcheck.model.inputs import one_line
+from bpcheck.reports.safe import one_line
 from bpcheck.harness.board_writer import board_size, board_toml
 from bpcheck.errors import InputError
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK

@@ -36,7 +36,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _err(e: InputError) -> None:
-    from bpcheck.model.inputs import one_line
+    from bpcheck.reports.safe import one_line
 
     print(one_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)  # one line, whatever a file or an engine said
 
@@ -52,7 +52,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from bpcheck.harness.scenarios import load_scenario
 
     from bpcheck.explorers.checking import parse_goals
-    from bpcheck.model.inputs import input_files
+    from bpcheck.model.cmdline import input_files
 
     try:
         files = input_files(args.files, ".toml", "board or scenario")
@@ -369,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import contextlib
 
     from bpcheck.harness import lifecycle
-    from bpcheck.model.inputs import output_escaping
+    from bpcheck.reports.terminal import output_escaping
 
     global STARTED
     if argv is not None:  # called again in one process (tests): this command's start

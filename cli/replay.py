@@ -10,14 +10,15 @@ from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.engines.faults import SystemFault
 from bpcheck.invariants import REGISTRY
-from bpcheck.model import inputs
+from bpcheck.model import fields
+from bpcheck.reports import safe
 from bpcheck.engines import make_engine
 from bpcheck.reports.safe import line as _line  # what an engine or a file said, on one line
 from bpcheck.reports.text import board_lines
 
 
 def _err(e: InputError) -> None:
-    print(inputs.one_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)  # labels the engine offered may be quoted
+    print(safe.one_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)  # labels the engine offered may be quoted
 
 
 def replay_file(path: str, verbose: bool = True, engine: str | None = None, call_timeout: float | None = None) -> int:
@@ -102,7 +103,7 @@ def _replay(cex: dict, engine, board, verbose: bool) -> int:
         act = pick_action(acts, label)
         if act is None:
             legal = ", ".join(a.label for a in acts) or "(none: the state is terminal)"
-            _err(InputError(cex.get("_file", "<counterexample>"), inputs.field_path(inputs.field_path(cex.get("_where", ""), "trace"), k - 1), f"step {k}: {label!r} is not legal here (the trace no longer applies); legal: {legal}"))
+            _err(InputError(cex.get("_file", "<counterexample>"), fields.field_path(fields.field_path(cex.get("_where", ""), "trace"), k - 1), f"step {k}: {label!r} is not legal here (the trace no longer applies); legal: {legal}"))
             return EXIT_BAD_INPUT
         if folded is not None:  # a decision, then the forced passes the explorer folded after it
             s2, macro = folded.step(s, act)

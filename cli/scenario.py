@@ -8,7 +8,7 @@ import sys
 from typing import Any
 from bpcheck.errors import InputError
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK
-from bpcheck.model.inputs import one_line as _line  # what an engine said, on one line
+from bpcheck.reports.safe import one_line as _line  # what an engine said, on one line
 
 
 def cmd_scenario(args: Any) -> int:

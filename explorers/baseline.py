@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from bpcheck.errors import InputError
-from bpcheck.model.inputs import read_baseline
+from bpcheck.model.reading import read_baseline
 
 KINDS = ("actions", "observation", "events", "event-order", "window", "terminal", "initial", "identity")
 FIELDS = {"board": "the board file", "kind": "the DIFF kind", "path": "the first differing path", "reason": "why the disagreement is known"}
@@ -139,7 +139,7 @@ def _str(v: Any, file: str, where: str) -> str:
 
 def load_baseline(path: str) -> Baseline:
     """Read and validate a baseline file: bad input names the file, the field and the problem."""
-    data = read_baseline(path)  # the input layer's file-level checks (model/inputs.py): TOML, or JSON
+    data = read_baseline(path)  # the input layer's file-level checks (model/reading.py): TOML, or JSON
     for k in data:
         if k not in ("version", "known"):
             raise InputError(path, k, "unknown field (allowed: version, known)")

@@ -24,7 +24,7 @@ from bpcheck.harness.reporting import DEFAULT_GRAPH_LIMIT
 
 def report_error(e: InputError) -> None:
     """Bad input, on stderr as one line whatever a file or an engine said (the default reporter)."""
-    from bpcheck.model.inputs import one_line
+    from bpcheck.reports.safe import one_line
 
     print(one_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)
 
@@ -73,7 +73,7 @@ class CheckOptions:
 
 
 def board_files(paths: list[str]) -> list[tuple[Path, str]]:
-    from bpcheck.model.inputs import input_files
+    from bpcheck.model.cmdline import input_files
 
     return input_files(paths, ".toml", "board")
 

@@ -13,7 +13,7 @@ import os
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.errors import InputError
 from bpcheck.model.board import load_board
-from bpcheck.model.inputs import one_line
+from bpcheck.reports.safe import one_line
 from bpcheck.harness.replay import resolve_board
 
 

@@ -97,7 +97,7 @@ CURRENT = Signals()  # the process's one handler set (installed by bpcheck.cli.m
 def terminal_safe(text: str) -> str:
     """`text` with control characters (except tab and newline) and invisible or bidirectional
     formatting characters written as visible escapes (``\\x1b``, ``\\u202e``)."""
-    from bpcheck.model.inputs import escape_controls
+    from bpcheck.reports.terminal import escape_controls
 
     return escape_controls(text)
 

@@ -8,7 +8,7 @@ holds no counterexample (a result whose boards all passed: nothing was replayed,
 A counterexample file is untrusted input (someone may have sent it): it never chooses code. The
 engine is the one named on the command line (``--engine``, default ``reference``); when the file
 names another, replay says so and still uses the command line's. The file is read through the
-input layer (:mod:`bpcheck.model.inputs`): size and depth limits, strict JSON, every field checked.
+input layer (:mod:`bpcheck.model.reading`, :mod:`bpcheck.model.fields`): size and depth limits, strict JSON, every field checked.
 
 Trace entries are action labels, one per step, forced passes included (with reduction on, a
 step the file lists in ``forced`` is shown as such); old files read the same. An entry ``#N`` (written when the engine could not replay its
@@ -23,7 +23,8 @@ from pathlib import Path
 
 from bpcheck.errors import InputError
 from bpcheck.invariants import REGISTRY
-from bpcheck.model import inputs
+from bpcheck.model import fields
+from bpcheck.model import reading
 from bpcheck.model.board import load_board
 
 CEX_VERSION = 1
@@ -62,65 +63,65 @@ def known_invariants() -> set[str]:
 def check_counterexample(c, file: str, where: str) -> dict:
     """One counterexample object (a --cex-dir file, or an entry of a --json result)."""
     if not isinstance(c, dict):
-        raise InputError(file, where, f"expected a counterexample object, got {inputs.type_name(c)}")
-    inputs.check_keys(c, CEX_KEYS, file, where)
+        raise InputError(file, where, f"expected a counterexample object, got {fields.type_name(c)}")
+    fields.check_keys(c, CEX_KEYS, file, where)
     if "diff" in c:  # informational: the DIFF's kind and first differing path
         d = c["diff"]
-        if not isinstance(d, dict) or set(d) != {"kind", "path"} or not all(inputs.is_type(d[k], str) for k in d):
-            raise InputError(file, inputs.field_path(where, "diff"), "expected a table of two strings, kind and path")
-    if "signature" in c and not inputs.is_type(c["signature"], str):
-        raise InputError(file, inputs.field_path(where, "signature"), f"expected the violation's signature (a string), got {inputs.type_name(c['signature'])}")
-    if "baselined" in c and not inputs.is_type(c["baselined"], str):
-        raise InputError(file, inputs.field_path(where, "baselined"), f"expected the baseline's reason (a string), got {inputs.type_name(c['baselined'])}")
+        if not isinstance(d, dict) or set(d) != {"kind", "path"} or not all(fields.is_type(d[k], str) for k in d):
+            raise InputError(file, fields.field_path(where, "diff"), "expected a table of two strings, kind and path")
+    if "signature" in c and not fields.is_type(c["signature"], str):
+        raise InputError(file, fields.field_path(where, "signature"), f"expected the violation's signature (a string), got {fields.type_name(c['signature'])}")
+    if "baselined" in c and not fields.is_type(c["baselined"], str):
+        raise InputError(file, fields.field_path(where, "baselined"), f"expected the baseline's reason (a string), got {fields.type_name(c['baselined'])}")
     if "forced" in c:
         fz = c["forced"]
-        if not isinstance(fz, list) or not all(inputs.is_type(k, int) and k >= 1 for k in fz):
-            raise InputError(file, inputs.field_path(where, "forced"), "expected an array of step numbers (from 1)")
-    if "group" in c and not (inputs.is_type(c["group"], int) and c["group"] >= 1):
-        raise InputError(file, inputs.field_path(where, "group"), f"expected a group number (from 1), got {inputs.show(c['group'])}")
+        if not isinstance(fz, list) or not all(fields.is_type(k, int) and k >= 1 for k in fz):
+            raise InputError(file, fields.field_path(where, "forced"), "expected an array of step numbers (from 1)")
+    if "group" in c and not (fields.is_type(c["group"], int) and c["group"] >= 1):
+        raise InputError(file, fields.field_path(where, "group"), f"expected a group number (from 1), got {fields.show(c['group'])}")
     if "folded" in c and not isinstance(c["folded"], bool):
-        raise InputError(file, inputs.field_path(where, "folded"), f"expected a boolean, got {inputs.type_name(c['folded'])}")
-    if "decisions" in c and not (inputs.is_type(c["decisions"], int) and c["decisions"] >= 0):
-        raise InputError(file, inputs.field_path(where, "decisions"), f"expected a number of steps, got {inputs.show(c['decisions'])}")
+        raise InputError(file, fields.field_path(where, "folded"), f"expected a boolean, got {fields.type_name(c['folded'])}")
+    if "decisions" in c and not (fields.is_type(c["decisions"], int) and c["decisions"] >= 0):
+        raise InputError(file, fields.field_path(where, "decisions"), f"expected a number of steps, got {fields.show(c['decisions'])}")
     c = {**c, "_file": file, "_where": where}  # for messages about the trace later
     if "bpcheck_counterexample" in c:
         v = c["bpcheck_counterexample"]
-        if not inputs.is_type(v, int) or v != CEX_VERSION:
-            raise InputError(file, inputs.field_path(where, "bpcheck_counterexample"), f"unsupported version {inputs.show(v)} (this bpcheck reads {CEX_VERSION})")
-    board = inputs.need(c, "board", str, file, where)
+        if not fields.is_type(v, int) or v != CEX_VERSION:
+            raise InputError(file, fields.field_path(where, "bpcheck_counterexample"), f"unsupported version {fields.show(v)} (this bpcheck reads {CEX_VERSION})")
+    board = fields.need(c, "board", str, file, where)
     if not board or "\x00" in board:
-        raise InputError(file, inputs.field_path(where, "board"), "expected a board file path")
-    inv = inputs.need(c, "invariant", str, file, where)
+        raise InputError(file, fields.field_path(where, "board"), "expected a board file path")
+    inv = fields.need(c, "invariant", str, file, where)
     if inv not in known_invariants():
-        raise InputError(file, inputs.field_path(where, "invariant"), f"unknown invariant {inputs.show(inv)} (see `bpcheck invariants`)")
+        raise InputError(file, fields.field_path(where, "invariant"), f"unknown invariant {fields.show(inv)} (see `bpcheck invariants`)")
     if "engine" in c:
-        inputs.need(c, "engine", str, file, where)
-    trace = inputs.need(c, "trace", list, file, where)
+        fields.need(c, "engine", str, file, where)
+    trace = fields.need(c, "trace", list, file, where)
     for k, label in enumerate(trace):
-        f = inputs.field_path(inputs.field_path(where, "trace"), k)
+        f = fields.field_path(fields.field_path(where, "trace"), k)
         if not isinstance(label, str) or not label:
-            raise InputError(file, f, f"expected an action label, got {inputs.type_name(label)} {inputs.show(label)}")
+            raise InputError(file, f, f"expected an action label, got {fields.type_name(label)} {fields.show(label)}")
         if label.startswith("#") and not _INDEX.match(label):
-            raise InputError(file, f, f"expected an action label or #N (an action index), got {inputs.show(label)}")
+            raise InputError(file, f, f"expected an action label or #N (an action index), got {fields.show(label)}")
     return c
 
 
 def load_counterexamples(path: str) -> list[dict]:
     """The counterexamples in a --cex-dir file or a --json result file, every field checked."""
-    data = inputs.load_json(path, path, "counterexample")
+    data = reading.load_json(path, path, "counterexample")
     if not isinstance(data, dict):
-        raise InputError(path, "", f"expected a JSON object, got {inputs.type_name(data)}")
+        raise InputError(path, "", f"expected a JSON object, got {fields.type_name(data)}")
     if "boards" in data:
         boards = data["boards"]
         if not isinstance(boards, list):
-            raise InputError(path, "boards", f"expected an array, got {inputs.type_name(boards)}")
+            raise InputError(path, "boards", f"expected an array, got {fields.type_name(boards)}")
         cexs = []
         for i, b in enumerate(boards):
             if not isinstance(b, dict):
-                raise InputError(path, f"boards[{i}]", f"expected a board result object, got {inputs.type_name(b)}")
+                raise InputError(path, f"boards[{i}]", f"expected a board result object, got {fields.type_name(b)}")
             cs = b.get("counterexamples", [])
             if not isinstance(cs, list):
-                raise InputError(path, f"boards[{i}].counterexamples", f"expected an array, got {inputs.type_name(cs)}")
+                raise InputError(path, f"boards[{i}].counterexamples", f"expected an array, got {fields.type_name(cs)}")
             cexs.extend(check_counterexample(c, path, f"boards[{i}].counterexamples[{j}]") for j, c in enumerate(cs))
         return cexs
     if "trace" in data:
@@ -142,7 +143,7 @@ def resolve_board(cex_path: str, board: str) -> str:
 
 def load_cex_board(path: str, cex: dict):
     """The board a counterexample names; a problem with it names the counterexample file too."""
-    where = inputs.field_path(cex.get("_where", ""), "board")
+    where = fields.field_path(cex.get("_where", ""), "board")
     file = resolve_board(path, cex["board"])
     if not Path(file).exists():
         raise InputError(path, where, f"no such board file {cex['board']!r}")
@@ -156,7 +157,7 @@ def engine_note(cex: dict, engine_name: str) -> str | None:
     named = cex.get("engine")
     if named is not None and named != engine_name:
         return (
-            f"note: the file names engine {inputs.show(named, 80)}; replaying on {engine_name} "
+            f"note: the file names engine {fields.show(named, 80)}; replaying on {engine_name} "
             "(a file never chooses the engine: pass --engine to pick one)"
         )
     return None

@@ -62,7 +62,7 @@ def emit_reports(args: argparse.Namespace, runs: list, errors: list[dict], title
                 writer_failed(args, f"{Path(args.report) / rel}", e, failures)
             report_index = str(out / "index.html")
     if getattr(args, "github", False):
-        from bpcheck.model.inputs import print_workflow_command
+        from bpcheck.reports.terminal import print_workflow_command
         from bpcheck.reports.github import annotations, markdown_summary
 
         where = f"the job summary and {report_index}" if report_index else "the job summary"

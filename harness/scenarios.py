@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from bpcheck.errors import InputError
-from bpcheck.model import inputs
+from bpcheck.model import fields as checks
 from bpcheck.model.board import Board, board_from_dict, load_board, parse_toml, read_text
 
 PLAYERS = ("P1", "P2")
@@ -70,8 +70,8 @@ ID = r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+"
 
 
 def rule_catalogue() -> frozenset[str]:
-    """The rule IDs of docs/rules.md (one reading for boards and scenarios: bpcheck.model.inputs)."""
-    return inputs.rule_catalogue()
+    """The rule IDs of docs/rules.md (one reading for boards and scenarios: bpcheck.model.fields)."""
+    return checks.rule_catalogue()
 
 
 @lru_cache(maxsize=1)
@@ -370,7 +370,7 @@ def parse_scenario(data: dict, display: str, base: Path, display_base: Path | No
             ck.type(data[key], str, key, "a string")
     for key in ("name", "source", "description", "note"):  # shown in every report: no control characters
         if key in data:
-            (inputs.check_name if key == "name" else inputs.check_text)(data[key], display, key, "scenario name" if key == "name" else key)
+            (checks.check_name if key == "name" else checks.check_text)(data[key], display, key, "scenario name" if key == "name" else key)
     rules = ck.type(data.get("rules", None), list, "rules", "a list of rule IDs")
     if not rules:
         raise ck.fail("rules", "a scenario cites at least one rule ID from docs/rules.md")
@@ -1127,7 +1127,7 @@ def run_scenario(sc: Scenario, engine: Any = None) -> ScenarioResult:
 
 
 def scenario_files(paths: list[str]) -> list[tuple[Path, str]]:
-    from bpcheck.model.inputs import input_files  # folders expanded; empty/unreadable folder: error
+    from bpcheck.model.cmdline import input_files  # folders expanded; empty/unreadable folder: error
 
     return input_files(paths, ".toml", "scenario")
 

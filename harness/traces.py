@@ -81,11 +81,11 @@ def _type_name(v: Any) -> str:
 def load_trace(path: str) -> Trace:
     """Read and validate a trace file; any problem is an InputError naming ``file:line``.
 
-    Read through the input layer (model/inputs.py): a regular file of at most
+    Read through the input layer (model/reading.py): a regular file of at most
     ``MAX_BYTES["trace"]``, UTF-8, lines split at ``\n`` only (a name holding U+2028, which
     `record` writes as is, stays one line), strict JSON on every line (no NaN, no duplicate keys,
     integers within ±(2**53 - 1), nesting within the depth limit)."""
-    from bpcheck.model.inputs import load_jsonl
+    from bpcheck.model.reading import load_jsonl
 
     rows: list[tuple[int, Any]] = load_jsonl(path, path, "trace")
     if not rows:

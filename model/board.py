@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 
 from bpcheck.errors import InputError
-from bpcheck.model import inputs
+from bpcheck.model import fields, reading
 from bpcheck.model.cards import CardPool, parse_card, pool_with
 from bpcheck.model.state import CardRef, Monster, Player, Pos, SpellTrap, State, Step
 
@@ -71,13 +71,13 @@ def _reject_floats(v: Any, file: str, path: str) -> None:
 
 
 def parse_toml(text: str, file: str) -> dict:
-    """A TOML document through the input layer (model/inputs.py: depth, strict types)."""
-    return inputs.parse_toml_text(text, file)
+    """A TOML document through the input layer (model/reading.py: depth, strict types)."""
+    return reading.parse_toml_text(text, file)
 
 
 def read_text(path: Path | str, display: str | None = None, kind: str = "board") -> str:
     """A file's text through the input layer (regular files only, size limit, UTF-8)."""
-    return inputs.read_text(path, display or str(path), kind)
+    return reading.read_text(path, display or str(path), kind)
 
 
 def load_board(path: Path | str, display: str | None = None, symbolic: bool = False) -> Board:
@@ -92,8 +92,8 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: boo
         return f"{field_prefix}.{p}" if field_prefix and p else (field_prefix or p)
 
     if not isinstance(data, dict):
-        raise InputError(file, field_prefix, f"expected a table, got {inputs.type_name(data)}")
-    inputs.check_tree(data, file, field_prefix)
+        raise InputError(file, field_prefix, f"expected a table, got {fields.type_name(data)}")
+    reading.check_tree(data, file, field_prefix)
     _reject_floats(data, file, field_prefix)
     document = data
     data, numbers = _board_numbers(data, file, fp, symbolic)
@@ -118,17 +118,17 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: boo
             known = set(e.schema.get("properties", {}))
             extra = sorted(k for k in e.instance if k not in known)
             if extra:
-                raise InputError(file, fp(inputs.field_path(where, extra[0])), f"unknown field (allowed: {', '.join(sorted(known))})")
+                raise InputError(file, fp(fields.field_path(where, extra[0])), f"unknown field (allowed: {', '.join(sorted(known))})")
         if e.validator == "required" and isinstance(e.instance, dict):  # name the missing field itself
             missing = next((k for k in e.validator_value if k not in e.instance), None)
             if missing is not None:
-                raise InputError(file, fp(inputs.field_path(where, missing)), "missing required field")
+                raise InputError(file, fp(fields.field_path(where, missing)), "missing required field")
         raise InputError(file, fp(where), _schema_message(e))
     extra = [parse_card(c, file, fp(f"card[{i}]")) for i, c in enumerate(data.get("card", []))]
     pool = pool_with(extra, [fp(f"card[{i}]") for i in range(len(extra))])
     _check_names(data, file, fp)
     if "rules" in data:  # a board cites rules as a scenario does: each must be in docs/rules.md
-        inputs.check_rule_ids(data["rules"], file, fp("rules"))
+        fields.check_rule_ids(data["rules"], file, fp("rules"))
     board = _apply_numbers(_build(data, file, pool, fp), numbers, file)
     _check_goal_references(board, fp)
     return replace(board, document=document)
@@ -137,30 +137,30 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: boo
 def _check_names(data: dict, file: str, fp) -> None:
     """Names and ids people read in reports hold no control characters (docs/bad-input.md)."""
     if "name" in data:
-        inputs.check_name(data["name"], file, fp("name"), "board name")
+        fields.check_name(data["name"], file, fp("name"), "board name")
     for key in ("source", "description"):  # prose shown in every report: no control characters either
         if isinstance(data.get(key), str):
-            inputs.check_text(data[key], file, fp(key), key)
+            fields.check_text(data[key], file, fp(key), key)
     for i, g in enumerate(data.get("reachable", [])):
         if isinstance(g, dict) and isinstance(g.get("id"), str):
-            inputs.check_name(g["id"], file, fp(f"reachable[{i}].id"), "goal id")
+            fields.check_name(g["id"], file, fp(f"reachable[{i}].id"), "goal id")
         if isinstance(g, dict) and isinstance(g.get("description"), str):
-            inputs.check_text(g["description"], file, fp(f"reachable[{i}].description"), "description")
+            fields.check_text(g["description"], file, fp(f"reachable[{i}].description"), "description")
     for side in ("p1", "p2"):
         for zone in ("monsters", "spells", "hand", "graveyard", "banished", "deck"):
             for j, e in enumerate(data[side].get(zone, [])):
                 where = f"{side}.{zone}[{j}]"
                 if isinstance(e, str):
-                    inputs.check_name(e, file, fp(where), "card name")
+                    fields.check_name(e, file, fp(where), "card name")
                     continue
-                inputs.check_name(e["card"], file, fp(where + ".card"), "card name")
+                fields.check_name(e["card"], file, fp(where + ".card"), "card name")
                 if "id" in e:
-                    inputs.check_name(e["id"], file, fp(where + ".id"), "id")
+                    fields.check_name(e["id"], file, fp(where + ".id"), "id")
         fs = data[side].get("field_spell")
         if fs is not None:
-            inputs.check_name(fs["card"], file, fp(f"{side}.field_spell.card"), "card name")
+            fields.check_name(fs["card"], file, fp(f"{side}.field_spell.card"), "card name")
             if "id" in fs:
-                inputs.check_name(fs["id"], file, fp(f"{side}.field_spell.id"), "id")
+                fields.check_name(fs["id"], file, fp(f"{side}.field_spell.id"), "id")
 
 
 def _check_goal_references(board: Board, fp) -> None:

@@ -353,7 +353,7 @@ def _amount_of(names: set[str], lo: int, hi: int):
 
 
 def _card_name(v, file, where):
-    from bpcheck.model.inputs import check_name
+    from bpcheck.model.fields import check_name
 
     return check_name(v, file, where, "card name")
 
@@ -572,7 +572,7 @@ def _parse_effect(d: Any, index: int, card_kind: str, file: str, path: str) -> E
             raise InputError(file, f"{path}.ops[{i}].what", f"{o.op!r} applies to 'target', but the effect has no targets")
     label = _opt(d, "label", str, "", file, path)
     if label:
-        from bpcheck.model.inputs import check_name
+        from bpcheck.model.fields import check_name
 
         check_name(label, file, f"{path}.label", "label")
     return Effect(
@@ -679,14 +679,14 @@ def parse_card(d: Any, file: str, path: str) -> Card:
 
 
 def load_card_file(path: Path | str, display: str | None = None) -> list[Card]:
-    from bpcheck.model.inputs import read_text
+    from bpcheck.model.reading import read_text
 
     display = display or str(path)
     return parse_card_document(read_text(path, display, "cards"), display)
 
 
 def parse_card_document(text: str, display: str) -> list[Card]:
-    from bpcheck.model.inputs import parse_toml_text
+    from bpcheck.model.reading import parse_toml_text
 
     data = parse_toml_text(text, display)
     _check_keys(data, {"card"}, display, "")

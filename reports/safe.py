@@ -7,10 +7,11 @@ workflow command, terminal escape sequences, bidirectional overrides, NUL, lone 
 markup. Each output escapes it *at its own boundary*, with the helper for its format here:
 
 =================  ===========================================================================
-terminal           :func:`line` for a field printed on one line (newlines shown as ``\\x0a``);
-                   everything printed also goes through the escaping writer
-                   (:func:`bpcheck.model.inputs.output_escaping`): controls and invisible
-                   characters as visible escapes, no line that starts a workflow command
+terminal           :func:`line` / :func:`one_line` for a field printed on one line (newlines
+                   shown as ``\\x0a``); everything printed also goes through the escaping
+                   writer (:func:`bpcheck.reports.terminal.output_escaping`): controls and
+                   invisible characters as visible escapes, no line that starts a workflow
+                   command
 GitHub commands    :func:`gh_data` / :func:`gh_property` (the runner's ``%0A`` escaping)
 HTML               :func:`html_text`
 XML (JUnit, SVG)   :func:`xml_safe` (a tree: :func:`xml_safe_tree`)
@@ -22,7 +23,7 @@ Markdown           :func:`md_text` (prose) and :func:`md_code` (a code span)
 
 "Visible escapes" are ``\\x1b``, ``\\u202e``, ``\\ud800``, ``\\U000e0041``: what a reader sees
 instead of a character that would act (move the cursor, reverse the text, hide itself). The
-characters are those of :data:`bpcheck.model.inputs.HAZARD_RANGES`. Nothing here knows what the
+characters are those of :data:`bpcheck.model.hazard.HAZARD_RANGES`. Nothing here knows what the
 text is about.
 """
 
@@ -33,7 +34,7 @@ import json
 import re
 from typing import Any
 
-from bpcheck.model.inputs import HAZARD, escape_char, one_line, visible
+from bpcheck.model.hazard import HAZARD, escape_char, visible
 
 __all__ = [
     "gh_data",
@@ -43,11 +44,19 @@ __all__ = [
     "line",
     "md_code",
     "md_text",
+    "one_line",
     "visible",
     "visible_tree",
     "xml_safe",
     "xml_safe_tree",
 ]
+
+
+def one_line(s: Any) -> str:
+    """`s` as text for one line of output: every control, newline and carriage return included,
+    and every invisible or bidirectional formatting character as a visible escape."""
+    return visible(s if isinstance(s, str) else str(s))
+
 
 line = one_line  # a field on one line of terminal text
 

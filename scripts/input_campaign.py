@@ -458,7 +458,7 @@ def key_damage(raw: bytes, rng: random.Random) -> tuple[bytes, str, bool, str]:
     """TOML dotted and inline keys (issue 26): what costs the parser the most for its size. Each
     adds a key the document's format does not have, or passes a limit (docs/bad-input.md), so
     each is invalid by construction: (bytes, kind, invalid, where)."""
-    from bpcheck.model.inputs import MAX_DOTTED_PARTS, MAX_KEY_PARTS, MAX_VALUES
+    from bpcheck.model.reading import MAX_DOTTED_PARTS, MAX_KEY_PARTS, MAX_VALUES
 
     kind = rng.choice(["dotted_long", "dotted_many", "dotted_ok", "inline_dotted", "inline_deep", "values", "header_long", "dotted_quoted"])
     if kind == "dotted_long":  # one key of many parts (the 200 KB key that took 23.5 GB)
@@ -532,7 +532,7 @@ SUFFIX = {"board": ".toml", "scenario": ".toml", "trace": ".jsonl", "counterexam
 
 
 def materialize(case: Case, folder: Path, k: int) -> str:
-    from bpcheck.model.inputs import MAX_BYTES
+    from bpcheck.model.reading import MAX_BYTES
 
     suffix = SUFFIX[case.reader]
     if case.reader == "baseline" and case.note == "toml":
@@ -629,7 +629,7 @@ def run_reader(reader: str, path: str) -> tuple[str, str, int | None]:
             return "rejected", m.group(1) if m else out.getvalue().strip().splitlines()[-1], None
         return "accepted", "", code
     if reader == "baseline":
-        from bpcheck.model.inputs import read_baseline
+        from bpcheck.model.reading import read_baseline
 
         try:
             read_baseline(path, path)
@@ -721,7 +721,7 @@ _OURS = re.compile(r"^::(error|warning|notice) (file=[^,]*,)?title=bpcheck%3A ")
 
 
 def _hazards(text: str, allowed: str = "\n\t") -> list[str]:
-    from bpcheck.model.inputs import HAZARD
+    from bpcheck.model.hazard import HAZARD
 
     return sorted({f"U+{ord(c):04X}" for c in HAZARD.findall(text) if c not in allowed})
 

@@ -164,7 +164,7 @@ def option(*args: str) -> Callable[[Path], list[str]]:
 GOOD_CEX = '{"bpcheck_counterexample": 1, "board": "BOARD", "engine": "reference", "invariant": "replay.iff", "trace": ["enter Battle Phase"]}'
 
 CATALOGUE: list[Row] = [
-    # -- files (every reader goes through model/inputs.py) ---------------------------------------
+    # -- files (every reader goes through model/reading.py) ---------------------------------------
     Row("fifo", "board", special_board("fifo"), r"b\.toml: is a FIFO \(named pipe\), not a regular file"),
     Row("device", "board", special_board("devzero"), r"b\.toml: is a character device, not a regular file"),
     Row("oversize", "board", special_board("oversize"), r"b\.toml: too large: 4194305 bytes"),

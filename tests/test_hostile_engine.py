@@ -33,7 +33,7 @@ sys.path.insert(0, str(ENGINES))
 
 from hostile_engine import PAYLOADS, payload  # noqa: E402
 
-from bpcheck.model.inputs import HAZARD  # noqa: E402
+from bpcheck.model.hazard import HAZARD  # noqa: E402
 
 BASE = "mutant:replay-resets-count"  # invariants fail, and their messages quote the engine's names
 CLASSES = [c for c in PAYLOADS if c != "all"]
@@ -273,7 +273,7 @@ def test_the_terminal_writer_never_lets_a_line_start_a_workflow_command():
     anywhere are written escaped; bpcheck's own annotations pass through the one trusted path."""
     import io
 
-    from bpcheck.model.inputs import _EscapingWriter
+    from bpcheck.reports.terminal import _EscapingWriter
 
     chunks = ["ok\n", "  ::error::x\n", ":", ":warning::y\n", "\u00a0::notice::z\r::error::cr\n", "a ##[error]b #", "#[x\n", "\u3000:", ":y\n", "tail :"]
     for cut in range(1, 4):

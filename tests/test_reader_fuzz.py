@@ -110,7 +110,7 @@ def test_replay_never_runs_a_cmd_engine_named_in_the_file(tmp_path):
     p = bpcheck("replay", str(f))
     assert p.returncode == 0, p.stdout + p.stderr
     assert not marker.exists()
-    from bpcheck.model.inputs import show
+    from bpcheck.model.fields import show
 
     # (the note shortens a long name: the temporary folder's length, e.g. under pytest-xdist, decides)
     assert f"note: the file names engine {show(f'cmd:touch {marker}', 80)}; replaying on reference" in p.stdout
@@ -245,7 +245,7 @@ def test_a_file_name_with_control_characters_is_escaped(tmp_path):
 
 def test_baseline_reader(tmp_path):
     from bpcheck.errors import InputError
-    from bpcheck.model.inputs import read_baseline
+    from bpcheck.model.reading import read_baseline
 
     ok = tmp_path / "b.toml"
     ok.write_text('[[known]]\nboard = "boards/x.toml"\nreason = "why"\n')
