@@ -53,6 +53,7 @@ from bpcheck.engines.interface import EngineRefusal
 from bpcheck.errors import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK, InputError
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.core import FAULT, Bounds, SystemFault, explore
+from bpcheck.explorers.core import ExploreOptions
 from bpcheck.explorers.run import BoardResult, check_board, result_document
 from bpcheck.strategies import board_documents, card_choice
 
@@ -555,7 +556,7 @@ def explore_document(
             return Explored(refused=True, reason=r.reason)
         except SystemFault as f:  # the engine failed before giving the initial state
             return Explored(found=(FAULT, f"{f.kind}: {f.message} (starting the board)", 0))
-        r = explore(system, "bfs", bounds, stop_on_violation=True, stop=stop_here)
+        r = explore(system, ExploreOptions("bfs", bounds, stop_on_violation=True, stop=stop_here))
         found = None
         if r.violations:
             v = min(r.violations, key=lambda v: (v.depth, v.prop))

@@ -501,9 +501,10 @@ def cmd_check(args: argparse.Namespace) -> int:
                     from bpcheck.explorers.run import system_factory
 
                     from bpcheck.explorers.checking import EngineSystem
+                    from bpcheck.explorers.cluster import active, explorer_transport
 
                     make_system = system_factory(board, args.engine, engine_kw, [i.id for i in invariants], system_kw.get("system_cls", EngineSystem))
-                    controls["parallel"] = (jobs, make_system)
+                    controls["parallel"] = (jobs, make_system, explorer_transport(active()))  # --cluster: Ray actors
                 task = feed.begin(board, display)
                 br = check_board(board, make_engine(args.engine, **engine_kw), invariants, args.strategy, bounds, engine_name, progress=task, found=feed.found(board, task), **controls)
             except InputError as e:
@@ -735,13 +736,14 @@ def _check_jobs(args, files, jobs: int, invariants, engine_kw: dict, engine_name
         """A board expected to cost SHARD_AT states or more is explored by all the workers at once
         (cli/jobs.py), when the sharded explorer can take it."""
         from bpcheck.explorers.checking import EngineSystem
+        from bpcheck.explorers.cluster import active, explorer_transport
         from bpcheck.explorers.run import can_shard, system_factory
         from bpcheck.jobs import SHARD_AT, board_cost
 
         if jobs <= 1 or board_cost(board) < SHARD_AT or not can_shard(args.strategy, system_kw.get("graph_limit"), controls, bounds):
             return None
         c = dict(controls, stop=sig.stop_reason)  # in this process (cli/jobs.py adds its progress)
-        c["parallel"] = (jobs, system_factory(board, args.engine, engine_kw, inv_ids, system_kw.get("system_cls", EngineSystem)))
+        c["parallel"] = (jobs, system_factory(board, args.engine, engine_kw, inv_ids, system_kw.get("system_cls", EngineSystem)), explorer_transport(active()))
         return (board, args.engine, engine_kw, inv_ids, args.strategy, bounds, engine_name, c)
 
     class _Unloaded:
