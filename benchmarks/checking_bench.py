@@ -39,7 +39,7 @@ from pathlib import Path
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers import checking
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import Bounds, explore
+from bpcheck.explorers.core import Bounds, ExploreOptions, explore
 from bpcheck.invariants import monitor as monitor_mod
 from bpcheck.invariants import select
 from bpcheck.model.board import load_board
@@ -61,7 +61,7 @@ def run(work, invariants) -> tuple[float, int, int]:
     cpu0 = time.process_time()
     n = t = 0
     for board, bounds in work:
-        r = explore(EngineSystem(ReferenceEngine(), board, invariants), "bfs", bounds=bounds)
+        r = explore(EngineSystem(ReferenceEngine(), board, invariants), ExploreOptions("bfs", bounds=bounds))
         n += r.states
         t += r.transitions
     return time.process_time() - cpu0, n, t
@@ -149,7 +149,7 @@ def replayed(big: Path, states: int, invariants, repeat: int) -> dict[str, float
         return acts
 
     system.step, system.actions = rec_step, rec_actions
-    explore(system, "bfs", bounds=Bounds(max_states=states))
+    explore(system, ExploreOptions("bfs", bounds=Bounds(max_states=states)))
 
     def trans():
         for s, a, events, s2, t in rec:
@@ -206,7 +206,7 @@ def gc_share(work, invariants) -> dict[str, float]:
     try:
         cpu0 = time.process_time()
         for board, bounds in work:
-            explore(EngineSystem(ReferenceEngine(), board, invariants), "bfs", bounds=bounds)
+            explore(EngineSystem(ReferenceEngine(), board, invariants), ExploreOptions("bfs", bounds=bounds))
         total = time.process_time() - cpu0
     finally:
         gc.callbacks.remove(cb)

@@ -45,7 +45,7 @@ def run(name: str, core_view: bool = True):
     m = MUTANTS[name]
     cls = CoreView if core_view else ReferenceEngine
     es = EngineSystem(cls(m.rules, name=name), load_board(ROOT / "boards" / m.board), select(None))
-    r = explore(es, "bfs")
+    r = explore(es)
     return r, dict(es.not_evaluated)
 
 

@@ -35,7 +35,7 @@ import xxhash
 
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import Bounds, explore
+from bpcheck.explorers.core import Bounds, ExploreOptions, explore
 from bpcheck.model.board import load_board
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,7 +94,7 @@ def bench(specs) -> tuple[dict, float, int, int]:
         board = load_board(path)
         eng = TimedEngine(ReferenceEngine())
         t0 = time.process_time()
-        r = explore(EngineSystem(eng, board, []), "bfs", bounds=Bounds(max_states=n))
+        r = explore(EngineSystem(eng, board, []), ExploreOptions("bfs", bounds=Bounds(max_states=n)))
         total += time.process_time() - t0
         states += r.states
         transitions += r.transitions

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bpcheck import __version__
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import explore
+from bpcheck.explorers.core import ExploreOptions, explore
 from bpcheck.invariants import select
 from bpcheck.model.board import load_board
 from bpcheck.engines.reference import ReferenceEngine
@@ -34,7 +34,7 @@ def run(boards, invariants, measure: bool):
     cpu0 = time.process_time()
     for path in boards:
         board = load_board(path)
-        r = explore(EngineSystem(ReferenceEngine(), board, invariants), "bfs", measure_memory=measure)
+        r = explore(EngineSystem(ReferenceEngine(), board, invariants), ExploreOptions("bfs", measure_memory=measure))
         states += r.states
         transitions += r.transitions
         visited += r.visited_bytes or 0

@@ -7,7 +7,7 @@ Not a test: it measures. Figures go into docs/performance.md. Run it on an idle 
                                       [--workers N] [--frontier]
 For each board it explores by BFS, as `bpcheck check` does, in a child process and reports:
 the states; ``visited B/state``, the bytes the visited set holds per state (fingerprint index,
-parent / action / depth arrays, non-tree edges: ``explore(measure_memory=True)``); the process's
+parent / action / depth arrays, non-tree edges: ``ExploreOptions(measure_memory=True)``); the process's
 peak resident set size (``peak MB``; with ``--workers`` the parent's plus every worker's) and
 ``grown B/state``, that peak minus the size before the exploration per state: what the frontier
 and everything else cost on top of the visited set. ``--frontier`` adds the packed-frontier run
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = f"BENCH = {str(ROOT / 'benchmarks')!r}\n" + r"""
 import functools, json, sys
-from bpcheck.explorers.core import Bounds, current_rss, explore, peak_rss
+from bpcheck.explorers.core import Bounds, ExploreOptions, current_rss, explore, peak_rss
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.run import FramePacker
 from bpcheck.invariants import select
@@ -45,12 +45,12 @@ if __name__ == "__main__":
         sys.path.insert(0, BENCH)
         from parallel_bench import make as pmake, peak
         from bpcheck.explorers.parallel import explore_parallel
-        r = explore_parallel(functools.partial(pmake, path, spec, invs), workers, bounds=bounds, measure_memory=True, finish=peak)
+        r = explore_parallel(functools.partial(pmake, path, spec, invs), workers, ExploreOptions(bounds=bounds, measure_memory=True), finish=peak)
         extra = sum(r.worker_info)
     else:
         p = FramePacker()
         kw = {"pack": p.pack, "unpack": p.unpack} if packed else {}
-        r = explore(make(path, spec, invs), "bfs", bounds, measure_memory=True, **kw)
+        r = explore(make(path, spec, invs), ExploreOptions("bfs", bounds, measure_memory=True, **kw))
     peak = peak_rss()
     print(json.dumps({"states": r.states, "transitions": r.transitions, "before": before, "peak": peak, "workers_peak": extra, "visited": r.visited_bytes}))
 """

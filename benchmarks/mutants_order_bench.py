@@ -27,7 +27,7 @@ import time
 from bpcheck.engines.mutants import MUTANTS
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import Bounds, explore
+from bpcheck.explorers.core import Bounds, ExploreOptions, explore
 from bpcheck.invariants import select
 from bpcheck.harness.check import board_files as _board_files
 from bpcheck.model.board import load_board
@@ -39,7 +39,7 @@ def in_order(m, boards, invariants) -> dict:
     c0 = time.process_time()
     for path, display in boards:
         system = EngineSystem(ReferenceEngine(m.rules, f"mutant:{m.name}"), load_board(path, display), invariants)
-        r = explore(system, "bfs", Bounds(), stop_on_violation=True)
+        r = explore(system, ExploreOptions("bfs", Bounds(), stop_on_violation=True))
         if r.violations:
             v = min(r.violations, key=lambda v: (v.depth, v.prop))
             return {"cpu_s": round(time.process_time() - c0, 3), "board": display, "invariant": v.prop, "length": v.depth}

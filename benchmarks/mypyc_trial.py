@@ -69,13 +69,13 @@ RUN = """
 import sys, time
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import Bounds, explore
+from bpcheck.explorers.core import Bounds, ExploreOptions, explore
 from bpcheck.invariants import select
 from bpcheck.model.board import load_board
 board = load_board(sys.argv[1])
 invs = select(None) if sys.argv[2] == "all" else []
 t = time.process_time()
-r = explore(EngineSystem(ReferenceEngine(), board, invs), "bfs", bounds=Bounds(max_states=int(sys.argv[3])))
+r = explore(EngineSystem(ReferenceEngine(), board, invs), ExploreOptions("bfs", bounds=Bounds(max_states=int(sys.argv[3]))))
 import bpcheck.model.engine as E
 print(r.states, r.transitions, len(r.violations), round(time.process_time() - t, 2), E.__file__.endswith(".so"))
 """

@@ -24,7 +24,7 @@ from bpcheck import __version__
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.engines.ocgcore import OcgcoreEngine
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import explore
+from bpcheck.explorers.core import ExploreOptions, explore
 from bpcheck.model.board import load_board
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +46,7 @@ def main() -> int:
         t0 = time.perf_counter()
         c0 = time.process_time()
         try:
-            r = explore(EngineSystem(eng, board, []), args.strategy)
+            r = explore(EngineSystem(eng, board, []), ExploreOptions(args.strategy))
         except EngineRefusal as e:
             print(f"skipped: {e.reason}")
             return 3

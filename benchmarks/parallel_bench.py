@@ -48,7 +48,7 @@ def digest(r) -> str:
 
 
 def main() -> int:
-    from bpcheck.explorers.core import Bounds, explore
+    from bpcheck.explorers.core import Bounds, ExploreOptions, explore
     from bpcheck.explorers.parallel import explore_parallel
 
     ap = argparse.ArgumentParser()
@@ -81,10 +81,10 @@ def main() -> int:
     for n in [int(x) for x in args.workers.split(",")]:
         t0, c0 = time.monotonic(), time.process_time()
         if n == 0:
-            r = explore(make_system(), "bfs", bounds)
+            r = explore(make_system(), ExploreOptions("bfs", bounds))
             wcpu: list[float] = []
         else:
-            r = explore_parallel(make_system, n, bounds=bounds, finish=cpu)
+            r = explore_parallel(make_system, n, ExploreOptions(bounds=bounds), finish=cpu)
             wcpu = r.worker_info
         wall, pcpu = time.monotonic() - t0, time.process_time() - c0
         base = base or wall

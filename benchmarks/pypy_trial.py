@@ -56,13 +56,13 @@ WORKLOAD = '''\
 import sys, time
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import Bounds, explore
+from bpcheck.explorers.core import Bounds, ExploreOptions, explore
 from bpcheck.invariants import select
 from bpcheck.model.board import load_board
 board = load_board(sys.argv[1])
 for label, invs in (("no invariants", []), ("all invariants", select(None))):
     t0 = time.process_time()
-    r = explore(EngineSystem(ReferenceEngine(), board, invs), "bfs", Bounds(max_states=int(sys.argv[2])))
+    r = explore(EngineSystem(ReferenceEngine(), board, invs), ExploreOptions("bfs", Bounds(max_states=int(sys.argv[2]))))
     dt = time.process_time() - t0
     print(f"  {label:15} {r.states:,} states, {r.transitions:,} transitions: {dt:7.2f} CPU s, {1e6 * dt / r.transitions:6.1f} us a transition")
 '''

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def one(board_path: str, reduce: bool, states: int | None, steps: int | None = None) -> dict:
     from bpcheck.explorers.checking import EngineSystem, parse_goals
-    from bpcheck.explorers.core import Bounds, explore, peak_rss
+    from bpcheck.explorers.core import Bounds, ExploreOptions, explore, peak_rss
     from bpcheck.explorers.reduce import Reduced
     from bpcheck.invariants import select
     from bpcheck.model.board import load_board
@@ -52,7 +52,7 @@ def one(board_path: str, reduce: bool, states: int | None, steps: int | None = N
     elif states is not None:
         bounds = Bounds(max_states=states)
     cpu = time.process_time()
-    r = explore(system, "bfs", bounds, goals=[g.id for g in goals], stop=stop)
+    r = explore(system, ExploreOptions("bfs", bounds, goals=[g.id for g in goals], stop=stop))
     if rs is not None:
         rs.finish(r)
     cpu = time.process_time() - cpu

@@ -653,9 +653,10 @@ class ActorPool:
         self.actors = []
 
 
-def default_transport() -> Callable[..., Any] | None:
-    """The worker transport of explore_parallel for this run: Ray actors with ``--cluster``."""
-    return ActorPool if ACTIVE is not None else None
+def explorer_transport(cluster: "Cluster | None") -> Callable[..., Any] | None:
+    """What the caller of explore_parallel passes as its ``transport`` for a run on `cluster`:
+    Ray actors; None (no cluster): worker processes."""
+    return ActorPool if cluster is not None else None
 
 
-__all__ = ["ACTIVE", "INSTALL", "ActorPool", "Cluster", "TaskPool", "active", "connect", "default_transport", "disconnect", "parse_address"]
+__all__ = ["ACTIVE", "INSTALL", "ActorPool", "Cluster", "TaskPool", "active", "connect", "disconnect", "explorer_transport", "parse_address"]

@@ -459,186 +459,303 @@ def gc_release() -> None:
         gc.unfreeze()
 
 
-def explore(
-    system: TransitionSystem,
-    strategy: str = "bfs",
-    bounds: Bounds = Bounds(),
-    goals: Sequence[str] = (),
-    progress: Progress | None = None,
-    stop_on_violation: bool = False,
-    measure_memory: bool = False,
-    record_graph: int | None = None,
-    *,
-    stop: Callable[[], str | None] | None = None,
-    memory_limit: int | None = None,
-    on_checkpoint: Callable[[Snapshot], None] | None = None,
-    checkpoint_every: float | None = None,
-    resume: Snapshot | None = None,
-    pack: Callable[[Any], Any] | None = None,
-    unpack: Callable[[Any], Any] | None = None,
-    started: float | None = None,
-    on_violation: Callable[[Violation], None] | None = None,
-) -> ExploreResult:
-    """Explore `system`. Optional run-time controls:
+@dataclass(frozen=True)
+class ExploreOptions:
+    """How one exploration runs, as one value built once (Stateright's ``CheckerBuilder``):
+    :func:`explore` and :func:`bpcheck.explorers.parallel.explore_parallel` both take it. What
+    the exploration tells the outside while it runs goes to an :class:`ExploreVisitor`.
 
-    - ``started`` (a ``time.monotonic()`` reading): when the time bound began, if before the
-      exploration (``bpcheck check --timeout`` counts the reading of the board too);
-
-    - ``stop()`` is polled before each state is expanded; a string stops the exploration as
-      inconclusive with that reason (``bpcheck check`` uses it for SIGINT / SIGTERM / SIGHUP);
-    - ``memory_limit`` (bytes): the resident set size is read every :data:`MEMORY_POLL_STATES`
-      states; at 90 % of the limit the exploration stops, inconclusive, keeping what it found;
-    - ``on_checkpoint(snapshot)`` is called every ``checkpoint_every`` seconds and when the
-      exploration stops with states left to expand; ``resume`` continues from a snapshot
-      (same verdict, same shortest counterexamples as an uninterrupted run);
-    - ``pack`` / ``unpack`` shrink what the frontier keeps per state (and restore it on pop);
-    - ``on_violation(violation)`` is called as soon as each distinct violation is found (its
-      trace is the one the result will hold; feedback while a long exploration goes on).
+    - ``strategy``: "bfs" (shortest counterexamples) or "dfs" (sequential only);
+    - ``bounds``: max_states / max_depth / timeout; ``started`` (a ``time.monotonic()``
+      reading): when the time bound began, if before the exploration (``bpcheck check
+      --timeout`` counts the reading of the board too);
+    - ``goals``: the ids of the *sometimes* goals whose shortest witnesses are looked for;
+    - ``stop_on_violation``: stop once the state being expanded gave a violation;
+    - ``measure_memory``: fill ``res.visited_bytes``; ``record_graph`` (a limit): record the
+      state graph in ``res.graph`` (bpcheck.explorers.graph; sequential only);
+    - ``stop()`` is polled before each state is expanded (each chunk, in parallel); a string
+      stops the exploration as inconclusive with that reason (``bpcheck check`` uses it for
+      SIGINT / SIGTERM / SIGHUP);
+    - ``memory_limit`` (bytes): the run's resident set size is read every
+      :data:`MEMORY_POLL_STATES` states (each chunk, in parallel); at 90 % of the limit the
+      exploration stops, inconclusive, keeping what it found (:class:`MemoryWatch`);
+    - ``checkpoint``: the visitor's ``on_checkpoint(snapshot)`` is called every
+      ``checkpoint_every`` seconds (if given) and when the exploration stops with states left
+      to expand; ``resume`` continues from a snapshot (same verdict, same shortest
+      counterexamples as an uninterrupted run);
+    - ``pack`` / ``unpack`` shrink what the frontier keeps per state (and restore it on pop;
+      sequential only).
     """
-    if strategy not in ("bfs", "dfs"):
-        raise ValueError(f"unknown strategy {strategy!r}")
-    res = ExploreResult(status="pass", strategy=strategy)
-    res.goals = {g: None for g in goals}
-    if resume is not None:
-        record_graph = None  # the states explored before the checkpoint are not recorded
-    graph = res.graph = None if record_graph is None else GraphRecord(record_graph)
-    t0 = time.monotonic()
-    deadline = None if bounds.timeout is None else (t0 if started is None else min(started, t0)) + bounds.timeout
-    next_checkpoint = None if on_checkpoint is None or not checkpoint_every else t0 + checkpoint_every
-    mem_stop = None if memory_limit is None else int(memory_limit * 0.9)
-    if memory_limit is not None:  # the whole run's memory: bpcheck, its workers (-j N), the engines they started
+
+    strategy: str = "bfs"
+    bounds: Bounds = Bounds()
+    goals: Sequence[str] = ()
+    stop_on_violation: bool = False
+    measure_memory: bool = False
+    record_graph: int | None = None
+    stop: Callable[[], str | None] | None = None
+    memory_limit: int | None = None
+    started: float | None = None
+    checkpoint: bool = False
+    checkpoint_every: float | None = None
+    resume: Snapshot | None = None
+    pack: Callable[[Any], Any] | None = None
+    unpack: Callable[[Any], Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.strategy not in ("bfs", "dfs"):
+            raise ValueError(f"unknown strategy {self.strategy!r}")
+        object.__setattr__(self, "goals", tuple(self.goals))
+
+    def deadline(self, t0: float) -> float | None:
+        """When the time bound runs out for an exploration that began at `t0` (a
+        ``time.monotonic()`` reading), or None."""
+        if self.bounds.timeout is None:
+            return None
+        return (t0 if self.started is None else min(self.started, t0)) + self.bounds.timeout
+
+
+class ExploreVisitor:
+    """What an exploration tells the outside while it runs (Stateright's ``CheckerVisitor``):
+    progress, each distinct violation as it is found, checkpoints to write. Every hook does
+    nothing here; a subclass overrides those it needs (or :class:`Callbacks` takes them as
+    parts). The explorers call them in their own process."""
+
+    def on_progress(self, states: int, depth: int, frontier: int, note: str | None = None) -> None:
+        """Before each state is expanded (sequential) or after each chunk (parallel; ``note``:
+        the workers alive and their balance)."""
+
+    def on_done(self, states: int, depth: int) -> None:
+        """The exploration is over (called before the cycle search and the result)."""
+
+    def on_violation(self, violation: Violation) -> None:
+        """A distinct violation, as soon as it is found (its trace is the one the result will
+        hold; in parallel, once the chunk that found it is settled): feedback while a long
+        exploration goes on."""
+
+    def on_checkpoint(self, snapshot: Snapshot) -> None:
+        """A snapshot to keep (``ExploreOptions.checkpoint``; explorers/checkpoint.py writes
+        it to a file)."""
+
+    def on_commit(self, states: int, pool: Any) -> None:
+        """Parallel: a chunk was committed (`states`: the states known; `pool`: the workers)."""
+
+
+class Callbacks(ExploreVisitor):
+    """An :class:`ExploreVisitor` made of parts: a progress line (anything with the explorers'
+    ``update`` / ``done``: :class:`Progress`, a task of :mod:`bpcheck.explorers.progress`) and
+    callables for violations, checkpoints and commits (None: nothing)."""
+
+    def __init__(
+        self,
+        progress: Any = None,
+        on_violation: Callable[[Violation], None] | None = None,
+        on_checkpoint: Callable[[Snapshot], None] | None = None,
+        on_commit: Callable[[int, Any], None] | None = None,
+    ) -> None:
+        self.progress = progress
+        if progress is not None:
+            self.on_progress = progress.update  # type: ignore[method-assign]  # once per state: called directly
+        for name, fn in (("on_violation", on_violation), ("on_checkpoint", on_checkpoint), ("on_commit", on_commit)):
+            if fn is not None:
+                setattr(self, name, fn)
+
+    def on_done(self, states: int, depth: int) -> None:
+        if self.progress is not None:
+            self.progress.update(states, depth, 0, force=True)
+            self.progress.done()
+
+
+_NOBODY = ExploreVisitor()
+
+
+class MemoryWatch:
+    """``memory_limit``: how much memory the run uses (``measure()``, bytes, or None when it
+    cannot be read) against the limit; :meth:`exceeded` says why to stop at 90 % of it."""
+
+    __slots__ = ("limit", "stop_at", "measure")
+
+    def __init__(self, limit: int, measure: Callable[[], int | None]) -> None:
+        self.limit = limit
+        self.stop_at = int(limit * 0.9)
+        self.measure = measure
+
+    @classmethod
+    def of_run(cls, limit: int | None) -> "MemoryWatch | None":
+        """The whole run's memory: bpcheck, its workers (-j N), the engines they started
+        (:func:`tree_rss` from :func:`run_root`; this process's alone where /proc is not)."""
+        if limit is None:
+            return None
         root = run_root()
 
-        def memory_in_use() -> int | None:
+        def measure() -> int | None:
             total = tree_rss(root)
             return current_rss() if total is None else total
-    pack_fn = pack or (lambda s: s)
-    unpack_fn = unpack or (lambda s: s)
 
-    index = FingerprintIndex()  # fingerprint -> state index
-    parent = array("q")  # state index -> parent index (-1 - initial index for roots)
-    via = array("I")  # state index -> action index taken from the parent
-    depth_of = array("I")
-    extra_src = array("I")  # non-tree edges, for cycle detection
-    extra_dst = array("I")
-    extra_act = array("I")  # the action index of each non-tree edge (to replay a cycle)
-    seen_violation: set[tuple[str, Any]] = set()
+        return cls(limit, measure)
 
-    def record(prop: str, verdict: Any, idx: int, at: str, last_action: int | None = None) -> None:
-        if verdict is None:
-            return
-        st = res.props.setdefault(prop, PropStats())
-        st.checked += 1
-        if verdict is True:
-            return
-        st.violations += 1
-        key = (prop, getattr(verdict, "key", None))  # a Finding names its own distinct kind
-        if key in seen_violation:
-            return
-        seen_violation.add(key)
-        trace, init = _trace(parent, via, idx)
-        if last_action is not None:
-            trace.append(last_action)
-        res.violations.append(Violation(prop, str(verdict), trace, init, len(trace), at, key=key[1]))
-        if on_violation is not None:
-            on_violation(res.violations[-1])
+    def exceeded(self) -> str | None:
+        rss = self.measure()
+        if rss is not None and rss >= self.stop_at:
+            return f"memory limit ({_mb(self.limit)}; {_mb(rss)} in use, stopped at 90 %)"
+        return None
 
-    def add(fp: int, p: int, a: int, d: int) -> int | None:
-        if index.get(fp) is not None:
+
+class CheckpointClock:
+    """``checkpoint_every``: a checkpoint is due that many seconds after the previous one was
+    written (the first, after the start)."""
+
+    __slots__ = ("every", "next")
+
+    def __init__(self, every: float, t0: float) -> None:
+        self.every = every
+        self.next = t0 + every
+
+    @classmethod
+    def of(cls, options: ExploreOptions, t0: float) -> "CheckpointClock | None":
+        return cls(options.checkpoint_every, t0) if options.checkpoint and options.checkpoint_every else None
+
+    def tick(self, write: Callable[[], None]) -> None:
+        """``write()`` the checkpoint if it is due."""
+        if time.monotonic() >= self.next:
+            write()
+            self.next = time.monotonic() + self.every
+
+
+class StatePoll:
+    """The sequential explorer's chores between states: the GC settled every
+    :data:`GC_SETTLE_STATES` expanded states (:func:`gc_settle`), and every
+    :data:`MEMORY_POLL_STATES` the memory read (`memory`) and the checkpoint clock looked at
+    (`clock`, which calls `checkpoint`). Called before each state is expanded; the first is
+    polled too."""
+
+    __slots__ = ("polled", "memory", "clock", "checkpoint")
+
+    def __init__(self, memory: MemoryWatch | None, clock: CheckpointClock | None, checkpoint: Callable[[], None]) -> None:
+        self.polled = MEMORY_POLL_STATES - 1
+        self.memory = memory
+        self.clock = clock
+        self.checkpoint = checkpoint
+
+    def __call__(self) -> str | None:
+        """Why the exploration must stop now (the memory limit), or None."""
+        self.polled += 1
+        if not self.polled % GC_SETTLE_STATES:
+            gc_settle()
+        if self.polled < MEMORY_POLL_STATES:
             return None
-        i = len(parent)
-        index.add(fp, i)
-        parent.append(p)
-        via.append(a)
-        depth_of.append(d)
+        self.polled = 0
+        if self.memory is not None:
+            why = self.memory.exceeded()
+            if why is not None:
+                return why
+        if self.clock is not None:
+            self.clock.tick(self.checkpoint)
+        return None
+
+
+class Visited:
+    """The visited set of one exploration: fingerprint -> state index (:class:`FingerprintIndex`),
+    and by state index its parent (-1 - initial index for roots), the action index taken from
+    it and its depth; the non-tree edges (source, destination, action index), for the cycle
+    search. Flat arrays, never whole states."""
+
+    __slots__ = ("index", "parent", "via", "depth_of", "extra_src", "extra_dst", "extra_act")
+
+    def __init__(self) -> None:
+        self.index = FingerprintIndex()
+        self.parent = array("q")
+        self.via = array("I")
+        self.depth_of = array("I")
+        self.extra_src = array("I")
+        self.extra_dst = array("I")
+        self.extra_act = array("I")
+
+    @classmethod
+    def of_snapshot(cls, snap: Snapshot) -> "Visited":
+        """A checkpoint's visited set (its arrays, which the exploration goes on filling)."""
+        out = cls.__new__(cls)
+        out.index = FingerprintIndex.from_fps(snap.fps)
+        out.parent, out.via, out.depth_of = snap.parent, snap.via, snap.depth_of
+        out.extra_src, out.extra_dst, out.extra_act = snap.extra_src, snap.extra_dst, snap.extra_act
+        return out
+
+    def add(self, fp: int, p: int, a: int, d: int) -> int | None:
+        """Store a state not seen before (its index), or None if it was."""
+        if self.index.get(fp) is not None:
+            return None
+        i = len(self.parent)
+        self.index.add(fp, i)
+        self.parent.append(p)
+        self.via.append(a)
+        self.depth_of.append(d)
         return i
 
-    frontier: Any = deque()
-    depth_bound_hit = False
-    if resume is not None:
-        if resume.strategy != strategy:
-            raise ResumeMismatch(f"the checkpoint was made with --strategy {resume.strategy}, not {strategy}")
-        parent, via, depth_of = resume.parent, resume.via, resume.depth_of
-        extra_src, extra_dst, extra_act = resume.extra_src, resume.extra_dst, resume.extra_act
-        index = FingerprintIndex.from_fps(resume.fps)
-        depth_bound_hit = _restore_results(res, resume.results)
-        seen_violation = {(v.prop, v.key) for v in res.violations}
-        restore = getattr(system, "restore_checkpoint_state", None)
-        if callable(restore) and "system" in resume.results:  # e.g. the notes of states judged before the checkpoint
-            restore(resume.results["system"])
-        try:
-            rebuilt = _rebuild_frontier(system, resume)
-        except SystemFault as f:
-            raise ResumeMismatch(f"the engine failed while re-creating the checkpointed states: {f.kind}: {f.message}") from None
-        for i, s in rebuilt:
-            frontier.append((pack_fn(s), i, depth_of[i]))
+    def snapshot(self, strategy: str, frontier: array, results: dict) -> Snapshot:
+        fps = self.index.by_index(len(self.parent))
+        return Snapshot(strategy, fps, self.parent, self.via, self.depth_of, self.extra_src, self.extra_dst, self.extra_act, frontier, results)
+
+    def nbytes(self) -> int:
+        """Everything the visited set holds per state: the fingerprint index (table, keys,
+        values) and the parent / action / depth arrays and non-tree edges."""
+        total = self.index.nbytes()
+        for arr in (self.parent, self.via, self.depth_of, self.extra_src, self.extra_dst, self.extra_act):
+            total += arr.buffer_info()[1] * arr.itemsize + 64
+        return total
+
+
+def _same(s: Any) -> Any:
+    return s
+
+
+def explore(system: TransitionSystem, options: ExploreOptions = ExploreOptions(), visitor: ExploreVisitor | None = None) -> ExploreResult:
+    """Explore `system` breadth or depth first as `options` say (:class:`ExploreOptions`),
+    telling `visitor` (:class:`ExploreVisitor`; None: nobody) what happens on the way."""
+    visitor = visitor or _NOBODY
+    strategy, bounds = options.strategy, options.bounds
+    res = ExploreResult(status="pass", strategy=strategy)
+    res.goals = {g: None for g in options.goals}
+    # (a resumed exploration records no graph: the states explored before the checkpoint are not in it)
+    graph = res.graph = None if options.record_graph is None or options.resume is not None else GraphRecord(options.record_graph)
+    t0 = time.monotonic()
+    deadline = options.deadline(t0)
+    pack = options.pack or _same
+    unpack = options.unpack or _same
+    frontier: Any = deque()  # (packed state, index, depth)
+    if options.resume is None:
+        visited, depth_bound_hit = Visited(), False
     else:
-        try:
-            initial = list(system.initial_states())
-        except SystemFault as f:
-            initial = []
-            parent.append(-1)
-            via.append(0)
-            depth_of.append(0)
-            record(FAULT, f"{f.kind}: {f.message} (giving the initial state)", 0, "fault")
-        for k, s0 in enumerate(initial):
-            i = add(system.fingerprint(s0), -1 - k, 0, 0)
-            if i is not None:
-                if graph is not None:
-                    graph.add_state(i, s0)
-                frontier.append((pack_fn(s0), i, 0))
-                for prop, verdict in system.check_state(s0):
-                    record(prop, verdict, i, "state")
-                for g in system.goals_reached(s0, None):
-                    if g in res.goals and res.goals[g] is None:
-                        res.goals[g] = []
-                        res.goal_initial[g] = k
+        visited, depth_bound_hit = _resume(system, options, res, frontier, pack)
+    record = _recorder(res, visited, visitor)
+    if options.resume is None:
+        _start(system, visited, record, res, graph, frontier, pack)
 
     def snapshot() -> Snapshot:
-        fps = index.by_index(len(parent))
         results = _results_data(res, depth_bound_hit)
         kept = getattr(system, "checkpoint_state", None)  # what the system gathered itself (plain JSON data)
         if callable(kept):
             results["system"] = kept()
-        return Snapshot(
-            strategy,
-            fps,
-            parent,
-            via,
-            depth_of,
-            extra_src,
-            extra_dst,
-            extra_act,
-            array("Q", (i for _s, i, _d in frontier)),
-            results,
-        )
+        return visited.snapshot(strategy, array("Q", (i for _s, i, _d in frontier)), results)
 
+    index, parent, via, depth_of = visited.index, visited.parent, visited.via, visited.depth_of
+    extra_src, extra_dst, extra_act = visited.extra_src, visited.extra_dst, visited.extra_act
     pop = frontier.popleft if strategy == "bfs" else frontier.pop
-    polled = MEMORY_POLL_STATES - 1  # the first state is polled too
+    put_back = frontier.appendleft if strategy == "bfs" else frontier.append
+    chores = StatePoll(MemoryWatch.of_run(options.memory_limit), CheckpointClock.of(options, t0), lambda: visitor.on_checkpoint(snapshot()))
+    on_progress = visitor.on_progress
+    stop_on_violation, stop = options.stop_on_violation, options.stop
     while frontier:
         if stop_on_violation and res.violations:
             break
         why = stop_reason(bounds, len(parent), deadline, stop)
+        if why is None:
+            why = chores()
         if why is not None:
             res.bound_hit = why
             break
-        polled += 1
-        if not polled % GC_SETTLE_STATES:
-            gc_settle()
-        if polled >= MEMORY_POLL_STATES:
-            polled = 0
-            if mem_stop is not None:
-                rss = memory_in_use()
-                if rss is not None and rss >= mem_stop:
-                    res.bound_hit = f"memory limit ({_mb(memory_limit)}; {_mb(rss)} in use, stopped at 90 %)"
-                    break
-            if next_checkpoint is not None and time.monotonic() >= next_checkpoint:
-                on_checkpoint(snapshot())
-                next_checkpoint = time.monotonic() + checkpoint_every
         s, i, d = pop()
-        s = unpack_fn(s)
-        if progress is not None:
-            progress.update(len(parent), d, len(frontier))
+        s = unpack(s)
+        on_progress(len(parent), d, len(frontier))
         res.max_depth = max(res.max_depth, d)
         try:
             terminal = system.is_terminal(s)
@@ -656,7 +773,7 @@ def explore(
         if bounds.max_states is not None and len(parent) + len(acts) > bounds.max_states and acts:
             # expanding it could store more states than --max-states allows: stop before it (it
             # goes back to the frontier unjudged, so a resume expands it as if never stopped)
-            (frontier.appendleft if strategy == "bfs" else frontier.append)((pack_fn(s), i, d))
+            put_back((pack(s), i, d))
             res.bound_hit = f"max states ({bounds.max_states})"
             break
         for prop, verdict in system.check_actions(s, acts):
@@ -702,18 +819,16 @@ def explore(
                     res.goals[g], res.goal_initial[g] = _trace(parent, via, j)
             for prop, verdict in system.check_state(s2):
                 record(prop, verdict, j, "state")
-            frontier.append((pack_fn(s2), j, d + 1))
+            frontier.append((pack(s2), j, d + 1))
     if res.bound_hit is None and depth_bound_hit:
         res.bound_hit = f"max depth ({bounds.max_depth})"
     exhaustive = not frontier
     res.resumable = bool(frontier) and res.bound_hit is not None and not (stop_on_violation and res.violations)
-    if on_checkpoint is not None and res.resumable:
-        on_checkpoint(snapshot())
+    if options.checkpoint and res.resumable:
+        visitor.on_checkpoint(snapshot())
     frontier.clear()  # free the frontier's states before counterexamples are rebuilt
     gc_release()
-    if progress is not None:
-        progress.update(len(parent), res.max_depth, 0, force=True)
-        progress.done()
+    visitor.on_done(len(parent), res.max_depth)
     res.states = len(parent)
     res.generated = res.transitions + _roots(parent)
     if res.bound_hit is None:
@@ -724,15 +839,87 @@ def explore(
     if graph is not None:
         graph.finish(depth_of, exhaustive)
     res.elapsed = time.monotonic() - t0
-    if measure_memory:
-        # Everything the visited set holds per state: the fingerprint index (table, keys,
-        # values) and the parent / action / depth arrays and non-tree edges.
-        total = index.nbytes()
-        for arr in (parent, via, depth_of, extra_src, extra_dst, extra_act):
-            total += arr.buffer_info()[1] * arr.itemsize + 64
-        res.visited_bytes = total
+    if options.measure_memory:
+        res.visited_bytes = visited.nbytes()
     _set_status(res)
     return res
+
+
+def _recorder(res: ExploreResult, visited: Visited, visitor: ExploreVisitor) -> Callable[..., None]:
+    """``record(prop, verdict, idx, at, last_action=None)``: a property's verdict at state `idx`
+    (None: its situation did not arise; True: held; else the violation's message) counted in
+    ``res.props``; the first violation of each (property, Finding key) kept with its trace
+    (plus `last_action` for a transition's) and told to the visitor."""
+    seen_violation: set[tuple[str, Any]] = {(v.prop, v.key) for v in res.violations}
+    parent, via = visited.parent, visited.via
+    on_violation = visitor.on_violation
+
+    def record(prop: str, verdict: Any, idx: int, at: str, last_action: int | None = None) -> None:
+        if verdict is None:
+            return
+        st = res.props.setdefault(prop, PropStats())
+        st.checked += 1
+        if verdict is True:
+            return
+        st.violations += 1
+        key = (prop, getattr(verdict, "key", None))  # a Finding names its own distinct kind
+        if key in seen_violation:
+            return
+        seen_violation.add(key)
+        trace, init = _trace(parent, via, idx)
+        if last_action is not None:
+            trace.append(last_action)
+        res.violations.append(Violation(prop, str(verdict), trace, init, len(trace), at, key=key[1]))
+        on_violation(res.violations[-1])
+
+    return record
+
+
+def _start(system: TransitionSystem, visited: Visited, record: Callable[..., None], res: ExploreResult, graph: GraphRecord | None, frontier: deque, pack: Callable[[Any], Any]) -> None:
+    """The initial states: stored, judged, checked for goals and put on the frontier (a system
+    that cannot give them: an ENGINE-FAULT at a state 0 with no fingerprint)."""
+    try:
+        initial = list(system.initial_states())
+    except SystemFault as f:
+        initial = []
+        visited.parent.append(-1)
+        visited.via.append(0)
+        visited.depth_of.append(0)
+        record(FAULT, f"{f.kind}: {f.message} (giving the initial state)", 0, "fault")
+    for k, s0 in enumerate(initial):
+        i = visited.add(system.fingerprint(s0), -1 - k, 0, 0)
+        if i is not None:
+            if graph is not None:
+                graph.add_state(i, s0)
+            frontier.append((pack(s0), i, 0))
+            for prop, verdict in system.check_state(s0):
+                record(prop, verdict, i, "state")
+            for g in system.goals_reached(s0, None):
+                if g in res.goals and res.goals[g] is None:
+                    res.goals[g] = []
+                    res.goal_initial[g] = k
+
+
+def _resume(system: TransitionSystem, options: ExploreOptions, res: ExploreResult, frontier: deque, pack: Callable[[Any], Any]) -> tuple[Visited, bool]:
+    """A checkpoint taken up again: its visited set, its results restored into `res`, what the
+    system kept itself, and its frontier's states re-created (the visited set, and whether the
+    depth bound was hit before)."""
+    snap = options.resume
+    assert snap is not None
+    if snap.strategy != options.strategy:
+        raise ResumeMismatch(f"the checkpoint was made with --strategy {snap.strategy}, not {options.strategy}")
+    visited = Visited.of_snapshot(snap)
+    depth_bound_hit = _restore_results(res, snap.results)
+    restore = getattr(system, "restore_checkpoint_state", None)
+    if callable(restore) and "system" in snap.results:  # e.g. the notes of states judged before the checkpoint
+        restore(snap.results["system"])
+    try:
+        rebuilt = _rebuild_frontier(system, snap)
+    except SystemFault as f:
+        raise ResumeMismatch(f"the engine failed while re-creating the checkpointed states: {f.kind}: {f.message}") from None
+    for i, s in rebuilt:
+        frontier.append((pack(s), i, visited.depth_of[i]))
+    return visited, depth_bound_hit
 
 
 def _check_cycle(res: ExploreResult, parent: array, via: array, bfs_depth: array | None, extra_src: array, extra_dst: array, extra_act: array) -> None:
@@ -966,9 +1153,13 @@ def replay_trace(system: TransitionSystem, initial: int, trace: Sequence[int]) -
 
 __all__ = [
     "Bounds",
+    "Callbacks",
+    "ExploreOptions",
     "ExploreResult",
+    "ExploreVisitor",
     "Finding",
     "FingerprintIndex",
+    "MemoryWatch",
     "Progress",
     "ResumeMismatch",
     "Snapshot",

@@ -8,21 +8,32 @@ API (the contract with the CLI; generic: nothing here knows Yu-Gi-Oh!)::
         make_system,            # Callable[[], TransitionSystem], picklable: a top-level function
                                 # or functools.partial(top_level_fn, plain-data args...)
         workers,                # int >= 1: worker processes (1 is allowed: useful to compare)
-        strategy="bfs",         # only "bfs" (ValueError otherwise: DFS is sequential)
-        bounds=Bounds(),        # max_states / max_depth / timeout (see "Bounds" below)
-        goals=(),               # goal ids, as explore()
-        progress=None,          # a core.Progress, updated by this (parent) process
-        stop_on_violation=False,
-        measure_memory=False,   # res.visited_bytes: the visited sets of all workers together
+        options=ExploreOptions(),  # core.ExploreOptions, as explore() takes it: strategy "bfs"
+                                # only (ValueError otherwise: DFS is sequential), bounds (see
+                                # "Bounds" below), goals, stop_on_violation, measure_memory
+                                # (res.visited_bytes: the visited sets of all workers together),
+                                # stop (polled between chunks: SIGINT etc.), memory_limit (the
+                                # parent and all workers together, RSS), checkpoint /
+                                # checkpoint_every (between chunks, and when a bound stops the
+                                # run), resume (a core.Snapshot of a BFS run, made by explore()
+                                # or explore_parallel(), whatever the worker count)
+        visitor=None,           # a core.ExploreVisitor, called in this (parent) process:
+                                # on_progress after each chunk, on_violation as each distinct
+                                # violation is settled (after its chunk), on_checkpoint,
+                                # on_commit(states, pool) after each chunk is committed (tests),
+                                # on_done
         *,
-        stop=None,              # Callable[[], str | None], polled between chunks (SIGINT etc.)
-        memory_limit=None,      # bytes, for the parent and all workers together (RSS)
+        transport=None,         # the workers' pool class: None, worker processes over pipes
+                                # (_Pool); the caller passes e.g. Ray actors (explorers/
+                                # cluster.py ActorPool, which ``--cluster`` selects)
         finish=None,            # Callable[[TransitionSystem], Any], picklable: each worker calls
                                 # it on its system at the end; the answers are in
                                 # res.worker_info (a list, by worker), e.g. to merge not_judged
-        on_violation=None,      # Callable[[Violation], None], called in this process as each
-                                # distinct violation is settled (after its chunk), as explore()
+        chunk=None,             # frontier states per round (default chunk_size(workers))
     ) -> ExploreResult          # the same ExploreResult as core.explore()
+
+It runs a :class:`Coordinator`, whose methods are the rounds below and whose attributes are the
+exploration's state between chunks.
 
 Each worker process calls ``make_system()`` once and builds its own engine and system. The
 parent builds none: traces come back as action indices (``Violation.trace``, ``res.goals``), so
@@ -30,15 +41,6 @@ the caller replays them on its own system (``core.replay_trace``), as after ``ex
 A worker that fails to build its system or crashes raises :class:`WorkerError` in the parent
 (with the worker's traceback as text). States must be picklable and self-contained (they travel
 between worker processes; pickles are only ever exchanged between our own processes).
-
-        on_checkpoint=None,     # as explore(): Callable[[Snapshot], None], called every
-        checkpoint_every=None,  # seconds (between chunks) and when a bound stops the run
-        resume=None,            # a core.Snapshot (explorers/checkpoint.py) of a BFS run, made by
-                                # explore() or explore_parallel(), whatever the worker count
-        chunk=None,             # frontier states per round (default chunk_size(workers))
-        transport=None,         # the workers' pool class (default: worker processes, or Ray
-                                # actors when explorers/cluster.py has a cluster for this run)
-        on_commit=None,         # Callable[[states, pool], None] after each chunk is committed (tests)
 
 Lost workers. Each chunk is a transaction: its results enter the exploration (the commit) only
 once every worker has answered its last round. A worker that is gone (:class:`WorkerLost`: its
@@ -60,8 +62,8 @@ sequential order (the owner of its fingerprint decides, as for new states), and 
 is how many there were. The claimed set is not part of a checkpoint: the CLI explores reduced
 boards without checkpoints.
 
-Not supported: ``record_graph``, ``pack`` / ``unpack`` and ``strategy="dfs"``; the caller runs
-``core.explore`` for those. A checkpoint holds the same data as explore()'s (the file format does
+Not supported (ValueError): ``record_graph``, ``pack`` / ``unpack`` and ``strategy="dfs"``; the
+caller runs ``core.explore`` for those. A checkpoint holds the same data as explore()'s (the file format does
 not change: the owners' records assembled by index), so either explorer resumes the other's.
 
 Results are byte-identical whatever the worker count, and on an exhaustive run identical to
@@ -158,17 +160,18 @@ from bpcheck.explorers.core import (
     CYCLE,
     DEADLOCK,
     FAULT,
-    Bounds,
+    CheckpointClock,
+    ExploreOptions,
     ExploreResult,
+    ExploreVisitor,
     FingerprintIndex,
-    Progress,
+    MemoryWatch,
     PropStats,
     ResumeMismatch,
     Snapshot,
     TransitionSystem,
     Violation,
     _check_cycle,
-    _mb,
     stop_reason,
     _rebuild_frontier,
     _restore_results,
@@ -1132,64 +1135,159 @@ _EMPTY_EDGES = (np.empty(0, np.uint32), np.empty(0, np.uint32), np.empty(0, np.u
 def explore_parallel(
     make_system: Callable[[], TransitionSystem],
     workers: int,
-    strategy: str = "bfs",
-    bounds: Bounds = Bounds(),
-    goals: Sequence[str] = (),
-    progress: Progress | None = None,
-    stop_on_violation: bool = False,
-    measure_memory: bool = False,
+    options: ExploreOptions = ExploreOptions(),
+    visitor: ExploreVisitor | None = None,
     *,
-    stop: Callable[[], str | None] | None = None,
-    memory_limit: int | None = None,
-    finish: Callable[[TransitionSystem], Any] | None = None,
-    on_checkpoint: Callable[[Snapshot], None] | None = None,
-    checkpoint_every: float | None = None,
-    resume: Snapshot | None = None,
-    chunk: int | None = None,
     transport: Callable[..., Any] | None = None,
-    on_commit: Callable[[int, Any], None] | None = None,
-    on_violation: Callable[[Violation], None] | None = None,
+    finish: Callable[[TransitionSystem], Any] | None = None,
+    chunk: int | None = None,
 ) -> ExploreResult:
     """Explore the system ``make_system()`` builds, breadth first, with `workers` processes (the
-    module's docstring: API, order, bounds)."""
-    if strategy != "bfs":
-        raise ValueError(f"explore_parallel explores breadth first only, not {strategy!r}")
-    if not isinstance(workers, int) or not 1 <= workers <= 4096:
-        raise ValueError(f"workers must be a positive integer, not {workers!r}")
-    if chunk is None:
-        chunk = chunk_size(workers)
-    if chunk < 1:
-        raise ValueError("chunk must be positive")
-    res = ExploreResult(status="pass", strategy=strategy)
-    res.goals = {g: None for g in goals}
-    t0 = time.monotonic()
-    deadline = None if bounds.timeout is None else t0 + bounds.timeout
-    mem_stop = None if memory_limit is None else int(memory_limit * 0.9)
-    n = workers
-    shard_map = shard_owners(n)
+    module's docstring: API, order, bounds): a :class:`Coordinator`'s run."""
+    return Coordinator(make_system, workers, options, visitor, transport=transport, finish=finish, chunk=chunk).run()
 
-    book = _Ledger(n)  # the coordinator's share of the visited set: counts (the owners keep the records)
-    claimed_fps: list[np.ndarray] = []  # the states judged inside transitions so far (claims won)
-    seen_viol: set = set()
-    if transport is None:  # `--cluster`: Ray actors (explorers/cluster.py); else worker processes
-        from bpcheck.explorers.cluster import default_transport
 
-        transport = default_transport()
-    make_pool = transport or _Pool
-    report_info = bool(getattr(make_pool, "recovers", False)) and finish is not None
-    latest_info: list = [None] * n  # each worker's finish(system) at its last finalize (report_info)
-    kept_info: list = []  # those of workers lost
-    cost: dict = {"start_s": 0.0, "chunks": 0, "round_s": 0.0, "coordinator_cpu_s": 0.0, "bytes_out": 0, "bytes_in": 0, "worker_cpu": {}, "trace_rounds": 0}
-    state = {"depth_hit": False, "rss": [0] * n, "head": 0, "cost": [0.0] * n}
-    stolen = 0  # states handed over to an idle worker within a chunk (Pool.expand)
-    claims_sent = 0  # every claim the workers sent (res.judged_again)
-    balance = [0.0, 0.0]  # CPU seconds of expanding: the mean and the busiest worker's, summed over chunks
+class Coordinator:
+    """One parallel exploration, as the parent process runs it: the rounds of each chunk, the
+    commits and the rollbacks after a lost worker, the result (the module's docstring). Its
+    attributes are the exploration's state between chunks; the workers keep the records."""
 
-    def absorb(outs: list[dict]) -> None:
+    def __init__(
+        self,
+        make_system: Callable[[], TransitionSystem],
+        workers: int,
+        options: ExploreOptions = ExploreOptions(),
+        visitor: ExploreVisitor | None = None,
+        *,
+        transport: Callable[..., Any] | None = None,
+        finish: Callable[[TransitionSystem], Any] | None = None,
+        chunk: int | None = None,
+    ) -> None:
+        if options.strategy != "bfs":
+            raise ValueError(f"explore_parallel explores breadth first only, not {options.strategy!r}")
+        for name in ("record_graph", "pack", "unpack"):
+            if getattr(options, name) is not None:
+                raise ValueError(f"explore_parallel does not take {name} (core.explore does)")
+        if not isinstance(workers, int) or not 1 <= workers <= 4096:
+            raise ValueError(f"workers must be a positive integer, not {workers!r}")
+        if chunk is None:
+            chunk = chunk_size(workers)
+        if chunk < 1:
+            raise ValueError("chunk must be positive")
+        self.make_system, self.options, self.finish, self.chunk = make_system, options, finish, chunk
+        self.visitor = visitor or ExploreVisitor()
+        self.n = n = workers
+        self.make_pool = transport or _Pool  # worker processes over pipes, or e.g. Ray actors (explorers/cluster.py)
+        self.report_info = bool(getattr(self.make_pool, "recovers", False)) and finish is not None
+        self.res = ExploreResult(status="pass", strategy=options.strategy)
+        self.res.goals = {g: None for g in options.goals}
+        self.t0 = time.monotonic()
+        self.shard_map = shard_owners(n)
+        self.book = _Ledger(n)  # the coordinator's share of the visited set: counts (the owners keep the records)
+        self.claimed_fps: list = []  # (owner, fingerprints): the states judged inside transitions so far (claims won)
+        self.seen_viol: set = set()  # (property, Finding key) of the violations kept
+        self.latest_info: list = [None] * n  # each worker's finish(system) at its last finalize (report_info)
+        self.kept_info: list = []  # those of workers lost
+        self.cost: dict = {"start_s": 0.0, "chunks": 0, "round_s": 0.0, "coordinator_cpu_s": 0.0, "bytes_out": 0, "bytes_in": 0, "worker_cpu": {}, "trace_rounds": 0}
+        self.depth_hit = False  # a state at max_depth had actions
+        self.rss = [0] * n  # each worker's resident set size at its last answer
+        self.state_cost = [0.0] * n  # each worker's CPU seconds per state, smoothed over chunks (_balance)
+        self.stolen = 0  # states handed over to an idle worker within a chunk (Pool.expand)
+        self.claims_sent = 0  # every claim the workers sent (res.judged_again)
+        self.balance = [0.0, 0.0]  # CPU seconds of expanding: the mean and the busiest worker's, summed over chunks
+        self.inbox: list[list[bytes]] = [[] for _ in range(n)]  # states handed to each worker, for its next chunk
+        self.learned: list[list] = [[] for _ in range(n)]  # what each worker is to learn from the others' shares
+        self.head = 0  # the frontier: states [head, book.states)
+        self.committed: dict = {}  # the last commit: what a lost worker takes the exploration back to
+        self.lost: list[str] = []  # the workers lost (where), in order
+        self.last_work: list[int] = [0] * n  # states each worker expanded in the last chunk (progress)
+        self.pool: Any = None
+        self.fresh_start = True
+        if options.resume is not None:
+            resume = options.resume
+            if resume.strategy != options.strategy:
+                raise ResumeMismatch(f"the checkpoint was made with --strategy {resume.strategy}, not {options.strategy}")
+            _split(self.book, resume, self.shard_map)
+            self.depth_hit = _restore_results(self.res, resume.results)
+            self.seen_viol.update((v.prop, v.key) for v in self.res.violations)
+            self.head = resume.frontier[0] if len(resume.frontier) else self.book.states
+            if list(resume.frontier) != list(range(self.head, self.book.states)):
+                raise ResumeMismatch("the checkpoint's frontier is not the last states in order (not a breadth-first exploration)")
+            self.fresh_start = False
+
+    def run(self) -> ExploreResult:
+        """The exploration: chunks until the frontier is empty or a bound stops it, new workers
+        taking it up again from the last commit after a lost one; then the result."""
+        opts, visitor, res, book, n = self.options, self.visitor, self.res, self.book, self.n
+        deadline = opts.deadline(self.t0)
+        memory = None if opts.memory_limit is None else MemoryWatch(opts.memory_limit, self._memory_in_use)
+        clock = CheckpointClock.of(opts, self.t0)
+        tries = 0  # losses since the last commit
+        self._commit()  # the start (nothing, or the checkpoint resumed): a worker lost before the first chunk
+        try:
+            while True:
+                try:
+                    if self.pool is None:
+                        s0 = time.perf_counter()
+                        self.pool = self.make_pool(n, self.make_system, opts.goals, self.finish, self.report_info)
+                        self.cost["start_s"] += time.perf_counter() - s0
+                        if self.fresh_start:
+                            self._initial()
+                            self.fresh_start = False
+                        else:
+                            self._restore()
+                        self._commit()
+                    while self.head < book.states:
+                        if opts.stop_on_violation and res.violations:
+                            break
+                        why = stop_reason(opts.bounds, book.states, deadline, opts.stop)
+                        if why is None and memory is not None:
+                            why = memory.exceeded()
+                        if why is not None:
+                            res.bound_hit = why
+                            break
+                        if clock is not None:
+                            clock.tick(lambda: visitor.on_checkpoint(self._snapshot()))
+                        self._one_chunk()
+                        self._commit()
+                        tries = 0
+                        visitor.on_commit(book.states, self.pool)
+                        visitor.on_progress(book.states, res.max_depth, book.states - self.head, note=_progress_note(self.pool, n, self.last_work, self.lost))
+                    if res.bound_hit is None and self.depth_hit:
+                        res.bound_hit = f"max depth ({opts.bounds.max_depth})"
+                    res.resumable = self.head < book.states and res.bound_hit is not None and not (opts.stop_on_violation and res.violations)
+                    if opts.checkpoint and res.resumable:
+                        visitor.on_checkpoint(self._snapshot())
+                    ends = self.pool.call([("finish",)] * n)
+                    break
+                except WorkerLost as e:
+                    if not getattr(self.make_pool, "recovers", False):
+                        raise
+                    self.lost.append(e.where or str(e))
+                    tries += 1
+                    if tries > RECOVERIES:
+                        raise WorkerError(f"{e} ({tries} workers lost at the same chunk, the last: {e.where or 'unknown'}); giving up") from None
+                    self._recover()
+        finally:
+            if self.pool is not None:
+                _account(self.cost, self.pool)
+                self.pool.close()
+        return self._result(ends)
+
+    def _memory_in_use(self) -> int:
+        """Every process of the run (the forkserver too); where /proc is not: this one and what
+        the workers said."""
+        return tree_rss(os.getpid()) or ((current_rss() or 0) + sum(self.rss))
+
+    def _absorb(self, outs: list[dict]) -> None:
+        """The workers' results of one chunk (or of the initial states), in the sequential order:
+        counts, the first use of each action kind and property, the first violation of each
+        (property, Finding key) and the first witness of each goal, with their traces."""
+        res = self.res
         for out in outs:
             res.transitions += out["transitions"]
             res.terminal_states += out["terminal"]
-            state["depth_hit"] |= out["depth_hit"]
+            self.depth_hit |= out["depth_hit"]
         for _k, kind in sorted(x for out in outs for x in out["first_kinds"]):
             res.action_counts.setdefault(kind, 0)
         for out in outs:
@@ -1207,9 +1305,9 @@ def explore_parallel(
         new_viol = []
         taken: set = set()
         for key, prop, fkey, message, at, idx, last in cands:
-            if (prop, fkey) in seen_viol or (prop, fkey) in taken:
+            if (prop, fkey) in self.seen_viol or (prop, fkey) in taken:
                 continue
-            if stop_on_violation:
+            if self.options.stop_on_violation:
                 if first_p is None:
                     first_p = key[0] if not res.violations else None
                 if first_p is None or key[0] != first_p:
@@ -1220,21 +1318,20 @@ def explore_parallel(
         for _key, g, j in sorted(x for out in outs for x in out["goals"]):
             if g in res.goals and res.goals[g] is None and g not in {x[0] for x in new_goals}:
                 new_goals.append((g, j))
-        traces = fetch_traces([v[4] for v in new_viol] + [j for _g, j in new_goals])
+        traces = self._fetch_traces([v[4] for v in new_viol] + [j for _g, j in new_goals])
         for prop, fkey, message, at, idx, last in new_viol:
-            seen_viol.add((prop, fkey))
+            self.seen_viol.add((prop, fkey))
             trace, init = traces[idx]
             trace = list(trace)
             if last is not None:
                 trace.append(last)
             res.violations.append(Violation(prop, message, trace, init, len(trace), at, key=fkey))
-            if on_violation is not None:
-                on_violation(res.violations[-1])
+            self.visitor.on_violation(res.violations[-1])
         for g, j in new_goals:
             trace, init = traces[j]
             res.goals[g], res.goal_initial[g] = list(trace), init
 
-    def fetch_traces(wanted: list[int]) -> dict[int, tuple[list[int], int]]:
+    def _fetch_traces(self, wanted: list[int]) -> dict[int, tuple[list[int], int]]:
         """The shortest traces to these states, from their owners' tree links: one round of
         requests per depth walked, for all of them together (never a round per state)."""
         if not wanted:
@@ -1243,8 +1340,8 @@ def explore_parallel(
         need = sorted(set(wanted))
         while need:
             q = np.array(need, np.int64)
-            cost["trace_rounds"] += 1
-            got = pool.call([("links", q)] * n)
+            self.cost["trace_rounds"] += 1
+            got = self.pool.call([("links", q)] * self.n)
             for idx, par, via_ in got:
                 links.update(zip(idx.tolist(), zip(par.tolist(), via_.tolist())))
             if any(i not in links for i in need):  # pragma: no cover - a bug
@@ -1261,26 +1358,25 @@ def explore_parallel(
             out[j] = (trace, -1 - links[i][0])
         return out
 
-    inbox: list[list[bytes]] = [[] for _ in range(n)]
-
-    def settle(children: list[dict], claims: list[dict] | None, lo: int, hi: int) -> None:
+    def _settle(self, children: list[dict], claims: list[dict] | None, lo: int, hi: int) -> None:
         """Rounds 2 to 4 for the children of one chunk (parents [lo, hi)) or the initial states,
         and the claims of states judged inside its transitions: what each worker sends, split
         by owner, is routed as it is (this process reads none of it); the rankers' counts are
         prefix-summed into each range's first index; the new states' depths come as counts per
         depth. Nothing here is done per state."""
+        n, book, pool = self.n, self.book, self.pool
         no_claims = [None] * n
         lv = np.asarray(book.levels, np.int64)  # the first index of each depth: the owners and rankers need the parents' depths
         decided = pool.call([("decide", [c.get(o) for c in children], [c.get(o) for c in claims] if claims else no_claims, lo, hi, lv) for o in range(n)])
         for w, dec in enumerate(decided):
             if dec["claimed"] is not None and dec["claimed"].size:
-                claimed_fps.append((w, dec["claimed"]))  # a lost owner's claimed states are restored from these
+                self.claimed_fps.append((w, dec["claimed"]))  # a lost owner's claimed states are restored from these
         ranked = pool.call([("rank", [dec["to_rankers"].get(r) for dec in decided], lv) for r in range(n)])
         base = book.states
         offsets = np.concatenate([[0], np.cumsum([r["count"] for r in ranked])]) + base
         depths: list[tuple[int, int]] = [x for r in ranked for x in r["depths"]]
         by_disc = np.sum([r["by_disc"] for r in ranked], axis=0) if ranked else np.zeros(n, np.int64)
-        cost_ = state["cost"]
+        cost_ = self.state_cost
         weights = np.array([1 / c for c in cost_] if BALANCE_BY_COST and all(c > 0 for c in cost_) else [1.0] * n)
         plan = _balance(np.asarray(by_disc, np.int64), weights)
         offs = offsets[:-1].tolist()
@@ -1298,50 +1394,38 @@ def explore_parallel(
                 book.deltas[w].append(delta)
             book.back |= out.pop("back")
             if "info" in out:
-                latest_info[w] = out.pop("info")
-            state["rss"][w] = out["rss"] or 0
+                self.latest_info[w] = out.pop("info")
+            self.rss[w] = out["rss"] or 0
             for dw, blob in blobs.items():
-                inbox[dw].append(blob)
-        absorb(outs)
+                self.inbox[dw].append(blob)
+        self._absorb(outs)
 
-    def snapshot(results: bool = True) -> Snapshot:
-        fps_, par_, via_, dep_, es_, ed_, ea_ = book.assemble()
-        return Snapshot(strategy, fps_, par_, via_, dep_, es_, ed_, ea_, array("Q", range(head, book.states)), _results_data(res, state["depth_hit"]) if results else {})
+    def _snapshot(self, results: bool = True) -> Snapshot:
+        """The exploration as a checkpoint: the owners' records assembled by index."""
+        fps_, par_, via_, dep_, es_, ed_, ea_ = self.book.assemble()
+        data = _results_data(self.res, self.depth_hit) if results else {}
+        return Snapshot(self.options.strategy, fps_, par_, via_, dep_, es_, ed_, ea_, array("Q", range(self.head, self.book.states)), data)
 
-    head = 0
-    learned: list[list] = [[] for _ in range(n)]  # what each worker is to learn from the others' shares
-    next_checkpoint = None if on_checkpoint is None or not checkpoint_every else t0 + checkpoint_every
-    fresh_start = True
-    if resume is not None:
-        if resume.strategy != strategy:
-            raise ResumeMismatch(f"the checkpoint was made with --strategy {resume.strategy}, not {strategy}")
-        _split(book, resume, shard_map)
-        state["depth_hit"] = _restore_results(res, resume.results)
-        seen_viol.update((v.prop, v.key) for v in res.violations)
-        head = resume.frontier[0] if len(resume.frontier) else book.states
-        if list(resume.frontier) != list(range(head, book.states)):
-            raise ResumeMismatch("the checkpoint's frontier is not the last states in order (not a breadth-first exploration)")
-        fresh_start = False
-
-    def restore() -> None:
+    def _restore(self) -> None:
         """New workers take the exploration from what this process holds: each loads the records
         its shards had at the last commit (as their owner sent them), and the claimed states of
         those shards; the frontier states are re-executed from the initial states by one worker
         (core._rebuild_frontier)."""
-        csel = [[x for o, x in claimed_fps if o == w] for w in range(n)]
+        n, book, pool = self.n, self.book, self.pool
+        csel = [[x for o, x in self.claimed_fps if o == w] for w in range(n)]
         pool.call([("load", *book.owner_delta(w), np.concatenate(csel[w]) if csel[w] else None, False) for w in range(n)])
-        if head < book.states:
-            pool.send(0, ("rebuild", snapshot(results=False)))
+        if self.head < book.states:
+            pool.send(0, ("rebuild", self._snapshot(results=False)))
             tag, val = pool._recv(0)
             if tag == "mismatch":
                 raise ResumeMismatch(val)
             for dw, blob in val.items():
-                inbox[dw].append(blob)
-        state["head"] = head
+                self.inbox[dw].append(blob)
 
-    def initial() -> None:
-        nonlocal head
-        first = pool.call([("initial",)] + [("expand", 0, None, [])] * (n - 1))
+    def _initial(self) -> None:
+        """The initial states: worker 0 gives them, their owners decide which are new."""
+        res, book = self.res, self.book
+        first = self.pool.call([("initial",)] + [("expand", 0, None, [])] * (self.n - 1))
         if "initial_fault" in first[0]:
             # state 0, which the engine could not give: its record with the owner of fingerprint 0
             book.deltas[0].append((np.zeros(1, np.int64), np.zeros(1, np.uint64), np.full(1, -1, np.int64), np.zeros(1, np.uint32), np.zeros(1, np.uint32), *_EMPTY_EDGES))
@@ -1350,184 +1434,131 @@ def explore_parallel(
             st = res.props.setdefault(FAULT, PropStats())
             st.checked += 1
             st.violations += 1
-            seen_viol.add((FAULT, None))
+            self.seen_viol.add((FAULT, None))
             res.violations.append(Violation(FAULT, first[0]["initial_fault"], [], 0, 0, "fault"))
-            if on_violation is not None:
-                on_violation(res.violations[-1])
-            head = 1
+            self.visitor.on_violation(res.violations[-1])
+            self.head = 1
         else:
-            settle([r["children"] for r in first], None, 0, 0)
+            self._settle([r["children"] for r in first], None, 0, 0)
 
-    def one_chunk() -> None:
-        nonlocal head, inbox, learned, stolen, claims_sent
-        hi = min(head + chunk, book.states)
-        lo_ = head
+    def _one_chunk(self) -> None:
+        """Round 1 (expand, with work stealing) of the next chunk, then rounds 2 to 4 (settle)."""
+        n, book, pool, res, cost = self.n, self.book, self.pool, self.res, self.cost
+        max_depth = self.options.bounds.max_depth
+        hi = min(self.head + self.chunk, book.states)
+        lo_ = self.head
         res.max_depth = max(res.max_depth, int(book.depth_of(np.array([hi - 1]))[0]))
         c0 = time.perf_counter()
         p0 = time.process_time() - getattr(pool, "measure_s", 0.0)  # (a benchmark's byte counting is not the protocol's)
-        replies, shares, k = pool.expand([("expand", hi, bounds.max_depth, inbox[w], learned[w]) for w in range(n)], bounds.max_depth)
-        stolen += k
-        inbox = [[] for _ in range(n)]
-        learned = [[x for v, xs in enumerate(shares) if v != w for x in xs] for w in range(n)]
-        head = state["head"] = hi
-        last_work[:] = [r["work"][0] for r in replies]
+        replies, shares, k = pool.expand([("expand", hi, max_depth, self.inbox[w], self.learned[w]) for w in range(n)], max_depth)
+        self.stolen += k
+        self.inbox = [[] for _ in range(n)]
+        self.learned = [[x for v, xs in enumerate(shares) if v != w for x in xs] for w in range(n)]
+        self.head = hi
+        self.last_work[:] = [r["work"][0] for r in replies]
         for w, r in enumerate(replies):
-            state["rss"][w] = r["rss"] or 0
+            self.rss[w] = r["rss"] or 0
             k, c = r["work"]
             if k >= 16:  # CPU seconds per state, smoothed over chunks
-                state["cost"][w] = c / k if state["cost"][w] == 0 else 0.5 * state["cost"][w] + 0.5 * c / k
+                self.state_cost[w] = c / k if self.state_cost[w] == 0 else 0.5 * self.state_cost[w] + 0.5 * c / k
             wk = cost["worker_cpu"]
             wk[w] = wk.get(w, 0.0) + c
         if n > 1:
             times = [r["work"][1] for r in replies]
-            balance[0] += sum(times) / n
-            balance[1] += max(times)
-        claims_sent += sum(r["n_claims"] for r in replies)
-        settle([r["children"] for r in replies], [r["claims"] for r in replies], lo_, hi)
+            self.balance[0] += sum(times) / n
+            self.balance[1] += max(times)
+        self.claims_sent += sum(r["n_claims"] for r in replies)
+        self._settle([r["children"] for r in replies], [r["claims"] for r in replies], lo_, hi)
         cost["chunks"] += 1
         cost["coordinator_cpu_s"] += time.process_time() - getattr(pool, "measure_s", 0.0) - p0
         cost["round_s"] += time.perf_counter() - c0
 
     # The last commit: what the exploration is taken back to when a worker is lost. A chunk is a
     # transaction: its results enter the commit only once every worker has answered it.
-    committed: dict = {}
 
-    def commit() -> None:
-        committed.update(
-            book=book.mark(), claimed=len(claimed_fps), head=head, results=_results_data(res, state["depth_hit"]),
-            stolen=stolen, claims_sent=claims_sent,
+    def _commit(self) -> None:
+        self.committed.update(
+            book=self.book.mark(), claimed=len(self.claimed_fps), head=self.head, results=_results_data(self.res, self.depth_hit),
+            stolen=self.stolen, claims_sent=self.claims_sent,
         )
 
-    def rollback() -> None:
-        nonlocal head, stolen, claims_sent, inbox, learned
-        book.rollback(committed["book"])
-        del claimed_fps[committed["claimed"] :]
-        head = committed["head"]
+    def _rollback(self) -> None:
+        res, committed, n = self.res, self.committed, self.n
+        self.book.rollback(committed["book"])
+        del self.claimed_fps[committed["claimed"] :]
+        self.head = committed["head"]
         res.bound_hit, res.resumable = None, False  # decided again after the chunks left
-        stolen, claims_sent = committed["stolen"], committed["claims_sent"]
+        self.stolen, self.claims_sent = committed["stolen"], committed["claims_sent"]
         res.action_counts, res.props, res.violations = {}, {}, []
-        res.goals = {g: None for g in goals}
+        res.goals = {g: None for g in self.options.goals}
         res.goal_initial = {}
-        state["depth_hit"] = _restore_results(res, committed["results"])
-        seen_viol.clear()
-        seen_viol.update((v.prop, v.key) for v in res.violations)
-        inbox = [[] for _ in range(n)]
-        learned = [[] for _ in range(n)]
+        self.depth_hit = _restore_results(res, committed["results"])
+        self.seen_viol.clear()
+        self.seen_viol.update((v.prop, v.key) for v in res.violations)
+        self.inbox = [[] for _ in range(n)]
+        self.learned = [[] for _ in range(n)]
 
-    lost: list[str] = []  # the workers lost (where), in order
-    last_work: list[int] = [0] * n  # states each worker expanded in the last chunk (progress)
-    tries = 0  # losses since the last commit
-    pool = None
-    commit()  # the start (nothing, or the checkpoint resumed): a worker lost before the first chunk
-    try:
-        while True:
-            try:
-                if pool is None:
-                    s0 = time.perf_counter()
-                    pool = make_pool(n, make_system, goals, finish, report_info)
-                    cost["start_s"] += time.perf_counter() - s0
-                    if fresh_start:
-                        initial()
-                        fresh_start = False
-                    else:
-                        restore()
-                    commit()
-                while head < book.states:
-                    if stop_on_violation and res.violations:
-                        break
-                    why = stop_reason(bounds, book.states, deadline, stop)
-                    if why is not None:
-                        res.bound_hit = why
-                        break
-                    if mem_stop is not None:
-                        rss = tree_rss(os.getpid()) or ((current_rss() or 0) + sum(state["rss"]))  # every process of the run (the forkserver too)
-                        if rss >= mem_stop:
-                            res.bound_hit = f"memory limit ({_mb(memory_limit)}; {_mb(rss)} in use, stopped at 90 %)"
-                            break
-                    if next_checkpoint is not None and time.monotonic() >= next_checkpoint:
-                        on_checkpoint(snapshot())
-                        next_checkpoint = time.monotonic() + checkpoint_every
-                    one_chunk()
-                    commit()
-                    tries = 0
-                    if on_commit is not None:
-                        on_commit(book.states, pool)
-                    if progress is not None:
-                        progress.update(book.states, res.max_depth, book.states - head, note=_progress_note(pool, n, last_work, lost))
-                if res.bound_hit is None and state["depth_hit"]:
-                    res.bound_hit = f"max depth ({bounds.max_depth})"
-                res.resumable = head < book.states and res.bound_hit is not None and not (stop_on_violation and res.violations)
-                if on_checkpoint is not None and res.resumable:
-                    on_checkpoint(snapshot())
-                ends = pool.call([("finish",)] * n)
-                break
-            except WorkerLost as e:
-                if not getattr(make_pool, "recovers", False):
-                    raise
-                lost.append(e.where or str(e))
-                tries += 1
-                if tries > RECOVERIES:
-                    raise WorkerError(f"{e} ({tries} workers lost at the same chunk, the last: {e.where or 'unknown'}); giving up") from None
-                # every worker's part of the uncommitted chunk is dropped with it: new workers
-                # restore the last commit and the chunk is expanded again, as it was the first time
-                if pool is not None:  # (None: the new workers could not start)
-                    _account(cost, pool)
-                    pool.close(kill=True)
-                    pool = None
-                kept_info.extend(x for x in latest_info if x is not None)  # what the workers knew (finish)
-                latest_info = [None] * n
-                rollback()
-                fresh_start = resume is None and committed["book"][0] == 0
-    finally:
-        if pool is not None:
-            _account(cost, pool)
-            pool.close()
-    if lost:
-        res.lost_workers = lost
-    res.worker_info = [info for info, _nb, _c in ends] + kept_info
-    # what the protocol cost (run-only, never deterministic): this process's CPU over the chunk
-    # rounds, the bytes it sent to and received from the workers, each worker's CPU expanding
-    res.protocol = {
-        "transport": getattr(make_pool, "kind", "worker processes"),
-        "workers": n,
-        "start_s": round(cost["start_s"], 6),  # starting the workers (each builds its system)
-        "chunks": cost["chunks"],
-        "round_s": round(cost["round_s"], 6),
-        "coordinator_cpu_s": round(cost["coordinator_cpu_s"], 6),
-        "bytes_out": cost["bytes_out"],
-        "bytes_in": cost["bytes_in"],
-        "worker_cpu_s": [round(cost["worker_cpu"].get(w, 0.0), 6) for w in range(n)],
-        # what the coordinator keeps of the visited set: the first index of each depth, and the
-        # owners' committed arrays (one set per owner and chunk, never read per state)
-        "levels": len(book.levels),
-        "owner_arrays": sum(len(d) for d in book.deltas),
-        "trace_rounds": cost["trace_rounds"],  # requests for tree links (a round per depth walked)
-    }
-    if balance[1] > 0:
-        res.balance = round(balance[0] / balance[1], 4)
-    if n > 1:
-        res.stolen = stolen
-    if any(c is not None for _info, _nb, c in ends):
-        res.claimed = sum(c or 0 for _info, _nb, c in ends)
-        res.judged_again = claims_sent - res.claimed
-    if progress is not None:
-        progress.update(book.states, res.max_depth, 0, force=True)
-        progress.done()
-    res.states = book.states
-    res.generated = res.transitions + book.roots
-    if res.bound_hit is None:
-        if book.back:  # a non-tree edge goes no deeper than its source: search the whole graph
-            _check_cycle(res, *book.assemble()[1:])
-        else:  # every non-tree edge goes one layer down: acyclic (as core._find_cycle decides)
-            _check_cycle(res, array("q"), array("I"), None, array("I"), array("I"), array("I"))
-    res.props.setdefault(DEADLOCK, PropStats())
-    res.props.setdefault(CYCLE, PropStats())
-    res.props.setdefault(FAULT, PropStats())
-    res.elapsed = time.monotonic() - t0
-    if measure_memory:
-        res.visited_bytes = sum(nb for _info, nb, _c in ends)  # the owners' fingerprints and records
-    _set_status(res)
-    return res
+    def _recover(self) -> None:
+        """A worker was lost: every worker's part of the uncommitted chunk is dropped with it;
+        new workers restore the last commit and the chunk is expanded again, as it was the first
+        time."""
+        if self.pool is not None:  # (None: the new workers could not start)
+            _account(self.cost, self.pool)
+            self.pool.close(kill=True)
+            self.pool = None
+        self.kept_info.extend(x for x in self.latest_info if x is not None)  # what the workers knew (finish)
+        self.latest_info = [None] * self.n
+        self._rollback()
+        self.fresh_start = self.options.resume is None and self.committed["book"][0] == 0
+
+    def _result(self, ends: list) -> ExploreResult:
+        """The result, from the workers' last answers (`ends`: each one's finish info, visited
+        bytes and claimed count): what the protocol cost, the cycle search, the status."""
+        res, book, cost, n = self.res, self.book, self.cost, self.n
+        if self.lost:
+            res.lost_workers = self.lost
+        res.worker_info = [info for info, _nb, _c in ends] + self.kept_info
+        # what the protocol cost (run-only, never deterministic): this process's CPU over the chunk
+        # rounds, the bytes it sent to and received from the workers, each worker's CPU expanding
+        res.protocol = {
+            "transport": getattr(self.make_pool, "kind", "worker processes"),
+            "workers": n,
+            "start_s": round(cost["start_s"], 6),  # starting the workers (each builds its system)
+            "chunks": cost["chunks"],
+            "round_s": round(cost["round_s"], 6),
+            "coordinator_cpu_s": round(cost["coordinator_cpu_s"], 6),
+            "bytes_out": cost["bytes_out"],
+            "bytes_in": cost["bytes_in"],
+            "worker_cpu_s": [round(cost["worker_cpu"].get(w, 0.0), 6) for w in range(n)],
+            # what the coordinator keeps of the visited set: the first index of each depth, and the
+            # owners' committed arrays (one set per owner and chunk, never read per state)
+            "levels": len(book.levels),
+            "owner_arrays": sum(len(d) for d in book.deltas),
+            "trace_rounds": cost["trace_rounds"],  # requests for tree links (a round per depth walked)
+        }
+        if self.balance[1] > 0:
+            res.balance = round(self.balance[0] / self.balance[1], 4)
+        if n > 1:
+            res.stolen = self.stolen
+        if any(c is not None for _info, _nb, c in ends):
+            res.claimed = sum(c or 0 for _info, _nb, c in ends)
+            res.judged_again = self.claims_sent - res.claimed
+        self.visitor.on_done(book.states, res.max_depth)
+        res.states = book.states
+        res.generated = res.transitions + book.roots
+        if res.bound_hit is None:
+            if book.back:  # a non-tree edge goes no deeper than its source: search the whole graph
+                _check_cycle(res, *book.assemble()[1:])
+            else:  # every non-tree edge goes one layer down: acyclic (as core._find_cycle decides)
+                _check_cycle(res, array("q"), array("I"), None, array("I"), array("I"), array("I"))
+        res.props.setdefault(DEADLOCK, PropStats())
+        res.props.setdefault(CYCLE, PropStats())
+        res.props.setdefault(FAULT, PropStats())
+        res.elapsed = time.monotonic() - self.t0
+        if self.options.measure_memory:
+            res.visited_bytes = sum(nb for _info, nb, _c in ends)  # the owners' fingerprints and records
+        _set_status(res)
+        return res
 
 
-__all__ = ["CHUNK", "WorkerError", "WorkerLost", "chunk_size", "explore_parallel"]
+__all__ = ["CHUNK", "Coordinator", "WorkerError", "WorkerLost", "chunk_size", "explore_parallel"]

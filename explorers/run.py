@@ -26,6 +26,8 @@ from bpcheck.explorers.core import (
     DEADLOCK,
     FAULT,
     Bounds,
+    Callbacks,
+    ExploreOptions,
     ExploreResult,
     Progress,
     PropStats,
@@ -392,18 +394,21 @@ def check_board(
     progress: bool | None = None,
     system_cls=EngineSystem,
     graph_limit: int | None = None,
-    parallel: tuple[int, Any] | None = None,
+    parallel: tuple | None = None,
     reduce: bool = True,
     found: Any = None,
     **controls: Any,
 ) -> BoardResult:
     """``system_cls`` builds the transition system from (engine, board, invariants, goals):
-    EngineSystem, or e.g. explorers.differential.DifferentialSystem. ``controls`` go to
-    :func:`~bpcheck.explorers.core.explore` (stop, memory_limit, on_checkpoint,
-    checkpoint_every, resume). ``parallel`` = (workers, make_system): explore this one board
-    with the sharded explorer (explorers/parallel.py) when it can (BFS, no state graph, no
+    EngineSystem, or e.g. explorers.differential.DifferentialSystem. ``controls`` are fields of
+    the explorer's :class:`~bpcheck.explorers.core.ExploreOptions` (stop, memory_limit,
+    checkpoint_every, resume, started, stop_on_violation, ...), and ``on_checkpoint(snapshot)``,
+    which its visitor calls. ``parallel`` = (workers, make_system[, transport]): explore this one
+    board with the sharded explorer (explorers/parallel.py) when it can (BFS, no state graph, no
     ``max_states``, no reduction); ``make_system`` is picklable (:func:`system_factory`) and each
-    worker builds its own engine and system with it. This process's ``system`` replays the traces.
+    worker builds its own engine and system with it; ``transport``: the workers' pool class (None:
+    worker processes; ``--cluster``: explorers/cluster.py's ``explorer_transport``). This
+    process's ``system`` replays the traces.
     ``reduce``: fold chains of forced passes into one transition (explorers/reduce.py; same
     verdicts and property statistics, fewer states stored); not for differential mode or a
     checkpoint, which explore every state. A reduced board is sharded too: each worker folds the
@@ -429,8 +434,9 @@ def check_board(
 
         system = reduced = Reduced(system)
     prog = progress if hasattr(progress, "update") else Progress(board.name, progress)
-    if found is not None:
-        controls["on_violation"] = functools.partial(found, reduced=reduced is not None)
+    on_violation = None if found is None else functools.partial(found, reduced=reduced is not None)
+    on_checkpoint = controls.pop("on_checkpoint", None)
+    visitor = Callbacks(prog, on_violation, on_checkpoint)
     # The frontier keeps whole states: packing observations as JSON bytes (FramePacker) was
     # measured to cost memory, not save it (docs/performance.md), so it is not used by default.
     explore_parallel = _parallel_explorer(parallel, strategy, graph_limit, controls, bounds)
@@ -439,11 +445,12 @@ def check_board(
         import time
 
         bounds = Bounds(bounds.max_states, bounds.max_depth, max(1e-3, bounds.timeout - (time.monotonic() - started)))
+    options = ExploreOptions(strategy, bounds, [g.id for g in goals], record_graph=graph_limit, checkpoint=on_checkpoint is not None, **controls)
     if explore_parallel is not None:
-        workers, make_system = parallel  # type: ignore[misc]
+        workers, make_system, transport = (*parallel, None)[:3]  # type: ignore[misc]
         if reduced is not None:
             make_system = functools.partial(reduced_system, make_system)
-        res = explore_parallel(make_system, workers, strategy, bounds, [g.id for g in goals], prog, finish=_worker_info, **controls)
+        res = explore_parallel(make_system, workers, options, visitor, transport=transport, finish=_worker_info)
         for where in res.lost_workers or []:  # said, never silent; the result is the same
             print(f"bpcheck: {board.name}: worker lost ({where}); the exploration went back to the last committed chunk, which was expanded again by new workers", file=sys.stderr)
         merged: dict[str, set] = {}
@@ -456,7 +463,7 @@ def check_board(
         if hasattr(system, "not_compared_fields"):
             system.not_compared_fields.update(unreported)
     else:
-        res = explore(system, strategy, bounds, goals=[g.id for g in goals], progress=prog, record_graph=graph_limit, **controls)
+        res = explore(system, options, visitor)
     if reduced is not None:
         reduced.finish(res)  # replays from now on re-execute every chain in full, judging nothing
     if res.graph is not None:  # graph_limit: keep the small state graph, states as observations

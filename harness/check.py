@@ -461,7 +461,9 @@ class CheckRun:
                     from bpcheck.explorers.run import system_factory
 
                     make_system = system_factory(board, opts.engine, self.engine_kw, [i.id for i in self.invariants], self.system_kw.get("system_cls", EngineSystem))
-                    controls["parallel"] = (jobs, make_system)
+                    from bpcheck.explorers.cluster import active, explorer_transport
+
+                    controls["parallel"] = (jobs, make_system, explorer_transport(active()))  # --cluster: Ray actors
                 task = feed.begin(board, display)
                 engine = make_engine(opts.engine, **self.engine_kw)
                 br = check_board(board, engine, self.invariants, opts.strategy, self.bounds, self.engine_name, progress=task, found=feed.found(board, task), **controls)
@@ -590,7 +592,9 @@ class CheckRun:
             if jobs <= 1 or board_cost(board) < SHARD_AT or not can_shard(args.strategy, system_kw.get("graph_limit"), controls, bounds):
                 return None
             c = dict(controls, stop=sig.stop_reason)  # in this process (cli/jobs.py adds its progress)
-            c["parallel"] = (jobs, system_factory(board, args.engine, engine_kw, inv_ids, system_kw.get("system_cls", EngineSystem)))
+            from bpcheck.explorers.cluster import active, explorer_transport
+
+            c["parallel"] = (jobs, system_factory(board, args.engine, engine_kw, inv_ids, system_kw.get("system_cls", EngineSystem)), explorer_transport(active()))
             return (board, args.engine, engine_kw, inv_ids, args.strategy, bounds, engine_name, c)
 
         class _Unloaded:

@@ -52,7 +52,7 @@ from bpcheck.harness.board_writer import board_size, document_board, write_board
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.engines.faults import SystemFault
-from bpcheck.explorers.core import FAULT, Bounds, explore
+from bpcheck.explorers.core import FAULT, Bounds, ExploreOptions, explore
 from bpcheck.explorers.run import BoardResult, check_board
 from bpcheck.harness.strategies import board_documents, card_choice
 
@@ -555,7 +555,7 @@ def explore_document(
             return Explored(refused=True, reason=r.reason)
         except SystemFault as f:  # the engine failed before giving the initial state
             return Explored(found=(FAULT, f"{f.kind}: {f.message} (starting the board)", 0))
-        r = explore(system, "bfs", bounds, stop_on_violation=True, stop=stop_here)
+        r = explore(system, ExploreOptions("bfs", bounds, stop_on_violation=True, stop=stop_here))
         found = None
         if r.violations:
             v = min(r.violations, key=lambda v: (v.depth, v.prop))

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import Bounds, explore
+from bpcheck.explorers.core import Bounds, Callbacks, ExploreOptions, explore
 from bpcheck.invariants import select
 from bpcheck.model.board import load_board
 from bpcheck.engines.reference import ReferenceEngine
@@ -87,7 +87,7 @@ def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bo
         tried.add(display)
         runs += 1
         system = EngineSystem(ReferenceEngine(m.rules, f"mutant:{m.name}"), board, invariants)
-        r = explore(system, "bfs", b.bounds, progress=progress, stop_on_violation=True)
+        r = explore(system, ExploreOptions("bfs", b.bounds, stop_on_violation=True), Callbacks(progress))
         explored += r.states
         if r.bound_hit and not r.violations:
             if BudgetRounds.cut(b.at, r.bound_hit):

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from bpcheck.explorers.checking import EngineSystem, parse_goals
-from bpcheck.explorers.core import explore
+from bpcheck.explorers.core import ExploreOptions, explore
 from bpcheck.explorers.reduce import Reduced
 from bpcheck.model.board import load_board
 from bpcheck.engines.reference import ReferenceEngine
@@ -31,10 +31,10 @@ def _counts(r) -> dict:
 
 def count(path: Path) -> dict:
     board = load_board(path, str(path.relative_to(ROOT)))
-    out = _counts(explore(EngineSystem(ReferenceEngine(), board, []), "bfs"))
+    out = _counts(explore(EngineSystem(ReferenceEngine(), board, [])))
     goals = parse_goals(board)
     rs = Reduced(EngineSystem(ReferenceEngine(), board, [], goals))
-    out["reduced"] = _counts(rs.finish(explore(rs, "bfs", goals=[g.id for g in goals])))
+    out["reduced"] = _counts(rs.finish(explore(rs, ExploreOptions("bfs", goals=[g.id for g in goals]))))
     return out
 
 

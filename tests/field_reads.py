@@ -19,7 +19,7 @@ from typing import Any
 
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import Bounds, explore
+from bpcheck.explorers.core import Bounds, ExploreOptions, explore
 from bpcheck.invariants import select
 from bpcheck.invariants.base import Context, Transition, Unknown
 from bpcheck.invariants.monitor import HISTORIES, Monitor
@@ -154,7 +154,7 @@ def field_reads(boards, max_states: int = 3000) -> dict[str, set[str]]:
     rec = Recorder()
     for b in boards:
         es = TracingSystem(ReferenceEngine(), load_board(b), select(None), rec)
-        explore(es, "bfs", Bounds(max_states=max_states))
+        explore(es, ExploreOptions("bfs", Bounds(max_states=max_states)))
     return {k: {p for p in v if not any(q.startswith(p + ".") or q.startswith(p + "[]") for q in v)} for k, v in rec.reads.items()}
 
 

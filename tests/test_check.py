@@ -215,8 +215,8 @@ def test_event_prefilter_changes_no_result(board):
     b = load_board(ROOT / "boards" / board)
     invs = select(None)
     assert sum(1 for i in invs if i.events is not None) >= 15
-    fast = explore(EngineSystem(ReferenceEngine(), b, invs), "bfs")
-    slow = explore(EngineSystem(ReferenceEngine(), b, [dataclasses.replace(i, events=None) for i in invs]), "bfs")
+    fast = explore(EngineSystem(ReferenceEngine(), b, invs))
+    slow = explore(EngineSystem(ReferenceEngine(), b, [dataclasses.replace(i, events=None) for i in invs]))
     assert {k: (v.checked, v.violations) for k, v in fast.props.items()} == {
         k: (v.checked, v.violations) for k, v in slow.props.items()
     }

@@ -19,7 +19,7 @@ import pytest
 from bpcheck.engines.mutants import MUTANTS
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import Bounds, explore
+from bpcheck.explorers.core import Bounds, ExploreOptions, explore
 from bpcheck.invariants import REGISTRY, select
 from bpcheck.invariants.base import STEPS, Transition
 from bpcheck.invariants.monitor import Monitor
@@ -67,7 +67,7 @@ def _cases():
 
 def _result(make, board: str, prefilter: bool) -> dict:
     system = EngineSystem(make(), load_board(BOARDS / board), select(None), prefilter=prefilter)
-    r = explore(system, "bfs", bounds=Bounds(max_states=3000))
+    r = explore(system, ExploreOptions("bfs", bounds=Bounds(max_states=3000)))
     return {
         "states": r.states,
         "transitions": r.transitions,

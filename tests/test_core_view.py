@@ -51,7 +51,7 @@ def test_the_mutant_is_caught_with_the_cores_view(name):
 @pytest.mark.parametrize("board", ["000-replay-1.toml", "000-not-replay-1.toml", "rule-calc-atk-atk.toml", "rule-ds-kuriboh.toml", "rule-card-cont-target.toml"])
 def test_the_reference_holds_with_the_cores_view(board):
     es = EngineSystem(core_view.CoreView(), load_board(ROOT / "boards" / board), select(None))
-    r = explore(es, "bfs")
+    r = explore(es)
     assert r.status == "pass", [(v.prop, v.message) for v in r.violations]
     for inv in ("acc.battle-damage", "acc.destroyed-by-battle", "replay.iff", "attack.count", "acc.linked-monster"):
         assert inv not in es.not_evaluated, (inv, es.not_evaluated[inv])

@@ -100,7 +100,7 @@ def _transitions(board: str):
     damage.destroyed-mark on it."""
     from bpcheck.engines.reference import ReferenceEngine
     from bpcheck.explorers.checking import EngineSystem
-    from bpcheck.explorers.core import Bounds, explore
+    from bpcheck.explorers.core import Bounds, ExploreOptions, explore
     from bpcheck.invariants import REGISTRY
     from bpcheck.model.board import load_board
 
@@ -115,7 +115,7 @@ def _transitions(board: str):
         return s2, events
 
     system.step = rec_step
-    explore(system, "bfs", bounds=Bounds())
+    explore(system, ExploreOptions("bfs", bounds=Bounds()))
     return out
 
 

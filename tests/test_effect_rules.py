@@ -40,7 +40,7 @@ CASES = [
 
 
 def _run(engine, board: str, invariants):
-    return explore(EngineSystem(engine, load_board(BOARDS / board), invariants), "bfs")
+    return explore(EngineSystem(engine, load_board(BOARDS / board), invariants))
 
 
 @pytest.mark.parametrize("inv_id,board", sorted({(c[0], c[2]) for c in CASES}))
@@ -157,7 +157,7 @@ graveyard = ["Battle Ox"]
 def test_fuzzed_boards_hold(tmp_path, text, inv_id):
     path = tmp_path / "b.toml"
     path.write_text(text)
-    r = explore(EngineSystem(ReferenceEngine(), load_board(path), select(None)), "bfs")
+    r = explore(EngineSystem(ReferenceEngine(), load_board(path), select(None)))
     assert r.status == "pass", [(v.prop, v.message) for v in r.violations]
     assert r.props[inv_id].checked > 0
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bpcheck.explorers.core import Bounds, explore, replay_trace
+from bpcheck.explorers.core import Bounds, ExploreOptions, explore, replay_trace
 
 
 class Counter:
@@ -51,7 +51,7 @@ class Counter:
 
 def test_bfs_finds_a_shortest_counterexample():
     sysm = Counter(bad=7)
-    r = explore(sysm, "bfs")
+    r = explore(sysm)
     assert r.status == "fail"
     v = next(v for v in r.violations if v.prop == "never-bad")
     assert len(v.trace) == 4  # 2+2+2+1
@@ -60,12 +60,12 @@ def test_bfs_finds_a_shortest_counterexample():
 
 
 def test_dfs_finds_one_too():
-    r = explore(Counter(bad=7), "dfs")
+    r = explore(Counter(bad=7), ExploreOptions("dfs"))
     assert r.status == "fail" and any(v.prop == "never-bad" for v in r.violations)
 
 
 def test_pass_counts_and_goals():
-    r = explore(Counter(), "bfs", goals=["five", "never"])
+    r = explore(Counter(), ExploreOptions("bfs", goals=["five", "never"]))
     assert r.states == 11 and r.terminal_states == 1
     assert r.action_counts == {"+1": 10, "+2": 10}
     assert r.goals["five"] is not None and len(r.goals["five"]) == 3
@@ -74,17 +74,17 @@ def test_pass_counts_and_goals():
 
 
 def test_cycle_and_deadlock():
-    r = explore(Counter(limit=5, wrap=True), "bfs")
+    r = explore(Counter(limit=5, wrap=True))
     assert any(v.prop == "CYCLE" for v in r.violations)
-    r = explore(Counter(dead=3), "bfs")
+    r = explore(Counter(dead=3))
     v = next(v for v in r.violations if v.prop == "DEADLOCK")
     assert len(v.trace) == 2
 
 
 def test_bounds_are_inconclusive_never_pass():
-    r = explore(Counter(limit=1000), "bfs", Bounds(max_states=50))
+    r = explore(Counter(limit=1000), ExploreOptions("bfs", Bounds(max_states=50)))
     assert r.status == "inconclusive" and r.bound_hit.startswith("max states")
-    r = explore(Counter(limit=1000), "bfs", Bounds(max_depth=3))
+    r = explore(Counter(limit=1000), ExploreOptions("bfs", Bounds(max_depth=3)))
     assert r.status == "inconclusive"
 
 
@@ -137,7 +137,7 @@ def test_the_visited_set_takes_under_64_bytes_per_state(monkeypatch):
     import bpcheck.explorers.core as core
 
     monkeypatch.setattr(core, "MERGE_AT", 1024)
-    r = explore(Counter(limit=20_000), "bfs", measure_memory=True)
+    r = explore(Counter(limit=20_000), ExploreOptions("bfs", measure_memory=True))
     assert r.states == 20_001 and r.visited_bytes / r.states < 64
 
 

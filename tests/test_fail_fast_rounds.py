@@ -8,6 +8,7 @@ SIGINT while a sharded board runs in `check -j 2` keeps that board's cut-short r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -188,8 +189,8 @@ def test_a_second_signal_keeps_the_sharded_boards_cut_short_result(tmp_path, run
     real = parallel.explore_parallel
     polls: list[str | None] = []
 
-    def spy(make_system, workers, *a, **kw):
-        inner = kw["stop"]
+    def spy(make_system, workers, options, *a, **kw):
+        inner = options.stop
 
         def stop():
             if not polls:  # the first poll: a first and a second SIGINT, as from a terminal
@@ -201,8 +202,7 @@ def test_a_second_signal_keeps_the_sharded_boards_cut_short_result(tmp_path, run
                 raise AssertionError("the second SIGINT did not interrupt the run")
             return inner()
 
-        kw["stop"] = stop
-        return real(make_system, workers, *a, **kw)
+        return real(make_system, workers, dataclasses.replace(options, stop=stop), *a, **kw)
 
     monkeypatch.setattr(parallel, "explore_parallel", spy)
     js = tmp_path / "r.json"

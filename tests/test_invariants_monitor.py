@@ -195,7 +195,7 @@ def test_reference_state_counts_are_unchanged_by_the_monitor():
 
     pinned = json.loads((ROOT / "tests" / "perft.json").read_text())
     for name in ("000-replay-1.toml", "000-flip-man-eater-bug.toml", "003-004-example-3.toml", "rule-ch-lifo-ring.toml"):
-        r = explore(EngineSystem(ReferenceEngine(), load_board(BOARDS / name), select(None)), "bfs")
+        r = explore(EngineSystem(ReferenceEngine(), load_board(BOARDS / name), select(None)))
         assert r.status == "pass", (name, [(v.prop, v.message) for v in r.violations])
         assert {"states": r.states, "transitions": r.transitions, "max_depth": r.max_depth, "terminal_states": r.terminal_states} == {
             k: v for k, v in pinned[name].items() if k != "reduced"

@@ -18,7 +18,7 @@ from bpcheck.engines import capabilities_of, make_engine
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.engines.ocgcore import OcgcoreEngine, default_paths
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import Bounds, explore
+from bpcheck.explorers.core import Bounds, ExploreOptions, explore
 from bpcheck.model.board import load_board
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -279,7 +279,7 @@ def test_states_the_checker_let_go_are_freed_and_can_be_reached_again():
 
     b = board("rule-calc-direct.toml")
     e = OcgcoreEngine()
-    r = explore(EngineSystem(e, b, []), "bfs", Bounds(max_states=300))
+    r = explore(EngineSystem(e, b, []), ExploreOptions("bfs", Bounds(max_states=300)))
     assert r.states > 50
     gc.collect()
     assert sum(1 for o in gc.get_objects() if type(o) is Node) < 10
@@ -302,7 +302,7 @@ def test_a_duel_left_inside_a_card_script_is_not_reset():
     made the core reject a response ("recursive event trigger detected") within 800 states."""
     b = board("000-replay-6.toml")
     e = OcgcoreEngine()
-    r = explore(EngineSystem(e, b, []), "bfs", Bounds(max_states=800))
+    r = explore(EngineSystem(e, b, []), ExploreOptions("bfs", Bounds(max_states=800)))
     assert r.states >= 700 and not r.violations, [(v.prop, v.message) for v in r.violations]
     assert e.stats["destroyed"] > 0  # dirty duels were destroyed rather than reset
     e.close()
@@ -313,7 +313,7 @@ def test_exploration_is_deterministic_and_bounded():
     counts = []
     for _ in range(2):
         e = OcgcoreEngine(cache_size=4)
-        r = explore(EngineSystem(e, b, []), "bfs", Bounds(max_states=400))
+        r = explore(EngineSystem(e, b, []), ExploreOptions("bfs", Bounds(max_states=400)))
         counts.append((r.states, r.transitions, r.status))
         assert len(e._live) <= 4 and len(e._free) <= e.pool_size
         e.close()
@@ -332,7 +332,7 @@ def test_a_state_restored_by_replay_is_the_state_first_played():
     got = []
     for kw in ({}, {"cache_size": 100_000}):
         e = OcgcoreEngine(**kw)
-        r = explore(EngineSystem(e, b, select("chain.legal-offered,chain.from-hand")), "bfs")
+        r = explore(EngineSystem(e, b, select("chain.legal-offered,chain.from-hand")))
         got.append((r.states, r.transitions, r.status, [(v.prop, v.message) for v in r.violations], e.stats["replays"]))
         e.close()
     (s1, t1, st1, v1, replays), (s2, t2, st2, v2, _) = got

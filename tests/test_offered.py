@@ -48,7 +48,7 @@ OMISSIONS = {
 
 def _explore(engine, board: str, invariants=None):
     es = EngineSystem(engine, load_board(BOARDS / board), select(invariants))
-    return es, explore(es, "bfs")
+    return es, explore(es)
 
 
 def _messages(r, prop: str) -> list[str]:
@@ -232,7 +232,7 @@ def test_a_card_the_reading_cannot_classify_is_not_judged_never_passed():
     m = MUTANTS["no-activation-after-declaration-window"]
     es = EngineSystem(ReferenceEngine(m.rules), load_board(BOARDS / m.board), select("chain.legal-offered"))
     del es.cards.defs["Book of Moon"]  # (as if the engine played a card the run's card data does not define)
-    r = explore(es, "bfs")
+    r = explore(es)
     assert not r.violations  # the omission is Book of Moon's, which nothing here can judge ...
     assert any("Book of Moon" in reason for reason in es.not_judged["chain.legal-offered"])  # ... and it says so
 

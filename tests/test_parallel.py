@@ -14,6 +14,7 @@ import pytest
 
 from bpcheck.engines.faults import SystemFault
 from bpcheck.explorers.core import Bounds, Finding, explore
+from bpcheck.explorers.core import Callbacks, ExploreOptions
 from bpcheck.explorers.parallel import WorkerError, explore_parallel
 
 MIX = 0x9E3779B97F4A7C15
@@ -120,10 +121,10 @@ GOALS = [f"g{i}" for i in range(7)] + ["never"]
 
 @pytest.mark.parametrize("kw", [{}, {"cyclic": True}, {"faults": False, "m": 120}], ids=["faults", "cycle", "plain"])
 def test_toy_systems_give_the_sequential_result_for_every_worker_count(kw):
-    want = plain(explore(Toy(**kw), "bfs", goals=GOALS))
+    want = plain(explore(Toy(**kw), ExploreOptions("bfs", goals=GOALS)))
     assert want["violations"], "the toy must violate something, or the comparison says little"
     for n, chunk in ((1, 7), (2, 1), (2, 4096), (3, 7)):  # one state per round, a few, the whole frontier
-        got = explore_parallel(functools.partial(Toy, **kw), n, goals=GOALS, chunk=chunk)
+        got = explore_parallel(functools.partial(Toy, **kw), n, ExploreOptions(goals=GOALS), chunk=chunk)
         assert plain(got) == want, (n, chunk)
     if kw.get("cyclic"):
         assert any(v["prop"] == "CYCLE" for v in want["violations"])
@@ -136,7 +137,7 @@ def test_toy_systems_give_the_sequential_result_for_every_worker_count(kw):
 def test_a_board_gives_the_sequential_result_for_every_worker_count(engine, violations):
     board = "boards/000-replay-2.toml"
     seq_system = board_system(board, engine, True)
-    want = plain(explore(seq_system, "bfs"))
+    want = plain(explore(seq_system))
     assert len(want["violations"]) == violations and want["states"] > 400
     for n in (2, 3):  # (one worker: the toy systems)
         got = explore_parallel(functools.partial(board_system, board, engine, True), n, chunk=64, finish=not_judged)
@@ -150,26 +151,26 @@ def test_a_board_gives_the_sequential_result_for_every_worker_count(engine, viol
 
 def test_bounds_give_the_same_result_for_every_worker_count():
     make = functools.partial(Toy, m=2000, faults=False)
-    runs = [plain(explore_parallel(make, n, bounds=Bounds(max_states=300), chunk=16)) for n in (1, 2, 3)]
+    runs = [plain(explore_parallel(make, n, ExploreOptions(bounds=Bounds(max_states=300)), chunk=16)) for n in (1, 2, 3)]
     assert runs[0]["bound_hit"] == "max states (300)" and runs[0]["status"] == "fail"  # it violates "fives"
     assert 300 <= runs[0]["states"] < 300 + 16 * 3 and runs[0]["resumable"]
     assert runs[1] == runs[0] and runs[2] == runs[0]
     # a depth bound cuts where the sequential run does
-    want = plain(explore(Toy(m=2000, faults=False), "bfs", Bounds(max_depth=6)))
+    want = plain(explore(Toy(m=2000, faults=False), ExploreOptions("bfs", Bounds(max_depth=6))))
     for n in (1, 2):
-        assert plain(explore_parallel(make, n, bounds=Bounds(max_depth=6), chunk=16)) == want
+        assert plain(explore_parallel(make, n, ExploreOptions(bounds=Bounds(max_depth=6)), chunk=16)) == want
 
 
 def test_stop_on_violation_reports_the_sequential_violations():
-    want = explore(Toy(), "bfs", stop_on_violation=True)
+    want = explore(Toy(), ExploreOptions("bfs", stop_on_violation=True))
     for n in (1, 3):
-        got = explore_parallel(Toy, n, stop_on_violation=True, chunk=8)
+        got = explore_parallel(Toy, n, ExploreOptions(stop_on_violation=True), chunk=8)
         assert [dataclasses.asdict(v) for v in got.violations] == [dataclasses.asdict(v) for v in want.violations]
         assert got.status == "fail"
 
 
 def test_a_stop_request_ends_the_run_between_chunks():
-    got = explore_parallel(functools.partial(Toy, m=5000, faults=False), 2, stop=lambda: "interrupted (SIGINT)", chunk=4)
+    got = explore_parallel(functools.partial(Toy, m=5000, faults=False), 2, ExploreOptions(stop=lambda: "interrupted (SIGINT)"), chunk=4)
     assert got.bound_hit == "interrupted (SIGINT)" and got.states == 3 and got.resumable  # the initial states only
     assert got.status == "fail"  # the initial state 5 violates "fives"
 
@@ -181,21 +182,21 @@ def test_a_worker_that_cannot_build_its_system_is_an_error():
 
 def test_only_breadth_first():
     with pytest.raises(ValueError, match="breadth first"):
-        explore_parallel(Toy, 2, strategy="dfs")
+        explore_parallel(Toy, 2, ExploreOptions(strategy="dfs"))
     with pytest.raises(ValueError, match="positive"):
         explore_parallel(Toy, 0)
 
 
 def test_a_checkpoint_of_either_explorer_resumes_in_the_other():
     make = functools.partial(Toy, m=400)
-    want = plain(explore(make(), "bfs", goals=GOALS))
+    want = plain(explore(make(), ExploreOptions("bfs", goals=GOALS)))
     snaps: list = []
-    explore(make(), "bfs", Bounds(max_states=60), goals=GOALS, on_checkpoint=snaps.append)  # stops mid-layer
-    got = explore_parallel(make, 2, goals=GOALS, resume=snaps[-1], chunk=8)
+    explore(make(), ExploreOptions("bfs", Bounds(max_states=60), goals=GOALS, checkpoint=True), Callbacks(on_checkpoint=snaps.append))  # stops mid-layer
+    got = explore_parallel(make, 2, ExploreOptions(goals=GOALS, resume=snaps[-1]), chunk=8)
     assert plain(got) == want
     snaps.clear()
-    explore_parallel(make, 3, bounds=Bounds(max_states=80), goals=GOALS, on_checkpoint=snaps.append, chunk=8)
-    assert plain(explore(make(), "bfs", goals=GOALS, resume=snaps[-1])) == want
+    explore_parallel(make, 3, ExploreOptions(bounds=Bounds(max_states=80), goals=GOALS, checkpoint=True), Callbacks(on_checkpoint=snaps.append), chunk=8)
+    assert plain(explore(make(), ExploreOptions("bfs", goals=GOALS, resume=snaps[-1]))) == want
 
 
 @pytest.mark.parametrize("n, chunk", [(2, 64), (3, 40), (2, 4096)])
@@ -203,8 +204,8 @@ def test_states_handed_over_within_a_chunk_change_nothing(n, chunk):
     """Worker 0 is slow, so the others take over its states within each chunk; a handed-over
     state may come before this worker's own (the kept child of a fingerprint, the first use of
     an action kind): the result is still the sequential one."""
-    want = plain(explore(SlowFirstWorker(), "bfs", goals=GOALS))
-    got = explore_parallel(SlowFirstWorker, n, goals=GOALS, chunk=chunk)
+    want = plain(explore(SlowFirstWorker(), ExploreOptions("bfs", goals=GOALS)))
+    got = explore_parallel(SlowFirstWorker, n, ExploreOptions(goals=GOALS), chunk=chunk)
     assert got.stolen and got.stolen > 0, "no state was handed over: the test would say nothing"
     assert plain(got) == want
 
@@ -271,13 +272,13 @@ def test_the_numbering_does_not_depend_on_the_worker_count():
     and, stopped at the same place, the same checkpoint (parents, actions, depths, non-tree
     edges by index), byte for byte."""
     make = functools.partial(Wide, 601)
-    want = plain(explore(make(), "bfs", goals=GOALS))
+    want = plain(explore(make(), ExploreOptions("bfs", goals=GOALS)))
     assert any(v["prop"] == "CYCLE" for v in want["violations"]) and any(t for t in want["goals"].values())
     snaps = {}
     for n in (1, 2, 3, 5):
-        assert plain(explore_parallel(make, n, goals=GOALS, chunk=16)) == want, n
+        assert plain(explore_parallel(make, n, ExploreOptions(goals=GOALS), chunk=16)) == want, n
         got: list = []
-        explore_parallel(make, n, bounds=Bounds(max_states=300), goals=GOALS, on_checkpoint=got.append, chunk=16)
+        explore_parallel(make, n, ExploreOptions(bounds=Bounds(max_states=300), goals=GOALS, checkpoint=True), Callbacks(on_checkpoint=got.append), chunk=16)
         snaps[n] = [bytes(getattr(got[-1], f)) for f in ("fps", "parent", "via", "depth_of", "extra_src", "extra_dst", "extra_act", "frontier")]
         assert snaps[n] == snaps[1], n
     assert len(snaps[1][4]) > 0  # non-tree edges: the owners' edges, merged in the sequential order
@@ -301,7 +302,7 @@ def test_the_coordinator_keeps_no_record_per_state(m):
     committed arrays as the owner sent them (for a lost owner's replacement and checkpoints):
     objects by chunk, not by state; traces take a round of requests per depth walked."""
     n = 3
-    got = explore_parallel(functools.partial(Wide, m), n, goals=GOALS, chunk=m // 10)
+    got = explore_parallel(functools.partial(Wide, m), n, ExploreOptions(goals=GOALS), chunk=m // 10)
     p = got.protocol
     assert got.states > m // 2
     assert p["levels"] == got.max_depth + 1

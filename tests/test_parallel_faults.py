@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bpcheck.explorers.core import explore
+from bpcheck.explorers.core import Callbacks, ExploreOptions, explore
 from bpcheck.explorers.parallel import WorkerError, explore_parallel
 from bpcheck.explorers.reduce import Reduced
 from bpcheck.explorers.run import reduced_system
@@ -57,7 +57,7 @@ def plain(r) -> dict:
 
 def test_a_worker_killed_between_chunks_is_replaced_and_the_result_is_the_same():
     make = functools.partial(Toy, m=600)
-    want = plain(explore(make(), "bfs", goals=GOALS))
+    want = plain(explore(make(), ExploreOptions("bfs", goals=GOALS)))
     killed: list[int] = []
 
     def kill_one(states: int, pool) -> None:
@@ -65,7 +65,7 @@ def test_a_worker_killed_between_chunks_is_replaced_and_the_result_is_the_same()
             killed.append(pool.procs[1].pid)
             os.kill(pool.procs[1].pid, signal.SIGKILL)
 
-    got = explore_parallel(make, 2, goals=GOALS, chunk=8, on_commit=kill_one)
+    got = explore_parallel(make, 2, ExploreOptions(goals=GOALS), Callbacks(on_commit=kill_one), chunk=8)
     assert killed and got.lost_workers and f"pid {killed[0]}" in got.lost_workers[0]
     assert plain(got) == want
 
@@ -73,8 +73,8 @@ def test_a_worker_killed_between_chunks_is_replaced_and_the_result_is_the_same()
 @pytest.mark.parametrize("n, chunk", [(2, 8), (3, 32)])
 def test_a_worker_killed_in_the_middle_of_a_chunk_is_replaced_and_the_result_is_the_same(tmp_path, n, chunk):
     marker = tmp_path / "killed"
-    want = plain(explore(Toy(), "bfs", goals=GOALS))  # DiesOnce is a Toy (in this process it would kill pytest)
-    got = explore_parallel(functools.partial(DiesOnce, str(marker)), n, goals=GOALS, chunk=chunk)
+    want = plain(explore(Toy(), ExploreOptions("bfs", goals=GOALS)))  # DiesOnce is a Toy (in this process it would kill pytest)
+    got = explore_parallel(functools.partial(DiesOnce, str(marker)), n, ExploreOptions(goals=GOALS), chunk=chunk)
     assert marker.exists() and len(got.lost_workers) == 1, "no worker was killed: the test says nothing"
     assert plain(got) == want
 
@@ -84,8 +84,8 @@ def test_a_reduced_exploration_keeps_each_folded_state_counted_once_across_a_los
     from the coordinator, so their verdicts are not counted again by the new workers."""
     marker = tmp_path / "killed"
     rs = Reduced(Forced())
-    want = rs.finish(explore(rs, "bfs", goals=RGOALS))
-    got = explore_parallel(functools.partial(reduced_system, functools.partial(ForcedDiesOnce, str(marker))), 2, goals=RGOALS, chunk=3)
+    want = rs.finish(explore(rs, ExploreOptions("bfs", goals=RGOALS)))
+    got = explore_parallel(functools.partial(reduced_system, functools.partial(ForcedDiesOnce, str(marker))), 2, ExploreOptions(goals=RGOALS), chunk=3)
     assert marker.exists() and got.lost_workers
     assert plain(got) == plain(want)
     assert got.claimed == len(rs.judged)
@@ -94,7 +94,7 @@ def test_a_reduced_exploration_keeps_each_folded_state_counted_once_across_a_los
 def test_a_board_with_not_judged_reasons_keeps_them_across_a_loss():
     board = "boards/000-replay-2.toml"
     seq = board_system(board, "reference", True)
-    want = plain(explore(seq, "bfs"))
+    want = plain(explore(seq))
     killed: list[int] = []
 
     def kill_one(states: int, pool) -> None:
@@ -102,7 +102,7 @@ def test_a_board_with_not_judged_reasons_keeps_them_across_a_loss():
             killed.append(pool.procs[0].pid)
             os.kill(pool.procs[0].pid, signal.SIGKILL)
 
-    got = explore_parallel(functools.partial(board_system, board, "reference", True), 2, chunk=64, finish=not_judged, on_commit=kill_one)
+    got = explore_parallel(functools.partial(board_system, board, "reference", True), 2, ExploreOptions(), Callbacks(on_commit=kill_one), chunk=64, finish=not_judged)
     assert killed and got.lost_workers
     assert plain(got) == want
     merged: dict = {}
@@ -115,7 +115,7 @@ def test_a_board_with_not_judged_reasons_keeps_them_across_a_loss():
 def test_a_worker_that_keeps_dying_is_an_error_naming_it(tmp_path):
     marker = tmp_path / "killed"
     with pytest.raises(WorkerError, match=r"workers lost at the same chunk, the last: worker process \d \(pid \d+\)"):
-        explore_parallel(functools.partial(DiesOnce, str(marker), always=True), 2, goals=GOALS, chunk=8)
+        explore_parallel(functools.partial(DiesOnce, str(marker), always=True), 2, ExploreOptions(goals=GOALS), chunk=8)
 
 
 def test_new_states_stay_with_their_discoverer_up_to_its_share_and_the_rest_spread():

@@ -18,6 +18,7 @@ import pytest
 
 from bpcheck.engines.faults import SystemFault
 from bpcheck.explorers.core import CYCLE, DEADLOCK, FAULT, Finding, explore
+from bpcheck.explorers.core import ExploreOptions
 from bpcheck.explorers.parallel import explore_parallel
 from bpcheck.explorers.reduce import Reduced
 from bpcheck.explorers.run import reduced_system
@@ -111,19 +112,19 @@ def stats(r) -> dict:
 
 def sequential(make, **kw):
     rs = Reduced(make())
-    return rs.finish(explore(rs, "bfs", **kw)), rs
+    return rs.finish(explore(rs, ExploreOptions("bfs", **kw))), rs
 
 
 @pytest.mark.parametrize("kw", [{}, {"m": 97}, {"m": 360, "faults": False}], ids=["m211", "m97", "m360"])
 def test_reduced_parallel_equals_reduced_sequential_and_counts_as_unreduced(kw):
     make = functools.partial(Forced, **kw)
     want, rs = sequential(make, goals=GOALS)
-    raw = explore(make(), "bfs", goals=GOALS)
+    raw = explore(make(), ExploreOptions("bfs", goals=GOALS))
     assert want.states < raw.states and len(rs.judged) > 0  # something was folded
     assert stats(want) == stats(raw)  # every micro-step judged once, as unreduced
     assert want.violations and sorted((v.prop, v.key) for v in want.violations) == sorted((v.prop, v.key) for v in raw.violations)
     for n, chunk in ((1, 5), (2, 1), (2, 3), (3, 7), (2, 4096)):
-        got = explore_parallel(functools.partial(reduced_system, make), n, goals=GOALS, chunk=chunk)
+        got = explore_parallel(functools.partial(reduced_system, make), n, ExploreOptions(goals=GOALS), chunk=chunk)
         assert plain(got) == plain(want), (n, chunk)
         assert got.claimed == len(rs.judged), (n, chunk)  # each folded state counted once
         # judged more than once: never by one worker (its memo); by two, only what both met in a chunk
@@ -191,7 +192,7 @@ def board_system(board: str, engine: str):
 def test_a_reduced_board_gives_the_sequential_result_on_two_workers(engine, board):
     make = functools.partial(board_system, str(ROOT / "boards" / board), engine)
     want, rs = sequential(make)
-    raw = explore(make(), "bfs")
+    raw = explore(make())
     assert stats(want) == stats(raw) and want.states < raw.states
     got = explore_parallel(functools.partial(reduced_system, make), 2, chunk=64)
     assert plain(got) == plain(want)
@@ -247,7 +248,7 @@ def test_check_shards_the_expensive_boards_of_a_run_and_the_output_stays_the_sam
 def test_reduced_states_handed_over_within_a_chunk_change_nothing(n, chunk):
     make = functools.partial(SlowFirstWorker, m=1997)
     want, rs = sequential(make, goals=GOALS)
-    got = explore_parallel(functools.partial(reduced_system, make), n, goals=GOALS, chunk=chunk)
+    got = explore_parallel(functools.partial(reduced_system, make), n, ExploreOptions(goals=GOALS), chunk=chunk)
     assert got.stolen and got.stolen > 0, "no state was handed over: the test would say nothing"
     assert plain(got) == plain(want)
     assert got.claimed == len(rs.judged)

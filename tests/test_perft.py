@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bpcheck.explorers.checking import EngineSystem, parse_goals
-from bpcheck.explorers.core import explore
+from bpcheck.explorers.core import ExploreOptions, explore
 from bpcheck.explorers.parallel import explore_parallel
 from bpcheck.explorers.reduce import Reduced
 from bpcheck.explorers.run import reduced_system, system_factory
@@ -48,9 +48,9 @@ def test_board_passes_with_pinned_state_space(path):
     goals = parse_goals(board)
     big = PINNED[path.name]["states"] > BIG
     if big:
-        r = explore_parallel(system_factory(board, None, {}, [i.id for i in select(None)]), 2, goals=[g.id for g in goals])
+        r = explore_parallel(system_factory(board, None, {}, [i.id for i in select(None)]), 2, ExploreOptions(goals=[g.id for g in goals]))
     else:
-        r = explore(EngineSystem(ReferenceEngine(), board, select(None), goals), "bfs", goals=[g.id for g in goals])
+        r = explore(EngineSystem(ReferenceEngine(), board, select(None), goals), ExploreOptions("bfs", goals=[g.id for g in goals]))
     assert not r.violations, [(v.prop, v.message) for v in r.violations]
     assert r.status == "pass"
     got = {"states": r.states, "transitions": r.transitions, "max_depth": r.max_depth, "terminal_states": r.terminal_states}
@@ -63,11 +63,11 @@ def test_board_passes_with_pinned_state_space(path):
     # Reduction (bpcheck check's default): fewer states stored, the same verdicts and the same
     # property statistics, every micro-step judged (explorers/reduce.py).
     if big:  # sharded too (explorers/parallel.py folds the same chains in every worker)
-        rr = explore_parallel(functools.partial(reduced_system, system_factory(board, None, {}, [])), 2, goals=[g.id for g in goals])
+        rr = explore_parallel(functools.partial(reduced_system, system_factory(board, None, {}, [])), 2, ExploreOptions(goals=[g.id for g in goals]))
         forced = rr.claimed
     else:
         rs = Reduced(EngineSystem(ReferenceEngine(), board, select(None), goals))
-        rr = rs.finish(explore(rs, "bfs", goals=[g.id for g in goals]))
+        rr = rs.finish(explore(rs, ExploreOptions("bfs", goals=[g.id for g in goals])))
         forced = len(rs.judged)
         assert rs.micro_transitions == r.transitions  # no forced step taken twice
     assert rr.status == "pass" and not rr.violations
@@ -85,7 +85,7 @@ def test_every_invariant_family_is_exercised_somewhere():
     exercised: set[str] = set()
     for path in small:
         board = load_board(path)
-        r = explore(EngineSystem(ReferenceEngine(), board, select(None)), "bfs")
+        r = explore(EngineSystem(ReferenceEngine(), board, select(None)))
         exercised |= {k for k, st in r.props.items() if st.checked}
     missing = sorted({i.id for i in select(None)} - exercised)
     assert not missing, f"never exercised on the small boards: {missing}"

@@ -60,7 +60,7 @@ def test_a_manual_change_is_not_a_set_and_allows_no_second_change():
 
 def test_the_reference_passes_both_invariants_and_they_judge_something():
     for board in ("rule-atk-position.toml", "000-replay-5.toml"):
-        r = explore(EngineSystem(ReferenceEngine(), load_board(BOARDS / board), select(None)), "bfs")
+        r = explore(EngineSystem(ReferenceEngine(), load_board(BOARDS / board), select(None)))
         assert r.status == "pass", (board, [(v.prop, v.message) for v in r.violations])
         for inv in POSITION:
             assert r.props[inv.id].checked > 0 and r.props[inv.id].violations == 0, (board, inv.id)
@@ -79,7 +79,7 @@ class _Silent(ReferenceEngine):
 
 
 def _violations(engine, board: str) -> dict[str, str]:
-    r = explore(EngineSystem(engine, load_board(BOARDS / board), POSITION), "bfs")
+    r = explore(EngineSystem(engine, load_board(BOARDS / board), POSITION))
     return {v.prop: v.message for v in r.violations}
 
 
@@ -169,7 +169,7 @@ def test_a_monster_its_own_effect_destroys_in_defense_position_may_leave_by_the_
         'monsters = [{ zone = 1, card = "Berserk Gorilla", position = "attack" }]\n\n[p2]\nlp = 8000\n'
         'spells = [{ zone = 1, card = "Gravity Bind", face_up = true }]\n'
     )
-    r = explore(EngineSystem(ReferenceEngine(), load_board(board), select(None)), "bfs")
+    r = explore(EngineSystem(ReferenceEngine(), load_board(board), select(None)))
     assert r.status == "pass", [(v.prop, v.message) for v in r.violations]
     assert r.props["attack.position-change-applied"].checked > 0
 

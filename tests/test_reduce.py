@@ -11,7 +11,7 @@ import pytest
 
 from bpcheck.engines import make_engine
 from bpcheck.explorers.checking import EngineSystem, parse_goals
-from bpcheck.explorers.core import CYCLE, DEADLOCK, explore
+from bpcheck.explorers.core import CYCLE, DEADLOCK, ExploreOptions, explore
 from bpcheck.explorers.reduce import Reduced, micro_trail
 from bpcheck.explorers.run import check_board
 from bpcheck.invariants import select
@@ -89,9 +89,9 @@ def stats(r):
 
 
 def both(make, **kw):
-    raw = explore(make(), "bfs", **kw)
+    raw = explore(make(), ExploreOptions("bfs", **kw))
     red_sys = Reduced(make())
-    red = red_sys.finish(explore(red_sys, "bfs", **kw))
+    red = red_sys.finish(explore(red_sys, ExploreOptions("bfs", **kw)))
     return raw, red, red_sys
 
 
@@ -150,9 +150,9 @@ def test_long_forced_chain_is_capped_and_stored():
         e.update(chain(50, 1, 100))
         return Graph(e, terminal={100})
 
-    raw = explore(make(), "bfs")
+    raw = explore(make())
     rs = Reduced(make(), max_chain=10)
-    red = rs.finish(explore(rs, "bfs"))
+    red = rs.finish(explore(rs))
     assert red.status == "pass" and stats(raw) == stats(red)
     assert 5 <= red.states <= 8  # a state stored every 10 micro-steps, plus the two ends
 
@@ -210,9 +210,9 @@ SAMPLE = [
 def test_reduced_verdicts_and_statistics_equal_unreduced(spec, name):
     board = load_board(f"boards/{name}")
     goals = parse_goals(board)
-    raw = explore(EngineSystem(make_engine(spec), board, select(None), goals), "bfs", goals=[g.id for g in goals])
+    raw = explore(EngineSystem(make_engine(spec), board, select(None), goals), ExploreOptions("bfs", goals=[g.id for g in goals]))
     rs = Reduced(EngineSystem(make_engine(spec), board, select(None), goals))
-    red = rs.finish(explore(rs, "bfs", goals=[g.id for g in goals]))
+    red = rs.finish(explore(rs, ExploreOptions("bfs", goals=[g.id for g in goals])))
     assert raw.status == red.status
     assert sorted((v.prop, str(v.key)) for v in raw.violations) == sorted((v.prop, str(v.key)) for v in red.violations)
     assert stats(raw) == stats(red)

@@ -106,7 +106,7 @@ def test_the_damage_step_needs_an_attack_and_a_step_change_needs_its_event():
 
 def test_the_reference_keeps_the_order_on_seed_boards():
     for board in ("002-skip-battle-phase.toml", "000-replay-1.toml", "003-004-example-3.toml"):
-        r = explore(EngineSystem(ReferenceEngine(), load_board(BOARDS / board), select(None)), "bfs")
+        r = explore(EngineSystem(ReferenceEngine(), load_board(BOARDS / board), select(None)))
         assert r.status == "pass", (board, [(v.prop, v.message) for v in r.violations])
         for pid in ("turn.phase-order", "turn.battle-steps"):
             assert r.props[pid].checked > 0 and r.props[pid].violations == 0, (board, pid)

@@ -31,7 +31,7 @@ from bpcheck.engines.mutants import MUTANTS
 from bpcheck.engines.observation_paths import OPTIONAL_PATHS, WITHHOLDABLE_PATHS, names, overlaps, strip, within
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.explorers.core import explore
+from bpcheck.explorers.core import ExploreOptions, explore
 from bpcheck.invariants import REGISTRY, select
 from bpcheck.invariants.base import WITHOUT_HOW
 from bpcheck.model.board import load_board
@@ -137,9 +137,9 @@ REFERENCE_BOARDS = [
 def test_the_reference_passes_with_every_withholdable_field_withheld(board):
     b = load_board(BOARDS / board)
     full = EngineSystem(ReferenceEngine(), b, select(None))
-    r_full = explore(full, "bfs")
+    r_full = explore(full)
     es = EngineSystem(Withholding(ReferenceEngine()), b, select(None))
-    r = explore(es, "bfs")
+    r = explore(es)
     assert r.status == "pass", [(v.prop, v.message) for v in r.violations]
     # the same state space: the monitor's histories tell apart what the withheld fields did
     assert (r.states, r.transitions) == (r_full.states, r_full.transitions)
@@ -220,7 +220,7 @@ TABLE = [
 
 def _verdict(engine, board: Path) -> tuple[str, list[str], dict]:
     es = EngineSystem(engine, load_board(board), select(None))
-    r = explore(es, "bfs", stop_on_violation=True)
+    r = explore(es, ExploreOptions("bfs", stop_on_violation=True))
     return r.status, sorted({v.prop for v in r.violations}), es
 
 
