@@ -16,14 +16,13 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Sequence
 
 from bpcheck import __version__
 from bpcheck.errors import InputError
 from bpcheck.cli.args import positive
 from bpcheck.cli.check import cmd_check
-from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INTERNAL, EXIT_OK
+from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
 
 STARTED = time.monotonic()  # when the command began: the progress's clock (harness/feedback.py); main() sets it again
 

@@ -20,7 +20,7 @@ from bpcheck.invariants import select
 from bpcheck.model.board import load_board
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.engines.mutants import MUTANTS, Mutant
-from bpcheck.harness.jobs import BUDGET_GROWTH, FIRST_BUDGET, BudgetRounds  # noqa: F401 (the rounds' sizes, re-exported)
+from bpcheck.harness.jobs import BudgetRounds
 
 
 _LOADED: dict[tuple[str, str], object] = {}  # boards loaded once per process (a worker runs several mutants)

@@ -7,7 +7,11 @@ families live in one module each; importing this package registers them all.
 from bpcheck.invariants import accounting, attacks, chains, damage_step, offered, priority, replay, turn  # noqa: F401  (registration)
 from bpcheck.invariants.base import REGISTRY, Invariant, Transition, invariant
 
-__all__ = ["REGISTRY", "Invariant", "Transition", "invariant", "select"]
+# the families are public submodules too: importing this package registers them
+__all__ = [
+    "REGISTRY", "Invariant", "Transition", "invariant", "select",
+    "accounting", "attacks", "chains", "damage_step", "offered", "priority", "replay", "turn",
+]
 
 
 def select(ids: str | None) -> list[Invariant]:

@@ -12,7 +12,6 @@ Each operation name must exist in :data:`bpcheck.model.ops.OPERATIONS` and each 
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path

@@ -137,7 +137,7 @@ def test_mutants_try_boards_cheapest_first_and_rows_keep_their_order(tmp_path, r
     assert fifo["invariant"] == "chain.lifo" and fifo["board"] in [d for _p, d in order]
     # first round: every board, cheapest first, within FIRST_BUDGET states: the boards before the
     # killing one hold (or are cut by the budget), the killing one fails within it
-    from bpcheck.harness.mutants import FIRST_BUDGET
+    from bpcheck.harness.jobs import FIRST_BUDGET
 
     for p, d in order[: fifo["boards_tried"]]:
         code, _o, _e = run_cli("check", str(p), "--engine", "mutant:fifo-chain", "--max-states", str(FIRST_BUDGET))

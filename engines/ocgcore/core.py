@@ -12,7 +12,6 @@ import ctypes as C
 import os
 import sqlite3
 import struct
-from typing import Callable
 
 API_MAJOR = 11
 
