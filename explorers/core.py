@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Protocol, Sequence, TypeVar
 import numpy as np
 
 # a transition system that misbehaves raises SystemFault; the engines, which raise it, own the
-# type (engines/faults.py: no imports, so this generic core still knows nothing of Yu-Gi-Oh!)
+# type (engines/faults.py, a module without imports): explorers -> engines, never the reverse
 from bpcheck.engines.faults import SystemFault
 from bpcheck.explorers.graph import GraphRecord
 
