@@ -18,6 +18,12 @@ Properties: *always* properties are checked on every state, transition and actio
 check returns ``None`` (its situation did not arise), ``True`` (held) or a message (violated).
 *Sometimes* goals name states that must be reachable; the explorer reports a shortest witness.
 Deadlocks (a non-terminal state with no action) and cycles are violations too.
+
+How an exploration runs is one value, :class:`ExploreOptions` (strategy, bounds, goals, the stop
+poll, the memory limit, checkpoints, ...), built once and taken by :func:`explore` and by the
+parallel explorer (explorers/parallel.py); what it tells the outside while it runs (progress,
+each distinct violation as it is found, checkpoints to write) goes to an :class:`ExploreVisitor`
+(Stateright's ``CheckerBuilder`` and ``CheckerVisitor``).
 """
 
 from __future__ import annotations
@@ -531,7 +537,8 @@ class ExploreVisitor:
     def on_violation(self, violation: Violation) -> None:
         """A distinct violation, as soon as it is found (its trace is the one the result will
         hold; in parallel, once the chunk that found it is settled): feedback while a long
-        exploration goes on."""
+        exploration goes on. (A CYCLE, decided on the whole graph at the end, is in the result
+        only.)"""
 
     def on_checkpoint(self, snapshot: Snapshot) -> None:
         """A snapshot to keep (``ExploreOptions.checkpoint``; explorers/checkpoint.py writes

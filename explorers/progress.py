@@ -100,8 +100,8 @@ def mode_for(stream: Any, quiet: bool = False) -> str:
 
 class Task:
     """One unit of work of a run (a board, a mutant, a search). ``update``/``done`` are the
-    explorers' progress protocol (explorers/core.py ``explore(progress=...)``); plain attribute
-    writes, cheap enough for every state."""
+    explorers' progress protocol (explorers/core.py: ``Callbacks(progress=task)`` makes the
+    explorer's visitor call them); plain attribute writes, cheap enough for every state."""
 
     __slots__ = ("name", "expected", "states", "depth", "frontier", "violations", "t0", "base", "note")
 

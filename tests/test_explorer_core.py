@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from bpcheck.explorers.core import Bounds, ExploreOptions, explore, replay_trace
+import dataclasses
+
+import pytest
+
+from bpcheck.explorers.core import Bounds, ExploreOptions, ExploreVisitor, explore, replay_trace
 
 
 class Counter:
@@ -153,3 +157,58 @@ def test_has_many_says_which_fingerprints_are_present(monkeypatch):
         m.add(k, 2**64 - 2)  # values that do not fit an int64
     probe = np.array(keys + [6, 2**63 + 1], dtype=np.uint64)
     assert m.has_many(probe).tolist() == [True] * len(keys) + [False, False]
+
+
+class _Heard(ExploreVisitor):
+    """Every hook the explorer calls, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def on_progress(self, states, depth, frontier, note=None):
+        self.calls.append(("progress", states, depth, frontier))
+
+    def on_violation(self, violation):
+        self.calls.append(("violation", violation.prop, tuple(violation.trace)))
+
+    def on_checkpoint(self, snapshot):
+        self.calls.append(("checkpoint", len(snapshot.fps), tuple(snapshot.frontier)))
+
+    def on_done(self, states, depth):
+        self.calls.append(("done", states, depth))
+
+
+def test_the_visitor_hears_each_expansion_each_violation_as_found_and_the_end():
+    heard = _Heard()
+    r = explore(Counter(bad=7), ExploreOptions(), heard)
+    kinds = [c[0] for c in heard.calls]
+    assert kinds.count("progress") == r.states  # exhaustive: every state expanded once
+    assert kinds.count("checkpoint") == 0  # no checkpoint asked for
+    assert [c[1:] for c in heard.calls if c[0] == "violation"] == [(v.prop, tuple(v.trace)) for v in r.violations if v.prop != "CYCLE"]
+    assert heard.calls[-1] == ("done", r.states, r.max_depth)
+    # the violation is heard while the exploration goes on, not at its end
+    at = kinds.index("violation")
+    assert 0 < at < kinds.index("done") - 1 and "progress" in kinds[at:]
+
+
+def test_a_checkpoint_goes_to_the_visitor_when_a_bound_stops_the_run():
+    heard = _Heard()
+    r = explore(Counter(limit=1000), ExploreOptions(bounds=Bounds(max_states=50), checkpoint=True), heard)
+    snaps = [c for c in heard.calls if c[0] == "checkpoint"]
+    assert r.resumable and len(snaps) == 1 and snaps[0][1] == r.states and snaps[0][2]
+    # the same bound without checkpoint=True: none
+    quiet = _Heard()
+    explore(Counter(limit=1000), ExploreOptions(bounds=Bounds(max_states=50)), quiet)
+    assert not [c for c in quiet.calls if c[0] == "checkpoint"]
+
+
+def test_options_are_one_frozen_value_checked_when_built():
+    with pytest.raises(ValueError, match="unknown strategy"):
+        ExploreOptions("bfs-ish")
+    o = ExploreOptions(goals=["five"])
+    assert o.goals == ("five",)  # a list given is kept as a tuple: the value cannot change under a run
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        o.strategy = "dfs"  # type: ignore[misc]
+    assert ExploreOptions(bounds=Bounds(timeout=5), started=100.0).deadline(102.0) == 105.0  # the bound began before
+    assert ExploreOptions(bounds=Bounds(timeout=5)).deadline(102.0) == 107.0
+    assert ExploreOptions().deadline(102.0) is None

@@ -15,6 +15,7 @@ import pytest
 from bpcheck.engines.faults import SystemFault
 from bpcheck.explorers.core import Bounds, Finding, explore
 from bpcheck.explorers.core import Callbacks, ExploreOptions
+from bpcheck.explorers import parallel as parallel_mod
 from bpcheck.explorers.parallel import WorkerError, explore_parallel
 
 MIX = 0x9E3779B97F4A7C15
@@ -310,3 +311,26 @@ def test_the_coordinator_keeps_no_record_per_state(m):
     assert p["chunks"] <= 40 and p["owner_arrays"] < got.states / 4
     found = len(got.violations) + sum(1 for t in got.goals.values() if t is not None)
     assert 0 < p["trace_rounds"] <= (got.max_depth + 1) * p["chunks"] and p["trace_rounds"] < found * (got.max_depth + 1)
+
+
+class _NamedPool(parallel_mod._Pool):
+    """Worker processes under another name: which transport a run used shows in res.protocol."""
+
+    kind = "the caller's pool"
+
+
+def test_the_transport_is_the_one_the_caller_passes_never_a_global(monkeypatch):
+    from bpcheck.explorers import cluster
+
+    want = plain(explore(Toy(), ExploreOptions(goals=GOALS)))
+    got = explore_parallel(Toy, 2, ExploreOptions(goals=GOALS), transport=_NamedPool, chunk=8)
+    assert got.protocol["transport"] == "the caller's pool" and plain(got) == want
+    monkeypatch.setattr(cluster, "ACTIVE", object())  # a --cluster run's connection: not the explorer's business
+    got = explore_parallel(Toy, 2, ExploreOptions(goals=GOALS), chunk=8)
+    assert got.protocol["transport"] == "worker processes" and plain(got) == want
+
+
+def test_what_only_the_sequential_explorer_does_is_refused():
+    for opts in (ExploreOptions(record_graph=10), ExploreOptions(pack=str, unpack=str)):
+        with pytest.raises(ValueError, match="does not take"):
+            explore_parallel(Toy, 2, opts)
