@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import argparse
 
+from bpcheck.errors import InputError
+from bpcheck.harness.check import report_error
+from bpcheck.invariants import select
+
 from bpcheck.harness.reporting import DEFAULT_GRAPH_LIMIT
 from bpcheck.model.cmdline import positive_number
 
@@ -83,3 +87,17 @@ def positive(kind):
     """An argparse type: a finite number > 0 of ``kind`` (nan, inf, 0, -1 refused)."""
 
     return positive_number(kind)
+
+
+def error(e: InputError) -> None:
+    """Bad input on stderr: one line, whatever a file or an engine said (every command's)."""
+    report_error(e)
+
+
+def invariants(args: argparse.Namespace) -> list | None:
+    """The invariants named by --invariants (all by default), or None after reporting bad input."""
+    try:
+        return select(args.invariants)
+    except KeyError as e:
+        error(InputError("--invariants", "", f"unknown invariant or family {e.args[0]!r} (see `bpcheck invariants`)"))
+        return None

@@ -5,20 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
+from bpcheck.cli.args import invariants as select_invariants
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_INTERNAL, EXIT_OK
 from bpcheck.errors import InputError
 from bpcheck.explorers.core import collision_probability
 from bpcheck.explorers.run import overall_verdict
 from bpcheck.harness.check import CheckOptions, CheckOutcome, CheckRun, WorkerBug, board_files, exclude_boards, known_disagreements_note, report_error
-from bpcheck.invariants import select
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     opts = CheckOptions.from_namespace(args)
-    try:
-        invariants = select(opts.invariants)
-    except KeyError as e:
-        report_error(InputError("--invariants", "", f"unknown invariant or family {e.args[0]!r} (see `bpcheck invariants`)"))
+    invariants = select_invariants(args)
+    if invariants is None:
         return EXIT_BAD_INPUT
     run = CheckRun(opts, invariants)
     try:

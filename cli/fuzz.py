@@ -89,7 +89,8 @@ def _summary(args, out: FuzzOutcome, signalled: bool = False) -> tuple[list[str]
 def cmd_fuzz(args) -> int:
     from bpcheck.engines import make_engine
     from bpcheck.harness.lifecycle import CURRENT as sig
-    from bpcheck.cli.main import _err, _invariants
+    from bpcheck.cli.args import error as _err
+    from bpcheck.cli.args import invariants as _invariants
     from bpcheck.reports.outputs import atomic_write_text, prepare_file
     from bpcheck.harness.reporting import emit_check_reports
 

@@ -20,6 +20,8 @@ from typing import Sequence
 
 from bpcheck import __version__
 from bpcheck.errors import InputError
+from bpcheck.cli.args import error as _err
+from bpcheck.cli.args import invariants as _invariants
 from bpcheck.cli.args import positive
 from bpcheck.cli.check import cmd_check
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
@@ -32,12 +34,6 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         print(f"bpcheck: error: {message}", file=sys.stderr)
         raise SystemExit(EXIT_BAD_INPUT)
-
-
-def _err(e: InputError) -> None:
-    from bpcheck.reports.safe import one_line
-
-    print(one_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)  # one line, whatever a file or an engine said
 
 
 def cmd_scenario(args: argparse.Namespace) -> int:
@@ -103,17 +99,6 @@ def cmd_cards(args: argparse.Namespace) -> int:
         print(f"{d['passcode']}  {d['kind']:7} {d['subtype']:10} {stats:>9}  {d['name']}")
     print(f"{len(rows)} cards")
     return EXIT_OK
-
-
-def _invariants(args: argparse.Namespace):
-    """The invariants named by --invariants (all by default), or None after reporting bad input."""
-    from bpcheck.invariants import select
-
-    try:
-        return select(args.invariants)
-    except KeyError as e:
-        _err(InputError("--invariants", "", f"unknown invariant or family {e.args[0]!r} (see `bpcheck invariants`)"))
-        return None
 
 
 def _size(text: str) -> int:

@@ -65,7 +65,7 @@ def _rows(names: list[str], boards, invariants, bounds: Bounds, own_board_first:
 
 
 def cmd_mutants(args) -> int:
-    from bpcheck.cli.main import _err
+    from bpcheck.cli.args import error as _err
     from bpcheck.harness.check import board_files as _board_files
 
     names = args.only.split(",") if args.only else list(MUTANTS)

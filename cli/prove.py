@@ -3,28 +3,24 @@ concrete boards: :mod:`bpcheck.harness.prove`)."""
 
 from __future__ import annotations
 
+from bpcheck.cli.args import error as _err
+from bpcheck.cli.args import invariants as _invariants
 from bpcheck.harness.prove import ProveOptions, prove
 import json
-import sys
 from pathlib import Path
 from bpcheck.errors import InputError
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK
 
 
-def _err(e: InputError) -> None:
-    print(f"bpcheck: error: {e.render()}", file=sys.stderr)
 
 
 def cmd_prove(args) -> int:
     from bpcheck.engines import make_engine
     from bpcheck.engines.reference import ReferenceEngine
-    from bpcheck.invariants import select
     from bpcheck.harness.scenarios import scenario_files
 
-    try:
-        invariants = select(args.invariants)
-    except KeyError as e:
-        _err(InputError("--invariants", "", f"unknown invariant or family {e.args[0]!r} (see `bpcheck invariants`)"))
+    invariants = _invariants(args)
+    if invariants is None:
         return EXIT_BAD_INPUT
     try:
         files = scenario_files(args.paths)

@@ -3,22 +3,19 @@
 
 from __future__ import annotations
 
+from bpcheck.cli.args import error as _err
 from bpcheck.harness.replay import _forced, engine_note, load_cex_board, load_counterexamples, pick_action
-import sys
 from bpcheck.errors import InputError
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.engines.faults import SystemFault
 from bpcheck.invariants import REGISTRY
 from bpcheck.model import fields
-from bpcheck.reports import safe
 from bpcheck.engines import make_engine
 from bpcheck.reports.safe import line as _line  # what an engine or a file said, on one line
 from bpcheck.reports.text import board_lines
 
 
-def _err(e: InputError) -> None:
-    print(safe.one_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)  # labels the engine offered may be quoted
 
 
 def replay_file(path: str, verbose: bool = True, engine: str | None = None, call_timeout: float | None = None) -> int:
