@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Callable
 
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.core import Bounds, Callbacks, ExploreOptions, explore
@@ -164,3 +165,45 @@ def _reports(args, rows: list[dict], boards, invariants, bounds: Bounds) -> None
     emit_reports(args, runs, [], "bpcheck mutants", meta)
 
 
+def mutant_rows(names: list[str], boards, invariants, bounds: Bounds, own_board_first: bool, jobs: int, progress=None, row_text: Callable[[dict], str] = str):
+    """Each mutant's row, in the order of ``names``, whatever the number of worker processes.
+    ``progress``: the run's (bpcheck.explorers.progress); a row held back for that order is
+    shown on stderr when it is known (as ``row_text`` writes it)."""
+    from bpcheck.explorers.progress import Progress, apply_remote
+
+    if progress is None:
+        progress = Progress("mutants", mode="off")
+    if jobs <= 1 or len(names) <= 1:
+        for name in names:
+            task = progress.start(name)
+            row = run_mutant(MUTANTS[name], boards, invariants, bounds, own_board_first, progress=task)
+            progress.finish(task, failed=row["status"] != "killed")
+            yield row
+        return
+    from bpcheck.explorers.pool import open_pool
+
+    done: dict[int, dict] = {}
+    tasks: dict[int, object] = {}
+    nxt = 0
+
+    def task_of(i: int):
+        if i not in tasks:
+            tasks[i] = progress.start(names[i])
+        return tasks[i]
+
+    def tick() -> None:
+        for i in pool.running():
+            task_of(i)
+
+    with open_pool(jobs, on_note=lambda i, payload: apply_remote(task_of(i), payload)) as pool:  # worker processes, or Ray tasks with --cluster
+        tasks_args = [(name, boards, bounds, own_board_first) for name in names]
+        for o in pool.run(run_mutant_task, tasks_args, tick=tick):
+            if not o.ok:  # a bug in bpcheck (or a dead worker): exit 4 after the rows so far
+                raise RuntimeError(f"mutant {names[o.index]}: {o.error}" + (f"\n{o.traceback}" if o.traceback else ""))
+            done[o.index] = o.value
+            progress.finish(task_of(o.index), failed=o.value["status"] != "killed")
+            if o.index != nxt:  # stdout holds it back for the mutants' order
+                progress.note([" ".join(row_text(o.value).split()) + " (on stdout in the mutants' order)"])
+            while nxt in done:
+                yield done.pop(nxt)
+                nxt += 1

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from bpcheck.errors import InputError
 from bpcheck.model import fields as checks
@@ -1142,3 +1142,31 @@ def _close(engine: Any) -> None:
 # `bpcheck scenario` (cli/main.py parses the arguments and calls this)
 
 
+def run_scenario_files(files, spec: str, spare: Any, progress) -> Iterator[tuple[str, "ScenarioResult | None", "InputError | None"]]:
+    """Run each scenario file on a fresh engine of ``spec`` (``spare``: one already made, used
+    first): ``(display, result, None)`` for each file run, ``(display, None, error)`` for each
+    that is bad input. Each engine is closed, and the progress told, before its result is given."""
+    from bpcheck.engines import make_engine
+
+    spare_engines = [spare]
+    try:
+        for path, display in files:
+            engine = None
+            task = progress.start(display.rsplit("/", 1)[-1])
+            try:
+                sc = load_scenario(path, display)
+                engine = spare_engines.pop() if spare_engines else make_engine(spec)
+                res = run_scenario(sc, engine)
+            except InputError as e:
+                progress.finish(task, failed=True)
+                yield display, None, e
+                continue
+            finally:
+                if engine is not None:
+                    _close(engine)
+            progress.finish(task, failed=res.status == "fail")
+            yield display, res, None
+    finally:
+        progress.close()
+        for engine in spare_engines:
+            _close(engine)
