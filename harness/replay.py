@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Iterator
 
 from bpcheck.errors import InputError
+from bpcheck.explorers.checking import EngineSystem
+from bpcheck.explorers.reduce import Reduced
 from bpcheck.invariants import REGISTRY
 from bpcheck.model import fields
 from bpcheck.model import reading
@@ -225,3 +228,70 @@ def cex_file_names(results) -> dict[tuple[str, int], str]:
             used.add(name)
             out[(br.board.path, k)] = name
     return out
+
+
+class TraceReplay:
+    """A counterexample's trace replayed on an engine, every invariant judged on the way (as the
+    explorer judged it): :meth:`steps` takes the steps one by one; ``found`` holds each violation
+    ``(step, invariant, message, signature)``; ``state`` is the state after the last step."""
+
+    def __init__(self, cex: dict, engine, board) -> None:
+        self.cex = cex
+        self.system = EngineSystem(engine, board, list(REGISTRY.values()))
+        self.state = self.system.initial_states()[0]
+        self.found: list[tuple[int, str, str, str | None]] = []
+        self.folded = None
+        if cex.get("folded"):
+            # #N entries of a trace the engine could not replay for the report, with forced passes folded
+            # (reduction): each is a decision, followed by the forced passes the explorer took after it,
+            # which are re-executed here exactly as the explorer folded them (explorers/reduce.py)
+            self.folded = Reduced(self.system)
+            self.folded.finish(None)
+            self.state = self.folded.initial_states()[0]
+        self.what = "decisions, forced passes folded" if self.folded is not None else "steps"
+
+    def _note(self, step: int, results) -> list[str]:
+        new = []
+        for pid, verdict in results:
+            if verdict is not None and verdict is not True:
+                self.found.append((step, pid, str(verdict), getattr(verdict, "key", None)))
+                new.append(pid)
+        return new
+
+    def steps(self) -> Iterator[tuple[int, str, list[str]]]:
+        """``(step number, the step as shown, the invariants it broke)`` for each step taken
+        (forced passes included); :class:`InputError` when a label is not legal where the trace
+        says (the trace no longer applies)."""
+        system, cex, note = self.system, self.cex, self._note
+        s = self.state
+        n = 0  # steps taken (forced passes included)
+        note(0, system.check_state(s))
+        for k, label in enumerate(cex["trace"], 1):
+            acts = system.actions(s)
+            note(k - 1, system.check_actions(s, acts))
+            act = pick_action(acts, label)
+            if act is None:
+                legal = ", ".join(a.label for a in acts) or "(none: the state is terminal)"
+                where = fields.field_path(fields.field_path(cex.get("_where", ""), "trace"), k - 1)
+                raise InputError(cex.get("_file", "<counterexample>"), where, f"step {k}: {label!r} is not legal here (the trace no longer applies); legal: {legal}")
+            shown = label if act.label == label else f"{label} = {act.label}"
+            if self.folded is not None:  # a decision, then the forced passes the explorer folded after it
+                s2, macro = self.folded.step(s, act)
+                for j, m in enumerate(macro.micro):
+                    n += 1
+                    new = []
+                    if j:
+                        new += note(n - 1, system.check_state(m.before))
+                        new += note(n - 1, system.check_actions(m.before, [m.action]))
+                    new += note(n, system.check_transition(m.before, m.action, m.info, m.after))
+                    yield n, (shown if not j else f"{m.action.label} (forced)"), new
+                note(n, system.check_state(s2))
+            else:
+                n += 1
+                s2, events = system.step(s, act)
+                new = note(k, system.check_transition(s, act, events, s2))
+                new += note(k, system.check_state(s2))
+                yield k, shown + (" (forced)" if _forced(cex, k - 1) else ""), new
+            s = self.state = s2
+        if not system.is_terminal(s):
+            note(n, system.check_actions(s, system.actions(s)))
