@@ -5,6 +5,7 @@ the library raises and returns verdicts, the CLI decides how a process ends."""
 
 from __future__ import annotations
 
+
 class InputError(Exception):
     """Bad input: a malformed file, an unknown card, an impossible board, a bad action name."""
 

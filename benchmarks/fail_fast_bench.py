@@ -34,7 +34,7 @@ from bpcheck.explorers.core import Bounds
 from bpcheck.explorers.run import check_board_task, restore_invariants
 from bpcheck.invariants import select
 from bpcheck.harness.lifecycle import Signals
-from bpcheck.harness.check import board_files as _board_files
+from bpcheck.harness.boards import board_files as _board_files
 from bpcheck.model.board import load_board
 
 ROOT = Path(__file__).resolve().parent.parent

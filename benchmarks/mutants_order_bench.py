@@ -29,7 +29,7 @@ from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.core import Bounds, ExploreOptions, explore
 from bpcheck.invariants import select
-from bpcheck.harness.check import board_files as _board_files
+from bpcheck.harness.boards import board_files as _board_files
 from bpcheck.model.board import load_board
 from bpcheck.harness.mutants import mutant_order, run_mutant
 

@@ -7,9 +7,8 @@ import argparse
 
 from bpcheck.errors import InputError
 from bpcheck.harness.check import report_error
-from bpcheck.invariants import select
-
 from bpcheck.harness.reporting import DEFAULT_GRAPH_LIMIT
+from bpcheck.invariants import select
 from bpcheck.model.cmdline import positive_number
 
 

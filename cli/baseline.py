@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from bpcheck.harness.baseline import baseline_entries
 import sys
 from pathlib import Path
-from bpcheck.errors import InputError
+
 from bpcheck.cli.exits import EXIT_OK
+from bpcheck.errors import InputError
+from bpcheck.harness.baseline import baseline_entries
+from bpcheck.reports.outputs import atomic_write_text, prepare_file
 
 
 def cmd_baseline(args) -> int:
-    from bpcheck.reports.outputs import atomic_write_text, prepare_file
-
     if args.out:  # checked before the result is read: a folder that is not there is exit 2
         prepare_file(args.out, "--out", inputs=(Path(args.result),))
     text, written, unlisted = baseline_entries(args.result)

@@ -10,7 +10,8 @@ from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT
 from bpcheck.errors import InputError
 from bpcheck.explorers.core import collision_probability
 from bpcheck.explorers.run import overall_verdict
-from bpcheck.harness.check import CheckOptions, CheckOutcome, CheckRun, WorkerBug, board_files, exclude_boards, known_disagreements_note, report_error
+from bpcheck.harness.boards import board_files, exclude_boards
+from bpcheck.harness.check import CheckOptions, CheckOutcome, CheckRun, WorkerBug, known_disagreements_note, report_error
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from bpcheck.harness.export_puzzle import export_puzzle
 import sys
 from pathlib import Path
-from bpcheck.errors import InputError
+
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_OK
+from bpcheck.errors import InputError
+from bpcheck.harness.export_puzzle import export_puzzle
+from bpcheck.reports.outputs import atomic_write_text, prepare_file
 from bpcheck.reports.safe import one_line
 
 
 def cmd_export_puzzle(args) -> int:
-    from bpcheck.reports.outputs import atomic_write_text, prepare_file
-
     try:
         if args.out:  # checked before anything is read (a missing folder is exit 2, not a traceback)
             prepare_file(args.out, "--out", inputs=(Path(args.file),))

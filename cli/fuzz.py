@@ -3,16 +3,28 @@
 
 from __future__ import annotations
 
-from bpcheck.harness.fuzz import fuzz_run, DEFAULT_EXAMPLES, DEFAULT_MAX_STATES, FuzzOutcome, _close
 import json
 import shlex
 from pathlib import Path
 from typing import Sequence
-from bpcheck.reports.safe import one_line
-from bpcheck.harness.board_writer import board_size, board_toml
-from bpcheck.errors import InputError
+
+from bpcheck.cli.args import add_jobs_argument, add_quiet_argument, add_report_arguments
+from bpcheck.cli.args import error as _err
+from bpcheck.cli.args import invariants as _invariants
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK
+from bpcheck.engines import make_engine
+from bpcheck.engines.registry import engine_help
+from bpcheck.errors import InputError
+from bpcheck.explorers.baseline import load_baseline
 from bpcheck.explorers.run import result_document
+from bpcheck.harness import lifecycle
+from bpcheck.harness.board_writer import board_size, board_toml
+from bpcheck.harness.fuzz import DEFAULT_EXAMPLES, DEFAULT_MAX_STATES, FuzzOutcome, _close, fuzz_run
+from bpcheck.harness.jobs import setup_cluster
+from bpcheck.harness.reporting import emit_check_reports
+from bpcheck.reports.outputs import atomic_write_text, prepare_file
+from bpcheck.reports.safe import one_line
+from bpcheck.reports.text import counterexample_text
 
 
 def _replay_hint(args, out: FuzzOutcome) -> list[str]:
@@ -87,12 +99,7 @@ def _summary(args, out: FuzzOutcome, signalled: bool = False) -> tuple[list[str]
 
 
 def cmd_fuzz(args) -> int:
-    from bpcheck.engines import make_engine
-    from bpcheck.harness.lifecycle import CURRENT as sig
-    from bpcheck.cli.args import error as _err
-    from bpcheck.cli.args import invariants as _invariants
-    from bpcheck.reports.outputs import atomic_write_text, prepare_file
-    from bpcheck.harness.reporting import emit_check_reports
+    sig = lifecycle.CURRENT  # the run's signal handlers (set by bpcheck.cli.main)
 
     invariants = _invariants(args)
     if invariants is None:
@@ -104,11 +111,7 @@ def cmd_fuzz(args) -> int:
         if args.json:
             prepare_file(args.json, "--json")  # now, not after the run: a missing folder is exit 2, a stale result is removed
         if args.baseline:  # known, explained violations (explorers/baseline.py): they do not stop the search
-            from bpcheck.explorers.baseline import load_baseline
-
             baseline = load_baseline(args.baseline)
-        from bpcheck.harness.jobs import setup_cluster
-
         setup_cluster(args, args.engine, engine_kw)  # --cluster: Ray, every node able to run the engine
     except InputError as e:
         _err(e)
@@ -135,8 +138,6 @@ def cmd_fuzz(args) -> int:
 
 def _print_run(args, run, engine_name: str, sig) -> str:
     """What `bpcheck fuzz` prints after the search; returns the verdict."""
-    from bpcheck.reports.text import counterexample_text
-
     out, st, probed, first = run.out, run.out.stats, run.probed, run.first
     if probed is not None:
         print(
@@ -220,10 +221,7 @@ def _json_doc(args, run, engine_name: str, verdict: str) -> dict:
 
 def add_fuzz_parser(sub, positive) -> None:
     """The `bpcheck fuzz` subcommand (cli/main.py adds it)."""
-    from bpcheck.cli.args import add_report_arguments
-
     fz = sub.add_parser("fuzz", help="draw random boards (Hypothesis), check each one, and shrink a violation to a minimal board")
-    from bpcheck.engines.registry import engine_help
 
     fz.add_argument("--engine", metavar="ENGINE", help=engine_help())
     fz.add_argument("--call-timeout", type=positive(float), metavar="S", help="cmd: engines: seconds per call before a timeout fault")
@@ -263,10 +261,8 @@ def add_fuzz_parser(sub, positive) -> None:
     fz.add_argument("--cex-dir", metavar="DIR", help="write the minimal board as TOML and its counterexamples as JSON")
     fz.add_argument("--database", metavar="DIR", help="keep failing boards in this Hypothesis example database and replay them first")
     fz.add_argument("--stats", action="store_true", help="also record timings in the JSON (not byte-for-byte deterministic)")
-    from bpcheck.cli.args import add_jobs_argument
 
     add_jobs_argument(fz, "explore the search's boards")
-    from bpcheck.cli.args import add_quiet_argument
 
     add_quiet_argument(fz)
     add_report_arguments(fz)

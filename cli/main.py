@@ -13,18 +13,42 @@ Exit statuses (the CI contract, also in the README and docs/checking.md):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import re
 import sys
 import time
 from typing import Sequence
 
 from bpcheck import __version__
-from bpcheck.errors import InputError
+from bpcheck.cli.args import add_jobs_argument, add_max_counterexamples, add_quiet_argument, add_report_arguments, positive
 from bpcheck.cli.args import error as _err
 from bpcheck.cli.args import invariants as _invariants
-from bpcheck.cli.args import positive
+from bpcheck.cli.baseline import cmd_baseline
 from bpcheck.cli.check import cmd_check
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
+from bpcheck.cli.export_puzzle import cmd_export_puzzle
+from bpcheck.cli.fuzz import add_fuzz_parser
+from bpcheck.cli.mutants import cmd_mutants
+from bpcheck.cli.prove import add_prove_parser
+from bpcheck.cli.replay import replay_file
+from bpcheck.cli.scenario import cmd_scenario  # docs/scenarios.md
+from bpcheck.cli.traces import conform_files, record
+from bpcheck.engines.registry import IN_PROCESS_FORMS, engine_help
+from bpcheck.engines.serve import run as serve
+from bpcheck.errors import InputError
+from bpcheck.explorers.checking import parse_goals
+from bpcheck.explorers.progress import close_all
+from bpcheck.harness import lifecycle
+from bpcheck.harness.feedback import begin_run
+from bpcheck.harness.scenarios import load_scenario
+from bpcheck.invariants import REGISTRY
+from bpcheck.invariants.docs import markdown
+from bpcheck.invariants.signatures import signatures_of
+from bpcheck.model.board import load_board, parse_toml, read_text
+from bpcheck.model.cards import builtin_pool, card_summary
+from bpcheck.model.cmdline import input_files
+from bpcheck.reports.terminal import output_escaping
 
 STARTED = time.monotonic()  # when the command began: the progress's clock (harness/feedback.py); main() sets it again
 
@@ -36,19 +60,7 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BAD_INPUT)
 
 
-def cmd_scenario(args: argparse.Namespace) -> int:
-    from bpcheck.cli.scenario import cmd_scenario as run  # docs/scenarios.md
-
-    return run(args)
-
-
 def cmd_validate(args: argparse.Namespace) -> int:
-    from bpcheck.model.board import load_board, parse_toml, read_text
-    from bpcheck.harness.scenarios import load_scenario
-
-    from bpcheck.explorers.checking import parse_goals
-    from bpcheck.model.cmdline import input_files
-
     try:
         files = input_files(args.files, ".toml", "board or scenario")
     except InputError as e:
@@ -74,8 +86,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_cards(args: argparse.Namespace) -> int:
-    from bpcheck.model.cards import builtin_pool, card_summary
-
     pool = builtin_pool()
     if args.name:
         if args.name not in pool:
@@ -103,8 +113,6 @@ def cmd_cards(args: argparse.Namespace) -> int:
 
 def _size(text: str) -> int:
     """A memory size: 500M, 2G, 1.5GiB, 800MB or a number of bytes (K/M/G/T: powers of 1024)."""
-    import re
-
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(i?[bB])?\s*", text)
     if not m:
         raise argparse.ArgumentTypeError(f"expected a size such as 500M, 2G or 1.5GiB, got {text!r}")
@@ -115,14 +123,10 @@ def _size(text: str) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from bpcheck.cli.traces import record
-
     return record(args.board, args.engine, args.out, args.actions, args.random, args.seed)
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
-    from bpcheck.cli.traces import conform_files
-
     invariants = _invariants(args)
     if invariants is None:
         return EXIT_BAD_INPUT
@@ -130,27 +134,18 @@ def cmd_conform(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from bpcheck.engines.serve import run
-
-    return run(args.engine)
+    return serve(args.engine)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from bpcheck.cli.replay import replay_file
-
     return replay_file(args.file, verbose=not args.quiet, engine=args.engine, call_timeout=args.call_timeout)
 
 
 def invariants_markdown() -> str:
-    from bpcheck.invariants.docs import markdown
-
     return markdown()
 
 
 def cmd_invariants(args: argparse.Namespace) -> int:
-    from bpcheck.invariants import REGISTRY
-    from bpcheck.invariants.signatures import signatures_of
-
     if args.markdown:
         print(invariants_markdown())
         return EXIT_OK
@@ -165,26 +160,18 @@ def cmd_invariants(args: argparse.Namespace) -> int:
 
 
 def _cmd_mutants(args: argparse.Namespace) -> int:
-    from bpcheck.cli.mutants import cmd_mutants
-
     return cmd_mutants(args)
 
 
 def _cmd_export_puzzle(args: argparse.Namespace) -> int:
-    from bpcheck.cli.export_puzzle import cmd_export_puzzle
-
     return cmd_export_puzzle(args)
 
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
-    from bpcheck.cli.baseline import cmd_baseline
-
     return cmd_baseline(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from bpcheck.engines.registry import IN_PROCESS_FORMS, engine_help
-
     p = _Parser(prog="bpcheck", description="Model checker and property-test harness for the Yu-Gi-Oh! TCG Battle Phase.")
     p.add_argument("--version", action="version", version=f"bpcheck {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -231,14 +218,12 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--cex-dir", metavar="DIR", help="write each counterexample as a replayable JSON file")
     ck.add_argument("--stats", action="store_true", help="also print and record timings (not byte-for-byte deterministic)")
     ck.add_argument("-v", "--verbose", action="store_true", help="list vacuous invariants, reached goals and collision estimates per board")
-    from bpcheck.cli.args import add_quiet_argument
 
     add_quiet_argument(ck)  # progress, early verdicts and the first counterexample on stderr (docs/checking.md)
     ck.add_argument("--strict", action="store_true", help="a board the engine refuses (skipped) is not a pass: exit 3 instead of 0")
     ck.add_argument(
         "--memory-limit", type=_size, metavar="SIZE", help="stop a board as inconclusive before bpcheck's processes together (-j N workers and engines included) use SIZE of memory (e.g. 2G); a board whose reading could pass it is not read"
     )
-    from bpcheck.cli.args import add_jobs_argument
 
     add_jobs_argument(ck, "check the boards")
     ck.add_argument(
@@ -261,7 +246,6 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument(
         "--checkpoint-every", type=positive(float), default=300.0, metavar="S", help="with --checkpoint: also save every S seconds (default 300)"
     )
-    from bpcheck.cli.args import add_max_counterexamples, add_report_arguments
 
     add_report_arguments(ck)  # --report DIR, --graph-limit N, --github
     add_max_counterexamples(ck)
@@ -309,12 +293,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_arguments(mu)
     mu.set_defaults(fn=_cmd_mutants)
 
-    from bpcheck.cli.prove import add_prove_parser  # `bpcheck prove`: symbolic numbers (cli/prove.py, docs/proving.md)
 
     add_prove_parser(sub, positive)
 
     # `bpcheck fuzz` (issue 10): random boards, explored and shrunk; parser and command in cli/fuzz.py
-    from bpcheck.cli.fuzz import add_fuzz_parser
 
     add_fuzz_parser(sub, positive)
 
@@ -350,11 +332,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdout never changes it, a signal stops the run cleanly (128 + its number, after writing what
     was finished), and bpcheck's own bug is exit 4 with one line, never 1 and never a traceback.
     Control characters from files or engines never reach the terminal raw (docs/bad-input.md)."""
-    import contextlib
-
-    from bpcheck.harness import lifecycle
-    from bpcheck.reports.terminal import output_escaping
-
     global STARTED
     if argv is not None:  # called again in one process (tests): this command's start
         STARTED = time.monotonic()
@@ -373,8 +350,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         sig.install()
         try:
             try:
-                from bpcheck.harness.feedback import begin_run
-
                 begin_run(args, STARTED)  # progress on stderr from the command's start (harness/feedback.py)
                 return int(args.fn(args))
             except InputError as e:  # any bad input not caught closer to its file
@@ -390,8 +365,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(lifecycle.internal_error(e, command), file=sys.stderr)
                 return EXIT_INTERNAL
             finally:
-                from bpcheck.explorers.progress import close_all
-
                 close_all()  # no progress line outlives its command (explorers/progress.py)
                 if guard is not None:
                     guard.flush()

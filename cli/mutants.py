@@ -9,7 +9,7 @@ from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT
 from bpcheck.engines.mutants import MUTANTS
 from bpcheck.errors import InputError
 from bpcheck.explorers.core import Bounds
-from bpcheck.harness.check import board_files
+from bpcheck.harness.boards import board_files
 from bpcheck.harness.feedback import run_progress
 from bpcheck.harness.jobs import resolve_jobs, setup_cluster
 from bpcheck.harness.mutants import _reports, mutant_rows

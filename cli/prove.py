@@ -3,22 +3,23 @@ concrete boards: :mod:`bpcheck.harness.prove`)."""
 
 from __future__ import annotations
 
-from bpcheck.cli.args import error as _err
-from bpcheck.cli.args import invariants as _invariants
-from bpcheck.harness.prove import ProveOptions, prove
 import json
 from pathlib import Path
-from bpcheck.errors import InputError
+
+from bpcheck.cli.args import add_quiet_argument
+from bpcheck.cli.args import error as _err
+from bpcheck.cli.args import invariants as _invariants
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK
-
-
+from bpcheck.engines import make_engine
+from bpcheck.engines.reference import ReferenceEngine
+from bpcheck.engines.registry import engine_help
+from bpcheck.errors import InputError
+from bpcheck.harness.prove import ProveOptions, prove
+from bpcheck.harness.scenarios import scenario_files
+from bpcheck.reports.outputs import prepare_file
 
 
 def cmd_prove(args) -> int:
-    from bpcheck.engines import make_engine
-    from bpcheck.engines.reference import ReferenceEngine
-    from bpcheck.harness.scenarios import scenario_files
-
     invariants = _invariants(args)
     if invariants is None:
         return EXIT_BAD_INPUT
@@ -26,8 +27,6 @@ def cmd_prove(args) -> int:
         files = scenario_files(args.paths)
         engine = make_engine(args.engine)
         if args.json:  # checked before the proofs: a folder that is not there is exit 2 now
-            from bpcheck.reports.outputs import prepare_file
-
             prepare_file(args.json, "--json", inputs=tuple(p for p, _d in files))
     except InputError as e:
         _err(e)
@@ -71,7 +70,6 @@ def cmd_prove(args) -> int:
 def add_prove_parser(sub, positive) -> None:
     pv = sub.add_parser("prove", help="prove the invariants on symbolic boards for every value of their ranges (docs/proving.md)")
     pv.add_argument("paths", nargs="+", metavar="PATH", help="board files or folders (boards with ranges: docs/boards.md)")
-    from bpcheck.engines.registry import engine_help
 
     pv.add_argument(
         "--engine",
@@ -86,7 +84,6 @@ def add_prove_parser(sub, positive) -> None:
     pv.add_argument("--concretize", metavar="DIR", help="write one concrete board per feasible numeric case (least values first)")
     pv.add_argument("--stats", action="store_true", help="also print and record timings and solver queries (not deterministic)")
     pv.add_argument("-v", "--verbose", action="store_true", help="print what was proven, in words, and every numeric case")
-    from bpcheck.cli.args import add_quiet_argument
 
     add_quiet_argument(pv)
     pv.set_defaults(fn=cmd_prove)

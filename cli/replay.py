@@ -4,15 +4,14 @@
 from __future__ import annotations
 
 from bpcheck.cli.args import error as _err
-from bpcheck.harness.replay import TraceReplay, engine_note, load_cex_board, load_counterexamples
-from bpcheck.errors import InputError
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK
-from bpcheck.engines.faults import SystemFault
+from bpcheck.cli.traces import replay_differential
 from bpcheck.engines import make_engine
+from bpcheck.engines.faults import SystemFault
+from bpcheck.errors import InputError
+from bpcheck.harness.replay import TraceReplay, engine_note, load_cex_board, load_counterexamples
 from bpcheck.reports.safe import line as _line  # what an engine or a file said, on one line
 from bpcheck.reports.text import board_lines
-
-
 
 
 def replay_file(path: str, verbose: bool = True, engine: str | None = None, call_timeout: float | None = None) -> int:
@@ -48,7 +47,6 @@ def replay_file(path: str, verbose: bool = True, engine: str | None = None, call
 
 def replay_one(path: str, cex: dict, verbose: bool, engine_spec: str | None = None, call_timeout: float | None = None) -> int:
     if cex["invariant"] == "DIFF":  # a differential-mode counterexample: replay in lockstep
-        from bpcheck.cli.traces import replay_differential
 
         return replay_differential(cex, verbose, engine_spec, call_timeout, cex_path=path)
     try:

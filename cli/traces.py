@@ -3,29 +3,29 @@
 
 from __future__ import annotations
 
-from bpcheck.harness.traces import TRACE_VERSION, _close, _dumps, conform_trace, divergence_text, load_trace
 import json
 import random
 import sys
 from pathlib import Path
 from typing import Any
-from bpcheck.errors import InputError
+
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK
+from bpcheck.engines import make_engine
 from bpcheck.engines.faults import SystemFault
+from bpcheck.errors import InputError
 from bpcheck.explorers.differential import (
     DIFF,
     DifferentialSystem,
 )
+from bpcheck.harness.replay import load_cex_board, pick_action
+from bpcheck.harness.traces import TRACE_VERSION, _close, _dumps, conform_trace, divergence_text, load_trace
 from bpcheck.invariants.base import Invariant
+from bpcheck.model.board import load_board
+from bpcheck.reports.outputs import atomic_write_text, prepare_file
 from bpcheck.reports.safe import line as _line  # what an engine or a trace said, on one line
 
 
 def record(board_path: str, engine_spec: str | None, out: str, actions: list[str] | None, steps: int | None, seed: int) -> int:
-    from bpcheck.engines import make_engine
-    from bpcheck.model.board import load_board
-
-    from bpcheck.reports.outputs import atomic_write_text, prepare_file
-
     prepare_file(out, "--out", inputs=(Path(board_path),))  # before the engine plays: a missing folder is exit 2 now
     board = load_board(board_path, board_path)
     engine = make_engine(engine_spec)
@@ -105,7 +105,6 @@ def conform_file(path: str, invariants: list[Invariant], verbose: bool = True) -
 
 def conform_files(paths: list[str], invariants: list[Invariant], verbose: bool = True, json_out: str | None = None) -> int:
     if json_out:  # checked before any trace is read: a folder that is not there is exit 2 now
-        from bpcheck.reports.outputs import prepare_file
 
         try:
             prepare_file(json_out, "--json", inputs=tuple(Path(p) for p in paths))
@@ -127,8 +126,6 @@ def conform_files(paths: list[str], invariants: list[Invariant], verbose: bool =
     if not_checked and verbose:
         print(f"(not checked on traces, which record the action taken, not the set offered: {', '.join(not_checked)})")
     if json_out:
-        from bpcheck.reports.outputs import atomic_write_text
-
         try:
             atomic_write_text(json_out, json.dumps({"bpcheck_conform": 1, "traces": docs}, indent=1) + "\n")
         except OSError as e:
@@ -142,9 +139,6 @@ def replay_differential(
 ) -> int:
     """Replay a DIFF counterexample with the engine named on the command line (`engine_spec`,
     never the file's) and the reference model in lockstep."""
-    from bpcheck.engines import make_engine
-    from bpcheck.harness.replay import load_cex_board, pick_action
-
     try:
         engine = make_engine(engine_spec, call_timeout=call_timeout)
         board = load_cex_board(cex_path, cex)

@@ -22,9 +22,9 @@ import os
 import traceback
 from typing import Any
 
-from bpcheck.errors import InputError
-from bpcheck.engines.interface import EngineRefusal
 from bpcheck.engines.faults import SystemFault
+from bpcheck.engines.interface import EngineRefusal
+from bpcheck.errors import InputError
 
 
 def duplicate_label(labels) -> str | None:

@@ -48,11 +48,10 @@ import xxhash
 
 from bpcheck import __version__
 from bpcheck.engines import observation_paths
-from bpcheck.engines.interface import DEFAULT_CAPABILITIES, Capabilities, card_record, start_document
-from bpcheck.errors import InputError
-from bpcheck.engines.interface import EngineRefusal
 from bpcheck.engines.faults import SystemFault
 from bpcheck.engines.guard import duplicate_label, duplicate_label_fault
+from bpcheck.engines.interface import DEFAULT_CAPABILITIES, Capabilities, EngineRefusal, card_record, start_document
+from bpcheck.errors import InputError
 from bpcheck.model.board import Board
 from bpcheck.model.canonical import fingerprint
 from bpcheck.model.events import Event

@@ -180,8 +180,6 @@ class BattlePhaseOnFirstTurn(Rules):
     def _legal_actions(self, s):
         acts = super()._legal_actions(s)
         if s.turn == 1 and s.step is Step.MAIN1 and not s.chain and s.priority == s.turn_player:
-            from bpcheck.model.engine import Action
-
             if not any(a.kind == "enter_bp" for a in acts):
                 acts.insert(0, Action("enter_bp", s.turn_player, "enter Battle Phase"))
         return acts

@@ -9,9 +9,9 @@ A path is dot-separated field names from the observation's top level; ``[]`` aft
 
 from __future__ import annotations
 
+import copy
 import functools
 from typing import Any, Iterable
-
 
 # Observation fields added to the protocol after its version 2: every engine may leave them out
 # (the schema does not require them), and one that does is not compared on them (DIFF), as if it
@@ -224,8 +224,6 @@ def _array_of(node: Any, defs: dict) -> Any:
 def relax_schema(schema: dict, paths: Iterable[str]) -> dict:
     """A copy of the protocol schema in which the given observation paths are optional (no
     longer ``required``): an engine that declares them unobserved may leave them out."""
-    import copy
-
     out = copy.deepcopy(schema)
     defs = out["$defs"]
     for p in paths:

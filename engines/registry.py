@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import importlib
 
+from bpcheck.engines.jsonl import make_jsonl_engine
+from bpcheck.engines.mutants import MUTANTS, VALUE_MUTANTS
+from bpcheck.engines.ocgcore import make_ocgcore_engine
+from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.errors import InputError
 from bpcheck.model.engine import Rules
-from bpcheck.engines.reference import ReferenceEngine
 
 REQUIRED = ("start", "legal_actions", "apply", "observe", "is_terminal")
 
@@ -53,16 +56,12 @@ def make_engine(spec: str | None, *, call_timeout: float | None = None, check_de
     if spec in (None, "", "reference"):
         return ReferenceEngine()
     if spec.startswith("cmd:"):  # an engine in any language, over the JSON-lines protocol
-        from bpcheck.engines.jsonl import make_jsonl_engine
 
         return make_jsonl_engine(spec, call_timeout=call_timeout, check_determinism=check_determinism)
     if spec == "ocgcore" or spec.startswith("ocgcore:"):  # the real EDOPro core (docs/ocgcore.md)
-        from bpcheck.engines.ocgcore import make_ocgcore_engine
 
         return make_ocgcore_engine(spec)
     if spec.startswith("mutant:"):
-        from bpcheck.engines.mutants import MUTANTS, VALUE_MUTANTS
-
         name = spec[len("mutant:") :]
         known = {**MUTANTS, **VALUE_MUTANTS}  # value mutants: docs/proving.md
         if name not in known:

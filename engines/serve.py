@@ -16,14 +16,18 @@ the engine's states are hashable (the reference model's are). Every problem with
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import Any, BinaryIO, Callable
 
 import orjson
 
 from bpcheck import __version__
-from bpcheck.engines.interface import Capabilities
+from bpcheck.engines import make_engine
+from bpcheck.engines.interface import DEFAULT_CAPABILITIES, Capabilities, capabilities_of
+from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.errors import InputError
+from bpcheck.model.board import board_from_dict, load_board
 
 PROTOCOL_VERSION = 1  # the base version; a client that also speaks 2 gets 2 and the engine's capabilities
 PROTOCOL_VERSIONS = (1, 2)
@@ -57,8 +61,6 @@ class Server:
 
     def __init__(self, make: Callable[[], Any] | None = None, engine_name: str | None = None) -> None:
         if make is None:
-            from bpcheck.engines.reference import ReferenceEngine
-
             make = ReferenceEngine
         self._make = make
         if engine_name:
@@ -75,8 +77,6 @@ class Server:
     def capabilities(self):
         """The served engine's capabilities (an in-process engine's ``capabilities`` attribute)."""
         if self._capabilities is None:
-            from bpcheck.engines.interface import capabilities_of
-
             self._capabilities = capabilities_of(self._make())
         return self._capabilities
 
@@ -124,8 +124,6 @@ class Server:
     # -- operations -----------------------------------------------------------------------------
 
     def op_hello(self, req: dict) -> dict:
-        from bpcheck.engines.interface import DEFAULT_CAPABILITIES
-
         versions = req.get("versions")
         if req.get("protocol") != PROTOCOL_VERSION and not (isinstance(versions, list) and 2 in versions):
             raise RequestError(f"this engine speaks protocol 1 or 2, not {req.get('protocol')!r}")
@@ -162,8 +160,6 @@ class Server:
         return {}
 
     def op_start(self, req: dict) -> dict:
-        from bpcheck.model.board import board_from_dict, load_board
-
         path = req.get("path")
         board = req.get("board")
         try:
@@ -249,7 +245,6 @@ def engine_factory(spec: str | None) -> Callable[[], Any]:
     """A factory of fresh in-process engines for `spec` (not a cmd: engine: no loops)."""
     if spec and spec.startswith("cmd:"):
         raise InputError("--engine", "", "bpcheck serve serves an in-process engine, not a cmd: engine")
-    from bpcheck.engines import make_engine
 
     make_engine(spec)  # bad specs are reported now, before any request
     return lambda: make_engine(spec)
@@ -265,8 +260,6 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m bpcheck.engines.serve [--engine E]``: what `bpcheck serve` does, without the
     command line (which nothing in the library imports). A bad ``--engine`` is one line on
     stderr and status 2, as `bpcheck serve` says it (README, exit statuses)."""
-    import argparse
-
     parser = argparse.ArgumentParser(prog="python -m bpcheck.engines.serve", description="serve an engine over the JSON-lines protocol")
     parser.add_argument("--engine", default=None, help="in-process engine spec (default: reference)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)

@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from bpcheck.errors import InputError
+from bpcheck.invariants import REGISTRY
+from bpcheck.invariants.signatures import signatures_of
 from bpcheck.model.reading import read_baseline
 
 KINDS = ("actions", "observation", "events", "event-order", "window", "terminal", "initial", "identity")
@@ -162,8 +164,6 @@ def load_baseline(path: str) -> Baseline:
                 if k in item:
                     raise InputError(path, f"{where}.{k}", "an entry names an invariant or a DIFF's kind and path, not both")
             inv = _str(item["invariant"], path, f"{where}.invariant")
-            from bpcheck.invariants import REGISTRY
-            from bpcheck.invariants.signatures import signatures_of
 
             if inv not in REGISTRY:
                 raise InputError(path, f"{where}.invariant", f"unknown invariant {inv!r}")

@@ -22,10 +22,10 @@ from orjson import OPT_SORT_KEYS, dumps
 from xxhash import xxh3_64_intdigest
 
 from bpcheck.engines import observation_paths as paths
-from bpcheck.engines.interface import capabilities_of
-from bpcheck.errors import InputError
 from bpcheck.engines.faults import SystemFault
 from bpcheck.engines.guard import guard_engine
+from bpcheck.engines.interface import capabilities_of
+from bpcheck.errors import InputError
 from bpcheck.invariants.base import STEPS, Context, Invariant, NotJudged, Transition, Unknown, not_judged
 from bpcheck.invariants.cards import CardFacts
 from bpcheck.invariants.monitor import Monitor

@@ -35,8 +35,8 @@ import orjson
 
 from bpcheck import __version__
 from bpcheck.errors import InputError
-from bpcheck.reports.outputs import atomic_write
 from bpcheck.explorers.core import Snapshot
+from bpcheck.reports.outputs import atomic_write
 
 MAGIC = b"BPCKPT"
 FORMAT = 1

@@ -22,21 +22,28 @@ the engine spec, invariant IDs), states, fingerprints, results. Nothing read fro
 unpickled: boards are parsed by the driver and travel as bpcheck's objects.
 
 Ray is optional (``pip install 'bpcheck[cluster]'``); without it ``--cluster`` is bad usage
-(exit 2) with the install line, and nothing else imports Ray.
+(exit 2) with the install line, and nothing else imports Ray: each function here that needs Ray
+imports it itself (an optional dependency: importing this module never needs it).
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import shlex
 import shutil
+import signal
 import sys
 import time
 import traceback
 from typing import Any, Callable, Iterator, Sequence
 
 from bpcheck import __version__
+from bpcheck import __version__ as here
+from bpcheck.engines import make_engine
 from bpcheck.errors import InputError
+from bpcheck.explorers import pool as pool_mod
+from bpcheck.explorers.parallel import WorkerError, WorkerLost, _Worker, handle
 from bpcheck.explorers.pool import Outcome
 
 INSTALL = "pip install 'bpcheck[cluster]'"
@@ -128,8 +135,6 @@ class Cluster:
 
 def _engine_probe(spec: str | None, engine_kw: dict, cwd: str, version: str) -> str | None:
     """On one node: why bpcheck or the engine cannot run there, or None."""
-    from bpcheck import __version__ as here
-
     if here != version:
         return f"bpcheck {here} is installed there, not {version} (the driver's): install the same version on every node"
     _enter(cwd)
@@ -146,8 +151,6 @@ def _engine_probe(spec: str | None, engine_kw: dict, cwd: str, version: str) -> 
             return f"command {exe!r} not found (working directory {os.getcwd()}, PATH {os.environ.get('PATH', '')})"
         return None
     try:
-        from bpcheck.engines import make_engine
-
         make_engine(spec, **engine_kw)
     except InputError as e:
         return e.problem
@@ -202,16 +205,12 @@ def connect(text: str) -> Cluster:
 
 class _sigint_ignored:
     def __enter__(self) -> None:
-        import signal
-
         try:
             self.old = signal.signal(signal.SIGINT, signal.SIG_IGN)
         except ValueError:  # not the main thread
             self.old = None
 
     def __exit__(self, *exc) -> None:
-        import signal
-
         if self.old is not None:
             signal.signal(signal.SIGINT, self.old)
 
@@ -300,8 +299,6 @@ class _RemoteFlag:
             try:
                 self.cached = ray.get(self.flags.get.remote(self.index), timeout=10)
             except Exception:  # noqa: BLE001 - the driver is gone: stop
-                import signal
-
                 self.cached = (int(signal.SIGTERM), True)
         return int(self.cached[self.which])
 
@@ -309,8 +306,6 @@ class _RemoteFlag:
 def _run_task(flags: Any, index: int, cwd: str, fn: Callable, args: tuple) -> tuple:
     """A task on a node: ``fn(*args)`` with the pool's stop and cancel flags polled as in a worker
     process; (ok, value, traceback), never an exception (a bug of the task is said as text)."""
-    from bpcheck.explorers import pool as pool_mod
-
     _enter(cwd)
     flags.started.remote(index, _where())
     pool_mod._STOP = _RemoteFlag(flags, index, 0)
@@ -470,8 +465,6 @@ class _ShardWorker:
     """A worker of explorers/parallel.py as a Ray actor: it owns the virtual shards given to it."""
 
     def __init__(self, wid: int, n: int, make_system, goals, finish, report_info: bool, cwd: str) -> None:
-        from bpcheck.explorers.parallel import _Worker
-
         _enter(cwd)
         self.finish = finish
         self.w = _Worker(make_system(), wid, n, goals)
@@ -487,7 +480,6 @@ class _ShardWorker:
         node to node, once, whatever the number of workers that read them."""
         import ray
 
-        from bpcheck.explorers.parallel import handle
 
         op = msg[0]
         try:
@@ -566,7 +558,6 @@ class ActorPool:
 
     def __init__(self, n: int, make_system, goals: Sequence[str], finish, report_info: bool = False) -> None:
         ray = _ray()
-        from bpcheck.explorers.parallel import WorkerError, WorkerLost
 
         # one CPU each; fewer left (a node lost, replacements being made): the n workers share them
         total = float(ray.cluster_resources().get("CPU", n))
@@ -593,8 +584,6 @@ class ActorPool:
 
     def send(self, w: int, msg: tuple) -> None:
         if MEASURE_BYTES:
-            import pickle
-
             c0 = time.process_time()
             self.bytes_out += len(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
             self.measure_s += time.process_time() - c0
@@ -603,7 +592,6 @@ class ActorPool:
     def _message(self, w: int) -> tuple:
         import ray
 
-        from bpcheck.explorers.parallel import WorkerError, WorkerLost
 
         ref, self.refs[w] = self.refs[w], None
         try:
@@ -611,8 +599,6 @@ class ActorPool:
         except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError, ray.exceptions.ObjectLostError) as e:
             raise WorkerLost(f"worker {w} was lost ({type(e).__name__})", self.places[w]) from None
         if MEASURE_BYTES:
-            import pickle
-
             c0 = time.process_time()
             self.bytes_in += len(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
             self.measure_s += time.process_time() - c0

@@ -44,6 +44,9 @@ import numpy as np
 # type (engines/faults.py, a module without imports): explorers -> engines, never the reverse
 from bpcheck.engines.faults import SystemFault
 from bpcheck.explorers.graph import GraphRecord
+from bpcheck.explorers.pool import in_worker
+from bpcheck.explorers.progress import Progress as Run
+from bpcheck.explorers.progress import mode_for
 
 S = TypeVar("S")
 A = TypeVar("A")
@@ -174,8 +177,6 @@ class Progress:
     True also writes plain lines elsewhere, False nothing."""
 
     def __init__(self, label: str, enabled: bool | None = None) -> None:
-        from bpcheck.explorers.progress import Progress as Run, mode_for
-
         mode = mode_for(sys.stderr)
         if enabled is None and mode != "live":
             mode = "off"
@@ -259,8 +260,6 @@ def tree_rss(root: int) -> int | None:
 def run_root() -> int:
     """The pid of the bpcheck process that started this one: itself, or for a worker of the pool
     (started by the forkserver, itself started by bpcheck: explorers/pool.py) its grandparent."""
-    from bpcheck.explorers.pool import in_worker
-
     if not in_worker():
         return os.getpid()
     try:

@@ -28,11 +28,12 @@ import orjson
 import xxhash
 
 from bpcheck.engines import observation_paths as paths
+from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.checking import EngineSystem, Goal, state_fingerprint
 from bpcheck.explorers.core import Finding
 from bpcheck.invariants.base import Invariant
+from bpcheck.invariants.naming import TraceNames, is_uid
 from bpcheck.model.board import Board
-from bpcheck.engines.reference import ReferenceEngine
 
 DIFF = "DIFF"
 
@@ -169,8 +170,6 @@ def card_namer(*observations: Any):
     """Names the uids of a differing value (``attack.target: engine Sheep Token [P2 M2] (uid
     1000)``) from the observations given, the first first: the cards are named, never by uid alone
     (invariants/naming.py)."""
-    from bpcheck.invariants.naming import TraceNames, is_uid
-
     tn = TraceNames([o for o in observations if isinstance(o, dict)])
 
     def name(path: str, v: Any) -> str | None:

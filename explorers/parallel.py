@@ -141,8 +141,8 @@ has met, to detect non-determinism) only see the states their worker handles.
 from __future__ import annotations
 
 import multiprocessing
-import os
 import multiprocessing.connection
+import os
 import pickle
 import signal
 import sys
@@ -150,16 +150,17 @@ import time
 import traceback
 from array import array
 from collections import deque
+from multiprocessing.reduction import ForkingPickler as _ForkingPickler
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from multiprocessing.reduction import ForkingPickler as _ForkingPickler
 
 from bpcheck.engines.faults import SystemFault
 from bpcheck.explorers.core import (
     CYCLE,
     DEADLOCK,
     FAULT,
+    GC_SETTLE_STATES,
     CheckpointClock,
     ExploreOptions,
     ExploreResult,
@@ -172,15 +173,14 @@ from bpcheck.explorers.core import (
     TransitionSystem,
     Violation,
     _check_cycle,
-    stop_reason,
     _rebuild_frontier,
     _restore_results,
     _results_data,
     _set_status,
     current_rss,
-    tree_rss,
     gc_settle,
-    GC_SETTLE_STATES,
+    stop_reason,
+    tree_rss,
 )
 
 CHUNK = 2048  # frontier states expanded per round, up to CHUNK_WORKERS workers

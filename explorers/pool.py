@@ -341,6 +341,7 @@ class Pool:
 def open_pool(workers: int, on_note: Callable[[int, Any], None] | None = None):
     """The pool of this run: worker processes, or Ray tasks with ``--cluster``
     (explorers/cluster.py: the same methods, notes included)."""
+    # imported here: explorers/cluster.py builds its task pool on this module's Outcome (a cycle)
     from bpcheck.explorers.cluster import active
 
     c = active()

@@ -8,18 +8,21 @@ the observations before and after it and the events it produced.
 
 from __future__ import annotations
 
-import sys
-
 import functools
+import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import orjson
 
 from bpcheck import __version__
+from bpcheck.engines import make_engine
 from bpcheck.engines.faults import SystemFault
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.engines.reference import board_observation
+from bpcheck.errors import InputError
+from bpcheck.explorers import parallel as parallel_explorer
 from bpcheck.explorers.checking import EngineSystem, Goal, parse_goals
 from bpcheck.explorers.core import (
     CYCLE,
@@ -35,6 +38,11 @@ from bpcheck.explorers.core import (
     explore,
     replay_trace,
 )
+from bpcheck.explorers.differential import DIFF_INVARIANT, describe_diff
+from bpcheck.explorers.pool import in_worker, notify, stop_reason
+from bpcheck.explorers.progress import RemoteTask
+from bpcheck.explorers.reduce import Reduced, expand_witness, micro_trail
+from bpcheck.invariants import REGISTRY
 from bpcheck.invariants.base import Invariant
 from bpcheck.model.board import Board
 
@@ -254,8 +262,6 @@ def _keyed(cex: Counterexample, v: Violation) -> Counterexample:
     DIFF a headline that says what differs rather than DIFF's statement."""
     cex.key = v.key
     if v.prop == "DIFF" and isinstance(v.key, tuple):
-        from bpcheck.explorers.differential import describe_diff
-
         cex.statement = describe_diff(*v.key)
     return cex
 
@@ -264,7 +270,6 @@ def _build_counterexample(system: EngineSystem, v: Violation, invariants: Sequen
     forced: list[bool] = []
     at, cycle_start = v.at, v.cycle_start
     if getattr(system, "reduced", False):  # a macro trace: re-executed as its micro-steps (explorers/reduce.py)
-        from bpcheck.explorers.reduce import micro_trail
 
         trail, forced, at, cycle_start = micro_trail(system, v)
     else:
@@ -430,8 +435,6 @@ def check_board(
         return _fault_at_start(board, invariants, goals, engine_name, strategy, f)
     reduced = None
     if reduce and system_cls is EngineSystem and not controls.get("on_checkpoint") and controls.get("resume") is None:
-        from bpcheck.explorers.reduce import Reduced
-
         system = reduced = Reduced(system)
     prog = progress if hasattr(progress, "update") else Progress(board.name, progress)
     on_violation = None if found is None else functools.partial(found, reduced=reduced is not None)
@@ -442,7 +445,6 @@ def check_board(
     explore_parallel = _parallel_explorer(parallel, strategy, graph_limit, controls, bounds)
     started = controls.pop("started", None) if explore_parallel is not None else None
     if started is not None and bounds.timeout is not None:  # the parallel explorer times itself: what is left
-        import time
 
         bounds = Bounds(bounds.max_states, bounds.max_depth, max(1e-3, bounds.timeout - (time.monotonic() - started)))
     options = ExploreOptions(strategy, bounds, [g.id for g in goals], record_graph=graph_limit, checkpoint=on_checkpoint is not None, **controls)
@@ -500,8 +502,6 @@ def check_board(
         else:
             try:
                 if reduced is not None:
-                    from bpcheck.explorers.reduce import expand_witness
-
                     br.witnesses[g.id] = [a.label for a in expand_witness(reduced, res.goal_initial.get(g.id, 0), tr)]
                     continue
                 trail = replay_trace(system, res.goal_initial.get(g.id, 0), tr)
@@ -528,11 +528,7 @@ def _parallel_explorer(parallel, strategy: str, graph_limit, controls: dict, bou
     sequential explorer)."""
     if not parallel or parallel[0] <= 1 or not can_shard(strategy, graph_limit, controls, bounds):
         return None
-    try:
-        from bpcheck.explorers.parallel import explore_parallel  # the parallel-explorer's module
-    except ImportError:
-        return None
-    return explore_parallel
+    return parallel_explorer.explore_parallel  # through the module: tests plant a failing one
 
 
 def _not_judged_of(system) -> dict:
@@ -551,22 +547,16 @@ def _worker_info(system) -> dict:
 def reduced_system(make_system) -> Any:
     """``make_system()`` with its chains of forced passes folded (a worker of the parallel
     explorer calls it through ``functools.partial``: explorers/reduce.py)."""
-    from bpcheck.explorers.reduce import Reduced
-
     return Reduced(make_system())
 
 
 def build_system(board: Board, engine_spec: str | None, engine_kw: dict, inv_ids: Sequence[str], system_cls=EngineSystem):
     """A transition system for one board, built from plain data (a worker of the parallel
     explorer calls it through :func:`system_factory`)."""
-    from bpcheck.engines import make_engine
-
     return system_cls(make_engine(engine_spec, **engine_kw), board, invariants_by_id(inv_ids), parse_goals(board))
 
 
 def system_factory(board: Board, engine_spec: str | None, engine_kw: dict, inv_ids: Sequence[str], system_cls=EngineSystem):
-    import functools
-
     return functools.partial(build_system, board, engine_spec, engine_kw, list(inv_ids), system_cls)
 
 
@@ -634,26 +624,17 @@ def result_document(
 
 
 def invariants_by_id(ids: Sequence[str]) -> list[Invariant]:
-    from bpcheck.explorers.differential import DIFF_INVARIANT
-    from bpcheck.invariants import REGISTRY
-
     return [DIFF_INVARIANT if i == DIFF_INVARIANT.id else REGISTRY[i] for i in ids]
 
 
 def check_board_task(board: Board, engine_spec: str | None, engine_kw: dict, inv_ids: Sequence[str], strategy: str, bounds: Bounds, engine_name: str, controls: dict) -> tuple:
     """Check one board in a worker process: ``("ok", BoardResult)`` with the invariants as IDs,
     or ``("input", file, field, problem)`` for bad input found only while checking (goals)."""
-    from bpcheck.engines import make_engine
-    from bpcheck.errors import InputError
-    from bpcheck.explorers.pool import in_worker, stop_reason
-
     invariants = invariants_by_id(inv_ids)
     controls = dict(controls)
     controls.setdefault("stop", stop_reason)  # in this process (-j 1), the caller's own signal poll
     progress = controls.pop("progress", False)  # a task of the caller's progress (in its process)
     if progress is False and in_worker():  # a worker draws nothing: its counts go to the parent
-        from bpcheck.explorers.pool import notify
-        from bpcheck.explorers.progress import RemoteTask
 
         progress = RemoteTask(notify)
         controls.setdefault("found", _found_note)
@@ -668,8 +649,6 @@ def check_board_task(board: Board, engine_spec: str | None, engine_kw: dict, inv
 def _found_note(v: Violation, reduced: bool) -> None:
     """A violation found in a worker, sent to the parent at once (``("violation", v, reduced)``:
     the parent replays it on a system of its own to show it while the board goes on)."""
-    from bpcheck.explorers.pool import notify
-
     notify(("violation", v, reduced))
 
 

@@ -34,6 +34,7 @@ from bpcheck.invariants.cards import CardFacts
 from bpcheck.invariants.monitor import Monitor
 from bpcheck.model import arith
 from bpcheck.model.board import Board, NumberRange
+from bpcheck.model.events import Event
 
 PathCond = tuple  # ((z3 BoolRef, rule ID or None), ...)
 
@@ -326,8 +327,6 @@ def _fingerprint(obs: dict, pc: PathCond, mon: Any = None) -> int:
 def _concrete_message(inv: Invariant, args: tuple, values: dict[str, int]) -> str | None:
     """The invariant's message for the witness values: its check run again on the data made
     concrete (the symbolic message names terms, not numbers)."""
-    from bpcheck.model.events import Event
-
     def conc(x):
         return arith.substitute(x, values)
 

@@ -12,12 +12,11 @@ gives the same text."""
 
 from __future__ import annotations
 
-
 import tomli_w
 
+from bpcheck.harness.replay import load_counterexamples
 from bpcheck.invariants import REGISTRY
 from bpcheck.invariants.signatures import UNCLASSIFIED, signature_of
-from bpcheck.harness.replay import load_counterexamples
 
 
 def _comment(text: str, width: int = 300) -> str:

@@ -10,22 +10,45 @@ schedules them) and writes its outputs; :class:`CheckOutcome` is what it found. 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import os
+import shlex
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from bpcheck import __version__
+from bpcheck.engines import make_engine
+from bpcheck.engines.registry import known_disagreements
 from bpcheck.errors import InputError
-from bpcheck.harness.reporting import DEFAULT_GRAPH_LIMIT
+from bpcheck.explorers.baseline import load_baseline
+from bpcheck.explorers.checking import EngineSystem, parse_goals
+from bpcheck.explorers.checkpoint import checkpoint_key, read_checkpoint, write_checkpoint
+from bpcheck.explorers.cluster import active, explorer_transport
+from bpcheck.explorers.core import Bounds, ExploreResult, ResumeMismatch
+from bpcheck.explorers.differential import DIFF_INVARIANT, DifferentialSystem
+from bpcheck.explorers.run import BoardResult, can_shard, check_board, check_board_task, restore_invariants, result_document, system_factory
+from bpcheck.harness import jobs as schedule  # SHARD_AT and board_cost read through the module (tests set them)
+from bpcheck.harness import lifecycle
+from bpcheck.harness.boards import LoadBound, load_bounded
+from bpcheck.harness.feedback import CheckFeed
+from bpcheck.harness.jobs import resolve_jobs, run_check_jobs, setup_cluster
+from bpcheck.harness.lifecycle import Interrupted, terminal_safe
+from bpcheck.harness.reporting import DEFAULT_GRAPH_LIMIT, bound_counterexamples, emit_check_reports, graph_limit, root_causes, writer_failed
+from bpcheck.model.board import Board
+from bpcheck.reports import text as text_report
+from bpcheck.reports.outputs import atomic_write_text, prepare_dir, prepare_file, replace_dir
+from bpcheck.reports.runs import cex_names, runs_of
+from bpcheck.reports.safe import line as _line
+from bpcheck.reports.safe import one_line
 
 
 def report_error(e: InputError) -> None:
     """Bad input, on stderr as one line whatever a file or an engine said (the default reporter)."""
-    from bpcheck.reports.safe import one_line
-
     print(one_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)
 
 
@@ -72,111 +95,14 @@ class CheckOptions:
         return cls(**{f.name: getattr(ns, f.name) for f in dataclasses.fields(cls) if hasattr(ns, f.name)})
 
 
-def board_files(paths: list[str]) -> list[tuple[Path, str]]:
-    from bpcheck.model.cmdline import input_files
-
-    return input_files(paths, ".toml", "board")
-
-
-def exclude_boards(files: list[tuple[Path, str]], patterns: list[str] | None) -> tuple[list[tuple[Path, str]], list[str]]:
-    """`files` less those an ``--exclude`` pattern matches (a shell pattern over the board's path
-    as found, or over its file name), and the paths left out. A pattern that matches no board, or
-    patterns that leave none, are errors: a typo never silently checks a board the user meant to
-    leave out, and a run never checks "0 boards" and passes."""
-    if not patterns:
-        return files, []
-    from fnmatch import fnmatchcase
-
-    pats = [p[2:] if p.startswith("./") else p for p in patterns]
-    used = [False] * len(pats)
-    kept, out = [], []
-    for path, shown in files:
-        hit = False
-        for i, pat in enumerate(pats):
-            if fnmatchcase(path.as_posix(), pat) or fnmatchcase(path.name, pat):
-                used[i] = hit = True
-        if hit:
-            out.append(path.as_posix())
-        else:
-            kept.append((path, shown))
-    for pat, u in zip(patterns, used):
-        if not u:
-            raise InputError("--exclude", pat, f"matches none of the {len(files)} board files given (a shell pattern over a board's path or file name)")
-    if not kept:
-        raise InputError("--exclude", " ".join(patterns), f"leaves none of the {len(files)} board files given")
-    return kept, out
-
-
-class LoadBound(Exception):
-    """--timeout or --memory-limit was reached while a board was read (:func:`load_bounded`)."""
-
-    def __init__(self, why: str) -> None:
-        super().__init__(why)
-        self.why = why
-
-
-def load_bounded(path, display: str, timeout: float | None, memory_limit: int | None):
-    """``load_board(path, display)`` within the board's bounds: ``--timeout`` counts from here,
-    so a board that takes longer than that to read is stopped while it is read (an interval timer
-    in this, the main, thread); ``--memory-limit``: a board whose reading could take the process
-    past the limit (reading costs at most twice the file plus 16 MiB: docs/bad-input.md, "Bounded
-    cost") is not read. Either is :class:`LoadBound`, the board inconclusive."""
-    import os
-    import signal
-
-    from bpcheck.explorers.core import current_rss
-    from bpcheck.model.board import load_board
-
-    if memory_limit is not None:
-        try:
-            size = os.stat(path).st_size
-        except OSError:
-            size = 0  # the reader says what is wrong with it
-        rss = current_rss()
-        need = 2 * size + 16 * 2**20
-        if rss is not None and rss + need >= memory_limit * 0.9:
-            mib = lambda n: f"{n / 2**20:,.0f} MiB"  # noqa: E731
-            raise LoadBound(f"memory limit ({mib(memory_limit)}; {mib(rss)} in use, reading the board may need {mib(need)} more: not read)")
-    use_timer = timeout is not None and hasattr(signal, "setitimer")
-    if use_timer:
-        try:
-            old = signal.signal(signal.SIGALRM, _load_alarm)
-        except ValueError:  # not the main thread: no timer
-            use_timer = False
-    if not use_timer:
-        return load_board(path, display)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
-    try:
-        return load_board(path, display)
-    except _LoadTimeout:
-        raise LoadBound(f"time limit ({timeout:g} s) while reading the board") from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
-class _LoadTimeout(BaseException):
-    """(BaseException: nothing on the way catches it as an error of the file)"""
-
-
-def _load_alarm(_signum, _frame) -> None:
-    raise _LoadTimeout()
-
-
 def unloaded_result(display: str, invariants, strategy: str, why: str):
     """The result of a board that was not read to the end (:class:`LoadBound`): inconclusive, the
     bound named, nothing explored."""
-    from bpcheck.model.board import Board
-
     return interrupted_result(Board(path=display, name=display, state=None, pool=None), invariants, strategy, why)  # type: ignore[arg-type]
 
 
 def interrupted_result(board, invariants, strategy: str, why: str):
     """A board whose exploration a signal cut short before it could stop by itself."""
-    from bpcheck.explorers.checking import parse_goals
-    from bpcheck.explorers.core import ExploreResult
-    from bpcheck.explorers.run import BoardResult
-
     try:
         goals = parse_goals(board)
     except InputError:
@@ -187,8 +113,6 @@ def interrupted_result(board, invariants, strategy: str, why: str):
 
 
 def board_lines(br, display: str, args: CheckOptions) -> list[str]:
-    from bpcheck.reports.safe import line as _line  # what an engine said, on one line
-
     r = br.result
     display = _line(display)
     if br.verdict == "skipped":
@@ -268,11 +192,6 @@ def known_disagreements_note(args: CheckOptions, results) -> list[str]:
     baselines/ocgcore.toml, docs/ocgcore-findings.md) without --baseline: where they are listed,
     how many of this run's counterexamples they account for, and the command line that uses
     them. Empty otherwise."""
-    import os
-    import shlex
-
-    from bpcheck.engines.registry import known_disagreements
-
     known = known_disagreements(args.engine or "reference")
     failing = [br for br in results if br.verdict == "fail"]
     if known is None or args.baseline or not failing:
@@ -299,8 +218,6 @@ def known_disagreements_note(args: CheckOptions, results) -> list[str]:
     ]
     bl_file = root / known["baseline"]
     if bl_file.exists():
-        from bpcheck.explorers.baseline import load_baseline
-
         try:
             bl = load_baseline(str(bl_file))
         except InputError:
@@ -357,8 +274,6 @@ class CheckRun:
     ``--report``/``--github`` and ``--json``."""
 
     def __init__(self, opts: CheckOptions, invariants, *, emit: Callable[[str], None] = print, error: Callable[[InputError], None] = report_error) -> None:
-        from bpcheck.harness import lifecycle
-
         self.opts = opts
         self.invariants = list(invariants)
         self.emit = emit
@@ -373,19 +288,12 @@ class CheckRun:
     def prepare(self, files: list[tuple[Path, str]]) -> None:
         """Everything checked before the run: the engine, the output paths (stale outputs removed),
         the cluster, the differential mode and the baseline. Raises :class:`InputError`."""
-        from bpcheck.engines import make_engine
-        from bpcheck.explorers.core import Bounds
-        from bpcheck.harness.jobs import setup_cluster
-        from bpcheck.harness.reporting import graph_limit
-
         opts = self.opts
         make_engine(opts.engine, **self.engine_kw)
         check_outputs(opts, files)
         setup_cluster(opts, opts.engine, self.engine_kw)  # --cluster: Ray, every node able to run the engine
         if opts.differential:  # lockstep with the reference model: explorers/differential.py
-            import functools
 
-            from bpcheck.explorers.differential import DIFF_INVARIANT, DifferentialSystem
 
             self.invariants = [*self.invariants, DIFF_INVARIANT]
             self.system_kw["system_cls"] = DifferentialSystem
@@ -394,7 +302,6 @@ class CheckRun:
         elif opts.diff_continue_order:
             raise InputError("--diff-continue-order", "", "needs --differential")
         if opts.baseline:  # known, explained disagreements (explorers/baseline.py, docs/checking.md)
-            from bpcheck.explorers.baseline import load_baseline
 
             self.baseline = load_baseline(opts.baseline)
         self.bounds = Bounds(opts.max_states, opts.max_depth, opts.timeout)
@@ -411,9 +318,6 @@ class CheckRun:
     def run(self, files: list[tuple[Path, str]], excluded: list[str] | None = None) -> CheckOutcome:
         """Check ``files`` (after :meth:`prepare`): in this process, or in worker processes for
         ``-j N`` (several boards) and ``--fail-fast`` (jobs.py schedules them)."""
-        from bpcheck.harness.feedback import CheckFeed  # progress and early results on stderr
-        from bpcheck.harness.jobs import resolve_jobs
-
         out = CheckOutcome(files, list(excluded or []), self.invariants, self.engine_name, self.bounds, self.baseline)
         self.sig.polling = True  # the first signal stops the exploration; outputs are still written
         jobs = resolve_jobs(self.opts.jobs)
@@ -431,11 +335,6 @@ class CheckRun:
 
     def _run_here(self, files, jobs: int, feed, out: CheckOutcome) -> None:
         """The boards one after another in this process (one board with ``-j N``: the sharded explorer)."""
-        from bpcheck.engines import make_engine
-        from bpcheck.explorers.core import ResumeMismatch
-        from bpcheck.explorers.run import check_board
-        from bpcheck.harness.lifecycle import Interrupted
-
         opts, sig = self.opts, self.sig
         for k, (path, display) in enumerate(files):
             if sig.signum is not None:
@@ -457,12 +356,7 @@ class CheckRun:
                 if opts.checkpoint:
                     controls.update(_checkpoint_controls(opts, board, self.engine_name, self.invariants, out.checkpoint_notes))
                 if jobs > 1:  # one board: the sharded explorer (explorers/parallel.py), where it applies
-                    from bpcheck.explorers.checking import EngineSystem
-                    from bpcheck.explorers.run import system_factory
-
                     make_system = system_factory(board, opts.engine, self.engine_kw, [i.id for i in self.invariants], self.system_kw.get("system_cls", EngineSystem))
-                    from bpcheck.explorers.cluster import active, explorer_transport
-
                     controls["parallel"] = (jobs, make_system, explorer_transport(active()))  # --cluster: Ray actors
                 task = feed.begin(board, display)
                 engine = make_engine(opts.engine, **self.engine_kw)
@@ -497,9 +391,6 @@ class CheckRun:
     def finish(self, out: CheckOutcome) -> list[str]:
         """Group the counterexamples by root cause, bound them (``--max-counterexamples``) and build
         the result document; returns the root causes' lines (each trace once, after the boards)."""
-        from bpcheck.explorers.run import result_document
-        from bpcheck.harness.reporting import bound_counterexamples
-
         opts = self.opts
         # --max-counterexamples: the outputs keep at most N (the verdicts count every one)
         out.left_out, out.hidden_causes = bound_counterexamples(out.results, self.engine_name, opts.max_counterexamples)
@@ -523,8 +414,6 @@ class CheckRun:
         """``--cex-dir``, ``--report``/``--github``, then ``--json`` (last: it records the others'
         failures). One output that cannot be written (a full disk) does not cost the others; a bug
         in one writer costs that output only. Returns whether an output could not be written."""
-        from bpcheck.harness.reporting import emit_check_reports, writer_failed
-
         opts, failed = self.opts, False
         for what, write in (
             ("--cex-dir", lambda: _write_cex_dir(opts, out.doc, out.results)),
@@ -543,8 +432,6 @@ class CheckRun:
 
     def _run_jobs(self, files, jobs: int, feed, out: CheckOutcome) -> None:
         """`check -j N` (several boards) and `check --fail-fast`: jobs.py schedules, this emits."""
-        from bpcheck.explorers.run import check_board_task, restore_invariants
-        from bpcheck.harness.jobs import run_check_jobs
         args, sig, invariants, engine_kw, engine_name = self.opts, self.sig, self.invariants, self.engine_kw, self.engine_name
         system_kw, bounds, baseline = self.system_kw, self.bounds, self.baseline
 
@@ -585,14 +472,9 @@ class CheckRun:
         def shard(board):
             """A board expected to cost SHARD_AT states or more is explored by all the workers at once
             (cli/jobs.py), when the sharded explorer can take it."""
-            from bpcheck.explorers.checking import EngineSystem
-            from bpcheck.explorers.run import can_shard, system_factory
-            from bpcheck.harness.jobs import SHARD_AT, board_cost
-
-            if jobs <= 1 or board_cost(board) < SHARD_AT or not can_shard(args.strategy, system_kw.get("graph_limit"), controls, bounds):
+            if jobs <= 1 or schedule.board_cost(board) < schedule.SHARD_AT or not can_shard(args.strategy, system_kw.get("graph_limit"), controls, bounds):
                 return None
             c = dict(controls, stop=sig.stop_reason)  # in this process (cli/jobs.py adds its progress)
-            from bpcheck.explorers.cluster import active, explorer_transport
 
             c["parallel"] = (jobs, system_factory(board, args.engine, engine_kw, inv_ids, system_kw.get("system_cls", EngineSystem)), explorer_transport(active()))
             return (board, args.engine, engine_kw, inv_ids, args.strategy, bounds, engine_name, c)
@@ -631,11 +513,6 @@ class WorkerBug(Exception):
 
     def report(self) -> str:
         """One line; the worker's traceback goes to a file, as for a bug in this process."""
-        import os
-        import tempfile
-
-        from bpcheck.harness.lifecycle import terminal_safe
-
         saved = ""
         if self.tb:
             folder = os.environ.get("BPCHECK_CRASH_DIR") or tempfile.gettempdir()
@@ -657,8 +534,6 @@ def _internal_line(e: Exception) -> str:
 
 def _write_json(args: CheckOptions, doc: dict) -> None:
     """--json, written atomically (a temporary file renamed over the target)."""
-    from bpcheck.reports.outputs import atomic_write_text
-
     if args.json:
         try:
             atomic_write_text(args.json, json.dumps(doc, indent=1, sort_keys=False) + "\n")
@@ -669,16 +544,13 @@ def _write_json(args: CheckOptions, doc: dict) -> None:
 def _root_causes(args: CheckOptions, results: list, engine_name: str, report_errors: list[dict]) -> tuple[list, list[str]]:
     """The root causes (reports/groups.py: for --json) and their lines, each trace once, to print
     after the boards; a bug in the grouping or the text writer costs that output only."""
-    from bpcheck.harness.reporting import root_causes, writer_failed
-    from bpcheck.reports.text import root_cause_lines
-
     try:
         groups = root_causes(results, engine_name)
     except Exception as e:  # noqa: BLE001
         writer_failed(args, "the grouping of counterexamples by root cause", e, report_errors)
         return [], []
     try:
-        lines = root_cause_lines(groups)
+        lines = text_report.root_cause_lines(groups)  # through the module: a test plants a failing writer
     except Exception as e:  # noqa: BLE001
         writer_failed(args, "the counterexamples as text", e, report_errors)
         return groups, []
@@ -705,11 +577,7 @@ def _json_extras(args: CheckOptions, doc: dict, groups: list, bounded: tuple[int
 
 def _write_cex_dir(args: CheckOptions, doc: dict, results: list) -> None:
     """--cex-dir: the folder is built aside, then renamed into place."""
-    from bpcheck.reports.outputs import replace_dir
-
     if args.cex_dir:
-        from bpcheck.reports.runs import cex_names, runs_of
-
         runs = runs_of(results, doc["engine"])
         names = cex_names(runs)
 
@@ -728,8 +596,6 @@ def _write_cex_dir(args: CheckOptions, doc: dict, results: list) -> None:
 
 def _checkpoint_controls(args: CheckOptions, board, engine_name: str, invariants, notes: list[str]) -> dict:
     """--checkpoint FILE [--resume]: the explorer's checkpoint hook, and the snapshot to resume."""
-    from bpcheck.explorers.checkpoint import checkpoint_key, read_checkpoint, write_checkpoint
-
     key = checkpoint_key(board.path, engine_name, [i.id for i in invariants], args.strategy, args.max_depth, bool(args.differential))
     out: dict = {"checkpoint_every": args.checkpoint_every}
 
@@ -759,8 +625,6 @@ def _finish_checkpoint(args: CheckOptions, br, notes: list[str]) -> None:
 def check_outputs(args: CheckOptions, files: list[tuple[Path, str]]) -> None:
     """Output paths are checked before the run (exit 2 now, not a traceback after it), and the
     outputs an earlier run left there are removed: CI never reads a stale result."""
-    from bpcheck.reports.outputs import prepare_dir, prepare_file
-
     inputs = tuple(p for p, _d in files)
     if args.resume and not args.checkpoint:
         raise InputError("--resume", "", "needs --checkpoint FILE (the checkpoint to resume)")

@@ -11,16 +11,16 @@ from __future__ import annotations
 import os
 
 from bpcheck.engines.interface import EngineRefusal
+from bpcheck.engines.ocgcore.core import CardDatabase, CoreError
+from bpcheck.engines.ocgcore.engine import default_paths
+from bpcheck.engines.ocgcore.puzzle import build_puzzle
 from bpcheck.errors import InputError
+from bpcheck.harness.replay import load_counterexamples, resolve_board
 from bpcheck.model.board import load_board
 from bpcheck.reports.safe import one_line
-from bpcheck.harness.replay import resolve_board
 
 
 def _cards():
-    from bpcheck.engines.ocgcore.core import CardDatabase, CoreError
-    from bpcheck.engines.ocgcore.engine import default_paths
-
     path = default_paths()[2]
     if not os.path.isfile(path):
         raise InputError(path, "", "no card database (set OCG_CARDS to a cards.cdb): passcodes come from it")
@@ -33,8 +33,6 @@ def _cards():
 def _counterexample(path: str, index: int) -> dict:
     """The counterexample `index` of a counterexample or result file, read through the input
     layer like `replay` reads it (size and depth limits, strict JSON, every field checked)."""
-    from bpcheck.harness.replay import load_counterexamples
-
     cexs = load_counterexamples(path)
     if not cexs:
         raise InputError(path, "boards", "the result holds no counterexample")
@@ -45,8 +43,6 @@ def _counterexample(path: str, index: int) -> dict:
 
 def export_puzzle(path: str, index: int = 0) -> str:
     """The puzzle script for a board file or a counterexample file."""
-    from bpcheck.engines.ocgcore.puzzle import build_puzzle
-
     comment: list[str] = []
     if path.endswith(".json"):
         cex = _counterexample(path, index)

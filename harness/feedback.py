@@ -20,11 +20,22 @@ same whatever ``-j`` and with or without this.
 from __future__ import annotations
 
 import textwrap
-import time
 import threading
+import time
 from typing import Any, Callable, Sequence
 
-from bpcheck.explorers.progress import Progress, duration
+from bpcheck.engines.faults import SystemFault
+from bpcheck.errors import InputError
+from bpcheck.explorers.checking import EngineSystem
+from bpcheck.explorers.core import ExploreResult
+from bpcheck.explorers.progress import Progress, apply_remote, duration
+from bpcheck.explorers.reduce import Reduced
+from bpcheck.explorers.run import BoardResult, _unreplayed, build_counterexample, system_factory
+from bpcheck.harness import jobs as schedule  # board_cost read through the module (a test sets it)
+from bpcheck.harness.boards import LoadBound
+from bpcheck.harness.jobs import REDUCED_SHARE
+from bpcheck.model.board import load_board
+from bpcheck.reports.text import PN, decision_groups
 
 MESSAGE_CHARS = 300  # a violation's message is cut here in a note (the full one is on stdout)
 TRACE_WIDTH = 100  # the trace of a note is wrapped at this width
@@ -68,8 +79,6 @@ def run_progress(args, command: str, total: int | None = None, unit: str | None 
 def trace_lines(cex) -> list[str]:
     """The decisions of a counterexample's trace, wrapped: ``P1: enter Battle Phase; P1: attack
     ... -> direct; P2: ...``, forced passes left out (counted in the heading)."""
-    from bpcheck.reports.text import PN, decision_groups
-
     groups = decision_groups(cex.steps)
     moves = []
     for d, _forced in groups:
@@ -143,17 +152,11 @@ def replayed_counterexample(spec: str | None, engine_kw: dict, invariants: Seque
     """``make`` for :class:`FirstCounterexample`: the violation replayed on a fresh engine of
     ``spec`` and a fresh system (reduced when the exploration was), as the board's result will
     replay it at its end."""
-    from bpcheck.explorers.checking import EngineSystem
-    from bpcheck.engines.faults import SystemFault
-    from bpcheck.explorers.run import _unreplayed, build_counterexample, system_factory
-
     inv_ids = [i.id for i in invariants]
 
     def make(board, v, reduced: bool):
         system = system_factory(board, spec, engine_kw, inv_ids, system_cls or EngineSystem)()
         if reduced:
-            from bpcheck.explorers.reduce import Reduced
-
             system = Reduced(system)
             system.finish(None)  # replaying: every chain in full, nothing judged
         try:
@@ -171,9 +174,6 @@ def replayed_counterexample(spec: str | None, engine_kw: dict, invariants: Seque
 def baseline_knows(baseline, engine_name: str, differential: bool) -> Callable[[Any, Any], bool]:
     """``known`` for :class:`FirstCounterexample`: the baseline's own matching, on a board
     result holding this one counterexample."""
-    from bpcheck.explorers.core import ExploreResult
-    from bpcheck.explorers.run import BoardResult
-
     def known(board, cex) -> bool:
         br = BoardResult(board, ExploreResult(status="fail", strategy="bfs"), [], [])
         br.counterexamples = [cex]
@@ -191,8 +191,6 @@ class CheckFeed:
     ``board_line(br, display)`` is the board's first stdout line."""
 
     def __init__(self, args, files, invariants, engine_kw: dict, engine_name: str, system_kw: dict, baseline, board_line: Callable[[Any, str], str]) -> None:
-        from bpcheck.harness.jobs import REDUCED_SHARE
-
         self.args = args
         self.files = files
         self.board_line = board_line
@@ -214,9 +212,7 @@ class CheckFeed:
         return self.progress.enabled
 
     def expected(self, board) -> float:
-        from bpcheck.harness.jobs import board_cost
-
-        x = board_cost(board) * self.share
+        x = schedule.board_cost(board) * self.share
         return min(x, float(self.max_states)) if self.max_states else x
 
     def plan(self, boards: Sequence[Any]) -> None:
@@ -230,10 +226,6 @@ class CheckFeed:
         while reading, is raised where the board comes, as without progress. With ``--timeout``
         or ``--memory-limit`` each board is read when it comes (their bounds count its reading),
         and the ETA goes without."""
-        from bpcheck.errors import InputError
-        from bpcheck.model.board import load_board
-        from bpcheck.harness.check import LoadBound
-
         load = load or load_board
         bounded = getattr(self.args, "timeout", None) is not None or getattr(self.args, "memory_limit", None) is not None
         if not self.enabled or bounded:
@@ -279,8 +271,6 @@ class CheckFeed:
 
     def note(self, board, task, payload) -> None:
         """A worker's note about ``task`` (checking ``board``): its counts, or a violation."""
-        from bpcheck.explorers.progress import apply_remote
-
         if apply_remote(task, payload):
             return
         if isinstance(payload, tuple) and payload and payload[0] == "violation":

@@ -32,6 +32,7 @@ that exit 3 (docs/fuzzing.md, "Exit statuses").
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -40,21 +41,31 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
+from unittest import SkipTest
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, InMemoryExampleDatabase, ReadOnlyDatabase
 from hypothesis.errors import Unsatisfiable
-from unittest import SkipTest
 
-from bpcheck.errors import InputError
-from bpcheck.harness.board_writer import board_size, document_board, write_board
-from bpcheck.engines.interface import EngineRefusal
-from bpcheck.explorers.checking import EngineSystem
+from bpcheck.engines import make_engine
 from bpcheck.engines.faults import SystemFault
+from bpcheck.engines.guard import guard_engine
+from bpcheck.engines.interface import EngineRefusal
+from bpcheck.errors import InputError
+from bpcheck.explorers.baseline import Baseline
+from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.core import FAULT, Bounds, ExploreOptions, explore
-from bpcheck.explorers.run import BoardResult, check_board
+from bpcheck.explorers.differential import DIFF_INVARIANT, DifferentialSystem
+from bpcheck.explorers.pool import open_pool, stop_reason
+from bpcheck.explorers.progress import Progress, count, mode_for
+from bpcheck.explorers.run import BoardResult, check_board, invariants_by_id
+from bpcheck.harness.board_writer import board_size, document_board, write_board
+from bpcheck.harness.feedback import run_progress
+from bpcheck.harness.jobs import resolve_jobs
+from bpcheck.harness.reporting import graph_limit
 from bpcheck.harness.strategies import board_documents, card_choice
+from bpcheck.model.board import board_from_dict
 
 DEFAULT_EXAMPLES = 1000  # with seed 0, every shipped mutant dies within these (docs/performance.md)
 DEFAULT_MAX_STATES = 3000
@@ -197,10 +208,7 @@ class _Ticker:
     only (library calls), True wherever stderr goes (the command), False nothing."""
 
     def __init__(self, enabled: bool | None) -> None:
-        from bpcheck.explorers.progress import Progress, mode_for
-
         if enabled is True:  # the command's run, begun by bpcheck.cli.main (cli/feedback.py)
-            from bpcheck.harness.feedback import run_progress
 
             self.progress = run_progress(None, "fuzz", unit=None)
         else:
@@ -265,8 +273,6 @@ def cards_the_engine_plays(
     refuses)``. An engine that fails on a card (an exception, a crash) keeps the card: the search
     will show what goes wrong. Deterministic for a deterministic engine; :class:`FuzzStopped`
     when ``halt`` says so."""
-    from bpcheck.engines.guard import guard_engine
-
     pool = card_choice(names).pool
     wanted = [c for c in pool if names is None or c.name in names]
     played: list[str] = []
@@ -333,14 +339,12 @@ def fuzz(
     system_cls = EngineSystem
     invs = list(invariants)
     if differential:  # lockstep with the reference model: explorers/differential.py
-        from bpcheck.explorers.differential import DIFF_INVARIANT, DifferentialSystem
 
         system_cls = DifferentialSystem
         invs = [*invs, DIFF_INVARIANT]
     strategy = board_documents(cards)  # InputError on unknown --cards
     bounds = Bounds(max_states=max_states)
     stats = FuzzStats()
-    from bpcheck.explorers.progress import count
 
     ticker = _Ticker(progress)
     t0 = time.monotonic()
@@ -499,10 +503,6 @@ def judge_with_baseline(br: BoardResult, baseline: Any, engine_name: str, differ
     a drawn board has no file, so an entry's ``board`` is not compared, only what the entry says
     the finding is (its engine, invariant or DIFF kind and path); every entry is offered to every
     drawn board through :meth:`Baseline.outcome`, which decides the match."""
-    import dataclasses
-
-    from bpcheck.explorers.baseline import Baseline
-
     entries = [dataclasses.replace(k, board=br.board.path) for k in baseline.entries]
     Baseline(baseline.file, entries).outcome(br, engine_name, differential)
     rest = [c for c in br.counterexamples if getattr(c, "baselined", None) is None]
@@ -537,8 +537,6 @@ def explore_document(
     engine = engine_factory()
     try:
         if baseline is not None:
-            from bpcheck.explorers.run import check_board
-
             br = check_board(board, engine, invs, "bfs", bounds, engine_name, progress=False, system_cls=system_cls, reduce=False, stop=stop_here)
             if br.verdict == "skipped":
                 return Explored(refused=True, reason=br.skip_reason or "")
@@ -570,14 +568,8 @@ def explore_document(
 
 def explore_document_task(doc: dict, engine_spec: tuple, inv_ids: list[str], differential: bool, bounds: Bounds, baseline: Any = None, engine_name: str = "engine") -> Explored:
     """:func:`explore_document` in a worker process (plain data in and out)."""
-    from bpcheck.engines import make_engine
-    from bpcheck.explorers.pool import stop_reason
-    from bpcheck.explorers.run import invariants_by_id
-
     system_cls = EngineSystem
     if differential:
-        from bpcheck.explorers.differential import DifferentialSystem
-
         system_cls = DifferentialSystem
     spec, kw = engine_spec
     return explore_document(
@@ -600,8 +592,6 @@ def _parallel_search(
     including the first that breaks an invariant (all of them when none does). When ``halt``
     stops the run, the boards still being explored are cancelled and the results end at the
     first board without one. The drawing run reads the example database but never writes to it."""
-    from bpcheck.explorers.pool import open_pool
-
     docs: list[dict] = []
     results: dict[int, Explored] = {}
     first_fail: list[int] = []
@@ -684,10 +674,6 @@ def fuzz_run(args: Any, invariants, engine_kw: dict, baseline, sig) -> FuzzRun:
     """The search of `bpcheck fuzz` with the options ``args`` (the command line's names): the
     cards the engine plays (each offered alone first), the search and its shrink, then the shrunk
     board checked again (its shortest counterexample). Raises :class:`InputError`."""
-    from bpcheck.engines import make_engine
-    from bpcheck.harness.jobs import resolve_jobs
-    from bpcheck.harness.reporting import graph_limit
-
     cards = [c.strip() for c in args.cards.split(",") if c.strip()] if args.cards else None
     engine_name = args.engine or "reference"
     sig.polling = True  # the first SIGINT / SIGTERM / SIGHUP stops the run cleanly (lifecycle.py)
@@ -742,14 +728,11 @@ def fuzz_run(args: Any, invariants, engine_kw: dict, baseline, sig) -> FuzzRun:
             path = write_board(doc, Path(args.cex_dir) / f"fuzz-{out.invariant}.toml", header(args, out))
             out.board_file = display = str(path)
         if sig.signum is None:  # after a signal the run ends now: the board, not its trace
-            from bpcheck.model.board import board_from_dict
 
             board = board_from_dict(doc, display)
             system_kw: dict = {}
             invs = list(invariants)
             if args.differential:
-                from bpcheck.explorers.differential import DIFF_INVARIANT, DifferentialSystem
-
                 invs.append(DIFF_INVARIANT)
                 system_kw["system_cls"] = DifferentialSystem
             if graph_limit(args):

@@ -22,10 +22,17 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from bpcheck.errors import InputError
+from bpcheck.explorers import cluster
+from bpcheck.explorers.cluster import active
+from bpcheck.explorers.core import Bounds
+from bpcheck.explorers.pool import Outcome, cpu_count, open_pool
+from bpcheck.explorers.progress import NullTask
+from bpcheck.harness.lifecycle import Interrupted
 
 # log(states) ~ a + b * monsters + c * spell/trap cards + d * hand cards + e * other pile cards:
 # least squares on the 73 seed boards' exhaustive state counts (tests/perft.json, 2026-12-01);
@@ -65,16 +72,10 @@ def cost_order(costs: list[float], cheapest_first: bool) -> list[int]:
 
 
 def resolve_jobs(n: int | None) -> int:
-    from bpcheck.explorers.pool import cpu_count
-
     if n is None:
-        from bpcheck.explorers.cluster import active
-
         c = active()
         return c.workers() if c is not None else 1
     if n == 0:
-        from bpcheck.explorers.cluster import active
-
         c = active()
         return c.workers() if c is not None else cpu_count()
     return n
@@ -87,7 +88,6 @@ def setup_cluster(args: argparse.Namespace, engine: str | None = None, engine_kw
     address = getattr(args, "cluster", None)
     if not address:
         return
-    from bpcheck.explorers import cluster
 
     c = cluster.connect(address)
     if check_engine:
@@ -98,8 +98,6 @@ def setup_cluster(args: argparse.Namespace, engine: str | None = None, engine_kw
 
 def _cluster_note(feed) -> None:
     """With --cluster, every progress line says where the work runs."""
-    from bpcheck.explorers.cluster import active
-
     c = active()
     prog = getattr(feed, "progress", None)
     if c is not None and prog is not None:
@@ -233,8 +231,6 @@ class _NoFeed:
         pass
 
     def start(self, board, display: str):
-        from bpcheck.explorers.progress import NullTask
-
         return NullTask()
 
     def found(self, board, task):
@@ -348,9 +344,6 @@ def run_check_jobs(
 def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restore, emit, cut_short, sig, bounds, shard, out, feed) -> None:
     """Every board on ``jobs`` workers, most expensive first (the boards ``shard`` accepts first,
     each on every worker); printed in board order as each one and every board before it is done."""
-    from bpcheck.explorers.pool import Outcome, open_pool
-    from bpcheck.harness.lifecycle import Interrupted
-
     n = len(files)
     printed = 0
 
@@ -397,8 +390,6 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
             interrupted_now.append(i)
             raise
         except Exception as e:  # bpcheck's own bug: stop here, as the sequential run does
-            import traceback
-
             record(Outcome(i, False, error=f"{type(e).__name__}: {e}".splitlines()[0], traceback="".join(traceback.format_exception(e))))
             return False
         return True
@@ -460,10 +451,6 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
     before the stop is never reported (no verdict: ``not_finished``); a board whose first try
     comes after it is ``not_run``. Every try's result depends on its board and budget alone, and
     what is reported on the tries' keys alone, so the report is the same whatever ``jobs``."""
-    from bpcheck.explorers.core import Bounds
-    from bpcheck.explorers.pool import Outcome, open_pool
-    from bpcheck.harness.lifecycle import Interrupted
-
     n = len(files)
     rounds = BudgetRounds(len(order), bounds.max_states, rounds=with_rounds)
     final_try: dict[int, Try] = {}  # board index -> the try its entry came from
@@ -547,8 +534,6 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
         except Interrupted:
             raise
         except Exception as e:  # bpcheck's own bug: stop here, as the sequential run does
-            import traceback
-
             record(t, Outcome(i, False, error=f"{type(e).__name__}: {e}".splitlines()[0], traceback="".join(traceback.format_exception(e))))
         current.remove(i)
 

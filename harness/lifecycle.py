@@ -28,6 +28,7 @@ import time
 import traceback
 
 from bpcheck import __version__
+from bpcheck.reports.terminal import escape_controls
 
 SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP")) if s is not None)
 
@@ -97,8 +98,6 @@ CURRENT = Signals()  # the process's one handler set (installed by bpcheck.cli.m
 def terminal_safe(text: str) -> str:
     """`text` with control characters (except tab and newline) and invisible or bidirectional
     formatting characters written as visible escapes (``\\x1b``, ``\\u202e``)."""
-    from bpcheck.reports.terminal import escape_controls
-
     return escape_controls(text)
 
 

@@ -15,14 +15,20 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from bpcheck.engines import make_engine
+from bpcheck.engines.mutants import MUTANTS, Mutant
+from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.checking import EngineSystem
 from bpcheck.explorers.core import Bounds, Callbacks, ExploreOptions, explore
+from bpcheck.explorers.pool import notify, open_pool
+from bpcheck.explorers.progress import Progress, RemoteTask, apply_remote
+from bpcheck.explorers.run import check_board
+from bpcheck.harness import jobs as schedule  # board_cost read through the module (a test sets it)
+from bpcheck.harness.jobs import BudgetRounds
+from bpcheck.harness.reporting import emit_reports, graph_limit
 from bpcheck.invariants import select
 from bpcheck.model.board import load_board
-from bpcheck.engines.reference import ReferenceEngine
-from bpcheck.engines.mutants import MUTANTS, Mutant
-from bpcheck.harness.jobs import BudgetRounds
-
+from bpcheck.reports.runs import Run
 
 _LOADED: dict[tuple[str, str], object] = {}  # boards loaded once per process (a worker runs several mutants)
 
@@ -37,9 +43,7 @@ def _load(path: Path, display: str):
 def mutant_order(m: Mutant, boards: list[tuple[Path, str]], own_board_first: bool = False) -> list[tuple[Path, str]]:
     """The boards to try on mutant ``m``: cheapest first (expected cost, cli/jobs.py; ties in the
     given order), or the mutant's own seed board first and then the others cheapest first."""
-    from bpcheck.harness.jobs import board_cost
-
-    costs = [board_cost(_load(p, d)) for p, d in boards]
+    costs = [schedule.board_cost(_load(p, d)) for p, d in boards]
     idx = sorted(range(len(boards)), key=lambda i: (own_board_first and boards[i][0].name != m.board, costs[i], i))
     return [boards[i] for i in idx]
 
@@ -135,20 +139,12 @@ def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bo
 def run_mutant_task(name: str, boards: list[tuple[Path, str]], bounds: Bounds, own_board_first: bool) -> dict:
     """One mutant in a worker process (`bpcheck mutants -j N`): plain data in, a row out; its
     counts go to the parent as it runs (explorers/pool.py ``notify``)."""
-    from bpcheck.explorers.pool import notify
-    from bpcheck.explorers.progress import RemoteTask
-
     return run_mutant(MUTANTS[name], boards, select(None), bounds, own_board_first, progress=RemoteTask(notify))
 
 
 def _reports(args, rows: list[dict], boards, invariants, bounds: Bounds) -> None:
     """--report / --github: each killed mutant is checked again, exhaustively, on the board that
     killed it, so the report has its counterexamples, exercise counts and (small) state graph."""
-    from bpcheck.engines import make_engine
-    from bpcheck.explorers.run import check_board
-    from bpcheck.harness.reporting import emit_reports, graph_limit
-    from bpcheck.reports.runs import Run
-
     paths = {display: path for path, display in boards}
     runs = []
     for row in rows:
@@ -169,8 +165,6 @@ def mutant_rows(names: list[str], boards, invariants, bounds: Bounds, own_board_
     """Each mutant's row, in the order of ``names``, whatever the number of worker processes.
     ``progress``: the run's (bpcheck.explorers.progress); a row held back for that order is
     shown on stderr when it is known (as ``row_text`` writes it)."""
-    from bpcheck.explorers.progress import Progress, apply_remote
-
     if progress is None:
         progress = Progress("mutants", mode="off")
     if jobs <= 1 or len(names) <= 1:
@@ -180,7 +174,6 @@ def mutant_rows(names: list[str], boards, invariants, bounds: Bounds, own_board_
             progress.finish(task, failed=row["status"] != "killed")
             yield row
         return
-    from bpcheck.explorers.pool import open_pool
 
     done: dict[int, dict] = {}
     tasks: dict[int, object] = {}

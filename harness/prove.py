@@ -11,15 +11,23 @@ run symbolically (`cmd:`, ocgcore).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from bpcheck.engines import make_engine
+from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.errors import InputError
-
-
+from bpcheck.explorers.run import check_board
+from bpcheck.explorers.symbolic import Inconclusive, PathSolver, explore_symbolic, pc_text
+from bpcheck.harness.check import report_error
+from bpcheck.harness.feedback import run_progress
+from bpcheck.model.board import load_board, parse_toml, read_text
+from bpcheck.reports.text import counterexample_text
 
 # -- TOML out (boards only: tables, arrays, strings, integers, booleans) -----------------------
 
@@ -54,8 +62,6 @@ def to_toml(data: dict) -> str:
 
 def concrete_board(raw: dict, values: dict[str, int], note: str) -> dict:
     """The board's own dict with every range replaced by its value in `values`."""
-    import copy
-
     data = copy.deepcopy(raw)
     for n, side in enumerate(("p1", "p2"), 1):
         pd = data.get(side)
@@ -110,8 +116,6 @@ def board_words(res) -> list[str]:
 
 
 def case_words(res) -> list[str]:
-    from bpcheck.explorers.symbolic import pc_text
-
     out = []
     for k, pc in enumerate(res.terminal_pcs, 1):
         conds = pc_text(pc)
@@ -124,10 +128,6 @@ def case_words(res) -> list[str]:
 
 def _reproduce(board_path: Path, display: str, engine_spec: str | None, inv) -> Any:
     """Run `bpcheck check` on a witness board: its counterexample, or None if it holds there."""
-    from bpcheck.engines import make_engine
-    from bpcheck.explorers.run import check_board
-    from bpcheck.model.board import load_board
-
     b = load_board(board_path, display)
     br = check_board(b, make_engine(engine_spec), [inv], "bfs", engine_name=engine_spec or "reference", progress=False)
     cex = [c for c in br.counterexamples if c.invariant == inv.id]
@@ -168,14 +168,6 @@ def prove(args: ProveOptions, files, invariants, symbolic_engine: bool, emit: Ca
     """Prove ``invariants`` on the symbolic boards ``files`` (or, for an engine that cannot run
     symbolically, write their numeric cases as concrete boards: ``--concretize``); each board's
     verdict lines go to ``emit`` as they are known."""
-    from bpcheck.engines import make_engine
-    from bpcheck.engines.reference import ReferenceEngine
-    from bpcheck.explorers.symbolic import explore_symbolic, pc_text
-    from bpcheck.harness.check import report_error
-    from bpcheck.harness.feedback import run_progress
-    from bpcheck.model.board import load_board, parse_toml, read_text
-    from bpcheck.reports.text import counterexample_text
-
     error = error or report_error
     engine_name = args.engine or "reference"
     report = Path(args.report) if args.report else None
@@ -220,8 +212,6 @@ def prove(args: ProveOptions, files, invariants, symbolic_engine: bool, emit: Ca
                 doc["elapsed_s"] = round(res.elapsed, 3)
                 doc["solver"] = {"queries": res.solver.queries, "seconds": round(res.solver.seconds, 3), "cache_hits": res.solver.cache_hits}
             if conc:
-                from bpcheck.explorers.symbolic import Inconclusive, PathSolver
-
                 solver = PathSolver(board.symbols, args.timeout)
                 written = []
                 for k, pc in enumerate(res.terminal_pcs, 1):
@@ -269,8 +259,6 @@ def prove(args: ProveOptions, files, invariants, symbolic_engine: bool, emit: Ca
                     wpath = (report / wname) if report else None
                     if wpath:
                         wpath.write_text(text, encoding="utf-8")
-                    import tempfile
-
                     with tempfile.TemporaryDirectory() as tmp:
                         tpath = Path(tmp) / wname
                         tpath.write_text(text, encoding="utf-8")

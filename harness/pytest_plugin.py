@@ -27,13 +27,23 @@ from typing import Any, Callable
 
 import pytest
 
+from bpcheck.engines import make_engine
+from bpcheck.engines.interface import EngineRefusal
+from bpcheck.engines.registry import engine_help
+from bpcheck.errors import InputError
+from bpcheck.explorers.core import Bounds
+from bpcheck.explorers.run import check_board
+from bpcheck.harness.scenarios import load_scenario, run_scenario
+from bpcheck.harness.testing import MachineFailure, run_engine_state_machine
+from bpcheck.invariants import select
+from bpcheck.model.board import load_board
+from bpcheck.reports.text import counterexample_text
+
 CONFIG_KEYS = {"engine": str, "scenarios": list, "boards": list, "invariants": list, "max_states": int}
 DEFAULT_MAX_STATES = 200_000
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from bpcheck.engines.registry import engine_help
-
     group = parser.getgroup("bpcheck", "bpcheck: rulings and boards against an engine")
     group.addoption(
         "--bp-engine",
@@ -55,8 +65,6 @@ class _Settings:
         self.max_states: int = table.get("max_states", DEFAULT_MAX_STATES)
 
     def make_engine(self):
-        from bpcheck.engines import make_engine
-
         return make_engine(self.engine)
 
 
@@ -90,7 +98,6 @@ _KEY = pytest.StashKey["_Settings"]()
 
 def pytest_configure(config: pytest.Config) -> None:
     settings = _Settings(config)
-    from bpcheck.errors import InputError
 
     try:  # a bad --bp-engine is a usage error before anything is collected
         engine = settings.make_engine()
@@ -145,8 +152,6 @@ class BpFailure(Exception):
 
 class _BpItem(pytest.Item):
     def repr_failure(self, excinfo, style=None):
-        from bpcheck.errors import InputError
-
         if isinstance(excinfo.value, BpFailure):
             return str(excinfo.value)
         if isinstance(excinfo.value, InputError):
@@ -198,8 +203,6 @@ def run_scenario_file(path: Path | str, make_engine: Callable[[], Any], display:
     text when it fails, skip when the engine refuses the board. Returns the result. The failure
     names the engine ``engine_name`` (default: the engine's ``name``), as :func:`check_board_file`
     does."""
-    from bpcheck.harness.scenarios import load_scenario, run_scenario
-
     sc = load_scenario(path, display or str(path))
     engine = make_engine()
     try:
@@ -226,19 +229,10 @@ def check_board_file(
     counterexamples' text on a violation or when a bound is hit (inconclusive is not a pass);
     skip when the engine refuses the board. Returns the :class:`BoardResult`. The failure names
     the engine ``engine_name`` (default: the engine's ``name``)."""
-    from bpcheck.engines.interface import EngineRefusal
-    from bpcheck.explorers.core import Bounds
-    from bpcheck.explorers.run import check_board
-    from bpcheck.invariants import select
-    from bpcheck.model.board import load_board
-    from bpcheck.reports.text import counterexample_text
-
     board = load_board(path, display or str(path))
     try:
         invs = select(invariants)
     except KeyError as e:
-        from bpcheck.errors import InputError
-
         raise InputError("tool.bpcheck.invariants", "", f"unknown invariant or family {e.args[0]!r}") from None
     engine = make_engine()
     engine_name = _engine_name(engine, engine_name)
@@ -265,8 +259,6 @@ def _or_fail(run: Callable[[], Any]) -> Any:
     board or scenario (:class:`~bpcheck.errors.InputError`). The test is failed *after* the
     ``except`` block, so pytest shows no chained "During handling of the above exception" and
     no second copy of the message."""
-    from bpcheck.errors import InputError
-
     try:
         return run()
     except BpFailure as e:
@@ -295,8 +287,6 @@ def assert_board(path: Path | str, engine: Any = None, invariants: list[str] | N
 
 def _factory(engine: Any) -> Callable[[], Any]:
     if engine is None:
-        from bpcheck.engines import make_engine
-
         return lambda: make_engine("reference")
     if callable(engine) and not hasattr(engine, "legal_actions"):
         return engine
@@ -332,8 +322,6 @@ class BpHelpers:
     def path(self, path: Path | str) -> tuple[Path, str]:
         """Where a path given to :meth:`scenario` or :meth:`board` is, and how messages show it
         (from the rootdir when under it). Bad input when it is in neither place."""
-        from bpcheck.errors import InputError
-
         p = Path(path)
         bases = [b for b in (self.test_dir, self.root) if b is not None]
         if p.is_absolute() or not bases:
@@ -367,8 +355,6 @@ class BpHelpers:
         """Stateful differential testing of the configured engine against the reference model on
         random boards (bpcheck.harness.testing, docs/fuzzing.md); Hypothesis shrinks a failing run, and
         the test fails with the machine's message, the shrunk board and the steps played, once."""
-        from bpcheck.harness.testing import MachineFailure, run_engine_state_machine
-
         failure = None
         try:
             run_engine_state_machine(self.make_engine, **kw)

@@ -24,10 +24,11 @@ from typing import Iterator
 
 from bpcheck.errors import InputError
 from bpcheck.explorers.checking import EngineSystem
+from bpcheck.explorers.differential import DIFF
 from bpcheck.explorers.reduce import Reduced
+from bpcheck.explorers.run import STRUCTURAL
 from bpcheck.invariants import REGISTRY
-from bpcheck.model import fields
-from bpcheck.model import reading
+from bpcheck.model import fields, reading
 from bpcheck.model.board import load_board
 
 CEX_VERSION = 1
@@ -57,9 +58,6 @@ CEX_KEYS = {
 
 
 def known_invariants() -> set[str]:
-    from bpcheck.explorers.differential import DIFF
-    from bpcheck.explorers.run import STRUCTURAL
-
     return set(REGISTRY) | set(STRUCTURAL) | {DIFF}
 
 

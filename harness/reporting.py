@@ -10,9 +10,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from bpcheck.errors import InputError
+from bpcheck.harness.lifecycle import writer_error
+from bpcheck.reports.bundle import write_report
+from bpcheck.reports.github import annotations, markdown_summary
+from bpcheck.reports.groups import group_runs, select_within
+from bpcheck.reports.runs import runs_of
+from bpcheck.reports.terminal import print_workflow_command
 
 DEFAULT_GRAPH_LIMIT = 200
 
@@ -24,10 +31,6 @@ def graph_limit(args: argparse.Namespace) -> int | None:
 
 def writer_failed(args: argparse.Namespace, output: str, e: BaseException, failures: list[dict]) -> None:
     """A report writer's own bug: one line on stderr (traceback in a file), recorded for --json."""
-    import sys
-
-    from bpcheck.harness.lifecycle import writer_error
-
     line = writer_error(e, getattr(args, "command", None) or "check", output)
     print(line, file=sys.stderr)
     failures.append({"output": output, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}".rstrip(": ")})
@@ -41,8 +44,6 @@ def emit_reports(args: argparse.Namespace, runs: list, errors: list[dict], title
     failures: list[dict] = []
     report_index = None
     if getattr(args, "report", None):
-        from bpcheck.reports.bundle import write_report
-
         out = Path(args.report)
         if out.exists() and not out.is_dir():
             raise InputError(args.report, "--report", "exists and is not a folder")
@@ -62,9 +63,6 @@ def emit_reports(args: argparse.Namespace, runs: list, errors: list[dict], title
                 writer_failed(args, f"{Path(args.report) / rel}", e, failures)
             report_index = str(out / "index.html")
     if getattr(args, "github", False):
-        from bpcheck.reports.terminal import print_workflow_command
-        from bpcheck.reports.github import annotations, markdown_summary
-
         where = f"the job summary and {report_index}" if report_index else "the job summary"
         try:
             lines = annotations(runs, errors, where)
@@ -95,7 +93,6 @@ def emit_check_reports(args: argparse.Namespace, results: list, errors: list[dic
     """`bpcheck check`: one run per board. Returns the writers' failures (:func:`emit_reports`)."""
     if not (getattr(args, "report", None) or getattr(args, "github", False)):
         return []
-    from bpcheck.reports.runs import runs_of
 
     meta = {"engine": engine_name, "strategy": args.strategy}
     for k, v in (("max states", bounds.max_states), ("max depth", bounds.max_depth), ("timeout (s)", bounds.timeout)):
@@ -115,8 +112,6 @@ def bound_counterexamples(results: list, engine_name: str, limit: int | None) ->
     causes left out entirely (a bound below their number), each in one line."""
     if limit is None:
         return 0, []
-    from bpcheck.reports.groups import group_runs, select_within
-    from bpcheck.reports.runs import runs_of
 
     runs = runs_of(results, engine_name)
     total = sum(len(r.counterexamples) for r in runs)
@@ -138,9 +133,6 @@ def bound_counterexamples(results: list, engine_name: str, limit: int | None) ->
 
 def root_causes(results: list, engine_name: str) -> list:
     """The counterexamples of a run grouped by root cause (reports/groups.py)."""
-    from bpcheck.reports.groups import group_runs
-    from bpcheck.reports.runs import runs_of
-
     return group_runs(runs_of(results, engine_name))
 
 

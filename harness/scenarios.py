@@ -22,9 +22,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from bpcheck.engines import make_engine
+from bpcheck.engines.faults import SystemFault
+from bpcheck.engines.interface import EngineRefusal, capabilities_of
+from bpcheck.engines.jsonl import JsonlEngine, protocol_schema
+from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.errors import InputError
 from bpcheck.model import fields as checks
 from bpcheck.model.board import Board, board_from_dict, load_board, parse_toml, read_text
+from bpcheck.model.cmdline import input_files
+from bpcheck.model.engine import Rules
 
 PLAYERS = ("P1", "P2")
 MAX_ADVANCE = 500  # passes one `until` may take before it gives up
@@ -76,8 +83,6 @@ def rule_catalogue() -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def _defs() -> dict:
-    from bpcheck.engines.jsonl import protocol_schema
-
     return protocol_schema()["$defs"]
 
 
@@ -269,8 +274,6 @@ class _Checker:
 def _board_names(board: Board) -> set[str]:
     """Every card name that can be met in this duel: cards on the board in any zone or pile, and
     the tokens of its card pool."""
-    from bpcheck.engines.reference import ReferenceEngine
-
     eng = ReferenceEngine()
     obs = eng.observe(eng.start(board))
     names = set(_uid_names(obs).values())
@@ -889,8 +892,6 @@ def _played(path: list[str]) -> str:
 
 class _Run:
     def __init__(self, sc: Scenario, engine: Any) -> None:
-        from bpcheck.engines.interface import capabilities_of
-
         self.sc = sc
         self.engine = engine
         self.caps = capabilities_of(engine)
@@ -900,8 +901,6 @@ class _Run:
     # -- engine calls: whatever an engine raises is its fault, recorded as ENGINE-FAULT -----
 
     def call(self, what: str, fn, *args):
-        from bpcheck.engines.faults import SystemFault
-
         try:
             return fn(*args)
         except InputError:
@@ -941,8 +940,6 @@ class _Run:
     # -- the run --------------------------------------------------------------------------------
 
     def run(self) -> ScenarioResult:
-        from bpcheck.engines.interface import EngineRefusal
-
         res = self.res
         if not self.sc.board_file and _is_cmd_engine(self.engine):
             res.status, res.passed = "skipped", False
@@ -956,8 +953,6 @@ class _Run:
         except InputError:
             raise
         except Exception as e:  # noqa: BLE001
-            from bpcheck.engines.faults import SystemFault
-
             msg = f"ENGINE-FAULT ({e.kind}) in start: {e.message}" if isinstance(e, SystemFault) else f"ENGINE-FAULT in start: the engine raised {type(e).__name__}: {e}"
             res.failures.append(msg)
         else:
@@ -1107,8 +1102,6 @@ class _Run:
 
 
 def _is_cmd_engine(engine: Any) -> bool:
-    from bpcheck.engines.jsonl import JsonlEngine
-
     return isinstance(engine, JsonlEngine)
 
 
@@ -1116,9 +1109,6 @@ def run_scenario(sc: Scenario, engine: Any = None) -> ScenarioResult:
     """Play `sc` on `engine` (an object implementing the engine interface; default: the
     reference model). A :class:`~bpcheck.model.engine.Rules` subclass is accepted too and wrapped
     in a reference engine. The engine is used through the interface only."""
-    from bpcheck.engines.reference import ReferenceEngine
-    from bpcheck.model.engine import Rules
-
     if engine is None:
         engine = ReferenceEngine()
     elif isinstance(engine, type) and issubclass(engine, Rules):
@@ -1127,8 +1117,6 @@ def run_scenario(sc: Scenario, engine: Any = None) -> ScenarioResult:
 
 
 def scenario_files(paths: list[str]) -> list[tuple[Path, str]]:
-    from bpcheck.model.cmdline import input_files  # folders expanded; empty/unreadable folder: error
-
     return input_files(paths, ".toml", "scenario")
 
 
@@ -1146,8 +1134,6 @@ def run_scenario_files(files, spec: str, spare: Any, progress) -> Iterator[tuple
     """Run each scenario file on a fresh engine of ``spec`` (``spare``: one already made, used
     first): ``(display, result, None)`` for each file run, ``(display, None, error)`` for each
     that is bad input. Each engine is closed, and the progress told, before its result is given."""
-    from bpcheck.engines import make_engine
-
     spare_engines = [spare]
     try:
         for path, display in files:

@@ -31,8 +31,8 @@ from typing import Any, Sequence
 
 from hypothesis import strategies as st
 
-from bpcheck.harness.board_writer import document_board
 from bpcheck.errors import InputError
+from bpcheck.harness.board_writer import document_board
 from bpcheck.model.board import Board
 from bpcheck.model.cards import Card, CardPool, parse_card, pool_with
 

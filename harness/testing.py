@@ -33,13 +33,15 @@ from hypothesis import HealthCheck, note, reject, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
-from bpcheck.harness.board_writer import board_toml, document_board
+from bpcheck.engines import make_engine
+from bpcheck.engines.faults import SystemFault
 from bpcheck.engines.interface import EngineRefusal, capabilities_of
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.explorers.checking import EngineSystem
-from bpcheck.engines.faults import SystemFault
 from bpcheck.explorers.differential import actions_disagreement, diff_lines, obs_diff, transition_disagreement
+from bpcheck.harness.board_writer import board_toml, document_board
 from bpcheck.harness.strategies import board_documents
+from bpcheck.invariants import select
 
 DEFAULT_STEPS = 100  # a Battle Phase on a small board is 20-60 actions
 DEFAULT_EXAMPLES = 100
@@ -102,8 +104,6 @@ def _drop(v: Any, segs: list[str]) -> None:
 
 def _factory(engine: Callable[[], Any] | str | None) -> tuple[Callable[[], Any], str]:
     if engine is None or isinstance(engine, str):
-        from bpcheck.engines import make_engine
-
         spec = engine or "reference"
         make_engine(spec)  # bad specs fail here, when the machine is made, not inside Hypothesis
         return (lambda: make_engine(spec)), spec
@@ -133,8 +133,6 @@ def engine_state_machine(
     ``cards`` and ``board_options`` go to :func:`bpcheck.harness.strategies.board_documents`.
     ``differential=False`` checks the invariants only. Its ``TestCase`` runs ``max_examples`` runs
     of at most ``steps`` actions each (override with ``TestCase.settings``)."""
-    from bpcheck.invariants import select
-
     make, engine_name = _factory(engine)
     invs = select(invariants) if invariants is None or isinstance(invariants, str) else list(invariants)
     boards = board_documents(cards, **board_options)

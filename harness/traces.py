@@ -31,11 +31,13 @@ from bpcheck.explorers.differential import (
 from bpcheck.invariants.base import Context, Invariant, NotJudged, Transition
 from bpcheck.invariants.cards import CardFacts
 from bpcheck.invariants.monitor import Monitor
+from bpcheck.model.board import load_board
+from bpcheck.model.reading import load_jsonl
 
 # Stands for the monitor when a recorded step's events cannot even update it.
 _MONITOR = Invariant("monitor", "The invariants' history is updated from the recorded events.", (), "transition", "accounting", lambda t: None)
-from bpcheck.model.events import Event
 from bpcheck.engines.reference import ReferenceEngine
+from bpcheck.model.events import Event
 from bpcheck.reports.safe import json_text  # what an engine or a trace said, on one line
 from bpcheck.reports.text import board_lines
 
@@ -85,8 +87,6 @@ def load_trace(path: str) -> Trace:
     ``MAX_BYTES["trace"]``, UTF-8, lines split at ``\n`` only (a name holding U+2028, which
     `record` writes as is, stays one line), strict JSON on every line (no NaN, no duplicate keys,
     integers within ±(2**53 - 1), nesting within the depth limit)."""
-    from bpcheck.model.reading import load_jsonl
-
     rows: list[tuple[int, Any]] = load_jsonl(path, path, "trace")
     if not rows:
         raise InputError(f"{path}:1", "", 'empty trace: the first line must be the header {"bpcheck_trace": 1, "board": ..., "engine": ...}')
@@ -213,8 +213,6 @@ def resolve_board(trace: Trace) -> str:
 
 def conform_trace(trace: Trace, invariants: list[Invariant]) -> tuple[Divergence | None, int]:
     """Replay `trace` in the reference model: the first divergence (or None) and the steps checked."""
-    from bpcheck.model.board import load_board
-
     board_file = resolve_board(trace)
     if not Path(board_file).exists():
         raise InputError(f"{trace.path}:1", "board", f"no such board file {trace.board!r}")

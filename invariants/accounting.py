@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-# Numbers may be symbolic under `bpcheck prove`: compare and add them with the neutral numeric
-# domain (bpcheck.model.arith: plain operations on ints or z3 terms, no rules of the game).
-from bpcheck.model import arith
 from bpcheck.invariants.base import by_history, invariant
 from bpcheck.invariants.monitor import history
 from bpcheck.invariants.view import (
@@ -22,6 +19,10 @@ from bpcheck.invariants.view import (
     uid_count_ok,
     uid_places,
 )
+
+# Numbers may be symbolic under `bpcheck prove`: compare and add them with the neutral numeric
+# domain (bpcheck.model.arith: plain operations on ints or z3 terms, no rules of the game).
+from bpcheck.model import arith
 
 _ON_CHAIN = ON_CHAIN
 

@@ -7,9 +7,9 @@ histories: built from chain_link_added / chain_link_resolved / passed / ... even
 
 from __future__ import annotations
 
-from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
 from bpcheck.invariants.base import by_actions, by_board, by_history, invariant, part_not_evaluated
 from bpcheck.invariants.view import ON_CHAIN, activating, card_ref, card_refs, fact, find_spell, in_pile, pile_fields, spell_fields, spells
+from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
 
 FAMILY = "chains and windows"
 

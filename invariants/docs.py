@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from bpcheck.invariants import REGISTRY
+from bpcheck.invariants.base import FAMILIES
+from bpcheck.invariants.monitor import HISTORIES
+
 INTRO = """\
 # Invariants
 
@@ -151,8 +155,6 @@ def _group(paths) -> str:
 
 def fields_table() -> list[str]:
     """The rows of "Fields read": each invariant's needed paths and what it does without the others."""
-    from bpcheck.invariants import REGISTRY
-
     rows = []
     for inv in sorted(REGISTRY.values(), key=lambda i: i.id):
         needs = _group(inv.reads or ()) or "—"
@@ -165,10 +167,6 @@ def fields_table() -> list[str]:
 
 
 def markdown() -> str:
-    from bpcheck.invariants import REGISTRY
-    from bpcheck.invariants.base import FAMILIES
-    from bpcheck.invariants.monitor import HISTORIES
-
     out = INTRO.rstrip("\n").split("\n")
     for name in sorted(HISTORIES):
         out.append(f"| `{name}` | {HISTORIES[name].statement} |")

@@ -34,7 +34,6 @@ import orjson
 
 from bpcheck.model.canonical import canonical_json
 
-
 # Counts saturate here: more than any monster may declare in a turn (5 targets, a direct attack
 # and one more), so a verdict never depends on a higher count, and an engine that lets a monster
 # attack for ever gives a finite state space (its repeated states then form a CYCLE).

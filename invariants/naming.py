@@ -8,6 +8,7 @@ No rules live here: the fields are those of the documented observation and event
 
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
 
 from bpcheck.invariants.view import card_ref
@@ -108,8 +109,6 @@ def event_text(event: Any, names: TraceNames, at: int) -> str:
 
 
 def _compact(v: Any) -> str:
-    import json
-
     text = json.dumps(v, separators=(", ", ": "), ensure_ascii=False, default=str)
     return text if len(text) <= 80 else text[:77] + "..."
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
 from bpcheck.invariants.base import NotJudged, Unknown, by_actions, by_board, by_visible, invariant, not_judged
 from bpcheck.invariants.cards import DAMAGE_STEPS, STAT_CHANGE_STEPS, SUMMON_FILTER_KEYS
 from bpcheck.invariants.monitor import history, left_field
@@ -40,6 +39,7 @@ from bpcheck.invariants.view import (
     spell_fields,
     spells,
 )
+from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
 
 # what an open game state is when an engine does not report pending triggers and choices
 _OPEN_BY_ACTIONS = {

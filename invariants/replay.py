@@ -7,10 +7,10 @@ history, with the engine's ``declared_at`` / ``declared_direct`` held to it.
 
 from __future__ import annotations
 
-from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
 from bpcheck.invariants.base import Unknown, by_history, invariant, part_not_evaluated
 from bpcheck.invariants.cards import DAMAGE_STEPS
 from bpcheck.invariants.monitor import history
+from bpcheck.invariants.signatures import signed
 from bpcheck.invariants.view import (
     ATTACKABLE,
     CANNOT_ATTACK,
@@ -29,7 +29,7 @@ from bpcheck.invariants.view import (
     monster_fields,
     monsters,
 )
-from bpcheck.invariants.signatures import signed
+from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
 
 FAMILY = "replay"
 

@@ -6,8 +6,6 @@ from typing import Iterator
 
 from bpcheck.invariants.base import Unknown, by_history
 
-
-
 # -- the observation paths the readers below read (for the invariants' ``reads=``) ------------
 
 

@@ -32,6 +32,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator, Protocol
 
+import z3
+
 Num = Any  # int | Sym
 
 _z3 = None
@@ -41,8 +43,6 @@ def z3mod():
     """The z3 module, imported on first use."""
     global _z3
     if _z3 is None:
-        import z3
-
         _z3 = z3
     return _z3
 

@@ -8,6 +8,7 @@ is coerced (``"2500"`` is not ``2500``, ``2500.0`` is not ``2500``).
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -17,7 +18,7 @@ from typing import Any
 import jsonschema
 
 from bpcheck.errors import InputError
-from bpcheck.model import fields, reading
+from bpcheck.model import arith, fields, reading
 from bpcheck.model.cards import CardPool, parse_card, pool_with
 from bpcheck.model.state import CardRef, Monster, Player, Pos, SpellTrap, State, Step
 
@@ -377,8 +378,6 @@ def _board_numbers(data: dict, file: str, fp, symbolic: bool) -> tuple[dict, dic
     the board checks see an ordinary board) and what to apply after building it:
     ``{"cards": {card name: {"atk"|"def_": int | NumberRange}}, "lp": {side: NumberRange},
     "ranges": [NumberRange]}``."""
-    import copy
-
     out = {"cards": {}, "lp": {}, "ranges": []}
     sides = [data.get(side) for side in ("p1", "p2")]
     if not any(
@@ -477,10 +476,7 @@ def _apply_numbers(board: Board, numbers: dict, file: str) -> Board:
     """Put the overrides into the board's own card pool and the LP ranges into its state."""
     if not numbers["cards"] and not numbers["lp"]:
         return board
-    from dataclasses import replace
 
-    from bpcheck.model import arith
-    from bpcheck.model.cards import CardPool
 
     def value(v):
         return arith.symbol(v.name, v.min, v.max) if isinstance(v, NumberRange) else v

@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from bpcheck.errors import InputError
+from bpcheck.model.fields import check_name
+from bpcheck.model.ops import OPERATIONS
+from bpcheck.model.reading import parse_toml_text, read_text
 
 KINDS = {
     "monster": {"normal", "effect", "flip"},
@@ -260,8 +263,6 @@ def _freeze(v: Any) -> Any:
 
 
 def _parse_op(d: Any, file: str, path: str, cost: bool = False) -> Op:
-    from bpcheck.model.ops import OPERATIONS
-
     if not isinstance(d, dict):
         raise InputError(file, path, f"expected a table, got {_tname(type(d))}")
     name = _req(d, "op", str, file, path)
@@ -352,8 +353,6 @@ def _amount_of(names: set[str], lo: int, hi: int):
 
 
 def _card_name(v, file, where):
-    from bpcheck.model.fields import check_name
-
     return check_name(v, file, where, "card name")
 
 
@@ -571,8 +570,6 @@ def _parse_effect(d: Any, index: int, card_kind: str, file: str, path: str) -> E
             raise InputError(file, f"{path}.ops[{i}].what", f"{o.op!r} applies to 'target', but the effect has no targets")
     label = _opt(d, "label", str, "", file, path)
     if label:
-        from bpcheck.model.fields import check_name
-
         check_name(label, file, f"{path}.label", "label")
     return Effect(
         index=index,
@@ -678,15 +675,11 @@ def parse_card(d: Any, file: str, path: str) -> Card:
 
 
 def load_card_file(path: Path | str, display: str | None = None) -> list[Card]:
-    from bpcheck.model.reading import read_text
-
     display = display or str(path)
     return parse_card_document(read_text(path, display, "cards"), display)
 
 
 def parse_card_document(text: str, display: str) -> list[Card]:
-    from bpcheck.model.reading import parse_toml_text
-
     data = parse_toml_text(text, display)
     _check_keys(data, {"card"}, display, "")
     cards = _req(data, "card", list, display, "")

@@ -9,6 +9,7 @@ line reports: an :class:`~bpcheck.errors.InputError` (exit 2) or an ``argparse``
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import stat
@@ -17,7 +18,6 @@ from typing import Iterable
 
 from bpcheck.errors import InputError
 from bpcheck.model.reading import INT_MAX
-
 
 # -- files named on a command line ----------------------------------------------------------------
 
@@ -76,8 +76,6 @@ def input_files(paths: Iterable[str], suffix: str = ".toml", what: str = "board 
 
 def positive_number(kind=float):
     """An argparse type: a positive, finite number (``nan``, ``inf``, ``0``, ``-1`` are refused)."""
-    import argparse
-
     def parse(text: str):
         try:
             v = kind(text)

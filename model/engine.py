@@ -16,6 +16,7 @@ from itertools import combinations
 from bpcheck.model import arith
 from bpcheck.model.cards import Card, CardPool, Effect, TargetSpec
 from bpcheck.model.events import EVENT_KINDS, Event
+from bpcheck.model.ops import run_op
 from bpcheck.model.state import (
     Attack,
     CardRef,
@@ -1518,8 +1519,6 @@ class Rules:
         self._continue_resolution(w, None, 0)
 
     def _continue_resolution(self, w: _W, link: ChainLink | None, op_index: int, chosen: tuple[str, int] | None = None) -> None:
-        from bpcheck.model.ops import run_op
-
         resolved_events: list[tuple] = list(w.s.fresh) if link is not None else []
         while True:
             if link is None:

@@ -9,13 +9,14 @@ these: :func:`need` / :func:`opt` (present, of a type; booleans are not integers
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
+from importlib import resources
 from typing import Any, Iterable
 
 from bpcheck.errors import InputError
 from bpcheck.model.hazard import HAZARD_BUT_LINES, visible
-
 
 # -- field paths (how a message names a field) ---------------------------------------------------
 
@@ -138,8 +139,6 @@ def rule_catalogue() -> frozenset[str]:
     """The rule IDs of docs/rules.md (shipped in the package as ``bpcheck/rules.md``)."""
     global _CATALOGUE
     if _CATALOGUE is None:
-        from importlib import resources
-
         text = (resources.files("bpcheck") / "rules.md").read_text(encoding="utf-8")
         _CATALOGUE = frozenset(re.findall(rf"^### ({_RULE_ID})\s*$", text, flags=re.M))
     return _CATALOGUE
@@ -147,8 +146,6 @@ def rule_catalogue() -> frozenset[str]:
 
 def check_rule_ids(rules: Any, file: str, where: str = "rules") -> list[str]:
     """A list of rule IDs cited by a board or a scenario: each must be in docs/rules.md."""
-    import difflib
-
     if not isinstance(rules, list):
         raise InputError(file, where, f"expected a list of rule IDs, got {type_name(rules)} {show(rules)}")
     catalogue = rule_catalogue()

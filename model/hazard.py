@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 
-
 # Characters that must never be shown raw, whatever the output (docs/reports.md, "Text from files
 # and engines"): every control (C0, DEL, C1), every invisible formatting character (Unicode
 # category Cf: zero-width, bidirectional embeddings, overrides and isolates, the Arabic letter

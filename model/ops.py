@@ -16,7 +16,7 @@ from bpcheck.model.state import replace as _replace
 
 if TYPE_CHECKING:  # pragma: no cover
     from bpcheck.model.cards import Op
-    from bpcheck.model.engine import Rules, _W
+    from bpcheck.model.engine import _W, Rules
 
 
 @dataclass(frozen=True)

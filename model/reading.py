@@ -41,7 +41,6 @@ from typing import Any
 from bpcheck.errors import InputError
 from bpcheck.model.fields import field_path, type_name
 
-
 # -- limits (documented in docs/bad-input.md) -------------------------------------------------
 
 MiB = 1024 * 1024

@@ -27,17 +27,19 @@ from __future__ import annotations
 import json
 import os
 import sys
+import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from bpcheck import __version__
-from bpcheck.reports.outputs import replace_dir
 from bpcheck.reports import graphviz, html, itf, junit, sarif
 from bpcheck.reports.github import markdown_summary
 from bpcheck.reports.groups import group_runs
+from bpcheck.reports.outputs import replace_dir
 from bpcheck.reports.runs import Run, cex_names
+from bpcheck.reports.safe import xml_safe
 
 
 @dataclass
@@ -126,10 +128,6 @@ def _fallback_page(what: str, runs: list[Run], errors):
 
 def _fallback_junit(runs: list[Run], errors, title: str):
     def make(e: Exception) -> str:
-        import xml.etree.ElementTree as ET
-
-        from bpcheck.reports.safe import xml_safe
-
         root = ET.Element("testsuites", {"name": title, "tests": "1", "failures": "0", "errors": "1", "skipped": "0"})
         suite = ET.SubElement(root, "testsuite", {"name": "bpcheck report", "tests": "1", "failures": "0", "errors": "1", "skipped": "0"})
         case = ET.SubElement(suite, "testcase", {"classname": "bpcheck", "name": "junit.xml"})

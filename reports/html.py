@@ -14,6 +14,7 @@ from bpcheck import __version__
 from bpcheck.invariants.naming import TraceNames, event_text, unnamed_in_label
 from bpcheck.reports.board import BoardView, Cell, board_view, player_of, trace_names
 from bpcheck.reports.graphviz import violation_place
+from bpcheck.reports.groups import group_runs
 from bpcheck.reports.runs import Run
 from bpcheck.reports.safe import html_text
 from bpcheck.reports.text import decision_groups, forced_summary
@@ -471,8 +472,6 @@ def index_page(
     ``--max-counterexamples`` bound left out of the run's outputs."""
     meta = meta or {}
     if groups is None:
-        from bpcheck.reports.groups import group_runs
-
         groups = group_runs(runs)
     group_of = {(m.run_index, m.cex_index): g for g in groups for m in g.members}
     verdicts = [r.verdict for r in runs]

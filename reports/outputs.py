@@ -24,7 +24,6 @@ from typing import Callable, Sequence
 from bpcheck import __version__
 from bpcheck.errors import InputError
 
-
 MARKER = ".bpcheck-output.json"
 
 

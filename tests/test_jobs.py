@@ -114,7 +114,7 @@ def test_cost_order_puts_bigger_boards_first_or_last():
 
 
 def test_mutants_try_boards_cheapest_first_and_rows_keep_their_order(tmp_path, run_cli):
-    from bpcheck.harness.check import board_files as _board_files
+    from bpcheck.harness.boards import board_files as _board_files
     from bpcheck.harness.mutants import mutant_order
 
     boards = _board_files(["boards/"])  # as `bpcheck mutants` finds them (run from the root)

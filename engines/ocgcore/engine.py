@@ -24,8 +24,8 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
-from bpcheck.engines.interface import Capabilities, EngineRefusal
 from bpcheck.engines.faults import SystemFault
+from bpcheck.engines.interface import Capabilities, EngineRefusal
 from bpcheck.model.board import Board
 from bpcheck.model.events import Event, ev
 

@@ -11,7 +11,8 @@ What a puzzle cannot express raises :class:`~bpcheck.engines.interface.EngineRef
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.model.board import Board
