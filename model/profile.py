@@ -240,10 +240,8 @@ TIMING_SUBSTEP = {
 }
 TIMING_PATTERNS = {"w-start-ds": "start", "w-before-calc": "before_calc", "w-calc": "during_calc",
                    "w-after-calc": "after_calc", "w-end-ds": "end"}
-PHASE_EVENTS = {"standby_phase", "end_phase", "start_of_battle_phase", "end_of_battle_phase"}
 # "you can" in text without ':' or ';', other than a Summoning procedure or a restriction
 OLD_YOU_CAN = re.compile(r"\b[Yy]ou can (?!only\b|(?:Normal |Tribute |Ritual |Special |Fusion |Synchro |Xyz |Link |Pendulum )?(?:Summon|Set)\b|activate this card from your hand\b|also\b)\w+")
-TRIGGER_OPENERS = re.compile(r"^(?:Once per turn, |Once per Chain, |Once per battle, |Once while face-up on the field, )?(?:When|If|Each time|At the|During|Before|After|While|Once per turn, when|Once per turn, if)\b")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -538,8 +536,6 @@ def profile(card: C.Card) -> CardProfile:
     activation_done = not is_st or (card.subtype not in ACTIVATION_SUBTYPES and not explicit)
     only_sentences = [(s, e) for _, s, e, _ in segs if re.match(r"Activate (?:this card )?only\b", t[s:e])]
     for n, (section, s, e, number) in enumerate(segs):
-        if is_st and re.match(r"Activate (?:this card )?only\b", t[s:e]) and not activation_done:
-            pass  # attached to the activation below
         materials = (n == 0 and card.is_extra_deck and section != "pendulum"
                      and _top_level(t, s, e, ":") < 0 and _top_level(t, s, e, ";") < 0
                      and (e == len(t) or t[e] in "\r\n" or "+" in t[s:e] or re.match(r"\d", t[s:e])))
@@ -646,19 +642,12 @@ def _effect(card: C.Card, idx: int, section: str, s: int, e: int, number: int | 
             cond = (body_s, body_s + m.end(1))
     cond_text_span = cond or (body_s, body_s)
     events_found = _find(EVENTS, t, *cond_text_span)
-    windows_found = _find(WINDOWS, t, *cond_text_span)
-    for ws, we in extra_windows:
-        windows_found += [(p, m) for p, m in _find(WINDOWS, t, ws, we)]
-        if activation:
-            pass
     win_spans = [(p, m, cond_text_span[0]) for p, m in _find(WINDOWS, t, *cond_text_span)]
     for ws, we in extra_windows:
         win_spans += [(p, m, ws) for p, m in _find(WINDOWS, t, ws, we)]
     if "quick" in marks:  # "(Quick Effect)" closes the condition in older texts too
         qp, qm = marks["quick"]
         q_end = body_s + qm.start()
-        if cond is None or q_end < cond[0]:
-            pass
         win_spans += [(p, m, body_s) for p, m in _find(WINDOWS, t, body_s, q_end) if (p.means not in {w[0].means for w in win_spans})]
     # drop "opponent_turn" when "either_turn" matched the same words; drop generic attack when by-opponent
     windows = sorted({p.means for p, _, _ in win_spans})
