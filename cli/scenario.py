@@ -3,6 +3,7 @@ and the runner: :mod:`bpcheck.harness.scenarios`)."""
 
 from __future__ import annotations
 
+from bpcheck.harness.check import boards_cards_db, check_cards_db
 from bpcheck.harness.scenarios import _close, load_scenario, run_scenario, scenario_files
 import sys
 from typing import Any
@@ -28,7 +29,10 @@ def cmd_scenario(args: Any) -> int:
             from bpcheck.reports.outputs import prepare_file
 
             prepare_file(args.json, "--json", inputs=tuple(p for p, _d in files))
-        spare = [make_engine(spec)]  # a bad --engine is bad input before anything runs
+        cards_db = getattr(args, "cards_db", None)
+        check_cards_db(cards_db)
+        boards_db = boards_cards_db(spec, cards_db)  # the cards a board may name besides the pool's
+        spare = [make_engine(spec, cards_db=cards_db)]  # a bad --engine is bad input before anything runs
     except InputError as e:
         err(e)
         return EXIT_BAD_INPUT
@@ -42,8 +46,8 @@ def cmd_scenario(args: Any) -> int:
             engine = None
             task = progress.start(display.rsplit("/", 1)[-1])
             try:
-                sc = load_scenario(path, display)
-                engine = spare.pop() if spare else make_engine(spec)
+                sc = load_scenario(path, display, cards_db=boards_db)
+                engine = spare.pop() if spare else make_engine(spec, cards_db=cards_db)
                 res = run_scenario(sc, engine)
             except InputError as e:
                 err(e)

@@ -47,9 +47,25 @@ def _bad_spec(problem: str) -> InputError:
     return InputError("--engine", "", f"{problem}; an engine spec is {spec_forms()} (docs/engines.md)")
 
 
-def make_engine(spec: str | None, *, call_timeout: float | None = None, check_determinism: bool = False):
+def is_ocgcore(spec: str | None) -> bool:
+    return spec is not None and (spec == "ocgcore" or spec.startswith("ocgcore:"))
+
+
+def default_cards_db(spec: str | None) -> str | None:
+    """The card database whose cards a board may name when ``--cards-db`` is not given: the
+    engine's own for ``--engine ocgcore`` (``OCG_CARDS``, docs/ocgcore.md), else none (the
+    built-in pool only)."""
+    if is_ocgcore(spec):
+        from bpcheck.engines.ocgcore.engine import default_paths  # the ctypes adapter: loaded only for ocgcore
+
+        return default_paths()[2]
+    return None
+
+
+def make_engine(spec: str | None, *, call_timeout: float | None = None, check_determinism: bool = False, cards_db: str | None = None):
     """A fresh engine for `spec` (one per board). `call_timeout` and `check_determinism` apply
-    to out-of-process engines (`cmd:COMMAND`, docs/protocol.md) only."""
+    to out-of-process engines (`cmd:COMMAND`, docs/protocol.md) only; `cards_db` (``--cards-db``)
+    to ``ocgcore``: the card database it loads cards from by passcode (default ``OCG_CARDS``)."""
     if spec in (None, "", "reference"):
         return ReferenceEngine()
     if spec.startswith("cmd:"):  # an engine in any language, over the JSON-lines protocol
@@ -59,7 +75,7 @@ def make_engine(spec: str | None, *, call_timeout: float | None = None, check_de
     if spec == "ocgcore" or spec.startswith("ocgcore:"):  # the real EDOPro core (docs/ocgcore.md)
         from bpcheck.engines.ocgcore import make_ocgcore_engine
 
-        return make_ocgcore_engine(spec)
+        return make_ocgcore_engine(spec, cards=cards_db)
     if spec.startswith("mutant:"):
         from bpcheck.engines.mutants import MUTANTS, VALUE_MUTANTS
 
@@ -103,6 +119,6 @@ def known_disagreements(spec: str | None) -> dict | None:
     relative to the project root (``baseline``: a ``--baseline`` file, ``findings``: the document
     that explains them), with the engine's name (``engine``); None for an engine without them. A
     failing run of such an engine without ``--baseline`` says where they are (cli/main.py)."""
-    if spec is not None and (spec == "ocgcore" or spec.startswith("ocgcore:")):
+    if is_ocgcore(spec):
         return {"engine": "The EDOPro core", "baseline": "baselines/ocgcore.toml", "findings": "docs/ocgcore-findings.md"}
     return None

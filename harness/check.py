@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from bpcheck import __version__
+from bpcheck.engines.registry import default_cards_db
 from bpcheck.errors import InputError
 from bpcheck.harness.reporting import DEFAULT_GRAPH_LIMIT
+from bpcheck.model.cdb import open_db
 
 
 def report_error(e: InputError) -> None:
@@ -35,6 +37,7 @@ class CheckOptions:
     ``max_states``), so ``CheckOptions.from_namespace(args)`` takes them as parsed."""
 
     engine: str | None = None
+    cards_db: str | None = None  # --cards-db FILE: boards may name its cards (default: the engine's own, ocgcore)
     call_timeout: float | None = None
     check_determinism: bool = False
     invariants: str | None = None  # IDs or family names, comma-separated (None: all)
@@ -107,6 +110,24 @@ def exclude_boards(files: list[tuple[Path, str]], patterns: list[str] | None) ->
     return kept, out
 
 
+def boards_cards_db(engine: str | None, cards_db: str | None) -> str | None:
+    """The card database whose cards the boards of a run may name besides the pool's:
+    ``--cards-db FILE``, else the engine's own (``--engine ocgcore``: ``OCG_CARDS``), else none
+    (docs/boards.md, "Cards of a card database")."""
+    return cards_db or default_cards_db(engine)
+
+
+def check_cards_db(cards_db: str | None) -> None:
+    """A ``--cards-db FILE`` given on the command line is read before any board (bad input, exit
+    2, when it is not a card database); the engine's default database is read only when a board
+    names a card the pool does not have."""
+    if cards_db is not None:
+        try:
+            len(open_db(cards_db))
+        except InputError as e:
+            raise InputError("--cards-db", e.field, f"{e.file}: {e.problem}") from None
+
+
 class LoadBound(Exception):
     """--timeout or --memory-limit was reached while a board was read (:func:`load_bounded`)."""
 
@@ -115,7 +136,7 @@ class LoadBound(Exception):
         self.why = why
 
 
-def load_bounded(path, display: str, timeout: float | None, memory_limit: int | None):
+def load_bounded(path, display: str, timeout: float | None, memory_limit: int | None, cards_db: str | None = None):
     """``load_board(path, display)`` within the board's bounds: ``--timeout`` counts from here,
     so a board that takes longer than that to read is stopped while it is read (an interval timer
     in this, the main, thread); ``--memory-limit``: a board whose reading could take the process
@@ -144,10 +165,10 @@ def load_bounded(path, display: str, timeout: float | None, memory_limit: int | 
         except ValueError:  # not the main thread: no timer
             use_timer = False
     if not use_timer:
-        return load_board(path, display)
+        return load_board(path, display, cards_db=cards_db)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        return load_board(path, display)
+        return load_board(path, display, cards_db=cards_db)
     except _LoadTimeout:
         raise LoadBound(f"time limit ({timeout:g} s) while reading the board") from None
     finally:
@@ -365,7 +386,8 @@ class CheckRun:
         self.error = error
         self.sig = lifecycle.CURRENT
         self.engine_name = opts.engine or "reference"
-        self.engine_kw = {"call_timeout": opts.call_timeout, "check_determinism": opts.check_determinism}
+        self.engine_kw = {"call_timeout": opts.call_timeout, "check_determinism": opts.check_determinism, "cards_db": opts.cards_db}
+        self.cards_db = boards_cards_db(opts.engine, opts.cards_db)  # the cards a board may name besides the pool's
         self.system_kw: dict = {}
         self.baseline = None
         self.bounds = None
@@ -380,6 +402,7 @@ class CheckRun:
 
         opts = self.opts
         make_engine(opts.engine, **self.engine_kw)
+        check_cards_db(opts.cards_db)
         check_outputs(opts, files)
         setup_cluster(opts, opts.engine, self.engine_kw)  # --cluster: Ray, every node able to run the engine
         if opts.differential:  # lockstep with the reference model: explorers/differential.py
@@ -445,7 +468,7 @@ class CheckRun:
             try:
                 started = time.monotonic()
                 try:
-                    board = feed.board(k, path, display, lambda p, d: load_bounded(p, d, opts.timeout, opts.memory_limit))
+                    board = feed.board(k, path, display, lambda p, d: load_bounded(p, d, opts.timeout, opts.memory_limit, self.cards_db))
                 except LoadBound as lb:  # --timeout / --memory-limit reached while reading: inconclusive
                     br = unloaded_result(display, self.invariants, opts.strategy, lb.why)
                     out.results.append(br)
@@ -603,7 +626,7 @@ class CheckRun:
 
         def load(path, display):  # --timeout and --memory-limit cover the reading too (load_bounded)
             try:
-                return load_bounded(path, display, args.timeout, args.memory_limit)
+                return load_bounded(path, display, args.timeout, args.memory_limit, self.cards_db)
             except LoadBound as lb:
                 return _Unloaded(unloaded_result(display, invariants, args.strategy, lb.why))
 

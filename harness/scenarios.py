@@ -269,10 +269,9 @@ class _Checker:
 def _board_names(board: Board) -> set[str]:
     """Every card name that can be met in this duel: cards on the board in any zone or pile, and
     the tokens of its card pool."""
-    from bpcheck.engines.reference import ReferenceEngine
+    from bpcheck.engines.reference import board_observation  # (the board as drawn: cards the model does not play included)
 
-    eng = ReferenceEngine()
-    obs = eng.observe(eng.start(board))
+    obs = board_observation(board)
     names = set(_uid_names(obs).values())
     pool = {c.name: c for c in board.pool}
     for name in list(names):  # the tokens their effects create (`op = "tokens", token = NAME`)
@@ -343,14 +342,15 @@ def _label_problem(pattern: str, names: set[str], effects: dict[str, set[str]]) 
     return None
 
 
-def load_scenario(path: Path | str, display: str | None = None) -> Scenario:
-    """Read one scenario file and check it (:func:`parse_scenario`)."""
+def load_scenario(path: Path | str, display: str | None = None, cards_db: Any = None) -> Scenario:
+    """Read one scenario file and check it (:func:`parse_scenario`). `cards_db`: a card database
+    whose cards its board may name (``--cards-db``, docs/boards.md)."""
     display = display or str(path)
     data = parse_toml(read_text(path, display, "scenario"), display)
-    return parse_scenario(data, display, Path(path).parent, Path(display).parent)
+    return parse_scenario(data, display, Path(path).parent, Path(display).parent, cards_db=cards_db)
 
 
-def parse_scenario(data: dict, display: str, base: Path, display_base: Path | None = None) -> Scenario:
+def parse_scenario(data: dict, display: str, base: Path, display_base: Path | None = None, cards_db: Any = None) -> Scenario:
     """Check the parsed content of one scenario file and build the :class:`Scenario`.
 
     `base` is the folder relative paths (``board = "..."``) are read from, `display_base` the same
@@ -386,11 +386,11 @@ def parse_scenario(data: dict, display: str, base: Path, display_base: Path | No
     b = data["board"]
     if isinstance(b, str):
         try:
-            board = load_board(base / b, str(display_base / b))
+            board = load_board(base / b, str(display_base / b), cards_db=cards_db)
         except InputError as e:  # name the scenario too: the board may serve many
             raise InputError(display, "board", f"in board file {e.render()}") from None
     elif isinstance(b, dict):
-        board = board_from_dict(b, display, "board")
+        board = board_from_dict(b, display, "board", cards_db=cards_db)
     else:
         raise ck.fail("board", f"expected a path or a table, got {type(b).__name__}")
     ck = _Checker(display, board)
