@@ -166,9 +166,10 @@ def _effect_lines(e: EffectProfile) -> list[str]:
         lines.append(f"    {'Damage St.':10} not activated (no activation in the Damage Step)")
         return lines
     lines.append("    Damage Step, may it be activated (per sub-step; rule and evidence below):")
-    lines.append(f"      {'ruleset':8}" + "".join(f" {s:12}" for s in SUBSTEPS))
+    lines.append((f"      {'ruleset':8}" + "".join(f" {s:12}" for s in SUBSTEPS)).rstrip())
     for rs, sub in e.damage_step.items():
-        lines.append(f"      {rs:8}" + "".join(f" {_value(sub[s].value):12}" for s in SUBSTEPS))
+        lines.append((f"      {rs:8}" + "".join(f" {_value(sub[s].value):12}" for s in SUBSTEPS)).rstrip())
+    every = len(e.damage_step) * len(SUBSTEPS)
     seen: list[tuple[str, str]] = []
     for rs, sub in e.damage_step.items():
         for s in SUBSTEPS:
@@ -178,7 +179,8 @@ def _effect_lines(e: EffectProfile) -> list[str]:
                 continue
             seen.append(key)
             cells = [f"{r}/{t}" for r, x in e.damage_step.items() for t in SUBSTEPS if (x[t].rule, _evidence(x[t])) == key]
-            lines.append(f"      {d.rule}: {', '.join(cells)}" + (f"; evidence: {key[1]}" if key[1] else ""))
+            shown = "every sub-step, both rulesets" if len(cells) == every else ", ".join(cells)
+            lines.append(f"      {d.rule}: {shown}" + (f"; evidence: {key[1]}" if key[1] else ""))
     return lines
 
 
