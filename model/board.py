@@ -357,6 +357,8 @@ def _build(data: dict, file: str, pool: CardPool, fp) -> Board:
             if monsters[z] is not None:
                 raise InputError(file, fp(where + ".zone"), f"Monster Zone {z + 1} is already used by {monsters[z].card!r}")
             pos = Pos(m["position"])
+            if c.frame == "Link" and pos is not Pos.ATK:
+                raise InputError(file, fp(where + ".position"), f"{c.name!r} is a Link monster: always in face-up Attack Position")
             if c.is_token and pos is Pos.FACEDOWN:
                 raise InputError(file, fp(where + ".position"), "a Token is always face-up (it cannot be face-down)")
             if m.get("set_this_turn") and pos is not Pos.FACEDOWN:
@@ -428,6 +430,8 @@ def _build(data: dict, file: str, pool: CardPool, fp) -> Board:
                 c = pool[name]
                 if c.is_token:
                     raise InputError(file, fp(where), f"{name!r} is a Token; Tokens exist only on the field")
+                if c.is_extra_deck and pile in ("hand", "deck"):
+                    raise InputError(file, fp(where), f"{name!r} is {'an' if c.frame == 'Xyz' else 'a'} {c.frame} monster: it goes back to the Extra Deck, never to the {'hand' if pile == 'hand' else 'Main Deck'}")
                 owner = (entry.get("owner", side_i + 1) if isinstance(entry, dict) else side_i + 1) - 1
                 if owner != side_i:
                     raise InputError(file, fp(where), f"a card in {side}'s {pile} belongs to {side} (its owner)")

@@ -125,13 +125,31 @@ def test_validate_and_a_bad_database(run_cli, tmp_path):
     assert code == 2 and "no such file" in err
 
 
-def test_a_database_card_in_the_wrong_zone_is_an_error():
+def _first(db: CardDB, bit: int) -> str:
+    """The name of the first card (by passcode) of the database with a type bit, a plain one."""
+    return next(c.name for c in db if c.type & bit and c.alias == 0)
+
+
+@pytest.mark.parametrize(
+    "side, field, words",
+    [
+        ({"spells": [{"zone": 1, "card": "Gene-Warped Warwolf"}]}, "p1.spells[0].card", ["monster card"]),
+        ({"monsters": [{"zone": 1, "card": "LINK", "position": "defense"}]}, "p1.monsters[0].position", ["Link monster", "Attack Position"]),
+        ({"hand": ["XYZ"]}, "p1.hand[0]", ["Xyz monster", "Extra Deck"]),
+        ({"deck": ["XYZ"]}, "p1.deck[0]", ["Xyz monster", "Extra Deck"]),
+    ],
+)
+def test_a_database_card_in_the_wrong_place_is_an_error(side, field, words):
     _need(FULL)
     db = CardDB(FULL)
-    doc = {"turn": 2, "turn_player": 1, "p1": {"lp": 8000, "spells": [{"zone": 1, "card": db.card("Gene-Warped Warwolf").code}]}, "p2": {"lp": 8000}}
+    names = {"LINK": _first(db, 0x4000000), "XYZ": _first(db, 0x800000)}
+    side = json.loads(json.dumps(side).replace('"LINK"', json.dumps(names["LINK"])).replace('"XYZ"', json.dumps(names["XYZ"])))
+    doc = {"turn": 2, "turn_player": 1, "p1": {"lp": 8000, **side}, "p2": {"lp": 8000}}
     with pytest.raises(InputError) as e:
         board_from_dict(doc, "x.toml", cards_db=FULL)
-    assert e.value.field == "p1.spells[0].card" and "monster card" in e.value.problem
+    assert e.value.field == field
+    for w in words:
+        assert w in e.value.problem, e.value.problem
 
 
 # -- engines ---------------------------------------------------------------------------------------
