@@ -21,6 +21,15 @@ def add_quiet_argument(p) -> None:
     )
 
 
+def add_cards_db_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--cards-db",
+        metavar="FILE",
+        help="a card database (cards.cdb): boards may name any of its cards by name or passcode, their facts read from it "
+        "(default: the engine's own with --engine ocgcore, OCG_CARDS; otherwise the built-in pool only; docs/boards.md)",
+    )
+
+
 def jobs_type(text: str) -> int:
     """-j N: N >= 1 worker processes, or 0 for the number of CPUs this process may use."""
     try:

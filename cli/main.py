@@ -21,10 +21,11 @@ import time
 from typing import Sequence
 
 from bpcheck import __version__
-from bpcheck.cli.args import add_jobs_argument, add_max_counterexamples, add_quiet_argument, add_report_arguments, positive
+from bpcheck.cli.args import add_cards_db_argument, add_jobs_argument, add_max_counterexamples, add_quiet_argument, add_report_arguments, positive
 from bpcheck.cli.args import error as _err
 from bpcheck.cli.args import invariants as _invariants
 from bpcheck.cli.baseline import cmd_baseline
+from bpcheck.cli.cards import cmd_cards
 from bpcheck.cli.check import cmd_check
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
 from bpcheck.cli.export_puzzle import cmd_export_puzzle
@@ -40,13 +41,13 @@ from bpcheck.errors import InputError
 from bpcheck.explorers.checking import parse_goals
 from bpcheck.explorers.progress import close_all
 from bpcheck.harness import lifecycle
+from bpcheck.harness.boards import check_cards_db
 from bpcheck.harness.feedback import begin_run
 from bpcheck.harness.scenarios import load_scenario
 from bpcheck.invariants import REGISTRY
 from bpcheck.invariants.docs import markdown
 from bpcheck.invariants.signatures import signatures_of
 from bpcheck.model.board import load_board, parse_toml, read_text
-from bpcheck.model.cards import builtin_pool, card_summary
 from bpcheck.model.cmdline import input_files
 from bpcheck.reports.terminal import output_escaping
 
@@ -63,6 +64,7 @@ class _Parser(argparse.ArgumentParser):
 def cmd_validate(args: argparse.Namespace) -> int:
     try:
         files = input_files(args.files, ".toml", "board or scenario")
+        check_cards_db(args.cards_db)
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
@@ -71,10 +73,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         try:
             data = parse_toml(read_text(path, display), display)
             if "step" in data or "board" in data:
-                sc = load_scenario(path, display)
+                sc = load_scenario(path, display, cards_db=args.cards_db)
                 print(f"ok    {display}  scenario {sc.name!r}: {len(sc.steps)} steps, rules {', '.join(sc.rules)}")
             else:
-                b = load_board(path, display, symbolic=True)  # a symbolic board is valid (bpcheck prove)
+                b = load_board(path, display, symbolic=True, cards_db=args.cards_db)  # a symbolic board is valid (bpcheck prove)
                 parse_goals(b)  # what `check` reads besides the board: validate accepts what check accepts
                 n = sum(1 for _ in b.state.monsters())
                 sym = f"; symbolic: {', '.join(r.describe() for r in b.symbols)}" if b.symbols else ""
@@ -85,30 +87,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_BAD_INPUT if bad else EXIT_OK
 
 
-def cmd_cards(args: argparse.Namespace) -> int:
-    pool = builtin_pool()
-    if args.name:
-        if args.name not in pool:
-            close = [n for n in pool.names() if args.name.lower() in n.lower()]
-            hint = f"; did you mean: {', '.join(close)}" if close else ""
-            _err(InputError("<card pool>", "name", f"unknown card {args.name!r}{hint}"))
-            return EXIT_BAD_INPUT
-        d = card_summary(pool[args.name])
-        if args.json:
-            print(json.dumps(d, indent=2))
-        else:
-            for k, v in d.items():
-                print(f"{k:10} {v}")
-        return EXIT_OK
-    rows = [card_summary(c) for c in pool]
-    if args.json:
-        print(json.dumps(rows, indent=2))
-        return EXIT_OK
-    for d in rows:
-        stats = f"{d['atk']}/{d['def_']}" if "atk" in d else ""
-        print(f"{d['passcode']}  {d['kind']:7} {d['subtype']:10} {stats:>9}  {d['name']}")
-    print(f"{len(rows)} cards")
-    return EXIT_OK
 
 
 def _size(text: str) -> int:
@@ -182,15 +160,18 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("-q", "--quiet", action="store_true", help="print failures and the summary only")
     sc.add_argument("--engine", metavar="ENGINE", help=engine_help())
     sc.add_argument("--strict", action="store_true", help="a scenario skipped because the engine refuses its board fails the run (exit 1)")
+    add_cards_db_argument(sc)
     sc.set_defaults(fn=cmd_scenario)
 
     va = sub.add_parser("validate", help="validate board and scenario files")
     va.add_argument("files", nargs="+", metavar="FILE")
+    add_cards_db_argument(va)
     va.set_defaults(fn=cmd_validate)
 
     ck = sub.add_parser("check", help="explore every reachable state of each board and check the invariants")
     ck.add_argument("paths", nargs="+", metavar="PATH", help="board files or folders")
     ck.add_argument("--engine", metavar="ENGINE", help=engine_help())
+    add_cards_db_argument(ck)
     ck.add_argument("--call-timeout", type=positive(float), metavar="S", help="cmd: engines: seconds per call before a timeout fault (default 10)")
     ck.add_argument(
         "--check-determinism", action="store_true", help="cmd: engines: ask every legal_actions and apply twice and compare the replies"
@@ -320,9 +301,13 @@ def build_parser() -> argparse.ArgumentParser:
     iv.add_argument("--markdown", action="store_true", help="print docs/invariants.md")
     iv.set_defaults(fn=cmd_invariants)
 
-    ca = sub.add_parser("cards", help="list the card pool, or show one card")
-    ca.add_argument("name", nargs="?", metavar="NAME")
+    ca = sub.add_parser("cards", help="list the card pool, or show one card (with --cards-db: any card of a card database, and its profile)")
+    ca.add_argument("name", nargs="?", metavar="NAME", help="a card name, or with --cards-db a name or a passcode")
     ca.add_argument("--json", action="store_true", help="print JSON")
+    add_cards_db_argument(ca)
+    ca.add_argument(
+        "--profile", action="store_true", help="with --cards-db: the card's profile read from its data and text: per effect kind, speed, events, windows and Damage Step sub-steps, with the evidence (docs/profiles.md)"
+    )
     ca.set_defaults(fn=cmd_cards)
     return p
 

@@ -10,6 +10,7 @@ from bpcheck.cli.args import error as _err
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK
 from bpcheck.engines import make_engine
 from bpcheck.errors import InputError
+from bpcheck.harness.boards import boards_cards_db, check_cards_db
 from bpcheck.harness.feedback import run_progress
 from bpcheck.harness.scenarios import run_scenario_files, scenario_files
 from bpcheck.reports.outputs import atomic_write_text, prepare_file
@@ -24,14 +25,17 @@ def cmd_scenario(args: Any) -> int:
         files = scenario_files(args.paths)
         if getattr(args, "json", None):  # checked before the run: a folder that is not there is exit 2 now
             prepare_file(args.json, "--json", inputs=tuple(p for p, _d in files))
-        spare = make_engine(spec)  # a bad --engine is bad input before anything runs
+        cards_db = getattr(args, "cards_db", None)
+        check_cards_db(cards_db)
+        boards_db = boards_cards_db(spec, cards_db)  # the cards a board may name besides the pool's
+        spare = make_engine(spec, cards_db=cards_db)  # a bad --engine is bad input before anything runs
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
     n = {"pass": 0, "fail": 0, "skipped": 0, "bad_input": 0}
     out: list[dict] = []
     progress = run_progress(args, "scenario", total=len(files), unit="files")  # stderr while a long run goes on
-    for display, res, e in run_scenario_files(files, spec, spare, progress):
+    for display, res, e in run_scenario_files(files, spec, spare, progress, cards_db, boards_db):
         if e is not None:
             _err(e)
             n["bad_input"] += 1

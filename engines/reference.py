@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bpcheck.engines.interface import EngineRefusal
 from bpcheck.model.board import Board
 from bpcheck.model.engine import Action, Rules
 from bpcheck.model.observe import observe
@@ -17,6 +18,7 @@ class ReferenceEngine:
         self._rules: Rules | None = None
 
     def start(self, board: Board):
+        refuse_unmodelled(board)
         self._rules = self.rules_cls(board.pool)
         return board.state
 
@@ -38,9 +40,30 @@ class ReferenceEngine:
         return self.rules.is_terminal(state)
 
 
+def unmodelled_cards(board: Board) -> list:
+    """The cards of a board whose effects the reference model does not model: cards of a card
+    database (``--cards-db``) other than plain Normal Monsters (model/cards.py ``card_from_db``)."""
+    pool = board.pool
+    return [c for c in pool if not c.effects_known] if pool is not None else []
+
+
+def refuse_unmodelled(board: Board) -> None:
+    """:class:`EngineRefusal` naming every card of the board the reference model does not model:
+    it knows their data (their database row), not their effects, so it cannot play the board.
+    The board is ``skipped`` on the reference (and with ``--differential``), never judged by a
+    guess; an engine that has the cards' scripts (``--engine ocgcore``) plays it."""
+    cards = unmodelled_cards(board)
+    if cards:
+        named = ", ".join(f"{c.name!r} ({c.passcode})" for c in sorted(cards, key=lambda c: c.name))
+        raise EngineRefusal(
+            f"the reference model does not model {named} (a card of the card database: its data is known, its effects are not modelled)"
+        )
+
+
 def board_observation(board: Board) -> dict:
     """A board as its file describes it, in the observation schema (docs/model.md): the reference
     engine's observation of the board's initial state. What a report draws for an engine that gave
     no observation of the board (it failed before giving its initial state, explorers/run.py)."""
     engine = ReferenceEngine()
-    return engine.observe(engine.start(board))
+    engine._rules = engine.rules_cls(board.pool)  # drawn as the file says, cards the model does not play included
+    return engine.observe(board.state)

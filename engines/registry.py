@@ -16,6 +16,7 @@ import importlib
 from bpcheck.engines.jsonl import make_jsonl_engine
 from bpcheck.engines.mutants import MUTANTS, VALUE_MUTANTS
 from bpcheck.engines.ocgcore import make_ocgcore_engine
+from bpcheck.engines.ocgcore.engine import default_paths
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.errors import InputError
 from bpcheck.model.engine import Rules
@@ -50,9 +51,23 @@ def _bad_spec(problem: str) -> InputError:
     return InputError("--engine", "", f"{problem}; an engine spec is {spec_forms()} (docs/engines.md)")
 
 
-def make_engine(spec: str | None, *, call_timeout: float | None = None, check_determinism: bool = False):
+def is_ocgcore(spec: str | None) -> bool:
+    return spec is not None and (spec == "ocgcore" or spec.startswith("ocgcore:"))
+
+
+def default_cards_db(spec: str | None) -> str | None:
+    """The card database whose cards a board may name when ``--cards-db`` is not given: the
+    engine's own for ``--engine ocgcore`` (``OCG_CARDS``, docs/ocgcore.md), else none (the
+    built-in pool only)."""
+    if is_ocgcore(spec):
+        return default_paths()[2]
+    return None
+
+
+def make_engine(spec: str | None, *, call_timeout: float | None = None, check_determinism: bool = False, cards_db: str | None = None):
     """A fresh engine for `spec` (one per board). `call_timeout` and `check_determinism` apply
-    to out-of-process engines (`cmd:COMMAND`, docs/protocol.md) only."""
+    to out-of-process engines (`cmd:COMMAND`, docs/protocol.md) only; `cards_db` (``--cards-db``)
+    to ``ocgcore``: the card database it loads cards from by passcode (default ``OCG_CARDS``)."""
     if spec in (None, "", "reference"):
         return ReferenceEngine()
     if spec.startswith("cmd:"):  # an engine in any language, over the JSON-lines protocol
@@ -60,7 +75,7 @@ def make_engine(spec: str | None, *, call_timeout: float | None = None, check_de
         return make_jsonl_engine(spec, call_timeout=call_timeout, check_determinism=check_determinism)
     if spec == "ocgcore" or spec.startswith("ocgcore:"):  # the real EDOPro core (docs/ocgcore.md)
 
-        return make_ocgcore_engine(spec)
+        return make_ocgcore_engine(spec, cards=cards_db)
     if spec.startswith("mutant:"):
         name = spec[len("mutant:") :]
         known = {**MUTANTS, **VALUE_MUTANTS}  # value mutants: docs/proving.md
@@ -102,6 +117,6 @@ def known_disagreements(spec: str | None) -> dict | None:
     relative to the project root (``baseline``: a ``--baseline`` file, ``findings``: the document
     that explains them), with the engine's name (``engine``); None for an engine without them. A
     failing run of such an engine without ``--baseline`` says where they are (cli/main.py)."""
-    if spec is not None and (spec == "ocgcore" or spec.startswith("ocgcore:")):
+    if is_ocgcore(spec):
         return {"engine": "The EDOPro core", "baseline": "baselines/ocgcore.toml", "findings": "docs/ocgcore-findings.md"}
     return None

@@ -8,9 +8,11 @@ import signal
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from bpcheck.engines.registry import default_cards_db
 from bpcheck.errors import InputError
 from bpcheck.explorers.core import current_rss
 from bpcheck.model.board import load_board
+from bpcheck.model.cdb import open_db
 from bpcheck.model.cmdline import input_files
 
 
@@ -46,6 +48,24 @@ def exclude_boards(files: list[tuple[Path, str]], patterns: list[str] | None) ->
     return kept, out
 
 
+def boards_cards_db(engine: str | None, cards_db: str | None) -> str | None:
+    """The card database whose cards the boards of a run may name besides the pool's:
+    ``--cards-db FILE``, else the engine's own (``--engine ocgcore``: ``OCG_CARDS``), else none
+    (docs/boards.md, "Cards of a card database")."""
+    return cards_db or default_cards_db(engine)
+
+
+def check_cards_db(cards_db: str | None) -> None:
+    """A ``--cards-db FILE`` given on the command line is read before any board (bad input, exit
+    2, when it is not a card database); the engine's default database is read only when a board
+    names a card the pool does not have."""
+    if cards_db is not None:
+        try:
+            len(open_db(cards_db))
+        except InputError as e:
+            raise InputError("--cards-db", e.field, f"{e.file}: {e.problem}") from None
+
+
 class LoadBound(Exception):
     """--timeout or --memory-limit was reached while a board was read (:func:`load_bounded`)."""
 
@@ -54,7 +74,7 @@ class LoadBound(Exception):
         self.why = why
 
 
-def load_bounded(path, display: str, timeout: float | None, memory_limit: int | None):
+def load_bounded(path, display: str, timeout: float | None, memory_limit: int | None, cards_db: str | None = None):
     """``load_board(path, display)`` within the board's bounds: ``--timeout`` counts from here,
     so a board that takes longer than that to read is stopped while it is read (an interval timer
     in this, the main, thread); ``--memory-limit``: a board whose reading could take the process
@@ -77,10 +97,10 @@ def load_bounded(path, display: str, timeout: float | None, memory_limit: int | 
         except ValueError:  # not the main thread: no timer
             use_timer = False
     if not use_timer:
-        return load_board(path, display)
+        return load_board(path, display, cards_db=cards_db)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        return load_board(path, display)
+        return load_board(path, display, cards_db=cards_db)
     except _LoadTimeout:
         raise LoadBound(f"time limit ({timeout:g} s) while reading the board") from None
     finally:

@@ -34,7 +34,7 @@ from bpcheck.explorers.differential import DIFF_INVARIANT, DifferentialSystem
 from bpcheck.explorers.run import BoardResult, can_shard, check_board, check_board_task, restore_invariants, result_document, system_factory
 from bpcheck.harness import jobs as schedule  # SHARD_AT and board_cost read through the module (tests set them)
 from bpcheck.harness import lifecycle
-from bpcheck.harness.boards import LoadBound, load_bounded
+from bpcheck.harness.boards import LoadBound, boards_cards_db, check_cards_db, load_bounded
 from bpcheck.harness.feedback import CheckFeed
 from bpcheck.harness.jobs import resolve_jobs, run_check_jobs, setup_cluster
 from bpcheck.harness.lifecycle import Interrupted, terminal_safe
@@ -58,6 +58,7 @@ class CheckOptions:
     ``max_states``), so ``CheckOptions.from_namespace(args)`` takes them as parsed."""
 
     engine: str | None = None
+    cards_db: str | None = None  # --cards-db FILE: boards may name its cards (default: the engine's own, ocgcore)
     call_timeout: float | None = None
     check_determinism: bool = False
     invariants: str | None = None  # IDs or family names, comma-separated (None: all)
@@ -280,7 +281,8 @@ class CheckRun:
         self.error = error
         self.sig = lifecycle.CURRENT
         self.engine_name = opts.engine or "reference"
-        self.engine_kw = {"call_timeout": opts.call_timeout, "check_determinism": opts.check_determinism}
+        self.engine_kw = {"call_timeout": opts.call_timeout, "check_determinism": opts.check_determinism, "cards_db": opts.cards_db}
+        self.cards_db = boards_cards_db(opts.engine, opts.cards_db)  # the cards a board may name besides the pool's
         self.system_kw: dict = {}
         self.baseline = None
         self.bounds = None
@@ -290,6 +292,7 @@ class CheckRun:
         the cluster, the differential mode and the baseline. Raises :class:`InputError`."""
         opts = self.opts
         make_engine(opts.engine, **self.engine_kw)
+        check_cards_db(opts.cards_db)
         check_outputs(opts, files)
         setup_cluster(opts, opts.engine, self.engine_kw)  # --cluster: Ray, every node able to run the engine
         if opts.differential:  # lockstep with the reference model: explorers/differential.py
@@ -344,7 +347,7 @@ class CheckRun:
             try:
                 started = time.monotonic()
                 try:
-                    board = feed.board(k, path, display, lambda p, d: load_bounded(p, d, opts.timeout, opts.memory_limit))
+                    board = feed.board(k, path, display, lambda p, d: load_bounded(p, d, opts.timeout, opts.memory_limit, self.cards_db))
                 except LoadBound as lb:  # --timeout / --memory-limit reached while reading: inconclusive
                     br = unloaded_result(display, self.invariants, opts.strategy, lb.why)
                     out.results.append(br)
@@ -485,7 +488,7 @@ class CheckRun:
 
         def load(path, display):  # --timeout and --memory-limit cover the reading too (load_bounded)
             try:
-                return load_bounded(path, display, args.timeout, args.memory_limit)
+                return load_bounded(path, display, args.timeout, args.memory_limit, self.cards_db)
             except LoadBound as lb:
                 return _Unloaded(unloaded_result(display, invariants, args.strategy, lb.why))
 

@@ -26,7 +26,7 @@ from bpcheck.engines import make_engine
 from bpcheck.engines.faults import SystemFault
 from bpcheck.engines.interface import EngineRefusal, capabilities_of
 from bpcheck.engines.jsonl import JsonlEngine, protocol_schema
-from bpcheck.engines.reference import ReferenceEngine
+from bpcheck.engines.reference import ReferenceEngine, board_observation
 from bpcheck.errors import InputError
 from bpcheck.model import fields as checks
 from bpcheck.model.board import Board, board_from_dict, load_board, parse_toml, read_text
@@ -274,8 +274,7 @@ class _Checker:
 def _board_names(board: Board) -> set[str]:
     """Every card name that can be met in this duel: cards on the board in any zone or pile, and
     the tokens of its card pool."""
-    eng = ReferenceEngine()
-    obs = eng.observe(eng.start(board))
+    obs = board_observation(board)  # the board as drawn: cards the model does not play included
     names = set(_uid_names(obs).values())
     pool = {c.name: c for c in board.pool}
     for name in list(names):  # the tokens their effects create (`op = "tokens", token = NAME`)
@@ -346,14 +345,15 @@ def _label_problem(pattern: str, names: set[str], effects: dict[str, set[str]]) 
     return None
 
 
-def load_scenario(path: Path | str, display: str | None = None) -> Scenario:
-    """Read one scenario file and check it (:func:`parse_scenario`)."""
+def load_scenario(path: Path | str, display: str | None = None, cards_db: Any = None) -> Scenario:
+    """Read one scenario file and check it (:func:`parse_scenario`). `cards_db`: a card database
+    whose cards its board may name (``--cards-db``, docs/boards.md)."""
     display = display or str(path)
     data = parse_toml(read_text(path, display, "scenario"), display)
-    return parse_scenario(data, display, Path(path).parent, Path(display).parent)
+    return parse_scenario(data, display, Path(path).parent, Path(display).parent, cards_db=cards_db)
 
 
-def parse_scenario(data: dict, display: str, base: Path, display_base: Path | None = None) -> Scenario:
+def parse_scenario(data: dict, display: str, base: Path, display_base: Path | None = None, cards_db: Any = None) -> Scenario:
     """Check the parsed content of one scenario file and build the :class:`Scenario`.
 
     `base` is the folder relative paths (``board = "..."``) are read from, `display_base` the same
@@ -389,11 +389,11 @@ def parse_scenario(data: dict, display: str, base: Path, display_base: Path | No
     b = data["board"]
     if isinstance(b, str):
         try:
-            board = load_board(base / b, str(display_base / b))
+            board = load_board(base / b, str(display_base / b), cards_db=cards_db)
         except InputError as e:  # name the scenario too: the board may serve many
             raise InputError(display, "board", f"in board file {e.render()}") from None
     elif isinstance(b, dict):
-        board = board_from_dict(b, display, "board")
+        board = board_from_dict(b, display, "board", cards_db=cards_db)
     else:
         raise ck.fail("board", f"expected a path or a table, got {type(b).__name__}")
     ck = _Checker(display, board)
@@ -1130,9 +1130,10 @@ def _close(engine: Any) -> None:
 # `bpcheck scenario` (cli/main.py parses the arguments and calls this)
 
 
-def run_scenario_files(files, spec: str, spare: Any, progress) -> Iterator[tuple[str, "ScenarioResult | None", "InputError | None"]]:
+def run_scenario_files(files, spec: str, spare: Any, progress, cards_db: str | None = None, boards_db: Any = None) -> Iterator[tuple[str, "ScenarioResult | None", "InputError | None"]]:
     """Run each scenario file on a fresh engine of ``spec`` (``spare``: one already made, used
-    first): ``(display, result, None)`` for each file run, ``(display, None, error)`` for each
+    first; ``cards_db``: the engine's card database, ``boards_db``: the cards a board may name
+    besides the pool's, ``--cards-db``): ``(display, result, None)`` for each file run, ``(display, None, error)`` for each
     that is bad input. Each engine is closed, and the progress told, before its result is given."""
     spare_engines = [spare]
     try:
@@ -1140,8 +1141,8 @@ def run_scenario_files(files, spec: str, spare: Any, progress) -> Iterator[tuple
             engine = None
             task = progress.start(display.rsplit("/", 1)[-1])
             try:
-                sc = load_scenario(path, display)
-                engine = spare_engines.pop() if spare_engines else make_engine(spec)
+                sc = load_scenario(path, display, cards_db=boards_db)
+                engine = spare_engines.pop() if spare_engines else make_engine(spec, cards_db=cards_db)
                 res = run_scenario(sc, engine)
             except InputError as e:
                 progress.finish(task, failed=True)

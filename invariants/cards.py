@@ -85,6 +85,11 @@ def _raw_from_parsed(card: Any) -> dict:
             d[key] = v
     if card.archetypes:
         d["archetypes"] = list(card.archetypes)
+    if not getattr(card, "effects_known", True):
+        # a card of a card database (--cards-db): its data is known, its effects are not
+        # modelled, so every fact about its effects is UNKNOWN (not judged), never "none"
+        d["effects_known"] = False
+        return d
     effects = []
     for e in card.effects:
         eff: dict[str, Any] = {"type": e.type, "mandatory": e.mandatory, "location": e.location, "conditions": list(e.conditions)}
@@ -246,7 +251,9 @@ class CardFacts:
 
     def effects(self, name: str) -> list[dict] | None:
         c = self.defs.get(name)
-        return None if c is None else list(c.get("effect", []))
+        if c is None or c.get("effects_known") is False:
+            return None
+        return list(c.get("effect", []))
 
     def effect(self, name: str, index: int | None) -> dict | None:
         effs = self.effects(name)
@@ -256,7 +263,7 @@ class CardFacts:
 
     def statics(self, name: str) -> list[dict] | None:
         c = self.defs.get(name)
-        if c is None:
+        if c is None or c.get("effects_known") is False:
             return None
         sts = list(c.get("static", []))
         if any(s.get("apply") not in STATICS for s in sts):

@@ -185,9 +185,12 @@ def _target_name(obs: dict, t) -> str:
     fields={**_OPEN_BY_ACTIONS, **ON_CHAIN, **MARKS},
 )  # fmt: skip
 def attacks_offered(obs, actions, ctx):
+    mon = ctx.mon
+    lost = _owed_lost(obs, mon, "battle_step")
+    if lost is not None:
+        return f"the attacks of the Battle Step were never offered: P{lost[2] + 1} passed a response window there and the game went on to {obs['step']} of turn {obs['turn']}"
     if obs["over"] or obs["step"] != "battle_step" or not actions:
         return None
-    mon = ctx.mon
     if mon.chain.links or obs["chain"]:
         return None
     if mon["replay"] is not None:
@@ -197,6 +200,8 @@ def attacks_offered(obs, actions, ctx):
     tp = obs["turn_player"]
     if holder(obs, actions, mon) != tp:
         return None
+    if _response_window(obs, actions, mon) and not any(a["kind"] == "attack" for a in actions):
+        return None  # owed to the state its pass leads to (history response_pass): judged there
     offered = {(a.get("card_uid"), a.get("target")) for a in actions if a["kind"] == "attack"}
     due = False
     unknown: Unknown | None = None
@@ -254,6 +259,48 @@ def _labels(actions) -> str:
     return ", ".join(a["label"] for a in actions) or "nothing"
 
 
+def _response_window(obs: dict, actions, mon) -> bool:
+    """Whether the turn player, with no chain open, where the rules give them the turn's choices
+    (Main Phase 1 or 2, the Battle Step with no attack in progress), is asked only whether to
+    respond, with a plain "pass" among the answers: the EDOPro core's response window after a
+    chain resolves or a step begins, which its idle command follows once the player passes
+    (docs/ocgcore-findings.md, F25). The choices the rules give there are owed to the state that
+    pass leads to (history ``response_pass``): judged there, and lost if the turn goes on
+    without them."""
+    if mon.chain.links or obs["chain"] or obs["to_act"] != obs["turn_player"]:
+        return False
+    if not (obs["step"] in ("main1", "main2") or (obs["step"] == "battle_step" and obs["attack"] is None)):
+        return False
+    return _responses_only(actions) and any(a["kind"] == "pass" and a.get("label") == "pass" for a in actions)
+
+
+@history(
+    "response_pass",
+    "The turn, step and player of a plain pass the turn player just gave with no chain open in Main Phase 1 or 2 or the "
+    "Battle Step with no attack (an engine's response window before its idle command, F25): the choices of that step are "
+    "owed to the state it leads to (turn.legal-offered, attack.legal-offered); null after any other transition.",
+    initial=None,
+)
+def _response_pass(prev, t):
+    a, b = t.action, t.before
+    if not isinstance(a, dict) or a.get("kind") != "pass" or a.get("label") != "pass" or b.get("over"):
+        return None
+    if t.mon.chain.links or b.get("chain") or a.get("player") != b.get("turn_player"):
+        return None
+    if b.get("step") in ("main1", "main2") or (b.get("step") == "battle_step" and b.get("attack") is None):
+        return (b.get("turn"), b.get("step"), a.get("player"))
+    return None
+
+
+def _owed_lost(obs: dict, mon, step: str | None = None) -> tuple | None:
+    """(turn, step, player) of a response window whose pass led the game on to another step (or
+    turn) (in `step` only, when given): the choices the rules gave there were never offered."""
+    owed = mon["response_pass"]
+    if owed is None or obs["over"] or (obs["turn"], obs["step"]) == (owed[0], owed[1]) or (step is not None and owed[1] != step):
+        return None
+    return owed
+
+
 def _responses_only(actions) -> bool:
     """Whether the player is asked only to respond: every action offered activates a card or
     declines (a plain "pass", not "end Battle Phase"). The EDOPro core asks so after a chain
@@ -279,6 +326,9 @@ def _responses_only(actions) -> bool:
 )  # fmt: skip
 def turn_offered(obs, actions, ctx):
     mon = ctx.mon
+    lost = _owed_lost(obs, mon)
+    if lost is not None:
+        return f"the turn's choice in {lost[1]} was never offered: P{lost[2] + 1} passed a response window there and the game went on to {obs['step']} of turn {obs['turn']}"
     p = holder(obs, actions, mon)
     if p is None:
         return None
@@ -304,6 +354,8 @@ def turn_offered(obs, actions, ctx):
             want.append(("pass", "passing"))  # rule: BP-START-STEP, DS-SUBSTEPS, PRI-PASS-PASS
     else:
         return None
+    if any(kind not in kinds for kind, _w in want) and _response_window(obs, actions, mon):
+        return None  # owed to the state its pass leads to (history response_pass): judged there
     for kind, what in want:
         if kind not in kinds:
             if _responses_only(actions):  # (a distinct signature: an engine's response window)

@@ -104,6 +104,8 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "attack-not-offered": ", but that attack is not offered to P",
         # asked only to respond (activations and a plain pass): the EDOPro core's response windows (F25)
         "attack-not-offered-response-window": " is asked only for a response here, without the attack",
+        # a response window passed and the Battle Step left without the idle command (offered._owed_lost)
+        "attack-lost-after-response-window": " were never offered: P",
         "replay-choice-not-offered": ", but that choice is not offered (offered: ",  # (offered._replay_offered)
     },
     "attack.offered-legal": {
@@ -308,6 +310,8 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "choice-not-offered": " is not offered to P",
         # asked only to respond (activations and a plain pass): the EDOPro core's response windows (F25)
         "choice-not-offered-response-window": " is asked only for a response in ",
+        # a response window passed and the step left without the idle command (offered._owed_lost)
+        "choice-lost-after-response-window": " was never offered: P",
     },
     "turn.phase-order": {
         "phase-order": " comes ",

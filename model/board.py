@@ -18,8 +18,8 @@ from typing import Any
 import jsonschema
 
 from bpcheck.errors import InputError
-from bpcheck.model import arith, fields, reading
-from bpcheck.model.cards import CardPool, parse_card, pool_with
+from bpcheck.model import arith, cdb, fields, reading
+from bpcheck.model.cards import Card, CardPool, card_from_db, parse_card, pool_with
 from bpcheck.model.state import CardRef, Monster, Player, Pos, SpellTrap, State, Step
 
 _SCHEMA: dict | None = None
@@ -81,14 +81,16 @@ def read_text(path: Path | str, display: str | None = None, kind: str = "board")
     return reading.read_text(path, display or str(path), kind)
 
 
-def load_board(path: Path | str, display: str | None = None, symbolic: bool = False) -> Board:
+def load_board(path: Path | str, display: str | None = None, symbolic: bool = False, cards_db: Any = None) -> Board:
     """`symbolic`: accept ranges (``bpcheck prove``); otherwise a board with a range is refused
-    with a message pointing at ``bpcheck prove`` (nothing picks a value silently)."""
+    with a message pointing at ``bpcheck prove`` (nothing picks a value silently). `cards_db`: a
+    card database (a path or a :class:`~bpcheck.model.cdb.CardDB`) whose cards the board may name
+    besides the pool's (docs/boards.md, "Cards of a card database")."""
     display = display or str(path)
-    return board_from_dict(parse_toml(read_text(path, display), display), display, symbolic=symbolic)
+    return board_from_dict(parse_toml(read_text(path, display), display), display, symbolic=symbolic, cards_db=cards_db)
 
 
-def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: bool = False) -> Board:
+def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: bool = False, cards_db: Any = None) -> Board:
     def fp(p: str) -> str:
         return f"{field_prefix}.{p}" if field_prefix and p else (field_prefix or p)
 
@@ -96,6 +98,8 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: boo
         raise InputError(file, field_prefix, f"expected a table, got {fields.type_name(data)}")
     reading.check_tree(data, file, field_prefix)
     _reject_floats(data, file, field_prefix)
+    own_cards = _own_cards(data, file, fp)
+    data, db_cards = resolve_card_refs(data, file, fp, pool_with(own_cards), cards_db)
     document = data
     data, numbers = _board_numbers(data, file, fp, symbolic)
     # Clear messages for the commonest impossible boards before the generic schema check.
@@ -125,14 +129,141 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: boo
             if missing is not None:
                 raise InputError(file, fp(fields.field_path(where, missing)), "missing required field")
         raise InputError(file, fp(where), _schema_message(e))
-    extra = [parse_card(c, file, fp(f"card[{i}]")) for i, c in enumerate(data.get("card", []))]
-    pool = pool_with(extra, [fp(f"card[{i}]") for i in range(len(extra))])
+    pool = pool_with(own_cards + db_cards, [fp(f"card[{i}]") for i in range(len(own_cards))] + [f"<card database: {c.name}>" for c in db_cards])
     _check_names(data, file, fp)
     if "rules" in data:  # a board cites rules as a scenario does: each must be in docs/rules.md
         fields.check_rule_ids(data["rules"], file, fp("rules"))
     board = _apply_numbers(_build(data, file, pool, fp), numbers, file)
     _check_goal_references(board, fp)
     return replace(board, document=document)
+
+
+def _own_cards(data: dict, file: str, fp) -> list[Card]:
+    """The board's own ``[[card]]`` tables (docs/cards.md)."""
+    own = data.get("card", [])
+    if not isinstance(own, list):
+        raise InputError(file, fp("card"), f"expected array, got {fields.type_name(own)}")
+    cards = [parse_card(c, file, fp(f"card[{i}]")) for i, c in enumerate(own)]
+    pool_with(cards, [fp(f"card[{i}]") for i in range(len(cards))])  # names and passcodes unique, references known
+    return cards
+
+
+# Where a board names cards: (zone key, whether its entries may be plain card references).
+CARD_PLACES = (("monsters", False), ("spells", False), ("hand", True), ("graveyard", True), ("banished", True), ("deck", True))
+
+
+def _is_passcode(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def resolve_card_refs(data: dict, file: str, fp, pool: CardPool, cards_db: Any) -> tuple[dict, list[Card]]:
+    """Every card a board names, by name or by passcode, as its name in the run's pool: a pool
+    card (or one of the board's own ``[[card]]`` tables) first, by name or passcode, then a card
+    of the card database ``cards_db`` (its facts from its ``datas`` row: model/cards.py
+    ``card_from_db``). Returns the board's data with each passcode replaced by the card's name
+    (a copy when anything changed) and the database cards it names, in order of first mention.
+    A card in neither is an InputError naming the field, with near names offered. Malformed
+    entries are left as they are for the schema to report."""
+    by_code: dict[int, str] = {}
+    for c in pool:
+        try:
+            by_code.setdefault(int(c.passcode), c.name)
+        except ValueError:
+            pass
+    db_cards: dict[str, Card] = {}
+    state = {"db": None, "changed": False}
+
+    def database() -> cdb.CardDB | None:
+        if cards_db is None:
+            return None
+        if state["db"] is None:
+            state["db"] = cards_db if isinstance(cards_db, cdb.CardDB) else cdb.open_db(cards_db)
+        return state["db"]
+
+    def unknown(ref: Any, where: str, why: str = "") -> InputError:
+        shown = repr(ref) if isinstance(ref, str) else str(ref)
+        near = [n for n in pool.names() if isinstance(ref, str) and n.lower() == ref.lower()]
+        db = database()
+        if db is None:
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            more = "" if near else " (a card of a card database: --cards-db FILE)"
+            what = "no card of the pool has this passcode" if _is_passcode(ref) else ""
+            return InputError(file, fp(where), f"unknown card {shown}{': ' + what if what else ''}{hint}{more}")
+        if isinstance(ref, str):
+            try:
+                near += [n for n in db.did_you_mean(ref) if n not in near]
+            except InputError:
+                pass
+        hint = f" (did you mean {', '.join(repr(n) for n in near[:3])}?)" if near else ""
+        return InputError(file, fp(where), f"unknown card {shown}: not in the card pool nor in the card database {db.path}{why}{hint}")
+
+    def resolve(ref: Any, where: str) -> Any:
+        if isinstance(ref, str):
+            fields.check_name(ref, file, fp(where), "card name")
+            if ref in pool:
+                return ref
+        elif _is_passcode(ref):
+            if ref in by_code:
+                return by_code[ref]
+        else:
+            return ref  # not a card reference: the schema says what is wrong
+        db = database()
+        if db is None:
+            raise unknown(ref, where)
+        try:
+            row = db.card(ref, where) if isinstance(ref, str) else db.get(ref)
+        except InputError as e:
+            if e.file != db.path or e.field != where:
+                raise  # the database itself cannot be read: its own error
+            row = None
+        if row is None:
+            raise unknown(ref, where)
+        if row.alias and row.alias in by_code:  # an alternate artwork of a pool card
+            return by_code[row.alias]
+        if row.code in by_code:
+            return by_code[row.code]
+        if row.alias and db.get(row.alias) is not None:
+            row = db.get(row.alias)
+        if row.name in pool:  # a database card with a pool card's name and another passcode
+            raise InputError(file, fp(where), f"card {ref!r} of {db.path} is {row.name!r} ({row.code}), whose name the pool gives another card (passcode {pool[row.name].passcode})")
+        if row.name not in db_cards:
+            try:
+                db_cards[row.name] = card_from_db(row)
+            except InputError as e:
+                raise InputError(file, fp(where), e.problem) from None
+        return row.name
+
+    out = dict(data)
+    for side in ("p1", "p2"):
+        pd = data.get(side)
+        if not isinstance(pd, dict):
+            continue
+        new_pd = dict(pd)
+        for key, plain in CARD_PLACES:
+            entries = pd.get(key)
+            if not isinstance(entries, list):
+                continue
+            new = []
+            for j, e in enumerate(entries):
+                where = f"{side}.{key}[{j}]"
+                if plain and (isinstance(e, str) or _is_passcode(e)):
+                    r = resolve(e, where)
+                    state["changed"] |= r != e
+                    new.append(r)
+                elif isinstance(e, dict) and "card" in e:
+                    r = resolve(e["card"], where + ".card" if not plain else where)
+                    state["changed"] |= r != e["card"]
+                    new.append({**e, "card": r})
+                else:
+                    new.append(e)
+            new_pd[key] = new
+        fs = pd.get("field_spell")
+        if isinstance(fs, dict) and "card" in fs:
+            r = resolve(fs["card"], f"{side}.field_spell.card")
+            state["changed"] |= r != fs["card"]
+            new_pd["field_spell"] = {**fs, "card": r}
+        out[side] = new_pd
+    return (out if state["changed"] else data), list(db_cards.values())
 
 
 def _check_names(data: dict, file: str, fp) -> None:
@@ -227,6 +358,8 @@ def _build(data: dict, file: str, pool: CardPool, fp) -> Board:
             if monsters[z] is not None:
                 raise InputError(file, fp(where + ".zone"), f"Monster Zone {z + 1} is already used by {monsters[z].card!r}")
             pos = Pos(m["position"])
+            if c.frame == "Link" and pos is not Pos.ATK:
+                raise InputError(file, fp(where + ".position"), f"{c.name!r} is a Link monster: always in face-up Attack Position")
             if c.is_token and pos is Pos.FACEDOWN:
                 raise InputError(file, fp(where + ".position"), "a Token is always face-up (it cannot be face-down)")
             if m.get("set_this_turn") and pos is not Pos.FACEDOWN:
@@ -298,6 +431,8 @@ def _build(data: dict, file: str, pool: CardPool, fp) -> Board:
                 c = pool[name]
                 if c.is_token:
                     raise InputError(file, fp(where), f"{name!r} is a Token; Tokens exist only on the field")
+                if c.is_extra_deck and pile in ("hand", "deck"):
+                    raise InputError(file, fp(where), f"{name!r} is {'an' if c.frame == 'Xyz' else 'a'} {c.frame} monster: it goes back to the Extra Deck, never to the {'hand' if pile == 'hand' else 'Main Deck'}")
                 owner = (entry.get("owner", side_i + 1) if isinstance(entry, dict) else side_i + 1) - 1
                 if owner != side_i:
                     raise InputError(file, fp(where), f"a card in {side}'s {pile} belongs to {side} (its owner)")

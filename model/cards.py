@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from bpcheck.errors import InputError
+from bpcheck.model import cdb
 from bpcheck.model.fields import check_name
 from bpcheck.model.ops import OPERATIONS
 from bpcheck.model.reading import parse_toml_text, read_text
@@ -171,6 +172,12 @@ class Card:
     statics: tuple[Static, ...] = ()
     source: str = ""
     archetypes: tuple[str, ...] = ()  # archetypes named by the card (its name holds them, e.g. "Dark World")
+    # A card of a card database (``--cards-db``, docs/boards.md) that is not in the pool: its facts
+    # are its ``datas`` row (``data``, a :class:`bpcheck.model.cdb.Card`), its effects are not
+    # modelled. ``effects_known`` is True only where the row itself says the card has no effects
+    # (a plain Normal Monster); the reference model refuses a board holding any other such card.
+    effects_known: bool = True
+    data: Any = None
 
     @property
     def is_monster(self) -> bool:
@@ -187,6 +194,25 @@ class Card:
     @property
     def is_spell_trap(self) -> bool:
         return self.kind in ("spell", "trap")
+
+    @property
+    def from_database(self) -> bool:
+        """A card of a card database, not of the pool (its row is ``data``)."""
+        return self.data is not None
+
+    @property
+    def frame(self) -> str:
+        """The monster frame: the database's ('Xyz', 'Link', 'Fusion', ...) or the pool subtype."""
+        return self.data.subtype if self.data is not None else self.subtype
+
+    @property
+    def is_extra_deck(self) -> bool:
+        """A Fusion, Synchro, Xyz or Link monster (it lives in the Extra Deck)."""
+        return self.data is not None and self.data.is_extra_deck
+
+    def has_type(self, bit: int) -> bool:
+        """A database card's type bit (``bpcheck.model.cdb.TYPE_*``); False for a pool card."""
+        return self.data is not None and bool(self.data.type & bit)
 
     def has_static(self, name: str) -> bool:
         return any(s.apply == name for s in self.statics)
@@ -758,6 +784,47 @@ def check_references(c: Card, pool: CardPool, file: str, path: str) -> None:
                 raise InputError(file, f"{path}.static[{i}].while_field_spell", f"unknown card {fs!r}")
             if not (pool[fs].kind == "spell" and pool[fs].subtype == "field"):
                 raise InputError(file, f"{path}.static[{i}].while_field_spell", f"{fs!r} is not a Field Spell")
+
+
+# -- cards of a card database (--cards-db, docs/boards.md) -------------------------------------
+
+_SPELL_SUBTYPES = {"Quick-Play": "quick-play", "Continuous": "continuous", "Equip": "equip", "Field": "field"}
+_TRAP_SUBTYPES = {"Continuous": "continuous", "Counter": "counter"}
+
+
+def card_from_db(row: "cdb.Card") -> Card:
+    """A database row as a card of the run: every fact from the row (kind, subtype, Attribute,
+    Type, Level, ATK/DEF, passcode, text), no effect modelled. ``effects_known`` only for a plain
+    Normal Monster (type Monster + Normal and nothing else: its text is flavour, it has no
+    effects, so the reference model plays it exactly); every other card's behaviour is unknown
+    here, and the reference model refuses a board that holds it (engines/reference.py)."""
+    t = row.type
+    if row.kind == "monster":
+        kind = "token" if t & cdb.TYPE_TOKEN else "monster"
+        subtype = "token" if kind == "token" else "flip" if t & cdb.TYPE_FLIP else "effect" if t & cdb.TYPE_EFFECT else "normal"
+    elif row.kind == "spell":
+        kind, subtype = "spell", _SPELL_SUBTYPES.get(row.subtype, "normal")
+    elif row.kind == "trap":
+        kind, subtype = "trap", _TRAP_SUBTYPES.get(row.subtype, "normal")
+    else:
+        raise InputError("", "card", f"{row.name!r} ({row.code}) is neither a monster, a Spell nor a Trap (type {t:#x})")
+    monster = kind in ("monster", "token")
+    no_level = bool(t & (cdb.TYPE_XYZ | cdb.TYPE_LINK))  # a Rank or a Link Rating is not a Level
+    return Card(
+        name=row.name,
+        passcode=str(row.code).zfill(8),
+        kind=kind,
+        subtype=subtype,
+        text=row.text,
+        attribute=(row.attributes or [None])[0] if monster else None,
+        race=(row.races or [None])[0] if monster else None,
+        level=(None if no_level else row.level) if monster else None,
+        atk=row.atk if monster else None,
+        def_=row.def_ if monster else None,
+        source="",
+        effects_known=t == cdb.TYPE_MONSTER | cdb.TYPE_NORMAL,
+        data=row,
+    )
 
 
 def card_summary(c: Card) -> dict[str, Any]:

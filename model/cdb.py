@@ -320,3 +320,21 @@ class CardDB:
         if key in lower:
             return [lower[key]]
         return [lower[m] for m in difflib.get_close_matches(key, sorted(lower), n=n, cutoff=0.75)]
+
+
+_OPEN: dict[tuple[str, int, int], CardDB] = {}
+
+
+def open_db(path: str | os.PathLike) -> CardDB:
+    """The :class:`CardDB` of ``path``, shared by every board of a run that names it (a database
+    is read once per process; a file changed since is read again)."""
+    p = os.path.abspath(str(path))
+    try:
+        st = os.stat(p)
+        key = (p, st.st_mtime_ns, st.st_size)
+    except OSError:
+        return CardDB(path)  # the reader says what is wrong with it, on first use
+    db = _OPEN.get(key)
+    if db is None:
+        db = _OPEN[key] = CardDB(path)
+    return db
