@@ -4,13 +4,13 @@
 families live in one module each; importing this package registers them all.
 """
 
-from bpcheck.invariants import accounting, attacks, chains, damage_step, offered, priority, replay, turn  # noqa: F401  (registration)
+from bpcheck.invariants import accounting, attacks, chains, damage_step, offered, priority, profiled, replay, turn  # noqa: F401  (registration)
 from bpcheck.invariants.base import REGISTRY, Invariant, Transition, invariant
 
 # the families are public submodules too: importing this package registers them
 __all__ = [
     "REGISTRY", "Invariant", "Transition", "invariant", "select",
-    "accounting", "attacks", "chains", "damage_step", "offered", "priority", "replay", "turn",
+    "accounting", "attacks", "chains", "damage_step", "offered", "priority", "profiled", "replay", "turn",
 ]
 
 

@@ -20,6 +20,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
+from bpcheck.model.profile import CardProfile, profile as read_profile
+
 UNKNOWN = None
 PROTECTION_OPS = frozenset({"no_battle_damage", "battle_indestructible"})
 
@@ -212,12 +214,16 @@ class CardFacts:
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
                 pass
         pool = getattr(board, "pool", None)
+        rows: dict[str, Any] = {}
         if pool is not None:
             for card in pool:
                 if card.name not in pool_names and card.name not in own:
                     own[card.name] = _raw_from_parsed(card)
+                if getattr(card, "data", None) is not None and card.name not in pool_names:
+                    rows[card.name] = card.data  # a card of a card database: its profile is read from this row
         tables.extend((str(path), c) for c in own.values())
         facts = cls(tables)
+        facts.rows = rows
         doc = getattr(board, "document", None)
         if isinstance(doc, dict):
             facts.placed = board_flags(doc)
@@ -234,6 +240,22 @@ class CardFacts:
         if self.placed is None:
             return UNKNOWN
         return flag in self.placed.get(uid, frozenset())
+
+    # -- cards of a card database: their profiles (docs/profiles.md) ---------------------------
+
+    rows: dict[str, Any] = {}  # name -> its database row (bpcheck.model.cdb.Card), cards of a --cards-db only
+
+    def profile(self, name: Any) -> CardProfile | None:
+        """The profile of a card of a card database (its effects read from its data row and text,
+        :mod:`bpcheck.model.profile`), or None for a card of the pool or a board's ``[[card]]``
+        table (whose effects the card data models: the other invariants judge those)."""
+        row = self.rows.get(name) if type(name) is str else None
+        if row is None:
+            return None
+        memo = self.__dict__.setdefault("_profiles", {})
+        if name not in memo:
+            memo[name] = read_profile(row)
+        return memo[name]
 
     # -- plain data -------------------------------------------------------------------------
 

@@ -255,6 +255,16 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "flip-activated": " was destroyed face-down without being flipped, yet its Flip effect was activated",
         "flip-pending": " was destroyed face-down without being flipped, yet its Flip effect waits as a trigger",
     },
+    # -- cards of a card database, through their profiles (invariants/profiled.py) ----------------
+    "profile.damage-step-offered": {
+        "not-allowed-in-sub-step": ", where its profile allows none of its effects by the Damage Step rules",
+    },
+    "profile.window-offered": {
+        "outside-window": ", outside every window its profile allows",
+    },
+    "profile.trigger-event": {
+        "trigger-without-event": ", but no event its triggers need happened this turn",
+    },
     # -- replay ---------------------------------------------------------------------------------
     "replay.iff": {
         # a chain that asked for a replay (the potential targets changed, the attack became
