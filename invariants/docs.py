@@ -119,6 +119,20 @@ the turn player) the actions the rules allow are offered, decided from the monit
 facts and the observation alone, never by asking the reference model (their own restatement of
 the rules, `invariants/offered.py`). `priority.pass-pass` judges the pass rounds (PRI-PASS-PASS)
 from the monitor's own count of passes.
+
+## Cards of a card database
+
+A board may name any card of a card database (`--cards-db`); bpcheck does not model its effects,
+and the invariants above that need them say "not judged". `profile.damage-step-offered`,
+`profile.window-offered` and `profile.trigger-event` (`invariants/profiled.py`) judge what an
+engine offers for such a card through its profile (`bpcheck.model.profile`, docs/profiles.md: read
+from its data row and text): an activation offered in a Damage-Step sub-step where the seeds'
+Damage Step rules allow none of its effects (in both the TCG and the OCG), outside its Spell Speed
+and the windows its text names, or as a trigger before any event its triggers need happened this
+turn (history `profile_events`). An offer names its card but not which effect of the profile it
+is (the EDOPro core gives a description string, not an effect number), so an offer is wrong only
+when every activated effect of the card forbids it; "not judged" when none allows it and the
+profile says unknown. The pool's cards are judged by the other invariants, never here.
 """
 
 FIELDS_INTRO = """\
