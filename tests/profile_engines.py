@@ -61,6 +61,12 @@ def forbidden_lance_during_calculation():
     return Offers("Forbidden Lance", ("damage_step_during_calculation",))
 
 
+def echo_oscillation_at_start_of_damage_step():
+    """A Continuous Trap whose card activation the Damage Step rules forbid and whose other effect
+    the profile cannot classify (a Trap effect with no event and no window): not judged."""
+    return Offers("Echo Oscillation", ("damage_step_start",))
+
+
 def forbidden_lance_at_start_of_damage_step():
     return Offers("Forbidden Lance", ("damage_step_start",))
 

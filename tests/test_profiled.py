@@ -46,7 +46,7 @@ hand = ["Forbidden Lance", "Dian Keto the Cure Master"]
 [p2]
 lp = 8000
 monsters = [{ zone = 1, card = "Giant Rat", position = "attack" }]
-spells = [{ zone = 1, card = "Draining Shield" }]
+spells = [{ zone = 1, card = "Draining Shield" }, { zone = 2, card = "Echo Oscillation" }]
 """
 
 
@@ -113,6 +113,13 @@ def test_an_offer_the_profile_allows_is_judged_and_holds(board, factory, inv):
     es, r = _run(getattr(PE, factory)(), board)
     assert not r.violations, [(v.prop, v.message) for v in r.violations]
     assert r.props[inv].checked > 0, "the offer was not judged"
+
+
+def test_where_the_profile_says_unknown_the_offer_is_not_judged_never_passed_or_failed(board):
+    es, r = _run(PE.echo_oscillation_at_start_of_damage_step(), board)
+    assert not r.violations, [(v.prop, v.message) for v in r.violations]
+    reasons = es.not_judged.get("profile.damage-step-offered", set())
+    assert any(x.startswith("Echo Oscillation: whether an effect of it may be activated in damage_step_start") for x in reasons), reasons
 
 
 def test_the_reference_model_playing_the_database_cards_offers_none_of_them(board):
