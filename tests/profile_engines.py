@@ -43,9 +43,9 @@ class Offers(ReferenceEngine):
         if state.step.value not in self.steps or not acts or any(a.kind in ("trigger", "replay", "choose") for a in acts):
             return acts
         found = _find(self.observe(state), self.card)
-        if found is None:
-            return acts
-        return [*acts, Action(self.kind, self.rules.to_act(state), self.label, card_uid=found[1])]
+        if found is None or found[0] != self.rules.to_act(state):
+            return acts  # (offered to the card's controller only)
+        return [*acts, Action(self.kind, found[0], self.label, card_uid=found[1])]
 
     def apply(self, state, action):
         if action.label == self.label:
