@@ -12,6 +12,7 @@ from bpcheck.explorers.core import collision_probability
 from bpcheck.explorers.run import overall_verdict
 from bpcheck.harness.boards import board_files, exclude_boards
 from bpcheck.harness.check import CheckOptions, CheckOutcome, CheckRun, WorkerBug, known_disagreements_note, report_error
+from bpcheck.reports.safe import one_line as _line  # what an engine said, on one line
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -43,7 +44,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return run.sig.exit_status
     if out.errors or write_failed:
         return EXIT_BAD_INPUT
-    return {"fail": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}.get(overall_verdict(out.verdicts, 0, bool(opts.strict)), EXIT_OK)
+    return {"fail": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}.get(overall_verdict(out.verdicts, 0, opts.skips_fail), EXIT_OK)
 
 
 def summary_lines(opts: CheckOptions, out: CheckOutcome) -> list[str]:
@@ -73,8 +74,11 @@ def summary_lines(opts: CheckOptions, out: CheckOutcome) -> list[str]:
     ]
     if out.excluded:
         lines.append(f"excluded by --exclude (not checked): {', '.join(out.excluded)}")
-    if n_skip:
-        lines.append(f"skipped (the engine refused them{'; --strict: not a pass' if opts.strict else ''}): " + ", ".join(r.board.path for r in results if r.verdict == "skipped"))
+    if n_skip and not opts.skips_fail:  # --allow-skips: today's line, a skip keeps a pass
+        lines.append("skipped (the engine refused them): " + ", ".join(r.board.path for r in results if r.verdict == "skipped"))
+    elif n_skip:  # skipped is not passed: each board named with the engine's reason (exit 3)
+        lines.append(f"not checked: the engine refused {n_skip} board{'s' if n_skip != 1 else ''}, so the run is inconclusive (exit 3; --allow-skips accepts them):")
+        lines += [f"  {_line(r.board.path)}: {_line(r.skip_reason)}" for r in results if r.verdict == "skipped"]
     lines += _fail_fast_lines(out)
     if out.interrupted is not None:
         ns = out.not_started

@@ -1,10 +1,11 @@
 """The `bpcheck` command line.
 
 Exit statuses (the CI contract, also in the README and docs/checking.md):
-  0  everything checked passed (boards an engine refused are skipped, unless --strict)
+  0  everything given was checked and passed (a board or scenario the engine refused is exit 3,
+     `scenario --strict` exit 1; --allow-skips: refused ones are skipped and keep a pass)
   1  a check failed (an invariant, a scenario expectation, an engine fault)
   2  bad input or usage (the message names the file, the field and the problem)
-  3  inconclusive (a bound was hit in `check`; `fuzz`: no board explored, or a partial search with --strict)
+  3  inconclusive (a bound was hit in `check`; boards or scenarios the engine refused; `fuzz`: no board explored, or a partial search with --strict)
   4  internal error: a bug in bpcheck (one line; the traceback is written to a file); a report
      writer's own bug costs that output only and keeps the verdict's status
   129 / 130 / 143  stopped by SIGHUP / SIGINT / SIGTERM (finished boards' results are written)
@@ -159,7 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--json", metavar="FILE", help="write results as JSON")
     sc.add_argument("-q", "--quiet", action="store_true", help="print failures and the summary only")
     sc.add_argument("--engine", metavar="ENGINE", help=engine_help())
-    sc.add_argument("--strict", action="store_true", help="a scenario skipped because the engine refuses its board fails the run (exit 1)")
+    skips = sc.add_mutually_exclusive_group()  # a refused scenario is not a pass (exit 3), docs/scenarios.md
+    skips.add_argument("--strict", action="store_true", help="a scenario skipped because the engine refuses its board fails the run (exit 1; default: exit 3, not checked)")
+    skips.add_argument("--allow-skips", action="store_true", help="scenarios the engine refuses are skipped and do not change the exit status (default: exit 3, not checked)")
     add_cards_db_argument(sc)
     sc.set_defaults(fn=cmd_scenario)
 
@@ -201,7 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("-v", "--verbose", action="store_true", help="list vacuous invariants, reached goals and collision estimates per board")
 
     add_quiet_argument(ck)  # progress, early verdicts and the first counterexample on stderr (docs/checking.md)
-    ck.add_argument("--strict", action="store_true", help="a board the engine refuses (skipped) is not a pass: exit 3 instead of 0")
+    skips = ck.add_mutually_exclusive_group()  # a refused board is not a pass (exit 3), docs/checking.md
+    skips.add_argument("--allow-skips", action="store_true", help="boards the engine refuses are skipped and do not change the exit status (default: exit 3, not checked)")
+    skips.add_argument("--strict", action="store_true", help="the default, kept for old command lines: a board the engine refuses (skipped) is not a pass, exit 3")
     ck.add_argument(
         "--memory-limit", type=_size, metavar="SIZE", help="stop a board as inconclusive before bpcheck's processes together (-j N workers and engines included) use SIZE of memory (e.g. 2G); a board whose reading could pass it is not read"
     )

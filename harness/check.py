@@ -78,7 +78,8 @@ class CheckOptions:
     checkpoint: str | None = None
     resume: bool = False
     checkpoint_every: float = 300.0
-    strict: bool = False
+    strict: bool = False  # the default now (a refused board is exit 3); kept for old command lines
+    allow_skips: bool = False  # --allow-skips: a board the engine refuses is skipped and keeps a pass
     json: str | None = None
     cex_dir: str | None = None
     report: str | None = None
@@ -90,6 +91,11 @@ class CheckOptions:
     quiet: bool = False
     command: str = "check"
     argv: list[str] = field(default_factory=list)  # the command line as given (notes that repeat it)
+
+    @property
+    def skips_fail(self) -> bool:
+        """Whether a board the engine refused makes the run inconclusive (exit 3): unless --allow-skips."""
+        return not self.allow_skips
 
     @classmethod
     def from_namespace(cls, ns: Any) -> "CheckOptions":
@@ -405,7 +411,7 @@ class CheckRun:
             self.bounds,
             out.errors,
             timings=opts.stats,
-            strict=bool(opts.strict),
+            strict=opts.skips_fail,
             interrupted=out.interrupted,
             internal_error=None if out.internal is None else _internal_line(out.internal),
             fail_fast=out.fail_fast,

@@ -101,7 +101,8 @@ def emit_check_reports(args: argparse.Namespace, results: list, errors: list[dic
     left_out = sum(getattr(br, "left_out", 0) for br in results)
     if left_out:
         meta["max counterexamples"] = getattr(args, "max_counterexamples", None)
-    return emit_reports(args, runs_of(results, engine_name), errors, "bpcheck check", meta, left_out=left_out)
+    skips_fail = not getattr(args, "allow_skips", False)  # a refused board is not a pass (JUnit: an error case)
+    return emit_reports(args, runs_of(results, engine_name, skips_fail), errors, "bpcheck check", meta, left_out=left_out)
 
 
 def bound_counterexamples(results: list, engine_name: str, limit: int | None) -> tuple[int, list[str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bpcheck.reports.board import player_of
 from bpcheck.reports.groups import Group, group_runs
-from bpcheck.reports.runs import Run
+from bpcheck.reports.runs import Run, refused_unchecked
 from bpcheck.reports.safe import gh_data, gh_property, md_code, md_text
 from bpcheck.reports.text import decision_groups, forced_summary
 
@@ -118,7 +118,7 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
     verdicts = [r.verdict for r in runs]
     n_fail, n_inc, n_pass = verdicts.count("fail"), verdicts.count("inconclusive"), verdicts.count("pass")
     n_skip = verdicts.count("skipped")
-    overall = "ERROR" if errors else ("FAIL" if n_fail else ("INCONCLUSIVE" if n_inc else "PASS"))
+    overall = "ERROR" if errors else ("FAIL" if n_fail else ("INCONCLUSIVE" if n_inc or refused_unchecked(runs) else "PASS"))
     icon = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "⚠️", "ERROR": "❌"}[overall]
     engines = sorted({r.engine for r in runs})
     head = [

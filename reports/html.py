@@ -15,7 +15,7 @@ from bpcheck.invariants.naming import TraceNames, event_text, unnamed_in_label
 from bpcheck.reports.board import BoardView, Cell, board_view, player_of, trace_names
 from bpcheck.reports.graphviz import violation_place
 from bpcheck.reports.groups import group_runs
-from bpcheck.reports.runs import Run
+from bpcheck.reports.runs import Run, refused_unchecked
 from bpcheck.reports.safe import html_text
 from bpcheck.reports.text import decision_groups, forced_summary
 
@@ -477,7 +477,7 @@ def index_page(
     verdicts = [r.verdict for r in runs]
     n_fail, n_inc, n_pass = verdicts.count("fail"), verdicts.count("inconclusive"), verdicts.count("pass")
     n_skip = verdicts.count("skipped")
-    overall = "error" if errors else ("fail" if n_fail else ("inconclusive" if n_inc else "pass"))
+    overall = "error" if errors else ("fail" if n_fail else ("inconclusive" if n_inc or refused_unchecked(runs) else "pass"))
     several = len({r.engine for r in runs}) > 1
     n_cex = sum(len(r.counterexamples) for r in runs)
 
