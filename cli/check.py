@@ -13,6 +13,7 @@ from bpcheck.explorers.run import overall_verdict
 from bpcheck.harness.boards import board_files, exclude_boards
 from bpcheck.harness.check import CheckOptions, CheckOutcome, CheckRun, WorkerBug, known_disagreements_note, report_error
 from bpcheck.reports.safe import one_line as _line  # what an engine said, on one line
+from bpcheck.reports.text import plural
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -70,7 +71,7 @@ def summary_lines(opts: CheckOptions, out: CheckOutcome) -> list[str]:
         + (f", {n_skip} skipped" if n_skip else "")
         + (f", {len(out.errors)} bad input" if out.errors else "")
         + (f", {out.n_crashed} crashed" if out.n_crashed else "")
-        + f" ({len(out.files)} boards, {len(invariants)} invariants)"
+        + f" ({plural(len(out.files), 'board')}, {plural(len(invariants), 'invariant')})"
     ]
     if out.excluded:
         lines.append(f"excluded by --exclude (not checked): {', '.join(out.excluded)}")
@@ -82,7 +83,7 @@ def summary_lines(opts: CheckOptions, out: CheckOutcome) -> list[str]:
     lines += _fail_fast_lines(out)
     if out.interrupted is not None:
         ns = out.not_started
-        lines.append(f"interrupted by {out.interrupted['signal']}: the results above are of the boards finished before it" + (f"; {len(ns)} boards not started" if ns else ""))
+        lines.append(f"interrupted by {out.interrupted['signal']}: the results above are of the boards finished before it" + (f"; {plural(len(ns), 'board')} not started" if ns else ""))
     explored = [r.result for r in results if r.verdict != "skipped" and r.result.states]
     if explored and opts.verbose:
         c = collision_probability(sum(x.states for x in explored), sum(x.generated for x in explored))
@@ -102,11 +103,11 @@ def _fail_fast_lines(out: CheckOutcome) -> list[str]:
     if ff is None:
         return []
     nf = ff["not_finished"]
-    unfinished = f"{len(nf)} boards not finished (explored within a budget only, no verdict): {', '.join(nf)}" if nf else ""
+    unfinished = f"{plural(len(nf), 'board')} not finished (explored within a budget only, no verdict): {', '.join(nf)}" if nf else ""
     if ff["stopped_at"] is None:
         return ["fail-fast: no board failed; " + (unfinished if nf else "every board was run")]
     nr = ff["not_run"]
-    left = [x for x in (unfinished, f"{len(nr)} boards not run: {', '.join(nr)}" if nr else "") if x]
+    left = [x for x in (unfinished, f"{plural(len(nr), 'board')} not run: {', '.join(nr)}" if nr else "") if x]
     return [
         f"fail-fast: stopped at the first failing board in the {'cost order' if out.baseline is not None else 'budget rounds'}, {ff['stopped_at']}; "
         + ("; ".join(left) if left else "no board was left to run")

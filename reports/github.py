@@ -12,7 +12,7 @@ from bpcheck.reports.board import player_of
 from bpcheck.reports.groups import Group, group_runs
 from bpcheck.reports.runs import Run, refused_unchecked
 from bpcheck.reports.safe import gh_data, gh_property, md_code, md_text
-from bpcheck.reports.text import decision_groups, forced_summary
+from bpcheck.reports.text import decision_groups, forced_summary, plural
 
 PER_STEP = 10  # per level (error, warning, notice) and step
 SUMMARY_LIMIT = 1_000_000  # bytes; GitHub refuses a step summary over 1 MiB
@@ -62,11 +62,11 @@ def _findings(runs: list[Run], errors: list[dict]) -> dict[str, list[tuple[str, 
         more = ""
         if g.count > 1:
             inv = ", ".join(f"{i} x{n}" if n > 1 else i for i, n in g.invariants().items())
-            more = f"\nroot cause #{g.number}: {g.count} counterexamples ({inv}) on {len(g.boards())} boards: {_boards_text(g)}"
+            more = f"\nroot cause #{g.number}: {g.count} counterexamples ({inv}) on {plural(len(g.boards()), 'board')}: {_boards_text(g)}"
         msg = (
             f"{cex.message}\n{cex.statement}"
             + (f"\nrules: {', '.join(cex.rules)}" if cex.rules else "")
-            + f"\n{_trace_title(cex)} ({len(cex.steps)} steps): {_trace_line(cex) or 'the initial state'}"
+            + f"\n{_trace_title(cex)} ({plural(len(cex.steps), 'step')}): {_trace_line(cex) or 'the initial state'}"
             + more
         )
         title = f"bpcheck: {cex.invariant} violated{who}" + (f" (+{g.count - 1} like it)" if g.count > 1 else "")
