@@ -15,6 +15,7 @@ from bpcheck.harness.feedback import run_progress
 from bpcheck.harness.scenarios import run_scenario_files, scenario_files
 from bpcheck.reports.outputs import atomic_write_text, prepare_file
 from bpcheck.reports.safe import one_line as _line  # what an engine said, on one line
+from bpcheck.reports.text import plural
 
 
 def cmd_scenario(args: Any) -> int:
@@ -48,8 +49,9 @@ def cmd_scenario(args: Any) -> int:
         out.append(result_doc(display, res))
     passed, failed, skipped, bad = n["pass"], n["fail"], n["skipped"], n["bad_input"]
     summary = f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "") + (f", {bad} bad input" if bad else "")
-    print(f"scenarios: {summary} ({len(files)} files, engine {spec})")
-    strict, allow = getattr(args, "strict", False), getattr(args, "allow_skips", False)
+    print(f"scenarios: {summary} ({plural(len(files), 'file')}, engine {spec})")
+    strict = getattr(args, "strict", False)
+    allow = getattr(args, "allow_skips", False) and not strict  # --strict wins over [tool.bpcheck] allow_skips
     if skipped and not allow:  # skipped is not passed: named (the SKIP lines above say why)
         names = ", ".join(d["path"] for d in out if d.get("status") == "skipped")
         print(f"not checked: the engine refused {skipped} scenario{'s' if skipped != 1 else ''} "

@@ -65,7 +65,7 @@ def test_an_unknown_spec_is_bad_input_naming_every_form(spec, problem):
 def test_the_same_error_from_fuzz_and_scenario(run_cli):
     for argv in (["fuzz", "--engine", "ocgcor"], ["scenario", "scenarios/", "--engine", "ocgcor"]):
         code, _out, err = run_cli(*argv)
-        assert code == 2 and "unknown engine spec 'ocgcor'; an engine spec is reference, mutant:NAME, ocgcore" in err, err
+        assert code == 2 and "unknown engine spec 'ocgcor' (did you mean 'ocgcore'?); an engine spec is reference, mutant:NAME, ocgcore" in err, err
 
 
 def test_the_pytest_option_lists_every_form(pytester):
@@ -77,4 +77,4 @@ def test_the_pytest_option_lists_every_form(pytester):
         assert form in text[start : start + 600], form
     r = pytester.runpytest("--bp-engine", "ocgcor")
     assert r.ret == pytest.ExitCode.USAGE_ERROR
-    r.stderr.fnmatch_lines(["*--bp-engine: --engine: unknown engine spec 'ocgcor'; an engine spec is reference, mutant:NAME, ocgcore, ocgcore:LIB, cmd:COMMAND or package.module:factory*"])
+    r.stderr.fnmatch_lines(["*--bp-engine: --engine: unknown engine spec 'ocgcor' (did you mean 'ocgcore'?); an engine spec is reference, mutant:NAME, ocgcore, ocgcore:LIB, cmd:COMMAND or package.module:factory*"])
