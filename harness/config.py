@@ -61,6 +61,7 @@ KEYS: dict[str, Key] = {
     "allow_skips": Key("true or false", lambda v: isinstance(v, bool), "allow_skips"),
 }
 NOT_FOR = {"engine": ("serve",)}  # `serve` serves an in-process engine: never the project's
+ONLY = {"timeout": ("check",)}  # `fuzz --timeout` bounds the whole run, `prove --timeout` a solver query: not the same seconds
 
 
 def find_pyproject(start: Path | None = None) -> Path | None:
@@ -102,7 +103,7 @@ def cli_defaults(command: str, dests: set[str], start: Path | None = None) -> tu
     out: dict[str, Any] = {}
     for k, v in table.items():
         key = KEYS[k]
-        if key.dest is None or key.dest not in dests or command in NOT_FOR.get(k, ()):
+        if key.dest is None or key.dest not in dests or command in NOT_FOR.get(k, ()) or command not in ONLY.get(k, (command,)):
             continue
         if key.path:
             v = str(path.parent / v)

@@ -160,3 +160,20 @@ def test_shell_completion_completes_commands_and_options(tmp_path):
     assert complete("bpcheck che") == ["check"]
     assert complete("bpcheck check --allow") == ["--allow-skips"]
     assert "--list" in complete("bpcheck mutants --li")
+
+
+def test_the_configuration_doc_lists_every_key_and_the_commands_that_take_it():
+    import argparse
+    import re
+
+    from bpcheck.harness.config import KEYS, NOT_FOR, ONLY
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    rows = dict(re.findall(r"^\| `(\w+)` \| [^|]+ \| `[^`]+` \| (.+) \|$", (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8"), flags=re.M))
+    assert set(rows) == {k for k, key in KEYS.items() if key.dest is not None}
+    for k, key in KEYS.items():
+        if key.dest is None:
+            continue
+        takes = [c for c, sp in sub.choices.items() if key.dest in {a.dest for a in sp._actions} and c not in NOT_FOR.get(k, ()) and c in ONLY.get(k, (c,))]
+        listed = re.findall(r"`([a-z-]+)`", rows[k].split(" (")[0])
+        assert listed == takes, (k, listed, takes)
