@@ -114,7 +114,13 @@ def annotations(runs: list[Run], errors: list[dict] = (), where: str = "the job 
 _md = md_text  # prose from runs (an engine's words included): reports/safe.py
 
 
-def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpcheck check", report: str | None = None, left_out: int = 0) -> str:
+def markdown_summary(
+    runs: list[Run], errors: list[dict] = (), title: str = "bpcheck check", report: str | None = None, left_out: int = 0, on_runner: bool = False, artifacts: str | None = None
+) -> str:
+    """The job summary. `report`: where the HTML report is; `on_runner`: the summary is read on
+    github.com (GITHUB_STEP_SUMMARY), where the runner's files are not: `report` is then the
+    folder in the workspace, to upload as an artifact, and `artifacts` this run's page that
+    lists them (a link only to GitHub's own page, harness/reporting.py artifacts_url)."""
     verdicts = [r.verdict for r in runs]
     n_fail, n_inc, n_pass = verdicts.count("fail"), verdicts.count("inconclusive"), verdicts.count("pass")
     n_skip = verdicts.count("skipped")
@@ -130,7 +136,14 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
         + f" ({len(runs)} run{'s' if len(runs) != 1 else ''}; engine{'s' if len(engines) != 1 else ''}: {_md(', '.join(engines)) or '-'})",
         "",
     ]
-    if report:
+    if report and on_runner:
+        where = f" ([this run's artifacts]({artifacts}))" if artifacts else ""
+        head += [
+            f"Full report: {md_code(report + 'index.html' if report.endswith('/') else report)} on the runner, not on GitHub: upload the folder "
+            f"{md_code(report)} as an artifact (`actions/upload-artifact`) to read it{where}.",
+            "",
+        ]
+    elif report:
         head += [f"Full report: {md_code(report)}", ""]
     body: list[str] = []
     groups = group_runs(runs)
