@@ -14,6 +14,7 @@ import pytest
 from bpcheck import __version__
 from bpcheck.cli.main import build_parser
 from bpcheck.engines.mutants import MUTANTS
+from bpcheck.explorers.progress import without_progress
 
 ROOT = Path(__file__).resolve().parent.parent
 BOARD = str(ROOT / "boards" / "000-replay-1.toml")
@@ -118,7 +119,7 @@ def test_a_path_in_tool_bpcheck_is_taken_from_its_folder(run_cli, tmp_path, monk
 def test_a_bad_key_or_value_in_tool_bpcheck_is_bad_input_naming_file_and_key(run_cli, tmp_path, monkeypatch, body, field, problem):
     monkeypatch.chdir(_project(tmp_path, body))
     code, out, err = run_cli("check", BOARD)
-    assert code == 2 and out == "" and err.strip() == f"bpcheck: error: {tmp_path / 'pyproject.toml'}: {field}: {problem}", err
+    assert code == 2 and out == "" and without_progress(err).strip() == f"bpcheck: error: {tmp_path / 'pyproject.toml'}: {field}: {problem}", err
 
 
 def test_the_pytest_plugin_accepts_the_cli_keys_and_checks_them(tmp_path):
