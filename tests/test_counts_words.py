@@ -12,6 +12,7 @@ import pytest
 from bpcheck.invariants.base import Unknown
 from bpcheck.invariants.cards import CardFacts
 from bpcheck.invariants.chains import _triggered
+from bpcheck.invariants.naming import TraceNames, event_text
 from bpcheck.reports.text import plural
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,6 +51,12 @@ def test_a_chain_link_naming_no_effect_is_not_effect_none():
     with pytest.raises(Unknown) as e:
         _triggered(facts, "Mirror Force", 2)
     assert "its effect 2" in str(e.value)
+
+
+def test_an_event_field_left_empty_is_not_none_in_text():
+    names = TraceNames([{}])
+    text = event_text({"kind": "chain_link_added", "card_uid": None, "effect": None, "speed": 2}, names, 0)
+    assert text == "chain link added: card none, effect not given, speed 2", text
 
 
 def test_no_doc_still_says_next_issue():
