@@ -117,7 +117,7 @@ def project_defaults(parser: argparse.ArgumentParser) -> None:
     """Every command's defaults from ``[tool.bpcheck]`` of the nearest pyproject.toml
     (harness/config.py, docs/configuration.md): an option given on the command line wins. A bad
     key or value raises InputError naming the file and the key."""
-    for action in parser._actions:
+    for action in getattr(parser, "_actions", ()):  # (a parser stand-in of a test has none)
         if isinstance(action, argparse._SubParsersAction):
             for command, sub in action.choices.items():
                 dests = {a.dest for a in sub._actions}
