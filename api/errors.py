@@ -5,6 +5,9 @@ the library raises and returns verdicts, the CLI decides how a process ends."""
 
 from __future__ import annotations
 
+import difflib
+from typing import Iterable
+
 
 class InputError(Exception):
     """Bad input: a malformed file, an unknown card, an impossible board, a bad action name."""
@@ -20,3 +23,12 @@ class InputError(Exception):
         if self.field:
             where += f": {self.field}"
         return f"{where}: {self.problem}"
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """A mistyped name's likely meaning, to follow it in a message: `` (did you mean 'check'?)``
+    (or two: ``'a' or 'b'``), or "" when nothing is close (difflib's ratio, at least 0.6)."""
+    close = difflib.get_close_matches(word, list(choices), n=2, cutoff=0.6)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"

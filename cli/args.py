@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 
-from bpcheck.errors import InputError
+from bpcheck.errors import InputError, did_you_mean
+from bpcheck.harness.config import cli_defaults
 from bpcheck.harness.check import report_error
 from bpcheck.harness.reporting import DEFAULT_GRAPH_LIMIT
-from bpcheck.invariants import select
+from bpcheck.invariants import REGISTRY, select
 from bpcheck.model.cmdline import positive_number
 
 
@@ -107,5 +108,19 @@ def invariants(args: argparse.Namespace) -> list | None:
     try:
         return select(args.invariants)
     except KeyError as e:
-        error(InputError("--invariants", "", f"unknown invariant or family {e.args[0]!r} (see `bpcheck invariants`)"))
+        names = [*REGISTRY, *sorted({i.family for i in REGISTRY.values()})]
+        error(InputError("--invariants", "", f"unknown invariant or family {e.args[0]!r}{did_you_mean(e.args[0], names)} (see `bpcheck invariants`)"))
         return None
+
+
+def project_defaults(parser: argparse.ArgumentParser) -> None:
+    """Every command's defaults from ``[tool.bpcheck]`` of the nearest pyproject.toml
+    (harness/config.py, docs/configuration.md): an option given on the command line wins. A bad
+    key or value raises InputError naming the file and the key."""
+    for action in getattr(parser, "_actions", ()):  # (a parser stand-in of a test has none)
+        if isinstance(action, argparse._SubParsersAction):
+            for command, sub in action.choices.items():
+                dests = {a.dest for a in sub._actions}
+                values, _path = cli_defaults(command, dests)
+                if values:
+                    sub.set_defaults(**values)

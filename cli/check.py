@@ -12,6 +12,8 @@ from bpcheck.explorers.core import collision_probability
 from bpcheck.explorers.run import overall_verdict
 from bpcheck.harness.boards import board_files, exclude_boards
 from bpcheck.harness.check import CheckOptions, CheckOutcome, CheckRun, WorkerBug, known_disagreements_note, report_error
+from bpcheck.reports.safe import one_line as _line  # what an engine said, on one line
+from bpcheck.reports.text import plural
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -43,7 +45,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return run.sig.exit_status
     if out.errors or write_failed:
         return EXIT_BAD_INPUT
-    return {"fail": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}.get(overall_verdict(out.verdicts, 0, bool(opts.strict)), EXIT_OK)
+    return {"fail": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}.get(overall_verdict(out.verdicts, 0, opts.skips_fail), EXIT_OK)
 
 
 def summary_lines(opts: CheckOptions, out: CheckOutcome) -> list[str]:
@@ -69,16 +71,19 @@ def summary_lines(opts: CheckOptions, out: CheckOutcome) -> list[str]:
         + (f", {n_skip} skipped" if n_skip else "")
         + (f", {len(out.errors)} bad input" if out.errors else "")
         + (f", {out.n_crashed} crashed" if out.n_crashed else "")
-        + f" ({len(out.files)} boards, {len(invariants)} invariants)"
+        + f" ({plural(len(out.files), 'board')}, {plural(len(invariants), 'invariant')})"
     ]
     if out.excluded:
         lines.append(f"excluded by --exclude (not checked): {', '.join(out.excluded)}")
-    if n_skip:
-        lines.append(f"skipped (the engine refused them{'; --strict: not a pass' if opts.strict else ''}): " + ", ".join(r.board.path for r in results if r.verdict == "skipped"))
+    if n_skip and not opts.skips_fail:  # --allow-skips: today's line, a skip keeps a pass
+        lines.append("skipped (the engine refused them): " + ", ".join(r.board.path for r in results if r.verdict == "skipped"))
+    elif n_skip:  # skipped is not passed: each board named with the engine's reason (exit 3)
+        lines.append(f"not checked: the engine refused {n_skip} board{'s' if n_skip != 1 else ''}, so the run is inconclusive (exit 3; --allow-skips accepts them):")
+        lines += [f"  {_line(r.board.path)}: {_line(r.skip_reason)}" for r in results if r.verdict == "skipped"]
     lines += _fail_fast_lines(out)
     if out.interrupted is not None:
         ns = out.not_started
-        lines.append(f"interrupted by {out.interrupted['signal']}: the results above are of the boards finished before it" + (f"; {len(ns)} boards not started" if ns else ""))
+        lines.append(f"interrupted by {out.interrupted['signal']}: the results above are of the boards finished before it" + (f"; {plural(len(ns), 'board')} not started" if ns else ""))
     explored = [r.result for r in results if r.verdict != "skipped" and r.result.states]
     if explored and opts.verbose:
         c = collision_probability(sum(x.states for x in explored), sum(x.generated for x in explored))
@@ -98,11 +103,11 @@ def _fail_fast_lines(out: CheckOutcome) -> list[str]:
     if ff is None:
         return []
     nf = ff["not_finished"]
-    unfinished = f"{len(nf)} boards not finished (explored within a budget only, no verdict): {', '.join(nf)}" if nf else ""
+    unfinished = f"{plural(len(nf), 'board')} not finished (explored within a budget only, no verdict): {', '.join(nf)}" if nf else ""
     if ff["stopped_at"] is None:
         return ["fail-fast: no board failed; " + (unfinished if nf else "every board was run")]
     nr = ff["not_run"]
-    left = [x for x in (unfinished, f"{len(nr)} boards not run: {', '.join(nr)}" if nr else "") if x]
+    left = [x for x in (unfinished, f"{plural(len(nr), 'board')} not run: {', '.join(nr)}" if nr else "") if x]
     return [
         f"fail-fast: stopped at the first failing board in the {'cost order' if out.baseline is not None else 'budget rounds'}, {ff['stopped_at']}; "
         + ("; ".join(left) if left else "no board was left to run")

@@ -25,6 +25,7 @@ from bpcheck.harness.reporting import emit_check_reports
 from bpcheck.reports.outputs import atomic_write_text, prepare_file
 from bpcheck.reports.safe import one_line
 from bpcheck.reports.text import counterexample_text
+from bpcheck.reports.text import plural
 
 
 def _replay_hint(args, out: FuzzOutcome) -> list[str]:
@@ -62,10 +63,10 @@ def _summary(args, out: FuzzOutcome, signalled: bool = False) -> tuple[list[str]
     no pass (a --timeout's is, unless --strict: the time given was spent)."""
     st = out.stats
     lines = [
-        f"fuzz: {st.search_examples} boards drawn, {st.states:,} states explored"
-        + (f", {st.bound_hits} boards hit --max-states {args.max_states}" if st.bound_hits else "")
-        + (f", {st.skipped} boards refused by the engine" if st.skipped else "")
-        + (f", {st.known} boards with known violations only (baseline {args.baseline})" if st.known else "")
+        f"fuzz: {plural(st.search_examples, 'board')} drawn, {plural(st.states, 'state', fmt=',')} explored"
+        + (f", {plural(st.bound_hits, 'board')} hit --max-states {args.max_states}" if st.bound_hits else "")
+        + (f", {plural(st.skipped, 'board')} refused by the engine" if st.skipped else "")
+        + (f", {plural(st.known, 'board')} with known violations only (baseline {args.baseline})" if st.known else "")
     ]
     if out.stopped is not None:
         what = {"probe": "before any board was drawn", "search": "during the search", "shrink": "during the shrink"}.get(out.stopped_during or "", "after the search")
@@ -84,11 +85,11 @@ def _summary(args, out: FuzzOutcome, signalled: bool = False) -> tuple[list[str]
     if st.explored == 0:
         verdict, head = "inconclusive", "INCONCLUSIVE  no board was explored"
     elif signalled:
-        verdict, head = "inconclusive", f"INCONCLUSIVE  no invariant broken on the {st.explored} boards explored before {out.stopped}"
+        verdict, head = "inconclusive", f"INCONCLUSIVE  no invariant broken on the {plural(st.explored, 'board')} explored before {out.stopped}"
     elif partial and args.strict:
-        verdict, head = "inconclusive", f"INCONCLUSIVE  no invariant broken on the {st.explored} boards explored, but with --strict a partial search is no pass"
+        verdict, head = "inconclusive", f"INCONCLUSIVE  no invariant broken on the {plural(st.explored, 'board')} explored, but with --strict a partial search is no pass"
     else:
-        verdict, head = "pass", f"PASS  no invariant broken on the {st.explored} boards explored"
+        verdict, head = "pass", f"PASS  no invariant broken on the {plural(st.explored, 'board')} explored"
     lines.append("; ".join([head, *partial]))
     if st.not_evaluated:
         lines.append(

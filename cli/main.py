@@ -1,10 +1,12 @@
+# PYTHON_ARGCOMPLETE_OK  (argcomplete: this entry point completes; docs/configuration.md)
 """The `bpcheck` command line.
 
 Exit statuses (the CI contract, also in the README and docs/checking.md):
-  0  everything checked passed (boards an engine refused are skipped, unless --strict)
+  0  everything given was checked and passed (a board or scenario the engine refused is exit 3,
+     `scenario --strict` exit 1; --allow-skips: refused ones are skipped and keep a pass)
   1  a check failed (an invariant, a scenario expectation, an engine fault)
   2  bad input or usage (the message names the file, the field and the problem)
-  3  inconclusive (a bound was hit in `check`; `fuzz`: no board explored, or a partial search with --strict)
+  3  inconclusive (a bound was hit in `check`; boards or scenarios the engine refused; `fuzz`: no board explored, or a partial search with --strict)
   4  internal error: a bug in bpcheck (one line; the traceback is written to a file); a report
      writer's own bug costs that output only and keeps the verdict's status
   129 / 130 / 143  stopped by SIGHUP / SIGINT / SIGTERM (finished boards' results are written)
@@ -15,13 +17,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import re
 import sys
 import time
 from typing import Sequence
 
 from bpcheck import __version__
-from bpcheck.cli.args import add_cards_db_argument, add_jobs_argument, add_max_counterexamples, add_quiet_argument, add_report_arguments, positive
+from bpcheck.cli.args import add_cards_db_argument, add_jobs_argument, add_max_counterexamples, add_quiet_argument, add_report_arguments, positive, project_defaults
 from bpcheck.cli.args import error as _err
 from bpcheck.cli.args import invariants as _invariants
 from bpcheck.cli.baseline import cmd_baseline
@@ -37,7 +40,7 @@ from bpcheck.cli.scenario import cmd_scenario  # docs/scenarios.md
 from bpcheck.cli.traces import conform_files, record
 from bpcheck.engines.registry import IN_PROCESS_FORMS, engine_help
 from bpcheck.engines.serve import run as serve
-from bpcheck.errors import InputError
+from bpcheck.errors import InputError, did_you_mean
 from bpcheck.explorers.checking import parse_goals
 from bpcheck.explorers.progress import close_all
 from bpcheck.harness import lifecycle
@@ -57,8 +60,17 @@ STARTED = time.monotonic()  # when the command began: the progress's clock (harn
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # usage errors: exit 2, no traceback
         self.print_usage(sys.stderr)
-        print(f"bpcheck: error: {message}", file=sys.stderr)
+        print(f"bpcheck: error: {_suggest(message)}", file=sys.stderr)
         raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _suggest(message: str) -> str:
+    """argparse's "invalid choice: 'chek' (choose from ...)" (a command, --strategy), with the
+    choice meant when one is close: "... (did you mean 'check'?)"."""
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if not m:
+        return message
+    return message + did_you_mean(m.group(1), re.findall(r"'([^']*)'", m.group(2)))
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -149,6 +161,16 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
     return cmd_baseline(args)
 
 
+def complete(parser: argparse.ArgumentParser) -> None:
+    """Shell completion with argcomplete, an optional dependency (``pip install
+    'bpcheck[completion]'``): imported here, only when a shell asks. Without it, nothing."""
+    try:
+        import argcomplete  # optional dependency: function-local
+    except ImportError:
+        return
+    argcomplete.autocomplete(parser)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bpcheck", description="Model checker and property-test harness for the Yu-Gi-Oh! TCG Battle Phase.")
     p.add_argument("--version", action="version", version=f"bpcheck {__version__}")
@@ -159,7 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--json", metavar="FILE", help="write results as JSON")
     sc.add_argument("-q", "--quiet", action="store_true", help="print failures and the summary only")
     sc.add_argument("--engine", metavar="ENGINE", help=engine_help())
-    sc.add_argument("--strict", action="store_true", help="a scenario skipped because the engine refuses its board fails the run (exit 1)")
+    skips = sc.add_mutually_exclusive_group()  # a refused scenario is not a pass (exit 3), docs/scenarios.md
+    skips.add_argument("--strict", action="store_true", help="a scenario skipped because the engine refuses its board fails the run (exit 1; default: exit 3, not checked)")
+    skips.add_argument("--allow-skips", action="store_true", help="scenarios the engine refuses are skipped and do not change the exit status (default: exit 3, not checked)")
     add_cards_db_argument(sc)
     sc.set_defaults(fn=cmd_scenario)
 
@@ -201,7 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("-v", "--verbose", action="store_true", help="list vacuous invariants, reached goals and collision estimates per board")
 
     add_quiet_argument(ck)  # progress, early verdicts and the first counterexample on stderr (docs/checking.md)
-    ck.add_argument("--strict", action="store_true", help="a board the engine refuses (skipped) is not a pass: exit 3 instead of 0")
+    skips = ck.add_mutually_exclusive_group()  # a refused board is not a pass (exit 3), docs/checking.md
+    skips.add_argument("--allow-skips", action="store_true", help="boards the engine refuses are skipped and do not change the exit status (default: exit 3, not checked)")
+    skips.add_argument("--strict", action="store_true", help="the default, kept for old command lines: a board the engine refuses (skipped) is not a pass, exit 3")
     ck.add_argument(
         "--memory-limit", type=_size, metavar="SIZE", help="stop a board as inconclusive before bpcheck's processes together (-j N workers and engines included) use SIZE of memory (e.g. 2G); a board whose reading could pass it is not read"
     )
@@ -260,7 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     mu = sub.add_parser("mutants", help="run the checker on every mutant engine: which invariant kills each")
     mu.add_argument("paths", nargs="*", metavar="PATH", help="board files or folders (default: boards/)")
-    mu.add_argument("--only", metavar="NAMES", help="comma-separated mutant names")
+    mu.add_argument("--only", metavar="NAMES", help="comma-separated mutant names (bpcheck mutants --list)")
+    mu.add_argument("--list", action="store_true", help="list the mutants, one line each: its name and the rules bug it plants; run nothing")
     mu.add_argument("--max-states", type=positive(int), metavar="N", help="per board and mutant")
     mu.add_argument("--json", metavar="FILE", help="write the results as JSON")
     mu.add_argument("--stats", action="store_true", help="also record timings in the JSON (not deterministic)")
@@ -309,6 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile", action="store_true", help="with --cards-db: the card's profile read from its data and text: per effect kind, speed, events, windows and Damage Step sub-steps, with the evidence (docs/profiles.md)"
     )
     ca.set_defaults(fn=cmd_cards)
+    for command in sub.choices.values():  # `bpcheck COMMAND --version` answers as `bpcheck --version`
+        command.add_argument("--version", action="version", version=f"bpcheck {__version__}")
     return p
 
 
@@ -321,6 +350,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is not None:  # called again in one process (tests): this command's start
         STARTED = time.monotonic()
     parser = build_parser()
+    if "_ARGCOMPLETE" in os.environ:  # a shell asks for completions (docs/configuration.md)
+        complete(parser)
+    try:
+        project_defaults(parser)  # [tool.bpcheck] of pyproject.toml (docs/configuration.md)
+    except InputError as e:
+        _err(e)
+        return EXIT_BAD_INPUT
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # the command line as given (for notes that repeat it)
     command = getattr(args, "command", "?")

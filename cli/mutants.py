@@ -7,7 +7,7 @@ import json
 from bpcheck.cli.args import error as _err
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK
 from bpcheck.engines.mutants import MUTANTS
-from bpcheck.errors import InputError
+from bpcheck.errors import InputError, did_you_mean
 from bpcheck.explorers.core import Bounds
 from bpcheck.harness.boards import board_files
 from bpcheck.harness.feedback import run_progress
@@ -26,11 +26,22 @@ def _row_text(row: dict) -> str:
     return f"{row['mutant']:40} {status + ('*' if row['bound_hit'] else ''):9} {inv:30} {length:>6} {row['seconds']:6.1f}s  {where}"
 
 
+def list_mutants() -> int:
+    """`bpcheck mutants --list`: each mutant's name and the rules bug it plants, one line each."""
+    width = max(len(n) for n in MUTANTS)
+    for name, m in MUTANTS.items():
+        print(f"{name:{width}}  {m.description}")
+    return EXIT_OK
+
+
 def cmd_mutants(args) -> int:
+    if getattr(args, "list", False):
+        return list_mutants()
     names = args.only.split(",") if args.only else list(MUTANTS)
     unknown = [n for n in names if n not in MUTANTS]
     if unknown:
-        _err(InputError("--only", "", f"unknown mutant(s): {', '.join(unknown)} (known: {', '.join(MUTANTS)})"))
+        hints = "".join(did_you_mean(n, MUTANTS) for n in unknown) if len(unknown) == 1 else ""
+        _err(InputError("--only", "", f"unknown mutant(s): {', '.join(unknown)}{hints} (known: {', '.join(MUTANTS)})"))
         return EXIT_BAD_INPUT
     try:
         boards = board_files(args.paths or ["boards/"])

@@ -17,6 +17,7 @@ from bpcheck.errors import InputError
 from bpcheck.harness.prove import ProveOptions, prove
 from bpcheck.harness.scenarios import scenario_files
 from bpcheck.reports.outputs import prepare_file
+from bpcheck.reports.text import plural
 
 
 def cmd_prove(args) -> int:
@@ -49,7 +50,7 @@ def cmd_prove(args) -> int:
     print(
         f"prove: {n['proven']} proven, {n['violated']} violated, {n['inconclusive']} inconclusive"
         + (f", {len(errors)} bad input" if errors else "")
-        + f" ({len(files)} boards, {len(invariants)} invariants, engine {engine_name})"
+        + f" ({plural(len(files), 'board')}, {plural(len(invariants), 'invariant')}, engine {engine_name})"
     )
     result = {"engine": engine_name, "boards": docs, "errors": errors}
     if args.json:

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from bpcheck.cli.args import error as _err
-from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK
+from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK
 from bpcheck.engines import make_engine
 from bpcheck.errors import InputError
 from bpcheck.harness.boards import boards_cards_db, check_cards_db
@@ -15,11 +15,13 @@ from bpcheck.harness.feedback import run_progress
 from bpcheck.harness.scenarios import run_scenario_files, scenario_files
 from bpcheck.reports.outputs import atomic_write_text, prepare_file
 from bpcheck.reports.safe import one_line as _line  # what an engine said, on one line
+from bpcheck.reports.text import plural
 
 
 def cmd_scenario(args: Any) -> int:
-    """Run scenario files against ``--engine`` (docs/scenarios.md). Exit 0 all passed (skipped
-    scenarios do not fail the run unless ``--strict``), 1 some failed, 2 bad input."""
+    """Run scenario files against ``--engine`` (docs/scenarios.md). Exit 0 every scenario given
+    was run and passed, 1 some failed (with ``--strict`` also a scenario the engine refused), 2 bad
+    input, 3 the engine refused some (skipped: not checked; ``--allow-skips`` lets them keep a pass)."""
     spec = getattr(args, "engine", None) or "reference"
     try:
         files = scenario_files(args.paths)
@@ -47,7 +49,13 @@ def cmd_scenario(args: Any) -> int:
         out.append(result_doc(display, res))
     passed, failed, skipped, bad = n["pass"], n["fail"], n["skipped"], n["bad_input"]
     summary = f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "") + (f", {bad} bad input" if bad else "")
-    print(f"scenarios: {summary} ({len(files)} files, engine {spec})")
+    print(f"scenarios: {summary} ({plural(len(files), 'file')}, engine {spec})")
+    strict = getattr(args, "strict", False)
+    allow = getattr(args, "allow_skips", False) and not strict  # --strict wins over [tool.bpcheck] allow_skips
+    if skipped and not allow:  # skipped is not passed: named (the SKIP lines above say why)
+        names = ", ".join(d["path"] for d in out if d.get("status") == "skipped")
+        print(f"not checked: the engine refused {skipped} scenario{'s' if skipped != 1 else ''} "
+              + ("(--strict: a failure, exit 1): " if strict else "(exit 3; --allow-skips accepts them): ") + names)
     if getattr(args, "json", None):
         doc = {"engine": spec, "scenarios": out, "passed": passed, "failed": failed, "skipped": skipped, "bad_input": bad}
         try:
@@ -57,9 +65,9 @@ def cmd_scenario(args: Any) -> int:
             return EXIT_BAD_INPUT
     if bad:
         return EXIT_BAD_INPUT
-    if failed or (skipped and getattr(args, "strict", False)):
+    if failed or (skipped and strict):
         return EXIT_FAIL
-    return EXIT_OK
+    return EXIT_INCONCLUSIVE if skipped and not allow else EXIT_OK
 
 
 def result_lines(display: str, res: Any, quiet: bool) -> list[str]:

@@ -23,6 +23,7 @@ from bpcheck.invariants.base import Invariant
 from bpcheck.model.board import load_board
 from bpcheck.reports.outputs import atomic_write_text, prepare_file
 from bpcheck.reports.safe import line as _line  # what an engine or a trace said, on one line
+from bpcheck.reports.text import plural
 
 
 def record(board_path: str, engine_spec: str | None, out: str, actions: list[str] | None, steps: int | None, seed: int) -> int:
@@ -41,13 +42,13 @@ def record(board_path: str, engine_spec: str | None, out: str, actions: list[str
         assert todo is not None
         for k in range(1, todo + 1):
             if engine.is_terminal(st):
-                stopped = f"the engine's state is terminal after {k - 1} steps"
+                stopped = f"the engine's state is terminal after {plural(k - 1, 'step')}"
                 if actions is not None:
                     raise InputError("--actions", f"[{k - 1}]", f"{actions[k - 1]!r}: the engine's state is terminal after step {k - 1}")
                 break
             acts = list(engine.legal_actions(st))
             if not acts:
-                stopped = f"the engine offers no action after {k - 1} steps"
+                stopped = f"the engine offers no action after {plural(k - 1, 'step')}"
                 if actions is not None:
                     raise InputError("--actions", f"[{k - 1}]", f"{actions[k - 1]!r}: the engine offers no action after step {k - 1}")
                 break
@@ -75,9 +76,9 @@ def record(board_path: str, engine_spec: str | None, out: str, actions: list[str
     n = len(lines) - 1
     if fault is not None:
         print(f"engine fault after {n} recorded steps: {_line(fault)}")
-        print(f"wrote the {n} steps recorded before the fault to {out}")
+        print(f"wrote the {plural(n, 'step')} recorded before the fault to {out}")
         return EXIT_FAIL
-    print(f"recorded {n} steps of {name} on {board_path} to {out}" + (f" ({stopped})" if stopped else ""))
+    print(f"recorded {plural(n, 'step')} of {name} on {board_path} to {out}" + (f" ({stopped})" if stopped else ""))
     return EXIT_OK
 
 
@@ -89,14 +90,14 @@ def conform_file(path: str, invariants: list[Invariant], verbose: bool = True) -
         print(_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)
         return EXIT_BAD_INPUT, {"trace": path, "verdict": "malformed", "error": e.render()}
     n = len(trace.steps)
-    print(_line(f"conform {path}: board {trace.board}, engine {trace.engine}, {n} steps"))
+    print(_line(f"conform {path}: board {trace.board}, engine {trace.engine}, {plural(n, 'step')}"))
     if verbose:
         for st in trace.steps[: (d.step if d is not None else n)]:
             mark = "   <-- diverges" if d is not None and st.index == d.step else ""
             print(f"  {st.index:3}. {_line(st.action)}{mark}")
     doc: dict[str, Any] = {"trace": path, "board": trace.board, "engine": trace.engine, "steps": n}
     if d is None:
-        print(f"CONFORMS  {path}: all {n} steps are legal and match the reference model; every invariant held")
+        print(f"CONFORMS  {path}: all {plural(n, 'step')} are legal and match the reference model; every invariant held")
         return EXIT_OK, {**doc, "verdict": "conforms", "divergence": None}
     for line in divergence_text(trace, d, verbose):
         print(_line(line))
@@ -145,7 +146,7 @@ def replay_differential(
     except InputError as e:
         print(f"bpcheck: error: {e.render()}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(f"replaying {DIFF} on {cex['board']} ({len(cex['trace'])} steps), engine {engine_spec or 'reference'} against the reference model")
+    print(f"replaying {DIFF} on {cex['board']} ({plural(len(cex['trace']), 'step')}), engine {engine_spec or 'reference'} against the reference model")
     found: list[tuple[int, str]] = []
 
     def note(k: int, results) -> None:

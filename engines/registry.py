@@ -18,7 +18,7 @@ from bpcheck.engines.mutants import MUTANTS, VALUE_MUTANTS
 from bpcheck.engines.ocgcore import make_ocgcore_engine
 from bpcheck.engines.ocgcore.engine import default_paths
 from bpcheck.engines.reference import ReferenceEngine
-from bpcheck.errors import InputError
+from bpcheck.errors import InputError, did_you_mean
 from bpcheck.model.engine import Rules
 
 REQUIRED = ("start", "legal_actions", "apply", "observe", "is_terminal")
@@ -80,17 +80,21 @@ def make_engine(spec: str | None, *, call_timeout: float | None = None, check_de
         name = spec[len("mutant:") :]
         known = {**MUTANTS, **VALUE_MUTANTS}  # value mutants: docs/proving.md
         if name not in known:
-            raise InputError("--engine", "", f"unknown mutant {name!r} (known: {', '.join(known)})")
+            raise InputError("--engine", "", f"unknown mutant {name!r}{did_you_mean(name, known)} (known: {', '.join(known)})")
         return ReferenceEngine(known[name].rules, name=spec)
     if ":" not in spec:
-        raise _bad_spec(f"unknown engine spec {spec!r}")
+        raise _bad_spec(f"unknown engine spec {spec!r}{did_you_mean(spec, ('reference', 'ocgcore'))}")
     mod_name, _, attr = spec.partition(":")
     if not mod_name or not attr:
         raise _bad_spec(f"unknown engine spec {spec!r}")
     try:
         mod = importlib.import_module(mod_name)
     except ImportError as e:
-        raise _bad_spec(f"cannot import {mod_name!r} ({e})") from None
+        # a mistyped form (mutnat:NAME, ocgcor:LIB) reads as a module: name the form it is close to
+        forms = {f"{form}:{attr}": form for form in ("mutant", "ocgcore", "cmd")}
+        hint = did_you_mean(mod_name, forms.values())
+        hint = did_you_mean(spec, [f for f, form in forms.items() if repr(form) in hint]) if hint else ""
+        raise _bad_spec(f"cannot import {mod_name!r}{hint} ({e})") from None
     except Exception as e:  # a module that fails while importing: its author's bug, said as such
         raise InputError("--engine", "", f"importing {mod_name!r} failed: {type(e).__name__}: {e}") from None
     factory = getattr(mod, attr, None)

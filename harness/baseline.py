@@ -17,6 +17,13 @@ import tomli_w
 from bpcheck.harness.replay import load_counterexamples
 from bpcheck.invariants import REGISTRY
 from bpcheck.invariants.signatures import UNCLASSIFIED, signature_of
+from bpcheck.reports.text import plural
+
+
+def _steps(c: dict) -> str:
+    """A counterexample's length in words: ``1 step``, ``4 steps``, ``? steps`` (unknown)."""
+    n = c.get("length")
+    return plural(n, "step") if isinstance(n, int) else f"{n if n is not None else '?'} steps"
 
 
 def _comment(text: str, width: int = 300) -> str:
@@ -55,7 +62,7 @@ def baseline_entries(path: str) -> tuple[str, int, int]:
         else:
             unlisted += 1
             why = "no signature: its message names no distinct failure of the invariant" if inv in REGISTRY else inv
-            out += [_comment(f"not listable ({why}, {c.get('length', '?')} steps): {c.get('message', '')}"), ""]
+            out += [_comment(f"not listable ({why}, {_steps(c)}): {c.get('message', '')}"), ""]
             continue
         key = tuple(sorted(entry.items()))
         if key in seen:
@@ -63,7 +70,7 @@ def baseline_entries(path: str) -> tuple[str, int, int]:
         seen.add(key)
         entry["reason"] = ""
         what = f"{inv} [{sig}]" if "signature" in entry else inv
-        out.append(_comment(f"{what} ({c.get('length', '?')} steps): {c.get('message', '')}"))
+        out.append(_comment(f"{what} ({_steps(c)}): {c.get('message', '')}"))
         out.append("[[known]]")  # (tomli_w would write a short entry as an inline table)
         out += [tomli_w.dumps({k: v}).rstrip("\n") for k, v in entry.items()]
         out.append("")

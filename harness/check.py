@@ -45,6 +45,7 @@ from bpcheck.reports.outputs import atomic_write_text, prepare_dir, prepare_file
 from bpcheck.reports.runs import cex_names, runs_of
 from bpcheck.reports.safe import line as _line
 from bpcheck.reports.safe import one_line
+from bpcheck.reports.text import plural
 
 
 def report_error(e: InputError) -> None:
@@ -78,7 +79,8 @@ class CheckOptions:
     checkpoint: str | None = None
     resume: bool = False
     checkpoint_every: float = 300.0
-    strict: bool = False
+    strict: bool = False  # the default now (a refused board is exit 3); kept for old command lines
+    allow_skips: bool = False  # --allow-skips: a board the engine refuses is skipped and keeps a pass
     json: str | None = None
     cex_dir: str | None = None
     report: str | None = None
@@ -90,6 +92,11 @@ class CheckOptions:
     quiet: bool = False
     command: str = "check"
     argv: list[str] = field(default_factory=list)  # the command line as given (notes that repeat it)
+
+    @property
+    def skips_fail(self) -> bool:
+        """Whether a board the engine refused makes the run inconclusive (exit 3): unless --allow-skips."""
+        return self.strict or not self.allow_skips  # --strict on the command line wins over [tool.bpcheck] allow_skips
 
     @classmethod
     def from_namespace(cls, ns: Any) -> "CheckOptions":
@@ -119,7 +126,7 @@ def board_lines(br, display: str, args: CheckOptions) -> list[str]:
     if br.verdict == "skipped":
         return [f"{'SKIPPED':12} {display}: the engine refused this board: {_line(br.skip_reason)}"]
     vac = [row["id"] for row in br.invariant_rows() if row["verdict"] == "vacuous"]
-    line = f"{r.status.upper():12} {display}: {r.states} states, {r.transitions} transitions, depth {r.max_depth}"
+    line = f"{r.status.upper():12} {display}: {plural(r.states, 'state')}, {plural(r.transitions, 'transition')}, depth {r.max_depth}"
     if getattr(br, "reduction", None):  # reduction (explorers/reduce.py): what was folded
         line += f" (decisions; {br.reduction['forced_states']} forced-pass states judged, not stored)"
     if args.stats:
@@ -143,7 +150,7 @@ def board_lines(br, display: str, args: CheckOptions) -> list[str]:
             else:
                 out.append(f"             goal {g.id!r} is not reachable{desc}")
         elif args.verbose:
-            out.append(f"             goal {g.id!r} reached in {len(br.witnesses[g.id])} steps")
+            out.append(f"             goal {g.id!r} reached in {plural(len(br.witnesses[g.id]), 'step')}")
     unreported = {x["path"] for x in getattr(br, "not_reported", None) or []}
     declared = [p for p in br.not_compared if p not in unreported]
     if declared:  # protocol v2: what the engine does not observe is never compared
@@ -405,7 +412,7 @@ class CheckRun:
             self.bounds,
             out.errors,
             timings=opts.stats,
-            strict=bool(opts.strict),
+            strict=opts.skips_fail,
             interrupted=out.interrupted,
             internal_error=None if out.internal is None else _internal_line(out.internal),
             fail_fast=out.fail_fast,
@@ -619,7 +626,7 @@ def _checkpoint_controls(args: CheckOptions, board, engine_name: str, invariants
 def _finish_checkpoint(args: CheckOptions, br, notes: list[str]) -> None:
     r = br.result
     if r.resumable:
-        notes.append(f"checkpoint: written to {args.checkpoint} ({r.states} states); go on with --checkpoint {args.checkpoint} --resume")
+        notes.append(f"checkpoint: written to {args.checkpoint} ({plural(r.states, 'state')}); go on with --checkpoint {args.checkpoint} --resume")
     elif Path(args.checkpoint).exists():
         Path(args.checkpoint).unlink()  # the exploration is complete: nothing is left to resume
         notes.append(f"checkpoint: {args.checkpoint} removed (the exploration is complete)")

@@ -27,7 +27,7 @@ from bpcheck.explorers.symbolic import Inconclusive, PathSolver, explore_symboli
 from bpcheck.harness.check import report_error
 from bpcheck.harness.feedback import run_progress
 from bpcheck.model.board import load_board, parse_toml, read_text
-from bpcheck.reports.text import counterexample_text
+from bpcheck.reports.text import counterexample_text, plural
 
 # -- TOML out (boards only: tables, arrays, strings, integers, booleans) -----------------------
 
@@ -225,7 +225,7 @@ def prove(args: ProveOptions, files, invariants, symbolic_engine: bool, emit: Ca
                     out.write_text(to_toml(concrete_board(raw, values, note)), encoding="utf-8")
                     written.append(str(out))
                 doc["concretized"] = written
-                emit(f"CONCRETIZED  {display}: {len(written)} boards, one per numeric case, in {conc}")
+                emit(f"CONCRETIZED  {display}: {plural(len(written), 'board')}, one per numeric case, in {conc}")
                 for line in case_words(res):
                     emit(f"             {line}")
                 if not symbolic_engine:
@@ -234,7 +234,7 @@ def prove(args: ProveOptions, files, invariants, symbolic_engine: bool, emit: Ca
                     continue
             verdict = res.status
             emit(
-                f"{verdict.upper():12} {display}: {res.states} states, {res.paths} paths, {len(res.terminal_pcs)} numeric cases"
+                f"{verdict.upper():12} {display}: {plural(res.states, 'state')}, {plural(res.paths, 'path')}, {plural(len(res.terminal_pcs), 'numeric case')}"
                 + (f", {res.solver.queries} solver queries, {res.elapsed:.2f} s" if args.stats else "")
             )
             if res.inconclusive:

@@ -33,6 +33,7 @@ from bpcheck.engines.registry import engine_help
 from bpcheck.errors import InputError
 from bpcheck.explorers.core import Bounds
 from bpcheck.explorers.run import check_board
+from bpcheck.harness.config import KEYS as CLI_KEYS
 from bpcheck.harness.scenarios import load_scenario, run_scenario
 from bpcheck.harness.testing import MachineFailure, run_engine_state_machine
 from bpcheck.invariants import select
@@ -81,8 +82,12 @@ def _tool_table(root: Path) -> tuple[dict, str]:
     if not isinstance(table, dict):
         raise pytest.UsageError(f"{path}: tool.bpcheck: expected a table")
     for k, v in table.items():
+        if k not in CONFIG_KEYS and k in CLI_KEYS:  # the command line's default (harness/config.py): checked, not used here
+            if not CLI_KEYS[k].check(v):
+                raise pytest.UsageError(f"{path}: tool.bpcheck.{k}: expected {CLI_KEYS[k].kind}, got {v!r}")
+            continue
         if k not in CONFIG_KEYS:
-            raise pytest.UsageError(f"{path}: tool.bpcheck.{k}: unknown field (allowed: {', '.join(sorted(CONFIG_KEYS))})")
+            raise pytest.UsageError(f"{path}: tool.bpcheck.{k}: unknown field (allowed: {', '.join(sorted(CLI_KEYS))})")
         typ = CONFIG_KEYS[k]
         if not isinstance(v, typ) or isinstance(v, bool):
             raise pytest.UsageError(f"{path}: tool.bpcheck.{k}: expected {'a string' if typ is str else 'a list of strings' if typ is list else 'a whole number'}, got {v!r}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -34,6 +35,29 @@ def writer_failed(args: argparse.Namespace, output: str, e: BaseException, failu
     line = writer_error(e, getattr(args, "command", None) or "check", output)
     print(line, file=sys.stderr)
     failures.append({"output": output, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}".rstrip(": ")})
+
+
+def _runner_path(report: str) -> str:
+    """The report folder as the workflow names it: relative to the job's workspace
+    (GITHUB_WORKSPACE, else the current directory) when it is inside, else as given."""
+    p = Path(report).resolve()
+    for base in (os.environ.get("GITHUB_WORKSPACE"), os.getcwd()):
+        if base:
+            try:
+                return p.relative_to(Path(base).resolve()).as_posix() + "/"
+            except ValueError:
+                continue
+    return str(report)
+
+
+def artifacts_url(env) -> str | None:
+    """This workflow run's page, where uploaded artifacts are listed (``#artifacts``), from
+    GitHub's variables; None when one is missing or not of GitHub's shape (never a link made of
+    arbitrary text)."""
+    server, repo, run = env.get("GITHUB_SERVER_URL", ""), env.get("GITHUB_REPOSITORY", ""), env.get("GITHUB_RUN_ID", "")
+    if not (re.fullmatch(r"https://[A-Za-z0-9.-]+(:\d+)?", server) and re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo) and re.fullmatch(r"\d+", run)):
+        return None
+    return f"{server}/{repo}/actions/runs/{run}#artifacts"
 
 
 def emit_reports(args: argparse.Namespace, runs: list, errors: list[dict], title: str, meta: dict | None = None, left_out: int = 0) -> list[dict]:
@@ -71,12 +95,15 @@ def emit_reports(args: argparse.Namespace, runs: list, errors: list[dict], title
             lines = []
         for line in lines:
             print_workflow_command(line)  # the only lines bpcheck lets start with "::"
+        target = os.environ.get("GITHUB_STEP_SUMMARY")
+        report_ref, artifacts = report_index, None
+        if target and report_index:  # read on github.com: the runner's path is no link, the run's artifacts are
+            report_ref, artifacts = _runner_path(args.report), artifacts_url(os.environ)
         try:
-            summary = markdown_summary(runs, errors, title, report=report_index, left_out=left_out)
+            summary = markdown_summary(runs, errors, title, report=report_ref, left_out=left_out, on_runner=bool(target), artifacts=artifacts)
         except Exception as e:  # noqa: BLE001
             writer_failed(args, "the --github summary", e, failures)
             return failures
-        target = os.environ.get("GITHUB_STEP_SUMMARY")
         if target:
             try:
                 with open(target, "a", encoding="utf-8") as f:
@@ -101,7 +128,8 @@ def emit_check_reports(args: argparse.Namespace, results: list, errors: list[dic
     left_out = sum(getattr(br, "left_out", 0) for br in results)
     if left_out:
         meta["max counterexamples"] = getattr(args, "max_counterexamples", None)
-    return emit_reports(args, runs_of(results, engine_name), errors, "bpcheck check", meta, left_out=left_out)
+    skips_fail = not getattr(args, "allow_skips", False)  # a refused board is not a pass (JUnit: an error case)
+    return emit_reports(args, runs_of(results, engine_name, skips_fail), errors, "bpcheck check", meta, left_out=left_out)
 
 
 def bound_counterexamples(results: list, engine_name: str, limit: int | None) -> tuple[int, list[str]]:

@@ -8,7 +8,7 @@ histories: built from chain_link_added / chain_link_resolved / passed / ... even
 from __future__ import annotations
 
 from bpcheck.invariants.base import by_actions, by_board, by_history, invariant, part_not_evaluated
-from bpcheck.invariants.view import ON_CHAIN, activating, card_ref, card_refs, fact, find_spell, in_pile, pile_fields, spell_fields, spells
+from bpcheck.invariants.view import ON_CHAIN, activating, card_ref, card_refs, effect_words, fact, find_spell, in_pile, pile_fields, spell_fields, spells
 from bpcheck.model import arith  # numbers may be symbolic (bpcheck prove)
 
 FAMILY = "chains and windows"
@@ -28,7 +28,7 @@ def _ref(t, uid):
 
 def _triggered(cards, name, effect) -> bool:
     """The effect is a triggered or flip effect, by the card data (it starts a chain anywhere)."""
-    eff = fact(cards.effect(name, effect), name, f"its effect {effect}")
+    eff = fact(cards.effect(name, effect), name, f"its {effect_words(effect)}")
     return eff.get("type") in ("trigger", "flip")
 
 
@@ -319,7 +319,7 @@ def counter_trap_offered(obs, actions, ctx):
     uid, name, effect, controller, _speed, _targets, negated = chain.links[-1]
     if negated:
         return None
-    eff = fact(ctx.cards.effect(name, effect), name, f"whether its effect {effect} is the card's activation")
+    eff = fact(ctx.cards.effect(name, effect), name, f"whether its {effect_words(effect)} is the card's activation")
     if eff.get("type") != "activate":
         return None
     p = obs["to_act"]

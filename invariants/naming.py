@@ -103,6 +103,8 @@ def event_text(event: Any, names: TraceNames, at: int) -> str:
             parts.append(f"{k} {player_name(v)}")
         elif isinstance(v, (dict, list)):
             parts.append(f"{k} {_compact(v)}")
+        elif v is None:  # a field the engine left empty (a chain link naming no effect): never Python's "None"
+            parts.append(f"{k} not given")
         else:
             parts.append(f"{k} {v}")
     return kind + (": " + ", ".join(parts) if parts else "")

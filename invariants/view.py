@@ -93,7 +93,7 @@ def activating(c: dict, mon, cards) -> bool:
     got = _activations(mon, cards).get(c["uid"], False)
     if got is True or got is False:
         return got
-    return fact(None, got[0], f"whether its effect {got[1]} is the card's activation")
+    return fact(None, got[0], f"whether its {effect_words(got[1])} is the card's activation")
 
 
 def _activations(mon, cards) -> dict:
@@ -130,6 +130,12 @@ def face_up_card(obs: dict, name: str, mon, cards) -> bool:
 
 def _active(c: dict, mon, cards) -> bool:
     return c["face_up"] and not activating(c, mon, cards)
+
+
+def effect_words(effect) -> str:
+    """An effect as a message names it: ``effect 1`` (its index in the card data), or, when the
+    engine's chain link names none, what is known, never ``effect None``."""
+    return "effect (its chain link names none)" if effect is None else f"effect {effect}"
 
 
 def fact(value, card: str, what: str):

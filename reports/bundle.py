@@ -38,7 +38,7 @@ from bpcheck.reports import graphviz, html, itf, junit, sarif
 from bpcheck.reports.github import markdown_summary
 from bpcheck.reports.groups import group_runs
 from bpcheck.reports.outputs import replace_dir
-from bpcheck.reports.runs import Run, cex_names
+from bpcheck.reports.runs import Run, cex_names, refused_unchecked
 from bpcheck.reports.safe import xml_safe
 
 
@@ -111,7 +111,7 @@ def _why(e: Exception) -> str:
 
 def _overall(runs: list[Run], errors) -> str:
     verdicts = [r.verdict for r in runs]
-    return "error" if errors else ("fail" if "fail" in verdicts else ("inconclusive" if "inconclusive" in verdicts else "pass"))
+    return "error" if errors else ("fail" if "fail" in verdicts else ("inconclusive" if "inconclusive" in verdicts or refused_unchecked(runs) else "pass"))
 
 
 def _fallback_page(what: str, runs: list[Run], errors):

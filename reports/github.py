@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from bpcheck.reports.board import player_of
 from bpcheck.reports.groups import Group, group_runs
-from bpcheck.reports.runs import Run
+from bpcheck.reports.runs import Run, refused_unchecked
 from bpcheck.reports.safe import gh_data, gh_property, md_code, md_text
-from bpcheck.reports.text import decision_groups, forced_summary
+from bpcheck.reports.text import decision_groups, forced_summary, plural
 
 PER_STEP = 10  # per level (error, warning, notice) and step
 SUMMARY_LIMIT = 1_000_000  # bytes; GitHub refuses a step summary over 1 MiB
@@ -62,11 +62,11 @@ def _findings(runs: list[Run], errors: list[dict]) -> dict[str, list[tuple[str, 
         more = ""
         if g.count > 1:
             inv = ", ".join(f"{i} x{n}" if n > 1 else i for i, n in g.invariants().items())
-            more = f"\nroot cause #{g.number}: {g.count} counterexamples ({inv}) on {len(g.boards())} boards: {_boards_text(g)}"
+            more = f"\nroot cause #{g.number}: {g.count} counterexamples ({inv}) on {plural(len(g.boards()), 'board')}: {_boards_text(g)}"
         msg = (
             f"{cex.message}\n{cex.statement}"
             + (f"\nrules: {', '.join(cex.rules)}" if cex.rules else "")
-            + f"\n{_trace_title(cex)} ({len(cex.steps)} steps): {_trace_line(cex) or 'the initial state'}"
+            + f"\n{_trace_title(cex)} ({plural(len(cex.steps), 'step')}): {_trace_line(cex) or 'the initial state'}"
             + more
         )
         title = f"bpcheck: {cex.invariant} violated{who}" + (f" (+{g.count - 1} like it)" if g.count > 1 else "")
@@ -114,11 +114,17 @@ def annotations(runs: list[Run], errors: list[dict] = (), where: str = "the job 
 _md = md_text  # prose from runs (an engine's words included): reports/safe.py
 
 
-def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpcheck check", report: str | None = None, left_out: int = 0) -> str:
+def markdown_summary(
+    runs: list[Run], errors: list[dict] = (), title: str = "bpcheck check", report: str | None = None, left_out: int = 0, on_runner: bool = False, artifacts: str | None = None
+) -> str:
+    """The job summary. `report`: where the HTML report is; `on_runner`: the summary is read on
+    github.com (GITHUB_STEP_SUMMARY), where the runner's files are not: `report` is then the
+    folder in the workspace, to upload as an artifact, and `artifacts` this run's page that
+    lists them (a link only to GitHub's own page, harness/reporting.py artifacts_url)."""
     verdicts = [r.verdict for r in runs]
     n_fail, n_inc, n_pass = verdicts.count("fail"), verdicts.count("inconclusive"), verdicts.count("pass")
     n_skip = verdicts.count("skipped")
-    overall = "ERROR" if errors else ("FAIL" if n_fail else ("INCONCLUSIVE" if n_inc else "PASS"))
+    overall = "ERROR" if errors else ("FAIL" if n_fail else ("INCONCLUSIVE" if n_inc or refused_unchecked(runs) else "PASS"))
     icon = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "⚠️", "ERROR": "❌"}[overall]
     engines = sorted({r.engine for r in runs})
     head = [
@@ -130,7 +136,14 @@ def markdown_summary(runs: list[Run], errors: list[dict] = (), title: str = "bpc
         + f" ({len(runs)} run{'s' if len(runs) != 1 else ''}; engine{'s' if len(engines) != 1 else ''}: {_md(', '.join(engines)) or '-'})",
         "",
     ]
-    if report:
+    if report and on_runner:
+        where = f" ([this run's artifacts]({artifacts}))" if artifacts else ""
+        head += [
+            f"Full report: {md_code(report + 'index.html' if report.endswith('/') else report)} on the runner, not on GitHub: upload the folder "
+            f"{md_code(report)} as an artifact (`actions/upload-artifact`) to read it{where}.",
+            "",
+        ]
+    elif report:
         head += [f"Full report: {md_code(report)}", ""]
     body: list[str] = []
     groups = group_runs(runs)

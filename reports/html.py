@@ -15,7 +15,7 @@ from bpcheck.invariants.naming import TraceNames, event_text, unnamed_in_label
 from bpcheck.reports.board import BoardView, Cell, board_view, player_of, trace_names
 from bpcheck.reports.graphviz import violation_place
 from bpcheck.reports.groups import group_runs
-from bpcheck.reports.runs import Run
+from bpcheck.reports.runs import Run, refused_unchecked
 from bpcheck.reports.safe import html_text
 from bpcheck.reports.text import decision_groups, forced_summary
 
@@ -464,6 +464,16 @@ def member_anchor(m) -> str:
 # -- the index ----------------------------------------------------------------------------------
 
 
+def _properties_count(cols: list[dict]) -> str:
+    """What was checked, counted as the command line counts it: the invariants (``check: ... (N
+    boards, 52 invariants)``), then the structural checks every exploration makes (deadlock,
+    cycle, engine fault), named apart so the two counts never disagree."""
+    struct = [c["id"] for c in cols if c.get("family") == "structural"]
+    n_inv = len(cols) - len(struct)
+    text = f"{n_inv} invariant{'s' if n_inv != 1 else ''}"
+    return text + (f" and {len(struct)} structural check{'s' if len(struct) != 1 else ''} ({', '.join(struct)})" if struct else "")
+
+
 def index_page(
     runs: list[Run], names: dict, errors: list[dict] = (), title: str = "bpcheck check", meta: dict | None = None, groups=None, left_out: int = 0
 ) -> str:
@@ -477,7 +487,7 @@ def index_page(
     verdicts = [r.verdict for r in runs]
     n_fail, n_inc, n_pass = verdicts.count("fail"), verdicts.count("inconclusive"), verdicts.count("pass")
     n_skip = verdicts.count("skipped")
-    overall = "error" if errors else ("fail" if n_fail else ("inconclusive" if n_inc else "pass"))
+    overall = "error" if errors else ("fail" if n_fail else ("inconclusive" if n_inc or refused_unchecked(runs) else "pass"))
     several = len({r.engine for r in runs}) > 1
     n_cex = sum(len(r.counterexamples) for r in runs)
 
@@ -508,7 +518,7 @@ def index_page(
     parts.append(
         f'<div class="banner v-{overall}" id="overall"><b>{overall.upper()}</b>: {n_pass} passed, {n_fail} failed, '
         f"{n_inc} inconclusive" + (f", {n_skip} skipped" if n_skip else "") + (f", {len(errors)} bad input" if errors else "") + f" · {len(runs)} run{'s' if len(runs) != 1 else ''}"
-        f" · {len(cols)} properties · {n_cex} counterexample{'s' if n_cex != 1 else ''}"
+        f" · {_properties_count(cols)} · {n_cex} counterexample{'s' if n_cex != 1 else ''}"
         + (f" in {len(groups)} root cause{'s' if len(groups) != 1 else ''}" if n_cex else "")
         + (f" ({left_out} more left out)" if left_out else "")
         + "</div>"

@@ -11,7 +11,9 @@
   classify) and "not evaluated" (the engine does not observe what it reads) -> ``<skipped>``
   with the reason: none of them is a pass;
 * each reachability goal of the board is a case too (``reachable: ID``), failing when the goal
-  cannot be reached; a board that could not be read is a suite with one ``<error>`` case.
+  cannot be reached; a board that could not be read is a suite with one ``<error>`` case;
+* a board the engine refused is one case ``board``: an ``<error>`` of type ``refused`` with the
+  engine's reason (nothing was checked: `check` exits 3), or with ``--allow-skips`` a ``<skipped>``.
 """
 
 from __future__ import annotations
@@ -65,7 +67,13 @@ def junit_xml(runs: list[Run], errors: list[dict] = (), name: str = "bpcheck", t
             (known_of if getattr(c, "baselined", None) is not None else new_of).setdefault(c.invariant, []).append((ci, c))
         left = getattr(run.result, "left_out", 0)
         classname = run.board if not several else f"{run.engine}.{run.board}"
-        if run.skip_reason is not None:  # the engine refused the board: one skipped case says why
+        if run.skip_reason is not None and run.skips_fail:  # refused, and a skip is not a pass: an error case says why
+            case = _case(suite, classname, "board")
+            err = ET.SubElement(case, "error", {"message": f"not checked: the engine refused this board: {run.skip_reason}", "type": "refused"})
+            err.text = "The engine refused this board, so nothing was checked on it: the run is inconclusive (exit 3). --allow-skips makes a refused board a skipped case."
+            counts["tests"] += 1
+            counts["errors"] += 1
+        elif run.skip_reason is not None:  # --allow-skips: the engine refused the board, one skipped case says why
             case = _case(suite, classname, "board")
             ET.SubElement(case, "skipped", {"message": f"skipped: the engine refused this board: {run.skip_reason}"})
             counts["tests"] += 1

@@ -18,6 +18,7 @@ from pathlib import Path
 class Run:
     engine: str
     result: object  # bpcheck.explorers.run.BoardResult
+    skips_fail: bool = False  # `check` without --allow-skips: a refused board is not checked (exit 3), an error in JUnit
 
     @property
     def board(self) -> str:
@@ -60,8 +61,14 @@ class Run:
         ]
 
 
-def runs_of(results: list, engine: str) -> list[Run]:
-    return [Run(engine, r) for r in results]
+def refused_unchecked(runs: list[Run]) -> bool:
+    """Whether a board was refused where a skip is not a pass (`check` without --allow-skips):
+    the run's overall verdict is then inconclusive, as its exit status (3)."""
+    return any(r.verdict == "skipped" and r.skips_fail for r in runs)
+
+
+def runs_of(results: list, engine: str, skips_fail: bool = False) -> list[Run]:
+    return [Run(engine, r, skips_fail) for r in results]
 
 
 def slug(text: str) -> str:

@@ -19,6 +19,12 @@ POS = {"attack": "ATK", "defense": "DEF", "facedown": "SET"}
 _name = card_name  # one lookup for every report (reports/board.py)
 
 
+def plural(n: int, word: str, many: str | None = None, fmt: str = "") -> str:
+    """``1 board``, ``2 boards``, ``0 boards`` (``many``: an irregular plural; ``fmt``: the
+    number's format spec, e.g. ``","``): every count printed in words goes through here."""
+    return f"{n:{fmt}} {word if n == 1 else (many or word + 's')}"
+
+
 def monster_cell(m: dict | None) -> str:
     """One monster as text; a field the engine does not observe is left out (``?`` for a stat)."""
     if not isinstance(m, dict):

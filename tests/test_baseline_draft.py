@@ -85,7 +85,7 @@ def test_invariant_violations_are_drafted_and_structural_ones_only_named(run_cli
     assert out.count("\n[[known]]\n") == 3  # a table of its own, never an inline one
     # control characters TOML allows in no comment are escaped there (the text still parses, above)
     assert "# attack.count [second-attack] (0 steps): an engine's \\x1b[2J and \\x7f" in out and "# -- boards/y\\x1b.toml --" in out
-    assert "# attack.count [second-attack] (1 steps): two attacks" in out and "# not listable (DEADLOCK, 0 steps): no action" in out
+    assert "# attack.count [second-attack] (1 step): two attacks" in out and "# not listable (DEADLOCK, 0 steps): no action" in out
     assert "# not listable (no signature: its message names no distinct failure of the invariant, 0 steps): no phrase of the invariant" in out
     assert "2 counterexamples cannot be listed" in err
 

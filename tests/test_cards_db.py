@@ -165,9 +165,11 @@ def test_the_reference_model_refuses_a_board_with_a_card_it_does_not_model(run_c
     for c in effect:
         assert repr(c.name) in r.value.reason and c.passcode in r.value.reason
     code, out, _err = run_cli("check", str(BOARD), "--cards-db", FULL, "-q")
-    assert code == 0 and "SKIPPED" in out and effect[0].name in out and "1 skipped" in out
+    assert code == 3 and "SKIPPED" in out and effect[0].name in out and "1 skipped" in out  # skipped is not passed
     code, out, _err = run_cli("check", str(BOARD), "--cards-db", FULL, "-q", "--strict")
     assert code == 3
+    code, out, _err = run_cli("check", str(BOARD), "--cards-db", FULL, "-q", "--allow-skips")
+    assert code == 0 and "1 skipped" in out
 
 
 def test_a_board_of_normal_monsters_from_the_database_plays_on_the_reference(run_cli, tmp_path):
@@ -192,7 +194,7 @@ def test_the_core_plays_the_board_from_the_chosen_database_and_it_passes(run_cli
     assert code == 0 and out.startswith("PASS"), out + err
     # --differential: the reference side refuses, the board is skipped with the card named
     code, out, _err = run_cli("check", str(BOARD), "--engine", "ocgcore", "--cards-db", FULL, "--differential", "-q")
-    assert code == 0 and "SKIPPED" in out and "reference model does not model" in out
+    assert code == 3 and "SKIPPED" in out and "reference model does not model" in out  # skipped is not passed
 
 
 def test_ocgcore_defaults_to_its_own_database(run_cli):

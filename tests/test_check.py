@@ -115,7 +115,7 @@ def test_unknown_invariant_and_bad_engine_are_bad_input(run_cli, buggy):
 def test_invariant_selection_by_family(run_cli):
     code, stdout, _ = run_cli("check", SMALL, "--invariants", "replay,acc.zones")
     assert code == 0
-    assert "(1 boards, 8 invariants)" in stdout
+    assert "(1 board, 8 invariants)" in stdout
 
 
 def test_goals(tmp_path, run_cli):
@@ -234,7 +234,7 @@ def test_exclude_leaves_boards_out_and_lists_them(tmp_path, run_cli):
     jsonschema.validate(doc, SCHEMA)
     assert [b["board"] for b in doc["boards"]] == [SMALL]
     assert doc["excluded"] == [Path(other).as_posix()]
-    assert "(1 boards," in stdout and f"excluded by --exclude (not checked): {Path(other).as_posix()}" in stdout
+    assert "(1 board," in stdout and f"excluded by --exclude (not checked): {Path(other).as_posix()}" in stdout
     # by path too (a leading ./ is the same path), and no "excluded" key when nothing is left out
     code, stdout, _ = run_cli("check", SMALL, other, "--exclude", Path(other).as_posix(), "--json", str(out))
     assert code == 0 and [b["board"] for b in json.loads(out.read_text())["boards"]] == [SMALL]

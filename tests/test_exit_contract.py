@@ -121,31 +121,51 @@ def test_head_in_a_shell_pipeline_keeps_the_status():
 
 
 def _check_skipped(tmp_path, engine: str, reason: str) -> None:
+    """Skipped is not passed (issue 34): a refused board makes the run exit 3, named with the
+    engine's reason, and every output says it was not checked; --allow-skips keeps the old pass."""
     out, rep = tmp_path / "r.json", tmp_path / "report"
     p = bpcheck("check", SMALL, OTHER, "--engine", engine, "--json", str(out), "--report", str(rep), "--github")
-    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert p.returncode == 3, (p.stdout, p.stderr)
     assert f"SKIPPED      {SMALL}: the engine refused this board: {reason}" in p.stdout
     assert "check: 1 passed, 0 failed, 0 inconclusive, 1 skipped" in p.stdout
+    assert "not checked: the engine refused 1 board, so the run is inconclusive (exit 3; --allow-skips accepts them):" in p.stdout
+    assert f"  {SMALL}: {reason}" in p.stdout.splitlines()
     assert "Traceback" not in p.stderr
     doc = json.loads(out.read_text())
     jsonschema.validate(doc, SCHEMA)
-    assert doc["verdict"] == "pass" and doc["counts"]["skipped"] == 1 and doc["errors"] == []
+    assert doc["verdict"] == "inconclusive" and doc["strict"] is True and doc["counts"]["skipped"] == 1 and doc["errors"] == []
     b = {x["board"]: x for x in doc["boards"]}
     assert b[SMALL]["verdict"] == "skipped" and b[SMALL]["skipped_reason"] == reason
     assert all(r["verdict"] == "skipped" for r in b[SMALL]["invariants"])
     junit = ET.parse(rep / "junit.xml").getroot()
-    skipped = [c for c in junit.iter("testcase") if c.find("skipped") is not None and "refused" in c.find("skipped").get("message")]
-    assert len(skipped) == 1 and reason in skipped[0].find("skipped").get("message")
+    refused = [c for c in junit.iter("testcase") if c.find("error") is not None and c.find("error").get("type") == "refused"]
+    assert len(refused) == 1 and reason in refused[0].find("error").get("message")
+    assert "not checked" in refused[0].find("error").get("message") and junit.find("testsuite").get("errors") is not None
+    assert not [c for c in junit.iter("testcase") if c.find("skipped") is not None and "refused" in c.find("skipped").get("message")]
     index = (rep / "index.html").read_text()
     assert "Skipped boards" in index and html.escape(reason) in index and "1 skipped" in index
+    assert '<div class="banner v-inconclusive" id="overall"><b>INCONCLUSIVE</b>' in index
     sarif = json.loads((rep / "results.sarif").read_text())
     notes = [n["message"]["text"] for r in sarif["runs"] for inv in r["invocations"] for n in inv.get("toolExecutionNotifications", [])]
     assert any("skipped" in n and reason in n for n in notes)
     assert "::warning" in p.stdout and "bpcheck%3A skipped" in p.stdout  # --github
-    assert "1 skipped" in (rep / "summary.md").read_text()
+    summary = (rep / "summary.md").read_text()
+    assert "1 skipped" in summary and summary.startswith("## ⚠️ bpcheck check: INCONCLUSIVE")
+    # --allow-skips: today's behaviour, a refused board is a skip that keeps a pass
+    allowed = bpcheck("check", SMALL, OTHER, "--engine", engine, "--allow-skips", "--json", str(out), "--report", str(rep))
+    assert allowed.returncode == 0, (allowed.stdout, allowed.stderr)
+    assert f"skipped (the engine refused them): {SMALL}" in allowed.stdout and "not checked" not in allowed.stdout
+    assert json.loads(out.read_text())["verdict"] == "pass" and json.loads(out.read_text())["strict"] is False
+    junit = ET.parse(rep / "junit.xml").getroot()
+    skipped = [c for c in junit.iter("testcase") if c.find("skipped") is not None and "refused" in c.find("skipped").get("message")]
+    assert len(skipped) == 1 and reason in skipped[0].find("skipped").get("message")
+    assert (rep / "summary.md").read_text().startswith("## ✅ bpcheck check: PASS")
+    # --strict (the default now) still works; with --allow-skips it is a usage error
     strict = bpcheck("check", SMALL, OTHER, "--engine", engine, "--strict", "--json", str(out))
     assert strict.returncode == 3, strict.stdout
     assert json.loads(out.read_text())["verdict"] == "inconclusive"
+    both = bpcheck("check", SMALL, "--engine", engine, "--strict", "--allow-skips")
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr and "Traceback" not in both.stderr
 
 
 def test_a_board_an_in_process_engine_refuses_is_skipped_everywhere(tmp_path):

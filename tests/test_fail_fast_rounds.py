@@ -258,7 +258,7 @@ def test_a_signal_in_the_rounds_leaves_a_board_cut_by_its_budget_not_finished(tm
     assert [(b["board"], b["verdict"], b["bound_hit"]) for b in d["boards"]] == [(slow, "inconclusive", "interrupted (SIGINT)")]
     assert d["fail_fast"] == {"stopped_at": None, "not_run": [], "not_finished": [ring]}
     assert d["interrupted"] == {"signal": "SIGINT", "not_started": []}
-    assert f"1 boards not finished (explored within a budget only, no verdict): {ring}" in stdout
+    assert f"1 board not finished (explored within a budget only, no verdict): {ring}" in stdout
     assert f"{ring}:" not in stdout.split("check: ")[0]
 
 

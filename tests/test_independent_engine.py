@@ -120,7 +120,8 @@ def test_the_table_holds_every_planted_bug_across_the_families():
 
 def test_the_bug_free_engine_passes_every_board_it_plays_in_process(run_cli, tmp_path, in_process):
     code, stdout, doc = _check(run_cli, tmp_path, "adapter:make_engine", *PLAYED, *REFUSED)
-    assert code == 0, stdout
+    assert code == 3, stdout  # the refused boards were not checked: skipped is not passed
+    assert f"not checked: the engine refused {len(REFUSED)} board" in stdout
     verdicts = {b["board"]: b["verdict"] for b in doc["boards"]}
     assert verdicts == {**{rel(b): "pass" for b in PLAYED}, **{rel(b): "skipped" for b in REFUSED}}, verdicts
     for b in doc["boards"]:
@@ -140,7 +141,8 @@ def test_the_bug_free_engine_passes_every_board_it_plays_in_process(run_cli, tmp
 
 def test_the_bug_free_engine_passes_every_board_it_plays_over_cmd(run_cli, tmp_path):
     code, stdout, doc = _check(run_cli, tmp_path, serve_command(), *PLAYED, *REFUSED)
-    assert code == 0, stdout
+    assert code == 3, stdout  # the refused boards were not checked: skipped is not passed
+    assert f"not checked: the engine refused {len(REFUSED)} board" in stdout
     verdicts = {b["board"]: b["verdict"] for b in doc["boards"]}
     assert verdicts == {**{rel(b): "pass" for b in PLAYED}, **{rel(b): "skipped" for b in REFUSED}}, verdicts
     assert "the engine refused this board: the engine 'independent-engine' cannot start this board" in stdout

@@ -119,7 +119,7 @@ def test_a_signal_stops_cleanly_and_keeps_the_finished_boards(tmp_path, sig, sta
     assert "Traceback" not in rest + err
     name = signal.Signals(sig).name
     assert f"INCONCLUSIVE {OTHER}:" in rest and f"bound hit: interrupted ({name})" in rest
-    assert f"interrupted by {name}: the results above are of the boards finished before it; 1 boards not started" in rest
+    assert f"interrupted by {name}: the results above are of the boards finished before it; 1 board not started" in rest
     doc = json.loads(out.read_text())
     jsonschema.validate(doc, SCHEMA)
     assert doc["interrupted"] == {"signal": name, "not_started": [THIRD]} and doc["verdict"] == "inconclusive"

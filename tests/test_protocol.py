@@ -574,7 +574,7 @@ def test_vanilla_boards_exercise_the_battle_phase():
 def test_node_engine_refuses_boards_it_does_not_support(tmp_path):
     node = node_command()
     proc, doc = check_json(tmp_path, "boards/000-replay-1.toml", GOOD_BOARD, "--engine", node)
-    assert proc.returncode == 0  # a refused board is skipped (EngineRefusal), not bad input
+    assert proc.returncode == 3  # a refused board is skipped (EngineRefusal), not bad input, and not a pass
     assert "SKIPPED      boards/000-replay-1.toml: the engine refused this board: the engine 'vanilla-engine (node)' cannot start this board: p2.spells:" in proc.stdout
     assert doc["errors"] == [] and doc["counts"]["skipped"] == 1
     assert [b["verdict"] for b in doc["boards"]] == ["skipped", "pass"]

@@ -49,13 +49,13 @@ def test_the_skeleton_passes_bpcheck_check_in_lockstep_with_the_reference(tmp_pa
         assert g["not_compared"] == ["chains_in_step", "next_uid"]
         assert {r["id"]: r for r in g["invariants"]}["DIFF"]["violations"] == 0
     assert "not compared (the engine does not observe them): chains_in_step, next_uid" in proc.stdout
-    # A board it cannot play is refused at start: skipped with its words (exit 0), 3 with --strict.
+    # A board it cannot play is refused at start: skipped with its words, not a pass (exit 3); 0 with --allow-skips.
     argv = [sys.executable, "-m", "bpcheck", "check", "boards/002-skip-battle-phase.toml", "--engine", engine]
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "SKIPPED" in proc.stdout and "the turn player controls a monster: attacks are beyond the skeleton" in proc.stdout
-    strict = subprocess.run([*argv, "--strict"], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert strict.returncode == 3
+    allowed = subprocess.run([*argv, "--allow-skips"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert allowed.returncode == 0
 
 
 def test_the_transcript_is_current():

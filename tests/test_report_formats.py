@@ -419,14 +419,22 @@ def test_junit_vacuous_invariants_pass_with_a_property(tmp_path, run_cli):
             assert props == {"vacuous": "its situation never arose on this board"}
 
 
-def test_junit_keeps_skipped_for_a_refused_board(tmp_path, run_cli, monkeypatch):
+def test_junit_makes_a_refused_board_an_error_unless_skips_are_allowed(tmp_path, run_cli, monkeypatch):
     monkeypatch.syspath_prepend(str(TESTS))
     out = tmp_path / "report"
-    code, _stdout, err = run_cli("check", str(ROOT / "boards" / "000-replay-1.toml"), "--engine", "lifecycle_engines:RefusesReplayBoards", "--report", str(out))
+    argv = ("check", str(ROOT / "boards" / "000-replay-1.toml"), "--engine", "lifecycle_engines:RefusesReplayBoards", "--report", str(out))
+    code, _stdout, err = run_cli(*argv)
+    assert code == 3, err  # skipped is not passed
+    root = ET.parse(out / "junit.xml").getroot()
+    assert not [c for c in root.iter("testcase") if c.find("skipped") is not None]
+    errors = [c for c in root.iter("testcase") if c.find("error") is not None]
+    assert [(c.get("name"), c.find("error").get("type")) for c in errors] == [("board", "refused")] and root.get("errors") == "1"
+    assert errors[0].find("error").get("message").startswith("not checked: the engine refused this board: ")
+    code, _stdout, err = run_cli(*argv, "--allow-skips")
     assert code == 0, err
     root = ET.parse(out / "junit.xml").getroot()
     skipped = [c for c in root.iter("testcase") if c.find("skipped") is not None]
-    assert [c.get("name") for c in skipped] == ["board"] and root.get("skipped") == "1"
+    assert [c.get("name") for c in skipped] == ["board"] and root.get("skipped") == "1" and root.get("errors") == "0"
 
 
 # -- a writer that fails costs its own output --------------------------------------------------

@@ -300,7 +300,7 @@ def test_github_annotations_respect_the_per_step_limit(buggy):
     first = lines[0]
     assert f"file={br.board.path}," in first and "title=bpcheck%3A attack.count violated (+2 like it)::" in first
     assert "%0A" in first and "\n" not in first and "shortest trace (9 steps)" in first
-    assert "root cause #1: 3 counterexamples (attack.count, attack.offered-legal, attack.position-change) on 1 boards" in first
+    assert "root cause #1: 3 counterexamples (attack.count, attack.offered-legal, attack.position-change) on 1 board" in first
     runs = [Run(f"engine-{k}", br) for k in range(6)]  # 30 counterexamples, 12 root causes (one engine's are its own)
     lines = annotations(runs, where="the report")
     errors = [l for l in lines if l.startswith("::error")]

@@ -63,7 +63,7 @@ def test_cli_engine_option_through_a_real_process():
     sc = str(ROOT / "scenarios" / "000-replay-1.toml")
     ok = bpcheck("scenario", sc, "--engine", "reference")
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert "1 passed, 0 failed (1 files, engine reference)" in ok.stdout
+    assert "1 passed, 0 failed (1 file, engine reference)" in ok.stdout
     bad = bpcheck("scenario", sc, "--engine", "mutant:replay-resets-count")
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "expect.attacks.Battle Ox: expected 1, got 0" in bad.stdout
@@ -120,19 +120,26 @@ def engines_module(tmp_path, monkeypatch):
     return importlib.import_module("sc_engines")
 
 
-def test_a_refused_board_is_skipped_with_the_reason_and_exit_0_unless_strict(tmp_path, engines_module):
+def test_a_refused_board_is_skipped_with_the_reason_and_is_not_a_pass(tmp_path, engines_module):
+    """Skipped is not passed (issue 34): exit 3 by default, named; --strict: a failure (exit 1);
+    --allow-skips: a pass (exit 0, today's behaviour)."""
     sc = str(ROOT / "scenarios" / "000-replay-1.toml")
     env = {"PYTHONPATH": str(tmp_path)}
     out_json = tmp_path / "r.json"
     r = bpcheck("scenario", sc, "--engine", "sc_engines:refuser", "--json", str(out_json), env=env)
-    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.returncode == 3, r.stdout + r.stderr
     assert "SKIP" in r.stdout and "no Call of the Haunted in this engine" in r.stdout
     assert "0 passed, 0 failed, 1 skipped" in r.stdout
+    assert f"not checked: the engine refused 1 scenario (exit 3; --allow-skips accepts them): {sc}" in r.stdout
     doc = json.loads(out_json.read_text())
     assert doc["skipped"] == 1 and doc["scenarios"][0]["status"] == "skipped"
     assert doc["scenarios"][0]["reason"] == "no Call of the Haunted in this engine"
     strict = bpcheck("scenario", sc, "--engine", "sc_engines:refuser", "--strict", env=env)
-    assert strict.returncode == 1 and "1 skipped" in strict.stdout
+    assert strict.returncode == 1 and "1 skipped" in strict.stdout and "(--strict: a failure, exit 1)" in strict.stdout
+    allowed = bpcheck("scenario", sc, "--engine", "sc_engines:refuser", "--allow-skips", "--quiet", env=env)
+    assert allowed.returncode == 0 and "1 skipped" in allowed.stdout and "not checked" not in allowed.stdout
+    both = bpcheck("scenario", sc, "--engine", "sc_engines:refuser", "--allow-skips", "--strict", env=env)
+    assert both.returncode == 2 and "Traceback" not in both.stderr
 
 
 def test_an_engine_that_raises_is_an_engine_fault_failure_not_a_crash(tmp_path, engines_module):
@@ -464,4 +471,4 @@ def test_an_inline_board_plays_in_process_and_is_skipped_for_a_cmd_engine(tmp_pa
     )
     assert run_scenario(load_scenario(p)).status == "pass"
     r = bpcheck("scenario", str(p), "--engine", f"cmd:{sys.executable} -m bpcheck serve")
-    assert r.returncode == 0 and "SKIP" in r.stdout and "inline [board] table" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 3 and "SKIP" in r.stdout and "inline [board] table" in r.stdout, r.stdout + r.stderr  # not checked: not a pass
