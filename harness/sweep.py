@@ -184,8 +184,9 @@ def board_document(card: Card, shape: str) -> dict:
     me: object = card.code
     p1: dict = {"lp": 8000, "monsters": [{"zone": 1, "card": ATTACKER, "position": "attack"}]}
     p2: dict = {"lp": 8000, "monsters": [{"zone": 1, "card": TARGET, "position": "attack"}]}
-    if shape == "attacker":
+    if shape == "attacker":  # a target in each position: piercing, and damage to either player
         p1["monsters"] = [{"zone": 1, "card": me, "position": "attack"}]
+        p2["monsters"].append({"zone": 2, "card": TARGET, "position": "defense"})
     elif shape == "attacked":
         p2["monsters"] = [{"zone": 1, "card": me, "position": "attack"}]
     elif shape == "set-monster":
@@ -350,7 +351,8 @@ class SweepRun:
         if o.scripts_overlay:
             if not os.path.isdir(o.scripts_overlay):
                 raise InputError(o.scripts_overlay, "--scripts-overlay", "not a folder")
-            os.environ[OVERLAY_ENV] = os.path.abspath(o.scripts_overlay)  # the engines of this run and its workers
+            self._overlay_was = os.environ.get(OVERLAY_ENV)
+            os.environ[OVERLAY_ENV] = os.path.abspath(o.scripts_overlay)  # the engines of this run and its workers; close() restores it
         self.cards = select_cards(o.cards_db, o.queries, o.type)
         if o.baseline:
             self.known = load_sweep_baseline(o.baseline)
@@ -521,6 +523,13 @@ class SweepRun:
                 raise InputError(self.opts.json, "--json", f"cannot write the result: {e.strerror or e}") from None
 
     def close(self) -> None:
+        """The temporary boards folder removed, ``OCG_SCRIPTS_OVERLAY`` as it was before the run."""
+        if self.opts.scripts_overlay and hasattr(self, "_overlay_was"):
+            if self._overlay_was is None:
+                os.environ.pop(OVERLAY_ENV, None)
+            else:
+                os.environ[OVERLAY_ENV] = self._overlay_was
+            del self._overlay_was
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
