@@ -30,7 +30,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     v = doc["verdicts"]
     for g in doc["findings"]:
         sig = f" [{g['signature']}]" if g["signature"] else ""
-        print(f"finding {g['invariant']}{sig} ({', '.join(g['rules'])}): {len(g['cards'])} card(s): {', '.join(str(c) for c in g['cards'])}")
+        rules = f" ({', '.join(g['rules'])})" if g["rules"] else ""
+        print(f"finding {g['invariant']}{sig}{rules}: {len(g['cards'])} card(s): {', '.join(str(c) for c in g['cards'])}")
     print(
         f"sweep: {doc['judged']} of {doc['selected']} cards judged: {v['finding']} with findings, {v['clean']} clean, "
         f"{v['not judged']} not judged, {v['no playable board']} without a playable board"
@@ -41,7 +42,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         report_error(e)
     if out.interrupted:
         print(f"interrupted by {out.interrupted}: go on with --resume --json FILE")
-        return EXIT_FAIL if out.new_findings else 130
+        return getattr(run, "exit_status", 130)  # 129 / 130 / 143: the signal's, as `check`
     if out.errors:
         return EXIT_BAD_INPUT
     return EXIT_FAIL if out.new_findings else EXIT_OK

@@ -28,7 +28,6 @@ import json
 import os
 import re
 import tempfile
-import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -412,6 +411,7 @@ class SweepRun:
                         self.emit(self.card_line(results[c.code]))
                 if check.sig.signum is not None:
                     interrupted = check.sig.name
+                    self.exit_status = check.sig.exit_status
                     break
                 self._write_json(entries, complete=False)
         finally:
@@ -447,9 +447,7 @@ class SweepRun:
             for e in out.values():
                 e["verdict"] = card_verdict(e)
             return out
-        started = time.monotonic()
         res = check.run(files)
-        elapsed = time.monotonic() - started
         nj: dict[int, set] = {}
         for br in res.results:
             code, shape = owner[br.board.path]
@@ -480,7 +478,6 @@ class SweepRun:
             e["findings"] = _dedupe(e["findings"])
             e["known"] = _dedupe(e["known"])
             e["verdict"] = card_verdict(e)
-        self.seconds = getattr(self, "seconds", 0.0) + elapsed
         return out
 
     def card_line(self, e: dict) -> str:
