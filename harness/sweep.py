@@ -403,16 +403,17 @@ class SweepRun:
                 tasks = {c.code: progress.start(f"{c.code} {c.name}", 1.0) for c in batch}
                 check = CheckRun(self._check_options(), self.invariants, emit=lambda _s: None, error=errors.append)
                 check.prepare([])
-                results = self._judge(batch, check, entries)
-                for c in batch:
-                    if c.code in results:
-                        entries[c.code] = results[c.code]
-                        progress.finish(tasks[c.code], failed=results[c.code]["verdict"] == "finding")
-                        self.emit(self.card_line(results[c.code]))
-                if check.sig.signum is not None:
+                results, internal = self._judge(batch, check)
+                if check.sig.signum is not None:  # a batch cut short is not recorded: --resume judges it again
                     interrupted = check.sig.name
                     self.exit_status = check.sig.exit_status
                     break
+                if internal is not None:  # bpcheck's own bug (a worker's): what is finished is written, then exit 4
+                    raise internal
+                for c in batch:
+                    entries[c.code] = results[c.code]
+                    progress.finish(tasks[c.code], failed=results[c.code]["verdict"] == "finding")
+                    self.emit(self.card_line(results[c.code]))
                 self._write_json(entries, complete=False)
         finally:
             progress.close()
@@ -424,7 +425,9 @@ class SweepRun:
         new = sum(len(e["findings"]) for e in doc["cards"])
         return SweepOutcome(doc, new, errors, interrupted)
 
-    def _judge(self, batch: list[Card], check: CheckRun, entries: dict) -> dict[int, dict]:
+    def _judge(self, batch: list[Card], check: CheckRun) -> tuple[dict[int, dict], Exception | None]:
+        """The batch's entries (a card's boards written, checked in one CheckRun, judged), and
+        bpcheck's own error if the run met one."""
         folder = self.boards_dir()
         files, owner = [], {}
         out: dict[int, dict] = {}
@@ -446,7 +449,7 @@ class SweepRun:
         if not files:
             for e in out.values():
                 e["verdict"] = card_verdict(e)
-            return out
+            return out, None
         res = check.run(files)
         nj: dict[int, set] = {}
         for br in res.results:
@@ -478,7 +481,7 @@ class SweepRun:
             e["findings"] = _dedupe(e["findings"])
             e["known"] = _dedupe(e["known"])
             e["verdict"] = card_verdict(e)
-        return out
+        return out, res.internal
 
     def card_line(self, e: dict) -> str:
         n = len(e["boards"])
