@@ -148,10 +148,32 @@ SHAPES = {
     "set-own": "Set in the turn player's Spell & Trap Zone during its Battle Phase",
     "face-up-opponent": "face-up on the opponent's side (a Continuous, Equip or Field card)",
     "face-up-own": "face-up on the turn player's side (a Continuous, Equip or Field card)",
+    "with-companion": "attacking, beside the card its text names (a monster face-up, a Field Spell in the Field Zone)",
 }
 
+QUOTED_RX = re.compile(r'"([^"]+)"')
 
-def shapes_for(card: Card, prof: CardProfile | None) -> list[str]:
+
+def companion(card: Card, db) -> Card | None:
+    """The first card the text names in quotes ("while Umi is on the field", "if you control
+    'Dark Blade'") that the database has (by exact name), other than the card itself: a monster
+    that can stand in a Monster Zone (not a Token) or a Field Spell; None otherwise (an archetype
+    name, a card of another kind)."""
+    for name in QUOTED_RX.findall(card.text):
+        if name == card.name:
+            continue
+        try:
+            other = db.card(name)
+        except InputError:
+            continue
+        if other.code == card.code:
+            continue
+        if (other.kind == "monster" and not other.has(C.TYPE_TOKEN)) or (other.kind == "spell" and other.has(C.TYPE_FIELD)):
+            return other
+    return None
+
+
+def shapes_for(card: Card, prof: CardProfile | None, partner: Card | None = None) -> list[str]:
     """The situations a card is placed in, from its data and profile: a monster attacks and is
     attacked; Set, in a hand or in the GY only where an effect of it may be activated in a Battle
     Phase (or it is a Flip monster); a Spell/Trap is Set on either side, face-up where it stays."""
@@ -167,6 +189,8 @@ def shapes_for(card: Card, prof: CardProfile | None) -> list[str]:
             out += ["hand-opponent", "hand-own"]
         if relevant and re.search(r"\b(GY|Graveyard)\b", card.text):
             out.append("gy-opponent")
+        if partner is not None:
+            out.append("with-companion")
         return out
     if card.kind in ("spell", "trap"):
         if card.has(C.TYPE_FIELD):
@@ -178,14 +202,21 @@ def shapes_for(card: Card, prof: CardProfile | None) -> list[str]:
     return []
 
 
-def board_document(card: Card, shape: str) -> dict:
-    """The board document of ``card`` in ``shape`` (:data:`SHAPES`)."""
+def board_document(card: Card, shape: str, partner: Card | None = None) -> dict:
+    """The board document of ``card`` in ``shape`` (:data:`SHAPES`); ``partner``: the
+    ``with-companion`` shape's companion (:func:`companion`)."""
     me: object = card.code
     p1: dict = {"lp": 8000, "monsters": [{"zone": 1, "card": ATTACKER, "position": "attack"}]}
     p2: dict = {"lp": 8000, "monsters": [{"zone": 1, "card": TARGET, "position": "attack"}]}
     if shape == "attacker":  # a target in each position: piercing, and damage to either player
         p1["monsters"] = [{"zone": 1, "card": me, "position": "attack"}]
         p2["monsters"].append({"zone": 2, "card": TARGET, "position": "defense"})
+    elif shape == "with-companion" and partner is not None:
+        p1["monsters"] = [{"zone": 1, "card": me, "position": "attack"}]
+        if partner.kind == "monster":
+            p1["monsters"].append({"zone": 2, "card": partner.code, "position": "attack"})
+        else:
+            p1["field_spell"] = {"card": partner.code}
     elif shape == "attacked":
         p2["monsters"] = [{"zone": 1, "card": me, "position": "attack"}]
     elif shape == "set-monster":
@@ -225,8 +256,9 @@ def card_boards(card: Card, prof: CardProfile | None, folder: Path, cards_db: st
     """Write the boards of a card into ``folder`` (``CODE-SHAPE.toml``): (shape, path) of each
     board written, and why a shape could not be (a board the format refuses)."""
     out, refused = [], []
-    for shape in shapes_for(card, prof):
-        doc = board_document(card, shape)
+    partner = companion(card, open_db(cards_db)) if card.kind == "monster" else None
+    for shape in shapes_for(card, prof, partner):
+        doc = board_document(card, shape, partner)
         path = folder / f"{card.code}-{shape}.toml"
         try:
             board_from_dict(doc, str(path), cards_db=cards_db)  # loads as `check` will load it

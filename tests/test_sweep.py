@@ -18,7 +18,7 @@ import pytest
 
 from bpcheck.cli.main import main
 from bpcheck.engines.ocgcore import default_paths
-from bpcheck.harness.sweep import OVERLAY_ENV, board_document, select_cards, shapes_for
+from bpcheck.harness.sweep import OVERLAY_ENV, board_document, companion, select_cards, shapes_for
 from bpcheck.model.cdb import open_db
 from bpcheck.model.profile import profile
 
@@ -137,6 +137,9 @@ def test_baseline_lists_known_findings(tmp_path):
     assert rc == 0
     (card,) = doc["cards"]
     assert card["verdict"] != "finding" and card["known"] and card["known"][0]["reason"] == "planted"
+    # two workers (harness/jobs.py): they see the overlay too
+    rc, doc = sweep(tmp_path, str(code), "10000", "-j", "2", "--scripts-overlay", str(folder), name="j2.json")
+    assert rc == 1 and [c["verdict"] for c in doc["cards"]] == ["clean", "finding"]
     base.write_text(f'[[known]]\ncard = {code}\nfinding = "acc.battle-damage"\nreason = ""\n', encoding="utf-8")
     assert main(["sweep", "-q", "--cards-db", FULL, str(code), "--baseline", str(base)]) == 2
 
@@ -169,5 +172,11 @@ def test_queries_types_and_shapes():
     assert shapes[:2] == ["attacker", "attacked"]
     doc = board_document(lion, "attacker")
     assert doc["p1"]["monsters"][0]["card"] == lion.code and doc["turn_player"] == 1
+    fisherman = db.card("The Legendary Fisherman")  # "while "Umi" is on the field": Umi beside it
+    shapes = shapes_for(fisherman, profile(fisherman), companion(fisherman, db))
+    assert "with-companion" in shapes
+    doc = board_document(fisherman, "with-companion", companion(fisherman, db))
+    assert doc["p1"]["field_spell"] == {"card": db.card("Umi").code}
+    assert companion(lion, db) is None
     mf = db.card("Mirror Force")
     assert shapes_for(mf, profile(mf)) == ["set-opponent", "set-own"]
