@@ -394,7 +394,10 @@ class SweepRun:
         elif o.json:
             prepare_file(o.json, "--json")
         if o.boards:
-            Path(o.boards).mkdir(parents=True, exist_ok=True)
+            try:
+                Path(o.boards).mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise InputError(o.boards, "--boards", f"cannot create the folder: {e.strerror or e}") from None
         check = CheckRun(self._check_options(), self.invariants)
         check.prepare([])  # the engine, the card database: refused now, not per batch
 
@@ -409,7 +412,29 @@ class SweepRun:
             raise InputError(path, "bpcheck_sweep", f"not a sweep result of schema {SCHEMA}")
         if doc.get("settings") != self.settings():
             raise InputError(path, "settings", f"the sweep was run with other settings ({doc.get('settings')}); --resume goes on with the same ones")
-        return {c["code"]: c for c in doc["cards"] if isinstance(c, dict) and isinstance(c.get("code"), int)}
+        keys = ("code", "name", "verdict", "boards", "findings", "known", "played", "profile_unknown")
+        done = {}
+        for i, c in enumerate(doc["cards"]):
+            if not isinstance(c, dict) or not all(k in c for k in keys) or not isinstance(c["code"], int):
+                raise InputError(path, f"cards[{i}]", f"not a card entry of a sweep result (needs {', '.join(keys)})")
+            if not isinstance(c["findings"], list) or not isinstance(c["known"], list):
+                raise InputError(path, f"cards[{i}].findings", "expected lists of findings and known findings")
+            done[c["code"]] = self._rebaseline(c)
+        return done
+
+    def _rebaseline(self, entry: dict) -> dict:
+        """A card judged by an earlier run, its findings split again by this run's ``--baseline``."""
+        found = [{k: v for k, v in f.items() if k != "reason"} for f in entry["findings"] + entry["known"]]
+        entry = dict(entry, findings=[], known=[])
+        for f in found:
+            k = next((k for k in self.known if k.matches(entry["code"], f)), None)
+            if k is not None:
+                entry["known"].append({**f, "reason": k.reason})
+            else:
+                entry["findings"].append(f)
+        entry["findings"], entry["known"] = _dedupe(entry["findings"]), _dedupe(entry["known"])
+        entry["verdict"] = card_verdict(entry)
+        return entry
 
     def _check_options(self) -> CheckOptions:
         o = self.opts

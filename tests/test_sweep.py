@@ -124,6 +124,10 @@ def test_resume_judges_only_the_cards_not_judged(tmp_path):
     rc, second = sweep(tmp_path, *codes, "--resume", name="r.json")
     assert second["judged"] == 6 and second["complete"]
     assert second["cards"][:3] == first["cards"]
+    broken = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    del broken["cards"][1]["verdict"]
+    (tmp_path / "bad.json").write_text(json.dumps(broken), encoding="utf-8")
+    assert main(["sweep", "-q", "--cards-db", FULL, "--json", str(tmp_path / "bad.json"), "--resume", *codes]) == 2
     # other settings: refused, the file named
     assert main(["sweep", "-q", "--cards-db", FULL, "--json", str(tmp_path / "r.json"), "--resume", "--max-states", "7", *codes]) == 2
 
@@ -137,6 +141,11 @@ def test_baseline_lists_known_findings(tmp_path):
     assert rc == 0
     (card,) = doc["cards"]
     assert card["verdict"] != "finding" and card["known"] and card["known"][0]["reason"] == "planted"
+    # a sweep judged without the baseline, resumed with it: its findings are split again
+    rc, doc = sweep(tmp_path, str(code), "--scripts-overlay", str(folder), name="nb.json")
+    assert rc == 1
+    rc, doc = sweep(tmp_path, str(code), "--scripts-overlay", str(folder), "--baseline", str(base), "--resume", name="nb.json")
+    assert rc == 0 and doc["cards"][0]["known"] and not doc["cards"][0]["findings"]
     # two workers (harness/jobs.py): they see the overlay too
     rc, doc = sweep(tmp_path, str(code), "10000", "-j", "2", "--scripts-overlay", str(folder), name="j2.json")
     assert rc == 1 and [c["verdict"] for c in doc["cards"]] == ["clean", "finding"]
