@@ -7,6 +7,7 @@ import argparse
 from bpcheck.cli.args import add_jobs_argument, add_quiet_argument
 from bpcheck.cli.args import invariants as select_invariants
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_OK
+from bpcheck.engines.registry import spec_forms
 from bpcheck.errors import InputError
 from bpcheck.harness.check import report_error
 from bpcheck.harness.sweep import SweepOptions, SweepRun
@@ -51,7 +52,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def add_sweep_parser(sub, positive) -> None:
     p = sub.add_parser("sweep", help="judge every card of a card database (or a query) on generated boards (docs/sweep.md)")
     p.add_argument("queries", nargs="*", metavar="QUERY", help="card names, passcodes or @FILE (passcodes or names, one a line); none: every card")
-    p.add_argument("--engine", default="ocgcore", help="the engine under test (default: ocgcore)")
+    p.add_argument("--engine", default="ocgcore", metavar="ENGINE", help=f"the engine under test: {spec_forms()} (default: ocgcore; docs/engines.md)")
     p.add_argument("--cards-db", default=None, metavar="FILE", help="the card database to sweep (required)")
     p.add_argument("--type", default=None, help="only cards of this type: monster, spell, trap, effect, flip, quick-play, ... (comma: all of them)")
     p.add_argument("--max-states", type=positive(int), default=2000, help="states explored per board (default: 2000)")

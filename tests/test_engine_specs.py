@@ -17,7 +17,7 @@ from bpcheck.engines.registry import IN_PROCESS_FORMS, SPEC_FORMS
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMANDS = ["check", "fuzz", "scenario", "replay", "record", "prove"]
+COMMANDS = ["check", "fuzz", "scenario", "replay", "record", "prove", "sweep"]
 
 
 def _bpcheck(*args: str) -> subprocess.CompletedProcess:
