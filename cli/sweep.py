@@ -37,6 +37,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         f"sweep: {doc['judged']} of {doc['selected']} cards judged: {v['finding']} with findings, {v['clean']} clean, "
         f"{v['not judged']} not judged, {v['no playable board']} without a playable board"
     )
+    if doc["findings"] and not opts.boards:
+        print("the generated boards were in a temporary folder: add --boards DIR to keep them and reproduce a finding with `bpcheck check`")
     if doc["findings"] and opts.boards:
         print(f"each finding's board is in {opts.boards}: bpcheck check {opts.boards}/BOARD --engine {opts.engine} --cards-db {opts.cards_db}")
     for e in out.errors:

@@ -450,7 +450,8 @@ class SweepRun:
     def run(self) -> SweepOutcome:
         o = self.opts
         todo = [c for c in self.cards if c.code not in self.done]
-        progress = run_progress(o, "sweep", total=len(todo), unit="cards")
+        progress = run_progress(o, "sweep", total=len(todo), unit="cards", work="cards")
+        progress.plan([1.0] * len(todo))  # the ETA: every card costs one unit, the rate is cards per second
         entries: dict[int, dict] = dict(self.done)
         errors: list[InputError] = []
         interrupted = None
@@ -469,6 +470,7 @@ class SweepRun:
                     raise internal
                 for c in batch:
                     entries[c.code] = results[c.code]
+                    tasks[c.code].update(1, force=True)
                     progress.finish(tasks[c.code], failed=results[c.code]["verdict"] == "finding")
                     self.emit(self.card_line(results[c.code]))
                 self._write_json(entries, complete=False)
