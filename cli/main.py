@@ -37,6 +37,7 @@ from bpcheck.cli.mutants import cmd_mutants
 from bpcheck.cli.prove import add_prove_parser
 from bpcheck.cli.replay import replay_file
 from bpcheck.cli.scenario import cmd_scenario  # docs/scenarios.md
+from bpcheck.cli.sweep import add_sweep_parser
 from bpcheck.cli.traces import conform_files, record
 from bpcheck.engines.registry import IN_PROCESS_FORMS, engine_help
 from bpcheck.engines.serve import run as serve
@@ -307,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     # `bpcheck fuzz` (issue 10): random boards, explored and shrunk; parser and command in cli/fuzz.py
 
     add_fuzz_parser(sub, positive)
+    add_sweep_parser(sub, positive)  # `bpcheck sweep` (issue 30 item 4): cli/sweep.py, docs/sweep.md
 
     sv = sub.add_parser("serve", help="serve an in-process engine over the JSON-lines protocol on stdin/stdout (docs/protocol.md)")
     sv.add_argument("--engine", metavar="ENGINE", help=engine_help("the in-process engine to serve", IN_PROCESS_FORMS))

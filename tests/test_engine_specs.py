@@ -18,7 +18,7 @@ from bpcheck.explorers.progress import without_progress
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMANDS = ["check", "fuzz", "scenario", "replay", "record", "prove"]
+COMMANDS = ["check", "fuzz", "scenario", "replay", "record", "prove", "sweep"]
 
 
 def _bpcheck(*args: str) -> subprocess.CompletedProcess:

@@ -210,7 +210,10 @@ class Duel:
             src = cache.get(base)
             if src is None:
                 src = b""
-                for folder in (scripts, os.path.join(scripts, "official"), os.path.join(scripts, "unofficial")):
+                # OCG_SCRIPTS_OVERLAY: folders searched first (os.pathsep between them), so a folder
+                # holding a few card scripts shadows those cards only (docs/ocgcore.md, docs/sweep.md)
+                overlay = [f for f in os.environ.get("OCG_SCRIPTS_OVERLAY", "").split(os.pathsep) if f]
+                for folder in (*overlay, scripts, os.path.join(scripts, "official"), os.path.join(scripts, "unofficial")):
                     path = os.path.join(folder, base)
                     if os.path.isfile(path):
                         with open(path, "rb") as f:
