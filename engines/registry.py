@@ -64,7 +64,7 @@ def default_cards_db(spec: str | None) -> str | None:
     return None
 
 
-def make_engine(spec: str | None, *, call_timeout: float | None = None, check_determinism: bool = False, cards_db: str | None = None):
+def make_engine(spec: str | None, *, call_timeout: float | None = None, check_determinism: bool = False, cards_db: str | None = None, scripts_overlay: str | None = None):
     """A fresh engine for `spec` (one per board). `call_timeout` and `check_determinism` apply
     to out-of-process engines (`cmd:COMMAND`, docs/protocol.md) only; `cards_db` (``--cards-db``)
     to ``ocgcore``: the card database it loads cards from by passcode (default ``OCG_CARDS``)."""
@@ -75,7 +75,7 @@ def make_engine(spec: str | None, *, call_timeout: float | None = None, check_de
         return make_jsonl_engine(spec, call_timeout=call_timeout, check_determinism=check_determinism)
     if spec == "ocgcore" or spec.startswith("ocgcore:"):  # the real EDOPro core (docs/ocgcore.md)
 
-        return make_ocgcore_engine(spec, cards=cards_db)
+        return make_ocgcore_engine(spec, cards=cards_db, scripts_overlay=scripts_overlay)
     if spec.startswith("mutant:"):
         name = spec[len("mutant:") :]
         known = {**MUTANTS, **VALUE_MUTANTS}  # value mutants: docs/proving.md

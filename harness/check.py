@@ -60,6 +60,7 @@ class CheckOptions:
 
     engine: str | None = None
     cards_db: str | None = None  # --cards-db FILE: boards may name its cards (default: the engine's own, ocgcore)
+    scripts_overlay: str | None = None  # ocgcore: script folders searched first (bpcheck sweep --scripts-overlay)
     call_timeout: float | None = None
     check_determinism: bool = False
     invariants: str | None = None  # IDs or family names, comma-separated (None: all)
@@ -289,6 +290,8 @@ class CheckRun:
         self.sig = lifecycle.CURRENT
         self.engine_name = opts.engine or "reference"
         self.engine_kw = {"call_timeout": opts.call_timeout, "check_determinism": opts.check_determinism, "cards_db": opts.cards_db}
+        if opts.scripts_overlay:  # passed to every engine, in worker processes too
+            self.engine_kw["scripts_overlay"] = opts.scripts_overlay
         self.cards_db = boards_cards_db(opts.engine, opts.cards_db)  # the cards a board may name besides the pool's
         self.system_kw: dict = {}
         self.baseline = None

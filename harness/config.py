@@ -60,7 +60,8 @@ KEYS: dict[str, Key] = {
     "baseline": Key("a path to a baseline file (a string)", _text, "baseline", path=True),
     "allow_skips": Key("true or false", lambda v: isinstance(v, bool), "allow_skips"),
 }
-NOT_FOR = {"engine": ("serve",)}  # `serve` serves an in-process engine: never the project's
+NOT_FOR = {"engine": ("serve",), "baseline": ("sweep",)}  # `serve` serves an in-process engine: never the project's;
+# a sweep's baseline lists findings per card ([[known]], docs/sweep.md), not check's entries
 ONLY = {"timeout": ("check",)}  # `fuzz --timeout` bounds the whole run, `prove --timeout` a solver query: not the same seconds
 
 

@@ -438,7 +438,8 @@ class SweepRun:
 
     def _check_options(self) -> CheckOptions:
         o = self.opts
-        return CheckOptions(engine=o.engine, cards_db=o.cards_db, max_states=o.max_states, jobs=o.jobs, quiet=True, command="sweep")
+        return CheckOptions(engine=o.engine, cards_db=o.cards_db, max_states=o.max_states, jobs=o.jobs, quiet=True, command="sweep",
+                            scripts_overlay=os.path.abspath(o.scripts_overlay) if o.scripts_overlay else None)
 
     def boards_dir(self) -> Path:
         if self.opts.boards:

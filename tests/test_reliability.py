@@ -59,7 +59,7 @@ def test_max_states_is_never_passed(tmp_path, reduce):
         assert p.returncode == 3, p.stdout
         b = json.loads(out.read_text())["boards"][0]
         assert b["states"] <= n and b["bound_hit"] == f"max states ({n})", (n, b["states"], b["bound_hit"])
-        assert f": {b['states']} states" in p.stdout
+        assert f": {b['states']} state" in p.stdout  # '1 state', 'N states'
 
 
 # -- output files in folders that are not there --------------------------------------------------------

@@ -171,7 +171,7 @@ class Duel:
 
     __slots__ = ("core", "lib", "ptr", "_cb", "_keep", "missing_cards", "log", "_scripts_dir", "_cards", "dirty", "__weakref__")
 
-    def __init__(self, core: CoreLibrary, cards: CardDatabase, scripts: str, flags: int, seed=(1, 2, 3, 4), lp=(8000, 8000), script_cache: dict | None = None) -> None:
+    def __init__(self, core: CoreLibrary, cards: CardDatabase, scripts: str, flags: int, seed=(1, 2, 3, 4), lp=(8000, 8000), script_cache: dict | None = None, overlay: tuple[str, ...] = ()) -> None:
         self.core = core
         self.lib = core.lib
         self._cards = cards
@@ -212,8 +212,10 @@ class Duel:
                 src = b""
                 # OCG_SCRIPTS_OVERLAY: folders searched first (os.pathsep between them), so a folder
                 # holding a few card scripts shadows those cards only (docs/ocgcore.md, docs/sweep.md)
-                overlay = [f for f in os.environ.get("OCG_SCRIPTS_OVERLAY", "").split(os.pathsep) if f]
-                for folder in (*overlay, scripts, os.path.join(scripts, "official"), os.path.join(scripts, "unofficial")):
+                # (the engine's own overlay when it was given one: a worker process of a pool started
+                # before the run set the variable does not see it)
+                folders = overlay or [f for f in os.environ.get("OCG_SCRIPTS_OVERLAY", "").split(os.pathsep) if f]
+                for folder in (*folders, scripts, os.path.join(scripts, "official"), os.path.join(scripts, "unofficial")):
                     path = os.path.join(folder, base)
                     if os.path.isfile(path):
                         with open(path, "rb") as f:

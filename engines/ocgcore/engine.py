@@ -181,7 +181,9 @@ class OcgcoreEngine:
 
     capabilities = CAPABILITIES
 
-    def __init__(self, library: str | None = None, scripts: str | None = None, cards: str | None = None, cache_size: int = 16, pool_size: int = 8, obs_cache: int = OBS_CACHE) -> None:
+    def __init__(self, library: str | None = None, scripts: str | None = None, cards: str | None = None, cache_size: int = 16, pool_size: int = 8, obs_cache: int = OBS_CACHE, scripts_overlay: str | None = None) -> None:
+        # script folders searched before `scripts` (a folder shadowing some cards: bpcheck sweep --scripts-overlay)
+        self.scripts_overlay = tuple(f for f in (scripts_overlay or "").split(os.pathsep) if f)
         lib, scr, cdb = default_paths()
         self.library_path = library or lib
         self.scripts = scripts or scr
@@ -236,7 +238,7 @@ class OcgcoreEngine:
 
     def _new_duel(self) -> K.Duel:
         assert self._core is not None and self._cards is not None and self.puzzle is not None
-        d = K.Duel(self._core, self._cards, self.scripts, self.puzzle.flags | K.DUEL_PSEUDO_SHUFFLE, lp=self.puzzle.lp, script_cache=self._script_cache)
+        d = K.Duel(self._core, self._cards, self.scripts, self.puzzle.flags | K.DUEL_PSEUDO_SHUFFLE, lp=self.puzzle.lp, script_cache=self._script_cache, overlay=self.scripts_overlay)
         if not (d.load_script_file("constant.lua") and d.load_script_file("utility.lua")):
             d.close()
             raise EngineRefusal(f"the core could not load constant.lua / utility.lua from {self.scripts}")
