@@ -48,7 +48,7 @@ import xxhash
 
 from bpcheck import __version__
 from bpcheck.engines import observation_paths
-from bpcheck.engines.faults import SystemFault
+from bpcheck.engines.faults import Abandoned, SystemFault, check_stop
 from bpcheck.engines.guard import duplicate_label, duplicate_label_fault
 from bpcheck.engines.interface import DEFAULT_CAPABILITIES, Capabilities, EngineRefusal, card_record, start_document
 from bpcheck.errors import InputError
@@ -64,6 +64,8 @@ STDERR_LINE_KEEP = 4096  # bytes kept of each stderr line (its end) for crash re
 RELEASE_BATCH = 32  # no-cloning engines: handles released per `release` request
 HANDSHAKE_TIMEOUT = 10.0  # at least this long for process start-up, hello and start
 MAX_RESTARTS = 5  # per board
+POLL_SLICE = 0.1  # seconds: a read waits at most this long before it looks for an overdue stop
+MAX_ACTIONS = 10_000  # legal actions one state may offer; more is a `schema` ENGINE-FAULT naming the limit
 FAULT_KINDS = ("crash", "timeout", "malformed", "schema", "refused", "nondeterministic")
 
 _SCHEMA: dict | None = None
@@ -165,6 +167,8 @@ class ReplyValidator:
         if problem is not None:
             return problem
         if op == "legal_actions":
+            if len(reply["actions"]) > MAX_ACTIONS:  # before any per-action work (issue 33)
+                return f"actions: {len(reply['actions']):,} legal actions, more than the {MAX_ACTIONS:,} one state may offer (the limit, MAX_ACTIONS)"
             for i, a in enumerate(reply["actions"]):
                 p = self._piece("action", a, f"actions[{i}]")
                 if p:
@@ -328,8 +332,14 @@ class _Process:
             if self._eof:
                 return None
             left = deadline - time.monotonic()
-            if left <= 0 or not self._poll.poll(left * 1000):
+            if left <= 0:
                 raise _Timeout
+            # in slices, so a stop is acted on whatever the engine does (engines/faults.py)
+            while not self._poll.poll(min(left, POLL_SLICE) * 1000):
+                check_stop()
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise _Timeout
             try:
                 chunk = os.read(self._fd, 1 << 16)
             except OSError:
@@ -667,7 +677,11 @@ class JsonlEngine:
             self._kill()
             raise SystemFault("crash", f"the engine {note} before {op!r} could be sent{err}")
         try:
+            check_stop()
             line = proc.receive(t)
+        except Abandoned:  # the reply, if it comes, is not read: this run of the engine ends
+            self._kill()
+            raise
         except _Timeout:
             self._kill()
             raise SystemFault("timeout", f"no reply to {op!r} within {t:g} s") from None
