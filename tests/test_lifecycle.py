@@ -388,3 +388,31 @@ def test_a_signal_is_acted_on_while_one_state_takes_minutes(tmp_path):
     printed = set(re.findall(r"violated: ([a-z][\w.-]+)", rest.split(f"INCONCLUSIVE {SMALL}")[1].split("\n\n")[0])) if f"INCONCLUSIVE {SMALL}" in rest else set()
     kept = {c["invariant"] for c in doc["boards"][0].get("counterexamples", [])}
     assert printed <= kept, (printed, kept)
+
+
+# -- mutants --json on a signal (issue 33) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sig, status, jobs", [(signal.SIGTERM, 143, "1"), (signal.SIGINT, 130, "2"), (signal.SIGHUP, 129, "1")])
+def test_mutants_write_their_partial_json_on_a_signal(tmp_path, sig, status, jobs):
+    out = tmp_path / "m.json"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "bpcheck", "mutants", "boards/", "-j", jobs, "--json", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(PYTHONUNBUFFERED="1"), start_new_session=True,
+    )
+    try:
+        seen = wait_for_line(p, "replay-")  # the header, then the first mutant's row
+        p.send_signal(sig)
+        rest, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == status, ("".join(seen) + rest, err)
+    assert "Traceback" not in rest + err
+    name = signal.Signals(sig).name
+    doc = json.loads(out.read_text())
+    rows = [r["mutant"] for r in doc["mutants"]]
+    assert rows and doc["total"] == len(rows) and doc["interrupted"]["signal"] == name
+    assert doc["interrupted"]["not_run"] and not set(rows) & set(doc["interrupted"]["not_run"])
+    assert f"interrupted by {name}: the rows above are of the mutants finished before it" in rest
