@@ -603,7 +603,9 @@ class MemoryWatch:
     def exceeded(self) -> str | None:
         rss = self.measure()
         if rss is not None and rss >= self.stop_at:
-            return f"memory limit ({_mb(self.limit)}; {_mb(rss)} in use, stopped at 90 %)"
+            # the share measured, not the threshold: with -j N the watch reads between chunks,
+            # so the run may be past 90 % when it stops (issue 33)
+            return f"memory limit ({_mb(self.limit)}; {_mb(rss)} in use, stopped at {round(rss * 100 / self.limit)} %)"
         return None
 
 
