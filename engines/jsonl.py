@@ -83,6 +83,38 @@ def protocol_schema() -> dict:
 # =============================================================================================
 
 
+def _pairs_unique(pairs: list) -> dict:
+    seen = {}
+    for k, v in pairs:
+        if k in seen:
+            raise _DuplicateKey(k)
+        seen[k] = v
+    return seen
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def duplicate_key(line: bytes, parsed: Any) -> str | None:
+    """A key that occurs twice in one object of the JSON text `line` (`parsed` is what orjson
+    made of it, the last of each key kept), or None. Cheap for every reply: a key lost to a
+    duplicate leaves fewer key separators in `parsed` written back than in `line` (string
+    contents are written back with the same separators); only then is the text parsed again,
+    by a reader that names the key."""
+    again = orjson.dumps(parsed)
+    if line.count(b'":') + line.count(b'" :') <= again.count(b'":'):
+        return None
+    try:
+        json.loads(line, object_pairs_hook=_pairs_unique)
+    except _DuplicateKey as e:
+        return e.key
+    except ValueError:
+        return None
+    return None
+
+
 def _where(path) -> str:
     out = ""
     for p in path:
@@ -700,6 +732,10 @@ class JsonlEngine:
         if not isinstance(reply, dict):
             self._kill()
             raise SystemFault("malformed", f"the reply to {op!r} is not a JSON object: {_short(reply)}")
+        dup = duplicate_key(line, reply)
+        if dup is not None:  # the last one would win silently, and a fault would blame the wrong call
+            self._kill()
+            raise SystemFault("malformed", f"the reply to {op!r} has the key {_short(dup)} twice in one object")
         if reply.get("id") != rid and not ("error" in reply and reply.get("id") is None):
             self._kill()
             raise SystemFault("malformed", f"the reply to {op!r} (request {rid}) carries id {_short(reply.get('id'))}")
