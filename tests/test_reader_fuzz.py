@@ -18,6 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from bpcheck.errors import InputError
+from bpcheck.model.reading import parse_toml_text
+
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 13
 PER_READER = 100  # in-process cases per reader
@@ -304,3 +307,21 @@ def test_campaign_key_engine_and_checkpoint_families(tmp_path):
     assert v.outcome == "accepted", v.detail
     v = c.checkpoint_case(0, random.Random(SEED + 1), tmp_path)
     assert v.outcome == "accepted", v.detail
+
+
+LONG_KEY = ".".join(f"k{i}" for i in range(17))  # one part more than MAX_KEY_PARTS
+
+
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        (f"p = {{a = 1, {LONG_KEY} = 2}}\n", f"p.{LONG_KEY}"),
+        (f"[t]\np = {{a = 1, q = {{b = 2, {LONG_KEY} = 3}}}}\n", f"t.p.q.{LONG_KEY}"),
+        (f"p = [{{a = 1}}, {{{LONG_KEY} = 1}}]\n", f"p.{LONG_KEY}"),
+    ],
+)
+def test_a_dotted_key_refused_inside_an_inline_table_names_its_own_path(text, field):
+    """Not its sibling's (p.a.k0...: a path that does not exist; issue 33)."""
+    with pytest.raises(InputError) as e:
+        parse_toml_text(text, "f.toml")
+    assert e.value.field == field and "a dotted key of more than 16 parts" in e.value.problem
