@@ -17,7 +17,8 @@ with the other branches:
 ``refused``          an error reply to a call the engine must answer, e.g. ``apply`` of an action
                      its ``legal_actions`` offered
 ``nondeterministic`` the same state and action gave two results (asked twice with
-                     ``--check-determinism``; always checked when a state is met again)
+                     ``--check-determinism``; always checked when a state is met again),
+                     or the initial state, observed twice, gave two observations
 
 After a crash, a timeout or a malformed reply the process is killed; the next call starts a new
 one (hello, start) and rebuilds the state it needs by re-applying the actions that led to it.
@@ -615,6 +616,7 @@ class JsonlEngine:
         self.released = 0  # handles released (no-cloning engines)
         self._actions_seen: dict[int, int] = {}  # observation fingerprint -> digest of its actions
         self._steps_seen: dict[tuple[int, str], tuple[int, int]] = {}  # (fp, label) -> (events digest, next fp)
+        self._unstable: str | None = None  # the initial state observed twice differently: the fault its expansion raises
 
     # -- process life ---------------------------------------------------------------------------
 
@@ -817,6 +819,13 @@ class JsonlEngine:
         at = {"state": handle} if self._live is None else {"state": handle, "path": []}
         terminal = self._terminal(at)
         obs = self._observe(at)
+        # The initial state observed twice (one call a board): an engine whose observation of a
+        # state changes each time would otherwise be judged on observations that never were
+        # (invariant violations instead of an ENGINE-FAULT, issue 33). Told at its expansion.
+        again = self._observe(at)
+        self._unstable = None
+        if again != obs:
+            self._unstable = f"observed twice, the initial state gave different observations ({_first_difference(obs, again, 'observation')})"
         self._root = JState(self.gen, handle, None, None, terminal, fingerprint(obs), obs)
         return self._root
 
@@ -827,6 +836,8 @@ class JsonlEngine:
         return self._ask("observe", **at)["observation"]
 
     def legal_actions(self, node: JState) -> list[JAction]:
+        if self._unstable is not None and node is self._root:
+            raise SystemFault("nondeterministic", self._unstable)
         records = self._ask("legal_actions", **self._at(node))["actions"]
         dup = duplicate_label(r["label"] for r in records)
         if dup is not None:  # the same fault as an in-process engine's (engines/guard.py)

@@ -474,6 +474,18 @@ def test_duplicate_keys_are_found_at_any_depth_and_only_there(text, key):
     assert duplicate_key(text, orjson.loads(text)) == key
 
 
+def test_an_engine_whose_observation_of_one_state_changes_is_an_engine_fault(tmp_path):
+    """Each `observe` gives another LP: an ENGINE-FAULT (nondeterministic) at the initial state,
+    without --check-determinism, not invariant violations on observations that never were
+    (issue 33)."""
+    engine = f"cmd:{PY} {shlex.quote(str(ENGINES / 'unstable_observation_engine.py'))}"
+    proc, doc = check_json(tmp_path, FAULTY_BOARD, "--engine", engine)
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    cexs = doc["boards"][0]["counterexamples"]
+    assert [c["invariant"] for c in cexs] == ["ENGINE-FAULT"], [(c["invariant"], c["message"]) for c in cexs]
+    assert cexs[0]["message"].startswith("nondeterministic: observed twice, the initial state gave different observations (observation.players[1].lp: ")
+
+
 def test_repeated_crashes_stop_at_the_restart_limit(tmp_path):
     """An engine that crashes on every attack declaration of a board full of them: the run ends
     after MAX_RESTARTS restarts with every later call failing at once, and the board's result is
