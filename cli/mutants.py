@@ -11,6 +11,7 @@ from bpcheck.errors import InputError, did_you_mean
 from bpcheck.explorers.core import Bounds
 from bpcheck.harness.boards import board_files
 from bpcheck.harness.feedback import run_progress
+from bpcheck.harness import lifecycle
 from bpcheck.harness.jobs import resolve_jobs, setup_cluster
 from bpcheck.harness.mutants import _reports, mutant_rows
 from bpcheck.invariants import select
@@ -60,13 +61,17 @@ def cmd_mutants(args) -> int:
     rows = []
     print(f"{'mutant':40} {'verdict':9} {'killed by':30} {'length':>6} {'time':>7}  board")
     progress = run_progress(args, "mutants", total=len(names), unit="mutants", failed="survived")
+    stopped: lifecycle.Interrupted | None = None
     try:
         for row in mutant_rows(names, boards, invariants, bounds, bool(args.own_board_first), resolve_jobs(args.jobs), progress, _row_text):
             rows.append(row)
             print(_row_text(row))
+    except lifecycle.Interrupted as e:  # SIGINT / SIGTERM / SIGHUP: the rows so far are written, as `check` does
+        stopped = e
     finally:
         progress.close()
     killed = sum(1 for r in rows if r["status"] == "killed")
+    not_run = [n for n in names if n not in {r["mutant"] for r in rows}]
     bounded = [r for r in rows if r["status"] != "killed" and r["bound_hit"]]
     print(f"mutation score: {killed}/{len(rows)} killed")
     if bounded:
@@ -74,10 +79,17 @@ def cmd_mutants(args) -> int:
             f"* survived within the bound only ({bounds.max_states and f'--max-states {bounds.max_states}'}): "
             f"{len(bounded)} mutant{'s' if len(bounded) != 1 else ''} not killed on the states explored; they may die past the bound"
         )
+    if stopped is not None:
+        print(f"interrupted by {stopped.name}: the rows above are of the mutants finished before it; {len(not_run)} not run: {', '.join(not_run)}")
     if getattr(args, "report", None) or getattr(args, "github", False):
         _reports(args, rows, boards, invariants, bounds)
     if args.json:
-        atomic_write_text(args.json, json.dumps(_json_doc(rows, killed, bool(args.stats)), indent=1) + "\n")
+        doc = _json_doc(rows, killed, bool(args.stats))
+        if stopped is not None:
+            doc["interrupted"] = {"signal": stopped.name, "not_run": not_run}
+        atomic_write_text(args.json, json.dumps(doc, indent=1) + "\n")
+    if stopped is not None:
+        return stopped.exit_status
     if killed == len(rows):
         return EXIT_OK
     if len(bounded) == len(rows) - killed:  # only bounded survivors: not known

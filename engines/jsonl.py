@@ -17,7 +17,8 @@ with the other branches:
 ``refused``          an error reply to a call the engine must answer, e.g. ``apply`` of an action
                      its ``legal_actions`` offered
 ``nondeterministic`` the same state and action gave two results (asked twice with
-                     ``--check-determinism``; always checked when a state is met again)
+                     ``--check-determinism``; always checked when a state is met again),
+                     or the initial state, observed twice, gave two observations
 
 After a crash, a timeout or a malformed reply the process is killed; the next call starts a new
 one (hello, start) and rebuilds the state it needs by re-applying the actions that led to it.
@@ -48,7 +49,7 @@ import xxhash
 
 from bpcheck import __version__
 from bpcheck.engines import observation_paths
-from bpcheck.engines.faults import SystemFault
+from bpcheck.engines.faults import Abandoned, SystemFault, check_stop
 from bpcheck.engines.guard import duplicate_label, duplicate_label_fault
 from bpcheck.engines.interface import DEFAULT_CAPABILITIES, Capabilities, EngineRefusal, card_record, start_document
 from bpcheck.errors import InputError
@@ -64,6 +65,8 @@ STDERR_LINE_KEEP = 4096  # bytes kept of each stderr line (its end) for crash re
 RELEASE_BATCH = 32  # no-cloning engines: handles released per `release` request
 HANDSHAKE_TIMEOUT = 10.0  # at least this long for process start-up, hello and start
 MAX_RESTARTS = 5  # per board
+POLL_SLICE = 0.1  # seconds: a read waits at most this long before it looks for an overdue stop
+MAX_ACTIONS = 10_000  # legal actions one state may offer; more is a `schema` ENGINE-FAULT naming the limit
 FAULT_KINDS = ("crash", "timeout", "malformed", "schema", "refused", "nondeterministic")
 
 _SCHEMA: dict | None = None
@@ -79,6 +82,38 @@ def protocol_schema() -> dict:
 # =============================================================================================
 # Reply validation
 # =============================================================================================
+
+
+def _pairs_unique(pairs: list) -> dict:
+    seen = {}
+    for k, v in pairs:
+        if k in seen:
+            raise _DuplicateKey(k)
+        seen[k] = v
+    return seen
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def duplicate_key(line: bytes, parsed: Any) -> str | None:
+    """A key that occurs twice in one object of the JSON text `line` (`parsed` is what orjson
+    made of it, the last of each key kept), or None. Cheap for every reply: a key lost to a
+    duplicate leaves fewer key separators in `parsed` written back than in `line` (string
+    contents are written back with the same separators); only then is the text parsed again,
+    by a reader that names the key."""
+    again = orjson.dumps(parsed)
+    if line.count(b'":') + line.count(b'" :') <= again.count(b'":'):
+        return None
+    try:
+        json.loads(line, object_pairs_hook=_pairs_unique)
+    except _DuplicateKey as e:
+        return e.key
+    except ValueError:
+        return None
+    return None
 
 
 def _where(path) -> str:
@@ -165,6 +200,8 @@ class ReplyValidator:
         if problem is not None:
             return problem
         if op == "legal_actions":
+            if len(reply["actions"]) > MAX_ACTIONS:  # before any per-action work (issue 33)
+                return f"actions: {len(reply['actions']):,} legal actions, more than the {MAX_ACTIONS:,} one state may offer (the limit, MAX_ACTIONS)"
             for i, a in enumerate(reply["actions"]):
                 p = self._piece("action", a, f"actions[{i}]")
                 if p:
@@ -328,8 +365,14 @@ class _Process:
             if self._eof:
                 return None
             left = deadline - time.monotonic()
-            if left <= 0 or not self._poll.poll(left * 1000):
+            if left <= 0:
                 raise _Timeout
+            # in slices, so a stop is acted on whatever the engine does (engines/faults.py)
+            while not self._poll.poll(min(left, POLL_SLICE) * 1000):
+                check_stop()
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise _Timeout
             try:
                 chunk = os.read(self._fd, 1 << 16)
             except OSError:
@@ -573,6 +616,7 @@ class JsonlEngine:
         self.released = 0  # handles released (no-cloning engines)
         self._actions_seen: dict[int, int] = {}  # observation fingerprint -> digest of its actions
         self._steps_seen: dict[tuple[int, str], tuple[int, int]] = {}  # (fp, label) -> (events digest, next fp)
+        self._unstable: str | None = None  # the initial state observed twice differently: the fault its expansion raises
 
     # -- process life ---------------------------------------------------------------------------
 
@@ -667,7 +711,11 @@ class JsonlEngine:
             self._kill()
             raise SystemFault("crash", f"the engine {note} before {op!r} could be sent{err}")
         try:
+            check_stop()
             line = proc.receive(t)
+        except Abandoned:  # the reply, if it comes, is not read: this run of the engine ends
+            self._kill()
+            raise
         except _Timeout:
             self._kill()
             raise SystemFault("timeout", f"no reply to {op!r} within {t:g} s") from None
@@ -686,6 +734,10 @@ class JsonlEngine:
         if not isinstance(reply, dict):
             self._kill()
             raise SystemFault("malformed", f"the reply to {op!r} is not a JSON object: {_short(reply)}")
+        dup = duplicate_key(line, reply)
+        if dup is not None:  # the last one would win silently, and a fault would blame the wrong call
+            self._kill()
+            raise SystemFault("malformed", f"the reply to {op!r} has the key {_short(dup)} twice in one object")
         if reply.get("id") != rid and not ("error" in reply and reply.get("id") is None):
             self._kill()
             raise SystemFault("malformed", f"the reply to {op!r} (request {rid}) carries id {_short(reply.get('id'))}")
@@ -767,6 +819,13 @@ class JsonlEngine:
         at = {"state": handle} if self._live is None else {"state": handle, "path": []}
         terminal = self._terminal(at)
         obs = self._observe(at)
+        # The initial state observed twice (one call a board): an engine whose observation of a
+        # state changes each time would otherwise be judged on observations that never were
+        # (invariant violations instead of an ENGINE-FAULT, issue 33). Told at its expansion.
+        again = self._observe(at)
+        self._unstable = None
+        if again != obs:
+            self._unstable = f"observed twice, the initial state gave different observations ({_first_difference(obs, again, 'observation')})"
         self._root = JState(self.gen, handle, None, None, terminal, fingerprint(obs), obs)
         return self._root
 
@@ -777,6 +836,8 @@ class JsonlEngine:
         return self._ask("observe", **at)["observation"]
 
     def legal_actions(self, node: JState) -> list[JAction]:
+        if self._unstable is not None and node is self._root:
+            raise SystemFault("nondeterministic", self._unstable)
         records = self._ask("legal_actions", **self._at(node))["actions"]
         dup = duplicate_label(r["label"] for r in records)
         if dup is not None:  # the same fault as an in-process engine's (engines/guard.py)

@@ -42,7 +42,7 @@ import numpy as np
 
 # a transition system that misbehaves raises SystemFault; the engines, which raise it, own the
 # type (engines/faults.py, a module without imports): explorers -> engines, never the reverse
-from bpcheck.engines.faults import SystemFault
+from bpcheck.engines.faults import Abandoned, SystemFault, arm, check_stop
 from bpcheck.explorers.graph import GraphRecord
 from bpcheck.explorers.pool import in_worker
 from bpcheck.explorers.progress import Progress as Run
@@ -603,7 +603,9 @@ class MemoryWatch:
     def exceeded(self) -> str | None:
         rss = self.measure()
         if rss is not None and rss >= self.stop_at:
-            return f"memory limit ({_mb(self.limit)}; {_mb(rss)} in use, stopped at 90 %)"
+            # the share measured, not the threshold: with -j N the watch reads between chunks,
+            # so the run may be past 90 % when it stops (issue 33)
+            return f"memory limit ({_mb(self.limit)}; {_mb(rss)} in use, stopped at {round(rss * 100 / self.limit)} %)"
         return None
 
 
@@ -750,86 +752,95 @@ def explore(system: TransitionSystem, options: ExploreOptions = ExploreOptions()
     chores = StatePoll(MemoryWatch.of_run(options.memory_limit), CheckpointClock.of(options, t0), lambda: visitor.on_checkpoint(snapshot()))
     on_progress = visitor.on_progress
     stop_on_violation, stop = options.stop_on_violation, options.stop
-    while frontier:
-        if stop_on_violation and res.violations:
-            break
-        why = stop_reason(bounds, len(parent), deadline, stop)
-        if why is None:
-            why = chores()
-        if why is not None:
-            res.bound_hit = why
-            break
-        s, i, d = pop()
-        s = unpack(s)
-        on_progress(len(parent), d, len(frontier))
-        res.max_depth = max(res.max_depth, d)
-        try:
-            terminal = system.is_terminal(s)
-        except SystemFault as f:
-            record(FAULT, f"{f.kind}: {f.message} (asking whether the state is terminal)", i, "fault")
-            continue
-        if terminal:
-            res.terminal_states += 1
-            continue
-        try:
-            acts = system.actions(s)
-        except SystemFault as f:
-            record(FAULT, f"{f.kind}: {f.message} (listing the legal actions)", i, "fault")
-            continue
-        if bounds.max_states is not None and len(parent) + len(acts) > bounds.max_states and acts:
-            # expanding it could store more states than --max-states allows: stop before it (it
-            # goes back to the frontier unjudged, so a resume expands it as if never stopped)
-            put_back((pack(s), i, d))
-            res.bound_hit = f"max states ({bounds.max_states})"
-            break
-        for prop, verdict in system.check_actions(s, acts):
-            record(prop, verdict, i, "actions")
-        record(DEADLOCK, True if acts else "a non-terminal state offers no action", i, "deadlock")
-        if not acts:
-            continue
-        if bounds.max_depth is not None and d >= bounds.max_depth:
-            depth_bound_hit = True
-            continue
-        for ai, a in enumerate(acts):
+    abandoned = False  # an overdue stop cut a state short (engines/faults.py): not resumable
+    arm(True)
+    try:
+        while frontier:
+            if stop_on_violation and res.violations:
+                break
+            why = stop_reason(bounds, len(parent), deadline, stop)
+            if why is None:
+                why = chores()
+            if why is not None:
+                res.bound_hit = why
+                break
+            s, i, d = pop()
+            s = unpack(s)
+            on_progress(len(parent), d, len(frontier))
+            res.max_depth = max(res.max_depth, d)
             try:
-                s2, info = system.step(s, a)
+                terminal = system.is_terminal(s)
             except SystemFault as f:
-                record(FAULT, f"{f.kind}: {f.message} (applying {system.action_name(a)!r})", i, "fault", ai)
+                record(FAULT, f"{f.kind}: {f.message} (asking whether the state is terminal)", i, "fault")
                 continue
-            res.transitions += 1
-            kind = system.action_kind(a)
-            res.action_counts[kind] = res.action_counts.get(kind, 0) + 1
-            for prop, verdict in system.check_transition(s, a, info, s2):
-                record(prop, verdict, i, "transition", ai)
-            fp2 = system.fingerprint(s2)
-            seen = index.get(fp2)
-            if seen is None:
-                j = len(parent)
-                index.add(fp2, j)
-                parent.append(i)
-                via.append(ai)
-                depth_of.append(d + 1)
-            else:
-                j = None
-            if graph is not None:
-                if j is not None:
-                    graph.add_state(j, s2)
-                graph.add_edge(i, j if seen is None else seen, system.action_name(a))
-            if j is None:
-                extra_src.append(i)
-                extra_dst.append(seen)
-                extra_act.append(ai)
+            if terminal:
+                res.terminal_states += 1
                 continue
-            for g in system.goals_reached(s2, info):
-                if g in res.goals and res.goals[g] is None:
-                    res.goals[g], res.goal_initial[g] = _trace(parent, via, j)
-            for prop, verdict in system.check_state(s2):
-                record(prop, verdict, j, "state")
-            frontier.append((pack(s2), j, d + 1))
+            try:
+                acts = system.actions(s)
+            except SystemFault as f:
+                record(FAULT, f"{f.kind}: {f.message} (listing the legal actions)", i, "fault")
+                continue
+            if bounds.max_states is not None and len(parent) + len(acts) > bounds.max_states and acts:
+                # expanding it could store more states than --max-states allows: stop before it (it
+                # goes back to the frontier unjudged, so a resume expands it as if never stopped)
+                put_back((pack(s), i, d))
+                res.bound_hit = f"max states ({bounds.max_states})"
+                break
+            for prop, verdict in system.check_actions(s, acts):
+                record(prop, verdict, i, "actions")
+            record(DEADLOCK, True if acts else "a non-terminal state offers no action", i, "deadlock")
+            if not acts:
+                continue
+            if bounds.max_depth is not None and d >= bounds.max_depth:
+                depth_bound_hit = True
+                continue
+            for ai, a in enumerate(acts):
+                check_stop()  # an overdue stop leaves a state of many actions at once
+                try:
+                    s2, info = system.step(s, a)
+                except SystemFault as f:
+                    record(FAULT, f"{f.kind}: {f.message} (applying {system.action_name(a)!r})", i, "fault", ai)
+                    continue
+                res.transitions += 1
+                kind = system.action_kind(a)
+                res.action_counts[kind] = res.action_counts.get(kind, 0) + 1
+                for prop, verdict in system.check_transition(s, a, info, s2):
+                    record(prop, verdict, i, "transition", ai)
+                fp2 = system.fingerprint(s2)
+                seen = index.get(fp2)
+                if seen is None:
+                    j = len(parent)
+                    index.add(fp2, j)
+                    parent.append(i)
+                    via.append(ai)
+                    depth_of.append(d + 1)
+                else:
+                    j = None
+                if graph is not None:
+                    if j is not None:
+                        graph.add_state(j, s2)
+                    graph.add_edge(i, j if seen is None else seen, system.action_name(a))
+                if j is None:
+                    extra_src.append(i)
+                    extra_dst.append(seen)
+                    extra_act.append(ai)
+                    continue
+                for g in system.goals_reached(s2, info):
+                    if g in res.goals and res.goals[g] is None:
+                        res.goals[g], res.goal_initial[g] = _trace(parent, via, j)
+                for prop, verdict in system.check_state(s2):
+                    record(prop, verdict, j, "state")
+                frontier.append((pack(s2), j, d + 1))
+    except Abandoned:
+        abandoned = True
+        res.bound_hit = (stop() if stop is not None else None) or "interrupted"
+    finally:
+        arm(False)
     if res.bound_hit is None and depth_bound_hit:
         res.bound_hit = f"max depth ({bounds.max_depth})"
     exhaustive = not frontier
-    res.resumable = bool(frontier) and res.bound_hit is not None and not (stop_on_violation and res.violations)
+    res.resumable = bool(frontier) and res.bound_hit is not None and not (stop_on_violation and res.violations) and not abandoned
     if options.checkpoint and res.resumable:
         visitor.on_checkpoint(snapshot())
     frontier.clear()  # free the frontier's states before counterexamples are rebuilt

@@ -47,7 +47,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from bpcheck.engines.faults import SystemFault
+from bpcheck.engines.faults import SystemFault, check_stop
 from bpcheck.explorers.core import DEADLOCK, FingerprintMap, Violation
 
 MAX_CHAIN = 10_000  # forced micro-steps in one macro step at most (then the state is stored)
@@ -140,7 +140,10 @@ class Reduced:
         self.collapsed = 0  # intermediate states passed through (with repeats)
         self._fp: tuple[Any, int] | None = None  # (state, fingerprint) of the state step returned last
         self._start: tuple[Any, int] | None = None  # (collapsible state, its fingerprint) from `actions`
-        self._pre: tuple[Any, list] | None = None  # (decision state, [(action, step result, fault)]) from `actions`
+        # (decision state, {id(action): (action, step result, fault)}) from `actions`: looked up
+        # by the action's identity in constant time (a scan per step was quadratic in the actions
+        # of a state; the dict holds every action, so no id is reused while it lives)
+        self._pre: tuple[Any, dict] | None = None
 
     def __getattr__(self, name: str) -> Any:  # board, unobserved, not_judged, ...: the inner system's
         if name == "inner":
@@ -181,12 +184,13 @@ class Reduced:
         if self.memo and len(acts) > 1:
             # The explorer steps every action of a decision in turn, and each step runs its chain:
             # applying them all first keeps an engine's per-state caches (legality) warm.
-            pre = []
+            pre: dict[int, tuple] = {}
             for a in acts:
+                check_stop()  # a stop the explorer has not acted on for a while: leave this state now
                 try:
-                    pre.append((a, self.inner.step(s, a), None))
+                    pre[id(a)] = (a, self.inner.step(s, a), None)
                 except SystemFault as f:
-                    pre.append((a, None, f))
+                    pre[id(a)] = (a, None, f)
             self._pre = (s, pre)
         else:
             self._pre = None
@@ -201,7 +205,9 @@ class Reduced:
         pre = self._pre
         got = None
         if pre is not None and pre[0] is s:
-            got = next((x for x in pre[1] if x[0] is a), None)
+            got = pre[1].get(id(a))
+            if got is not None and got[0] is not a:
+                got = None
         if got is None:
             s2, info = inner.step(s, a)  # a fault of the decision itself: the explorer records it
         elif got[2] is not None:

@@ -3,7 +3,9 @@
 
 - :class:`Signals`: SIGINT, SIGTERM and SIGHUP stop a run cleanly. While `bpcheck check`
   explores (:attr:`Signals.polling`), the first signal asks the exploration to stop at the next
-  state (the board is inconclusive, "interrupted (SIGINT)"); results of finished boards are then
+  state (the board is inconclusive, "interrupted (SIGINT)"), or, if that state takes longer than
+  half a second (a hostile engine's 100,000 actions, a hung call), where it is
+  (:func:`bpcheck.engines.faults.check_stop`); results of finished boards are then
   written as usual and the exit status is 128 + the signal's number. Outside an exploration, or at
   a second signal, :class:`Interrupted` is raised at once; the command catches it where it can
   still write what it has.
@@ -28,6 +30,7 @@ import time
 import traceback
 
 from bpcheck import __version__
+from bpcheck.engines import faults
 from bpcheck.reports.terminal import escape_controls
 
 SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP")) if s is not None)
@@ -56,6 +59,7 @@ class Signals:
         self._old: dict = {}
 
     def install(self) -> None:
+        faults.reset_stop()
         for s in SIGNALS:
             try:
                 self._old[s] = signal.signal(s, self._handler)
@@ -75,7 +79,10 @@ class Signals:
         if first:
             self.signum = signum
         if first and self.polling:
-            return  # the exploration stops at its next state
+            # the exploration stops at its next state; a state that takes longer than
+            # faults.STOP_GRACE is abandoned where it is (engines/faults.py)
+            faults.request_stop()
+            return
         raise Interrupted(self.signum if first else signum)
 
     def stop_reason(self) -> str | None:

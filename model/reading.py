@@ -239,7 +239,7 @@ def toml_cost(text: str, max_depth: int = MAX_DEPTH) -> TomlCost:
     to the parser, which says what is wrong."""
     cost = TomlCost()
     line, line_start = 1, 0
-    stack: list[list] = []  # open containers: [kind "array" | "inline", depth, expecting a key]
+    stack: list[list] = []  # open containers: [kind "array" | "inline", depth, expecting a key, the key path holding it]
     base = 0  # the depth of the current [table] (0: the root)
     header = ""  # its name, for messages
     stmt = True  # at the start of a top-level statement
@@ -303,14 +303,16 @@ def toml_cost(text: str, max_depth: int = MAX_DEPTH) -> TomlCost:
                 in_key = True
                 key.append(m.group())
                 if len(key) > MAX_KEY_PARTS:  # said now: the key is never held whole
-                    where = ".".join(x for x in ((header if ctx is None else cost.where), name(key)) if x)
+                    where = ".".join(x for x in ((header if ctx is None else ctx[3]), name(key)) if x)
                     return fail(f"a dotted key of more than {MAX_KEY_PARTS} parts", where, pos)
                 continue
             if kind == "dot" and in_key:
                 continue
             if kind == "eq" and in_key:
                 parts = len(key)
-                where = ".".join(x for x in ((header if ctx is None else cost.where), name(key)) if x)
+                # inside an inline table: the path of the key holding it (ctx[3]), not of the
+                # key read last, which may be its sibling (issue 33)
+                where = ".".join(x for x in ((header if ctx is None else ctx[3]), name(key)) if x)
                 if parts > MAX_KEY_PARTS:
                     return fail(f"a dotted key of {parts} parts (at most {MAX_KEY_PARTS})", where, pos)
                 cost.dotted_parts += parts - 1
@@ -344,7 +346,8 @@ def toml_cost(text: str, max_depth: int = MAX_DEPTH) -> TomlCost:
             cost.depth = max(cost.depth, depth)
             if depth >= max_depth:
                 return fail(too_deep, cost.where, pos)
-            stack.append(["inline" if m.group() == "{" else "array", depth, m.group() == "{"])
+            path = cost.where if ctx is None or ctx[0] == "inline" else ctx[3]  # an array's items: the array's path
+            stack.append(["inline" if m.group() == "{" else "array", depth, m.group() == "{", path])
         elif kind == "close":
             if stack:
                 stack.pop()

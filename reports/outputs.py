@@ -178,7 +178,38 @@ def replace_dir(path: str | Path, kind: str, build: Callable[[Path], None]) -> N
         raise
 
 
-__all__ = ["MARKER", "atomic_write", "atomic_write_bytes", "atomic_write_text", "prepare_dir", "prepare_file", "replace_dir"]
+__all__ = ["MARKER", "atomic_write", "atomic_write_bytes", "atomic_write_text", "prepare_dir", "prepare_file", "remove_stale_temporaries", "replace_dir"]
+
+
+def remove_stale_temporaries(path: str | Path) -> list[Path]:
+    """Remove the temporary files :func:`atomic_write` left beside `path` when its writer was
+    killed (``.NAME.tmp-PID`` whose process is gone; a live process's is left alone). Returns the
+    files removed. Called before a file written again and again (a checkpoint) is written."""
+    path = Path(path)
+    prefix = f".{path.name}.tmp-"
+    gone = []
+    try:
+        names = [q for q in _parent(path).iterdir() if q.name.startswith(prefix) and q.name[len(prefix) :].isdigit()]
+    except OSError:
+        return gone
+    for q in names:
+        pid = int(q.name[len(prefix) :])
+        if pid == os.getpid():
+            continue  # ours: atomic_write replaces or removes it
+        try:
+            os.kill(pid, 0)
+            continue  # a live process (maybe a writer at work): not ours to remove
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError, OSError):
+            continue
+        try:
+            if q.is_file() and not q.is_symlink():
+                q.unlink()
+                gone.append(q)
+        except OSError:
+            pass
+    return gone
 
 
 def atomic_write(path: str | Path, chunks: Sequence[bytes]) -> None:

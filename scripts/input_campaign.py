@@ -828,6 +828,75 @@ def checkpoint_case(k: int, rng: random.Random, folder: Path) -> Verdict:
     return Verdict("accepted")
 
 
+# -- issue 33's attacks: an engine that floods, one that is unstable, an edited checkpoint, a signal --
+
+ATTACKS = ("oversized-engine", "unstable-engine", "edited-checkpoint", "signal-mutants")
+
+
+def attack_case(k: int, rng: random.Random, folder: Path) -> Verdict:
+    """One of :data:`ATTACKS` (the k-th in turn, its details drawn from `rng`), through real
+    bpcheck processes: each must end with the documented refusal, never a traceback or a hang."""
+    attack = ATTACKS[k % len(ATTACKS)]
+    engines = ROOT / "tests" / "engines"
+    env = {**os.environ, "CI": "1", "PYTHONPATH": os.pathsep.join([str(engines), os.environ.get("PYTHONPATH", "")])}
+    d = folder / f"attack{k}"
+    d.mkdir()
+
+    def run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "bpcheck", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
+
+    try:
+        if attack in ("oversized-engine", "unstable-engine"):
+            n = rng.choice([10_001, 100_000, 400_000])
+            cmd = f"flood_engine.py {n} 0" if attack == "oversized-engine" else "unstable_observation_engine.py"
+            want = "(the limit, MAX_ACTIONS)" if attack == "oversized-engine" else "nondeterministic: observed twice"
+            p = run("check", "boards/000-replay-1.toml", "--engine", f"cmd:{sys.executable} {engines / cmd}", "--json", str(d / "r.json"))
+            if "Traceback" in p.stdout + p.stderr or p.returncode != 1:
+                return Verdict("wrong_code", f"{attack}: exit {p.returncode}: {(p.stdout + p.stderr)[-800:]}")
+            msgs = [c["message"] for c in json.loads((d / "r.json").read_text())["boards"][0]["counterexamples"] if c["invariant"] == "ENGINE-FAULT"]
+            if not any(want in m for m in msgs):
+                return Verdict("no_field", f"{attack}: no ENGINE-FAULT saying {want!r}: {msgs[:3]}")
+            return Verdict("rejected")
+        if attack == "edited-checkpoint":
+            ck = d / "run.ckpt"
+            run("check", "boards/000-replay-2.toml", "--max-states", str(rng.randint(20, 200)), "--checkpoint", str(ck))
+            data = bytearray(ck.read_bytes())
+            n = int.from_bytes(data[8:16], "little")
+            header = bytes(data[16 : 16 + n])
+            digits = [m.start() for m in re.finditer(rb"[0-9]", header)]
+            i = 16 + rng.choice(digits) if digits and rng.random() < 0.7 else rng.randrange(16, len(data))
+            data[i] = (data[i] ^ rng.choice([1, 2, 4])) if data[i:i + 1].isdigit() else data[i] ^ 0xFF
+            ck.write_bytes(bytes(data))
+            p = run("check", "boards/000-replay-2.toml", "--checkpoint", str(ck), "--resume")
+            if "Traceback" in p.stdout + p.stderr or p.returncode != 2:
+                return Verdict("wrong_code", f"{attack}: byte {i}: exit {p.returncode}: {(p.stdout + p.stderr)[-800:]}")
+            if f"{ck}: " not in p.stderr:
+                return Verdict("no_field", f"{attack}: byte {i}: {p.stderr[-300:]}")
+            return Verdict("rejected")
+        sig = rng.choice([signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+        out = d / "m.json"
+        proc = subprocess.Popen([sys.executable, "-m", "bpcheck", "mutants", "boards/", "--json", str(out)], cwd=ROOT, env={**env, "PYTHONUNBUFFERED": "1"},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            for line in proc.stdout:  # the header, then the first row
+                if not line.startswith("mutant "):
+                    break
+            proc.send_signal(sig)
+            rest, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        if proc.returncode != 128 + sig or "Traceback" in rest + err:
+            return Verdict("wrong_code", f"{attack}: {sig!r}: exit {proc.returncode}: {err[-500:]}")
+        doc = json.loads(out.read_text()) if out.exists() else {}
+        if doc.get("interrupted", {}).get("signal") != signal.Signals(sig).name:
+            return Verdict("wrong_code", f"{attack}: {sig!r}: no partial --json")
+        return Verdict("accepted")
+    except subprocess.TimeoutExpired:
+        return Verdict("hang", f"{attack}: no answer in time")
+
+
 # -- the campaign ---------------------------------------------------------------------------------
 
 
@@ -848,11 +917,11 @@ class Tally:
             self.failures.append({"reader": reader, "mutation": case.mutation, "where": case.where, "how": where, "outcome": v.outcome, "detail": v.detail})
 
 
-def campaign(n: int, seed: int, processes: int, readers=READERS, progress: bool = False, engine_runs: int = 0, checkpoint_runs: int = 0) -> Tally:
+def campaign(n: int, seed: int, processes: int, readers=READERS, progress: bool = False, engine_runs: int = 0, checkpoint_runs: int = 0, attack_runs: int = 0) -> Tally:
     t = Tally()
     with tempfile.TemporaryDirectory(prefix="bpcheck-fuzz-") as tmp:
         folder = Path(tmp)
-        for kind, count, fn in (("engine", engine_runs, engine_case), ("checkpoint", checkpoint_runs, checkpoint_case)):
+        for kind, count, fn in (("engine", engine_runs, engine_case), ("checkpoint", checkpoint_runs, checkpoint_case), ("attack", attack_runs, attack_case)):
             rng = random.Random(f"{kind}:{seed}")
             for j in range(count):
                 v = fn(j, rng, folder)
@@ -900,10 +969,11 @@ def main() -> int:
     ap.add_argument("--processes", type=int, default=60, help="cases run through real bpcheck processes (default 60)")
     ap.add_argument("--engine-runs", type=int, default=0, help="`check` runs of the hostile cmd: engine, every output checked (default 0)")
     ap.add_argument("--checkpoint-runs", type=int, default=0, help="checkpointed runs stopped at random moments and resumed (default 0)")
+    ap.add_argument("--attack-runs", type=int, default=0, help="issue 33's attacks in turn: oversized and unstable engines, edited checkpoints, signals on mutants (default 0)")
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args()
     start = time.monotonic()
-    t = campaign(args.cases, args.seed, args.processes, progress=sys.stderr.isatty() and not os.environ.get("CI"), engine_runs=args.engine_runs, checkpoint_runs=args.checkpoint_runs)
+    t = campaign(args.cases, args.seed, args.processes, progress=sys.stderr.isatty() and not os.environ.get("CI"), engine_runs=args.engine_runs, checkpoint_runs=args.checkpoint_runs, attack_runs=args.attack_runs)
     took = time.monotonic() - start
     print(f"cases: {t.cases}, runs: {t.runs} (in-process and through bpcheck processes), {took:.0f} s")
     for reader, c in t.by_reader.items():

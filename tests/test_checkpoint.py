@@ -3,6 +3,7 @@ goes on where it stopped and gives the same result, byte for byte, as an uninter
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -12,6 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from bpcheck.explorers.checkpoint import _digest, checkpoint_key
 
 ROOT = Path(__file__).resolve().parent.parent
 BOARD = "boards/000-replay-2.toml"  # 431 states
@@ -97,10 +100,10 @@ def test_a_checkpoint_is_only_resumed_for_what_it_was_of(tmp_path):
     p = bpcheck("check", str(changed), "--checkpoint", str(ck2), "--resume")
     assert p.returncode == 2 and "key.board_sha256: the board file has changed" in p.stderr
     data = bytearray(ck.read_bytes())
-    data[-3] ^= 0xFF
+    data[-40] ^= 0xFF  # in the last array
     ck.write_bytes(bytes(data))
     p = bpcheck("check", BOARD, "--checkpoint", str(ck), "--resume")
-    assert p.returncode == 2 and "payload_sha256: the arrays do not match their hash" in p.stderr
+    assert p.returncode == 2 and "digest: the checkpoint does not verify" in p.stderr
     ck.write_bytes(b"\x80\x04pickle?")
     p = bpcheck("check", BOARD, "--checkpoint", str(ck), "--resume")
     assert p.returncode == 2 and "not a bpcheck checkpoint" in p.stderr
@@ -120,11 +123,91 @@ def test_the_checkpoint_header_is_documented_json(tmp_path):
     ck = tmp_path / "run.ckpt"
     assert bpcheck("check", BOARD, "--max-states", "50", "--checkpoint", str(ck)).returncode == 3
     data = ck.read_bytes()
-    assert data[:8] == b"BPCKPT\x00\x01"
+    assert data[:8] == b"BPCKPT\x00\x02"
     n = int.from_bytes(data[8:16], "little")
     header = json.loads(data[16 : 16 + n])
-    assert header["format"] == 1 and header["key"]["board"] == BOARD
+    assert header["format"] == 2 and header["key"]["board"] == BOARD
     assert [a["name"] for a in header["arrays"]] == ["fps", "parent", "via", "depth", "extra_src", "extra_dst", "extra_act", "frontier"]
     sizes = {"u8": 8, "i8": 8, "u4": 4}
-    assert 16 + n + sum(a["count"] * sizes[a["type"]] for a in header["arrays"]) == len(data)
+    assert 16 + n + sum(a["count"] * sizes[a["type"]] for a in header["arrays"]) + 32 == len(data)  # + the digest
     assert header["arrays"][0]["count"] >= 50 and header["arrays"][-1]["count"] > 0
+
+
+# -- checkpoints that cannot lie (issue 33) ------------------------------------------------------------
+
+
+def _parts(ck: Path) -> tuple[dict, bytes]:
+    data = ck.read_bytes()[:-32]
+    n = int.from_bytes(data[8:16], "little")
+    return json.loads(data[16 : 16 + n]), data[16 + n :]
+
+
+def _rewrite(ck: Path, header: dict, payload: bytes, sign_for: dict | None = None) -> None:
+    """The checkpoint with `header` (its digest recomputed for `sign_for`'s key, as a writer with a
+    bug would; else the old digest kept, as an editor would)."""
+    h = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    body = ck.read_bytes()[:8] + len(h).to_bytes(8, "little") + h + payload
+    if sign_for is None:
+        digest = ck.read_bytes()[-32:]
+    else:
+        digest = _digest(sign_for, [body])  # the writer's own digest: a writer with a bug
+    ck.write_bytes(body + digest)
+
+
+def test_an_edited_checkpoint_is_never_resumed(tmp_path):
+    ck = tmp_path / "run.ckpt"
+    assert bpcheck("check", BOARD, "--max-states", "50", "--checkpoint", str(ck)).returncode == 3
+    good = ck.read_bytes()
+    header, payload = _parts(ck)
+    edits = {
+        "transitions": lambda h: h["results"].update(transitions=1_021_078),
+        "max_depth": lambda h: h["results"].update(max_depth=99),
+        "props": lambda h: h["results"]["props"].update({k: [0, 0] for k in h["results"]["props"]}),
+    }
+    for name, edit in edits.items():
+        ck.write_bytes(good)
+        h = json.loads(json.dumps(header))
+        edit(h)
+        _rewrite(ck, h, payload)
+        p = bpcheck("check", BOARD, "--checkpoint", str(ck), "--resume")
+        assert p.returncode == 2 and f"{ck}: digest: the checkpoint does not verify" in p.stderr, (name, p.stdout[-500:], p.stderr)
+        assert "Traceback" not in p.stderr
+    # a frontier entry duplicated (its hash recomputed, the digest kept)
+    ck.write_bytes(good)
+    front = header["arrays"][-1]["count"]
+    h = json.loads(json.dumps(header))
+    h["arrays"][-1]["count"] = front + 1
+    payload2 = payload + payload[-8:]
+    h["payload_sha256"] = hashlib.sha256(payload2).hexdigest()
+    _rewrite(ck, h, payload2)
+    p = bpcheck("check", BOARD, "--checkpoint", str(ck), "--resume")
+    assert p.returncode == 2 and "digest: the checkpoint does not verify" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("transitions", "7"), ("max_depth", -1), ("terminal_states", 1.5), ("depth_bound_hit", 0), ("action_counts", []), ("props", {"x": 1}),
+     ("violations", {}), ("goals", [1]), ("goal_initial", "a")],
+)
+def test_a_header_field_of_the_wrong_type_is_exit_2_naming_it(tmp_path, monkeypatch, field, value):
+    ck = tmp_path / "run.ckpt"
+    assert bpcheck("check", BOARD, "--max-states", "50", "--checkpoint", str(ck)).returncode == 3
+    header, payload = _parts(ck)
+    header["results"][field] = value
+    monkeypatch.chdir(ROOT)  # the run's key, as bpcheck forms it, names the board as given
+    _rewrite(ck, header, payload, sign_for=checkpoint_key(BOARD, header["key"]["engine"], header["key"]["invariants"], "bfs", None, False))
+    p = bpcheck("check", BOARD, "--checkpoint", str(ck), "--resume")
+    assert p.returncode == 2 and f"{ck}: results.{field}: expected" in p.stderr, (p.returncode, p.stdout[-300:], p.stderr)
+    assert "Traceback" not in p.stderr and "internal error" not in p.stderr
+
+
+def test_a_crashed_writers_temporary_file_is_removed_on_the_next_write(tmp_path):
+    ck = tmp_path / "run.ckpt"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a process id no process has now (a writer killed with -9)
+    stale = tmp_path / f".run.ckpt.tmp-{dead.pid}"
+    stale.write_bytes(b"half a checkpoint")
+    live = tmp_path / f".run.ckpt.tmp-{os.getpid()}"  # a live process's: left alone
+    live.write_bytes(b"being written")
+    assert bpcheck("check", BOARD, "--max-states", "50", "--checkpoint", str(ck)).returncode == 3
+    assert ck.is_file() and not stale.exists() and live.exists()

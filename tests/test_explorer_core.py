@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from bpcheck.explorers.core import Bounds, ExploreOptions, ExploreVisitor, explore, replay_trace
+from bpcheck.explorers.core import Bounds, ExploreOptions, ExploreVisitor, MemoryWatch, explore, replay_trace
 
 
 class Counter:
@@ -212,3 +212,12 @@ def test_options_are_one_frozen_value_checked_when_built():
     assert ExploreOptions(bounds=Bounds(timeout=5), started=100.0).deadline(102.0) == 105.0  # the bound began before
     assert ExploreOptions(bounds=Bounds(timeout=5)).deadline(102.0) == 107.0
     assert ExploreOptions().deadline(102.0) is None
+
+
+@pytest.mark.parametrize("used, shown", [(0.90, "90 %"), (0.95, "95 %"), (0.99, "99 %")])
+def test_the_memory_note_says_the_share_in_use_when_it_stopped(used, shown):
+    """With -j N the memory is read between chunks: a run may stop past 90 % (issue 33)."""
+    limit = 2048 * 2**20
+    why = MemoryWatch(limit, lambda: int(limit * used)).exceeded()
+    assert why is not None and why.endswith(f"in use, stopped at {shown})"), why
+    assert MemoryWatch(limit, lambda: int(limit * 0.89)).exceeded() is None

@@ -290,3 +290,15 @@ def test_the_terminal_writer_never_lets_a_line_start_a_workflow_command():
         assert not bad, (cut, bad)
         assert "\\x3a:error::x" in out and "##\\x5berror]" in out and "::error title=bpcheck%3A x::fine\n" in out
         assert out.endswith("tail :\n::error title=bpcheck%3A x::fine\n")  # a trusted line starts a line of its own
+
+
+# -- an engine that offers too many actions (issue 33) ---------------------------------------------
+
+
+def test_an_engine_offering_100000_actions_is_an_engine_fault_naming_the_limit(tmp_path):
+    out = tmp_path / "r.json"
+    env = {"PYTHONPATH": str(ENGINES) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    p = bpcheck("check", "boards/000-replay-1.toml", "--engine", f"cmd:{sys.executable} {ENGINES / 'flood_engine.py'} 100000 0", "--json", str(out), env=env)
+    assert p.returncode == 1, (p.stdout[-2000:], p.stderr[-2000:])
+    faults = [c for c in json.loads(out.read_text())["boards"][0]["counterexamples"] if c["invariant"] == "ENGINE-FAULT"]
+    assert faults and all("more than the 10,000 one state may offer (the limit, MAX_ACTIONS)" in c["message"] for c in faults), faults

@@ -344,3 +344,75 @@ def test_an_output_that_fails_at_the_end_does_not_cost_the_others(tmp_path):
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert f"{tmp_path / 'r.json'}: --json: cannot write the result: No space left on device" in p.stderr
     assert (tmp_path / "rep" / "index.html").is_file() and not (tmp_path / "r.json").exists()
+
+
+# -- a signal while a hostile engine floods one state (issue 33) -------------------------------------
+
+
+FLOOD = ROOT / "tests" / "engines" / "flood_engine.py"
+
+
+def test_a_signal_is_acted_on_while_one_state_takes_minutes(tmp_path):
+    """9,000 actions in one state (under the limit), each applied in 0.05 s: the state alone takes
+    7.5 minutes. SIGTERM ends the run in seconds (generously bounded), with the interrupted board
+    (every violation found before the stop in --json) and the boards not run listed."""
+    out, mark = tmp_path / "r.json", tmp_path / "flooding"
+    engine = f"cmd:{sys.executable} {FLOOD} 9000 0.05"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "bpcheck", "check", SMALL, OTHER, THIRD, "--engine", engine, "--json", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env(FLOOD_MARK=str(mark), PYTHONPATH=str(ROOT / "tests" / "engines"), PYTHONUNBUFFERED="1"),
+        start_new_session=True,
+    )
+    try:
+        t0 = time.monotonic()
+        while not mark.exists():  # the flooded state is being expanded
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() - t0 < 120
+            time.sleep(0.05)
+        p.send_signal(signal.SIGTERM)
+        t1 = time.monotonic()
+        rest, err = p.communicate(timeout=120)  # (before issue 33: the whole state, 7.5 minutes)
+        assert time.monotonic() - t1 < 90
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 143, (rest[-2000:], err)
+    assert "Traceback" not in rest + err
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["interrupted"] == {"signal": "SIGTERM", "not_started": [OTHER, THIRD]}
+    assert [b["board"] for b in doc["boards"]] == [SMALL]
+    assert doc["boards"][0]["bound_hit"] == "interrupted (SIGTERM)"
+    printed = set(re.findall(r"violated: ([a-z][\w.-]+)", rest.split(f"INCONCLUSIVE {SMALL}")[1].split("\n\n")[0])) if f"INCONCLUSIVE {SMALL}" in rest else set()
+    kept = {c["invariant"] for c in doc["boards"][0].get("counterexamples", [])}
+    assert printed <= kept, (printed, kept)
+
+
+# -- mutants --json on a signal (issue 33) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sig, status, jobs", [(signal.SIGTERM, 143, "1"), (signal.SIGINT, 130, "2"), (signal.SIGHUP, 129, "1")])
+def test_mutants_write_their_partial_json_on_a_signal(tmp_path, sig, status, jobs):
+    out = tmp_path / "m.json"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "bpcheck", "mutants", "boards/", "-j", jobs, "--json", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(PYTHONUNBUFFERED="1"), start_new_session=True,
+    )
+    try:
+        seen = wait_for_line(p, "replay-")  # the header, then the first mutant's row
+        p.send_signal(sig)
+        rest, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == status, ("".join(seen) + rest, err)
+    assert "Traceback" not in rest + err
+    name = signal.Signals(sig).name
+    doc = json.loads(out.read_text())
+    rows = [r["mutant"] for r in doc["mutants"]]
+    assert rows and doc["total"] == len(rows) and doc["interrupted"]["signal"] == name
+    assert doc["interrupted"]["not_run"] and not set(rows) & set(doc["interrupted"]["not_run"])
+    assert f"interrupted by {name}: the rows above are of the mutants finished before it" in rest

@@ -20,7 +20,7 @@ import pytest
 from bpcheck.engines.faults import SystemFault
 from bpcheck.explorers.run import check_board
 from bpcheck.invariants import select
-from bpcheck.engines.jsonl import MAX_RESTARTS, JsonlEngine, ReplyValidator, card_record, protocol_schema
+from bpcheck.engines.jsonl import MAX_RESTARTS, JsonlEngine, ReplyValidator, card_record, duplicate_key, protocol_schema
 from bpcheck.model.board import load_board
 from bpcheck.model.engine import Rules
 from bpcheck.engines.reference import ReferenceEngine
@@ -453,6 +453,37 @@ def test_the_engine_fault_output_is_deterministic(tmp_path):
     a, doc_a = check_json(tmp_path, FAULTY_BOARD, "--engine", engine, name="a.json")
     b, doc_b = check_json(tmp_path, FAULTY_BOARD, "--engine", engine, name="b.json")
     assert a.stdout == b.stdout and (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+def test_a_reply_with_a_duplicate_key_is_malformed_naming_the_key(tmp_path):
+    """The reply to an attack holds "id" twice (another request's, then its own): refused as
+    malformed, naming the key, at the call that sent it (issue 33)."""
+    engine = f"cmd:{PY} {shlex.quote(str(ENGINES / 'duplicate_key_engine.py'))}"
+    proc, doc = check_json(tmp_path, FAULTY_BOARD, "--engine", engine)
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    faults = [c["message"] for c in doc["boards"][0]["counterexamples"] if c["invariant"] == "ENGINE-FAULT"]
+    assert faults and all(m.startswith("malformed: the reply to 'apply' has the key \"id\" twice in one object (applying 'attack ") for m in faults), faults
+
+
+@pytest.mark.parametrize(
+    "text, key",
+    [(b'{"a": 1, "a": 2}', "a"), (b'{"x": {"b": [1, {"c": 1, "c": 1}]}}', "c"), (b'{"a" : 1, "a" : 1}', "a"),
+     (b'{"s": "quote\\": in a string", "t": 1}', None), (b'{"a": "\\\":", "b": {"a": 1}}', None)],
+)
+def test_duplicate_keys_are_found_at_any_depth_and_only_there(text, key):
+    assert duplicate_key(text, orjson.loads(text)) == key
+
+
+def test_an_engine_whose_observation_of_one_state_changes_is_an_engine_fault(tmp_path):
+    """Each `observe` gives another LP: an ENGINE-FAULT (nondeterministic) at the initial state,
+    without --check-determinism, not invariant violations on observations that never were
+    (issue 33)."""
+    engine = f"cmd:{PY} {shlex.quote(str(ENGINES / 'unstable_observation_engine.py'))}"
+    proc, doc = check_json(tmp_path, FAULTY_BOARD, "--engine", engine)
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    cexs = doc["boards"][0]["counterexamples"]
+    assert [c["invariant"] for c in cexs] == ["ENGINE-FAULT"], [(c["invariant"], c["message"]) for c in cexs]
+    assert cexs[0]["message"].startswith("nondeterministic: observed twice, the initial state gave different observations (observation.players[1].lp: ")
 
 
 def test_repeated_crashes_stop_at_the_restart_limit(tmp_path):

@@ -12,11 +12,15 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from bpcheck.errors import InputError
+from bpcheck.model.reading import parse_toml_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 13
@@ -62,7 +66,6 @@ def test_fuzz_reader_in_process(reader, tmp_path):
 
 
 def test_fuzz_through_processes():
-    import random
     import tempfile
 
     c = _campaign()
@@ -287,8 +290,6 @@ def test_campaign_key_engine_and_checkpoint_families(tmp_path):
     past the limits (in-process, each refused with the field named), one `check` of the hostile
     cmd: engine with every output checked, one checkpointed run stopped at random moments and
     resumed (the JSON must equal the uninterrupted run's)."""
-    import random
-
     c = _campaign()
     rng = random.Random(SEED)
     kinds = set()
@@ -304,3 +305,30 @@ def test_campaign_key_engine_and_checkpoint_families(tmp_path):
     assert v.outcome == "accepted", v.detail
     v = c.checkpoint_case(0, random.Random(SEED + 1), tmp_path)
     assert v.outcome == "accepted", v.detail
+
+
+LONG_KEY = ".".join(f"k{i}" for i in range(17))  # one part more than MAX_KEY_PARTS
+
+
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        (f"p = {{a = 1, {LONG_KEY} = 2}}\n", f"p.{LONG_KEY}"),
+        (f"[t]\np = {{a = 1, q = {{b = 2, {LONG_KEY} = 3}}}}\n", f"t.p.q.{LONG_KEY}"),
+        (f"p = [{{a = 1}}, {{{LONG_KEY} = 1}}]\n", f"p.{LONG_KEY}"),
+    ],
+)
+def test_a_dotted_key_refused_inside_an_inline_table_names_its_own_path(text, field):
+    """Not its sibling's (p.a.k0...: a path that does not exist; issue 33)."""
+    with pytest.raises(InputError) as e:
+        parse_toml_text(text, "f.toml")
+    assert e.value.field == field and "a dotted key of more than 16 parts" in e.value.problem
+
+
+def test_the_campaigns_ci_slice_covers_issue_33s_attacks(tmp_path):
+    """Each attack once, seeded: an engine offering more actions than the limit, one whose
+    observation changes, an edited checkpoint, a signal to `mutants` (scripts/input_campaign.py)."""
+    c = _campaign()
+    rng = random.Random(f"attack:{SEED}")
+    got = {c.ATTACKS[k]: c.attack_case(k, rng, tmp_path) for k in range(len(c.ATTACKS))}
+    assert all(v.outcome in ("rejected", "accepted") for v in got.values()), {a: (v.outcome, v.detail) for a, v in got.items()}
