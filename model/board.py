@@ -20,6 +20,7 @@ import jsonschema
 from bpcheck.errors import InputError
 from bpcheck.model import arith, cdb, fields, reading
 from bpcheck.model.cards import Card, CardPool, card_from_db, parse_card, pool_with
+from bpcheck.model.rulesets import RULESETS
 from bpcheck.model.state import CardRef, Monster, Player, Pos, SpellTrap, State, Step
 
 _SCHEMA: dict | None = None
@@ -43,6 +44,7 @@ class Board:
     rules: tuple[str, ...] = ()
     reachable: tuple[dict, ...] = ()
     ids: dict[str, int] = field(default_factory=dict)  # board `id` labels -> uids
+    ruleset: str = "tcg"  # the ruleset the board is played under (model/rulesets.py, docs/rulesets.md)
     symbols: tuple["NumberRange", ...] = ()  # ranges (a symbolic board: docs/boards.md, docs/proving.md)
     # The board document as read (plain TOML/JSON data, before any check turned it into a State):
     # what an engine outside bpcheck's model receives (`bpcheck.engines.interface.start_document`,
@@ -131,6 +133,8 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: boo
         raise InputError(file, fp(where), _schema_message(e))
     pool = pool_with(own_cards + db_cards, [fp(f"card[{i}]") for i in range(len(own_cards))] + [f"<card database: {c.name}>" for c in db_cards])
     _check_names(data, file, fp)
+    if "ruleset" in data and data["ruleset"] not in RULESETS:  # model/rulesets.py
+        raise InputError(file, fp("ruleset"), f"unknown ruleset {data['ruleset']!r} (known: {', '.join(RULESETS)})")
     if "rules" in data:  # a board cites rules as a scenario does: each must be in docs/rules.md
         fields.check_rule_ids(data["rules"], file, fp("rules"))
     board = _apply_numbers(_build(data, file, pool, fp), numbers, file)
@@ -478,6 +482,7 @@ def _build(data: dict, file: str, pool: CardPool, fp) -> Board:
         rules=tuple(data.get("rules", ())),
         reachable=tuple(data.get("reachable", ())),
         ids=ids,
+        ruleset=data.get("ruleset", "tcg"),
     )
 
 
