@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 from typing import Sequence
 
-from bpcheck.cli.args import add_jobs_argument, add_quiet_argument, add_report_arguments
+from bpcheck.cli.args import add_jobs_argument, add_quiet_argument, add_report_arguments, add_ruleset_argument
 from bpcheck.cli.args import error as _err
 from bpcheck.cli.args import invariants as _invariants
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK
@@ -265,6 +265,7 @@ def add_fuzz_parser(sub, positive) -> None:
     add_jobs_argument(fz, "explore the search's boards")
 
     add_quiet_argument(fz)
+    add_ruleset_argument(fz)
     add_report_arguments(fz)
     fz.set_defaults(fn=_run)
 

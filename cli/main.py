@@ -21,7 +21,7 @@ import time
 from typing import Sequence
 
 from bpcheck import __version__
-from bpcheck.cli.args import add_cards_db_argument, add_jobs_argument, add_max_counterexamples, add_quiet_argument, add_report_arguments, positive
+from bpcheck.cli.args import add_cards_db_argument, add_ruleset_argument, add_jobs_argument, add_max_counterexamples, add_quiet_argument, add_report_arguments, positive
 from bpcheck.cli.args import error as _err
 from bpcheck.cli.args import invariants as _invariants
 from bpcheck.cli.baseline import cmd_baseline
@@ -48,6 +48,7 @@ from bpcheck.invariants import REGISTRY
 from bpcheck.invariants.docs import markdown
 from bpcheck.invariants.signatures import signatures_of
 from bpcheck.model.board import load_board, parse_toml, read_text
+from bpcheck.model.rulesets import DEFAULT_RULESET
 from bpcheck.model.cmdline import input_files
 from bpcheck.reports.terminal import output_escaping
 
@@ -73,20 +74,25 @@ def cmd_validate(args: argparse.Namespace) -> int:
         try:
             data = parse_toml(read_text(path, display), display)
             if "step" in data or "board" in data:
-                sc = load_scenario(path, display, cards_db=args.cards_db)
-                print(f"ok    {display}  scenario {sc.name!r}: {len(sc.steps)} steps, rules {', '.join(sc.rules)}")
+                sc = load_scenario(path, display, cards_db=args.cards_db, ruleset=args.ruleset)
+                print(f"ok    {display}  scenario {sc.name!r}: {len(sc.steps)} steps, rules {', '.join(sc.rules)}{_ruleset_note(sc.board.ruleset)}")
             else:
-                b = load_board(path, display, symbolic=True, cards_db=args.cards_db)  # a symbolic board is valid (bpcheck prove)
+                b = load_board(path, display, symbolic=True, cards_db=args.cards_db, ruleset=args.ruleset)  # a symbolic board is valid (bpcheck prove)
                 parse_goals(b)  # what `check` reads besides the board: validate accepts what check accepts
                 n = sum(1 for _ in b.state.monsters())
                 sym = f"; symbolic: {', '.join(r.describe() for r in b.symbols)}" if b.symbols else ""
-                print(f"ok    {display}  board {b.name!r}: turn {b.state.turn}, {n} monsters on the field{sym}")
+                print(f"ok    {display}  board {b.name!r}: turn {b.state.turn}, {n} monsters on the field{_ruleset_note(b.ruleset)}{sym}")
         except InputError as e:
             _err(e)
             bad += 1
     return EXIT_BAD_INPUT if bad else EXIT_OK
 
 
+
+
+def _ruleset_note(ruleset: str | None) -> str:
+    """What validate says of a file's ruleset: nothing for the default (tcg), else its name."""
+    return "" if (ruleset or DEFAULT_RULESET) == DEFAULT_RULESET else f", ruleset {ruleset}"
 
 
 def _size(text: str) -> int:
@@ -161,17 +167,20 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--engine", metavar="ENGINE", help=engine_help())
     sc.add_argument("--strict", action="store_true", help="a scenario skipped because the engine refuses its board fails the run (exit 1)")
     add_cards_db_argument(sc)
+    add_ruleset_argument(sc)
     sc.set_defaults(fn=cmd_scenario)
 
     va = sub.add_parser("validate", help="validate board and scenario files")
     va.add_argument("files", nargs="+", metavar="FILE")
     add_cards_db_argument(va)
+    add_ruleset_argument(va)
     va.set_defaults(fn=cmd_validate)
 
     ck = sub.add_parser("check", help="explore every reachable state of each board and check the invariants")
     ck.add_argument("paths", nargs="+", metavar="PATH", help="board files or folders")
     ck.add_argument("--engine", metavar="ENGINE", help=engine_help())
     add_cards_db_argument(ck)
+    add_ruleset_argument(ck)
     ck.add_argument("--call-timeout", type=positive(float), metavar="S", help="cmd: engines: seconds per call before a timeout fault (default 10)")
     ck.add_argument(
         "--check-determinism", action="store_true", help="cmd: engines: ask every legal_actions and apply twice and compare the replies"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bpcheck.cli.args import add_quiet_argument
+from bpcheck.cli.args import add_quiet_argument, add_ruleset_argument
 from bpcheck.cli.args import error as _err
 from bpcheck.cli.args import invariants as _invariants
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK
@@ -86,4 +86,5 @@ def add_prove_parser(sub, positive) -> None:
     pv.add_argument("-v", "--verbose", action="store_true", help="print what was proven, in words, and every numeric case")
 
     add_quiet_argument(pv)
+    add_ruleset_argument(pv)
     pv.set_defaults(fn=cmd_prove)
