@@ -698,8 +698,8 @@ class Rules:
             if c.kind == "trap" and c.subtype == "continuous":
                 return eff.changes_stats_directly or c.static_changes_stats()
             return eff.changes_stats_directly
-        # No pool card has a Quick Effect that negates an activation, so the TCG-only case of
-        # such effects in the Damage Step is not told apart from the OCG here (rule: OCG-DS-QUICK-NEGATE).
+        # No pool card has a Quick Effect that negates an activation, so 002's TCG-only case of
+        # such effects in the Damage Step is not told apart from the OCG here (docs/rulesets.md).
         return False  # rule: DS-ILLEGAL-OTHER
 
     def _can_activate(self, s: State, p: int, uid: int, c: Card, eff: Effect, loc: str) -> bool:
