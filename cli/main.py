@@ -29,6 +29,7 @@ from bpcheck.cli.cards import cmd_cards
 from bpcheck.cli.check import cmd_check
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
 from bpcheck.cli.export_puzzle import cmd_export_puzzle
+from bpcheck.cli.diff_rulesets import add_diff_rulesets_parser
 from bpcheck.cli.fuzz import add_fuzz_parser
 from bpcheck.cli.mutants import cmd_mutants
 from bpcheck.cli.prove import add_prove_parser
@@ -289,6 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
     # `bpcheck fuzz` (issue 10): random boards, explored and shrunk; parser and command in cli/fuzz.py
 
     add_fuzz_parser(sub, positive)
+
+    # `bpcheck diff-rulesets` (issue 31): two rulesets on one board, in lockstep (cli/diff_rulesets.py)
+    add_diff_rulesets_parser(sub, positive)
 
     sv = sub.add_parser("serve", help="serve an in-process engine over the JSON-lines protocol on stdin/stdout (docs/protocol.md)")
     sv.add_argument("--engine", metavar="ENGINE", help=engine_help("the in-process engine to serve", IN_PROCESS_FORMS))
