@@ -32,9 +32,9 @@ PAIRS = {
     "replay-stored": ("tcg", "goat"),
 }
 BOARDS = {
-    "start-step": "boards/ruleset-start-step.toml",
-    "battle-one-chain": "boards/ruleset-battle-one-chain.toml",
-    "ds-flip": "boards/ruleset-ds-flip.toml",
+    "start-step": "boards/rulesets/start-step.toml",
+    "battle-one-chain": "boards/rulesets/battle-one-chain.toml",
+    "ds-flip": "boards/rulesets/ds-flip.toml",
     "honest-calc": "boards/rule-ds-honest.toml",
     "replay-stored": "boards/000-replay-1.toml",
 }
@@ -90,7 +90,7 @@ def test_diff_rulesets_finds_each_difference(sentence):
 
 
 def test_diff_rulesets_command(run_cli, tmp_path):
-    code, out, err = run_cli("diff-rulesets", str(ROOT / "boards/ruleset-start-step.toml"), "--a", "tcg", "--b", "ocg", "--json", str(tmp_path / "d.json"))
+    code, out, err = run_cli("diff-rulesets", str(ROOT / "boards/rulesets/start-step.toml"), "--a", "tcg", "--b", "ocg", "--json", str(tmp_path / "d.json"))
     assert code == 1, err
     assert "they offer different actions after 2 actions" in out and "tcg offers 'activate Waboku', which ocg does not" in out
     doc = json.loads((tmp_path / "d.json").read_text())
@@ -101,7 +101,7 @@ def test_diff_rulesets_command(run_cli, tmp_path):
 
 def test_ruleset_option_is_for_files_naming_none(run_cli, tmp_path):
     # the board names no ruleset: --ruleset ocg plays it under ocg, and --json says so
-    code, out, err = run_cli("check", str(ROOT / "boards/ruleset-start-step.toml"), "--ruleset", "ocg", "-q", "--json", str(tmp_path / "r.json"))
+    code, out, err = run_cli("check", str(ROOT / "boards/rulesets/start-step.toml"), "--ruleset", "ocg", "-q", "--json", str(tmp_path / "r.json"))
     assert code == 0, out + err
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["ruleset"] == "ocg" and doc["boards"][0]["ruleset"] == "ocg"
@@ -124,7 +124,7 @@ def test_every_invariant_states_its_rulesets_and_follows_the_board():
 
 def test_tcg_behaviour_under_ocg_is_caught():
     # the reference (TCG) engine on a board played under ocg: its invariants' OCG branches see it
-    board = replace(load_board(ROOT / "boards/ruleset-ds-flip.toml", "boards/ruleset-ds-flip.toml"), ruleset="ocg")
+    board = replace(load_board(ROOT / "boards/rulesets/ds-flip.toml", "boards/rulesets/ds-flip.toml"), ruleset="ocg")
 
     class TcgUnderOcg(ReferenceEngine):
         def start(self, b):
