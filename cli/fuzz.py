@@ -31,7 +31,7 @@ def _replay_hint(args, out: FuzzOutcome) -> list[str]:
     parts = ["bpcheck fuzz"]
     if args.engine:
         parts.append(f"--engine {shlex.quote(args.engine)}")
-    for opt, val in (("--invariants", args.invariants), ("--cards", args.cards), ("--baseline", args.baseline)):
+    for opt, val in (("--invariants", args.invariants), ("--cards", args.cards), ("--baseline", args.baseline), ("--ruleset", getattr(args, "ruleset", None))):
         if val:
             parts.append(f"{opt} {shlex.quote(val)}")
     parts.append(f"--examples {args.examples} --seed {args.seed} --max-states {args.max_states}")
@@ -190,6 +190,7 @@ def _json_doc(args, run, engine_name: str, verdict: str) -> dict:
     doc = {
             "bpcheck_fuzz": 1,
             "engine": engine_name,
+            "ruleset": getattr(args, "ruleset", None) or "tcg",
             "seed": args.seed,
             "examples": args.examples,
             "max_states": args.max_states,

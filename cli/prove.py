@@ -49,9 +49,11 @@ def cmd_prove(args) -> int:
     print(
         f"prove: {n['proven']} proven, {n['violated']} violated, {n['inconclusive']} inconclusive"
         + (f", {len(errors)} bad input" if errors else "")
-        + f" ({len(files)} boards, {len(invariants)} invariants, engine {engine_name})"
+        + f" ({len(files)} boards, {len(invariants)} invariants, engine {engine_name}"
+        + (f", ruleset {args.ruleset}" if getattr(args, "ruleset", None) else "")  # --ruleset: boards naming none (docs/rulesets.md)
+        + ")"
     )
-    result = {"engine": engine_name, "boards": docs, "errors": errors}
+    result = {"engine": engine_name, "ruleset": getattr(args, "ruleset", None) or "tcg", "boards": docs, "errors": errors}
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     if report:
