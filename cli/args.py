@@ -11,6 +11,7 @@ from bpcheck.harness.check import report_error
 from bpcheck.harness.reporting import DEFAULT_GRAPH_LIMIT
 from bpcheck.invariants import REGISTRY, select
 from bpcheck.model.cmdline import positive_number
+from bpcheck.model.rulesets import RULESETS
 
 
 def add_quiet_argument(p) -> None:
@@ -19,6 +20,14 @@ def add_quiet_argument(p) -> None:
         "--quiet",
         action="store_true",
         help="nothing on stderr while the run goes on: no progress, early verdicts or first counterexample (errors still; stdout is unchanged)",
+    )
+
+
+def add_ruleset_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--ruleset",
+        choices=list(RULESETS),
+        help="the ruleset of boards and scenarios that name none (a file's own `ruleset` field wins; default: tcg; docs/rulesets.md)",
     )
 
 

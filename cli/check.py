@@ -62,7 +62,11 @@ def summary_lines(opts: CheckOptions, out: CheckOutcome) -> list[str]:
     # never checked: vacuous (the situation never arose) only where it was evaluated at all; an
     # invariant not evaluated on a board (the engine does not observe what it reads) is listed apart
     not_evaluated = {k: why for br in reversed(results) if br.verdict != "skipped" for k, why in br.not_evaluated.items()}
-    never = [k for k, v in inv_total.items() if v == 0 and k not in unjudged and k not in not_evaluated]
+    # an invariant of rulesets no board was played under (goat's replay.stored on tcg boards) is
+    # not vacuous: its situation cannot arise there (docs/rulesets.md)
+    played = {br.board.ruleset or "tcg" for br in results}
+    other_rulesets = {inv.id for inv in invariants if not played & set(getattr(inv, "rulesets", played))}
+    never = [k for k, v in inv_total.items() if v == 0 and k not in unjudged and k not in not_evaluated and k not in other_rulesets]
     never_evaluated = [k for k, v in inv_total.items() if v == 0 and k not in unjudged and k in not_evaluated]
     verdicts = out.verdicts
     n_pass, n_fail, n_inc, n_skip = (verdicts.count(v) for v in ("pass", "fail", "inconclusive", "skipped"))

@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 from typing import Sequence
 
-from bpcheck.cli.args import add_jobs_argument, add_quiet_argument, add_report_arguments
+from bpcheck.cli.args import add_jobs_argument, add_quiet_argument, add_report_arguments, add_ruleset_argument
 from bpcheck.cli.args import error as _err
 from bpcheck.cli.args import invariants as _invariants
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK
@@ -32,7 +32,7 @@ def _replay_hint(args, out: FuzzOutcome) -> list[str]:
     parts = ["bpcheck fuzz"]
     if args.engine:
         parts.append(f"--engine {shlex.quote(args.engine)}")
-    for opt, val in (("--invariants", args.invariants), ("--cards", args.cards), ("--baseline", args.baseline)):
+    for opt, val in (("--invariants", args.invariants), ("--cards", args.cards), ("--baseline", args.baseline), ("--ruleset", getattr(args, "ruleset", None))):
         if val:
             parts.append(f"{opt} {shlex.quote(val)}")
     parts.append(f"--examples {args.examples} --seed {args.seed} --max-states {args.max_states}")
@@ -191,6 +191,7 @@ def _json_doc(args, run, engine_name: str, verdict: str) -> dict:
     doc = {
             "bpcheck_fuzz": 1,
             "engine": engine_name,
+            "ruleset": getattr(args, "ruleset", None) or "tcg",
             "seed": args.seed,
             "examples": args.examples,
             "max_states": args.max_states,
@@ -266,6 +267,7 @@ def add_fuzz_parser(sub, positive) -> None:
     add_jobs_argument(fz, "explore the search's boards")
 
     add_quiet_argument(fz)
+    add_ruleset_argument(fz)
     add_report_arguments(fz)
     fz.set_defaults(fn=_run)
 

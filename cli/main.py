@@ -24,7 +24,7 @@ import time
 from typing import Sequence
 
 from bpcheck import __version__
-from bpcheck.cli.args import add_cards_db_argument, add_jobs_argument, add_max_counterexamples, add_quiet_argument, add_report_arguments, positive, project_defaults
+from bpcheck.cli.args import add_cards_db_argument, add_jobs_argument, add_max_counterexamples, add_quiet_argument, add_report_arguments, add_ruleset_argument, positive, project_defaults
 from bpcheck.cli.args import error as _err
 from bpcheck.cli.args import invariants as _invariants
 from bpcheck.cli.baseline import cmd_baseline
@@ -32,6 +32,7 @@ from bpcheck.cli.cards import cmd_cards
 from bpcheck.cli.check import cmd_check
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
 from bpcheck.cli.export_puzzle import cmd_export_puzzle
+from bpcheck.cli.diff_rulesets import add_diff_rulesets_parser
 from bpcheck.cli.fuzz import add_fuzz_parser
 from bpcheck.cli.mutants import cmd_mutants
 from bpcheck.cli.prove import add_prove_parser
@@ -52,6 +53,7 @@ from bpcheck.invariants import REGISTRY
 from bpcheck.invariants.docs import markdown
 from bpcheck.invariants.signatures import signatures_of
 from bpcheck.model.board import load_board, parse_toml, read_text
+from bpcheck.model.rulesets import DEFAULT_RULESET
 from bpcheck.model.cmdline import input_files
 from bpcheck.reports.terminal import output_escaping
 
@@ -86,20 +88,25 @@ def cmd_validate(args: argparse.Namespace) -> int:
         try:
             data = parse_toml(read_text(path, display), display)
             if "step" in data or "board" in data:
-                sc = load_scenario(path, display, cards_db=args.cards_db)
-                print(f"ok    {display}  scenario {sc.name!r}: {len(sc.steps)} steps, rules {', '.join(sc.rules)}")
+                sc = load_scenario(path, display, cards_db=args.cards_db, ruleset=args.ruleset)
+                print(f"ok    {display}  scenario {sc.name!r}: {len(sc.steps)} steps, rules {', '.join(sc.rules)}{_ruleset_note(sc.board.ruleset)}")
             else:
-                b = load_board(path, display, symbolic=True, cards_db=args.cards_db)  # a symbolic board is valid (bpcheck prove)
+                b = load_board(path, display, symbolic=True, cards_db=args.cards_db, ruleset=args.ruleset)  # a symbolic board is valid (bpcheck prove)
                 parse_goals(b)  # what `check` reads besides the board: validate accepts what check accepts
                 n = sum(1 for _ in b.state.monsters())
                 sym = f"; symbolic: {', '.join(r.describe() for r in b.symbols)}" if b.symbols else ""
-                print(f"ok    {display}  board {b.name!r}: turn {b.state.turn}, {n} monsters on the field{sym}")
+                print(f"ok    {display}  board {b.name!r}: turn {b.state.turn}, {n} monsters on the field{_ruleset_note(b.ruleset)}{sym}")
         except InputError as e:
             _err(e)
             bad += 1
     return EXIT_BAD_INPUT if bad else EXIT_OK
 
 
+
+
+def _ruleset_note(ruleset: str | None) -> str:
+    """What validate says of a file's ruleset: nothing for the default (tcg), else its name."""
+    return "" if (ruleset or DEFAULT_RULESET) == DEFAULT_RULESET else f", ruleset {ruleset}"
 
 
 def _size(text: str) -> int:
@@ -186,17 +193,20 @@ def build_parser() -> argparse.ArgumentParser:
     skips.add_argument("--strict", action="store_true", help="a scenario skipped because the engine refuses its board fails the run (exit 1; default: exit 3, not checked)")
     skips.add_argument("--allow-skips", action="store_true", help="scenarios the engine refuses are skipped and do not change the exit status (default: exit 3, not checked)")
     add_cards_db_argument(sc)
+    add_ruleset_argument(sc)
     sc.set_defaults(fn=cmd_scenario)
 
     va = sub.add_parser("validate", help="validate board and scenario files")
     va.add_argument("files", nargs="+", metavar="FILE")
     add_cards_db_argument(va)
+    add_ruleset_argument(va)
     va.set_defaults(fn=cmd_validate)
 
     ck = sub.add_parser("check", help="explore every reachable state of each board and check the invariants")
     ck.add_argument("paths", nargs="+", metavar="PATH", help="board files or folders")
     ck.add_argument("--engine", metavar="ENGINE", help=engine_help())
     add_cards_db_argument(ck)
+    add_ruleset_argument(ck)
     ck.add_argument("--call-timeout", type=positive(float), metavar="S", help="cmd: engines: seconds per call before a timeout fault (default 10)")
     ck.add_argument(
         "--check-determinism", action="store_true", help="cmd: engines: ask every legal_actions and apply twice and compare the replies"
@@ -309,6 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_fuzz_parser(sub, positive)
     add_sweep_parser(sub, positive)  # `bpcheck sweep` (issue 30 item 4): cli/sweep.py, docs/sweep.md
+
+    # `bpcheck diff-rulesets` (issue 31): two rulesets on one board, in lockstep (cli/diff_rulesets.py)
+    add_diff_rulesets_parser(sub, positive)
 
     sv = sub.add_parser("serve", help="serve an in-process engine over the JSON-lines protocol on stdin/stdout (docs/protocol.md)")
     sv.add_argument("--engine", metavar="ENGINE", help=engine_help("the in-process engine to serve", IN_PROCESS_FORMS))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bpcheck.cli.args import add_quiet_argument
+from bpcheck.cli.args import add_quiet_argument, add_ruleset_argument
 from bpcheck.cli.args import error as _err
 from bpcheck.cli.args import invariants as _invariants
 from bpcheck.cli.exits import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_OK
@@ -50,9 +50,11 @@ def cmd_prove(args) -> int:
     print(
         f"prove: {n['proven']} proven, {n['violated']} violated, {n['inconclusive']} inconclusive"
         + (f", {len(errors)} bad input" if errors else "")
-        + f" ({plural(len(files), 'board')}, {plural(len(invariants), 'invariant')}, engine {engine_name})"
+        + f" ({plural(len(files), 'board')}, {plural(len(invariants), 'invariant')}, engine {engine_name}"
+        + (f", ruleset {args.ruleset}" if getattr(args, "ruleset", None) else "")  # --ruleset: boards naming none (docs/rulesets.md)
+        + ")"
     )
-    result = {"engine": engine_name, "boards": docs, "errors": errors}
+    result = {"engine": engine_name, "ruleset": getattr(args, "ruleset", None) or "tcg", "boards": docs, "errors": errors}
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     if report:
@@ -87,4 +89,5 @@ def add_prove_parser(sub, positive) -> None:
     pv.add_argument("-v", "--verbose", action="store_true", help="print what was proven, in words, and every numeric case")
 
     add_quiet_argument(pv)
+    add_ruleset_argument(pv)
     pv.set_defaults(fn=cmd_prove)

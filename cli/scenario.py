@@ -13,6 +13,7 @@ from bpcheck.errors import InputError
 from bpcheck.harness.boards import boards_cards_db, check_cards_db
 from bpcheck.harness.feedback import run_progress
 from bpcheck.harness.scenarios import run_scenario_files, scenario_files
+from bpcheck.model.rulesets import DEFAULT_RULESET
 from bpcheck.reports.outputs import atomic_write_text, prepare_file
 from bpcheck.reports.safe import one_line as _line  # what an engine said, on one line
 from bpcheck.reports.text import plural
@@ -37,7 +38,7 @@ def cmd_scenario(args: Any) -> int:
     n = {"pass": 0, "fail": 0, "skipped": 0, "bad_input": 0}
     out: list[dict] = []
     progress = run_progress(args, "scenario", total=len(files), unit="files")  # stderr while a long run goes on
-    for display, res, e in run_scenario_files(files, spec, spare, progress, cards_db, boards_db):
+    for display, res, e in run_scenario_files(files, spec, spare, progress, cards_db, boards_db, getattr(args, "ruleset", None)):
         if e is not None:
             _err(e)
             n["bad_input"] += 1
@@ -49,7 +50,8 @@ def cmd_scenario(args: Any) -> int:
         out.append(result_doc(display, res))
     passed, failed, skipped, bad = n["pass"], n["fail"], n["skipped"], n["bad_input"]
     summary = f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "") + (f", {bad} bad input" if bad else "")
-    print(f"scenarios: {summary} ({plural(len(files), 'file')}, engine {spec})")
+    rulesets = sorted({d["ruleset"] for d in out if "ruleset" in d}) or [getattr(args, "ruleset", None) or DEFAULT_RULESET]
+    print(f"scenarios: {summary} ({plural(len(files), 'file')}, engine {spec}, ruleset {', '.join(rulesets)})")
     strict = getattr(args, "strict", False)
     allow = getattr(args, "allow_skips", False) and not strict  # --strict wins over [tool.bpcheck] allow_skips
     if skipped and not allow:  # skipped is not passed: named (the SKIP lines above say why)
@@ -57,7 +59,7 @@ def cmd_scenario(args: Any) -> int:
         print(f"not checked: the engine refused {skipped} scenario{'s' if skipped != 1 else ''} "
               + ("(--strict: a failure, exit 1): " if strict else "(exit 3; --allow-skips accepts them): ") + names)
     if getattr(args, "json", None):
-        doc = {"engine": spec, "scenarios": out, "passed": passed, "failed": failed, "skipped": skipped, "bad_input": bad}
+        doc = {"engine": spec, "ruleset": getattr(args, "ruleset", None) or DEFAULT_RULESET, "scenarios": out, "passed": passed, "failed": failed, "skipped": skipped, "bad_input": bad}
         try:
             atomic_write_text(args.json, json.dumps(doc, indent=2) + "\n")
         except OSError as e:
@@ -88,6 +90,7 @@ def result_doc(display: str, res: Any) -> dict:
         "path": display,
         "name": res.name,
         "status": res.status,
+        "ruleset": res.ruleset,
         "rules": list(res.rules),
         "steps_run": res.steps_run,
         "failures": res.failures,

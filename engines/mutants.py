@@ -266,6 +266,24 @@ class BattlePhaseWithoutEndStep(Rules):
         super()._change_step(w, Step.MAIN2 if w.s.step is Step.BP_BATTLE and to is Step.BP_END else to)
 
 
+class EndStepWithoutPriority(Rules):
+    """The End Step is entered and left in one move: on entering it play goes straight on to Main
+    Phase 2, so no player gets priority there (no window for "at the end of the Battle Phase")."""
+
+    def _change_step(self, w, to):
+        super()._change_step(w, to)
+        if to is Step.BP_END:
+            super()._change_step(w, Step.MAIN2)
+
+
+class OcgStartStepUnderTcg(Rules):
+    """The OCG's Start Step under the TCG: only the turn player may activate Spell Speed 2 cards
+    there, so the opponent's Set Trap is not offered after the turn player passes (the ocg
+    ruleset's hook, model/rulesets.py, applied where the TCG rule holds)."""
+
+    start_step_turn_player_only = True
+
+
 class SkippedBattlePhaseHasMainPhase2(Rules):
     """Skipping the Battle Phase leads to Main Phase 2 (the turn player may still change
     positions and activate cards there), not to the End Phase."""
@@ -485,6 +503,8 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("battle-phase-ends-the-turn", BattlePhaseEndsTheTurn, "turn structure", "002-skip-battle-phase.toml"),
         Mutant("skipped-battle-phase-has-main-phase-2", SkippedBattlePhaseHasMainPhase2, "turn structure", "002-skip-battle-phase.toml"),
         Mutant("battle-phase-without-end-step", BattlePhaseWithoutEndStep, "turn structure", "002-skip-battle-phase.toml"),
+        Mutant("end-step-without-priority", EndStepWithoutPriority, "turn structure", "002-skip-battle-phase.toml"),
+        Mutant("ocg-start-step-under-tcg", OcgStartStepUnderTcg, "chains and windows", "000-replay-1.toml"),
         Mutant("equip-outlives-its-monster", EquipOutlivesItsMonster, "accounting", "rule-card-cont-target.toml"),
         Mutant("call-of-the-haunted-keeps-its-monster", CallOfTheHauntedKeepsItsMonster, "accounting", "rule-card-cont-target.toml"),
         Mutant("call-of-the-haunted-forgets-its-monster", CallOfTheHauntedForgetsItsMonster, "accounting", "rule-card-cont-target.toml"),

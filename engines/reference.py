@@ -6,6 +6,7 @@ from bpcheck.engines.interface import EngineRefusal
 from bpcheck.model.board import Board
 from bpcheck.model.engine import Action, Rules
 from bpcheck.model.observe import observe
+from bpcheck.model.rulesets import under_ruleset
 
 
 class ReferenceEngine:
@@ -19,8 +20,15 @@ class ReferenceEngine:
 
     def start(self, board: Board):
         refuse_unmodelled(board)
-        self._rules = self.rules_cls(board.pool)
+        # the board's ruleset (its `ruleset` field, or --ruleset: docs/rulesets.md); a mutant
+        # plays under it too (model/rulesets.py under_ruleset)
+        self._rules = under_ruleset(self.rules_cls, board.ruleset)(board.pool)
         return board.state
+
+    @property
+    def ruleset(self) -> str:
+        """The name of the ruleset the engine plays the current board under."""
+        return self.rules.name
 
     @property
     def rules(self) -> Rules:

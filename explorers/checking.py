@@ -186,7 +186,16 @@ class EngineSystem:
         # for that check, docs/invariants.md "Fields read"), each with the field
         self.not_evaluated_parts: dict[str, list[str]] = {}
         keep = []
+        ruleset = self.cards.ruleset
         for inv in invariants:
+            if ruleset not in getattr(inv, "rulesets", (ruleset,)):
+                # an invariant of other rulesets, never a verdict here (invariants/base.py
+                # rulesets=, docs/rulesets.md): a TCG rule that differs under this ruleset is
+                # "not judged" on the board; a variant's own rule (not judged under tcg either,
+                # e.g. goat's stored replays) cannot arise under another ruleset: left out
+                if "tcg" in inv.rulesets:
+                    self.not_judged.setdefault(inv.id, set()).add(f"it judges {', '.join(sorted(inv.rulesets))} only; this board is played under {ruleset}")
+                continue
             missing = paths.first_missing(inv.reads, self.unobserved) if inv.reads and self.unobserved else None
             if missing is not None:
                 self.not_evaluated[inv.id] = f"the engine does not observe {missing}"

@@ -45,6 +45,7 @@ from bpcheck.explorers.reduce import Reduced, expand_witness, micro_trail
 from bpcheck.invariants import REGISTRY
 from bpcheck.invariants.base import Invariant
 from bpcheck.model.board import Board
+from bpcheck.model.rulesets import DEFAULT_RULESET
 
 RESULT_SCHEMA_VERSION = 1
 
@@ -214,6 +215,7 @@ class BoardResult:
         d: dict[str, Any] = {
             "board": self.board.path,
             "name": self.board.name,
+            "ruleset": self.board.ruleset or DEFAULT_RULESET,
             "verdict": r.status,
             "states": r.states,
             "transitions": r.transitions,
@@ -585,8 +587,10 @@ def result_document(
     internal_error: str | None = None,
     fail_fast: dict | None = None,
     excluded: list[str] | None = None,
+    ruleset: str | None = None,
 ) -> dict:
-    """The `--json` document. ``interrupted`` ({signal, not_started}) when a signal stopped the
+    """The `--json` document. ``ruleset``: ``--ruleset`` (the ruleset of boards that name none;
+    each board says its own). ``interrupted`` ({signal, not_started}) when a signal stopped the
     run; ``internal_error`` (one line) when bpcheck itself failed after these boards."""
     verdicts = [r.verdict for r in results]
     overall = overall_verdict(verdicts, len(errors), strict, interrupted is not None or internal_error is not None)
@@ -605,6 +609,7 @@ def result_document(
         "bpcheck": __version__,
         "schema": RESULT_SCHEMA_VERSION,
         "engine": engine,
+        "ruleset": ruleset or DEFAULT_RULESET,
         "strategy": strategy,
         "bounds": {"max_states": bounds.max_states, "max_depth": bounds.max_depth, "timeout_s": bounds.timeout},
         "verdict": overall,

@@ -74,7 +74,7 @@ class LoadBound(Exception):
         self.why = why
 
 
-def load_bounded(path, display: str, timeout: float | None, memory_limit: int | None, cards_db: str | None = None):
+def load_bounded(path, display: str, timeout: float | None, memory_limit: int | None, cards_db: str | None = None, ruleset: str | None = None):
     """``load_board(path, display)`` within the board's bounds: ``--timeout`` counts from here,
     so a board that takes longer than that to read is stopped while it is read (an interval timer
     in this, the main, thread); ``--memory-limit``: a board whose reading could take the process
@@ -97,10 +97,10 @@ def load_bounded(path, display: str, timeout: float | None, memory_limit: int | 
         except ValueError:  # not the main thread: no timer
             use_timer = False
     if not use_timer:
-        return load_board(path, display, cards_db=cards_db)
+        return load_board(path, display, cards_db=cards_db, ruleset=ruleset)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        return load_board(path, display, cards_db=cards_db)
+        return load_board(path, display, cards_db=cards_db, ruleset=ruleset)
     except _LoadTimeout:
         raise LoadBound(f"time limit ({timeout:g} s) while reading the board") from None
     finally:

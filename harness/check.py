@@ -24,6 +24,7 @@ from typing import Any, Callable
 from bpcheck import __version__
 from bpcheck.engines import make_engine
 from bpcheck.engines.registry import known_disagreements
+from bpcheck.model.rulesets import DEFAULT_RULESET
 from bpcheck.errors import InputError
 from bpcheck.explorers.baseline import load_baseline
 from bpcheck.explorers.checking import EngineSystem, parse_goals
@@ -59,6 +60,7 @@ class CheckOptions:
     ``max_states``), so ``CheckOptions.from_namespace(args)`` takes them as parsed."""
 
     engine: str | None = None
+    ruleset: str | None = None  # --ruleset NAME: the ruleset of boards that name none (docs/rulesets.md)
     cards_db: str | None = None  # --cards-db FILE: boards may name its cards (default: the engine's own, ocgcore)
     scripts_overlay: str | None = None  # ocgcore: script folders searched first (bpcheck sweep --scripts-overlay)
     call_timeout: float | None = None
@@ -127,6 +129,9 @@ def board_lines(br, display: str, args: CheckOptions) -> list[str]:
     if br.verdict == "skipped":
         return [f"{'SKIPPED':12} {display}: the engine refused this board: {_line(br.skip_reason)}"]
     vac = [row["id"] for row in br.invariant_rows() if row["verdict"] == "vacuous"]
+    rs = br.board.ruleset or DEFAULT_RULESET
+    if rs != DEFAULT_RULESET:  # the ruleset named on every board not played under the default (docs/rulesets.md)
+        display += f" (ruleset {rs})"
     line = f"{r.status.upper():12} {display}: {plural(r.states, 'state')}, {plural(r.transitions, 'transition')}, depth {r.max_depth}"
     if getattr(br, "reduction", None):  # reduction (explorers/reduce.py): what was folded
         line += f" (decisions; {br.reduction['forced_states']} forced-pass states judged, not stored)"
@@ -357,7 +362,7 @@ class CheckRun:
             try:
                 started = time.monotonic()
                 try:
-                    board = feed.board(k, path, display, lambda p, d: load_bounded(p, d, opts.timeout, opts.memory_limit, self.cards_db))
+                    board = feed.board(k, path, display, lambda p, d: load_bounded(p, d, opts.timeout, opts.memory_limit, self.cards_db, opts.ruleset))
                 except LoadBound as lb:  # --timeout / --memory-limit reached while reading: inconclusive
                     br = unloaded_result(display, self.invariants, opts.strategy, lb.why)
                     out.results.append(br)
@@ -420,6 +425,7 @@ class CheckRun:
             internal_error=None if out.internal is None else _internal_line(out.internal),
             fail_fast=out.fail_fast,
             excluded=out.excluded,
+            ruleset=opts.ruleset,
         )
         return lines
 
@@ -498,7 +504,7 @@ class CheckRun:
 
         def load(path, display):  # --timeout and --memory-limit cover the reading too (load_bounded)
             try:
-                return load_bounded(path, display, args.timeout, args.memory_limit, self.cards_db)
+                return load_bounded(path, display, args.timeout, args.memory_limit, self.cards_db, args.ruleset)
             except LoadBound as lb:
                 return _Unloaded(unloaded_result(display, invariants, args.strategy, lb.why))
 

@@ -325,6 +325,7 @@ def fuzz(
     baseline: Any = None,
     timeout: float | None = None,
     stop: Callable[[], str | None] | None = None,
+    ruleset: str | None = None,
 ) -> FuzzOutcome:
     """Search for a board on which the engine breaks an invariant, then shrink it. With
     ``jobs`` > 1 and ``engine_spec`` (the ``--engine`` spec and its keyword arguments: each worker
@@ -343,6 +344,8 @@ def fuzz(
         system_cls = DifferentialSystem
         invs = [*invs, DIFF_INVARIANT]
     strategy = board_documents(cards)  # InputError on unknown --cards
+    if ruleset is not None:  # --ruleset: every drawn board names it, so the shrunk board file does too
+        strategy = strategy.map(lambda d: {**d, "ruleset": ruleset})
     bounds = Bounds(max_states=max_states)
     stats = FuzzStats()
 
@@ -710,6 +713,7 @@ def fuzz_run(args: Any, invariants, engine_kw: dict, baseline, sig) -> FuzzRun:
             engine_spec=(args.engine, engine_kw),
             baseline=baseline,
             stop=halt,  # a signal, or --timeout counted from the start of the run (the cards offered included)
+            ruleset=getattr(args, "ruleset", None),
             progress=not args.quiet,  # stderr: a line on a terminal, plain lines in CI (-q: none)
         )
     except FuzzStopped as e:  # while offering the cards

@@ -184,7 +184,7 @@ def prove(args: ProveOptions, files, invariants, symbolic_engine: bool, emit: Ca
     try:
         for path, display in files:
             try:
-                board = load_board(path, display, symbolic=True)
+                board = load_board(path, display, symbolic=True, ruleset=getattr(args, "ruleset", None))
                 raw = parse_toml(read_text(path, display), display)
             except InputError as e:
                 error(e)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -29,15 +29,16 @@ from bpcheck.engines.jsonl import JsonlEngine, protocol_schema
 from bpcheck.engines.reference import ReferenceEngine, board_observation
 from bpcheck.errors import InputError
 from bpcheck.model import fields as checks
-from bpcheck.model.board import Board, board_from_dict, load_board, parse_toml, read_text
+from bpcheck.model.board import Board, board_from_dict, load_board, parse_toml, read_text, with_default_ruleset
 from bpcheck.model.cmdline import input_files
 from bpcheck.model.engine import Rules
+from bpcheck.model.rulesets import DEFAULT_RULESET, RULESETS
 
 PLAYERS = ("P1", "P2")
 MAX_ADVANCE = 500  # passes one `until` may take before it gives up
 CORE_OBSERVATION = ("turn", "step", "phase", "over", "winner", "to_act", "players", "attack", "chain")
 
-TOP_KEYS = {"name", "source", "rules", "description", "board", "step", "line", "note"}
+TOP_KEYS = {"name", "source", "rules", "ruleset", "description", "board", "step", "line", "note"}
 LINE_KEYS = {"note", "description", "step", "line"}
 STEP_KEYS = {"do", "until", "legal", "not_legal", "offered", "never", "events", "no_events", "expect", "note"}
 NAMED_EXPECT = {
@@ -197,12 +198,13 @@ class ScenarioResult:
     engine: str = "reference"
     context: list[str] = field(default_factory=list)  # what the engine did where it failed
     not_judged: list[str] = field(default_factory=list)  # expectations on paths the engine does not observe
+    ruleset: str = "tcg"  # the ruleset the scenario was played under (docs/rulesets.md)
 
     def counterexample(self) -> str:
         """The failure as text: what was expected, what the engine did, where."""
         if self.status == "skipped":
-            return f"scenario {self.name!r} ({self.path}) skipped on {self.engine}: {self.reason}"
-        head = f"scenario {self.name!r} ({self.path}) failed on {self.engine}:"
+            return f"scenario {self.name!r} ({self.path}) skipped on {self.engine} (ruleset {self.ruleset}): {self.reason}"
+        head = f"scenario {self.name!r} ({self.path}) failed on {self.engine} (ruleset {self.ruleset}):"
         return "\n".join([head, *(f"  {f}" for f in self.failures), *(f"    {c}" for c in self.context)])
 
 
@@ -345,12 +347,15 @@ def _label_problem(pattern: str, names: set[str], effects: dict[str, set[str]]) 
     return None
 
 
-def load_scenario(path: Path | str, display: str | None = None, cards_db: Any = None) -> Scenario:
+def load_scenario(path: Path | str, display: str | None = None, cards_db: Any = None, ruleset: str | None = None) -> Scenario:
     """Read one scenario file and check it (:func:`parse_scenario`). `cards_db`: a card database
-    whose cards its board may name (``--cards-db``, docs/boards.md)."""
+    whose cards its board may name (``--cards-db``, docs/boards.md). `ruleset`: the ruleset when
+    neither the scenario nor its board names one (``--ruleset``, docs/rulesets.md)."""
     display = display or str(path)
     data = parse_toml(read_text(path, display, "scenario"), display)
-    return parse_scenario(data, display, Path(path).parent, Path(display).parent, cards_db=cards_db)
+    sc = parse_scenario(data, display, Path(path).parent, Path(display).parent, cards_db=cards_db)
+    sc.board = with_default_ruleset(sc.board, ruleset)
+    return sc
 
 
 def parse_scenario(data: dict, display: str, base: Path, display_base: Path | None = None, cards_db: Any = None) -> Scenario:
@@ -396,6 +401,11 @@ def parse_scenario(data: dict, display: str, base: Path, display_base: Path | No
         board = board_from_dict(b, display, "board", cards_db=cards_db)
     else:
         raise ck.fail("board", f"expected a path or a table, got {type(b).__name__}")
+    if "ruleset" in data:  # the scenario's ruleset wins over its board's (docs/rulesets.md)
+        rs = ck.type(data["ruleset"], str, "ruleset", "a ruleset name")
+        if rs not in RULESETS:
+            raise ck.fail("ruleset", f"unknown ruleset {rs!r} (known: {', '.join(RULESETS)})")
+        board = replace(board, ruleset=rs)
     ck = _Checker(display, board)
     root = _parse_line(ck, data, "")
     return Scenario(display, data["name"], data["source"], tuple(rules), board, root, isinstance(b, str))
@@ -896,7 +906,7 @@ class _Run:
         self.engine = engine
         self.caps = capabilities_of(engine)
         self.names = _Names()
-        self.res = ScenarioResult(sc.path, sc.name, True, rules=sc.rules, engine=getattr(engine, "name", "engine"))
+        self.res = ScenarioResult(sc.path, sc.name, True, rules=sc.rules, engine=getattr(engine, "name", "engine"), ruleset=sc.board.ruleset or DEFAULT_RULESET)
 
     # -- engine calls: whatever an engine raises is its fault, recorded as ENGINE-FAULT -----
 
@@ -1130,7 +1140,7 @@ def _close(engine: Any) -> None:
 # `bpcheck scenario` (cli/main.py parses the arguments and calls this)
 
 
-def run_scenario_files(files, spec: str, spare: Any, progress, cards_db: str | None = None, boards_db: Any = None) -> Iterator[tuple[str, "ScenarioResult | None", "InputError | None"]]:
+def run_scenario_files(files, spec: str, spare: Any, progress, cards_db: str | None = None, boards_db: Any = None, ruleset: str | None = None) -> Iterator[tuple[str, "ScenarioResult | None", "InputError | None"]]:
     """Run each scenario file on a fresh engine of ``spec`` (``spare``: one already made, used
     first; ``cards_db``: the engine's card database, ``boards_db``: the cards a board may name
     besides the pool's, ``--cards-db``): ``(display, result, None)`` for each file run, ``(display, None, error)`` for each
@@ -1141,7 +1151,7 @@ def run_scenario_files(files, spec: str, spare: Any, progress, cards_db: str | N
             engine = None
             task = progress.start(display.rsplit("/", 1)[-1])
             try:
-                sc = load_scenario(path, display, cards_db=boards_db)
+                sc = load_scenario(path, display, cards_db=boards_db, ruleset=ruleset)
                 engine = spare_engines.pop() if spare_engines else make_engine(spec, cards_db=cards_db)
                 res = run_scenario(sc, engine)
             except InputError as e:

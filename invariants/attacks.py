@@ -42,6 +42,7 @@ def _each(cards, m) -> bool:
     ["ATK-ONCE", "ATK-EACH-MONSTER", "RPL-COUNTS"],
     "state",
     FAMILY,
+    rulesets=("tcg", "ocg"),  # goat stores a called-off replay (GOAT-RPL-STORED): not judged there
     reads=monster_fields("uid", "card"),
     fields={"players[].monsters[].attacks_declared": by_history("the attacks history (the declarations the transitions made)")},
 )
@@ -72,6 +73,7 @@ def attack_count(obs, ctx):
     ["ATK-EACH-MONSTER", "RPL-COUNTS", "RPL-REWIND"],
     "transition",
     FAMILY,
+    rulesets=("tcg", "ocg"),  # goat stores a called-off replay (GOAT-RPL-STORED): not judged there
     events=["attack_declared", "replay_choice"],
     reads=["attack.target", *monster_fields("uid", "card")],
 )
@@ -223,6 +225,7 @@ def direct_legal(t):
     ["ATK-POSITION", "ATK-TARGET-IMMUNE", "ATK-CANNOT", "ATK-ONCE", "ATK-EACH-MONSTER"],
     "actions",
     FAMILY,
+    rulesets=("tcg", "ocg"),  # goat stores a called-off replay (GOAT-RPL-STORED): not judged there
     reads=sorted({*ATTACKABLE, "turn_player", *monster_fields("controller")}),
     fields={
         **CANNOT_ATTACK_AGAIN,
@@ -347,6 +350,7 @@ def _position_record(mon, uid) -> tuple[bool, bool]:
     ["MP2-POSITION", "RPL-REWIND", "STOP-ATTACK"],
     "actions",
     FAMILY,
+    rulesets=("tcg", "ocg"),  # goat stores a called-off replay (GOAT-RPL-STORED): not judged there
     reads=["step", "chain", "turn_player", *monster_fields("uid", "controller", "position")],
     fields={
         "players[].monsters[].position_changed_this_turn": by_history("the positions history (the change_position actions made)"),

@@ -27,6 +27,9 @@ STEPS = frozenset({
     "damage_step_during_calculation", "damage_step_after_calculation_1", "damage_step_after_calculation_2", "damage_step_end",
     "battle_end_step", "main2", "end_phase",
 })  # fmt: skip
+# The rulesets an invariant can judge (model/rulesets.py RULESETS, restated: the invariants read
+# observations, not the model); an invariant says which of them it judges (``rulesets=``).
+RULESETS = ("tcg", "ocg", "goat")
 FAMILIES = ("turn structure", "attack counts", "replay", "damage step", "chains and windows", "accounting")
 
 
@@ -208,9 +211,20 @@ class Invariant:
     # (:class:`Without`), sorted by path. Every path the library's invariants read is in ``reads``
     # or here (tests/test_withheld_fields.py traces the reads); docs/invariants.md lists both.
     fields: tuple[tuple[str, Without], ...] = ()
+    # The rulesets it judges (docs/rulesets.md): under any other the checker reports it "not
+    # judged" on the board, never a verdict. An invariant whose rule differs between rulesets
+    # either reads ``cards.ruleset`` and branches, or names only the rulesets it judges.
+    rulesets: frozenset[str] = frozenset(RULESETS)
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "statement": self.statement, "rules": list(self.rules), "kind": self.kind, "family": self.family}
+        return {
+            "id": self.id,
+            "statement": self.statement,
+            "rules": list(self.rules),
+            "kind": self.kind,
+            "family": self.family,
+            "rulesets": [r for r in RULESETS if r in self.rulesets],
+        }
 
 
 REGISTRY: dict[str, Invariant] = {}
@@ -228,6 +242,7 @@ def invariant(
     steps: Sequence[str] | None = None,
     step_events: Sequence[str] = (),
     fields: dict[str, Without] | None = None,
+    rulesets: Sequence[str] = RULESETS,
 ):
     """Register a check. One function, one ID, one statement, the rules it enforces; ``reads``:
     the observation paths it needs, ``fields``: those it can do without, and how (:class:`Without`)."""
@@ -237,6 +252,8 @@ def invariant(
         raise ValueError(f"steps= is for transition invariants, with step names of STEPS: {sorted(set(steps) - STEPS)}")
     if step_events and steps is None:
         raise ValueError("step_events= goes with steps=")
+    if not rulesets or not set(rulesets) <= set(RULESETS):
+        raise ValueError(f"{id}: rulesets= names rulesets of {RULESETS}, at least one")
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}")
     for p, w in (fields or {}).items():
@@ -270,6 +287,7 @@ def invariant(
             frozenset(step_events),
             fn,
             tuple(sorted((fields or {}).items())),
+            frozenset(rulesets),
         )
         return fn
 

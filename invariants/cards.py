@@ -227,11 +227,15 @@ class CardFacts:
         doc = getattr(board, "document", None)
         if isinstance(doc, dict):
             facts.placed = board_flags(doc)
+        facts.ruleset = getattr(board, "ruleset", None) or "tcg"
         return facts
 
     # -- the board: what it places Set or Summoned this turn -----------------------------------
 
     placed: dict[int, frozenset[str]] | None = None  # uid -> {"set_this_turn", "summoned_this_turn"}; None: no board
+    # The ruleset the run is played under (the board's, docs/rulesets.md): what an invariant with
+    # a branch per ruleset reads (invariants/base.py ``rulesets=``)
+    ruleset: str = "tcg"
 
     def placed_this_turn(self, uid: int, flag: str) -> bool | None:
         """Whether the board places card `uid` with `flag` (``set_this_turn`` or
@@ -530,6 +534,8 @@ class CardFacts:
         if when == "during_damage_calculation":
             return frozenset({"damage_step_during_calculation"})
         if when == "damage_step":
+            if self.ruleset == "ocg":  # OCG-DS-CALC-SAYS-SO: up to, not during, damage calculation
+                return frozenset(STAT_CHANGE_STEPS)
             return frozenset(STAT_CHANGE_STEPS) | {"damage_step_during_calculation"}
         if when == "before_damage_calculation":
             return frozenset(STAT_CHANGE_STEPS)

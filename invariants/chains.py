@@ -273,7 +273,7 @@ def lifo(t):
 @invariant(
     "priority.turn-player-first",
     "At every new step and after every chain resolves, the turn player acts first (unless a trigger, a replay or a choice is pending).",
-    ["PRI-TP-FIRST", "PRI-PASS-PASS"],
+    ["PRI-TP-FIRST", "PRI-PASS-PASS", "OCG-BATTLE-TP-FIRST"],
     "transition",
     FAMILY,
     events=["phase_changed", "chain_resolved"],

@@ -374,7 +374,7 @@ def battle_gy_trigger(t):
     "damage.substep-order",
     "The Damage-Step sub-steps follow the TCG order, one after the other within a transition too, the flip sub-step only for a "
     "face-down target, damage calculation performed when damage calculation is left, and the Damage Step ends back in the Battle Step.",
-    ["DS-SUBSTEPS", "BP-STEPS", "DS-FLIP"],
+    ["DS-SUBSTEPS", "BP-STEPS", "DS-FLIP", "OCG-DS-FLIP-BEFORE-CALC"],
     "transition",
     FAMILY,
     steps=DAMAGE_STEPS,
@@ -430,6 +430,8 @@ def order(t):
             nxt = DAMAGE_STEPS[i + 1]
             if to != nxt and not (nxt == "damage_step_flip" and to == "damage_step_before_calculation") and not (ended and to == "damage_step_end"):
                 return f"Damage-Step sub-steps out of order: {frm} -> {to}"
+            if to == "damage_step_flip" and t.cards.ruleset == "ocg":  # rule: OCG-DS-FLIP-BEFORE-CALC
+                return "the flip sub-step happened, but the OCG flips a face-down target at Before Damage Calculation (no flip sub-step)"
             if to == "damage_step_flip":
                 a = t.before["attack"]
                 tgt = monster(t.before, a["target"]) if a else None

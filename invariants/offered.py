@@ -181,6 +181,7 @@ def _target_name(obs: dict, t) -> str:
      "ATK-CANNOT", "ATK-COST", "RPL-REWIND"],
     "actions",
     "attack counts",
+    rulesets=("tcg", "ocg"),  # goat stores a called-off replay (GOAT-RPL-STORED): not judged there
     reads=_ATTACK_READS,
     fields={**_OPEN_BY_ACTIONS, **ON_CHAIN, **MARKS},
 )  # fmt: skip
@@ -493,6 +494,8 @@ def _timing(obs, mon, cards, spec) -> bool:
     if when == "during_damage_calculation":
         return step == _CALC
     if when == "damage_step":  # rule: DS-LEGAL-DAMAGE-TIMING (TCG: up to and including damage calculation)
+        if cards.ruleset == "ocg":  # rule: OCG-DS-CALC-SAYS-SO (up to, not during, damage calculation)
+            return step in STAT_CHANGE_STEPS
         return step in STAT_CHANGE_STEPS or step == _CALC
     return False  # the timings of triggers: activated by the trigger procedure, not by a choice
 
@@ -598,6 +601,13 @@ def activation_variants(obs, mon, cards, p: int, uid: int, name: str, idx: int, 
             return []
         if step == _CALC and not links and mon.chain.chains_in_calc >= 1:  # rule: DS-DURING-CALC-ONE-CHAIN
             return []
+    if cards.ruleset == "ocg" and step == "battle_start_step" and p != tp and speed == 2:  # rule: OCG-START-STEP-TP
+        return []
+    if cards.ruleset == "ocg" and step == "battle_step" and obs["attack"] is not None and not links and not mon.window.attack_declaration:
+        # rule: OCG-BATTLE-ONE-CHAIN (once the declaration's window has closed, no new Chain is
+        # demanded; after a replay the model allows one again: this check then demands nothing,
+        # so it may miss an omission there, never invent one)
+        return []
     if not _timing(obs, mon, cards, spec):
         return []
     for cond in spec["conditions"]:
@@ -687,7 +697,7 @@ def _candidates(obs: dict, cards, p: int):
     "its costs can be paid, it has targets and its resolution can do something.",
     ["CH-SPEED", "CH-SPEED1", "CH-QP-HAND", "CH-SET-TURN", "CH-COST", "WIN-ATTACK-DECL", "WIN-BEFORE-DS", "WIN-EVENT",
      "WIN-COUNTER", "DS-LEGAL-COUNTER", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-DURING-CALC-ONE-CHAIN",
-     "DS-NO-TARGET-DESTROYED"],
+     "DS-NO-TARGET-DESTROYED", "OCG-START-STEP-TP", "OCG-BATTLE-ONE-CHAIN", "OCG-DS-CALC-SAYS-SO"],
     "actions",
     "chains and windows",
     reads=sorted({

@@ -51,8 +51,10 @@ def _player(p) -> str:
     "Play moves on only after both players pass in succession: after a pass the other player is asked and nothing else "
     "happens; after the second pass in succession the chain resolves, or with an empty chain the step (or Damage-Step "
     "sub-step) ends or, in the Battle Step, the attack-declaration window closes and the turn player acts; after a card or "
-    "effect is activated the other player is asked whether to respond.",
-    ["PRI-PASS-PASS"],
+    "effect is activated the other player is asked whether to respond. Every step in which players get priority (the Start "
+    "Step, the Battle Step, each Damage-Step sub-step, the End Step, the Main Phases) gives it: no step is entered and left "
+    "in one move with no pass made there.",
+    ["PRI-PASS-PASS", "BP-END-STEP"],
     "transition",
     "chains and windows",
     explicit_passes=True,
@@ -68,6 +70,18 @@ def pass_pass(t):
     a = t.action
     kind = a.get("kind")
     p = a.get("player")
+    # Every step where players get priority gives it: none entered and left in one move with no
+    # pass made there (rule: PRI-PASS-PASS, BP-END-STEP: the End Step too); a duel that ends
+    # leaves its step at once.
+    entered: str | None = None
+    passed = False
+    for e in () if t.after.get("over") else t.events:
+        if e.kind == "passed":
+            passed = True
+        elif e.kind == "phase_changed":
+            if entered is not None and e.get("from") == entered and not passed:
+                return f"{entered} was entered and left in one move ({a.get('label')}): neither player got priority there (both must pass in succession to end it)"
+            entered, passed = e.get("to"), False
     asked = t.mon["priority"][1]
     if asked is not None and p != asked and kind not in ("trigger", "decline", "choose"):
         # (a trigger waiting or a choice asked comes first; anything else is the other player's turn to act)

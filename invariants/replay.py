@@ -318,6 +318,7 @@ def no_second_cost(t):
     ["RPL-COUNTS", "RPL-COMPLETED"],
     "transition",
     FAMILY,
+    rulesets=("tcg", "ocg"),  # goat stores a called-off replay (GOAT-RPL-STORED): not judged there
     # it judges the engine's own bookkeeping: the monitor's history never goes backwards
     reads=["turn", *monster_fields("uid", "controller", "declared_at", "declared_direct")],
     fields={"players[].monsters[].attacks_declared": by_history("the attacks history (attack.count compares the count with it)")},
@@ -361,6 +362,7 @@ def bookkeeping(t):
     ["RPL-REWIND", "RPL-COUNTS"],
     "transition",
     FAMILY,
+    rulesets=("tcg", "ocg"),  # goat stores a called-off replay (GOAT-RPL-STORED): not judged there
     events=["replay_choice"],
     reads=["attack", *monster_fields("uid")],
     fields={"players[].monsters[].attacks_declared": by_history("the attacks history (the declarations the transitions made)")},
@@ -387,6 +389,7 @@ def call_off(t):
     ["RPL-REWIND", "ATK-DIRECT"],
     "actions",
     FAMILY,
+    rulesets=("tcg", "ocg"),  # goat stores a called-off replay (GOAT-RPL-STORED): not judged there
     reads=sorted({"attack.attacker", "chain", "over", "turn_player", *MAY_ATTACK_DIRECTLY}),
     fields={**_MARKS, **_ON_CHAIN, "attack.replay_pending": by_history("the replay history (a replay not yet answered)")},
 )
@@ -414,4 +417,23 @@ def choices(obs, actions, ctx):
             return f"{x['label']} is offered but that monster ({card_ref(obs, x['target'])}) cannot be attacked"
         if x.get("option") == "direct" and not may_attack_directly(obs, a["attacker"], ctx.cards, ctx.mon):
             return f"a direct attack by {card_ref(obs, a['attacker'])} is offered in the replay but is not legal (the opponent controls {card_refs(obs, sorted(can))})"
+    return True
+
+
+@invariant(
+    "replay.stored",
+    "Goat format: when a replay is pending, the attack is stored: the turn player is offered no new target and no direct "
+    "attack, only to leave the attack (the EDOPro core's DUEL_STORE_ATTACK_REPLAYS).",
+    ["GOAT-RPL-STORED"],
+    "actions",
+    FAMILY,
+    rulesets=("goat",),
+    reads=["turn_player"],
+)
+def stored(obs, actions, ctx):
+    if not ctx.mon["replay"]:
+        return None
+    go_on = [a.get("label") for a in actions if a.get("kind") == "replay" and a.get("option") != "call_off"]
+    if go_on:
+        return f"a replay is pending under goat, but the attack may go on: {', '.join(map(str, go_on))} (the attack is stored, GOAT-RPL-STORED)"
     return True

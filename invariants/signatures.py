@@ -172,6 +172,9 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "engine-negated-differs": "^the engine reports chain link ",
         "engine-on-chain-differs": " on_chain = ",
     },
+    "replay.stored": {
+        "attack-not-stored": " but the attack may go on: ",
+    },
     "priority.pass-pass": {
         "acted-before-response": " was asked whether to respond$",
         "wrong-player-after-activation": " (the other player may respond)$",
@@ -180,6 +183,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "chain-not-resolved": "^both players passed in succession, but the chain ",
         "turn-player-not-next": "^both players passed in the attack-declaration window, but ",
         "step-not-ended": "^both players passed in succession with an empty chain, but ",
+        "step-without-priority": " was entered and left in one move ",
     },
     "priority.turn-player-first": {
         "opponent-first": " acts first in ",
@@ -226,6 +230,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "trigger-not-handled": " neither activates nor declines it$",
     },
     "damage.substep-order": {
+        "ocg-flip-substep": " but the OCG flips a face-down target at Before Damage Calculation",
         "calculation-on-entering": "^damage calculation was performed on entering damage calculation, before its window",
         "engine-step-differs": "^the last step change went to ",
         "step-change-without-event": " without a phase_changed event",

@@ -20,6 +20,7 @@ import jsonschema
 from bpcheck.errors import InputError
 from bpcheck.model import arith, cdb, fields, reading
 from bpcheck.model.cards import Card, CardPool, card_from_db, parse_card, pool_with
+from bpcheck.model.rulesets import RULESETS
 from bpcheck.model.state import CardRef, Monster, Player, Pos, SpellTrap, State, Step
 
 _SCHEMA: dict | None = None
@@ -43,6 +44,9 @@ class Board:
     rules: tuple[str, ...] = ()
     reachable: tuple[dict, ...] = ()
     ids: dict[str, int] = field(default_factory=dict)  # board `id` labels -> uids
+    # The ruleset the board names (model/rulesets.py, docs/rulesets.md); None: it names none, and
+    # is played under --ruleset's, else tcg (the default). A file's own field wins over --ruleset.
+    ruleset: str | None = None
     symbols: tuple["NumberRange", ...] = ()  # ranges (a symbolic board: docs/boards.md, docs/proving.md)
     # The board document as read (plain TOML/JSON data, before any check turned it into a State):
     # what an engine outside bpcheck's model receives (`bpcheck.engines.interface.start_document`,
@@ -81,13 +85,25 @@ def read_text(path: Path | str, display: str | None = None, kind: str = "board")
     return reading.read_text(path, display or str(path), kind)
 
 
-def load_board(path: Path | str, display: str | None = None, symbolic: bool = False, cards_db: Any = None) -> Board:
+def load_board(path: Path | str, display: str | None = None, symbolic: bool = False, cards_db: Any = None, ruleset: str | None = None) -> Board:
     """`symbolic`: accept ranges (``bpcheck prove``); otherwise a board with a range is refused
     with a message pointing at ``bpcheck prove`` (nothing picks a value silently). `cards_db`: a
     card database (a path or a :class:`~bpcheck.model.cdb.CardDB`) whose cards the board may name
-    besides the pool's (docs/boards.md, "Cards of a card database")."""
+    besides the pool's (docs/boards.md, "Cards of a card database"). `ruleset`: the ruleset of a
+    board that names none (``--ruleset``, docs/rulesets.md)."""
     display = display or str(path)
-    return board_from_dict(parse_toml(read_text(path, display), display), display, symbolic=symbolic, cards_db=cards_db)
+    board = board_from_dict(parse_toml(read_text(path, display), display), display, symbolic=symbolic, cards_db=cards_db)
+    return with_default_ruleset(board, ruleset)
+
+
+def with_default_ruleset(board: Board, ruleset: str | None) -> Board:
+    """`board` played under `ruleset` (``--ruleset``) unless it names its own: a file's
+    ``ruleset`` field wins (docs/rulesets.md). An unknown name is an InputError naming --ruleset."""
+    if ruleset is None or board.ruleset is not None:
+        return board
+    if ruleset not in RULESETS:
+        raise InputError("--ruleset", "", f"unknown ruleset {ruleset!r} (known: {', '.join(RULESETS)})")
+    return replace(board, ruleset=ruleset)
 
 
 def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: bool = False, cards_db: Any = None) -> Board:
@@ -131,6 +147,8 @@ def board_from_dict(data: dict, file: str, field_prefix: str = "", symbolic: boo
         raise InputError(file, fp(where), _schema_message(e))
     pool = pool_with(own_cards + db_cards, [fp(f"card[{i}]") for i in range(len(own_cards))] + [f"<card database: {c.name}>" for c in db_cards])
     _check_names(data, file, fp)
+    if "ruleset" in data and data["ruleset"] not in RULESETS:  # model/rulesets.py
+        raise InputError(file, fp("ruleset"), f"unknown ruleset {data['ruleset']!r} (known: {', '.join(RULESETS)})")
     if "rules" in data:  # a board cites rules as a scenario does: each must be in docs/rules.md
         fields.check_rule_ids(data["rules"], file, fp("rules"))
     board = _apply_numbers(_build(data, file, pool, fp), numbers, file)
@@ -478,6 +496,7 @@ def _build(data: dict, file: str, pool: CardPool, fp) -> Board:
         rules=tuple(data.get("rules", ())),
         reachable=tuple(data.get("reachable", ())),
         ids=ids,
+        ruleset=data.get("ruleset"),
     )
 
 

@@ -130,6 +130,20 @@ class Rules:
     name = "tcg"
     # Damage-Step sub-steps where cards that directly change ATK/DEF may be activated.
     stat_change_steps = STAT_CHANGE_STEPS
+    # Variant hooks as class attributes (model/rulesets.py overrides them per ruleset):
+    # Damage-Step sub-steps where an effect whose text names the Damage Step ("Honest") may be
+    # activated (rule: DS-LEGAL-DAMAGE-TIMING; OCG: OCG-DS-CALC-SAYS-SO).
+    damage_step_timing_steps = STAT_CHANGE_STEPS + (Step.DS_DURING_CALC,)
+    # A face-down attack target is flipped in its own sub-step after the start-of-Damage-Step
+    # window (rule: DS-FLIP); False: at the start of "before damage calculation" (OCG-DS-FLIP-BEFORE-CALC).
+    flip_in_own_substep = True
+    # Only one Chain answers an attack declaration (rule: OCG-BATTLE-ONE-CHAIN); TCG: several.
+    one_chain_per_attack_declaration = False
+    # Only the turn player may activate Spell Speed 2 in the Start Step (rule: OCG-START-STEP-TP).
+    start_step_turn_player_only = False
+    # A replay the player does not attack again after is stored: the declaration does not count
+    # (rule: GOAT-RPL-STORED); TCG: it counts (RPL-COUNTS).
+    replay_stores_attack = False
 
     def __init__(self, pool: CardPool) -> None:
         self.pool = pool
@@ -684,6 +698,8 @@ class Rules:
             if c.kind == "trap" and c.subtype == "continuous":
                 return eff.changes_stats_directly or c.static_changes_stats()
             return eff.changes_stats_directly
+        # No pool card has a Quick Effect that negates an activation, so 002's TCG-only case of
+        # such effects in the Damage Step is not told apart from the OCG here (docs/rulesets.md).
         return False  # rule: DS-ILLEGAL-OTHER
 
     def _can_activate(self, s: State, p: int, uid: int, c: Card, eff: Effect, loc: str) -> bool:
@@ -734,6 +750,18 @@ class Rules:
         # One chain during damage calculation (rule: DS-DURING-CALC-ONE-CHAIN).
         if s.step is Step.DS_DURING_CALC and not s.chain and s.chain_count_in_step >= 1:
             return False
+        # OCG: one Chain in response to an attack declaration (rule: OCG-BATTLE-ONE-CHAIN).
+        if (
+            self.one_chain_per_attack_declaration
+            and s.step is Step.BP_BATTLE
+            and s.attack is not None
+            and not s.chain
+            and s.chain_count_in_step >= 1
+        ):
+            return False
+        # OCG: only the turn player activates Spell Speed 2 in the Start Step (rule: OCG-START-STEP-TP).
+        if self.start_step_turn_player_only and s.step is Step.BP_START and not is_tp and speed == 2:
+            return False
         # Timing named in the text.
         if not self._timing_ok(s, p, c, eff):
             return False
@@ -763,8 +791,8 @@ class Rules:
             return top.is_card_activation and top.card_kind == want and not top.negated
         if w == "during_damage_calculation":
             return s.step is Step.DS_DURING_CALC
-        if w == "damage_step":  # rule: DS-LEGAL-DAMAGE-TIMING (TCG: up to and including damage calculation)
-            return s.step in STAT_CHANGE_STEPS or s.step is Step.DS_DURING_CALC
+        if w == "damage_step":  # rule: DS-LEGAL-DAMAGE-TIMING (TCG: up to and including damage calculation; OCG-DS-CALC-SAYS-SO)
+            return s.step in self.damage_step_timing_steps
         return False
 
     def _battlers(self, s: State) -> tuple[int | None, int | None]:
@@ -1003,7 +1031,7 @@ class Rules:
 
     def _change_step(self, w: _W, to: Step) -> None:
         frm = w.s.step
-        w.s = replace(w.s, step=to, priority=w.s.turn_player, passes=0, fresh=(), chain_count_in_step=0)
+        w.s = replace(w.s, step=to, priority=w.s.turn_player, passes=0, fresh=(), chain_count_in_step=0)  # rule: PRI-TP-FIRST, OCG-BATTLE-TP-FIRST
         w.emit("phase_changed", **{"from": frm.value, "to": to.value})
 
     def _enter_bp(self, w: _W) -> None:
@@ -1041,8 +1069,13 @@ class Rules:
         # chain (rule: DS-SUBSTEPS).
         elif st is Step.DS_START:
             if s.attack is not None and s.attack.target_was_facedown and not s.attack.battle_ended:
-                self._change_step(w, Step.DS_FLIP)
-                self._flip_target(w)
+                if self.flip_in_own_substep:
+                    self._change_step(w, Step.DS_FLIP)
+                    self._flip_target(w)
+                else:  # rule: OCG-DS-FLIP-BEFORE-CALC (flipped first thing in "before damage calculation")
+                    self._change_step(w, Step.DS_BEFORE_CALC)
+                    self._flip_target(w)
+                    self._gather_triggers(w, "before_damage_calculation")
             else:
                 self._change_step(w, Step.DS_BEFORE_CALC)
                 self._gather_triggers(w, "before_damage_calculation")
@@ -1130,6 +1163,10 @@ class Rules:
         tp = s.turn_player
         if action.option == "call_off":
             # rule: RPL-REWIND, RPL-COUNTS (the declaration still counts)
+            if self.replay_stores_attack:  # rule: GOAT-RPL-STORED (the attack is stored: not counted)
+                side, i, m = s.find_monster(a.attacker)  # type: ignore[misc]
+                self._put_monster(w, side, i, replace(m, attacks_declared=m.attacks_declared - 1))
+                s = w.s
             w.s = replace(s, attack=None, fresh=(), passes=0, priority=tp)
             w.emit("replay_choice", attacker_uid=a.attacker, choice="call_off", target_uid=None)
             w.emit("attack_ended", attacker_uid=a.attacker, reason="called_off")

@@ -37,6 +37,8 @@ KILLERS = {
     "battle-phase-ends-the-turn": "turn.battle-steps",
     "skipped-battle-phase-has-main-phase-2": "turn.phase-order",
     "battle-phase-without-end-step": "turn.battle-steps",
+    "end-step-without-priority": "priority.pass-pass",
+    "ocg-start-step-under-tcg": "chain.legal-offered",
     "equip-outlives-its-monster": "acc.continuous-target",
     "call-of-the-haunted-keeps-its-monster": "acc.linked-monster",
     # no bond recorded: the engine's linked_monster disagrees with the monitor's bond at once

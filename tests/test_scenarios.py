@@ -63,7 +63,7 @@ def test_cli_engine_option_through_a_real_process():
     sc = str(ROOT / "scenarios" / "000-replay-1.toml")
     ok = bpcheck("scenario", sc, "--engine", "reference")
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert "1 passed, 0 failed (1 file, engine reference)" in ok.stdout
+    assert "1 passed, 0 failed (1 file, engine reference, ruleset tcg)" in ok.stdout
     bad = bpcheck("scenario", sc, "--engine", "mutant:replay-resets-count")
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "expect.attacks.Battle Ox: expected 1, got 0" in bad.stdout
