@@ -100,5 +100,10 @@ def test_every_invariant_family_is_exercised_somewhere():
             if st is not None and st.checked:
                 exercised.add(inv.id)
                 break
-    missing = sorted({i.id for i in select(None)} - exercised)
+    # the profile invariants judge only cards of a card database, which the seed boards (pool cards,
+    # played by the reference) never hold: tests/test_profiled.py exercises each of them, on planted
+    # engines and on the real core with real cards
+    by_profile = {i.id for i in select(None) if i.id.startswith("profile.")}
+    assert by_profile, "the profile invariants are registered"
+    missing = sorted({i.id for i in select(None)} - exercised - by_profile)
     assert not missing, f"never exercised on the small boards: {missing}"
