@@ -67,6 +67,7 @@ class Signals:
                 pass
 
     def restore(self) -> None:
+        faults.reset_stop()  # the run is over: its stop request must not cut a later run in this process short
         for s, h in self._old.items():
             try:
                 signal.signal(s, h)

@@ -200,11 +200,15 @@ class ScenarioResult:
     not_judged: list[str] = field(default_factory=list)  # expectations on paths the engine does not observe
     ruleset: str = "tcg"  # the ruleset the scenario was played under (docs/rulesets.md)
 
+    def _ruleset_note(self) -> str:
+        """The ruleset, named when it is not the default (as check names it on a board line)."""
+        return "" if self.ruleset == DEFAULT_RULESET else f" (ruleset {self.ruleset})"
+
     def counterexample(self) -> str:
         """The failure as text: what was expected, what the engine did, where."""
         if self.status == "skipped":
-            return f"scenario {self.name!r} ({self.path}) skipped on {self.engine} (ruleset {self.ruleset}): {self.reason}"
-        head = f"scenario {self.name!r} ({self.path}) failed on {self.engine} (ruleset {self.ruleset}):"
+            return f"scenario {self.name!r} ({self.path}) skipped on {self.engine}{self._ruleset_note()}: {self.reason}"
+        head = f"scenario {self.name!r} ({self.path}) failed on {self.engine}{self._ruleset_note()}:"
         return "\n".join([head, *(f"  {f}" for f in self.failures), *(f"    {c}" for c in self.context)])
 
 

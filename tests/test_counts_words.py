@@ -35,7 +35,7 @@ def test_one_is_singular_in_what_the_commands_print(run_cli, tmp_path):
     code, out, _err = run_cli("check", str(ROOT / BOARD), "-q")
     assert code == 0 and "(1 board, " in out
     code, out, _err = run_cli("scenario", str(ROOT / "scenarios" / "000-replay-1.toml"), "-q")
-    assert code == 0 and "(1 file, engine reference)" in out
+    assert code == 0 and "(1 file, engine reference, ruleset tcg)" in out
     code, out, _err = run_cli("check", str(ROOT / BOARD), "--invariants", "attack.count", "-q")
     assert "(1 board, 1 invariant)" in out
     for text in (out,):
