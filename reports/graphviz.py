@@ -182,15 +182,25 @@ def _title(cex) -> list[str]:
     ]
 
 
-def trace_dot(cex, last: int | None = None, rankdir: str = "LR") -> str:
-    """The counterexample's trace as DOT: every state, left to right. With `last`, only the
-    states of the last `last` steps are drawn as boards and the steps before them are listed in
-    one node (for pictures that must stay small, e.g. the README's); `rankdir="TB"` stacks them."""
+ROW_STATES = 4  # states drawn side by side in one row of a trace picture; a longer trace wraps into rows
+
+
+def trace_dot(cex, last: int | None = None, rankdir: str = "LR", per_row: int = ROW_STATES) -> str:
+    """The counterexample's trace as DOT: every state, left to right, in rows of at most
+    `per_row` states read like lines of text (a long trace wraps: its picture grows down, not
+    across; a 13-step trace drew 9,783 pt wide on one row, about 2,700 pt in rows of 4). With
+    `last`, only the states of the last `last` steps are drawn as boards and the steps before
+    them are listed in one node (for pictures that must stay small, e.g. the README's);
+    `rankdir="TB"` stacks them one under the other."""
     obs = [cex.initial_observation] + [s.after for s in cex.steps]
     n = len(cex.steps)
     first = 0 if last is None else max(0, n - last)
     state_bad = cex.at in ("state", "actions", "deadlock", "cycle") or n == 0
     edge_bad = cex.at in ("transition", "fault") and n > 0
+    drawn = list(range(first, n + 1))
+    rows = [drawn[i : i + per_row] for i in range(0, len(drawn), per_row)] if rankdir == "LR" and per_row >= 1 and len(drawn) > per_row else []
+    if rows:  # wrapped: ranks run down the page, each row one rank (rank=same), read left to right
+        rankdir = "TB, newrank=true"
     out = ["digraph counterexample {\n", _graph_header(_title(cex)).replace("rankdir=LR", f"rankdir={rankdir}")]
     if first:
         rows = [f'<TR><TD ALIGN="LEFT"><B>{_esc(f"steps 1–{first} from the board")}</B></TD></TR>']
@@ -224,6 +234,10 @@ def trace_dot(cex, last: int | None = None, rankdir: str = "LR") -> str:
             f'  s{n} -> s{cex.cycle_start} [label=<<B>back to the state after step {cex.cycle_start}</B>>, '
             f'style=dashed, color="{VIOLATION}", fontcolor="{VIOLATION}", penwidth=2, constraint=false];\n'
         )
+    for row in rows:
+        out.append("  { rank=same; " + "; ".join(f"s{k}" for k in row) + "; }\n")
+    for above, below in zip(rows, rows[1:]):  # each row starts under the one before it
+        out.append(f"  s{above[0]} -> s{below[0]} [style=invis, weight=10];\n")
     out.append(f"  violation [shape=plain, label={_note_label(cex)}];\n")
     out.append(f'  s{n} -> violation [style=dashed, color="{VIOLATION}", arrowhead=none, penwidth=2];\n')
     out.append("}\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
@@ -220,6 +221,34 @@ def test_the_trace_picture_marks_changes_and_the_violation(buggy):
     small = trace_dot(cex, last=2, rankdir="TB")
     assert "rankdir=TB" in small and "steps 1–7 from the board" in small
     assert small.count("[shape=plain, label=<<TABLE") == 3 + 1 + 1  # 3 boards, the steps list, the note
+
+
+def test_a_long_trace_wraps_into_rows_and_its_picture_stays_readable(buggy, tmp_path):
+    """A long trace drawn on one row was an SVG 12,508 pt wide (issue 34): it wraps into rows of
+    ROW_STATES states, so the picture's width stays that of one row however long the trace."""
+    from bpcheck.reports.graphviz import ROW_STATES, trace_dot, write_dot_and_svg
+
+    br = _board_result(reduce=False)
+    cex = max(br.counterexamples, key=lambda c: len(c.steps))
+    assert len(cex.steps) >= 3 * ROW_STATES  # long enough to need four rows
+
+    def width(dot: str, name: str) -> float:
+        out = write_dot_and_svg(dot, tmp_path / f"{name}.dot", tmp_path / f"{name}.svg")
+        assert out.ok, out.message
+        return float(re.search(r'<svg width="([\d.]+)pt"', (tmp_path / f"{name}.svg").read_text()).group(1))
+
+    wrapped = trace_dot(cex)
+    rows = re.findall(r"\{ rank=same; ([^}]*)\}", wrapped)
+    assert len(rows) == -(-(len(cex.steps) + 1) // ROW_STATES)  # every state in a row, each row full but the last
+    assert [len(r.split(";")) - 1 for r in rows][:-1] == [ROW_STATES] * (len(rows) - 1)
+    assert rows[0].split(";")[0] == "s0" and "rankdir=TB" in wrapped
+    one_row = trace_dot(cex, per_row=len(cex.steps) + 1)
+    assert "rank=same" not in one_row and "rankdir=LR" in one_row
+    w_wrapped, w_one_row = width(wrapped, "wrapped"), width(one_row, "one-row")
+    assert w_wrapped <= 3200, w_wrapped  # about four boards and their arrows side by side
+    assert w_one_row > 2.5 * w_wrapped, (w_one_row, w_wrapped)
+    short = dataclasses.replace(cex, steps=cex.steps[: ROW_STATES - 1], labels=cex.labels[: ROW_STATES - 1])
+    assert "rank=same" not in trace_dot(short)  # a short trace stays on one row, left to right
 
 
 def test_small_explorations_draw_the_whole_graph_larger_ones_a_summary(buggy):
