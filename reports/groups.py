@@ -16,6 +16,13 @@ Two counterexamples are one group when they were found on the same engine and
 and, on one board, two counterexamples of one family whose traces are one the start of the other
 (the longer runs on past the first violation: a consequence of it) are one group too.
 
+A violating step that also ends the duel (its state after has ``over`` true) stays where it
+was instead of moving on, so its step after differs from the same bug's on boards where the duel
+goes on (``pass`` in damage_step_during_calculation, not ``-> damage_step_after_calculation_1``,
+where the wrong player's battle damage was lethal). It joins the group of the same family,
+fault or disagreement, action kind and step before (the first such group that did not end the
+duel): one bug, one root cause, whether or not it also ended the duel on some board.
+
 Groups are numbered in the order of their first counterexample in the run (boards in the order
 given, counterexamples in each board's order): that first one, a shortest trace on its board,
 shows the group. Nothing here knows a rule: the key reads the counterexample's kind, the action
@@ -157,6 +164,13 @@ def group_key(run: Run, cex, families: dict[str, str]) -> tuple:
     return (run.engine, family, extra, violating_step(cex), known)
 
 
+def ended_the_duel(cex) -> bool:
+    """Whether the violating step ended the duel (the state after it says ``over``)."""
+    steps = getattr(cex, "steps", None) or []
+    after = steps[-1].after if steps else None
+    return isinstance(after, dict) and bool(after.get("over"))
+
+
 def _extends(longer: list, shorter: list) -> bool:
     return len(shorter) <= len(longer) and list(longer[: len(shorter)]) == list(shorter)
 
@@ -199,6 +213,14 @@ def group_runs(runs: list[Run]) -> list[Group]:
             if _extends(cex.labels, other.labels) or _extends(other.labels, cex.labels):
                 join(j, i)
         bucket.append(i)
+    # a step that also ended the duel: with the same bug where the duel went on (module doc)
+    going_on: dict[tuple, int] = {}
+    for i, (_ri, _ci, _run, cex, key) in enumerate(items):
+        if not ended_the_duel(cex):
+            going_on.setdefault(_but_after(key), i)
+    for i, (_ri, _ci, _run, cex, key) in enumerate(items):
+        if ended_the_duel(cex) and _but_after(key) in going_on:
+            join(going_on[_but_after(key)], i)
     groups: dict[int, Group] = {}
     for i, (ri, ci, run, cex, key) in enumerate(items):
         root = find(i)
@@ -208,6 +230,13 @@ def group_runs(runs: list[Run]) -> list[Group]:
             g = groups[root] = Group(len(groups) + 1, key, family, describe_step(key[3]))
         g.members.append(Member(ri, ci, run, cex))
     return list(groups.values())
+
+
+def _but_after(key: tuple) -> tuple:
+    """A group key without the step after the violating one: (engine, family, extra, (kind,
+    step before), known)."""
+    engine, family, extra, (kind, before, _after), known = key
+    return (engine, family, extra, (kind, before), known)
 
 
 def membership(groups: list[Group]) -> dict[tuple[int, int], Group]:
@@ -227,4 +256,4 @@ def select_within(groups: list[Group], limit: int) -> set[tuple[int, int]]:
     return set(order[: max(0, limit)])
 
 
-__all__ = ["Group", "Member", "describe_step", "group_key", "group_runs", "invariant_family", "membership", "select_within", "violating_step"]
+__all__ = ["Group", "Member", "describe_step", "ended_the_duel", "group_key", "group_runs", "invariant_family", "membership", "select_within", "violating_step"]

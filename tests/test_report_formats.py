@@ -345,6 +345,50 @@ def test_one_bug_on_several_boards_is_one_root_cause(tmp_path, run_cli):
     assert int(root.get("failures")) == 6
 
 
+def test_a_bug_that_also_ends_the_duel_is_one_root_cause(tmp_path, run_cli):
+    """issue 34: the wrong player's battle damage, lethal on one board (the duel ends in damage
+    calculation) and not on the other (play goes on to after damage calculation): one bug, one
+    root cause, not two."""
+    boards = ["boards/002-skip-battle-phase.toml", "boards/rule-lp-zero-effect.toml"]
+    res = tmp_path / "r.json"
+    code, stdout, err = run_cli("check", *boards, "--engine", "mutant:damage-to-wrong-player", "--json", str(res))
+    assert code == 1, err
+    doc = json.loads(res.read_text())
+    jsonschema.Draft202012Validator(RESULT_SCHEMA).validate(doc)
+    cexs = [c for b in doc["boards"] for c in b["counterexamples"]]
+    assert [(c["invariant"], c["signature"]) for c in cexs] == [("acc.battle-damage", "damage-differs")] * 2
+    ends = [c["steps"][-1]["after"]["over"] for c in cexs]
+    assert ends == [False, True]  # the second board's violating step also ended the duel
+    assert [c["steps"][-1]["after"]["step"] for c in cexs] == ["damage_step_after_calculation_1", "damage_step_during_calculation"]
+    assert [(g["count"], g["boards"]) for g in doc["groups"]] == [(2, boards)], doc["groups"]
+    assert doc["groups"][0]["where"] == "at 'pass' in damage_step_during_calculation -> damage_step_after_calculation_1"
+    assert "counterexamples by root cause: 2 in 1 group" in stdout and "root cause #2" not in stdout
+
+
+def test_a_step_that_ends_the_duel_joins_only_its_own_bug():
+    """The join is narrow: a counterexample whose step ended the duel joins a group of the same
+    family, action kind and step before only; another family, or another step before, stays apart."""
+    from bpcheck.explorers.run import Counterexample, Step
+    from bpcheck.reports.groups import group_runs
+
+    class R:
+        def __init__(self, board, cexs):
+            self.board, self.engine, self.counterexamples, self.result = board, "e", cexs, None
+
+    def cex(inv, before, after, over):
+        st = Step(1, 0, {"kind": "pass", "label": "pass"}, [], {"step": before}, {"step": after, "over": over})
+        return Counterexample("x.toml", "e", inv, "", (), "m", "transition", {"step": "main1"}, [st], [f"pass {inv} {before} {after}"])
+
+    runs = [
+        R("a.toml", [cex("acc.battle-damage", "dc", "after", False)]),
+        R("b.toml", [cex("acc.battle-damage", "dc", "dc", True)]),  # joins a
+        R("c.toml", [cex("acc.battle-damage", "battle_step", "battle_step", True)]),  # another step before
+        R("d.toml", [cex("turn.phase-order", "dc", "dc", True)]),  # another family
+    ]
+    groups = group_runs(runs)
+    assert [g.boards() for g in groups] == [["a.toml", "b.toml"], ["c.toml"], ["d.toml"]]
+
+
 def test_a_shorter_trace_and_its_continuation_are_one_root_cause(monkeypatch):
     """One board, one bug: the counterexamples of one family whose traces run on from another's."""
     monkeypatch.syspath_prepend(str(TESTS))
