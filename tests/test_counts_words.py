@@ -59,7 +59,14 @@ def test_an_event_field_left_empty_is_not_none_in_text():
     assert text == "chain link added: card none, effect not given, speed 2", text
 
 
+STALE = re.compile(r"\b(next|a later|a future|an upcoming|the coming) (issue|session|release|version)\b|\b(coming soon|TBD|TODO)\b", re.I)
+
+
 def test_no_doc_still_says_next_issue():
-    stale = [f"{p.relative_to(ROOT)}:{i}" for p in sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
-             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if "(next issue)" in line]
+    """A doc line promising work for later ("(next issue)", "in a later issue", "TODO") goes
+    stale; what is not done is said as such, with the issue that asks for it ("not yet (issue 30
+    item 4 asks for them)")."""
+    stale = [f"{p.relative_to(ROOT)}:{i}: {line.strip()[:80]}" for p in sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if STALE.search(line)]
     assert not stale, stale
+    assert STALE.search("Not yet in the format (next issue)") and STALE.search("left for a later issue") and not STALE.search("not yet (issue 30 item 4 asks)")
