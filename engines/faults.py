@@ -34,10 +34,11 @@ class SystemFault(Exception):
     malformed reply, ...). The explorer records it as an ENGINE-FAULT violation with the trace
     that led to it, keeps everything gathered so far, and goes on with the other branches."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, stderr: tuple[str, ...] = ()) -> None:
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
+        self.stderr = tuple(stderr)  # a crashed engine's last stderr lines (bounded: engines/jsonl.py), for the report
 
 
 class Abandoned(BaseException):

@@ -62,6 +62,8 @@ PROTOCOL_VERSIONS = (1, 2)
 DEFAULT_CALL_TIMEOUT = 10.0  # seconds per call
 MAX_REPLY_BYTES = 16 << 20  # a longer reply line is a `malformed` ENGINE-FAULT (docs/protocol.md)
 STDERR_LINE_KEEP = 4096  # bytes kept of each stderr line (its end) for crash reports
+STDERR_TAIL_LINES = 40  # a crash report shows at most the engine's last 40 stderr lines ...
+STDERR_TAIL_BYTES = 4096  # ... and at most 4 KiB of them (the last ones kept whole where they fit)
 RELEASE_BATCH = 32  # no-cloning engines: handles released per `release` request
 HANDSHAKE_TIMEOUT = 10.0  # at least this long for process start-up, hello and start
 MAX_RESTARTS = 5  # per board
@@ -299,7 +301,7 @@ class _Process:
     thread drains its stderr in large reads (kept: the ends of its last lines, for crash
     reports)."""
 
-    def __init__(self, argv: list[str], max_reply: int = MAX_REPLY_BYTES) -> None:
+    def __init__(self, argv: list[str], max_reply: int = MAX_REPLY_BYTES, cwd: str | None = None) -> None:
         self.argv = argv
         self.max_reply = max_reply
         self.p = subprocess.Popen(
@@ -309,13 +311,14 @@ class _Process:
             stderr=subprocess.PIPE,
             bufsize=0,
             start_new_session=True,  # its own process group: a hung engine is killed with its children
+            cwd=cwd,
         )
         self._fd = self.p.stdout.fileno()  # type: ignore[union-attr]
         self._poll = select.poll()
         self._poll.register(self._fd, select.POLLIN | select.POLLHUP | select.POLLERR)
         self._buf = bytearray()
         self._eof = False
-        self.stderr_tail: deque[bytes] = deque(maxlen=20)
+        self.stderr_tail: deque[bytes] = deque(maxlen=STDERR_TAIL_LINES)
         self._err = threading.Thread(target=self._read_err, daemon=True)
         self._err.start()
 
@@ -397,6 +400,24 @@ class _Process:
             return note, ""
         last = tail[-1] if len(tail[-1]) <= 200 else tail[-1][:200] + "..."
         return note, f" (stderr: {last})"
+
+    def stderr_lines(self) -> tuple[str, ...]:
+        """The end of what the engine wrote to stderr, for a crash report: its last
+        :data:`STDERR_TAIL_LINES` lines, at most :data:`STDERR_TAIL_BYTES` bytes (a line longer
+        than that keeps its end), trailing blank lines left out (call after :meth:`exit_note`)."""
+        lines = [ln.decode("utf-8", "replace").rstrip() for ln in self.stderr_tail]
+        while lines and not lines[-1]:
+            lines.pop()
+        out: list[str] = []
+        size = 0
+        for ln in reversed(lines):
+            if size + len(ln) + 1 > STDERR_TAIL_BYTES:
+                if not out:
+                    out.append("..." + ln[-(STDERR_TAIL_BYTES - 4) :])
+                break
+            out.append(ln)
+            size += len(ln) + 1
+        return tuple(reversed(out))
 
     def kill(self) -> None:
         # The whole process group, even when the engine itself has exited: the processes it
@@ -596,8 +617,10 @@ class JsonlEngine:
         call_timeout: float | None = None,
         check_determinism: bool = False,
         name: str | None = None,
+        cwd: str | None = None,
     ) -> None:
         self.argv = parse_command(command)
+        self.cwd = cwd  # where the command runs (None: the current directory; the pytest plugin: the rootdir)
         self.name = name or f"cmd:{command}"
         self.call_timeout = float(call_timeout) if call_timeout else DEFAULT_CALL_TIMEOUT
         self.check_determinism = check_determinism
@@ -636,7 +659,7 @@ class JsonlEngine:
     def _spawn(self, first: bool) -> Any:
         """Start the process, say hello, start the board; the initial state's handle."""
         try:
-            self._holder[0] = _Process(self.argv)
+            self._holder[0] = _Process(self.argv, cwd=self.cwd)
         except OSError as e:
             if first:
                 raise InputError("--engine", "", f"cannot run {self.argv[0]!r}: {e.strerror or e}") from None
@@ -708,8 +731,9 @@ class JsonlEngine:
         t = self.call_timeout if timeout is None else timeout
         if not proc.send(orjson.dumps({"id": rid, "op": op, **fields}) + b"\n"):
             note, err = proc.exit_note()
+            tail = proc.stderr_lines()
             self._kill()
-            raise SystemFault("crash", f"the engine {note} before {op!r} could be sent{err}")
+            raise SystemFault("crash", f"the engine {note} before {op!r} could be sent{err}", stderr=tail)
         try:
             check_stop()
             line = proc.receive(t)
@@ -724,8 +748,9 @@ class JsonlEngine:
             raise SystemFault("malformed", f"the reply to {op!r} is longer than {proc.max_reply:,} bytes (the limit for one reply)") from None
         if line is None:
             note, err = proc.exit_note()
+            tail = proc.stderr_lines()
             self._kill()
-            raise SystemFault("crash", f"the engine {note} while answering {op!r}{err}")
+            raise SystemFault("crash", f"the engine {note} while answering {op!r}{err}", stderr=tail)
         try:
             reply = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -916,9 +941,10 @@ class JsonlEngine:
         return node.terminal
 
 
-def make_jsonl_engine(spec: str, call_timeout: float | None = None, check_determinism: bool = False) -> JsonlEngine:
-    """The engine for ``cmd:COMMAND`` (the process is started by ``start``)."""
-    return JsonlEngine(spec[len("cmd:"):], call_timeout=call_timeout, check_determinism=check_determinism, name=spec)
+def make_jsonl_engine(spec: str, call_timeout: float | None = None, check_determinism: bool = False, cwd: str | None = None) -> JsonlEngine:
+    """The engine for ``cmd:COMMAND`` (the process is started by ``start``, in ``cwd`` when given:
+    relative paths of the command are then taken from there)."""
+    return JsonlEngine(spec[len("cmd:"):], call_timeout=call_timeout, check_determinism=check_determinism, name=spec, cwd=cwd)
 
 
 __all__ = ["FAULT_KINDS", "JAction", "JState", "JsonlEngine", "ReplyValidator", "card_record", "make_jsonl_engine", "protocol_schema"]

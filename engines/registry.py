@@ -64,15 +64,17 @@ def default_cards_db(spec: str | None) -> str | None:
     return None
 
 
-def make_engine(spec: str | None, *, call_timeout: float | None = None, check_determinism: bool = False, cards_db: str | None = None, scripts_overlay: str | None = None):
+def make_engine(spec: str | None, *, call_timeout: float | None = None, check_determinism: bool = False, cards_db: str | None = None, scripts_overlay: str | None = None, cwd: str | None = None):
     """A fresh engine for `spec` (one per board). `call_timeout` and `check_determinism` apply
-    to out-of-process engines (`cmd:COMMAND`, docs/protocol.md) only; `cards_db` (``--cards-db``)
-    to ``ocgcore``: the card database it loads cards from by passcode (default ``OCG_CARDS``)."""
+    to out-of-process engines (`cmd:COMMAND`, docs/protocol.md) only, and so does `cwd`: the
+    folder the command runs in, its relative paths taken from there (the pytest plugin's rootdir;
+    default the current directory); `cards_db` (``--cards-db``) to ``ocgcore``: the card database
+    it loads cards from by passcode (default ``OCG_CARDS``)."""
     if spec in (None, "", "reference"):
         return ReferenceEngine()
     if spec.startswith("cmd:"):  # an engine in any language, over the JSON-lines protocol
 
-        return make_jsonl_engine(spec, call_timeout=call_timeout, check_determinism=check_determinism)
+        return make_jsonl_engine(spec, call_timeout=call_timeout, check_determinism=check_determinism, cwd=cwd)
     if spec == "ocgcore" or spec.startswith("ocgcore:"):  # the real EDOPro core (docs/ocgcore.md)
 
         return make_ocgcore_engine(spec, cards=cards_db, scripts_overlay=scripts_overlay)

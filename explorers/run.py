@@ -86,6 +86,7 @@ class Counterexample:
     key: Any = None
     baselined: str | None = None  # --baseline: the reason this known disagreement is listed
     folded: bool = False  # labels are "#N" decisions, forced passes folded after each (reduction; replay re-folds them)
+    engine_stderr: tuple[str, ...] = ()  # a crash: the engine's last stderr lines as the replay met it (bounded, engines/jsonl.py)
 
     @property
     def trace_title(self) -> str:
@@ -119,6 +120,8 @@ class Counterexample:
             d["baselined"] = self.baselined
         if self.folded:
             d["folded"] = True
+        if self.engine_stderr:
+            d["engine_stderr"] = list(self.engine_stderr)
         if full:
             d["steps"] = [
                 {"index": s.index, "player": s.player, "action": s.action, "events": s.events, "after": s.after, **({"forced": True} if s.forced else {})}
@@ -296,7 +299,13 @@ def _build_counterexample(system: EngineSystem, v: Violation, invariants: Sequen
         steps=steps,
         labels=labels,
         cycle_start=cycle_start,
+        engine_stderr=_stderr_of(trail[-2][2] if len(trail) > 1 else None),
     )
+
+
+def _stderr_of(info) -> tuple[str, ...]:
+    """The stderr tail a crash left (a replay's last step that failed again), else none."""
+    return tuple(getattr(info, "stderr", ())) if isinstance(info, SystemFault) else ()
 
 
 def _unreplayed(system, v: Violation, invariants: Sequence[Invariant], engine_name: str, f: SystemFault) -> Counterexample:
@@ -332,7 +341,7 @@ def _fault_at_start(board: Board, invariants, goals, engine_name: str, strategy:
     statement, rules = STRUCTURAL[FAULT]
     br = BoardResult(board, res, list(invariants), list(goals))
     initial = board_observation(board)  # the engine gave none: the board as its file describes it
-    br.counterexamples.append(Counterexample(board.path, engine_name, FAULT, statement, tuple(rules), message, "fault", initial, [], []))
+    br.counterexamples.append(Counterexample(board.path, engine_name, FAULT, statement, tuple(rules), message, "fault", initial, [], [], engine_stderr=_stderr_of(f)))
     br.witnesses = {g.id: None for g in goals}
     return br
 

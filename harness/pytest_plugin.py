@@ -66,7 +66,9 @@ class _Settings:
         self.max_states: int = table.get("max_states", DEFAULT_MAX_STATES)
 
     def make_engine(self):
-        return make_engine(self.engine)
+        """A fresh engine; a ``cmd:`` engine's command runs in the rootdir, so its relative paths
+        are taken from there, as the board and scenario paths are (docs/scenarios.md, "pytest")."""
+        return make_engine(self.engine, cwd=str(self.root))
 
 
 def _tool_table(root: Path) -> tuple[dict, str]:

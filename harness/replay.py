@@ -54,6 +54,7 @@ CEX_KEYS = {
     "decisions",
     "group",  # its root cause: the id of its entry in the result's groups (informational)
     "folded",  # #N entries are decisions with the forced passes after them folded (explorers/run.py)
+    "engine_stderr",  # a crash: the engine's last stderr lines (informational)
 }
 
 
@@ -82,6 +83,8 @@ def check_counterexample(c, file: str, where: str) -> dict:
         raise InputError(file, fields.field_path(where, "group"), f"expected a group number (from 1), got {fields.show(c['group'])}")
     if "folded" in c and not isinstance(c["folded"], bool):
         raise InputError(file, fields.field_path(where, "folded"), f"expected a boolean, got {fields.type_name(c['folded'])}")
+    if "engine_stderr" in c and not (isinstance(c["engine_stderr"], list) and all(fields.is_type(x, str) for x in c["engine_stderr"])):
+        raise InputError(file, fields.field_path(where, "engine_stderr"), f"expected an array of strings (the engine's stderr lines), got {fields.type_name(c['engine_stderr'])}")
     if "decisions" in c and not (fields.is_type(c["decisions"], int) and c["decisions"] >= 0):
         raise InputError(file, fields.field_path(where, "decisions"), f"expected a number of steps, got {fields.show(c['decisions'])}")
     c = {**c, "_file": file, "_where": where}  # for messages about the trace later

@@ -239,6 +239,10 @@ def counterexample_text(cex, indent: str = "  ") -> str:
     else:
         out.append("violating board (the initial one):")
         out.extend(indent + l for l in board_lines(cex.initial_observation, lambda uid: names.ref(uid, 0)))
+    tail = getattr(cex, "engine_stderr", ())
+    if tail:  # a crash: the end of the engine's stderr, whole (its traceback), not only its last line
+        out.append(f"the engine's stderr when it crashed (its last {plural(len(tail), 'line')}):")
+        out.extend(f"{indent}| {l}" for l in tail)
     return "\n".join(_line(l) for l in out)  # a newline inside a line is an engine's: shown as \x0a
 
 

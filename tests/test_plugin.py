@@ -313,3 +313,53 @@ def test_the_documented_state_machine_example_runs(pytester):
     assert out.count("which the reference does not") == 1, out  # once (the short summary cuts the line before it)
     assert "Failing test case" in out and "board:" in out  # Hypothesis' run: the board and the steps
     assert "Traceback" not in out and "During handling" not in out and "testing.py:" not in out.split("Explanation:")[0]
+
+
+def _crash_project(pytester: pytest.Pytester) -> None:
+    """A project whose engine is a `cmd:` command with a path relative to the rootdir: the crash
+    engine (tests/engines/crash_engine.py, a multi-line Python traceback on stderr, then a plain
+    last line) and a board on which it crashes (an attack declaration)."""
+    import shutil
+    import sys
+
+    engines = pytester.path / "engines"
+    engines.mkdir()
+    for name in ("crash_engine.py", "faulty.py"):
+        shutil.copy(ROOT / "tests" / "engines" / name, engines / name)
+    project(pytester, f'engine = "cmd:{Path(sys.executable).as_posix()} engines/crash_engine.py"\nboards = ["boards"]\n')
+    (pytester.path / "boards" / "first-turn.toml").unlink()
+    (pytester.path / "boards" / "replay-1.toml").write_text((ROOT / "boards" / "000-replay-1.toml").read_text(encoding="utf-8"), encoding="utf-8")
+
+
+def test_a_cmd_engine_path_resolves_from_the_rootdir_and_a_crash_shows_its_stderr_tail(pytester, monkeypatch):
+    """issue 34: a `cmd:` engine's relative path resolved from the current directory while board
+    paths resolved from the rootdir; and a crash showed only its last stderr line. Started from
+    another folder, the engine is found under the rootdir, and the crash's whole traceback is
+    shown: its cause in the middle, not only the last line."""
+    _crash_project(pytester)
+    elsewhere = pytester.path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no engines/ here: a command run from here would not start
+    r = pytester.runpytest(str(pytester.path / "boards"), "--rootdir", str(pytester.path), "-c", str(pytester.path / "pyproject.toml"))
+    r.assert_outcomes(failed=1)
+    out = r.stdout.str()
+    assert "cannot run" not in out and "No such file" not in out, out
+    assert "crash: the engine exited with status 3 while answering 'apply' (stderr: crash_engine: giving up on purpose)" in out, out
+    tail = [line.strip() for line in out.splitlines() if line.strip().startswith("| ")]
+    assert tail[0] == "| Traceback (most recent call last):", tail
+    assert any("in damage_of" in line for line in tail), tail  # the frames, not only the last line
+    assert "| KeyError: \"attacker_atk: the attack record has no ATK (crash_engine's planted bug)\"" in tail, tail
+    assert tail[-1] == "| crash_engine: giving up on purpose", tail
+    assert f"the engine's stderr when it crashed (its last {len(tail)} lines):" in out, out
+    assert "Traceback" not in out.replace("| Traceback (most recent call last):", ""), out  # no trace of bpcheck's own
+
+
+def test_a_cmd_engine_runs_in_the_rootdir_from_a_subfolder_too(pytester, monkeypatch):
+    """pytest started in a subfolder of the project (its rootdir found from the pyproject.toml
+    above): the same engine, found the same way."""
+    _crash_project(pytester)
+    sub = pytester.path / "boards"
+    monkeypatch.chdir(sub)
+    r = pytester.runpytest(str(sub), "-c", str(pytester.path / "pyproject.toml"))
+    r.assert_outcomes(failed=1)
+    assert "(stderr: crash_engine: giving up on purpose)" in r.stdout.str(), r.stdout.str()

@@ -70,10 +70,16 @@ def bpcheck(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     )
 
 
+def own_output(text: str) -> str:
+    """What bpcheck itself wrote, without the lines it quotes from a crashed engine's stderr
+    (``  | ...`` after a counterexample: the engine's own traceback, shown on purpose)."""
+    return "".join(line for line in text.splitlines(keepends=True) if not line.lstrip().startswith("| "))
+
+
 def check_json(tmp_path: Path, *args: str, name: str = "r.json") -> tuple[subprocess.CompletedProcess, dict]:
     out = tmp_path / name
     proc = bpcheck("check", *args, "--json", str(out))
-    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert "Traceback" not in own_output(proc.stdout + proc.stderr), proc.stdout + proc.stderr
     doc = json.loads(out.read_text())
     jsonschema.validate(doc, RESULT_SCHEMA)
     return proc, doc
@@ -434,7 +440,7 @@ def test_engine_fault(kind, tmp_path):
     # The saved counterexample replays: the fault again, exit 1, no traceback.
     replay = bpcheck("replay", str(cex_dir / "000-replay-1.ENGINE-FAULT.json"), "--engine", engine)
     assert replay.returncode == 1 and f"engine fault: {kind}: " in replay.stdout, replay.stdout + replay.stderr
-    assert "Traceback" not in replay.stdout + replay.stderr
+    assert "Traceback" not in own_output(replay.stdout + replay.stderr)
 
 
 def test_crash_message_names_the_exit_status_and_stderr(tmp_path):
@@ -446,6 +452,35 @@ def test_crash_message_names_the_exit_status_and_stderr(tmp_path):
         "crash: the engine exited with status 3 while answering 'apply' (stderr: crash_engine: giving up on purpose)"
         " (applying 'attack Battle Ox -> direct')"
     )
+    # the whole traceback the engine wrote, not only its last line (issue 34), in --json and in the text
+    tail = cex["engine_stderr"]
+    assert tail[0] == "Traceback (most recent call last):" and tail[-1] == "crash_engine: giving up on purpose", tail
+    assert any(line.startswith("KeyError: ") for line in tail) and any("in resolve_attack" in line for line in tail), tail
+    assert "the engine's stderr when it crashed (its last " in proc.stdout and "  | KeyError: " in proc.stdout, proc.stdout
+    jsonschema.validate(doc, RESULT_SCHEMA)
+
+
+def test_a_crash_keeps_the_end_of_stderr_bounded(tmp_path):
+    """The stderr tail of a crash is bounded: the last STDERR_TAIL_LINES lines, at most
+    STDERR_TAIL_BYTES bytes, whatever the engine wrote (issue 34)."""
+    from bpcheck.engines.jsonl import STDERR_TAIL_BYTES, STDERR_TAIL_LINES, _Process
+
+    many = _Process([sys.executable, "-c", "import sys\nfor i in range(500): print(f'line {i:03}', file=sys.stderr)\nsys.exit(1)"])
+    note, err = many.exit_note()
+    lines = many.stderr_lines()
+    many.kill()
+    assert note == "exited with status 1" and err == " (stderr: line 499)"
+    assert lines == tuple(f"line {i:03}" for i in range(500 - STDERR_TAIL_LINES, 500)), lines
+    wide = _Process([sys.executable, "-c", "import sys\nfor i in range(20): print(str(i) * 1000, file=sys.stderr)\nprint('x' * 9000, file=sys.stderr)\nsys.exit(2)"])
+    wide.exit_note()
+    lines = wide.stderr_lines()
+    wide.kill()
+    assert sum(len(x) + 1 for x in lines) <= STDERR_TAIL_BYTES + 4 and len(lines) == 1 and lines[0].startswith("...x"), [x[:20] for x in lines]
+    mixed = _Process([sys.executable, "-c", "import sys\nfor i in range(10): print(chr(97 + i) * 1000, file=sys.stderr)\nsys.exit(2)"])
+    mixed.exit_note()
+    lines = mixed.stderr_lines()
+    mixed.kill()
+    assert lines == tuple(c * 1000 for c in "ghij"), [x[:3] for x in lines]  # the last lines that fit whole
 
 
 def test_the_engine_fault_output_is_deterministic(tmp_path):
