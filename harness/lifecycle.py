@@ -110,13 +110,16 @@ def terminal_safe(text: str) -> str:
 
 
 class GuardedStdout(io.TextIOBase):
-    """stdout that survives a closed pipe, control characters and a narrow encoding."""
+    """stdout that survives a closed pipe, control characters and a narrow encoding, written
+    line by line: a line (a board's verdict) goes out when it is printed, in a CI log, a file or a
+    pipe too, not when a block of 8 KiB is full or the run ends (``./scripts/check`` piped showed
+    nothing for minutes, then every board at once: issue 34)."""
 
     def __init__(self, stream) -> None:
         self._s = stream
         self.pipe_closed = False
         try:
-            stream.reconfigure(errors="backslashreplace")
+            stream.reconfigure(errors="backslashreplace", line_buffering=True)
         except (AttributeError, ValueError, io.UnsupportedOperation):
             pass
 

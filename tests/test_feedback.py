@@ -309,3 +309,32 @@ def test_quiet_and_short_runs_say_nothing_on_stderr(run_cli):
     from bpcheck.harness.feedback import run_progress
 
     assert run_progress(args, "check").mode == "off"
+
+
+def test_stdout_streams_each_board_as_soon_as_board_order_allows(tmp_path):
+    """stdout to a pipe (a CI log, `| tee`): each board's line goes out as soon as it and every
+    board before it are done, not when the run ends (issue 34: `./scripts/check` printed nothing
+    for minutes, then everything). The second board's engine (tests/engines/gated_engine.py) is
+    held until the test has read the first board's line, so a line kept in a buffer can never
+    come: the engine then gives up after its bound and says so. With -j 2 the same bytes."""
+    a, b, c = "boards/000-replay-1.toml", "boards/002-enter-battle-phase.toml", "boards/002-first-turn.toml"
+    engine = f"cmd:{sys.executable} {ROOT / 'tests' / 'engines' / 'gated_engine.py'}"
+    outputs = []
+    for jobs in ("1", "2"):
+        go = tmp_path / f"go-{jobs}"
+        buffered = {k: v for k, v in _env(BPCHECK_GATE_BOARD=b, BPCHECK_GATE_GO=str(go)).items() if k != "PYTHONUNBUFFERED"}  # as in CI
+        with open(tmp_path / f"stderr-{jobs}.txt", "w") as err:
+            p = subprocess.Popen(
+                [sys.executable, "-m", "bpcheck", "check", a, b, c, "--engine", engine, "--call-timeout", "300", "-j", jobs, "-q"],
+                cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True, env=buffered,
+            )
+            first = p.stdout.readline()  # board b waits for `go`: this line can only come while the run goes on
+            go.touch()
+            rest, _ = p.communicate(timeout=600)
+        assert not (tmp_path / f"go-{jobs}.late").exists(), f"-j {jobs}: the first board's line came only when the run ended"
+        assert p.returncode == 0, (first + rest, (tmp_path / f"stderr-{jobs}.txt").read_text())
+        assert first.startswith(f"PASS         {a}: "), first
+        outputs.append(first + rest)
+    assert outputs[0] == outputs[1]  # whatever -j, the same bytes
+    lines = [line.split(":")[0].split()[-1] for line in outputs[0].splitlines() if line.startswith("PASS")]
+    assert lines == [a, b, c]
