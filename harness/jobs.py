@@ -7,6 +7,10 @@ their expected cost (docs/checking.md, "Parallel checking and the order of board
 - :func:`cost_order`: board indices, most expensive first (throughput: the long boards start at
   once and the short ones fill the gaps) or cheapest first (the time to the first
   counterexample: `check --fail-fast`, `bpcheck mutants`).
+- :func:`stream_order`: the order `check -j N` hands boards to its workers: board order, so
+  that stdout (which prints in board order) streams from the start, except that a long board
+  starts as soon as waiting longer would make the run longer (its latest start, from the
+  expected costs, with a margin); the run lasts about as long as most expensive first.
 - :class:`BudgetRounds`: the schedule of `bpcheck mutants` and `check --fail-fast`, cheapest
   first in rounds of growing state budgets, so the first counterexample comes after about the
   time of the cheapest board that shows it, even one the estimate ranks late.
@@ -69,6 +73,45 @@ def board_cost(board) -> float:
 def cost_order(costs: list[float], cheapest_first: bool) -> list[int]:
     """Indices by cost; ties in the given (board) order."""
     return sorted(range(len(costs)), key=lambda i: (costs[i] if cheapest_first else -costs[i], i))
+
+
+STREAM_MARGIN = 0.5  # a long board starts by half the expected run minus its own cost (the estimate is rough)
+STREAM_LONG = 8  # a board is long when it costs at least 1/(8 N) of the whole run (N workers)
+
+
+def stream_order(indices: list[int], costs: list[float], jobs: int) -> list[int]:
+    """The order `check -j N` hands the boards ``indices`` (in board order) to ``jobs`` workers.
+
+    Most expensive first gives the shortest run, but stdout prints in board order: the first
+    board in order, a cheap one, came last, and stdout stayed empty until the end (issue 34:
+    `./scripts/check` printed nothing for minutes, then everything). Here the workers take the
+    boards in board order, and a long board (at least 1/(STREAM_LONG x jobs) of the expected
+    total) is taken first, most expensive first among those due, once a worker frees at or
+    after its latest start: ``(1 - STREAM_MARGIN) x M - cost``, where ``M`` is the expected
+    run (the total over the workers, or the longest board). The schedule is simulated on the
+    expected costs (each worker takes the next board when it frees); the order it dispatched in
+    is the order returned. Deterministic: it depends on the costs only. On the seed boards'
+    estimates the run lasts as long as most expensive first (2 and 4 workers) while the first
+    line comes at once; with each board's real cost off by a random factor (lognormal, sigma
+    0.8), 1.002x the median and 1.05x at the 90th percentile with 2 workers."""
+    if jobs <= 1 or len(indices) <= 1:
+        return list(indices)
+    total = sum(costs[i] for i in indices)
+    longest = max(costs[i] for i in indices)
+    run = max(total / jobs, longest)
+    long_at = total / (STREAM_LONG * jobs)
+    left = list(indices)
+    free = [0.0] * jobs  # when each worker frees, in the simulation
+    order: list[int] = []
+    while left:
+        w = min(range(jobs), key=lambda k: (free[k], k))
+        now = free[w]
+        due = [i for i in left if costs[i] >= long_at and now >= (1 - STREAM_MARGIN) * run - costs[i]]
+        i = max(due, key=lambda i: (costs[i], -i)) if due else left[0]
+        left.remove(i)
+        order.append(i)
+        free[w] = now + costs[i]
+    return order
 
 
 def resolve_jobs(n: int | None) -> int:
@@ -342,8 +385,9 @@ def run_check_jobs(
 
 
 def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restore, emit, cut_short, sig, bounds, shard, out, feed) -> None:
-    """Every board on ``jobs`` workers, most expensive first (the boards ``shard`` accepts first,
-    each on every worker); printed in board order as each one and every board before it is done."""
+    """Every board on ``jobs`` workers (the boards ``shard`` accepts first, each on every worker;
+    then :func:`stream_order`: board order, long boards in time); printed in board order as each
+    one and every board before it is done."""
     n = len(files)
     printed = 0
 
@@ -418,6 +462,7 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
             if i in big and (sig.signum is not None or not here(i, big[i])):
                 break
         rest = [i for i in order if i not in big] if not (big and out.internal) and sig.signum is None else []
+        rest = stream_order(sorted(rest), [board_cost(b) if b is not None else 0.0 for b in boards], jobs)  # stdout streams from the start
         tasks = [task_args(b, bounds) if b is not None else () for b in boards]
         for o in pool.run(task, tasks, rest, tick=tick):
             record(o)
@@ -625,6 +670,7 @@ __all__ = [
     "board_cost",
     "board_features",
     "cost_order",
+    "stream_order",
     "resolve_jobs",
     "run_check_jobs",
     "Try",

@@ -19,7 +19,7 @@ import pytest
 from bpcheck.engines.mutants import MUTANTS
 from bpcheck.explorers.pool import Pool
 from bpcheck.explorers.progress import without_progress
-from bpcheck.harness.jobs import board_cost, cost_order
+from bpcheck.harness.jobs import board_cost, cost_order, stream_order
 from bpcheck.model.board import load_board
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,6 +111,45 @@ def test_cost_order_puts_bigger_boards_first_or_last():
     assert cost_order(costs, cheapest_first=True) == [1, 2, 0]
     assert cost_order(costs, cheapest_first=False) == [0, 2, 1]
     assert cost_order([5.0, 5.0, 1.0], cheapest_first=False) == [0, 1, 2]  # ties: board order
+
+
+def _simulated(order: list[int], costs: list[float], jobs: int) -> tuple[float, list[float]]:
+    """Each worker takes the next board of ``order`` when it frees: (the run's length, when each
+    board's stdout line can be printed: it and every board before it in board order done)."""
+    free = [0.0] * jobs
+    done = {}
+    for i in order:
+        w = free.index(min(free))
+        free[w] += costs[i]
+        done[i] = free[w]
+    shown, last = [], 0.0
+    for i in sorted(done):
+        last = max(last, done[i])
+        shown.append(last)
+    return max(free), shown
+
+
+def test_stream_order_keeps_board_order_and_starts_long_boards_in_time():
+    """-j N hands boards out in board order, so stdout (in board order) streams from the start,
+    except that a long board starts once waiting longer would make the run longer (issue 34)."""
+    assert stream_order([0, 1, 2, 3], [1.0, 1.0, 1.0, 1.0], 2) == [0, 1, 2, 3]
+    assert stream_order([0, 1, 2, 3], [1.0, 1.0, 1.0, 10.0], 2) == [3, 0, 1, 2]  # the longest of all: first
+    costs = [1.0] * 20 + [3.0]  # latest start of the last: 0.5 x 11.5 - 3 = 2.75; a worker frees at 3
+    assert stream_order(list(range(21)), costs, 2) == [0, 1, 2, 3, 4, 5, 20, *range(6, 20)]
+    assert stream_order([2, 0, 1], [5.0, 1.0, 1.0], 1) == [2, 0, 1]  # one worker: as given
+    # the seed boards, on their expected costs: the run as short as most expensive first (within
+    # 1%), and stdout's first line comes with the first boards instead of at the very end
+    files = sorted(p for p in B.rglob("*.toml") if p.name != "000-ds-spell-trap-list.toml")
+    est = [board_cost(load_board(f)) for f in files]
+    for jobs in (2, 4):
+        order = stream_order(list(range(len(est))), est, jobs)
+        assert sorted(order) == list(range(len(est)))
+        streamed, shown = _simulated(order, est, jobs)
+        longest_first, shown_lpt = _simulated(cost_order(est, cheapest_first=False), est, jobs)
+        assert streamed <= 1.01 * longest_first, (jobs, streamed, longest_first)
+        assert shown[0] <= 0.05 * streamed and shown_lpt[0] >= 0.8 * longest_first, (shown[0], shown_lpt[0])
+        quarter = len(est) // 4  # (the long boards 2nd and 3rd in board order hold the rest back either way)
+        assert shown[quarter] < 0.8 * shown_lpt[quarter], (shown[quarter], shown_lpt[quarter])
 
 
 def test_mutants_try_boards_cheapest_first_and_rows_keep_their_order(tmp_path, run_cli):
