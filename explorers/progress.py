@@ -196,7 +196,10 @@ class Progress:
         self.running: dict[int, Task] = {}  # ... plus those found in running tasks
         self._work_done = 0  # states of finished tasks, counted or not (budget rounds)
         self._scale: list[float] = [0.0, 0.0]  # finished tasks with an expected cost: states, expected
+        self._secs: list[float] = [0.0, 0.0]  # finished tasks with an expected cost: seconds they took, expected
         self._pending_expected = 0.0  # expected cost of the tasks not started yet (plan())
+        self._pending: list[float] = []  # ... each one (the longest bounds the ETA)
+        self.workers: int | None = None  # tasks run at once (-j N); None: as many as are running
         self._samples: list[tuple[float, float]] = []  # (time, work) of recent lines: the rate
         self._extras: dict[str, str] = {}
         self._notes: list[list[str]] = []  # queued until FIRST_AFTER
@@ -236,10 +239,14 @@ class Progress:
             self.failed_word = failed
         return self
 
-    def plan(self, expected: Sequence[float | None]) -> None:
-        """The expected cost of every task still to start (an ETA needs them all)."""
+    def plan(self, expected: Sequence[float | None], workers: int | None = None) -> None:
+        """The expected cost of every task still to start (an ETA needs them all), and how many
+        run at once (``workers``; None: as many as are running)."""
         self._pending_expected = float(sum(x for x in expected if x))
+        self._pending = sorted(float(x) for x in expected if x)
         self._planned = all(x is not None for x in expected)
+        if workers is not None:
+            self.workers = workers
 
     def start(self, name: str, expected: float | None = None) -> Task:
         if self.mode == "off":
@@ -247,6 +254,8 @@ class Progress:
         t = Task(name, expected, self.clock())
         if expected:
             self._pending_expected = max(0.0, self._pending_expected - expected)
+            if expected in self._pending:
+                self._pending.remove(expected)
         self.running[id(t)] = t
         return t
 
@@ -260,12 +269,16 @@ class Progress:
         if task.expected and task.states:
             self._scale[0] += task.states
             self._scale[1] += task.expected
+        if task.expected:  # the time it took, for the ETA: seconds per unit of expected cost
+            self._secs[0] += max(0.0, self.clock() - task.t0)
+            self._secs[1] += task.expected
         if counted:
             self.done += 1
             self.failed += bool(failed)
             self.violations += task.violations if violations is None else violations
         elif task.expected:
             self._pending_expected += task.expected  # it comes back
+            self._pending.append(task.expected)
 
     def extra(self, name: str, text: str | None) -> None:
         """A named piece of text appended to every line (e.g. the cluster's workers); None removes it."""
@@ -328,15 +341,42 @@ class Progress:
         return (work - w0) / (now - t0)
 
     def eta(self, per_s: float | None) -> float | None:
-        """Seconds left, from the tasks' expected costs (scaled by how the finished ones compared
-        with theirs) and the current rate; None where it is not known: a task without an expected
-        cost, or one already past what was expected of it."""
-        if not per_s or per_s <= 0 or not getattr(self, "_planned", False):
+        """Seconds left; None where it is not known: a task without an expected cost, or one
+        already past what was expected of it.
+
+        Once a task with an expected cost has finished, the time the finished ones took per unit
+        of expected cost (worker seconds) prices what is left: each running task's expected time
+        less what it has run, each one not started yet, spread over the workers, and never less
+        than the longest single one (the run's tail). That folds in both how wrong the estimates
+        are and how fast this machine is now. Before that, the states left (the expected costs,
+        scaled as the finished ones compared) at the rate of the last seconds."""
+        if not getattr(self, "_planned", False):
             return None
         running = list(self.running.values())
         if any(not t.expected for t in running):
             return None
         scale = self._scale[0] / self._scale[1] if self._scale[1] > 0 else 1.0
+        if self._secs[1] > 0 and self._secs[0] > 0:
+            per_unit = self._secs[0] / self._secs[1]
+            now = self.clock()
+            rests = []
+            for t in running:
+                ran = now - t.t0
+                if t.states > t.expected * scale:
+                    return None  # larger than expected: how much larger is not known
+                rest = t.expected * per_unit - ran
+                if rest < 0:  # slower than the finished ones: its own states say how far it is
+                    share = t.states / (t.expected * scale)
+                    if not t.states or share >= 1:
+                        return None  # past what was expected of it: how much longer is not known
+                    rest = ran * (1 - share) / share
+                rests.append(rest)
+            pending = self._pending_expected * per_unit
+            workers = self.workers or max(1, len(running))
+            longest = max([*rests, max(self._pending, default=0.0) * per_unit])
+            return max((sum(rests) + pending) / workers, longest)
+        if not per_s or per_s <= 0:
+            return None
         left = self._pending_expected * scale
         for t in running:
             rest = t.expected * scale - t.states

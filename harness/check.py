@@ -340,6 +340,7 @@ class CheckRun:
         self.sig.polling = True  # the first signal stops the exploration; outputs are still written
         jobs = resolve_jobs(self.opts.jobs)
         feed = CheckFeed(self.opts, files, self.invariants, self.engine_kw, self.engine_name, self.system_kw, self.baseline, lambda br, d: self.lines(br, d)[0])
+        feed.workers = jobs if (self.opts.fail_fast or (jobs > 1 and len(files) > 1)) else 1
         try:
             if self.opts.fail_fast or (jobs > 1 and len(files) > 1):  # jobs.py: workers and the cost order
                 self._run_jobs(files, jobs, feed, out)

@@ -206,6 +206,7 @@ class CheckFeed:
         )
         self._loaded: dict[int, Any] | None = None
         self._current: Any = None
+        self.workers: int | None = None  # boards checked at once (-j N; CheckRun sets it): the ETA spreads the work over them
 
     @property
     def enabled(self) -> bool:
@@ -218,7 +219,7 @@ class CheckFeed:
     def plan(self, boards: Sequence[Any]) -> None:
         """The boards still to check (None: bad input), for the ETA."""
         if self.enabled and self.eta:
-            self.progress.plan([self.expected(b) for b in boards if b is not None])
+            self.progress.plan([self.expected(b) for b in boards if b is not None], workers=self.workers)
 
     def board(self, k: int, path, display: str, load: Callable[[Any, str], Any] | None = None):
         """Board ``k`` of a run in this process (``load(path, display)``, default ``load_board``),

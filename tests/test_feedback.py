@@ -99,6 +99,56 @@ def test_plain_lines_at_a_steady_interval_with_counts_rate_and_eta():
     assert all(HEAD.match(line) for line in text.splitlines())
 
 
+def test_the_eta_learns_from_finished_boards():
+    """issue 34: `./scripts/check`'s ETA was 4x optimistic. The boards here cost 4x what was
+    expected of them (400 states at 10 states/s, expected 100): before a board has finished the
+    states-per-second ETA cannot know it; once two have, the seconds they took per unit of
+    expected cost price the rest, spread over the workers: exact on a fake clock."""
+    clock, err = Clock(), io.StringIO()
+    p = Progress("check", total=4, mode="lines", stream=err, clock=clock, background=False)
+    p.plan([100.0] * 4, workers=2)
+    a, b = p.start("a.toml", 100.0), p.start("b.toml", 100.0)
+    clock.t += 10
+    a.update(100), b.update(100)
+    p.tick()
+    first = err.getvalue().splitlines()[-1]
+    assert first.endswith("; 20 states/s; ETA ~10 s"), first  # the guess: 70 s are left in truth
+    clock.t += 30
+    a.update(400), b.update(400)
+    p.finish(a), p.finish(b)
+    c, d = p.start("c.toml", 100.0), p.start("d.toml", 100.0)
+    clock.t += 10
+    c.update(100), d.update(100)
+    assert p.eta(None) == 30.0  # learned: 0.4 s per unit; c and d each 40 s, 10 s run: 30 s left
+    clock.t += LINE_EVERY
+    p.tick()
+    assert err.getvalue().splitlines()[-1].endswith("ETA ~20 s"), err.getvalue()
+    p.close()
+
+
+def test_the_eta_waits_for_the_longest_board_and_spreads_the_rest_over_the_workers():
+    clock = Clock()
+    p = Progress("check", total=3, mode="lines", stream=io.StringIO(), clock=clock, background=False)
+    p.plan([100.0, 400.0, 100.0], workers=2)
+    a, b = p.start("a.toml", 100.0), p.start("b.toml", 400.0)
+    clock.t += 10
+    a.update(100), b.update(100)
+    p.finish(a)  # 0.1 s per unit of expected cost
+    p.start("c.toml", 100.0)
+    assert p.eta(None) == 30.0  # b needs 30 s more, c 10 s: the workers share 40 s, but b alone is 30 s
+    q = Progress("check", total=4, mode="lines", stream=io.StringIO(), clock=clock, background=False)
+    q.plan([100.0, 100.0, 100.0, 100.0], workers=2)
+    x, y = q.start("x", 100.0), q.start("y", 100.0)
+    clock.t += 5
+    x.update(100), y.update(25)
+    q.finish(x)  # 5 s for 100: 0.05 s per unit
+    clock.t += 5  # y has run 10 s, expected 5: slower than the finished one; its states say half done
+    y.update(50)
+    assert q.eta(None) == 10.0  # y: 10 s more by its own progress; 2 not started: 5 s each over 2 workers
+    y.update(150)  # past what was expected of it (scaled by x: 100 states for 100): not known
+    assert q.eta(None) is None
+
+
 def test_notes_wait_for_the_first_seconds_and_die_with_a_short_run():
     clock, err = Clock(), io.StringIO()
     p = Progress("check", mode="lines", stream=err, clock=clock, background=False)
