@@ -405,7 +405,7 @@ def cex_page(run: Run, cex, name: str, pictures: dict, index_href: str = "../ind
 <div class="banner v-fail"><b>{esc(cex.invariant)}</b>: {esc(cex.statement)}<br>
 <b>Rules:</b> {esc(rules)} (docs/rules.md) · <b>found:</b> {esc(cex.message)} · {esc(violation_place(cex))} ·
 {esc(_trace_title(cex))}: {n} step{"s" if n != 1 else ""}</div>
-{group_html}
+{_stderr_html(cex)}{group_html}
 <h2>Step by step</h2>
 <div class="viewer">
 <div class="controls">
@@ -462,6 +462,14 @@ def member_anchor(m) -> str:
 
 
 # -- the index ----------------------------------------------------------------------------------
+
+
+def _stderr_html(cex) -> str:
+    """A crashed engine's last stderr lines (its traceback), as the engine wrote them."""
+    tail = getattr(cex, "engine_stderr", ())
+    if not tail:
+        return ""
+    return f'<h2 id="engine-stderr">The engine\'s stderr when it crashed (its last {len(tail)} line{"s" if len(tail) != 1 else ""})</h2>\n<pre class="stderr">{esc(chr(10).join(tail))}</pre>\n'
 
 
 def _properties_count(cols: list[dict]) -> str:

@@ -457,6 +457,8 @@ def test_crash_message_names_the_exit_status_and_stderr(tmp_path):
     assert tail[0] == "Traceback (most recent call last):" and tail[-1] == "crash_engine: giving up on purpose", tail
     assert any(line.startswith("KeyError: ") for line in tail) and any("in resolve_attack" in line for line in tail), tail
     assert "the engine's stderr when it crashed (its last " in proc.stdout and "  | KeyError: " in proc.stdout, proc.stdout
+    page = next((tmp_path / "report" / "counterexamples").glob("*ENGINE-FAULT*.html")).read_text()
+    assert '<h2 id="engine-stderr">' in page and "KeyError: &quot;attacker_atk" in page and "in damage_of" in page
     jsonschema.validate(doc, RESULT_SCHEMA)
 
 
