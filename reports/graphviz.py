@@ -198,8 +198,8 @@ def trace_dot(cex, last: int | None = None, rankdir: str = "LR", per_row: int = 
     state_bad = cex.at in ("state", "actions", "deadlock", "cycle") or n == 0
     edge_bad = cex.at in ("transition", "fault") and n > 0
     drawn = list(range(first, n + 1))
-    rows = [drawn[i : i + per_row] for i in range(0, len(drawn), per_row)] if rankdir == "LR" and per_row >= 1 and len(drawn) > per_row else []
-    if rows:  # wrapped: ranks run down the page, each row one rank (rank=same), read left to right
+    ranks = [drawn[i : i + per_row] for i in range(0, len(drawn), per_row)] if rankdir == "LR" and per_row >= 1 and len(drawn) > per_row else []
+    if ranks:  # wrapped: ranks run down the page, each row one rank (rank=same), read left to right
         rankdir = "TB, newrank=true"
     out = ["digraph counterexample {\n", _graph_header(_title(cex)).replace("rankdir=LR", f"rankdir={rankdir}")]
     if first:
@@ -234,9 +234,9 @@ def trace_dot(cex, last: int | None = None, rankdir: str = "LR", per_row: int = 
             f'  s{n} -> s{cex.cycle_start} [label=<<B>back to the state after step {cex.cycle_start}</B>>, '
             f'style=dashed, color="{VIOLATION}", fontcolor="{VIOLATION}", penwidth=2, constraint=false];\n'
         )
-    for row in rows:
+    for row in ranks:
         out.append("  { rank=same; " + "; ".join(f"s{k}" for k in row) + "; }\n")
-    for above, below in zip(rows, rows[1:]):  # each row starts under the one before it
+    for above, below in zip(ranks, ranks[1:]):  # each row starts under the one before it
         out.append(f"  s{above[0]} -> s{below[0]} [style=invis, weight=10];\n")
     out.append(f"  violation [shape=plain, label={_note_label(cex)}];\n")
     out.append(f'  s{n} -> violation [style=dashed, color="{VIOLATION}", arrowhead=none, penwidth=2];\n')

@@ -249,6 +249,9 @@ def test_a_long_trace_wraps_into_rows_and_its_picture_stays_readable(buggy, tmp_
     assert w_one_row > 2.5 * w_wrapped, (w_one_row, w_wrapped)
     short = dataclasses.replace(cex, steps=cex.steps[: ROW_STATES - 1], labels=cex.labels[: ROW_STATES - 1])
     assert "rank=same" not in trace_dot(short)  # a short trace stays on one row, left to right
+    tail = trace_dot(cex, last=ROW_STATES + 2)  # the steps before listed in one node, the rest wrapped
+    assert "prelude [shape=plain" in tail and len(re.findall(r"\{ rank=same; ", tail)) == 2
+    assert width(tail, "tail") <= 3200
 
 
 def test_small_explorations_draw_the_whole_graph_larger_ones_a_summary(buggy):
