@@ -390,6 +390,54 @@ def test_a_signal_is_acted_on_while_one_state_takes_minutes(tmp_path):
     assert printed <= kept, (printed, kept)
 
 
+def test_a_signal_is_acted_on_in_the_middle_of_a_chunk_with_workers(tmp_path):
+    """`-j 2` on one board: the parallel explorer (explorers/parallel.py), whose coordinator waits
+    for its workers' answers. The mutant's violations are found and shown first (stderr's first
+    counterexample); then the workers' engines turn slow: 120 s per action, a state takes minutes
+    in the worker expanding it. SIGTERM ends the run in seconds (before: the coordinator waited for the
+    chunk), with the violations found before it in --json."""
+    out, started, when, log = tmp_path / "r.json", tmp_path / "slow-now", tmp_path / "be-slow", tmp_path / "err.txt"
+    board = "boards/000-replay-2.toml"
+    with open(log, "w") as err_file:
+        p = subprocess.Popen(
+            [sys.executable, "-m", "bpcheck", "check", board, "-j", "2", "--engine", "lifecycle_engines:slow_buggy", "--json", str(out)],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=err_file, text=True,
+            env=env(LIFECYCLE_SLOW="120", LIFECYCLE_SLOW_WHEN=str(when), LIFECYCLE_SLOW_WORKERS="1", LIFECYCLE_STARTED=str(started), PYTHONUNBUFFERED="1", CI="1"),
+            start_new_session=True,
+        )
+        try:
+            t0 = time.monotonic()
+            while "first counterexample" not in log.read_text():  # found, and settled by the coordinator
+                assert p.poll() is None, (p.communicate(), log.read_text())
+                assert time.monotonic() - t0 < 180, log.read_text()
+                time.sleep(0.1)
+            when.touch()  # from now on each action takes 120 s
+            while not started.exists():  # a worker is in a slow state
+                assert p.poll() is None, (p.communicate(), log.read_text())
+                assert time.monotonic() - t0 < 300, log.read_text()
+                time.sleep(0.05)
+            p.send_signal(signal.SIGTERM)
+            t1 = time.monotonic()
+            rest, _ = p.communicate(timeout=100)  # (before issue 33's fix: the whole state, minutes)
+            took = time.monotonic() - t1
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+    err = log.read_text()
+    assert took < 60, took  # measured: about 0.6 s (docs/bad-input.md)
+    assert p.returncode == 143, (rest[-2000:], err[-2000:])
+    assert "Traceback" not in rest + err
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    b = doc["boards"][0]
+    assert doc["interrupted"]["signal"] == "SIGTERM" and b["bound_hit"] == "interrupted (SIGTERM)", (doc["interrupted"], b["bound_hit"])
+    shown = err.split("first counterexample", 1)[1].split(" on boards/", 1)[0].split(": ")[-1]
+    kept = {c["invariant"] for c in b.get("counterexamples", [])}
+    assert shown in kept, (shown, kept)  # the violation shown before the stop
+    assert f"violated: {shown}" in rest or f", {shown}" in rest, rest[-3000:]
+
+
 # -- mutants --json on a signal (issue 33) ------------------------------------------------------------
 
 
