@@ -438,6 +438,65 @@ def test_a_signal_is_acted_on_in_the_middle_of_a_chunk_with_workers(tmp_path):
     assert f"violated: {shown}" in rest or f", {shown}" in rest, rest[-3000:]
 
 
+# -- a second signal while the outputs are written (issue 33) ------------------------------------------
+
+
+_SLOW_WRITE = """
+import pathlib, sys, time
+import bpcheck.harness.check as hc
+mark, phase = pathlib.Path(sys.argv[1]), sys.argv[2]
+def slow(real):
+    def write(*a, **k):
+        mark.touch()  # the test sends its signals now
+        time.sleep(3)
+        return real(*a, **k)
+    return write
+if phase == "json":
+    hc._write_json = slow(hc._write_json)
+else:
+    hc.emit_check_reports = slow(hc.emit_check_reports)
+from bpcheck.cli.main import main
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+@pytest.mark.parametrize("phase", ["json", "report"])
+@pytest.mark.parametrize("second", [signal.SIGTERM, signal.SIGINT])
+def test_a_second_signal_while_the_outputs_are_written_keeps_a_whole_json(tmp_path, phase, second):
+    """SIGTERM, then a second signal, while --json (or the report before it) is being written:
+    --json is written whole, with every counterexample (before: the second signal cut the run
+    short and --json was never written). The run's exit status is the second signal's."""
+    out, mark = tmp_path / "r.json", tmp_path / "writing"
+    ref = tmp_path / "ref.json"
+    args = ["check", SMALL, "--engine", "mutant:replay-resets-count", "--report", str(tmp_path / "rep")]
+    assert bpcheck(*args, "--json", str(ref)).returncode == 1
+    p = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_WRITE, str(mark), phase, *args, "--json", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(), start_new_session=True,
+    )
+    try:
+        t0 = time.monotonic()
+        while not mark.exists():
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() - t0 < 120
+            time.sleep(0.02)
+        p.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        p.send_signal(second)
+        rest, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 128 + second, (p.returncode, err)
+    assert "Traceback" not in rest + err
+    doc, whole = json.loads(out.read_text()), json.loads(ref.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["boards"] == whole["boards"]  # every counterexample the run found
+    if phase == "report":
+        assert {"output": "--report/--github", "error": f"interrupted by {signal.Signals(second).name}: not complete"} in doc["report_errors"]
+
+
 # -- mutants --json on a signal (issue 33) ------------------------------------------------------------
 
 
