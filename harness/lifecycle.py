@@ -81,6 +81,17 @@ class Signals:
                 pass
         self._old.clear()
 
+    def ignore_rest(self) -> None:
+        """The process is about to exit with its status decided (bpcheck.cli.main, the process's
+        own command): SIGINT, SIGTERM and SIGHUP are ignored until it has (its pools joined, a
+        cluster left), so a late signal cannot turn that status into a death by the signal."""
+        faults.reset_stop()
+        for s in SIGNALS:
+            try:
+                signal.signal(s, signal.SIG_IGN)
+            except (ValueError, OSError):
+                pass
+
     def _handler(self, signum, _frame) -> None:
         first = self.signum is None
         if first:

@@ -497,6 +497,26 @@ def test_a_second_signal_while_the_outputs_are_written_keeps_a_whole_json(tmp_pa
         assert {"output": "--report/--github", "error": f"interrupted by {signal.Signals(second).name}: not complete"} in doc["report_errors"]
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_after_the_command_returned_keeps_its_status(sig):
+    """The process's own command (main() of the command line) has returned its status; a signal
+    then, while the interpreter exits (worker pools joined, Ray left), used to kill it by that
+    signal (exit -15 after `mutants -j 2` had written its result, found by the campaign's
+    signal attacks: issue 33). Now it exits with the status decided."""
+    code = (
+        "import os, sys, time\n"
+        "from bpcheck.cli.main import main\n"
+        f"sys.argv = ['bpcheck', 'check', {SMALL!r}, '-q']\n"
+        "status = main()\n"
+        f"os.kill(os.getpid(), {int(sig)})\n"
+        "time.sleep(0.3)\n"
+        "raise SystemExit(status)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env(), timeout=180)
+    assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
+    assert "PASS" in p.stdout and "Traceback" not in p.stderr
+
+
 # -- mutants --json on a signal (issue 33) ------------------------------------------------------------
 
 
