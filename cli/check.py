@@ -12,6 +12,7 @@ from bpcheck.explorers.core import collision_probability
 from bpcheck.explorers.run import overall_verdict
 from bpcheck.harness.boards import board_files, exclude_boards
 from bpcheck.harness.check import CheckOptions, CheckOutcome, CheckRun, WorkerBug, known_disagreements_note, report_error
+from bpcheck.harness.lifecycle import Interrupted
 from bpcheck.reports.safe import one_line as _line  # what an engine said, on one line
 from bpcheck.reports.text import plural
 
@@ -29,12 +30,16 @@ def cmd_check(args: argparse.Namespace) -> int:
         report_error(e)
         return EXIT_BAD_INPUT
     out = run.run(files, excluded)
-    for line in out.checkpoint_notes:
-        print(line)
-    for line in run.finish(out):
-        print(line)
-    for line in summary_lines(opts, out):
-        print(line)
+    try:
+        for line in out.checkpoint_notes:
+            print(line)
+        for line in run.finish(out):
+            print(line)
+        for line in summary_lines(opts, out):
+            print(line)
+    except Interrupted:  # a second signal while the results are printed: --json is still written whole
+        run.write_json(out)
+        raise
     write_failed = run.write_outputs(out)
     if isinstance(out.internal, WorkerBug):  # a worker's bug or death: exit 4, the traceback in a file
         print(out.internal.report(), file=sys.stderr)

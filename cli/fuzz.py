@@ -126,7 +126,8 @@ def cmd_fuzz(args) -> int:
     verdict = _print_run(args, run, engine_name := args.engine or "reference", sig)
     if args.json:
         try:
-            atomic_write_text(args.json, json.dumps(_json_doc(args, run, engine_name, verdict), indent=1) + "\n")
+            with sig.held():  # a second signal waits until the file is whole (issue 33)
+                atomic_write_text(args.json, json.dumps(_json_doc(args, run, engine_name, verdict), indent=1) + "\n")
         except OSError as e:
             _err(InputError(args.json, "--json", f"cannot write the result: {e.strerror or e}"))
             return EXIT_BAD_INPUT

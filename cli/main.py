@@ -410,7 +410,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return e.exit_status
         finally:
             sig.polling = False
-            sig.restore()
+            if argv is None:
+                # the process's own command line: its status is decided and it exits next; a signal
+                # from here on (Ray left, worker pools joined at exit) must not turn that status
+                # into a death by the signal (issue 33: a second SIGTERM after `mutants -j 2`
+                # wrote its result gave exit -15). A library call gets its handlers back.
+                sig.ignore_rest()
+            else:
+                sig.restore()
             cl = sys.modules.get("bpcheck.explorers.cluster")
             if cl is not None:  # --cluster: leave the cluster (a local:N one stops)
                 cl.disconnect()

@@ -73,21 +73,28 @@ def cmd_mutants(args) -> int:
     killed = sum(1 for r in rows if r["status"] == "killed")
     not_run = [n for n in names if n not in {r["mutant"] for r in rows}]
     bounded = [r for r in rows if r["status"] != "killed" and r["bound_hit"]]
-    print(f"mutation score: {killed}/{len(rows)} killed")
-    if bounded:
-        print(
-            f"* survived within the bound only ({bounds.max_states and f'--max-states {bounds.max_states}'}): "
-            f"{len(bounded)} mutant{'s' if len(bounded) != 1 else ''} not killed on the states explored; they may die past the bound"
-        )
-    if stopped is not None:
-        print(f"interrupted by {stopped.name}: the rows above are of the mutants finished before it; {len(not_run)} not run: {', '.join(not_run)}")
-    if getattr(args, "report", None) or getattr(args, "github", False):
-        _reports(args, rows, boards, invariants, bounds)
+    try:
+        print(f"mutation score: {killed}/{len(rows)} killed")
+        if bounded:
+            print(
+                f"* survived within the bound only ({bounds.max_states and f'--max-states {bounds.max_states}'}): "
+                f"{len(bounded)} mutant{'s' if len(bounded) != 1 else ''} not killed on the states explored; they may die past the bound"
+            )
+        if stopped is not None:
+            print(f"interrupted by {stopped.name}: the rows above are of the mutants finished before it; {len(not_run)} not run: {', '.join(not_run)}")
+        if getattr(args, "report", None) or getattr(args, "github", False):
+            _reports(args, rows, boards, invariants, bounds)
+    except lifecycle.Interrupted as e:  # a (second) signal while the summary or reports are written: --json still is
+        stopped = stopped or e
     if args.json:
         doc = _json_doc(rows, killed, bool(args.stats))
         if stopped is not None:
             doc["interrupted"] = {"signal": stopped.name, "not_run": not_run}
-        atomic_write_text(args.json, json.dumps(doc, indent=1) + "\n")
+        try:
+            with lifecycle.CURRENT.held():  # a signal now waits until the file is whole (issue 33)
+                atomic_write_text(args.json, json.dumps(doc, indent=1) + "\n")
+        except lifecycle.Interrupted as e:
+            stopped = stopped or e
     if stopped is not None:
         return stopped.exit_status
     if killed == len(rows):

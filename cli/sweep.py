@@ -45,7 +45,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         report_error(e)
     if out.interrupted:
         print(f"interrupted by {out.interrupted}: go on with --resume --json FILE")
-        return getattr(run, "exit_status", 130)  # 129 / 130 / 143: the signal's, as `check`
+        return run.exit_status or 130  # 129 / 130 / 143: the signal's, as `check`
     if out.errors:
         return EXIT_BAD_INPUT
     return EXIT_FAIL if out.new_findings else EXIT_OK

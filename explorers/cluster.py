@@ -16,6 +16,16 @@ Two transports for the one algorithm each command already has:
   the explorer takes the exploration back to the last committed chunk and new actors take over
   the shards.
 
+Ray's own messages. Ray's driver prints the errors its nodes publish (a worker died, a task is
+retried) on **stdout**, from a thread of its own (``ray._private.worker.listen_error_messages``
+calls the module's ``print_to_stdstream``); stdout is bpcheck's result. :func:`connect` puts
+:func:`_ray_said` in its place: a worker's death becomes bpcheck's note on stderr, naming the
+task's board (``bpcheck: BOARD: worker lost (pid N on node IP, ...); Ray runs its task again``,
+said by :class:`TaskPool` in the driver's main thread; a lost actor is said by the explorer's
+caller), the notice of the retry it implies is dropped, any other message goes to stderr as one
+line (``bpcheck: Ray: ...``). tests/test_cluster.py kills a task's worker and an actor and
+compares stdout with the run without Ray.
+
 What travels between nodes: pickles (Ray's serialization) of bpcheck's own objects, between
 bpcheck's own processes (the driver, its tasks and actors) only: task arguments (a loaded board,
 the engine spec, invariant IDs), states, fingerprints, results. Nothing read from a file is ever
@@ -30,6 +40,8 @@ from __future__ import annotations
 
 import os
 import pickle
+import queue
+import re
 import shlex
 import shutil
 import signal
@@ -41,10 +53,12 @@ from typing import Any, Callable, Iterator, Sequence
 from bpcheck import __version__
 from bpcheck import __version__ as here
 from bpcheck.engines import make_engine
+from bpcheck.engines.faults import check_stop
 from bpcheck.errors import InputError
 from bpcheck.explorers import pool as pool_mod
-from bpcheck.explorers.parallel import WorkerError, WorkerLost, _Worker, handle
+from bpcheck.explorers.parallel import WAIT_SLICE, WorkerError, WorkerLost, _Worker, handle
 from bpcheck.explorers.pool import Outcome
+from bpcheck.reports.safe import one_line
 
 INSTALL = "pip install 'bpcheck[cluster]'"
 TASK_RETRIES = 3  # Ray runs a task again this many times when its worker or node dies
@@ -52,6 +66,42 @@ STOP_POLL = 0.5  # seconds between a task's looks at the run's stop flag
 MEASURE_BYTES = False  # ActorPool: count the pickled bytes of requests and replies through the driver (benchmarks)
 
 ACTIVE: "Cluster | None" = None  # the cluster of this run (set by the command line)
+RAY_LOST: "queue.SimpleQueue[tuple[str, str, str]]" = queue.SimpleQueue()  # (pid, node, exit type) of workers Ray said died (_ray_said)
+_DIED = re.compile(r"A worker died or was killed while executing a task")
+_RETRIED = re.compile(r"^Task \S+ failed\. There are \d+ retries remaining, so the task will be retried\.")
+
+
+def _field(text: str, name: str) -> str:
+    m = re.search(re.escape(name) + r": (\S+)", text)
+    return m.group(1) if m else "?"
+
+
+def _ray_said(data: Any, ignore_prefix: bool = False) -> None:
+    """In place of Ray's ``print_to_stdstream`` (module doc, "Ray's own messages"): called from
+    Ray's thread with what its nodes published. A worker's death is queued for :class:`TaskPool`
+    (:data:`RAY_LOST`), the retry notice it implies dropped, anything else written to stderr as
+    one line; nothing reaches stdout."""
+    lines = data.get("lines", []) if isinstance(data, dict) else [data]
+    for text in lines:
+        text = str(text)
+        if _DIED.search(text):
+            RAY_LOST.put((_field(text, "Worker PID"), _field(text, "Worker IP address"), _field(text, "Worker exit type")))
+        elif not _RETRIED.search(text.strip()):
+            first = text.strip().splitlines()[0] if text.strip() else ""
+            if first:
+                try:
+                    sys.stderr.write(one_line(f"bpcheck: Ray: {first[:500]}") + "\n")
+                except (OSError, ValueError):
+                    pass
+
+
+def _capture_ray_messages() -> None:
+    """Ray's driver thread prints through ``ray._private.worker.print_to_stdstream`` (looked up
+    in its module at each message): :func:`_ray_said` takes its place. Ray's internal name; a Ray
+    that renames it would print on stdout again, which tests/test_cluster.py catches (CI runs it)."""
+    mod = sys.modules.get("ray._private.worker")
+    if mod is not None and hasattr(mod, "print_to_stdstream"):
+        mod.print_to_stdstream = _ray_said
 
 
 def active() -> "Cluster | None":
@@ -107,8 +157,8 @@ class Cluster:
         nodes = self.nodes()
         return f"Ray cluster {self.address if self.local_workers is None else f'local:{self.local_workers}'}: {len(nodes)} node(s), {self.workers()} worker CPU(s)"
 
-    def task_pool(self, n: int, on_note: Callable[[int, Any], None] | None = None) -> "TaskPool":
-        return TaskPool(n, on_note=on_note)
+    def task_pool(self, n: int, on_note: Callable[[int, Any], None] | None = None, name: Callable[[int], str] | None = None) -> "TaskPool":
+        return TaskPool(n, on_note=on_note, name=name)
 
     def check_engine(self, spec: str | None, engine_kw: dict) -> None:
         """Every node must be able to build the engine: one remote check per node (a cmd:
@@ -179,6 +229,7 @@ def connect(text: str) -> Cluster:
     global ACTIVE
     address, local = parse_address(text)
     ray = _ray()
+    _capture_ray_messages()  # before ray.init starts the thread that prints them
     t0 = time.monotonic()
     env = {k: os.environ[k] for k in ("OCGCORE", "OCG_SCRIPTS", "OCG_CARDS", "PYTHONPATH") if os.environ.get(k)}
     kw: dict[str, Any] = {"logging_level": "ERROR", "log_to_driver": False, "configure_logging": True}
@@ -255,6 +306,7 @@ class _Flags:
         self.stop = 0
         self.cancelled: set[int] = set()
         self.where: dict[int, str] = {}
+        self.pids: dict[str, int] = {}  # worker pid -> the task it ran last (a worker Ray says died: its task)
         self.notes: list[tuple[int, Any]] = []  # (task, payload) sent by the tasks, not yet taken
 
     def get(self, index: int) -> tuple[int, bool]:
@@ -273,8 +325,13 @@ class _Flags:
     def cancel(self, indices: list[int]) -> None:
         self.cancelled.update(indices)
 
-    def started(self, index: int, where: str) -> None:
+    def started(self, index: int, where: str, pid: int | None = None) -> None:
         self.where[index] = where
+        if pid is not None:
+            self.pids[str(pid)] = index
+
+    def task_of(self, pids: list[str]) -> list[int | None]:
+        return [self.pids.get(p) for p in pids]
 
     def where_of(self, index: int) -> str | None:
         return self.where.get(index)
@@ -307,7 +364,12 @@ def _run_task(flags: Any, index: int, cwd: str, fn: Callable, args: tuple) -> tu
     """A task on a node: ``fn(*args)`` with the pool's stop and cancel flags polled as in a worker
     process; (ok, value, traceback), never an exception (a bug of the task is said as text)."""
     _enter(cwd)
-    flags.started.remote(index, _where())
+    import ray
+
+    try:  # waited for: a worker killed at once still names its task (Ray said it died: TaskPool._say_lost)
+        ray.get(flags.started.remote(index, _where(), os.getpid()), timeout=30)
+    except Exception:  # noqa: BLE001 - the flags actor is slow or gone: the task runs all the same
+        pass
     pool_mod._STOP = _RemoteFlag(flags, index, 0)
     pool_mod._CANCEL = _RemoteFlag(flags, index, 1)
     pool_mod._CONN = None
@@ -329,12 +391,13 @@ def _run_task(flags: Any, index: int, cwd: str, fn: Callable, args: tuple) -> tu
 class TaskPool:
     """:class:`bpcheck.explorers.pool.Pool`'s methods over Ray tasks (``n`` at a time)."""
 
-    def __init__(self, workers: int, on_note: Callable[[int, Any], None] | None = None) -> None:
+    def __init__(self, workers: int, on_note: Callable[[int, Any], None] | None = None, name: Callable[[int], str] | None = None) -> None:
         ray = _ray()
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.n = workers
         self.on_note = on_note  # (task index, payload): what a task sent with pool.notify
+        self.name = name or (lambda i: f"task {i}")  # a task, in the note of its worker lost (a board)
         self.flags = ray.remote(num_cpus=0)(_Flags).remote()
         self.remote = ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False)(_run_task)
         self.cwd = os.getcwd()
@@ -403,10 +466,34 @@ class TaskPool:
             if i in running and i not in self._cancelled:
                 self.on_note(i, payload)
 
+    def _say_lost(self) -> None:
+        """The workers Ray said died (:data:`RAY_LOST`), each said on stderr with the task it
+        ran (docs/cluster.md, "Faults"); Ray runs that task again."""
+        import ray
+
+        lost = []
+        while True:
+            try:
+                lost.append(RAY_LOST.get_nowait())
+            except queue.Empty:
+                break
+        if not lost:
+            return
+        try:
+            tasks = ray.get(self.flags.task_of.remote([pid for pid, _ip, _how in lost]), timeout=10)
+        except Exception:  # noqa: BLE001 - the flags actor is gone: the tasks are not known
+            tasks = [None] * len(lost)
+
+        for (pid, ip, how), i in zip(lost, tasks):
+            who = f"{self.name(i)}: " if i is not None else ""
+            again = f"Ray runs its task again (at most {TASK_RETRIES} times; a task is deterministic: the result is the same)" if i is not None else "its work is done again"
+            sys.stderr.write(one_line(f"bpcheck: {who}worker lost (pid {pid} on node {ip}, {how.lower().replace('_', ' ')}); {again}") + "\n")
+
     def _gather(self, timeout: float) -> Iterator[Outcome]:
         import ray
 
         self._take_notes()
+        self._say_lost()
         if not self._refs:
             return
         # completion order here; every caller puts the outcomes back in its own fixed order
@@ -595,6 +682,8 @@ class ActorPool:
 
         ref, self.refs[w] = self.refs[w], None
         try:
+            while not ray.wait([ref], timeout=WAIT_SLICE)[0]:
+                check_stop()  # a stop not acted on within faults.STOP_GRACE: the coordinator abandons the chunk
             msg = ray.get(ref)
         except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError, ray.exceptions.ObjectLostError) as e:
             raise WorkerLost(f"worker {w} was lost ({type(e).__name__})", self.places[w]) from None

@@ -127,6 +127,14 @@ and a large heap; ``make_system`` is pickled to them. SIGINT is ignored by the w
 caller's ``stop`` decides, and the parent stops them at the end (a worker also exits when its
 pipe closes).
 
+A stop that is overdue (issue 33): the parent waits for its workers in slices of
+:data:`WAIT_SLICE` seconds (``faults.check_stop`` between them). When a stop was asked for and
+not acted on within ``faults.STOP_GRACE`` (a worker's state takes minutes: a hostile engine's
+10,000 slow actions, a hung call), the chunk in progress is abandoned: its workers are killed and
+the exploration ends at the last commit (:meth:`Coordinator._abandon`), with every violation
+settled so far, ``bound_hit`` the stop's reason, not resumable. Workers lost while a stop is
+asked for (a signal to the whole process group) end it the same way, never a recovery.
+
 Bounds: ``max_states``, ``timeout``, ``stop`` and ``memory_limit`` are looked at between chunks,
 so an exploration stops at a chunk boundary (it may pass ``max_states`` by the children of one
 chunk), identically for every worker count (the timeout and signals aside, which are not
@@ -155,7 +163,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from bpcheck.engines.faults import SystemFault
+from bpcheck.engines.faults import Abandoned, SystemFault, arm, check_stop
 from bpcheck.explorers.core import (
     CYCLE,
     DEADLOCK,
@@ -203,6 +211,7 @@ BALANCE_BY_COST = True  # shares of a chunk by each worker's recent CPU per stat
 # shard is owned by one worker (shard s by worker s mod n). Which worker owns a shard never
 # changes a result; a replacement worker takes over whole shards (explorers/cluster.py).
 SHARDS = 256
+WAIT_SLICE = 0.1  # seconds: the coordinator waits for its workers in slices, looking for an overdue stop between them
 RECOVERIES = 3  # workers lost in a row at one chunk (no commit in between) before the run gives up (exit 4)
 
 
@@ -900,6 +909,8 @@ class _Pool:
         """Worker w's next message: ("ok", reply) or ("steal", states, count); a worker that
         exited or failed raises WorkerError."""
         try:
+            while not self.conns[w].poll(WAIT_SLICE):
+                check_stop()  # a stop not acted on within faults.STOP_GRACE: the coordinator abandons the chunk
             buf = self.conns[w].recv_bytes()
         except (EOFError, OSError):
             self.procs[w].join(timeout=5)
@@ -950,7 +961,10 @@ class _Pool:
         by_conn = {id(c): w for w, c in enumerate(self.conns)}
         while busy or asked is not None:
             listen = [self.conns[w] for w in sorted(busy | ({asked[0]} if asked else set()))]
-            for c in multiprocessing.connection.wait(listen):
+            ready = multiprocessing.connection.wait(listen, WAIT_SLICE)
+            if not ready:
+                check_stop()  # (as in _message)
+            for c in ready:
                 w = by_conn[id(c)]
                 msg = self._message(w)
                 if msg[0] == "steal":
@@ -1224,6 +1238,7 @@ class Coordinator:
         clock = CheckpointClock.of(opts, self.t0)
         tries = 0  # losses since the last commit
         self._commit()  # the start (nothing, or the checkpoint resumed): a worker lost before the first chunk
+        arm(True)  # an overdue stop raises Abandoned while this process waits for its workers (engines/faults.py)
         try:
             while True:
                 try:
@@ -1260,7 +1275,13 @@ class Coordinator:
                         visitor.on_checkpoint(self._snapshot())
                     ends = self.pool.call([("finish",)] * n)
                     break
+                except Abandoned:
+                    ends = self._abandon()
+                    break
                 except WorkerLost as e:
+                    if opts.stop is not None and opts.stop() is not None:
+                        ends = self._abandon()  # a signal to the whole process group took the workers too: a stop, not a loss
+                        break
                     if not getattr(self.make_pool, "recovers", False):
                         raise
                     self.lost.append(e.where or str(e))
@@ -1269,10 +1290,29 @@ class Coordinator:
                         raise WorkerError(f"{e} ({tries} workers lost at the same chunk, the last: {e.where or 'unknown'}); giving up") from None
                     self._recover()
         finally:
+            arm(False)
             if self.pool is not None:
                 _account(self.cost, self.pool)
                 self.pool.close()
         return self._result(ends)
+
+    def _abandon(self) -> list:
+        """A stop not acted on within faults.STOP_GRACE (a state a worker expands takes minutes:
+        a hostile engine's 10,000 slow actions, a hung call), or workers gone with a signal: the
+        chunk in progress is dropped with its workers (killed: what they were doing is not waited
+        for) and the exploration ends at the last commit, as a stop between chunks would have
+        ended it: every violation settled (and shown) so far is kept, the bound hit is the stop's
+        reason. Not resumable (as a state abandoned by core.explore). The workers' answers to
+        ``finish`` are those of their last finalize."""
+        if self.pool is not None:
+            _account(self.cost, self.pool)
+            self.pool.close(kill=True)
+            self.pool = None
+        self._rollback()
+        self.res.bound_hit = (self.options.stop() if self.options.stop is not None else None) or "interrupted"
+        self.res.resumable = False
+        claimed = sum(int(x.size) for _o, x in self.claimed_fps)  # the forced states judged, as committed
+        return [(info, 0, None) for info in self.latest_info if info is not None] + [(None, 0, claimed)]
 
     def _memory_in_use(self) -> int:
         """Every process of the run (the forkserver too); where /proc is not: this one and what

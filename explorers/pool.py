@@ -338,14 +338,15 @@ class Pool:
         self.workers = []
 
 
-def open_pool(workers: int, on_note: Callable[[int, Any], None] | None = None):
+def open_pool(workers: int, on_note: Callable[[int, Any], None] | None = None, name: Callable[[int], str] | None = None):
     """The pool of this run: worker processes, or Ray tasks with ``--cluster``
-    (explorers/cluster.py: the same methods, notes included)."""
+    (explorers/cluster.py: the same methods, notes included; ``name(task)``, e.g. its board,
+    names a task whose Ray worker died in the note that says so)."""
     # imported here: explorers/cluster.py builds its task pool on this module's Outcome (a cycle)
     from bpcheck.explorers.cluster import active
 
     c = active()
-    return c.task_pool(workers, on_note=on_note) if c is not None else Pool(workers, on_note=on_note)
+    return c.task_pool(workers, on_note=on_note, name=name) if c is not None else Pool(workers, on_note=on_note)
 
 
 __all__ = ["Outcome", "Pool", "cpu_count", "in_worker", "notify", "open_pool", "stop_reason"]

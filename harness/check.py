@@ -435,19 +435,35 @@ class CheckRun:
         failures). One output that cannot be written (a full disk) does not cost the others; a bug
         in one writer costs that output only. Returns whether an output could not be written."""
         opts, failed = self.opts, False
+        cut: Interrupted | None = None  # a signal while an output was written: --json is still written, then it is raised
         for what, write in (
             ("--cex-dir", lambda: _write_cex_dir(opts, out.doc, out.results)),
             ("--report/--github", lambda: out.report_errors.extend(emit_check_reports(opts, out.results, out.errors, self.engine_name, self.bounds))),
-            ("--json", lambda: _write_json(opts, _json_extras(opts, out.doc, out.groups, (out.left_out, out.hidden_causes), out.report_errors))),
+            ("--json", lambda: self.write_json(out)),
         ):
             try:
                 write()
             except InputError as e:
                 self.error(e)
                 failed = True
+            except Interrupted as e:
+                cut = cut or e
+                out.report_errors.append({"output": what, "error": f"interrupted by {e.name}: not complete"})
             except Exception as e:  # the verdict and exit status stand
                 writer_failed(opts, what, e, out.report_errors)
+        if cut is not None:
+            raise cut
         return failed
+
+    def write_json(self, out: CheckOutcome) -> None:
+        """--json, with no signal cutting it short: one that arrives while it is written is raised
+        once the file is whole (lifecycle.Signals.held; a second signal never loses the
+        violations found, issue 33). Builds the result document first if :meth:`finish` was cut
+        short."""
+        with self.sig.held():
+            if not out.doc:
+                self.finish(out)
+            _write_json(self.opts, _json_extras(self.opts, out.doc, out.groups, (out.left_out, out.hidden_causes), out.report_errors))
 
 
     def _run_jobs(self, files, jobs: int, feed, out: CheckOutcome) -> None:

@@ -439,7 +439,7 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
         return True
 
     _cluster_note(feed)
-    pool = open_pool(jobs, on_note=lambda i, payload: feed.note(boards[i], task_of(i), payload))  # processes, or Ray tasks with --cluster
+    pool = open_pool(jobs, on_note=lambda i, payload: feed.note(boards[i], task_of(i), payload), name=lambda i: files[i][1])  # processes, or Ray tasks with --cluster
     interrupted_now: list[int] = []  # boards cut short by a second signal
     try:
         signalled = False
@@ -590,7 +590,7 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
             feed.note(boards[order[t.item]], task_of(t), payload)
 
     _cluster_note(feed)
-    pool = open_pool(jobs, on_note=on_note) if jobs > 1 else None  # processes, or Ray tasks with --cluster
+    pool = open_pool(jobs, on_note=on_note, name=lambda tid: files[order[ids[tid].item]][1] if tid in ids else f"task {tid}") if jobs > 1 else None  # processes, or Ray tasks with --cluster
     current: list[int] = []  # boards being explored in this process
     try:
         if pool is None:

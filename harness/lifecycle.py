@@ -8,7 +8,9 @@
   (:func:`bpcheck.engines.faults.check_stop`); results of finished boards are then
   written as usual and the exit status is 128 + the signal's number. Outside an exploration, or at
   a second signal, :class:`Interrupted` is raised at once; the command catches it where it can
-  still write what it has.
+  still write what it has. Inside :meth:`Signals.held` (the writing of a result file: ``--json``)
+  a signal is kept until the block ends, then raised: a second signal never leaves a result
+  half written or not written (issue 33).
 - :class:`GuardedStdout`: a closed pipe (``bpcheck check ... | head -1``) stops output to stdout
   and nothing else: the run goes on and exits with its real status, never 0 for a failure. It
   also writes control characters as ``\\xNN`` (a card name cannot drive the terminal) and
@@ -21,6 +23,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
@@ -28,6 +31,7 @@ import sys
 import tempfile
 import time
 import traceback
+from typing import Iterator
 
 from bpcheck import __version__
 from bpcheck.engines import faults
@@ -57,6 +61,8 @@ class Signals:
         self.signum: int | None = None
         self.polling = False
         self._old: dict = {}
+        self._holding = 0  # inside held(): signals are kept, not raised
+        self._kept: list[int] = []
 
     def install(self) -> None:
         faults.reset_stop()
@@ -75,6 +81,17 @@ class Signals:
                 pass
         self._old.clear()
 
+    def ignore_rest(self) -> None:
+        """The process is about to exit with its status decided (bpcheck.cli.main, the process's
+        own command): SIGINT, SIGTERM and SIGHUP are ignored until it has (its pools joined, a
+        cluster left), so a late signal cannot turn that status into a death by the signal."""
+        faults.reset_stop()
+        for s in SIGNALS:
+            try:
+                signal.signal(s, signal.SIG_IGN)
+            except (ValueError, OSError):
+                pass
+
     def _handler(self, signum, _frame) -> None:
         first = self.signum is None
         if first:
@@ -84,7 +101,23 @@ class Signals:
             # faults.STOP_GRACE is abandoned where it is (engines/faults.py)
             faults.request_stop()
             return
+        if self._holding:  # a result file is being written: raised when it is whole (held)
+            self._kept.append(self.signum if first else signum)
+            return
         raise Interrupted(self.signum if first else signum)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """A block no signal cuts short (writing a result file): a signal that arrives inside is
+        raised as :class:`Interrupted` once the block is done (if it ends normally)."""
+        self._holding += 1
+        try:
+            yield
+        finally:
+            self._holding -= 1
+        if not self._holding and self._kept:
+            signum, self._kept = self._kept[0], []
+            raise Interrupted(signum)
 
     def stop_reason(self) -> str | None:
         """Polled by the explorer: a reason to stop, once a signal arrived."""

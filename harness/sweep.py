@@ -37,6 +37,7 @@ from bpcheck import __version__
 from bpcheck.errors import InputError
 from bpcheck.harness.board_writer import write_board
 from bpcheck.harness.check import CheckOptions, CheckRun
+from bpcheck.harness import lifecycle
 from bpcheck.harness.feedback import run_progress
 from bpcheck.model import cdb as C
 from bpcheck.model.board import board_from_dict
@@ -365,6 +366,8 @@ class SweepRun:
         self.known: list[Known] = []
         self.done: dict[int, dict] = {}
         self._tmp: tempfile.TemporaryDirectory | None = None
+        self.sig = lifecycle.CURRENT  # the run's signal handlers (bpcheck.cli.main)
+        self.exit_status: int | None = None  # 129 / 130 / 143 once a signal stopped the sweep
 
     def settings(self) -> dict:
         o = self.opts
@@ -373,6 +376,10 @@ class SweepRun:
 
     def prepare(self) -> None:
         o = self.opts
+        # from now on the first SIGINT / SIGTERM / SIGHUP stops the sweep at the end of its batch
+        # (the exploration in progress stops at its next state), never with nothing written:
+        # --json and --report hold the cards judged before it (docs/sweep.md, "Interrupted")
+        self.sig.polling = True
         if not o.cards_db:
             raise InputError("--cards-db", "", "a sweep needs the card database to sweep (--cards-db FILE)")
         if not os.path.isfile(o.cards_db):
@@ -458,6 +465,9 @@ class SweepRun:
         interrupted = None
         try:
             for at in range(0, len(todo), max(1, o.batch)):
+                if self.sig.signum is not None:  # a signal between batches (or while the cards were read)
+                    interrupted, self.exit_status = self.sig.name, self.sig.exit_status
+                    break
                 batch = todo[at : at + max(1, o.batch)]
                 tasks = {c.code: progress.start(f"{c.code} {c.name}", 1.0) for c in batch}
                 check = CheckRun(self._check_options(), self.invariants, emit=lambda _s: None, error=errors.append)
@@ -474,14 +484,25 @@ class SweepRun:
                     tasks[c.code].update(1, force=True)
                     progress.finish(tasks[c.code], failed=results[c.code]["verdict"] == "finding")
                     self.emit(self.card_line(results[c.code]))
-                self._write_json(entries, complete=False)
+                with self.sig.held():  # a signal waits until the file is whole
+                    self._write_json(entries, complete=False)
+        except lifecycle.Interrupted as e:  # a second signal: the batch in progress is not recorded
+            interrupted, self.exit_status = e.name, e.exit_status
         finally:
             progress.close()
             complete = interrupted is None and all(c.code in entries for c in self.cards)
             doc = self.document(entries, complete)
-            self._write_json(entries, complete)
+            try:
+                with self.sig.held():
+                    self._write_json(entries, complete)
+            except lifecycle.Interrupted as e:  # (the file is whole)
+                interrupted, self.exit_status = interrupted or e.name, self.exit_status or e.exit_status
         if o.report:
-            write_report(o.report, doc)
+            try:
+                with self.sig.held():
+                    write_report(o.report, doc)
+            except lifecycle.Interrupted as e:
+                interrupted, self.exit_status = interrupted or e.name, self.exit_status or e.exit_status
         new = sum(len(e["findings"]) for e in doc["cards"])
         return SweepOutcome(doc, new, errors, interrupted)
 

@@ -830,7 +830,89 @@ def checkpoint_case(k: int, rng: random.Random, folder: Path) -> Verdict:
 
 # -- issue 33's attacks: an engine that floods, one that is unstable, an edited checkpoint, a signal --
 
-ATTACKS = ("oversized-engine", "unstable-engine", "edited-checkpoint", "signal-mutants")
+ATTACKS = ("oversized-engine", "unstable-engine", "edited-checkpoint", "signal-mutants", "signal-check-j2", "signal-check-boards", "signal-fuzz", "signal-sweep")
+# the long commands a signal attack stops (ATTACKS "signal-*"): the command line, and what --json must say
+NORMALS = ("Battle Ox", "Mokey Mokey", "Dark Magician", "Celtic Guardian", "Summoned Skull", "Gemini Elf")  # the reference plays them
+
+
+def _cards_db() -> str | None:
+    """The EDOPro kit's full card database (sweep's attack), where tests/test_sweep.py finds it."""
+    from bpcheck.engines.ocgcore import default_paths
+
+    full = os.path.join(os.path.dirname(default_paths(str(ROOT))[2]), "cards-full.cdb")
+    return full if os.path.exists(full) else None
+
+
+def signal_attack(attack: str, rng: random.Random, d: Path, env: dict) -> Verdict:
+    """A long command stopped by SIGINT, SIGTERM or SIGHUP once it is under way (the slow engine
+    of tests/lifecycle_engines.py says when), sometimes a second signal while it writes its
+    outputs: the signal's status (the first's or the second's), no traceback, and a whole --json
+    saying it was interrupted (issue 33: mutants wrote none; a second signal could cost it; sweep
+    wrote nothing when stopped early; `-j 2` on one board waited for its chunk)."""
+    sig = rng.choice([signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+    second = rng.choice([None, signal.SIGINT, signal.SIGTERM])
+    out, mark = d / "r.json", d / "started"
+    env = {**env, "PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), env["PYTHONPATH"]]), "LIFECYCLE_STARTED": str(mark)}
+    slow = {"LIFECYCLE_SLOW": rng.choice(["0.05", "0.2"])}
+    if attack == "signal-mutants":
+        args, ready = ["mutants", "boards/", "-j", rng.choice(["1", "2"])], None
+    elif attack == "signal-check-j2":  # one board: the parallel explorer, its workers in slow actions
+        args, ready = ["check", "boards/000-replay-2.toml", "-j", "2", "--engine", "lifecycle_engines:slow_buggy"], mark.exists
+        env.update(slow, LIFECYCLE_SLOW_WORKERS="1")
+    elif attack == "signal-check-boards":
+        args, ready = ["check", "boards/000-replay-1.toml", "boards/000-replay-2.toml", "boards/002-skip-battle-phase.toml", "-j", rng.choice(["1", "2"]),
+                       "--engine", "lifecycle_engines:slow_buggy", "--report", str(d / "rep")], mark.exists
+        env.update(slow)
+    elif attack == "signal-fuzz":
+        args, ready = ["fuzz", "--engine", "lifecycle_engines:slow", "--examples", "40", "--seed", str(rng.randrange(1000))], mark.exists
+        env.update(slow)
+    else:
+        db = _cards_db()
+        if db is None:
+            return Verdict("unavailable", "signal-sweep: the EDOPro kit's cards-full.cdb is not there (OCG_CARDS)")
+        args, ready = ["sweep", *NORMALS, "--engine", "lifecycle_engines:slow", "--cards-db", db, "--batch", "1", "--report", str(d / "rep")], mark.exists
+        env.update(slow)
+    proc = subprocess.Popen([sys.executable, "-m", "bpcheck", *args, "--json", str(out)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        t0 = time.monotonic()
+        if ready is None:
+            for line in proc.stdout:  # the header, then the first row
+                if not line.startswith("mutant "):
+                    break
+        else:
+            while not ready():
+                if proc.poll() is not None or time.monotonic() - t0 > 300:
+                    proc.kill()
+                    rest, err = proc.communicate()
+                    return Verdict("wrong_code", f"{attack}: never under way (exit {proc.returncode}): {err[-500:]}")
+                time.sleep(0.05)
+        time.sleep(rng.uniform(0, 1.5))
+        proc.send_signal(sig)
+        if second is not None:
+            time.sleep(rng.uniform(0.2, 1.0))
+            if proc.poll() is None:
+                proc.send_signal(second)
+        rest, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    what = f"{attack}: {signal.Signals(sig).name}{'+' + signal.Signals(second).name if second else ''}"
+    if proc.returncode not in {128 + sig, *((128 + second,) if second else ())} or "Traceback" in rest + err:
+        return Verdict("wrong_code", f"{what}: exit {proc.returncode}: {err[-500:]}")
+    try:
+        doc = json.loads(out.read_text())
+    except (OSError, ValueError) as e:
+        return Verdict("wrong_code", f"{what}: no whole --json ({e})")
+    said = {
+        "signal-mutants": lambda: doc.get("interrupted", {}).get("signal"),
+        "signal-fuzz": lambda: (doc.get("stopped") or {}).get("reason", ""),
+        "signal-sweep": lambda: "SIG" if doc.get("complete") is False else "",
+    }.get(attack, lambda: (doc.get("interrupted") or {}).get("signal"))()
+    if not said or "SIG" not in said:
+        return Verdict("wrong_code", f"{what}: --json does not say it was interrupted")
+    return Verdict("accepted")
 
 
 def attack_case(k: int, rng: random.Random, folder: Path) -> Verdict:
@@ -849,12 +931,13 @@ def attack_case(k: int, rng: random.Random, folder: Path) -> Verdict:
         if attack in ("oversized-engine", "unstable-engine"):
             n = rng.choice([10_001, 100_000, 400_000])
             cmd = f"flood_engine.py {n} 0" if attack == "oversized-engine" else "unstable_observation_engine.py"
-            want = "(the limit, MAX_ACTIONS)" if attack == "oversized-engine" else "nondeterministic: observed twice"
+            # 400,000 actions make a reply of more than 16 MiB: the reply-size limit names itself first
+            want = ("(the limit, MAX_ACTIONS)", "(the limit for one reply)") if attack == "oversized-engine" else ("nondeterministic: observed twice",)
             p = run("check", "boards/000-replay-1.toml", "--engine", f"cmd:{sys.executable} {engines / cmd}", "--json", str(d / "r.json"))
             if "Traceback" in p.stdout + p.stderr or p.returncode != 1:
                 return Verdict("wrong_code", f"{attack}: exit {p.returncode}: {(p.stdout + p.stderr)[-800:]}")
             msgs = [c["message"] for c in json.loads((d / "r.json").read_text())["boards"][0]["counterexamples"] if c["invariant"] == "ENGINE-FAULT"]
-            if not any(want in m for m in msgs):
+            if not any(w in m for m in msgs for w in want):
                 return Verdict("no_field", f"{attack}: no ENGINE-FAULT saying {want!r}: {msgs[:3]}")
             return Verdict("rejected")
         if attack == "edited-checkpoint":
@@ -873,26 +956,7 @@ def attack_case(k: int, rng: random.Random, folder: Path) -> Verdict:
             if f"{ck}: " not in p.stderr:
                 return Verdict("no_field", f"{attack}: byte {i}: {p.stderr[-300:]}")
             return Verdict("rejected")
-        sig = rng.choice([signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
-        out = d / "m.json"
-        proc = subprocess.Popen([sys.executable, "-m", "bpcheck", "mutants", "boards/", "--json", str(out)], cwd=ROOT, env={**env, "PYTHONUNBUFFERED": "1"},
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-        try:
-            for line in proc.stdout:  # the header, then the first row
-                if not line.startswith("mutant "):
-                    break
-            proc.send_signal(sig)
-            rest, err = proc.communicate(timeout=120)
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        if proc.returncode != 128 + sig or "Traceback" in rest + err:
-            return Verdict("wrong_code", f"{attack}: {sig!r}: exit {proc.returncode}: {err[-500:]}")
-        doc = json.loads(out.read_text()) if out.exists() else {}
-        if doc.get("interrupted", {}).get("signal") != signal.Signals(sig).name:
-            return Verdict("wrong_code", f"{attack}: {sig!r}: no partial --json")
-        return Verdict("accepted")
+        return signal_attack(attack, rng, d, env)
     except subprocess.TimeoutExpired:
         return Verdict("hang", f"{attack}: no answer in time")
 
@@ -969,7 +1033,7 @@ def main() -> int:
     ap.add_argument("--processes", type=int, default=60, help="cases run through real bpcheck processes (default 60)")
     ap.add_argument("--engine-runs", type=int, default=0, help="`check` runs of the hostile cmd: engine, every output checked (default 0)")
     ap.add_argument("--checkpoint-runs", type=int, default=0, help="checkpointed runs stopped at random moments and resumed (default 0)")
-    ap.add_argument("--attack-runs", type=int, default=0, help="issue 33's attacks in turn: oversized and unstable engines, edited checkpoints, signals on mutants (default 0)")
+    ap.add_argument("--attack-runs", type=int, default=0, help="issue 33's attacks in turn: oversized and unstable engines, edited checkpoints, signals (sometimes two) on every long command: mutants, check -j 2 on one board, check of several boards, fuzz, sweep (default 0)")
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args()
     start = time.monotonic()

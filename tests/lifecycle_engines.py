@@ -6,11 +6,14 @@ that misbehaves in one documented way. Loaded with ``--engine lifecycle_engines:
 Environment knobs (read when the engine is built, so one `--engine` spec serves several runs):
 ``LIFECYCLE_SLOW`` seconds to sleep per ``apply`` (default 0), only on boards whose path contains
 ``LIFECYCLE_SLOW_ON`` (default: every board); ``LIFECYCLE_STARTED``, a file that gets a line
-when the slow board's exploration has begun.
+when the slow board's exploration has begun; ``LIFECYCLE_SLOW_WHEN``, a file: the engine is slow
+only once it exists (a test lets the run find its violations first); ``LIFECYCLE_SLOW_WORKERS``
+set: slow in worker processes only (the parallel explorer's; the parent replays traces at speed).
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 
@@ -32,7 +35,9 @@ class _Slowable(ReferenceEngine):
         return super().start(board)
 
     def apply(self, state, action):
-        if self._slow:
+        when = os.environ.get("LIFECYCLE_SLOW_WHEN")
+        here = not os.environ.get("LIFECYCLE_SLOW_WORKERS") or multiprocessing.parent_process() is not None
+        if self._slow and here and (not when or os.path.exists(when)):
             if self._announce:  # the test waits for this file: the slow board is being explored
                 with open(self._announce, "a") as f:
                     f.write("exploring\n")

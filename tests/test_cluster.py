@@ -188,14 +188,15 @@ def test_a_checkpoint_made_on_the_cluster_resumes_to_the_uninterrupted_result(cl
     same_json(tmp_path / "a.json", tmp_path / "b.json")
 
 
-def _actor_pids(cluster: Host) -> list[int]:
-    """The processes of bpcheck's actors in this test's cluster (its network namespace: another
-    pytest-xdist worker may run a cluster of its own)."""
+def _actor_pids(cluster: Host, what: str = "ray::_ShardWorker") -> list[int]:
+    """The processes of bpcheck's actors (or, `what` "ray::_run_task", of its running tasks) in
+    this test's cluster (its network namespace: another pytest-xdist worker may run a cluster of
+    its own)."""
     ns = os.readlink(f"/proc/{cluster.proc.pid}/ns/net")
     out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
     pids = []
     for line in out.splitlines():
-        if "ray::_ShardWorker" in line:
+        if what in line:
             pid = int(line.split(None, 1)[0])
             try:
                 if os.readlink(f"/proc/{pid}/ns/net") == ns:
@@ -209,8 +210,9 @@ def _actor_pids(cluster: Host) -> list[int]:
 def long_reference(tmp_path_factory) -> Path:
     """LONG_BOARD's --json by one process (made once for the tests that cut its exploration)."""
     ref = tmp_path_factory.mktemp("long") / "ref.json"
-    code, _out, err = local("check", LONG_BOARD, "--json", str(ref))
+    code, out, err = local("check", LONG_BOARD, "--json", str(ref))
     assert code == 0, err
+    ref.with_suffix(".out").write_text(out)  # its stdout
     return ref
 
 
@@ -235,6 +237,37 @@ def test_a_worker_killed_in_the_middle_of_a_board_changes_nothing(cluster, tmp_p
     assert p.returncode == 0, err
     assert "worker lost" in err and "expanded again" in err, err
     same_json(ref, tmp_path / "b.json")
+    assert out == ref.with_suffix(".out").read_text(), out  # none of Ray's messages on stdout (issue 33)
+
+
+def test_a_task_worker_killed_leaves_stdout_as_it_is_and_says_so(cluster, tmp_path):
+    """Several boards, one Ray task each: the worker of a running task is killed (Ray runs the
+    task again). Ray's driver used to print two lines of its own on stdout ("(raylet) A worker died
+    ...", "Task _run_task failed. There are 3 retries remaining ...") and nothing on stderr (issue
+    33): stdout is now byte for byte the run of one process, and stderr names the board."""
+    boards = [LONG_BOARD, ACTORS_BOARD, "boards/000-replay-2.toml"]
+    code1, out1, err1 = local("check", *boards, "-j", "1", "--json", str(tmp_path / "a.json"))
+    assert code1 == 0, err1
+    p = cluster.popen("check", *boards, "--cluster", cluster.address, "--json", str(tmp_path / "b.json"))
+    killed = None
+    t0 = time.monotonic()
+    while p.poll() is None and time.monotonic() - t0 < 120:
+        if _actor_pids(cluster, "ray::_run_task") and _actor_pids(cluster, "ray::_Flags"):
+            time.sleep(2.0)  # the tasks are under way (each told the flags actor where it runs)
+            pids = _actor_pids(cluster, "ray::_run_task")
+            if pids and p.poll() is None:
+                killed = pids[0]
+                os.kill(killed, signal.SIGKILL)  # a process of our own test cluster
+                break
+        time.sleep(0.1)
+    out, err = p.communicate(timeout=300)
+    assert killed is not None, f"no task to kill: the boards ended first ({err})"
+    assert p.returncode == 0, err
+    assert out == out1, out[:3000]
+    same_json(tmp_path / "a.json", tmp_path / "b.json")
+    said = [line for line in err.splitlines() if f"worker lost (pid {killed} on node 127.0.0.1" in line]
+    assert len(said) == 1 and any(said[0].startswith(f"bpcheck: {b}: ") for b in boards), err
+    assert "Ray runs its task again" in said[0] and "Traceback" not in err
 
 
 def test_a_node_removed_in_the_middle_of_a_board_changes_nothing(cluster, tmp_path, long_reference):

@@ -390,6 +390,133 @@ def test_a_signal_is_acted_on_while_one_state_takes_minutes(tmp_path):
     assert printed <= kept, (printed, kept)
 
 
+def test_a_signal_is_acted_on_in_the_middle_of_a_chunk_with_workers(tmp_path):
+    """`-j 2` on one board: the parallel explorer (explorers/parallel.py), whose coordinator waits
+    for its workers' answers. The mutant's violations are found and shown first (stderr's first
+    counterexample); then the workers' engines turn slow: 120 s per action, a state takes minutes
+    in the worker expanding it. SIGTERM ends the run in seconds (before: the coordinator waited for the
+    chunk), with the violations found before it in --json."""
+    out, started, when, log = tmp_path / "r.json", tmp_path / "slow-now", tmp_path / "be-slow", tmp_path / "err.txt"
+    board = "boards/000-replay-2.toml"
+    with open(log, "w") as err_file:
+        p = subprocess.Popen(
+            [sys.executable, "-m", "bpcheck", "check", board, "-j", "2", "--engine", "lifecycle_engines:slow_buggy", "--json", str(out)],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=err_file, text=True,
+            env=env(LIFECYCLE_SLOW="120", LIFECYCLE_SLOW_WHEN=str(when), LIFECYCLE_SLOW_WORKERS="1", LIFECYCLE_STARTED=str(started), PYTHONUNBUFFERED="1", CI="1"),
+            start_new_session=True,
+        )
+        try:
+            t0 = time.monotonic()
+            while "first counterexample" not in log.read_text():  # found, and settled by the coordinator
+                assert p.poll() is None, (p.communicate(), log.read_text())
+                assert time.monotonic() - t0 < 180, log.read_text()
+                time.sleep(0.1)
+            when.touch()  # from now on each action takes 120 s
+            while not started.exists():  # a worker is in a slow state
+                assert p.poll() is None, (p.communicate(), log.read_text())
+                assert time.monotonic() - t0 < 300, log.read_text()
+                time.sleep(0.05)
+            p.send_signal(signal.SIGTERM)
+            t1 = time.monotonic()
+            rest, _ = p.communicate(timeout=100)  # (before issue 33's fix: the whole state, minutes)
+            took = time.monotonic() - t1
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+    err = log.read_text()
+    assert took < 60, took  # measured: about 0.6 s (docs/bad-input.md)
+    assert p.returncode == 143, (rest[-2000:], err[-2000:])
+    assert "Traceback" not in rest + err
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    b = doc["boards"][0]
+    assert doc["interrupted"]["signal"] == "SIGTERM" and b["bound_hit"] == "interrupted (SIGTERM)", (doc["interrupted"], b["bound_hit"])
+    shown = err.split("first counterexample", 1)[1].split(" on boards/", 1)[0].split(": ")[-1]
+    kept = {c["invariant"] for c in b.get("counterexamples", [])}
+    assert shown in kept, (shown, kept)  # the violation shown before the stop
+    assert f"violated: {shown}" in rest or f", {shown}" in rest, rest[-3000:]
+
+
+# -- a second signal while the outputs are written (issue 33) ------------------------------------------
+
+
+_SLOW_WRITE = """
+import pathlib, sys, time
+import bpcheck.harness.check as hc
+mark, phase = pathlib.Path(sys.argv[1]), sys.argv[2]
+def slow(real):
+    def write(*a, **k):
+        mark.touch()  # the test sends its signals now
+        time.sleep(3)
+        return real(*a, **k)
+    return write
+if phase == "json":
+    hc._write_json = slow(hc._write_json)
+else:
+    hc.emit_check_reports = slow(hc.emit_check_reports)
+from bpcheck.cli.main import main
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+@pytest.mark.parametrize("phase", ["json", "report"])
+@pytest.mark.parametrize("second", [signal.SIGTERM, signal.SIGINT])
+def test_a_second_signal_while_the_outputs_are_written_keeps_a_whole_json(tmp_path, phase, second):
+    """SIGTERM, then a second signal, while --json (or the report before it) is being written:
+    --json is written whole, with every counterexample (before: the second signal cut the run
+    short and --json was never written). The run's exit status is the second signal's."""
+    out, mark = tmp_path / "r.json", tmp_path / "writing"
+    ref = tmp_path / "ref.json"
+    args = ["check", SMALL, "--engine", "mutant:replay-resets-count", "--report", str(tmp_path / "rep")]
+    assert bpcheck(*args, "--json", str(ref)).returncode == 1
+    p = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_WRITE, str(mark), phase, *args, "--json", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(), start_new_session=True,
+    )
+    try:
+        t0 = time.monotonic()
+        while not mark.exists():
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() - t0 < 120
+            time.sleep(0.02)
+        p.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        p.send_signal(second)
+        rest, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 128 + second, (p.returncode, err)
+    assert "Traceback" not in rest + err
+    doc, whole = json.loads(out.read_text()), json.loads(ref.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["boards"] == whole["boards"]  # every counterexample the run found
+    if phase == "report":
+        assert {"output": "--report/--github", "error": f"interrupted by {signal.Signals(second).name}: not complete"} in doc["report_errors"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_after_the_command_returned_keeps_its_status(sig):
+    """The process's own command (main() of the command line) has returned its status; a signal
+    then, while the interpreter exits (worker pools joined, Ray left), used to kill it by that
+    signal (exit -15 after `mutants -j 2` had written its result, found by the campaign's
+    signal attacks: issue 33). Now it exits with the status decided."""
+    code = (
+        "import os, sys, time\n"
+        "from bpcheck.cli.main import main\n"
+        f"sys.argv = ['bpcheck', 'check', {SMALL!r}, '-q']\n"
+        "status = main()\n"
+        f"os.kill(os.getpid(), {int(sig)})\n"
+        "time.sleep(0.3)\n"
+        "raise SystemExit(status)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env(), timeout=180)
+    assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
+    assert "PASS" in p.stdout and "Traceback" not in p.stderr
+
+
 # -- mutants --json on a signal (issue 33) ------------------------------------------------------------
 
 

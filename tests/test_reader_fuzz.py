@@ -327,8 +327,16 @@ def test_a_dotted_key_refused_inside_an_inline_table_names_its_own_path(text, fi
 
 def test_the_campaigns_ci_slice_covers_issue_33s_attacks(tmp_path):
     """Each attack once, seeded: an engine offering more actions than the limit, one whose
-    observation changes, an edited checkpoint, a signal to `mutants` (scripts/input_campaign.py)."""
+    observation changes, an edited checkpoint, a signal (sometimes two) to every long command:
+    `mutants`, `check -j 2` on one board, `check` of several boards, `fuzz`, `sweep`
+    (scripts/input_campaign.py). `sweep` needs the EDOPro kit's full card database: without it
+    (and without BPCHECK_REQUIRE_OCGCORE=1) the others are judged, then the test skips saying so."""
     c = _campaign()
     rng = random.Random(f"attack:{SEED}")
     got = {c.ATTACKS[k]: c.attack_case(k, rng, tmp_path) for k in range(len(c.ATTACKS))}
-    assert all(v.outcome in ("rejected", "accepted") for v in got.values()), {a: (v.outcome, v.detail) for a, v in got.items()}
+    missing = {a: v.detail for a, v in got.items() if v.outcome == "unavailable"}
+    assert not missing or os.environ.get("BPCHECK_REQUIRE_OCGCORE") != "1", missing
+    assert all(v.outcome in ("rejected", "accepted") for a, v in got.items() if a not in missing), {a: (v.outcome, v.detail) for a, v in got.items()}
+    assert {a for a in c.ATTACKS if a.startswith("signal-")} == {"signal-mutants", "signal-check-j2", "signal-check-boards", "signal-fuzz", "signal-sweep"}
+    if missing:
+        pytest.skip(f"judged all but {', '.join(missing)}: {'; '.join(missing.values())}")

@@ -12,6 +12,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -189,3 +193,84 @@ def test_queries_types_and_shapes():
     assert companion(lion, db) is None
     mf = db.card("Mirror Force")
     assert shapes_for(mf, profile(mf)) == ["set-opponent", "set-own"]
+
+
+# -- signals (issue 33 item 4) ---------------------------------------------------------------------------
+
+NORMALS = ["Battle Ox", "Mokey Mokey", "Dark Magician", "Celtic Guardian", "Summoned Skull", "Gemini Elf"]  # the reference plays them
+_SLOW_READ = """
+import pathlib, sys, time
+import bpcheck.harness.sweep as sw
+mark = pathlib.Path(sys.argv[1])
+real = sw.select_cards
+def slow(*a, **k):
+    mark.touch()  # the test sends its signal now: the cards are being read
+    time.sleep(3)
+    return real(*a, **k)
+sw.select_cards = slow
+from bpcheck.cli.main import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def _sweep_process(tmp_path: Path, *args: str, code: str | None = None, slow: str = "0") -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_STEP_SUMMARY",)}
+    env.update(PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), env.get("PYTHONPATH", "")]), CI="1", PYTHONUNBUFFERED="1", LIFECYCLE_SLOW=slow)
+    head = [sys.executable, "-c", code, str(tmp_path / "reading")] if code else [sys.executable, "-m", "bpcheck"]
+    return subprocess.Popen([*head, "sweep", *NORMALS, "--engine", "lifecycle_engines:slow", "--cards-db", FULL, "--batch", "1", *args],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+
+
+def _wait_then_signal(p: subprocess.Popen, ready, sig: int) -> tuple[str, str]:
+    try:
+        t0 = time.monotonic()
+        while not ready():
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() - t0 < 300
+            time.sleep(0.05)
+        p.send_signal(sig)
+        return p.communicate(timeout=300)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_signal_writes_the_partial_json_and_report_and_resumes(tmp_path, sig, status):
+    """A signal while a batch is explored (a slow engine: 0.05 s an action): the cards judged before
+    it are in --json and --report, the status is the signal's, and --resume judges the rest: the
+    same document as a sweep never stopped."""
+    whole = tmp_path / "whole.json"
+    p = _sweep_process(tmp_path, "--json", str(whole))
+    assert p.wait(timeout=600) == 0, p.communicate()
+    out, rep = tmp_path / "s.json", tmp_path / "rep"
+    p = _sweep_process(tmp_path, "--json", str(out), "--report", str(rep), slow="0.05")
+    rest, err = _wait_then_signal(p, out.exists, sig)  # the first batch is written
+    name = signal.Signals(sig).name
+    assert p.returncode == status, (rest, err[-2000:])
+    assert "Traceback" not in rest + err and f"interrupted by {name}: go on with --resume --json FILE" in rest
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert not doc["complete"] and 1 <= doc["judged"] < len(NORMALS), doc["judged"]
+    assert (rep / "index.html").is_file()
+    p = _sweep_process(tmp_path, "--json", str(out), "--resume")
+    assert p.wait(timeout=600) == 0, p.communicate()
+    assert out.read_bytes() == whole.read_bytes()
+
+
+def test_a_signal_while_the_cards_are_read_still_writes_json_and_report(tmp_path):
+    """SIGTERM before the first batch (the card database being read): before issue 33's fix the
+    run ended at once with nothing written; now --json (no card judged, not complete) and --report
+    are written, exit 143, and --resume does the whole sweep."""
+    out, rep = tmp_path / "s.json", tmp_path / "rep"
+    p = _sweep_process(tmp_path, "--json", str(out), "--report", str(rep), code=_SLOW_READ)
+    rest, err = _wait_then_signal(p, (tmp_path / "reading").exists, signal.SIGTERM)
+    assert p.returncode == 143, (rest, err[-2000:])
+    assert "Traceback" not in rest + err and "interrupted by SIGTERM" in rest
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert not doc["complete"] and doc["judged"] == 0 and doc["selected"] == len(NORMALS)
+    assert (rep / "index.html").is_file()
+    p = _sweep_process(tmp_path, "--json", str(out), "--resume")
+    assert p.wait(timeout=600) == 0, p.communicate()
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["complete"] and doc["judged"] == len(NORMALS)
