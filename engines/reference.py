@@ -59,7 +59,12 @@ def refuse_unmodelled(board: Board) -> None:
     """:class:`EngineRefusal` naming every card of the board the reference model does not model:
     it knows their data (their database row), not their effects, so it cannot play the board.
     The board is ``skipped`` on the reference (and with ``--differential``), never judged by a
-    guess; an engine that has the cards' scripts (``--engine ocgcore``) plays it."""
+    guess; an engine that has the cards' scripts (``--engine ocgcore``) plays it. The same for
+    Xyz materials, the Extra Monster Zones, the Pendulum Zones and the Extra Deck, each named
+    with its cards (they have no place in the model's State)."""
+    extras = board.extras.describe(board.state)
+    if extras:  # the model's State has no place for them (model/board.py BoardExtras)
+        raise EngineRefusal(f"the reference model does not model {'; '.join(extras)}: a board of a card database's cards (docs/boards.md)")
     cards = unmodelled_cards(board)
     if cards:
         named = ", ".join(f"{c.name!r} ({c.passcode})" for c in sorted(cards, key=lambda c: c.name))
