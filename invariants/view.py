@@ -43,11 +43,35 @@ CANNOT_ATTACK_AGAIN = {
 
 
 def monsters(obs: dict, side: int | None = None) -> Iterator[dict]:
+    """The monsters on the field: the Main Monster Zones', then the Extra Monster Zones' (an
+    optional path: a board with them, docs/observation.md)."""
     for i, p in enumerate(obs["players"]):
         if side is None or side == i:
             for m in p["monsters"]:
                 if m is not None:
                     yield m
+            for m in p.get("extra_monsters") or ():
+                if m is not None:
+                    yield m
+
+
+def extra_places(p: dict, side: int) -> Iterator[tuple[dict, str]]:
+    """(card, place) of each card of the optional places of a player's view (docs/observation.md:
+    a board with Extra Monster Zones, Pendulum Zones, an Extra Deck or Xyz materials): the Extra
+    Monster Zones' monsters (``P1 EMZ1``), the Pendulum Zones' cards (``P1 PZ1``), the Extra
+    Deck's (``P1 ED``) and every monster's materials (``P1 M1 material``)."""
+    for i, m in enumerate(p.get("extra_monsters") or ()):
+        if m is not None:
+            yield m, f"P{side + 1} EMZ{i + 1}"
+    for i, c in enumerate(p.get("pendulum") or ()):
+        if c is not None:
+            yield c, f"P{side + 1} PZ{i + 1}"
+    for c in p.get("extra_deck") or ():
+        yield c, f"P{side + 1} ED"
+    for zone, tag in (("monsters", "M"), ("extra_monsters", "EMZ")):
+        for i, m in enumerate(p.get(zone) or ()):
+            for c in (m or {}).get("materials") or ():
+                yield c, f"P{side + 1} {tag}{i + 1} material"
 
 
 def monster(obs: dict, uid: int | None) -> dict | None:
@@ -215,6 +239,8 @@ def uid_places(obs: dict) -> dict[int, list[str]]:
         for pile in ("hand", "graveyard", "banished", "deck"):
             for c in p[pile]:
                 out.setdefault(c["uid"], []).append(f"P{side + 1} {pile}")
+        for c, place in extra_places(p, side):
+            out.setdefault(c["uid"], []).append(place)
     return out
 
 
@@ -240,6 +266,10 @@ def uid_count_ok(obs: dict) -> bool:
             for c in p[pile]:
                 add(c["uid"])
                 n += 1
+    for side, p in enumerate(obs["players"]):
+        for c, _place in extra_places(p, side):
+            add(c["uid"])
+            n += 1
     return len(seen) == n
 
 
@@ -252,11 +282,14 @@ def card_name(obs: dict, uid: int | None) -> str:
     c = find_spell(obs, uid)
     if c:
         return c["card"]
-    for p in obs["players"]:
+    for side, p in enumerate(obs["players"]):
         for pile in ("hand", "graveyard", "banished", "deck"):
             for x in p[pile]:
                 if x["uid"] == uid:
                     return x["card"]
+        for x, _place in extra_places(p, side):
+            if x["uid"] == uid:
+                return x["card"]
     return f"#{uid}"
 
 
@@ -280,6 +313,9 @@ def card_place(obs: dict, uid: int) -> tuple[str, str] | None:
             for c in p.get(pile, ()):
                 if c.get("uid") == uid:
                     return c.get("card", "?"), f"P{side + 1} {tag}"
+        for c, place in extra_places(p, side):
+            if c.get("uid") == uid:
+                return c.get("card", "?"), place
     return None
 
 
