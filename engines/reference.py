@@ -5,7 +5,7 @@ from __future__ import annotations
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.model.board import Board
 from bpcheck.model.engine import Action, Rules
-from bpcheck.model.observe import observe
+from bpcheck.model.observe import observe, with_extras
 from bpcheck.model.rulesets import under_ruleset
 
 
@@ -79,4 +79,8 @@ def board_observation(board: Board) -> dict:
     no observation of the board (it failed before giving its initial state, explorers/run.py)."""
     engine = ReferenceEngine()
     engine._rules = engine.rules_cls(board.pool)  # drawn as the file says, cards the model does not play included
-    return engine.observe(board.state)
+    obs = engine.observe(board.state)
+    if board.extras.is_empty():
+        return obs
+    # the places the model's State has none for, in the shape an engine that plays them gives (docs/observation.md)
+    return with_extras(engine._rules, obs, board.extras)

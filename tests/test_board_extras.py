@@ -176,3 +176,132 @@ def test_reference_model_refuses_naming_each_card(cards):
     assert f"Xyz materials ('{cards['normal']}' under '{cards['xyz']}')" in str(e.value)
     # a board of plain Normal Monsters and nothing new is played as before
     make_engine("reference").start(load(doc(p1={"monsters": [{"zone": 1, "card": cards["normal"], "position": "attack"}]})))
+
+
+# -- the EDOPro core places them (--engine ocgcore) ----------------------------------------------
+
+LIB, SCRIPTS = _LIB, _SCRIPTS
+
+
+def _core_or_skip() -> None:
+    missing = [p for p in (LIB, SCRIPTS, FULL) if not os.path.exists(p)]
+    if missing:
+        if REQUIRED:
+            pytest.fail(f"required here (BPCHECK_REQUIRE_OCGCORE=1) but not found: {', '.join(missing)}")
+        pytest.skip(f"the EDOPro core is not available: {', '.join(missing)} not found (set OCGCORE, OCG_SCRIPTS, OCG_CARDS)")
+
+
+def _detaching_xyz() -> tuple[str, int]:
+    """An Xyz monster whose text detaches a material to negate an attack (found by its text, the
+    first by passcode), and its Rank."""
+    con = sqlite3.connect(Path(FULL).resolve().as_uri() + "?mode=ro", uri=True)
+    row = con.execute(
+        "SELECT t.name, d.level & 255 FROM datas d JOIN texts t ON t.id = d.id WHERE d.alias = 0 AND (d.type & ?) "
+        "AND t.desc LIKE '%declares an attack%detach 1 material from this card; negate the attack%' ORDER BY d.id LIMIT 1",
+        (C.TYPE_XYZ,),
+    ).fetchone()
+    con.close()
+    assert row is not None, "no Xyz monster of the database detaches a material to negate an attack"
+    return row[0], row[1]
+
+
+def _normals(level: int, n: int) -> list[str]:
+    con = sqlite3.connect(Path(FULL).resolve().as_uri() + "?mode=ro", uri=True)
+    rows = con.execute(
+        "SELECT t.name FROM datas d JOIN texts t ON t.id = d.id WHERE d.alias = 0 AND d.type = ? AND (d.level & 255) = ? ORDER BY d.id LIMIT ?",
+        (C.TYPE_MONSTER | C.TYPE_NORMAL, level, n),
+    ).fetchall()
+    con.close()
+    return [r[0] for r in rows]
+
+
+def _places(obs: dict, side: int) -> dict:
+    p = obs["players"][side]
+    cards = lambda xs: [None if x is None else (x["uid"], x["card"]) for x in xs]  # noqa: E731
+    return {
+        "monsters": [None if m is None else (m["uid"], m["card"], cards(m.get("materials", []))) for m in p["monsters"]],
+        "extra_monsters": [None if m is None else (m["uid"], m["card"], cards(m.get("materials", []))) for m in p["extra_monsters"]],
+        "spells": cards(p["spells"]),
+        "pendulum": cards(p["pendulum"]),
+        "extra_deck": sorted(cards(p["extra_deck"])),
+    }
+
+
+def test_ocgcore_places_and_observes_them_as_the_board_says(cards):
+    _core_or_skip()
+    from bpcheck.engines.ocgcore import OcgcoreEngine
+    from bpcheck.engines.reference import board_observation
+
+    xyz, rank = _detaching_xyz()
+    mats = _normals(rank, 2)
+    b = load(doc(
+        p1={"monsters": [{"zone": 2, "card": cards["normal"], "position": "attack"}],
+            "extra_monsters": [{"zone": 1, "card": cards["link"], "position": "attack"}],
+            "pendulum": [{"zone": 1, "card": cards["pendulum"]}],
+            "extra_deck": [cards["xyz"], cards["pendulum"]]},
+        p2={"monsters": [{"zone": 1, "card": xyz, "position": "attack", "materials": mats}],
+            "extra_monsters": [{"zone": 1, "card": cards["xyz"], "position": "defense", "materials": [mats[0]]}]},
+    ))
+    engine = OcgcoreEngine(cards=FULL)
+    try:
+        obs = engine.observe(engine.start(b))
+    finally:
+        engine.close()
+    p1, p2 = _places(obs, 0), _places(obs, 1)
+    # uids: the Main Monster Zones 1-2, then P1's Extra Monster Zone, Pendulum Zone and Extra Deck
+    # 3-6, P2's Extra Monster Zone and its material 7-8, the Main Monster Zone's materials 9-10
+    assert p1["extra_monsters"] == [(3, cards["link"], []), None]
+    assert p1["pendulum"] == [(4, cards["pendulum"]), None] and p1["spells"] == [None] * 5  # Spell & Trap Zone 1 is the Pendulum Zone
+    assert p1["extra_deck"] == sorted([(5, cards["xyz"]), (6, cards["pendulum"])])
+    assert p2["monsters"][0] == (2, xyz, [(9, mats[0]), (10, mats[1])])
+    assert p2["extra_monsters"] == [(7, cards["xyz"], [(8, mats[0])]), None]
+    assert obs["players"][1]["extra_monsters"][0]["position"] == "defense"
+    # the reference model draws the board in the same shape, with the same cards in each place
+    ref = board_observation(b)
+    assert [_places(ref, s) for s in (0, 1)] == [p1, p2]
+    # a board with none of them is observed exactly as before: no new field
+    plain = OcgcoreEngine(cards=FULL)
+    try:
+        o = plain.observe(plain.start(load(doc(p1={"monsters": [{"zone": 1, "card": cards["normal"], "position": "attack"}]}))))
+    finally:
+        plain.close()
+    assert not {"extra_monsters", "pendulum", "extra_deck"} & set(o["players"][0]) and "materials" not in o["players"][0]["monsters"][0]
+
+
+def test_ocgcore_offers_the_xyz_detach_when_attacked_and_follows_the_material(cards, tmp_path, run_cli):
+    _core_or_skip()
+    from bpcheck.engines.ocgcore import OcgcoreEngine
+
+    xyz, rank = _detaching_xyz()
+    mats = _normals(rank, 2)
+    d = doc(p1={"monsters": [{"zone": 1, "card": cards["normal"], "position": "attack"}]},
+            p2={"monsters": [{"zone": 1, "card": xyz, "position": "attack", "materials": mats}]})
+    b = load(d)
+    engine = OcgcoreEngine(cards=FULL)
+    try:
+        s = engine.start(b)
+        path = []
+        for kind in ("enter Battle Phase", "attack "):
+            while True:
+                acts = engine.legal_actions(s)
+                a = next((a for a in acts if a.label.startswith(kind)), None)
+                if a is not None:
+                    break
+                s = engine.apply(s, next(a for a in acts if a.label == "pass"))[0]
+            s = engine.apply(s, a)[0]
+            path.append(a.label)
+        detach = [a for a in engine.legal_actions(s) if a.label.startswith(f"activate {xyz}")]
+        assert detach, f"the detach of {xyz!r} is not offered after {path}: {[a.label for a in engine.legal_actions(s)]}"
+        after = engine.observe(engine.apply(s, detach[0])[0])
+    finally:
+        engine.close()
+    left = [(m["uid"], m["card"]) for m in after["players"][1]["monsters"][0]["materials"]]
+    gy = [(c["uid"], c["card"]) for c in after["players"][1]["graveyard"]]
+    assert len(left) == 1 and len(gy) == 1 and sorted(left + gy) == [(3, mats[0]), (4, mats[1])]
+    # and the board passes every invariant on the unmodified scripts
+    f = tmp_path / "xyz.toml"
+    from bpcheck.harness.board_writer import write_board
+
+    write_board(d, f)
+    code, out, err = run_cli("check", str(f), "--engine", "ocgcore", "--cards-db", FULL, "--max-states", "3000")
+    assert code == 0, out + err
