@@ -10,8 +10,11 @@ from bpcheck.invariants.base import Unknown, by_history
 
 
 def monster_fields(*names: str) -> list[str]:
-    """``players[].monsters[].NAME`` for each name."""
-    return [f"players[].monsters[].{n}" for n in names]
+    """``players[].monsters[].NAME`` for each name, and the same field of the Extra Monster
+    Zones' monsters (``players[].extra_monsters[].NAME``, an optional path: :func:`monsters`
+    yields them too). An engine withholds a monster field by its ``players[].monsters[]`` path,
+    for every monster."""
+    return [f"players[].{z}[].{n}" for z in ("monsters", "extra_monsters") for n in names]
 
 
 def spell_fields(*names: str) -> list[str]:
@@ -23,12 +26,17 @@ def pile_fields(*names: str) -> list[str]:
     return [f"players[].{p}[].{n}" for p in ("hand", "graveyard", "banished", "deck") for n in names]
 
 
+def extra_place_fields(*names: str) -> list[str]:
+    """The paths :func:`extra_places` reads: the optional places of a card-database board."""
+    return [f"players[].{p}.{n}" for p in ("extra_monsters[]", "pendulum[]", "extra_deck[]", "monsters[].materials[]", "extra_monsters[].materials[]") for n in names]
+
+
 # a Spell/Trap in force (:func:`activating` reads the monitor's chain, not on_chain)
 ACTIVE = spell_fields("uid", "card", "face_up")
 ATTACKABLE = [*monster_fields("uid", "card", "position"), *ACTIVE]
 MAY_ATTACK_DIRECTLY = sorted({*ATTACKABLE, *monster_fields("controller"), *spell_fields("attached_to", "equipped_to")})
 CANNOT_ATTACK = sorted({*monster_fields("uid", "level"), *ACTIVE, *spell_fields("attached_to")})
-CARD_PLACES = sorted({*monster_fields("uid", "card"), *spell_fields("uid", "card"), *pile_fields("uid", "card")})
+CARD_PLACES = sorted({*monster_fields("uid", "card"), *spell_fields("uid", "card"), *pile_fields("uid", "card"), *extra_place_fields("uid", "card")})
 
 
 # what the readers below do without the engine's fields (for the invariants' ``fields=``)
