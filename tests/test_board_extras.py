@@ -305,3 +305,18 @@ def test_ocgcore_offers_the_xyz_detach_when_attacked_and_follows_the_material(ca
     write_board(d, f)
     code, out, err = run_cli("check", str(f), "--engine", "ocgcore", "--cards-db", FULL, "--max-states", "3000")
     assert code == 0, out + err
+
+
+def test_text_report_draws_the_new_places(cards):
+    from bpcheck.engines.reference import board_observation
+    from bpcheck.reports.text import board_lines
+
+    b = load(doc(p1={"monsters": [{"zone": 1, "card": cards["xyz"], "position": "attack", "materials": [cards["normal"]]}],
+                     "extra_monsters": [{"zone": 2, "card": cards["link"], "position": "attack"}],
+                     "pendulum": [{"zone": 2, "card": cards["pendulum"]}], "extra_deck": [cards["xyz"]]}))
+    lines = board_lines(board_observation(b))
+    assert any(line.startswith("   monsters: " + cards["xyz"]) and f"[materials: {cards['normal']}]" in line for line in lines)
+    assert any(line.startswith("   extra monster zones: -- | " + cards["link"]) for line in lines)
+    assert f"   pendulum zones: -- | {cards['pendulum']}" in lines and f"   extra_deck: {cards['xyz']}" in lines
+    plain = board_lines(board_observation(load(doc(p1={"monsters": [{"zone": 1, "card": cards["normal"], "position": "attack"}]}))))
+    assert not any("extra monster zones" in x or "pendulum zones" in x or "extra_deck" in x for x in plain)
