@@ -224,9 +224,11 @@ class OcgcoreEngine:
             self._load()
         assert self._cards is not None
         self.board = board
-        # a board with Xyz materials, Extra Monster Zones, Pendulum Zones or an Extra Deck is
+        # a board with Xyz materials, Extra Monster Zones, Pendulum Zones or an Extra Deck, or a
+        # card of a card database whose effects may put cards there (any but a plain Normal
+        # Monster: a Pendulum monster goes to the Extra Deck, an effect attaches a material), is
         # observed with them (optional paths: docs/observation.md); any other exactly as before
-        self.observe_extras = not board.extras.is_empty()
+        self.observe_extras = not board.extras.is_empty() or any(c.from_database and not c.effects_known for c in board.pool)
         self.puzzle = build_puzzle(board, self._cards)
         self.names = CardNames(self.puzzle, self._cards, board)
         duel = self._new_duel()

@@ -115,7 +115,7 @@ def build_puzzle(board: Board, cards: CardDatabase, *, comment: list[str] | None
             post.append(f"Debug.PreSummon({v}, {kind})")
         return v
 
-    def add_materials(host_uid: int, host: str, cp: int, seq: int) -> None:
+    def add_materials(host_uid: int, cp: int, seq: int) -> None:
         """Xyz materials: Debug.AddCard on the Monster Zone its Xyz monster stands in puts the
         card under it (the core's xyz_add), in the order given."""
         out = []
@@ -142,7 +142,7 @@ def build_puzzle(board: Board, cards: CardDatabase, *, comment: list[str] | None
                 post.append(f"{v}:SetStatus(STATUS_SUMMON_TURN, true)")
             if m.mods or m.attacks_declared or m.declared_at or m.cannot_attack_this_turn or m.destroyed_by_battle:
                 raise EngineRefusal(f"P{bp + 1} M{i + 1}: {m.card} carries turn history (modifiers, attacks) a puzzle cannot express")
-            add_materials(m.uid, m.card, cp, i)
+            add_materials(m.uid, cp, i)
         # The Extra Monster Zones: the core's Monster Zone sequences 5 (left, as the controller
         # sees it) and 6 (right); LOCATION_EMZONE k places at 5 + k.
         for k, m in enumerate(board.extras.extra_monsters[bp]):
@@ -152,7 +152,7 @@ def build_puzzle(board: Board, cards: CardDatabase, *, comment: list[str] | None
             pz.field[(cp, LOCATION_MZONE, 5 + k)] = (m.uid, passcode_of(m.card, board, cards), m.card)
             if m.summoned_this_turn:
                 post.append(f"{v}:SetStatus(STATUS_SPSUMMON_TURN, true)")
-            add_materials(m.uid, m.card, cp, 5 + k)
+            add_materials(m.uid, cp, 5 + k)
         # The Pendulum Zones: LOCATION_PZONE 0 and 1, Spell & Trap Zones 1 and 5 under Master Rule 5.
         for k, st in enumerate(board.extras.pendulum[bp]):
             if st is None:
