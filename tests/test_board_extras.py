@@ -256,6 +256,20 @@ def test_ocgcore_places_and_observes_them_as_the_board_says(cards):
     assert p2["monsters"][0] == (2, xyz, [(9, mats[0]), (10, mats[1])])
     assert p2["extra_monsters"] == [(7, cards["xyz"], [(8, mats[0])]), None]
     assert obs["players"][1]["extra_monsters"][0]["position"] == "defense"
+    # a monster's Type is its row's, the newer Types too (Cyberse, Wyrm, ...: the observation said null)
+    from bpcheck.model.cdb import open_db
+
+    for m in (obs["players"][0]["extra_monsters"][0], obs["players"][1]["monsters"][0]):
+        assert m["race"] == open_db(FULL).card(m["card"]).races[0]
+    con = sqlite3.connect(Path(FULL).resolve().as_uri() + "?mode=ro", uri=True)
+    cyberse = con.execute("SELECT t.name FROM datas d JOIN texts t ON t.id = d.id WHERE d.alias = 0 AND d.race = 16777216 AND (d.type & ?) ORDER BY d.id LIMIT 1", (C.TYPE_LINK,)).fetchone()[0]
+    con.close()
+    e = OcgcoreEngine(cards=FULL)
+    try:
+        o = e.observe(e.start(load(doc(p1={"extra_monsters": [{"zone": 1, "card": cyberse, "position": "attack"}]}))))
+    finally:
+        e.close()
+    assert o["players"][0]["extra_monsters"][0]["race"] == "Cyberse"
     # the reference model draws the board in the same shape, with the same cards in each place
     ref = board_observation(b)
     assert [_places(ref, s) for s in (0, 1)] == [p1, p2]

@@ -58,6 +58,9 @@ RACES = {
     0x40: "Aqua", 0x80: "Pyro", 0x100: "Rock", 0x200: "Winged Beast", 0x400: "Plant", 0x800: "Insect",
     0x1000: "Thunder", 0x2000: "Dragon", 0x4000: "Beast", 0x8000: "Beast-Warrior", 0x10000: "Dinosaur",
     0x20000: "Fish", 0x40000: "Sea Serpent", 0x80000: "Reptile", 0x100000: "Psychic",
+    # the newer Types (the scripts' constant.lua RACE_*; a Link monster is often a Cyberse): without
+    # them the observation said `race: null` where the card's row says Cyberse
+    0x200000: "Divine-Beast", 0x400000: "Creator God", 0x800000: "Wyrm", 0x1000000: "Cyberse", 0x2000000: "Illusion",
 }
 
 
