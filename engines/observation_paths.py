@@ -15,8 +15,21 @@ from typing import Any, Iterable
 
 # Observation fields added to the protocol after its version 2: every engine may leave them out
 # (the schema does not require them), and one that does is not compared on them (DIFF), as if it
-# had declared them unobserved. The reference model always gives them (docs/protocol.md).
-OPTIONAL_PATHS = frozenset({"players[].monsters[].position_changed_this_turn"})
+# had declared them unobserved. The reference model always gives position_changed_this_turn
+# (docs/protocol.md). The places of a board of card-database cards (Xyz materials, the Extra
+# Monster Zones, the Pendulum Zones, the Extra Deck: docs/boards.md) are given only on a board
+# that has any of them, by an engine that plays such boards (--engine ocgcore); the reference
+# model refuses those boards, and draws them with the same fields (engines/reference.py
+# board_observation), so on every board both give the same shape (docs/observation.md).
+OPTIONAL_PATHS = frozenset(
+    {
+        "players[].monsters[].position_changed_this_turn",
+        "players[].monsters[].materials",
+        "players[].extra_monsters",
+        "players[].pendulum",
+        "players[].extra_deck",
+    }
+)
 
 _MONSTER = "players[].monsters[]."
 _CARD_ZONES = ("players[].spells[].", "players[].field_zone.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.model.board import Board
 from bpcheck.model.engine import Action, Rules
-from bpcheck.model.observe import observe
+from bpcheck.model.observe import observe, with_extras
 from bpcheck.model.rulesets import under_ruleset
 
 
@@ -59,7 +59,12 @@ def refuse_unmodelled(board: Board) -> None:
     """:class:`EngineRefusal` naming every card of the board the reference model does not model:
     it knows their data (their database row), not their effects, so it cannot play the board.
     The board is ``skipped`` on the reference (and with ``--differential``), never judged by a
-    guess; an engine that has the cards' scripts (``--engine ocgcore``) plays it."""
+    guess; an engine that has the cards' scripts (``--engine ocgcore``) plays it. The same for
+    Xyz materials, the Extra Monster Zones, the Pendulum Zones and the Extra Deck, each named
+    with its cards (they have no place in the model's State)."""
+    extras = board.extras.describe(board.state)
+    if extras:  # the model's State has no place for them (model/board.py BoardExtras)
+        raise EngineRefusal(f"the reference model does not model {'; '.join(extras)}: a board of a card database's cards (docs/boards.md)")
     cards = unmodelled_cards(board)
     if cards:
         named = ", ".join(f"{c.name!r} ({c.passcode})" for c in sorted(cards, key=lambda c: c.name))
@@ -74,4 +79,8 @@ def board_observation(board: Board) -> dict:
     no observation of the board (it failed before giving its initial state, explorers/run.py)."""
     engine = ReferenceEngine()
     engine._rules = engine.rules_cls(board.pool)  # drawn as the file says, cards the model does not play included
-    return engine.observe(board.state)
+    obs = engine.observe(board.state)
+    if board.extras.is_empty():
+        return obs
+    # the places the model's State has none for, in the shape an engine that plays them gives (docs/observation.md)
+    return with_extras(engine._rules, obs, board.extras)

@@ -19,7 +19,7 @@ from bpcheck.model.board import Board, board_from_dict, parse_toml
 # Top-level keys first in this order (then the players, then card definitions), so that files
 # read like the hand-written seed boards.
 _HEAD = ("name", "description", "source", "rules", "turn", "turn_player", "step")
-_PLAYER = ("lp", "monsters", "spells", "field_spell", "hand", "graveyard", "banished", "deck")
+_PLAYER = ("lp", "monsters", "extra_monsters", "spells", "pendulum", "field_spell", "hand", "graveyard", "banished", "deck", "extra_deck")
 
 
 def _ordered(doc: dict) -> dict:
@@ -60,12 +60,15 @@ def document_board(doc: dict, path: str = "<drawn board>") -> Board:
 
 
 def board_size(doc: dict) -> int:
-    """How many cards a board document places: monsters, Spells/Traps, Field Spells and piles."""
+    """How many cards a board document places: monsters (and their Xyz materials), Spells/Traps,
+    Pendulum Zone cards, Field Spells and piles (the Extra Deck's too)."""
     n = 0
     for side in ("p1", "p2"):
         pd = doc.get(side, {})
-        n += len(pd.get("monsters", ())) + len(pd.get("spells", ())) + (1 if "field_spell" in pd else 0)
-        for pile in ("hand", "graveyard", "banished", "deck"):
+        mons = list(pd.get("monsters", ())) + list(pd.get("extra_monsters", ()))
+        n += len(mons) + sum(len(m.get("materials", ())) for m in mons if isinstance(m, dict))
+        n += len(pd.get("spells", ())) + len(pd.get("pendulum", ())) + (1 if "field_spell" in pd else 0)
+        for pile in ("hand", "graveyard", "banished", "deck", "extra_deck"):
             n += len(pd.get(pile, ()))
     return n
 

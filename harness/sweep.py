@@ -29,6 +29,7 @@ import os
 import re
 import tempfile
 import tomllib
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -150,7 +151,13 @@ SHAPES = {
     "face-up-opponent": "face-up on the opponent's side (a Continuous, Equip or Field card)",
     "face-up-own": "face-up on the turn player's side (a Continuous, Equip or Field card)",
     "with-companion": "attacking, beside the card its text names (a monster face-up, a Field Spell in the Field Zone)",
+    "pendulum-own": "in the turn player's left Pendulum Zone during its Battle Phase",
+    "pendulum-opponent": "in the opponent's left Pendulum Zone during the turn player's attack",
 }
+# On every shape that places it face-up on the field: an Xyz monster has 2 materials (Normal
+# Monsters whose Level is its Rank, :func:`xyz_materials`); a Link monster stands in an Extra
+# Monster Zone (its controller's left one), where a Link monster is Summoned from the Extra Deck.
+XYZ_MATERIALS = 2
 
 QUOTED_RX = re.compile(r'"([^"]+)"')
 
@@ -174,6 +181,28 @@ def companion(card: Card, db) -> Card | None:
     return None
 
 
+_NORMALS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # card database -> {Level: Normal Monsters' passcodes}
+
+
+def xyz_materials(card: Card, db) -> list[int]:
+    """The materials an Xyz monster's boards give it: the first :data:`XYZ_MATERIALS` Normal
+    Monsters (type Monster + Normal and nothing else: no effect of their own), by passcode, whose
+    Level is its Rank; none when the database has too few (then it stands without materials)."""
+    if not card.has(C.TYPE_XYZ):
+        return []
+    by_level = _NORMALS.get(db)
+    if by_level is None:
+        by_level = {}
+        for c in db:
+            if c.type == C.TYPE_MONSTER | C.TYPE_NORMAL and not c.alias:
+                by_level.setdefault(c.level, []).append(c.code)
+        for codes in by_level.values():
+            codes.sort()
+        _NORMALS[db] = by_level
+    codes = by_level.get(card.level, [])
+    return codes[:XYZ_MATERIALS] if len(codes) >= XYZ_MATERIALS else []
+
+
 def shapes_for(card: Card, prof: CardProfile | None, partner: Card | None = None) -> list[str]:
     """The situations a card is placed in, from its data and profile: a monster attacks and is
     attacked; Set, in a hand or in the GY only where an effect of it may be activated in a Battle
@@ -192,6 +221,8 @@ def shapes_for(card: Card, prof: CardProfile | None, partner: Card | None = None
             out.append("gy-opponent")
         if partner is not None:
             out.append("with-companion")
+        if card.has(C.TYPE_PENDULUM):
+            out += ["pendulum-own", "pendulum-opponent"]
         return out
     if card.kind in ("spell", "trap"):
         if card.has(C.TYPE_FIELD):
@@ -203,25 +234,44 @@ def shapes_for(card: Card, prof: CardProfile | None, partner: Card | None = None
     return []
 
 
-def board_document(card: Card, shape: str, partner: Card | None = None) -> dict:
+def board_document(card: Card, shape: str, partner: Card | None = None, materials: list[int] | None = None) -> dict:
     """The board document of ``card`` in ``shape`` (:data:`SHAPES`); ``partner``: the
-    ``with-companion`` shape's companion (:func:`companion`)."""
+    ``with-companion`` shape's companion (:func:`companion`); ``materials``: an Xyz monster's
+    (:func:`xyz_materials`), under it wherever it is face-up on the field."""
     me: object = card.code
     p1: dict = {"lp": 8000, "monsters": [{"zone": 1, "card": ATTACKER, "position": "attack"}]}
     p2: dict = {"lp": 8000, "monsters": [{"zone": 1, "card": TARGET, "position": "attack"}]}
+
+    def place(side: dict, position: str, others: list | None = None) -> None:
+        """The swept card face-up on `side`: a Link monster in its Extra Monster Zone 1, any other
+        in Main Monster Zone 1 (an Xyz monster with its materials); `others` stay beside it."""
+        entry: dict = {"zone": 1, "card": me, "position": position}
+        if materials and position != "facedown":
+            entry["materials"] = list(materials)
+        beside = [{"zone": i + 2, **o} for i, o in enumerate(others or [])]
+        if card.has(C.TYPE_LINK):
+            side["extra_monsters"] = [entry]
+            side.pop("monsters", None)
+            if beside:
+                side["monsters"] = beside
+        else:
+            side["monsters"] = [entry] + beside
+
     if shape == "attacker":  # a target in each position: piercing, and damage to either player
-        p1["monsters"] = [{"zone": 1, "card": me, "position": "attack"}]
+        place(p1, "attack")
         p2["monsters"].append({"zone": 2, "card": TARGET, "position": "defense"})
     elif shape == "with-companion" and partner is not None:
-        p1["monsters"] = [{"zone": 1, "card": me, "position": "attack"}]
         if partner.kind == "monster":
-            p1["monsters"].append({"zone": 2, "card": partner.code, "position": "attack"})
+            place(p1, "attack", [{"card": partner.code, "position": "attack"}])
         else:
+            place(p1, "attack")
             p1["field_spell"] = {"card": partner.code}
     elif shape == "attacked":
-        p2["monsters"] = [{"zone": 1, "card": me, "position": "attack"}]
+        place(p2, "attack")
     elif shape == "set-monster":
         p2["monsters"] = [{"zone": 1, "card": me, "position": "facedown"}]
+    elif shape in ("pendulum-own", "pendulum-opponent"):
+        (p1 if shape == "pendulum-own" else p2)["pendulum"] = [{"zone": 1, "card": me}]
     elif shape == "hand-opponent":
         p2["hand"] = [me]
     elif shape == "hand-own":
@@ -257,9 +307,11 @@ def card_boards(card: Card, prof: CardProfile | None, folder: Path, cards_db: st
     """Write the boards of a card into ``folder`` (``CODE-SHAPE.toml``): (shape, path) of each
     board written, and why a shape could not be (a board the format refuses)."""
     out, refused = [], []
-    partner = companion(card, open_db(cards_db)) if card.kind == "monster" else None
+    db = open_db(cards_db)
+    partner = companion(card, db) if card.kind == "monster" else None
+    materials = xyz_materials(card, db)
     for shape in shapes_for(card, prof, partner):
-        doc = board_document(card, shape, partner)
+        doc = board_document(card, shape, partner, materials)
         path = folder / f"{card.code}-{shape}.toml"
         try:
             board_from_dict(doc, str(path), cards_db=cards_db)  # loads as `check` will load it

@@ -9,6 +9,7 @@ from bpcheck.invariants.view import (
     activating,
     card_ref,
     card_refs,
+    extra_place_fields,
     fact,
     find_spell,
     monster,
@@ -227,7 +228,7 @@ def lp_ledger(t):
     ["CARD-OWNER", "DS-SEND-OWNER-GY"],
     "state",
     FAMILY,
-    reads=[*monster_fields("uid"), *spell_fields("uid"), *pile_fields("uid")],
+    reads=[*monster_fields("uid"), *spell_fields("uid"), *pile_fields("uid"), *extra_place_fields("uid")],
 )
 def one_place(obs, ctx):
     if uid_count_ok(obs):  # (the places are named only for a message)

@@ -156,7 +156,7 @@ def no_bp_first_turn(t):
     "transition",
     FAMILY,
     events=["attack_declared", "attack_stopped", "chain_link_resolved"],
-    reads=["attack", "over", "turn_player", "players[].monsters[].uid"],
+    reads=["attack", "over", "turn_player", *monster_fields("uid")],
     fields=CANNOT_ATTACK_AGAIN,
 )
 def stopped_spent(t):

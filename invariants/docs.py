@@ -145,7 +145,10 @@ its counters and marks, windows, priority and passes, effects in force and ATK/D
 pending triggers and choices, the chain links' bookkeeping. Nothing is judged through a field the
 engine does not report: an invariant that *needs* one it withholds is not evaluated, with the
 reason; for the others each invariant says what it does instead. A field it needs that is not
-withholdable (the duel's visible state) is one every engine reports.
+withholdable (the duel's visible state) is one every engine reports. The paths under
+`players[].extra_monsters`, `players[].pendulum`, `players[].extra_deck` and `materials` are
+optional places (`OPTIONAL_PATHS`: a board of card-database cards, [observation.md](observation.md#places-of-a-card-database-board)):
+read where an engine gives them, never needed.
 `tests/test_withheld_fields.py` runs the whole library with every withholdable field withheld
 against the engines of `tests/engines/` and every mutant: every behaviour bug is still caught.
 

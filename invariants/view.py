@@ -10,8 +10,11 @@ from bpcheck.invariants.base import Unknown, by_history
 
 
 def monster_fields(*names: str) -> list[str]:
-    """``players[].monsters[].NAME`` for each name."""
-    return [f"players[].monsters[].{n}" for n in names]
+    """``players[].monsters[].NAME`` for each name, and the same field of the Extra Monster
+    Zones' monsters (``players[].extra_monsters[].NAME``, an optional path: :func:`monsters`
+    yields them too). An engine withholds a monster field by its ``players[].monsters[]`` path,
+    for every monster."""
+    return [f"players[].{z}[].{n}" for z in ("monsters", "extra_monsters") for n in names]
 
 
 def spell_fields(*names: str) -> list[str]:
@@ -23,12 +26,17 @@ def pile_fields(*names: str) -> list[str]:
     return [f"players[].{p}[].{n}" for p in ("hand", "graveyard", "banished", "deck") for n in names]
 
 
+def extra_place_fields(*names: str) -> list[str]:
+    """The paths :func:`extra_places` reads: the optional places of a card-database board."""
+    return [f"players[].{p}.{n}" for p in ("extra_monsters[]", "pendulum[]", "extra_deck[]", "monsters[].materials[]", "extra_monsters[].materials[]") for n in names]
+
+
 # a Spell/Trap in force (:func:`activating` reads the monitor's chain, not on_chain)
 ACTIVE = spell_fields("uid", "card", "face_up")
 ATTACKABLE = [*monster_fields("uid", "card", "position"), *ACTIVE]
 MAY_ATTACK_DIRECTLY = sorted({*ATTACKABLE, *monster_fields("controller"), *spell_fields("attached_to", "equipped_to")})
 CANNOT_ATTACK = sorted({*monster_fields("uid", "level"), *ACTIVE, *spell_fields("attached_to")})
-CARD_PLACES = sorted({*monster_fields("uid", "card"), *spell_fields("uid", "card"), *pile_fields("uid", "card")})
+CARD_PLACES = sorted({*monster_fields("uid", "card"), *spell_fields("uid", "card"), *pile_fields("uid", "card"), *extra_place_fields("uid", "card")})
 
 
 # what the readers below do without the engine's fields (for the invariants' ``fields=``)
@@ -43,11 +51,35 @@ CANNOT_ATTACK_AGAIN = {
 
 
 def monsters(obs: dict, side: int | None = None) -> Iterator[dict]:
+    """The monsters on the field: the Main Monster Zones', then the Extra Monster Zones' (an
+    optional path: a board with them, docs/observation.md)."""
     for i, p in enumerate(obs["players"]):
         if side is None or side == i:
             for m in p["monsters"]:
                 if m is not None:
                     yield m
+            for m in p.get("extra_monsters") or ():
+                if m is not None:
+                    yield m
+
+
+def extra_places(p: dict, side: int) -> Iterator[tuple[dict, str]]:
+    """(card, place) of each card of the optional places of a player's view (docs/observation.md:
+    a board with Extra Monster Zones, Pendulum Zones, an Extra Deck or Xyz materials): the Extra
+    Monster Zones' monsters (``P1 EMZ1``), the Pendulum Zones' cards (``P1 PZ1``), the Extra
+    Deck's (``P1 ED``) and every monster's materials (``P1 M1 material``)."""
+    for i, m in enumerate(p.get("extra_monsters") or ()):
+        if m is not None:
+            yield m, f"P{side + 1} EMZ{i + 1}"
+    for i, c in enumerate(p.get("pendulum") or ()):
+        if c is not None:
+            yield c, f"P{side + 1} PZ{i + 1}"
+    for c in p.get("extra_deck") or ():
+        yield c, f"P{side + 1} ED"
+    for zone, tag in (("monsters", "M"), ("extra_monsters", "EMZ")):
+        for i, m in enumerate(p.get(zone) or ()):
+            for c in (m or {}).get("materials") or ():
+                yield c, f"P{side + 1} {tag}{i + 1} material"
 
 
 def monster(obs: dict, uid: int | None) -> dict | None:
@@ -215,6 +247,8 @@ def uid_places(obs: dict) -> dict[int, list[str]]:
         for pile in ("hand", "graveyard", "banished", "deck"):
             for c in p[pile]:
                 out.setdefault(c["uid"], []).append(f"P{side + 1} {pile}")
+        for c, place in extra_places(p, side):
+            out.setdefault(c["uid"], []).append(place)
     return out
 
 
@@ -240,6 +274,10 @@ def uid_count_ok(obs: dict) -> bool:
             for c in p[pile]:
                 add(c["uid"])
                 n += 1
+    for side, p in enumerate(obs["players"]):
+        for c, _place in extra_places(p, side):
+            add(c["uid"])
+            n += 1
     return len(seen) == n
 
 
@@ -252,11 +290,14 @@ def card_name(obs: dict, uid: int | None) -> str:
     c = find_spell(obs, uid)
     if c:
         return c["card"]
-    for p in obs["players"]:
+    for side, p in enumerate(obs["players"]):
         for pile in ("hand", "graveyard", "banished", "deck"):
             for x in p[pile]:
                 if x["uid"] == uid:
                     return x["card"]
+        for x, _place in extra_places(p, side):
+            if x["uid"] == uid:
+                return x["card"]
     return f"#{uid}"
 
 
@@ -280,6 +321,9 @@ def card_place(obs: dict, uid: int) -> tuple[str, str] | None:
             for c in p.get(pile, ()):
                 if c.get("uid") == uid:
                     return c.get("card", "?"), f"P{side + 1} {tag}"
+        for c, place in extra_places(p, side):
+            if c.get("uid") == uid:
+                return c.get("card", "?"), place
     return None
 
 

@@ -52,6 +52,50 @@ class Board:
     # what an engine outside bpcheck's model receives (`bpcheck.engines.interface.start_document`,
     # the protocol's `start`), so no engine ever needs the internal `state` (docs/engines.md).
     document: dict | None = field(default=None, compare=False, repr=False)
+    # What a board of card-database cards may hold beyond the reference model's State (Xyz
+    # materials, the Extra Monster Zones, the Pendulum Zones, the Extra Deck): engines that play
+    # such cards (``--engine ocgcore``) place them; the reference model refuses a board with any.
+    extras: "BoardExtras" = field(default_factory=lambda: BoardExtras())
+
+
+@dataclass(frozen=True)
+class BoardExtras:
+    """The parts of a board the reference model's :class:`State` has no place for (docs/boards.md,
+    "Xyz materials, Extra Monster Zones, Pendulum Zones, the Extra Deck"). Per player (board
+    players 0 and 1): ``extra_monsters[p]``: the monsters in the Extra Monster Zones as player p
+    sees them, left then right (P1's left zone is P2's right one); ``pendulum[p]``: its left and
+    right Pendulum Zones (Spell & Trap Zones 1 and 5); ``extra_deck[p]``: its Extra Deck.
+    ``materials``: (uid of an Xyz monster, its materials in order) for each that has any."""
+
+    materials: tuple[tuple[int, tuple[CardRef, ...]], ...] = ()
+    extra_monsters: tuple[tuple[Monster | None, Monster | None], ...] = ((None, None), (None, None))
+    pendulum: tuple[tuple[SpellTrap | None, SpellTrap | None], ...] = ((None, None), (None, None))
+    extra_deck: tuple[tuple[CardRef, ...], ...] = ((), ())
+
+    def is_empty(self) -> bool:
+        return self == BoardExtras()
+
+    def materials_of(self, uid: int) -> tuple[CardRef, ...]:
+        return next((m for u, m in self.materials if u == uid), ())
+
+    def describe(self, state: State | None = None) -> list[str]:
+        """What the board holds here, in words, naming each card (the reference model's refusal);
+        `state`: the board's, to name each Xyz monster that has materials."""
+        names = {m.uid: m.card for p in (state.players if state else ()) for m in p.monsters if m is not None}
+        names.update({m.uid: m.card for side in self.extra_monsters for m in side if m is not None})
+        out = []
+        for host, mats in self.materials:
+            out.append(f"Xyz materials ({', '.join(repr(m.card) for m in mats)} under {names.get(host, f'uid {host}')!r})")
+        for p in (0, 1):
+            for k, m in enumerate(self.extra_monsters[p]):
+                if m is not None:
+                    out.append(f"the Extra Monster Zones ({m.card!r} in P{p + 1}'s {'left' if k == 0 else 'right'} one)")
+            for k, st in enumerate(self.pendulum[p]):
+                if st is not None:
+                    out.append(f"the Pendulum Zones ({st.card!r} in P{p + 1}'s {'left' if k == 0 else 'right'} one)")
+            if self.extra_deck[p]:
+                out.append(f"the Extra Deck (P{p + 1}'s: {', '.join(repr(r.card) for r in self.extra_deck[p])})")
+        return out
 
 
 def _path_str(path) -> str:
@@ -167,7 +211,9 @@ def _own_cards(data: dict, file: str, fp) -> list[Card]:
 
 
 # Where a board names cards: (zone key, whether its entries may be plain card references).
-CARD_PLACES = (("monsters", False), ("spells", False), ("hand", True), ("graveyard", True), ("banished", True), ("deck", True))
+CARD_PLACES = (("monsters", False), ("extra_monsters", False), ("spells", False), ("pendulum", False), ("hand", True), ("graveyard", True),
+               ("banished", True), ("deck", True), ("extra_deck", True))
+MONSTER_PLACES = ("monsters", "extra_monsters")  # entries that may hold `materials` (a list of pile entries)
 
 
 def _is_passcode(v: Any) -> bool:
@@ -271,7 +317,23 @@ def resolve_card_refs(data: dict, file: str, fp, pool: CardPool, cards_db: Any) 
                 elif isinstance(e, dict) and "card" in e:
                     r = resolve(e["card"], where + ".card" if not plain else where)
                     state["changed"] |= r != e["card"]
-                    new.append({**e, "card": r})
+                    e = {**e, "card": r}
+                    if key in MONSTER_PLACES and isinstance(e.get("materials"), list):
+                        mats = []
+                        for k, x in enumerate(e["materials"]):
+                            mw = f"{where}.materials[{k}]"
+                            if isinstance(x, str) or _is_passcode(x):
+                                r = resolve(x, mw)
+                                state["changed"] |= r != x
+                                mats.append(r)
+                            elif isinstance(x, dict) and "card" in x:
+                                r = resolve(x["card"], mw)
+                                state["changed"] |= r != x["card"]
+                                mats.append({**x, "card": r})
+                            else:
+                                mats.append(x)
+                        e["materials"] = mats
+                    new.append(e)
                 else:
                     new.append(e)
             new_pd[key] = new
@@ -296,16 +358,22 @@ def _check_names(data: dict, file: str, fp) -> None:
             fields.check_name(g["id"], file, fp(f"reachable[{i}].id"), "goal id")
         if isinstance(g, dict) and isinstance(g.get("description"), str):
             fields.check_text(g["description"], file, fp(f"reachable[{i}].description"), "description")
+    def check_entry(e: Any, where: str) -> None:
+        if isinstance(e, str):
+            fields.check_name(e, file, fp(where), "card name")
+            return
+        fields.check_name(e["card"], file, fp(where + ".card"), "card name")
+        if "id" in e:
+            fields.check_name(e["id"], file, fp(where + ".id"), "id")
+
     for side in ("p1", "p2"):
-        for zone in ("monsters", "spells", "hand", "graveyard", "banished", "deck"):
+        for zone, _plain in CARD_PLACES:
             for j, e in enumerate(data[side].get(zone, [])):
                 where = f"{side}.{zone}[{j}]"
-                if isinstance(e, str):
-                    fields.check_name(e, file, fp(where), "card name")
-                    continue
-                fields.check_name(e["card"], file, fp(where + ".card"), "card name")
-                if "id" in e:
-                    fields.check_name(e["id"], file, fp(where + ".id"), "id")
+                check_entry(e, where)
+                if zone in MONSTER_PLACES:
+                    for k, x in enumerate(e.get("materials", [])):
+                        check_entry(x, f"{where}.materials[{k}]")
         fs = data[side].get("field_spell")
         if fs is not None:
             fields.check_name(fs["card"], file, fp(f"{side}.field_spell.card"), "card name")
@@ -364,33 +432,44 @@ def _build(data: dict, file: str, pool: CardPool, fp) -> Board:
             raise InputError(file, fp(where + ".card"), f"unknown card {name!r}{hint}")
         return pool[name]
 
+    hosts: list[tuple[int, str, Any, int, dict]] = []  # (side, field, card, uid, entry) of monsters that list materials
+
+    def monster(m: dict, where: str, side_i: int) -> tuple[Any, Monster]:
+        c = known(m["card"], where)
+        if not c.is_monster:
+            raise InputError(file, fp(where + ".card"), f"{c.name!r} is a {c.kind} card, not a monster")
+        pos = Pos(m["position"])
+        if c.frame == "Link" and pos is not Pos.ATK:
+            raise InputError(file, fp(where + ".position"), f"{c.name!r} is a Link monster: always in face-up Attack Position")
+        if c.is_token and pos is Pos.FACEDOWN:
+            raise InputError(file, fp(where + ".position"), "a Token is always face-up (it cannot be face-down)")
+        if m.get("set_this_turn") and pos is not Pos.FACEDOWN:
+            raise InputError(file, fp(where + ".set_this_turn"), "a monster Set this turn is face-down")
+        if "materials" in m and not c.has_type(cdb.TYPE_XYZ):  # (not modelled: docs/boards.md, "Xyz materials")
+            raise InputError(file, fp(where + ".materials"), f"{c.name!r} is not an Xyz monster: only an Xyz monster has materials")
+        owner = m.get("owner", side_i + 1) - 1
+        mon = Monster(
+            take_id(m, where),
+            c.name,
+            owner,
+            pos,
+            summoned_this_turn=m.get("summoned_this_turn", False),
+            set_this_turn=m.get("set_this_turn", False),
+        )
+        if m.get("materials"):
+            hosts.append((side_i, where, c, mon.uid, m))
+        return c, mon
+
     for side_i, side in enumerate(("p1", "p2")):
         pd = data[side]
         monsters: list[Monster | None] = [None] * 5
         for j, m in enumerate(pd.get("monsters", [])):
             where = f"{side}.monsters[{j}]"
-            c = known(m["card"], where)
-            if not c.is_monster:
-                raise InputError(file, fp(where + ".card"), f"{c.name!r} is a {c.kind} card, not a monster")
             z = m["zone"] - 1
             if monsters[z] is not None:
+                known(m["card"], where)
                 raise InputError(file, fp(where + ".zone"), f"Monster Zone {z + 1} is already used by {monsters[z].card!r}")
-            pos = Pos(m["position"])
-            if c.frame == "Link" and pos is not Pos.ATK:
-                raise InputError(file, fp(where + ".position"), f"{c.name!r} is a Link monster: always in face-up Attack Position")
-            if c.is_token and pos is Pos.FACEDOWN:
-                raise InputError(file, fp(where + ".position"), "a Token is always face-up (it cannot be face-down)")
-            if m.get("set_this_turn") and pos is not Pos.FACEDOWN:
-                raise InputError(file, fp(where + ".set_this_turn"), "a monster Set this turn is face-down")
-            owner = m.get("owner", side_i + 1) - 1
-            monsters[z] = Monster(
-                take_id(m, where),
-                c.name,
-                owner,
-                pos,
-                summoned_this_turn=m.get("summoned_this_turn", False),
-                set_this_turn=m.get("set_this_turn", False),
-            )
+            monsters[z] = monster(m, where, side_i)[1]
         spells: list[SpellTrap | None] = [None] * 5
         for j, sp in enumerate(pd.get("spells", [])):
             where = f"{side}.spells[{j}]"
@@ -465,6 +544,7 @@ def _build(data: dict, file: str, pool: CardPool, fp) -> Board:
                 **piles,
             )
         )
+    extras = _build_extras(data, file, fp, pool, players, hosts, monster, take_id)
     # Resolve equip / attach references ("P2 M1").
     for side_i, z, key, ref, where in pending_links:
         tp = int(ref[1]) - 1
@@ -497,6 +577,89 @@ def _build(data: dict, file: str, pool: CardPool, fp) -> Board:
         reachable=tuple(data.get("reachable", ())),
         ids=ids,
         ruleset=data.get("ruleset"),
+        extras=extras,
+    )
+
+
+def _build_extras(data: dict, file: str, fp, pool: CardPool, players: list[Player], hosts: list, monster, take_id) -> BoardExtras:
+    """The Extra Monster Zones, the Pendulum Zones, the Extra Deck and the Xyz materials of a board
+    (docs/boards.md), numbered after every other card of both players (so a board without them
+    keeps its uids): for P1 then P2, the Extra Monster Zones (each monster, then its materials),
+    the Pendulum Zones, the Extra Deck; then the materials of the Main Monster Zones' Xyz
+    monsters, P1's then P2's. Every fact about a card is its database row's (``datas.type``)."""
+    emz: list[list[Monster | None]] = [[None, None], [None, None]]
+    emz_where: dict[tuple[int, int], str] = {}
+    pend: list[list[SpellTrap | None]] = [[None, None], [None, None]]
+    extra: list[tuple[CardRef, ...]] = [(), ()]
+    materials: list[tuple[int, tuple[CardRef, ...]]] = []
+    mmz_hosts = list(hosts)
+
+    def take_materials(host: tuple) -> None:
+        side_i, where, c, uid, m = host
+        refs = []
+        for k, x in enumerate(m["materials"]):
+            mw = f"{where}.materials[{k}]"
+            name = x if isinstance(x, str) else x["card"]
+            mc = pool[name]
+            if mc.is_token:  # (not modelled: docs/boards.md, "Xyz materials")
+                raise InputError(file, fp(mw), f"{name!r} is a Token: a Token cannot be an Xyz material")
+            owner = (x.get("owner", side_i + 1) if isinstance(x, dict) else side_i + 1) - 1
+            refs.append(CardRef(take_id(x, mw), name, owner))
+        materials.append((uid, tuple(refs)))
+
+    for side_i, side in enumerate(("p1", "p2")):
+        pd = data[side]
+        for key, n, what in (("extra_monsters", 2, "Extra Monster Zones"), ("pendulum", 2, "Pendulum Zones")):
+            if len(pd.get(key, [])) > n:
+                raise InputError(file, fp(f"{side}.{key}"), f"there are {n} {what}; {len(pd[key])} cards given")
+        for j, m in enumerate(pd.get("extra_monsters", [])):
+            where = f"{side}.extra_monsters[{j}]"
+            z = m["zone"] - 1
+            # (not modelled, docs/boards.md:) the two Extra Monster Zones are shared: P1's left one is P2's right one
+            same = emz_where.get((side_i, z)) or emz_where.get((1 - side_i, 1 - z))
+            if same is not None:
+                raise InputError(file, fp(where + ".zone"), f"this Extra Monster Zone is already used by the card at {same} (P1's left Extra Monster Zone is P2's right one)")
+            c = pool[m["card"]]
+            if c.is_monster and not (c.is_extra_deck or c.has_type(cdb.TYPE_PENDULUM)):  # (not modelled: docs/boards.md, "Extra Monster Zones")
+                raise InputError(file, fp(where + ".card"), f"{c.name!r} is a Main Deck monster: an Extra Monster Zone holds a monster Summoned from the Extra Deck (Fusion, Synchro, Xyz, Link, or a Pendulum monster)")
+            n_hosts = len(hosts)
+            c, mon = monster(m, where, side_i)
+            emz[side_i][z] = mon
+            emz_where[(side_i, z)] = fp(where)
+            if len(hosts) > n_hosts:
+                take_materials(hosts[-1])
+        for j, e in enumerate(pd.get("pendulum", [])):
+            where = f"{side}.pendulum[{j}]"
+            c = pool[e["card"]]
+            if not c.has_type(cdb.TYPE_PENDULUM):  # (not modelled: docs/boards.md, "Pendulum Zones")
+                raise InputError(file, fp(where + ".card"), f"{c.name!r} is not a Pendulum monster: a Pendulum Zone holds a Pendulum monster card")
+            z = e["zone"] - 1
+            if pend[side_i][z] is not None:
+                raise InputError(file, fp(where + ".zone"), f"the {'left' if z == 0 else 'right'} Pendulum Zone is already used by {pend[side_i][z].card!r}")
+            st_zone = 0 if z == 0 else 4  # (not modelled, docs/boards.md:) the Pendulum Zones are Spell & Trap Zones 1 and 5
+            held = players[side_i].spells[st_zone]
+            if held is not None:
+                raise InputError(file, fp(where + ".zone"), f"the {'left' if z == 0 else 'right'} Pendulum Zone is Spell & Trap Zone {st_zone + 1}, already used by {held.card!r}")
+            pend[side_i][z] = SpellTrap(take_id(e, where), c.name, e.get("owner", side_i + 1) - 1, face_up=True)
+        refs = []
+        for j, entry in enumerate(pd.get("extra_deck", [])):
+            where = f"{side}.extra_deck[{j}]"
+            name = entry if isinstance(entry, str) else entry["card"]
+            c = pool[name]
+            if not (c.is_extra_deck or c.has_type(cdb.TYPE_PENDULUM)):  # (not modelled: docs/boards.md, "Extra Deck")
+                raise InputError(file, fp(where), f"{name!r} is a Main Deck card: the Extra Deck holds Fusion, Synchro, Xyz and Link monsters (and Pendulum monsters, face-up)")
+            owner = (entry.get("owner", side_i + 1) if isinstance(entry, dict) else side_i + 1) - 1
+            if owner != side_i:
+                raise InputError(file, fp(where), f"a card in {side}'s extra_deck belongs to {side} (its owner)")
+            refs.append(CardRef(take_id(entry, where), name, owner))
+        extra[side_i] = tuple(sorted(refs, key=lambda r: (r.card, r.uid)))
+    for h in mmz_hosts:
+        take_materials(h)
+    return BoardExtras(
+        materials=tuple(materials),
+        extra_monsters=tuple((a, b) for a, b in emz),
+        pendulum=tuple((a, b) for a, b in pend),
+        extra_deck=tuple(extra),
     )
 
 

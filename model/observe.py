@@ -141,6 +141,28 @@ def _pile(r: Rules, refs) -> list[dict[str, Any]]:
     return out
 
 
+def with_extras(r: Rules, obs: dict[str, Any], extras) -> dict[str, Any]:
+    """`obs` (not changed) with the places of a board the model's State has no place for (a
+    :class:`bpcheck.model.board.BoardExtras`: Xyz materials, the Extra Monster Zones, the Pendulum
+    Zones, the Extra Deck), in the fields an engine that plays such a board gives them
+    (docs/observation.md): ``materials`` on every monster, ``extra_monsters``, ``pendulum`` and
+    ``extra_deck`` on both players. The model plays no such board; this draws one as its file
+    says (a report of a board the engine under test failed on), in the same shape."""
+    players = []
+    for side, p in enumerate(obs["players"]):
+        p = dict(p)
+        emz = [None if m is None else _monster_dict(r, side, m, r.card(m.card).atk or 0, r.card(m.card).def_ or 0, (), ()) for m in extras.extra_monsters[side]]
+        p["monsters"] = [None if m is None else dict(m) for m in p["monsters"]]
+        for m in [*p["monsters"], *emz]:
+            if m is not None:
+                m["materials"] = [{"uid": x.uid, "card": x.card, "owner": x.owner} for x in extras.materials_of(m["uid"])]
+        p["extra_monsters"] = emz
+        p["pendulum"] = [None if c is None else {"uid": c.uid, "card": c.card, "owner": c.owner, "controller": side, "face_up": True} for c in extras.pendulum[side]]
+        p["extra_deck"] = [{"uid": x.uid, "card": x.card, "owner": x.owner} for x in extras.extra_deck[side]]
+        players.append(p)
+    return {**obs, "players": players}
+
+
 def observe(r: Rules, s: State) -> dict[str, Any]:
     """The observation of `s`. Parts may be shared with earlier observations: treat it as
     read-only (copy it before changing it)."""

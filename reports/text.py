@@ -38,6 +38,9 @@ def monster_cell(m: dict | None) -> str:
         marks += " cannot-attack"
     own = "" if "owner" not in m or m.get("owner") == m.get("controller", m.get("owner")) else f" (owner {_pn(m['owner'])})"
     pos = m.get("position", "?")
+    mats = m.get("materials")
+    if isinstance(mats, list) and mats:  # Xyz materials (an optional field: docs/observation.md)
+        marks += " [materials: " + ", ".join(str(x.get("card", "?")) if isinstance(x, dict) else "?" for x in mats) + "]"
     return f"{m.get('card', '?')} {POS.get(pos, pos)} {m.get('atk', '?')}/{m.get('def', '?')}{own}{marks}"
 
 
@@ -87,11 +90,17 @@ def board_lines(obs: dict, names: Callable[[Any], str] | None = None) -> list[st
         p = _player(obs, side)
         lines.append(f"{PN[side]} LP {p.get('lp', '?')}")
         lines.append("   monsters: " + " | ".join(monster_cell(m) for m in _slots(p, "monsters")))
+        emz = p.get("extra_monsters")  # the optional places of a card-database board (docs/observation.md)
+        if isinstance(emz, list) and any(isinstance(m, dict) for m in emz):
+            lines.append("   extra monster zones: " + " | ".join(monster_cell(m) for m in emz))
         st = " | ".join(spell_cell(c, obs, name) for c in _slots(p, "spells"))
         if isinstance(p.get("field_zone"), dict):
             st += f" || field: {spell_cell(p['field_zone'], obs, name)}"
         lines.append("   spells:   " + st)
-        for pile in ("hand", "graveyard", "banished"):
+        pend = p.get("pendulum")
+        if isinstance(pend, list) and any(isinstance(c, dict) for c in pend):
+            lines.append("   pendulum zones: " + " | ".join(str(c.get("card", "?")) if isinstance(c, dict) else "--" for c in pend))
+        for pile in ("hand", "graveyard", "banished", "extra_deck"):
             cards = p.get(pile)
             if isinstance(cards, list) and cards:
                 lines.append(f"   {pile}: " + ", ".join(str(c.get("card", "?")) if isinstance(c, dict) else "?" for c in cards))

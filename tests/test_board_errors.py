@@ -109,7 +109,7 @@ text = "A monster with negative ATK."
     (
         "unknown zone name",
         GOOD.replace("monsters = [", "monster_zones = ["),
-        "p1.monster_zones: unknown field (allowed: banished, deck, field_spell, graveyard, hand, lp, monsters, spells)",
+        "p1.monster_zones: unknown field (allowed: banished, deck, extra_deck, extra_monsters, field_spell, graveyard, hand, lp, monsters, pendulum, spells)",
     ),
     (
         "a string where a number belongs",

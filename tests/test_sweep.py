@@ -23,6 +23,7 @@ import pytest
 from bpcheck.cli.main import main
 from bpcheck.engines.ocgcore import default_paths
 from bpcheck.harness.sweep import OVERLAY_ENV, board_document, companion, select_cards, shapes_for
+from bpcheck.model.board import load_board
 from bpcheck.model.cdb import open_db
 from bpcheck.model.profile import profile
 
@@ -274,3 +275,43 @@ def test_a_signal_while_the_cards_are_read_still_writes_json_and_report(tmp_path
     assert p.wait(timeout=600) == 0, p.communicate()
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["complete"] and doc["judged"] == len(NORMALS)
+def _first(db, bits: int, without: int = 0):
+    return next(c for c in sorted(db, key=lambda c: c.code) if c.type & bits == bits and not c.type & without and not c.alias)
+
+
+def test_xyz_link_and_pendulum_shapes(tmp_path):
+    from bpcheck.harness.sweep import XYZ_MATERIALS, card_boards, xyz_materials
+    from bpcheck.model import cdb as C
+    from bpcheck.model.board import board_from_dict
+
+    db = open_db(FULL)
+    # an Xyz monster: its 2 materials are the first Normal Monsters (by passcode) whose Level is its Rank
+    xyz = _first(db, C.TYPE_MONSTER | C.TYPE_XYZ, C.TYPE_PENDULUM)
+    normals = sorted(c.code for c in db if c.type == C.TYPE_MONSTER | C.TYPE_NORMAL and not c.alias and c.level == xyz.level)
+    mats = xyz_materials(xyz, db)
+    assert len(mats) == XYZ_MATERIALS == 2 and mats == normals[:2]
+    for shape, side in (("attacker", "p1"), ("attacked", "p2")):
+        doc = board_document(xyz, shape, None, mats)
+        assert doc[side]["monsters"][0] == {"zone": 1, "card": xyz.code, "position": "attack", "materials": mats}
+        b = board_from_dict(doc, "x.toml", cards_db=FULL)
+        assert [[m.card for m in ms] for _u, ms in b.extras.materials] == [[db.get(c).name for c in mats]]
+    lion = db.card("Lion Alligator")
+    assert xyz_materials(lion, db) == [] and "materials" not in board_document(lion, "attacker", None, [])["p1"]["monsters"][0]
+    # a Link monster: in its controller's Extra Monster Zone, never in a Main Monster Zone
+    link = _first(db, C.TYPE_MONSTER | C.TYPE_LINK)
+    doc = board_document(link, "attacker")
+    assert doc["p1"]["extra_monsters"] == [{"zone": 1, "card": link.code, "position": "attack"}] and "monsters" not in doc["p1"]
+    doc = board_document(link, "attacked")
+    assert doc["p2"]["extra_monsters"][0]["card"] == link.code and "monsters" not in doc["p2"] and doc["p1"]["monsters"][0]["card"] == "Battle Ox"
+    # a Pendulum monster: also in either player's Pendulum Zone
+    pend = _first(db, C.TYPE_MONSTER | C.TYPE_PENDULUM, C.TYPE_XYZ | C.TYPE_LINK | C.TYPE_SYNCHRO | C.TYPE_FUSION)
+    shapes = shapes_for(pend, profile(pend))
+    assert shapes[:2] == ["attacker", "attacked"] and shapes[-2:] == ["pendulum-own", "pendulum-opponent"]
+    assert board_document(pend, "pendulum-opponent")["p2"]["pendulum"] == [{"zone": 1, "card": pend.code}]
+    assert "pendulum-own" not in shapes_for(lion, profile(lion))
+    # every such board is written and reads back as `check` reads it
+    for card in (xyz, link, pend):
+        written, refused = card_boards(card, profile(card), tmp_path, FULL)
+        assert not refused and {s for s, _p in written} == set(shapes_for(card, profile(card), companion(card, db)))
+        for _s, path in written:
+            load_board(path, cards_db=FULL)

@@ -21,6 +21,7 @@ LOCATION_DECK, LOCATION_HAND, LOCATION_MZONE, LOCATION_SZONE = 0x01, 0x02, 0x04,
 LOCATION_GRAVE, LOCATION_REMOVED, LOCATION_EXTRA, LOCATION_OVERLAY = 0x10, 0x20, 0x40, 0x80
 POS_FACEUP_ATTACK, POS_FACEDOWN_ATTACK, POS_FACEUP_DEFENSE, POS_FACEDOWN_DEFENSE = 0x1, 0x2, 0x4, 0x8
 TYPE_MONSTER, TYPE_SPELL, TYPE_TRAP, TYPE_NORMAL, TYPE_EFFECT = 0x1, 0x2, 0x4, 0x10, 0x20
+TYPE_PENDULUM = 0x1000000
 TYPE_TOKEN, TYPE_QUICKPLAY, TYPE_CONTINUOUS, TYPE_EQUIP, TYPE_FIELD = 0x4000, 0x10000, 0x20000, 0x40000, 0x80000
 TYPE_COUNTER, TYPE_FLIP, TYPE_LINK = 0x100000, 0x200000, 0x4000000
 
@@ -38,6 +39,7 @@ QUERY_ATTRIBUTE, QUERY_RACE, QUERY_ATTACK, QUERY_DEFENSE = 0x40, 0x80, 0x100, 0x
 QUERY_BASE_ATTACK, QUERY_BASE_DEFENSE, QUERY_REASON = 0x400, 0x800, 0x1000
 QUERY_EQUIP_CARD, QUERY_TARGET_CARD, QUERY_OWNER, QUERY_STATUS = 0x4000, 0x8000, 0x40000, 0x80000
 QUERY_IS_PUBLIC, QUERY_END = 0x100000, 0x80000000
+QUERY_OVERLAY_CARD = 0x10000  # an Xyz monster's materials: their passcodes, in the core's order
 
 PHASE_DRAW, PHASE_STANDBY, PHASE_MAIN1, PHASE_BATTLE_START = 0x01, 0x02, 0x04, 0x08
 PHASE_BATTLE_STEP, PHASE_DAMAGE, PHASE_DAMAGE_CAL, PHASE_BATTLE = 0x10, 0x20, 0x40, 0x80
@@ -56,6 +58,9 @@ RACES = {
     0x40: "Aqua", 0x80: "Pyro", 0x100: "Rock", 0x200: "Winged Beast", 0x400: "Plant", 0x800: "Insect",
     0x1000: "Thunder", 0x2000: "Dragon", 0x4000: "Beast", 0x8000: "Beast-Warrior", 0x10000: "Dinosaur",
     0x20000: "Fish", 0x40000: "Sea Serpent", 0x80000: "Reptile", 0x100000: "Psychic",
+    # the newer Types (the scripts' constant.lua RACE_*; a Link monster is often a Cyberse): without
+    # them the observation said `race: null` where the card's row says Cyberse
+    0x200000: "Divine-Beast", 0x400000: "Creator God", 0x800000: "Wyrm", 0x1000000: "Cyberse", 0x2000000: "Illusion",
 }
 
 
@@ -323,6 +328,9 @@ def parse_location_query(buf: bytes) -> list[dict | None]:
         elif flag == QUERY_EQUIP_CARD:
             c, l, s, _p = _loc(buf, body)
             cur[flag] = (c, l, s) if l else None
+        elif flag == QUERY_OVERLAY_CARD:
+            (n,) = struct.unpack_from("<I", buf, body)
+            cur[flag] = list(struct.unpack_from(f"<{n}I", buf, body + 4))
         elif flag == QUERY_TARGET_CARD:
             (n,) = struct.unpack_from("<I", buf, body)
             cur[flag] = [_loc(buf, body + 4 + 10 * k)[:3] for k in range(n)]

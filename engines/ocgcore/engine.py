@@ -71,7 +71,7 @@ CAPABILITIES = Capabilities(unobserved=UNOBSERVED, implicit_passes=True, cloning
 
 MONSTER_QUERY = (K.QUERY_CODE | K.QUERY_POSITION | K.QUERY_TYPE | K.QUERY_LEVEL | K.QUERY_ATTRIBUTE | K.QUERY_RACE
                  | K.QUERY_ATTACK | K.QUERY_DEFENSE | K.QUERY_BASE_ATTACK | K.QUERY_BASE_DEFENSE | K.QUERY_OWNER
-                 | K.QUERY_STATUS)
+                 | K.QUERY_STATUS | K.QUERY_OVERLAY_CARD)
 SPELL_QUERY = K.QUERY_CODE | K.QUERY_POSITION | K.QUERY_OWNER | K.QUERY_STATUS | K.QUERY_EQUIP_CARD | K.QUERY_TARGET_CARD
 PILE_QUERY = K.QUERY_CODE | K.QUERY_OWNER
 PLAYER_NAMES = ("P1", "P2")
@@ -199,6 +199,7 @@ class OcgcoreEngine:
         self._free: list[K.Duel] = []
         self.puzzle: Puzzle | None = None
         self.board: Board | None = None
+        self.observe_extras = False
         self._parse_cache: dict[bytes, list] = {}
         self._obs_cache: OrderedDict[tuple, dict] = OrderedDict()
         self.stats = {"created": 0, "replays": 0, "replayed_steps": 0, "cache_hits": 0, "evicted": 0, "destroyed": 0, "obs_hits": 0, "replayed_children": 0, "replay_mismatch": 0}
@@ -223,6 +224,11 @@ class OcgcoreEngine:
             self._load()
         assert self._cards is not None
         self.board = board
+        # a board with Xyz materials, Extra Monster Zones, Pendulum Zones or an Extra Deck, or a
+        # card of a card database whose effects may put cards there (any but a plain Normal
+        # Monster: a Pendulum monster goes to the Extra Deck, an effect attaches a material), is
+        # observed with them (optional paths: docs/observation.md); any other exactly as before
+        self.observe_extras = not board.extras.is_empty() or any(c.from_database and not c.effects_known for c in board.pool)
         self.puzzle = build_puzzle(board, self._cards)
         self.names = CardNames(self.puzzle, self._cards, board)
         duel = self._new_duel()
@@ -284,14 +290,25 @@ class OcgcoreEngine:
         # Owners of field cards as the core has them
         for (con, loc, seq), uid in t.field.items():
             pass
+        extras = self.board.extras  # type: ignore[union-attr]
         for bp in (0, 1):
             st = self.board.state.players[bp]  # type: ignore[union-attr]
-            for m in st.monsters:
+            for m in list(st.monsters) + list(extras.extra_monsters[bp]):
                 if m is not None:
                     t.cards[m.uid] = (t.cards[m.uid][0], m.owner ^ pz.swap)
-            for s in list(st.spells) + [st.field_zone]:
+            for s in list(st.spells) + [st.field_zone] + list(extras.pendulum[bp]):
                 if s is not None:
                     t.cards[s.uid] = (t.cards[s.uid][0], s.owner ^ pz.swap)
+        # Xyz materials, in the core's order under each Xyz monster (checked against the core)
+        for host, mats in pz.overlays.items():
+            t.overlays[host] = tuple(u for u, _c, _n, _o in mats)
+            for u, code, _n, owner in mats:
+                t.cards[u] = (code, owner)
+            where = t.where(host)
+            q = duel.query_location(where[0], K.LOCATION_MZONE, K.QUERY_CODE | K.QUERY_OVERLAY_CARD)[where[2]] if where else None
+            got = q.get(K.QUERY_OVERLAY_CARD) if q else None
+            if got != [code for _u, code, _n, _o in mats]:
+                raise EngineRefusal(f"the core did not put the materials of {t.name(host)!r} under it ({got} instead of {[code for _u, code, _n, _o in mats]})")
         return t
 
     # -- live duels ----------------------------------------------------------------------------
@@ -416,7 +433,7 @@ class OcgcoreEngine:
         """(core controller, uid) of each monster the core shows destroyed by battle now."""
         out = []
         for con in (0, 1):
-            for seq, q in enumerate(duel.query_location(con, K.LOCATION_MZONE, K.QUERY_CODE | K.QUERY_STATUS)[:5]):
+            for seq, q in enumerate(duel.query_location(con, K.LOCATION_MZONE, K.QUERY_CODE | K.QUERY_STATUS)[:7]):
                 if q and q.get(K.QUERY_STATUS, 0) & K.STATUS_BATTLE_DESTROYED:
                     uid = track.at(con, K.LOCATION_MZONE, seq)
                     if uid is not None:
@@ -511,11 +528,12 @@ class OcgcoreEngine:
     def _where(self, track: Track, uid: int) -> str:
         w = track.where(uid)
         if w is None:
-            return "gone"
+            host = next((h for h, mats in track.overlays.items() if uid in mats), None)
+            return f"material of {self._where(track, host)}" if host is not None else "gone"
         con, loc, seq = w
         bp = PLAYER_NAMES[track.bp(con)]
         if loc == K.LOCATION_MZONE:
-            return f"{bp} M{seq + 1}"
+            return f"{bp} EMZ{seq - 4}" if seq >= 5 else f"{bp} M{seq + 1}"
         if loc == K.LOCATION_SZONE:
             return f"{bp} FZ" if seq == 5 else f"{bp} S{seq + 1}"
         return f"{bp} {dict(((K.LOCATION_HAND, 'hand'), (K.LOCATION_GRAVE, 'graveyard'), (K.LOCATION_REMOVED, 'banished'), (K.LOCATION_DECK, 'deck'))).get(loc, 'extra')}"
@@ -827,6 +845,7 @@ class OcgcoreEngine:
             None if t.attack is None else tuple(t.attack),
             tuple((u, c, p, tuple(ts), n) for u, c, p, ts, n in t.chain),
             tuple((u, t.cards[u]) for u in range(1000, t.next_token)),
+            tuple(sorted(t.overlays.items())),
         )
         obs = self._obs_cache.get(key)
         if obs is not None:
@@ -847,6 +866,7 @@ class OcgcoreEngine:
         pool = self.board.pool
         lps = self._lps(raws[4])
         players: list[dict] = [{}, {}]
+        extras = self.observe_extras
         equips: dict[int, list[int]] = {}
         spells_by_cp: dict[int, list] = {}
         for cp in (0, 1):
@@ -859,11 +879,14 @@ class OcgcoreEngine:
                         equips.setdefault(tgt, []).append(uid)
         for cp in (0, 1):
             bp = t.bp(cp)
-            monsters: list[dict | None] = [None] * 5
-            for seq, q in enumerate(self._parsed(raws[cp])[:5]):
+            monsters: list[dict | None] = [None] * 7  # the Main Monster Zones, then the Extra Monster Zones
+            for seq, q in enumerate(self._parsed(raws[cp])[:7]):
                 if q is None:
                     continue
                 uid = self._uid(t, cp, K.LOCATION_MZONE, seq, q)
+                mats = t.overlays.get(uid, ())
+                if [t.cards[u][0] for u in mats] != q.get(K.QUERY_OVERLAY_CARD, []):
+                    raise SystemFault("engine-fault", f"the adapter lost track of the materials of {t.name(uid)!r}: the core has {q.get(K.QUERY_OVERLAY_CARD)}")
                 name = t.name(uid)
                 status = q.get(K.QUERY_STATUS, 0)
                 typ = q.get(K.QUERY_TYPE, 0)
@@ -888,7 +911,10 @@ class OcgcoreEngine:
                     "position_changed_this_turn": bool(status & K.STATUS_FORM_CHANGED),
                     "equipped_with": sorted(equips.get(uid, ())),
                 }
+                if mats or extras:
+                    monsters[seq]["materials"] = [self._pile_card(t, u) for u in mats]
             spells: list[dict | None] = [None] * 5
+            pend: list[dict | None] = [None, None]
             fz = None
             for seq, q in enumerate(spells_by_cp[cp][:6]):
                 if q is None:
@@ -917,17 +943,25 @@ class OcgcoreEngine:
                 }
                 if seq == 5:
                     fz = d
+                elif seq in (0, 4) and extras and self._in_pzone(t, uid):
+                    pend[0 if seq == 0 else 1] = {k: d[k] for k in ("uid", "card", "passcode", "owner", "controller", "face_up")}
                 elif seq < 5:
                     spells[seq] = d
             players[bp] = {
                 "lp": lps[cp],
-                "monsters": monsters,
+                "monsters": monsters[:5],
                 "spells": spells,
                 "field_zone": fz,
             }
-            for key, loc in (("hand", K.LOCATION_HAND), ("graveyard", K.LOCATION_GRAVE), ("banished", K.LOCATION_REMOVED), ("deck", K.LOCATION_DECK)):
+            if extras:  # optional paths (engines/observation_paths.py OPTIONAL_PATHS; docs/observation.md)
+                players[bp]["extra_monsters"] = monsters[5:7]
+                players[bp]["pendulum"] = pend
+            for key, loc in (("hand", K.LOCATION_HAND), ("graveyard", K.LOCATION_GRAVE), ("banished", K.LOCATION_REMOVED), ("deck", K.LOCATION_DECK),
+                             ("extra_deck", K.LOCATION_EXTRA)):
+                if key == "extra_deck" and not extras:
+                    continue
                 pile = t.piles.get((cp, loc), ())
-                players[bp][key] = [{"uid": u, "card": t.name(u), "passcode": _pc(self._official(t.cards[u][0])), "owner": t.bp(t.cards[u][1])} for u in pile]
+                players[bp][key] = [self._pile_card(t, u) for u in pile]
         a = t.attack
         obs = {
             "schema": 1,
@@ -955,6 +989,16 @@ class OcgcoreEngine:
             ],
         }
         return obs
+
+    def _pile_card(self, t: Track, u: int) -> dict:
+        return {"uid": u, "card": t.name(u), "passcode": _pc(self._official(t.cards[u][0])), "owner": t.bp(t.cards[u][1])}
+
+    def _in_pzone(self, t: Track, uid: int) -> bool:
+        """A card in Spell & Trap Zone 1 or 5 stands in a Pendulum Zone when it is a Pendulum
+        monster card (the core's pzone flag is not in its query replies; such a card in those
+        zones is there as a Pendulum card: no Battle Phase board places one otherwise)."""
+        typ = self.names.type_of(t.cards[uid][0])
+        return bool(typ & K.TYPE_MONSTER and typ & K.TYPE_PENDULUM)
 
     def _official(self, code: int | None) -> int | None:
         """The card's passcode as printed: an alternate (a token copy such as 73915053, Sheep Token)

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 
 from bpcheck.engines.interface import EngineRefusal
+from bpcheck.model import cdb as C
 from bpcheck.model.board import Board
 from bpcheck.model.state import Pos
 
 from .core import (
     DUEL_ATTACK_FIRST_TURN,
     LOCATION_DECK,
+    LOCATION_EXTRA,
     LOCATION_GRAVE,
     LOCATION_HAND,
     LOCATION_MZONE,
@@ -48,6 +50,14 @@ class Puzzle:
     # (core player, location) -> [(uid, code, name)] in the core's order for piles
     piles: dict[tuple[int, int], list[tuple[int, int, str]]] = dc_field(default_factory=dict)
     names: dict[int, str] = dc_field(default_factory=dict)  # passcode -> pool name
+    # uid of an Xyz monster -> [(uid, code, name, core owner)] of its materials, in the core's order
+    overlays: dict[int, list[tuple[int, int, str, int]]] = dc_field(default_factory=dict)
+
+
+# The summon type a monster of the Extra Deck on the board was Summoned by (the frame's own):
+# Debug.PreSummon records it, so a script asking "if this card was Xyz Summoned" finds it so.
+SUMMON_TYPES = ((C.TYPE_LINK, "SUMMON_TYPE_LINK"), (C.TYPE_XYZ, "SUMMON_TYPE_XYZ"), (C.TYPE_SYNCHRO, "SUMMON_TYPE_SYNCHRO"),
+                (C.TYPE_FUSION, "SUMMON_TYPE_FUSION"))
 
 
 def passcode_of(name: str, board: Board, cards: CardDatabase) -> int:
@@ -96,9 +106,24 @@ def build_puzzle(board: Board, cards: CardDatabase, *, comment: list[str] | None
         pz.names[code] = name
         v = f"c{uid}"
         var[uid] = v
-        lines.append(f"local {v} = Debug.AddCard({code}, {owner_bp ^ tp}, {cp}, {loc}, {seq}, {pos}) -- {name}")
+        card = board.pool[name]
+        proc = ", true" if loc in ("LOCATION_MZONE", "LOCATION_EMZONE") and card.is_extra_deck else ""  # Summoned properly
+        lines.append(f"local {v} = Debug.AddCard({code}, {owner_bp ^ tp}, {cp}, {loc}, {seq}, {pos}{proc}) -- {name}")
         post.append(f"if not {v} then error({_lua_str('bpcheck: could not place ' + name)}) end")
+        if proc:
+            kind = next(lua for bit, lua in SUMMON_TYPES if card.has_type(bit))
+            post.append(f"Debug.PreSummon({v}, {kind})")
         return v
+
+    def add_materials(host_uid: int, cp: int, seq: int) -> None:
+        """Xyz materials: Debug.AddCard on the Monster Zone its Xyz monster stands in puts the
+        card under it (the core's xyz_add), in the order given."""
+        out = []
+        for ref in board.extras.materials_of(host_uid):
+            add(ref.card, ref.uid, ref.owner, cp, "LOCATION_MZONE", seq, "POS_FACEUP")
+            out.append((ref.uid, passcode_of(ref.card, board, cards), ref.card, ref.owner ^ tp))
+        if out:
+            pz.overlays[host_uid] = out
 
     for bp in (0, 1):
         cp = bp ^ tp
@@ -117,6 +142,23 @@ def build_puzzle(board: Board, cards: CardDatabase, *, comment: list[str] | None
                 post.append(f"{v}:SetStatus(STATUS_SUMMON_TURN, true)")
             if m.mods or m.attacks_declared or m.declared_at or m.cannot_attack_this_turn or m.destroyed_by_battle:
                 raise EngineRefusal(f"P{bp + 1} M{i + 1}: {m.card} carries turn history (modifiers, attacks) a puzzle cannot express")
+            add_materials(m.uid, cp, i)
+        # The Extra Monster Zones: the core's Monster Zone sequences 5 (left, as the controller
+        # sees it) and 6 (right); LOCATION_EMZONE k places at 5 + k.
+        for k, m in enumerate(board.extras.extra_monsters[bp]):
+            if m is None:
+                continue
+            v = add(m.card, m.uid, m.owner, cp, "LOCATION_EMZONE", k, POS_LUA[m.pos])
+            pz.field[(cp, LOCATION_MZONE, 5 + k)] = (m.uid, passcode_of(m.card, board, cards), m.card)
+            if m.summoned_this_turn:
+                post.append(f"{v}:SetStatus(STATUS_SPSUMMON_TURN, true)")
+            add_materials(m.uid, cp, 5 + k)
+        # The Pendulum Zones: LOCATION_PZONE 0 and 1, Spell & Trap Zones 1 and 5 under Master Rule 5.
+        for k, st in enumerate(board.extras.pendulum[bp]):
+            if st is None:
+                continue
+            add(st.card, st.uid, st.owner, cp, "LOCATION_PZONE", k, "POS_FACEUP")
+            pz.field[(cp, LOCATION_SZONE, 0 if k == 0 else 4)] = (st.uid, passcode_of(st.card, board, cards), st.card)
         zones = [(i, st) for i, st in enumerate(p.spells) if st is not None]
         if p.field_zone is not None:
             zones.append((5, p.field_zone))
@@ -135,6 +177,12 @@ def build_puzzle(board: Board, cards: CardDatabase, *, comment: list[str] | None
                 add(ref.card, ref.uid, ref.owner, cp, lua, 0, "POS_FACEDOWN_DEFENSE" if key in ("deck",) else "POS_FACEUP")
                 out.append((ref.uid, passcode_of(ref.card, board, cards), ref.card))
             pz.piles[(cp, loc)] = out
+        out = []
+        for ref in board.extras.extra_deck[bp]:  # a Pendulum monster face-up, any other face-down
+            up = board.pool[ref.card].has_type(C.TYPE_PENDULUM)
+            add(ref.card, ref.uid, ref.owner, cp, "LOCATION_EXTRA", 0, "POS_FACEUP_DEFENSE" if up else "POS_FACEDOWN_DEFENSE")
+            out.append((ref.uid, passcode_of(ref.card, board, cards), ref.card))
+        pz.piles[(cp, LOCATION_EXTRA)] = out
     # Equips and continuous targets, once every card is placed.
     for bp in (0, 1):
         p = s.players[bp]

@@ -25,7 +25,7 @@ DS_ORDER = ("damage_step_start", "damage_step_before_calculation", "damage_step_
 PILE_LOCS = (K.LOCATION_HAND, K.LOCATION_GRAVE, K.LOCATION_REMOVED, K.LOCATION_DECK, K.LOCATION_EXTRA)
 ZONE_NAMES = {K.LOCATION_DECK: "deck", K.LOCATION_HAND: "hand", K.LOCATION_MZONE: "monster_zone",
               K.LOCATION_SZONE: "spell_trap_zone", K.LOCATION_GRAVE: "graveyard", K.LOCATION_REMOVED: "banished",
-              K.LOCATION_EXTRA: "extra_deck", 0: "nowhere"}
+              K.LOCATION_EXTRA: "extra_deck", K.LOCATION_OVERLAY: "xyz_material", 0: "nowhere"}
 
 
 class TrackError(Exception):
@@ -65,7 +65,7 @@ def move_reason(reason: int, to_loc: int) -> str:
 class Track:
     __slots__ = ("swap", "turn", "phase", "step", "over", "winner", "field", "piles", "cards", "next_token",
                  "chain", "building", "attack", "in_calc", "names", "selecting_attack", "last_flip_by",
-                 "replaying", "opp_at_attack", "marked", "probe")
+                 "replaying", "opp_at_attack", "marked", "probe", "overlays")
 
     def __init__(self, swap: int, names) -> None:
         self.swap = swap
@@ -90,6 +90,8 @@ class Track:
         self.opp_at_attack: tuple = ()  # the opponent's monster uids when the attack was announced
         self.marked: frozenset = frozenset()  # uids whose destroyed_by_battle event was given
         self.probe = None  # () -> the uids the core shows destroyed by battle now (set while running)
+        # uid of an Xyz monster -> the uids of its materials, in the core's order (tuples: copied cheaply)
+        self.overlays: dict[int, tuple[int, ...]] = {}
 
     def copy(self) -> "Track":
         t = Track.__new__(Track)
@@ -102,6 +104,7 @@ class Track:
         t.building, t.attack, t.in_calc = self.building, (list(self.attack) if self.attack else None), self.in_calc
         t.selecting_attack, t.names, t.last_flip_by = self.selecting_attack, self.names, self.last_flip_by
         t.replaying, t.opp_at_attack, t.marked, t.probe = self.replaying, self.opp_at_attack, self.marked, None
+        t.overlays = dict(self.overlays)
         return t
 
     # -- names and places ---------------------------------------------------------------------
@@ -349,9 +352,18 @@ class Track:
         fcon, floc, fseq, fpos = M.loc(p, 4)
         tcon, tloc, tseq, tpos = M.loc(p, 14)
         reason = M.u32(p, 24)
-        if floc & K.LOCATION_OVERLAY or tloc & K.LOCATION_OVERLAY:
-            raise TrackError("Xyz materials are outside the adapter's scope")
-        if floc == 0:  # a new card (a token)
+        if floc & K.LOCATION_OVERLAY:  # an Xyz material leaves its monster (detached, or the monster left)
+            host = self.at(fcon, floc & ~K.LOCATION_OVERLAY, fseq)
+            mats = self.overlays.get(host, ()) if host is not None else ()
+            k = fpos if 0 <= fpos < len(mats) and self.cards[mats[fpos]][0] == code else next((i for i, u in enumerate(mats) if self.cards[u][0] == code), None)
+            if k is None:
+                raise TrackError(f"MSG_MOVE of material {code} from {fcon}/{floc:#x}/{fseq}, where the tracker holds no such material")
+            uid = mats[k]
+            self.overlays[host] = mats[:k] + mats[k + 1 :]
+            if not self.overlays[host]:
+                del self.overlays[host]
+            floc = K.LOCATION_OVERLAY
+        elif floc == 0:  # a new card (a token)
             uid = self.next_token
             self.next_token += 1
             self.cards = dict(self.cards)
@@ -360,7 +372,15 @@ class Track:
             uid = self.take(fcon, floc, fseq, code)
             if uid is None:
                 raise TrackError(f"MSG_MOVE of {code} from {fcon}/{floc:#x}/{fseq}, where the tracker holds no card")
-        if tloc:
+        if tloc & K.LOCATION_OVERLAY:  # attached as a material to the Xyz monster there
+            host = self.at(tcon, tloc & ~K.LOCATION_OVERLAY, tseq)
+            if host is None:
+                raise TrackError(f"MSG_MOVE of {code} under {tcon}/{tloc:#x}/{tseq}, where the tracker holds no monster")
+            mats = self.overlays.get(host, ())
+            k = min(max(tpos, 0), len(mats))
+            self.overlays[host] = mats[:k] + (uid,) + mats[k:]
+            tloc = K.LOCATION_OVERLAY
+        elif tloc:
             self.put(uid, tcon, tloc, tseq)
         if floc == 0:
             return  # the summon message that follows says it
