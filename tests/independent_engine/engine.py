@@ -76,7 +76,6 @@ DS = (
     "damage_step_after_calculation_1", "damage_step_after_calculation_2", "damage_step_end",
 )  # fmt: skip
 PILES = ("hand", "graveyard", "banished", "deck")
-PILE_TAG = {"hand": "hand", "graveyard": "GY", "banished": "banished", "deck": "deck"}
 
 
 class Refusal(Exception):
@@ -151,6 +150,8 @@ class Engine:
         """The initial state of a board (docs/boards.md), its cards numbered as bpcheck numbers
         them (docs/protocol.md "The board"); Refusal for anything this engine does not play."""
         self.cards = cards
+        if board.get("ruleset", "tcg") != "tcg":  # docs/boards.md: tcg (the default), ocg or goat
+            raise Refusal(f"ruleset: this engine plays the TCG rules only, not {board.get('ruleset')!r}")
         if board.get("step", "main1") != "main1":
             raise Refusal(f"step: this engine starts in Main Phase 1 only, not {board.get('step')!r}")
         for key in ("turn", "turn_player"):
@@ -247,8 +248,10 @@ class Engine:
         return own[key] if key in own else (self.cards[m["card"]].get(key) or 0)
 
     def name(self, s: dict, uid: int) -> str:
-        """A card as labels name it: its name, with its place when another card of the duel shares
-        the name (``Battle Ox [P1 M1]``; copies in one pile are numbered: ``[P2 GY 2]``)."""
+        """A card as labels name it (docs/protocol.md, "Action labels and duplicate card names"): its
+        name, with its place when another card anywhere in the duel (fields, hands, Graveyards,
+        banished piles, Decks) shares the name: ``Battle Ox [P1 M1]``, ``Battle Ox [P2 graveyard]``;
+        copies in one pile are numbered by uid from 1: ``Mokey Mokey [P2 graveyard #2]``."""
         nm = self._name_of(s, uid)
         count, where = 0, None
         for side, p in enumerate(s["players"]):
@@ -259,11 +262,11 @@ class Engine:
                         if x["uid"] == uid:
                             where = f"P{side + 1} {tag}{z + 1}"
             for pile in PILES:
-                same = [r for r in p[pile] if r["card"] == nm]
+                same = sorted((r for r in p[pile] if r["card"] == nm), key=lambda r: r["uid"])
                 count += len(same)
                 for k, r in enumerate(same):
                     if r["uid"] == uid:
-                        where = f"P{side + 1} {PILE_TAG[pile]}" + (f" {k + 1}" if len(same) > 1 else "")
+                        where = f"P{side + 1} {pile}" + (f" #{k + 1}" if len(same) > 1 else "")
         return nm if count <= 1 or where is None else f"{nm} [{where}]"
 
     def _name_of(self, s: dict, uid: int) -> str:
