@@ -6,6 +6,7 @@ in-house engine would: no line of bpcheck is imported or copied here (Python's s
 only). It plays the part of the Battle Phase its boards need:
 
 - Normal Monsters and Tokens (no effects), in any position, either side, owned by either player;
+- monsters whose only card data is an attack cost (the static ``attack_cost``: Dark Elf);
 - three kinds of Set Trap Card, recognised by their card data (the ``cards`` of ``start``), never
   by name: "destroy the attacking monster" when an opponent's monster declares an attack (Sakuretsu
   Armor), "Special Summon a monster from your Graveyard and stay bound to it" (Call of the
@@ -131,6 +132,23 @@ def _vanilla(c: dict) -> bool:
     return plain and ((c.get("kind") == "monster" and c.get("subtype") == "normal") or c.get("kind") == "token")
 
 
+def _attack_cost(c: dict) -> int | None:
+    """The LP a monster pays to declare an attack, when that is all its card data holds (docs/cards.md:
+    the static ``attack_cost {amount}`` on ``self``; "Dark Elf"); None for any other card."""
+    statics = c.get("statics") or []
+    if c.get("kind") != "monster" or c.get("effects") or len(statics) != 1:
+        return None
+    st = statics[0]
+    if {k: v for k, v in st.items() if v is not None} != {"apply": "attack_cost", "to": "self", "amount": st.get("amount")}:
+        return None
+    return st["amount"] if isinstance(st.get("amount"), int) and st["amount"] > 0 else None
+
+
+def _plays(c: dict) -> bool:
+    """A monster this engine plays: vanilla, or with an attack cost and nothing else."""
+    return _vanilla(c) or _attack_cost(c) is not None
+
+
 # -- the engine -----------------------------------------------------------------------------------
 
 
@@ -166,8 +184,8 @@ class Engine:
                 raise Refusal(f"{key}.lp: this engine plays concrete boards only")
             for j, m in enumerate(pd.get("monsters") or []):
                 c = self._card(m.get("card"), f"{key}.monsters[{j}]")
-                if not _vanilla(c):
-                    raise Refusal(f"{key}.monsters[{j}]: {m.get('card')!r} has effects; this engine plays Normal Monsters and Tokens")
+                if not _plays(c):
+                    raise Refusal(f"{key}.monsters[{j}]: {m.get('card')!r} has effects; this engine plays Normal Monsters, Tokens and attack costs")
                 for stat in ("atk", "def"):
                     if stat in m:
                         if not isinstance(m[stat], int):
@@ -198,7 +216,7 @@ class Engine:
                 for j, entry in enumerate(pd.get(pile) or []):
                     name = entry if isinstance(entry, str) else entry.get("card")
                     c = self._card(name, f"{key}.{pile}[{j}]")
-                    if not _vanilla(c):
+                    if not _plays(c):
                         raise Refusal(f"{key}.{pile}[{j}]: {name!r} has effects; this engine plays Normal Monsters in piles")
                     uid += 1
                     refs.append({"uid": uid, "card": name, "owner": side})
@@ -279,12 +297,16 @@ class Engine:
     def attackable(self, s: dict, defender: int) -> list[int]:
         return [m["uid"] for _side, _z, m in self.monsters(s, defender) if not m["marked"]]
 
-    def may_attack(self, m: dict) -> bool:
+    def may_attack(self, m: dict, lp: int) -> bool:
         if self.bug == "summoned-cannot-attack" and m["summoned"]:
             return False
         if m["pos"] != "attack" and not (self.bug == "defense-position-attacks" and m["pos"] == "defense"):
             return False
-        return m["attacks"] == 0 and not m["stopped"]
+        if m["attacks"] or m["stopped"]:
+            return False
+        # ATK-COST (docs/rules.md): a cost that cannot be paid forbids the declaration
+        cost = _attack_cost(self.cards[m["card"]])
+        return cost is None or lp >= cost
 
     def direct_allowed(self, s: dict, attacker_side: int) -> bool:
         opp = [m for _side, _z, m in self.monsters(s, 1 - attacker_side) if not m["marked"]]
@@ -325,7 +347,7 @@ class Engine:
         out = [{"kind": "pass", "player": p, "label": label}]
         if p == tp and step == "battle_step" and a is None and not s["chain"]:
             for side, _z, m in self.monsters(s, tp):
-                if not self.may_attack(m):
+                if not self.may_attack(m, s["players"][tp]["lp"]):
                     continue
                 who = self.name(s, m["uid"])
                 for t in self.attackable(s, 1 - tp):
@@ -432,6 +454,13 @@ class Engine:
         s["attack"] = {"attacker": m["uid"], "target": t, "targets": sorted(self.attackable(s, 1 - side)), "replay": False, "calculated": False}
         s["window"] = True
         self._open(s)
+        cost = _attack_cost(self.cards[m["card"]])
+        if cost is not None:  # ATK-COST: paid once, at the declaration (a replay does not pay again)
+            p = s["players"][side]
+            p["lp"] = max(0, p["lp"] - cost)
+            events.append(ev("lp_paid", player=side, amount=cost))
+            events.append(ev("attack_cost_paid", attacker_uid=m["uid"], player=side, amount=cost))
+            self._lp_check(s, events)  # LP-ZERO: a cost that takes the LP to 0 ends the duel too
 
     def _replay_choice(self, s: dict, events: list, action: dict) -> None:
         a = s["attack"]
