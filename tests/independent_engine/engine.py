@@ -6,7 +6,8 @@ in-house engine would: no line of bpcheck is imported or copied here (Python's s
 only). It plays the part of the Battle Phase its boards need:
 
 - Normal Monsters and Tokens (no effects), in any position, either side, owned by either player;
-- monsters whose only card data is an attack cost (the static ``attack_cost``: Dark Elf);
+- monsters whose only card data is an attack cost (the static ``attack_cost``: Dark Elf), or
+  "must attack if able" and "destroy it in face-up Defense Position" (Berserk Gorilla);
 - three kinds of Set Trap Card, recognised by their card data (the ``cards`` of ``start``), never
   by name: "destroy the attacking monster" when an opponent's monster declares an attack (Sakuretsu
   Armor), "Special Summon a monster from your Graveyard and stay bound to it" (Call of the
@@ -132,21 +133,38 @@ def _vanilla(c: dict) -> bool:
     return plain and ((c.get("kind") == "monster" and c.get("subtype") == "normal") or c.get("kind") == "token")
 
 
+STATICS = {"attack_cost", "must_attack", "destroy_if_face_up_defense"}  # the statics this engine plays (docs/cards.md)
+
+
+def _statics(c: dict) -> dict | None:
+    """A monster's continuous effects by name (``{"attack_cost": {"amount": 1000}}``), when its card
+    data holds no effect and only statics on itself that this engine plays (docs/cards.md:
+    ``attack_cost {amount}``, Dark Elf; ``must_attack`` and ``destroy_if_face_up_defense``, Berserk
+    Gorilla); None for any other card."""
+    if c.get("kind") != "monster" or c.get("effects"):
+        return None
+    out = {}
+    for st in c.get("statics") or []:
+        params = {k: v for k, v in st.items() if v is not None and k not in ("apply", "to")}
+        if st.get("apply") not in STATICS or st.get("to") != "self" or st["apply"] in out:
+            return None
+        if set(params) != ({"amount"} if st["apply"] == "attack_cost" else set()):
+            return None
+        if st["apply"] == "attack_cost" and not (isinstance(params["amount"], int) and params["amount"] > 0):
+            return None
+        out[st["apply"]] = params
+    return out
+
+
 def _attack_cost(c: dict) -> int | None:
-    """The LP a monster pays to declare an attack, when that is all its card data holds (docs/cards.md:
-    the static ``attack_cost {amount}`` on ``self``; "Dark Elf"); None for any other card."""
-    statics = c.get("statics") or []
-    if c.get("kind") != "monster" or c.get("effects") or len(statics) != 1:
-        return None
-    st = statics[0]
-    if {k: v for k, v in st.items() if v is not None} != {"apply": "attack_cost", "to": "self", "amount": st.get("amount")}:
-        return None
-    return st["amount"] if isinstance(st.get("amount"), int) and st["amount"] > 0 else None
+    """The LP a monster pays to declare an attack (ATK-COST), or None."""
+    st = (_statics(c) or {}).get("attack_cost")
+    return None if st is None else st["amount"]
 
 
 def _plays(c: dict) -> bool:
-    """A monster this engine plays: vanilla, or with an attack cost and nothing else."""
-    return _vanilla(c) or _attack_cost(c) is not None
+    """A monster this engine plays: vanilla, or with no effect but the statics it plays."""
+    return _vanilla(c) or _statics(c) is not None
 
 
 # -- the engine -----------------------------------------------------------------------------------
@@ -314,6 +332,38 @@ class Engine:
             opp = [m for m in opp if m["pos"] != "facedown"]
         return not opp
 
+    def has(self, m: dict, static: str) -> bool:
+        """A continuous effect of `m` applies: it is face-up and not destroyed by battle (statics apply
+        while the card is face-up, docs/cards.md; a monster marked destroyed by battle applies none,
+        DS-DESTROYED-MARK)."""
+        return m["pos"] != "facedown" and not m["marked"] and static in (_statics(self.cards[m["card"]]) or {})
+
+    def must_attack_pending(self, s: dict) -> bool:
+        """ATK-MUST, BP-MUST-ENTER: a monster of the turn player that must attack has not declared an
+        attack and could declare one now."""
+        tp = s["tp"]
+        lp = s["players"][tp]["lp"]
+        return any(
+            self.has(m, "must_attack") and self.may_attack(m, lp) and (self.attackable(s, 1 - tp) or self.direct_allowed(s, tp))
+            for _side, _z, m in self.monsters(s, tp)
+        )
+
+    def _self_destroy(self, s: dict, events: list) -> None:
+        """DS-SELF-DESTROY: a monster whose continuous effect destroys it in face-up Defense Position is
+        destroyed by that rule after each chain, right after damage calculation and after a position
+        change (docs/cards.md); the target flipped by an attack only after damage calculation (and not
+        if it was destroyed by that battle)."""
+        a = s["attack"]
+        for _side, _z, m in list(self.monsters(s)):
+            if m["pos"] != "defense" or not self.has(m, "destroy_if_face_up_defense"):
+                continue
+            if a is not None and not a["calculated"] and a["target"] == m["uid"] and a.get("flipped"):
+                continue
+            side, z, m = self.find(s, m["uid"])
+            events.append(ev("destroyed", card=m["card"], card_uid=m["uid"], by="rule"))
+            self._leave(s, events, side, z, m, "destroyed")
+            self._bound_trap_goes(s, events, m["uid"])
+
     def in_force(self, s: dict, what: str, player: int) -> bool:
         return any(x["what"] == what and x["player"] == player for x in s["lingering"])
 
@@ -329,7 +379,9 @@ class Engine:
             return [{"kind": "pass", "player": p, "label": "pass"}] + self._activations(s, p)
         if step == "main1":
             out = [] if s["turn"] == 1 else [{"kind": "enter_bp", "player": tp, "label": "enter Battle Phase"}]
-            return out + [{"kind": "skip_bp", "player": tp, "label": "skip Battle Phase"}] + self._activations(s, tp)
+            if s["turn"] == 1 or not self.must_attack_pending(s):  # BP-MUST-ENTER (BP-FIRST-TURN wins on turn 1)
+                out.append({"kind": "skip_bp", "player": tp, "label": "skip Battle Phase"})
+            return out + self._activations(s, tp)
         if step == "main2":
             out = []
             for _side, _z, m in self.monsters(s, tp):
@@ -344,7 +396,8 @@ class Engine:
             return self._replay_actions(s)
         p = s["priority"]
         label = "end Battle Phase" if step == "battle_step" and p == tp and a is None and not s["chain"] else "pass"
-        out = [{"kind": "pass", "player": p, "label": label}]
+        # ATK-MUST: the Battle Phase cannot be ended while a monster must attack and can
+        out = [] if label == "end Battle Phase" and self.must_attack_pending(s) else [{"kind": "pass", "player": p, "label": label}]
         if p == tp and step == "battle_step" and a is None and not s["chain"]:
             for side, _z, m in self.monsters(s, tp):
                 if not self.may_attack(m, s["players"][tp]["lp"]):
@@ -422,6 +475,7 @@ class Engine:
             new = "defense" if m["pos"] == "attack" else "attack"
             events.append(ev("position_changed", card=m["card"], card_uid=m["uid"], **{"from": m["pos"], "to": new}, by="manual"))
             m["pos"], m["changed"] = new, True
+            self._self_destroy(s, events)
         elif kind == "attack":
             self._declare(s, events, action)
         elif kind == "replay":
@@ -542,6 +596,7 @@ class Engine:
         s["chain"] = []
         s["window"] = False
         events.append(ev("chain_resolved"))
+        self._self_destroy(s, events)  # docs/cards.md, destroy_if_face_up_defense: after each chain
 
     def _revive(self, s: dict, events: list, link: dict, trap: dict) -> None:
         p = link["player"]
@@ -603,6 +658,7 @@ class Engine:
             if t is not None and t[2]["pos"] == "facedown":
                 self._step_to(s, events, "damage_step_flip")
                 t[2]["pos"] = "defense"
+                a["flipped"] = True
                 events.append(ev("flipped", card=t[2]["card"], card_uid=t[2]["uid"], by="battle", face_up=True))
             elif self.bug == "no-before-damage-calculation":
                 self._step_to(s, events, "damage_step_during_calculation")
@@ -681,6 +737,7 @@ class Engine:
         a["calculated"] = True
         if self.bug == "sent-at-damage-calculation":
             self._send_destroyed(s, events)
+        self._self_destroy(s, events)  # DS-SELF-DESTROY: right after damage calculation
         self._lp_check(s, events)
 
     def _lp_check(self, s: dict, events: list) -> None:
