@@ -584,6 +584,8 @@ class Engine:
                     self._destroy(s, events, target)
             elif kind == "revive-bound":
                 self._revive(s, events, link, t)
+                if t["bound"] is None:  # docs/cards.md, special_summon: its target gone, it goes as it resolves
+                    self._trap_to_graveyard(s, events, t["uid"], "resolved")
             elif kind == "protect":
                 for what in ("no_battle_damage", "battle_indestructible"):
                     s["lingering"].append({"what": what, "player": link["player"], "source": t["card"], "until": "end_of_turn"})
