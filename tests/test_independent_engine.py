@@ -170,7 +170,7 @@ SEED_PLAYED = {
     "boards/rulesets/ds-flip.toml": "pass",
     "boards/rulesets/start-step.toml": "pass",
 }
-SEED_BOUND = 600
+SEED_BOUND = 300
 
 
 def _seed_differential(run_cli, tmp_path, *argv: str) -> tuple[int, str, dict]:
