@@ -153,12 +153,12 @@ def test_the_bug_free_engine_passes_every_board_it_plays_over_cmd(run_cli, tmp_p
 # issue 34: an engine written from the docs alone passes the seed boards' differential
 # (`bpcheck check boards/ --engine cmd:... --differential`). It plays 14 of the 78 seed boards (the
 # others hold cards or mechanics it lacks, and it refuses them at start: skipped, never passed);
-# the two large ones are explored up to SEED_BOUND states here, and whole by the heavy test below.
+# the three larger ones are explored up to SEED_BOUND states here, and whole by the heavy test below.
 SEED_PLAYED = {
     "boards/000-replay-1.toml": "pass",
     "boards/002-enter-battle-phase.toml": "pass",
     "boards/002-skip-battle-phase.toml": "pass",
-    "boards/rule-atk-summon-turn.toml": "pass",
+    "boards/rule-atk-summon-turn.toml": "inconclusive",  # 523 states
     "boards/000-replay-counts.toml": "inconclusive",  # 17,413 states
     "boards/rule-calc-atk-atk.toml": "inconclusive",  # 21,435 states
     "boards/000-replay-dark-elf.toml": "pass",
@@ -182,7 +182,7 @@ def _seed_differential(run_cli, tmp_path, *argv: str) -> tuple[int, str, dict]:
 
 def test_the_seed_boards_differential_passes_over_cmd(run_cli, tmp_path):
     code, stdout, doc = _seed_differential(run_cli, tmp_path, "boards", "--max-states", str(SEED_BOUND))
-    assert code == 3, stdout  # inconclusive: two boards are larger than the bound, nothing failed
+    assert code == 3, stdout  # inconclusive: three boards are larger than the bound, nothing failed
     verdicts = {b["board"]: b["verdict"] for b in doc["boards"]}
     assert len(verdicts) >= 70 and {k: v for k, v in verdicts.items() if v != "skipped"} == SEED_PLAYED, verdicts
     for b in doc["boards"]:
@@ -200,7 +200,8 @@ def test_the_large_seed_boards_differential_passes_whole_over_cmd(run_cli, tmp_p
     code, stdout, doc = _seed_differential(run_cli, tmp_path, *big)
     assert code == 0, stdout
     assert {b["board"]: (b["verdict"], b["states"]) for b in doc["boards"]} == {
-        "boards/000-replay-counts.toml": ("pass", 17413), "boards/rule-calc-atk-atk.toml": ("pass", 21435),
+        "boards/000-replay-counts.toml": ("pass", 17413), "boards/rule-atk-summon-turn.toml": ("pass", 523),
+        "boards/rule-calc-atk-atk.toml": ("pass", 21435),
     }  # fmt: skip
 
 
