@@ -1,7 +1,8 @@
 """Events: what a transition did, in a form invariants and reports can read.
 
 An event is a kind plus a flat, JSON-serialisable mapping of facts (card names, uids, players as
-0/1, amounts). The list of kinds and their fields is the contract documented in docs/model.md.
+0/1, amounts). The list of kinds, their fields and their values is the contract documented in
+docs/protocol.md ("Events, field by field"; tests/test_engine_docs.py keeps the two in step).
 """
 
 from __future__ import annotations
@@ -15,17 +16,17 @@ EVENT_KINDS = {
     "attack_declared",  # attacker, attacker_uid, target, target_uid (None: direct), player
     "attack_cost_paid",  # attacker_uid, player, amount
     "replay",  # attacker_uid, reason: targets_changed / attack_illegal
-    "replay_choice",  # attacker_uid, choice: target / direct / call_off, target_uid, target
+    "replay_choice",  # attacker_uid, choice: target / direct / call_off, target_uid, target (not with call_off)
     "attack_stopped",  # attacker_uid, reason
-    "attack_ended",  # attacker_uid (the battle is over, Damage Step left)
+    "attack_ended",  # attacker_uid, reason: called_off / damage_step_over
     "battle_ended_early",  # attacker_uid, reason (a battler left the field in the Damage Step)
-    "chain_link_added",  # link, card, card_uid, effect, player, speed, targets
-    "chain_link_resolved",  # link, card, card_uid
+    "chain_link_added",  # link, card, card_uid, effect, player, speed, targets, damage_step, step
+    "chain_link_resolved",  # card, card_uid, negated
     "activation_negated",  # link, card, card_uid, by
-    "chain_resolved",  # length
+    "chain_resolved",  # (no field)
     "trigger_declined",  # card, card_uid, player
     "card_moved",  # card, card_uid, owner, from, to, reason
-    "summoned",  # card, card_uid, player, position, how (special / token)
+    "summoned",  # card, card_uid, player, position, how (special / token), from
     "flipped",  # card, card_uid, by (battle / effect), face_up
     "position_changed",  # card, card_uid, from, to, by
     "control_changed",  # card, card_uid, from_player, to_player

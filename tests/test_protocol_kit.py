@@ -63,6 +63,14 @@ def test_the_transcript_is_current():
     assert proc.returncode == 0, proc.stderr
     text = (ROOT / "docs" / "transcript.md").read_text()
     assert text.count("### Step ") >= 10 and '"kind":"duel_over"' in text and '"capabilities":{}' in text
+    # part 2: a whole battle with a replay and a Damage Step chain (issue 34 item 2)
+    part2 = text.split("## Part 2:", 1)[1]
+    assert '"kind":"replay","attacker_uid":1,"reason":"targets_changed"' in part2
+    assert '"kind":"replay_choice"' in part2
+    assert part2.count('"damage_step":true') == 2 and '"kind":"chain_resolved"' in part2  # a two-link chain in the Damage Step
+    assert "the attack-declaration window closes. Only `passed` is emitted" in text.split("## Part 2:", 1)[0]  # part 1's two rounds
+    assert "it closed the attack-declaration window" in part2  # part 2: a chain closes it
+    assert '"kind":"damage_calculation"' in part2 and '"to":"end_phase"' in part2
 
 
 def _fields(node, defs, prefix="", out=None):

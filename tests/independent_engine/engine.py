@@ -6,6 +6,8 @@ in-house engine would: no line of bpcheck is imported or copied here (Python's s
 only). It plays the part of the Battle Phase its boards need:
 
 - Normal Monsters and Tokens (no effects), in any position, either side, owned by either player;
+- monsters whose only card data is an attack cost (the static ``attack_cost``: Dark Elf), or
+  "must attack if able" and "destroy it in face-up Defense Position" (Berserk Gorilla);
 - three kinds of Set Trap Card, recognised by their card data (the ``cards`` of ``start``), never
   by name: "destroy the attacking monster" when an opponent's monster declares an attack (Sakuretsu
   Armor), "Special Summon a monster from your Graveyard and stay bound to it" (Call of the
@@ -76,7 +78,6 @@ DS = (
     "damage_step_after_calculation_1", "damage_step_after_calculation_2", "damage_step_end",
 )  # fmt: skip
 PILES = ("hand", "graveyard", "banished", "deck")
-PILE_TAG = {"hand": "hand", "graveyard": "GY", "banished": "banished", "deck": "deck"}
 
 
 class Refusal(Exception):
@@ -132,6 +133,40 @@ def _vanilla(c: dict) -> bool:
     return plain and ((c.get("kind") == "monster" and c.get("subtype") == "normal") or c.get("kind") == "token")
 
 
+STATICS = {"attack_cost", "must_attack", "destroy_if_face_up_defense"}  # the statics this engine plays (docs/cards.md)
+
+
+def _statics(c: dict) -> dict | None:
+    """A monster's continuous effects by name (``{"attack_cost": {"amount": 1000}}``), when its card
+    data holds no effect and only statics on itself that this engine plays (docs/cards.md:
+    ``attack_cost {amount}``, Dark Elf; ``must_attack`` and ``destroy_if_face_up_defense``, Berserk
+    Gorilla); None for any other card."""
+    if c.get("kind") != "monster" or c.get("effects"):
+        return None
+    out = {}
+    for st in c.get("statics") or []:
+        params = {k: v for k, v in st.items() if v is not None and k not in ("apply", "to")}
+        if st.get("apply") not in STATICS or st.get("to") != "self" or st["apply"] in out:
+            return None
+        if set(params) != ({"amount"} if st["apply"] == "attack_cost" else set()):
+            return None
+        if st["apply"] == "attack_cost" and not (isinstance(params["amount"], int) and params["amount"] > 0):
+            return None
+        out[st["apply"]] = params
+    return out
+
+
+def _attack_cost(c: dict) -> int | None:
+    """The LP a monster pays to declare an attack (ATK-COST), or None."""
+    st = (_statics(c) or {}).get("attack_cost")
+    return None if st is None else st["amount"]
+
+
+def _plays(c: dict) -> bool:
+    """A monster this engine plays: vanilla, or with no effect but the statics it plays."""
+    return _vanilla(c) or _statics(c) is not None
+
+
 # -- the engine -----------------------------------------------------------------------------------
 
 
@@ -151,6 +186,8 @@ class Engine:
         """The initial state of a board (docs/boards.md), its cards numbered as bpcheck numbers
         them (docs/protocol.md "The board"); Refusal for anything this engine does not play."""
         self.cards = cards
+        if board.get("ruleset", "tcg") != "tcg":  # docs/boards.md: tcg (the default), ocg or goat
+            raise Refusal(f"ruleset: this engine plays the TCG rules only, not {board.get('ruleset')!r}")
         if board.get("step", "main1") != "main1":
             raise Refusal(f"step: this engine starts in Main Phase 1 only, not {board.get('step')!r}")
         for key in ("turn", "turn_player"):
@@ -165,8 +202,8 @@ class Engine:
                 raise Refusal(f"{key}.lp: this engine plays concrete boards only")
             for j, m in enumerate(pd.get("monsters") or []):
                 c = self._card(m.get("card"), f"{key}.monsters[{j}]")
-                if not _vanilla(c):
-                    raise Refusal(f"{key}.monsters[{j}]: {m.get('card')!r} has effects; this engine plays Normal Monsters and Tokens")
+                if not _plays(c):
+                    raise Refusal(f"{key}.monsters[{j}]: {m.get('card')!r} has effects; this engine plays Normal Monsters, Tokens and attack costs")
                 for stat in ("atk", "def"):
                     if stat in m:
                         if not isinstance(m[stat], int):
@@ -197,7 +234,7 @@ class Engine:
                 for j, entry in enumerate(pd.get(pile) or []):
                     name = entry if isinstance(entry, str) else entry.get("card")
                     c = self._card(name, f"{key}.{pile}[{j}]")
-                    if not _vanilla(c):
+                    if not _plays(c):
                         raise Refusal(f"{key}.{pile}[{j}]: {name!r} has effects; this engine plays Normal Monsters in piles")
                     uid += 1
                     refs.append({"uid": uid, "card": name, "owner": side})
@@ -247,8 +284,10 @@ class Engine:
         return own[key] if key in own else (self.cards[m["card"]].get(key) or 0)
 
     def name(self, s: dict, uid: int) -> str:
-        """A card as labels name it: its name, with its place when another card of the duel shares
-        the name (``Battle Ox [P1 M1]``; copies in one pile are numbered: ``[P2 GY 2]``)."""
+        """A card as labels name it (docs/protocol.md, "Action labels and duplicate card names"): its
+        name, with its place when another card anywhere in the duel (fields, hands, Graveyards,
+        banished piles, Decks) shares the name: ``Battle Ox [P1 M1]``, ``Battle Ox [P2 graveyard]``;
+        copies in one pile are numbered by uid from 1: ``Mokey Mokey [P2 graveyard #2]``."""
         nm = self._name_of(s, uid)
         count, where = 0, None
         for side, p in enumerate(s["players"]):
@@ -259,11 +298,11 @@ class Engine:
                         if x["uid"] == uid:
                             where = f"P{side + 1} {tag}{z + 1}"
             for pile in PILES:
-                same = [r for r in p[pile] if r["card"] == nm]
+                same = sorted((r for r in p[pile] if r["card"] == nm), key=lambda r: r["uid"])
                 count += len(same)
                 for k, r in enumerate(same):
                     if r["uid"] == uid:
-                        where = f"P{side + 1} {PILE_TAG[pile]}" + (f" {k + 1}" if len(same) > 1 else "")
+                        where = f"P{side + 1} {pile}" + (f" #{k + 1}" if len(same) > 1 else "")
         return nm if count <= 1 or where is None else f"{nm} [{where}]"
 
     def _name_of(self, s: dict, uid: int) -> str:
@@ -276,18 +315,54 @@ class Engine:
     def attackable(self, s: dict, defender: int) -> list[int]:
         return [m["uid"] for _side, _z, m in self.monsters(s, defender) if not m["marked"]]
 
-    def may_attack(self, m: dict) -> bool:
+    def may_attack(self, m: dict, lp: int) -> bool:
         if self.bug == "summoned-cannot-attack" and m["summoned"]:
             return False
         if m["pos"] != "attack" and not (self.bug == "defense-position-attacks" and m["pos"] == "defense"):
             return False
-        return m["attacks"] == 0 and not m["stopped"]
+        if m["attacks"] or m["stopped"]:
+            return False
+        # ATK-COST (docs/rules.md): a cost that cannot be paid forbids the declaration
+        cost = _attack_cost(self.cards[m["card"]])
+        return cost is None or lp >= cost
 
     def direct_allowed(self, s: dict, attacker_side: int) -> bool:
         opp = [m for _side, _z, m in self.monsters(s, 1 - attacker_side) if not m["marked"]]
         if self.bug == "direct-past-face-down":
             opp = [m for m in opp if m["pos"] != "facedown"]
         return not opp
+
+    def has(self, m: dict, static: str) -> bool:
+        """A continuous effect of `m` applies: it is face-up and not destroyed by battle (statics apply
+        while the card is face-up, docs/cards.md; a monster marked destroyed by battle applies none,
+        DS-DESTROYED-MARK)."""
+        return m["pos"] != "facedown" and not m["marked"] and static in (_statics(self.cards[m["card"]]) or {})
+
+    def must_attack_pending(self, s: dict) -> bool:
+        """ATK-MUST, BP-MUST-ENTER: a monster of the turn player that must attack has not declared an
+        attack and could declare one now."""
+        tp = s["tp"]
+        lp = s["players"][tp]["lp"]
+        return any(
+            self.has(m, "must_attack") and self.may_attack(m, lp) and (self.attackable(s, 1 - tp) or self.direct_allowed(s, tp))
+            for _side, _z, m in self.monsters(s, tp)
+        )
+
+    def _self_destroy(self, s: dict, events: list) -> None:
+        """DS-SELF-DESTROY: a monster whose continuous effect destroys it in face-up Defense Position is
+        destroyed by that rule after each chain, right after damage calculation and after a position
+        change (docs/cards.md); the target flipped by an attack only after damage calculation (and not
+        if it was destroyed by that battle)."""
+        a = s["attack"]
+        for _side, _z, m in list(self.monsters(s)):
+            if m["pos"] != "defense" or not self.has(m, "destroy_if_face_up_defense"):
+                continue
+            if a is not None and not a["calculated"] and a["target"] == m["uid"] and a.get("flipped"):
+                continue
+            side, z, m = self.find(s, m["uid"])
+            events.append(ev("destroyed", card=m["card"], card_uid=m["uid"], by="rule"))
+            self._leave(s, events, side, z, m, "destroyed")
+            self._bound_trap_goes(s, events, m["uid"])
 
     def in_force(self, s: dict, what: str, player: int) -> bool:
         return any(x["what"] == what and x["player"] == player for x in s["lingering"])
@@ -304,7 +379,9 @@ class Engine:
             return [{"kind": "pass", "player": p, "label": "pass"}] + self._activations(s, p)
         if step == "main1":
             out = [] if s["turn"] == 1 else [{"kind": "enter_bp", "player": tp, "label": "enter Battle Phase"}]
-            return out + [{"kind": "skip_bp", "player": tp, "label": "skip Battle Phase"}] + self._activations(s, tp)
+            if s["turn"] == 1 or not self.must_attack_pending(s):  # BP-MUST-ENTER (BP-FIRST-TURN wins on turn 1)
+                out.append({"kind": "skip_bp", "player": tp, "label": "skip Battle Phase"})
+            return out + self._activations(s, tp)
         if step == "main2":
             out = []
             for _side, _z, m in self.monsters(s, tp):
@@ -319,10 +396,11 @@ class Engine:
             return self._replay_actions(s)
         p = s["priority"]
         label = "end Battle Phase" if step == "battle_step" and p == tp and a is None and not s["chain"] else "pass"
-        out = [{"kind": "pass", "player": p, "label": label}]
+        # ATK-MUST: the Battle Phase cannot be ended while a monster must attack and can
+        out = [] if label == "end Battle Phase" and self.must_attack_pending(s) else [{"kind": "pass", "player": p, "label": label}]
         if p == tp and step == "battle_step" and a is None and not s["chain"]:
             for side, _z, m in self.monsters(s, tp):
-                if not self.may_attack(m):
+                if not self.may_attack(m, s["players"][tp]["lp"]):
                     continue
                 who = self.name(s, m["uid"])
                 for t in self.attackable(s, 1 - tp):
@@ -397,6 +475,7 @@ class Engine:
             new = "defense" if m["pos"] == "attack" else "attack"
             events.append(ev("position_changed", card=m["card"], card_uid=m["uid"], **{"from": m["pos"], "to": new}, by="manual"))
             m["pos"], m["changed"] = new, True
+            self._self_destroy(s, events)
         elif kind == "attack":
             self._declare(s, events, action)
         elif kind == "replay":
@@ -429,6 +508,13 @@ class Engine:
         s["attack"] = {"attacker": m["uid"], "target": t, "targets": sorted(self.attackable(s, 1 - side)), "replay": False, "calculated": False}
         s["window"] = True
         self._open(s)
+        cost = _attack_cost(self.cards[m["card"]])
+        if cost is not None:  # ATK-COST: paid once, at the declaration (a replay does not pay again)
+            p = s["players"][side]
+            p["lp"] = max(0, p["lp"] - cost)
+            events.append(ev("lp_paid", player=side, amount=cost))
+            events.append(ev("attack_cost_paid", attacker_uid=m["uid"], player=side, amount=cost))
+            self._lp_check(s, events)  # LP-ZERO: a cost that takes the LP to 0 ends the duel too
 
     def _replay_choice(self, s: dict, events: list, action: dict) -> None:
         a = s["attack"]
@@ -498,6 +584,8 @@ class Engine:
                     self._destroy(s, events, target)
             elif kind == "revive-bound":
                 self._revive(s, events, link, t)
+                if t["bound"] is None:  # docs/cards.md, special_summon: its target gone, it goes as it resolves
+                    self._trap_to_graveyard(s, events, t["uid"], "resolved")
             elif kind == "protect":
                 for what in ("no_battle_damage", "battle_indestructible"):
                     s["lingering"].append({"what": what, "player": link["player"], "source": t["card"], "until": "end_of_turn"})
@@ -510,6 +598,7 @@ class Engine:
         s["chain"] = []
         s["window"] = False
         events.append(ev("chain_resolved"))
+        self._self_destroy(s, events)  # docs/cards.md, destroy_if_face_up_defense: after each chain
 
     def _revive(self, s: dict, events: list, link: dict, trap: dict) -> None:
         p = link["player"]
@@ -571,6 +660,7 @@ class Engine:
             if t is not None and t[2]["pos"] == "facedown":
                 self._step_to(s, events, "damage_step_flip")
                 t[2]["pos"] = "defense"
+                a["flipped"] = True
                 events.append(ev("flipped", card=t[2]["card"], card_uid=t[2]["uid"], by="battle", face_up=True))
             elif self.bug == "no-before-damage-calculation":
                 self._step_to(s, events, "damage_step_during_calculation")
@@ -649,6 +739,7 @@ class Engine:
         a["calculated"] = True
         if self.bug == "sent-at-damage-calculation":
             self._send_destroyed(s, events)
+        self._self_destroy(s, events)  # DS-SELF-DESTROY: right after damage calculation
         self._lp_check(s, events)
 
     def _lp_check(self, s: dict, events: list) -> None:
