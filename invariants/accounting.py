@@ -112,9 +112,9 @@ def _member(cards, m: dict, arch: str, src: dict) -> bool | None:
 def _mod_holds(cards, mod, src: dict, obs: dict, calc) -> tuple[bool | None, str]:
     """Whether battle modification `mod` of card `src` (a face-up monster on the field) applies to
     the battle of damage_calculation event `calc`: (True, ""), (False, "") or (None, why not known).
-    Its conditions, then its role in the battle."""
+    Its conditions, then whether it needs a direct attack (its role is :func:`_affected`'s)."""
     me, tp = src["controller"], obs["turn_player"]
-    att, tgt = calc["attacker_uid"], calc["target_uid"]
+    tgt = calc["target_uid"]
     for c in mod.conditions:
         k = c[0]
         if k == "your_turn":
