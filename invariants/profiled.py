@@ -400,12 +400,9 @@ _INSTANTS = frozenset({
     "start_of_damage_step", "before_damage_calculation", "damage_calculation", "after_damage_calculation",
     "end_of_damage_step", "standby_phase", "end_phase",
 })  # fmt: skip
-# an effect whose text names the battle (an attacking monster, damage, the Damage Step) is compared
-# only between windows of the same attack (the same battlers, or no attack in both)
-_BATTLE_WORDS = re.compile(r"attack|battl|[Dd]amage [Ss]tep|damage calculation|[Bb]attle [Dd]amage")
 # what a condition (text before ':') may hold besides the windows its profile read, for the effect
 # to be compared: nothing but these
-_COND_SKIP = re.compile(r"\(Quick Effect\)|\bOnce per (?:turn|Chain)\b|\bYou can\b", re.I)
+_COND_SKIP = re.compile(r"\(Quick Effect\)|\bOnce per (?:turn|Chain)\b|\bYou can\b|\b(?:during|the|or|and|in|of)\b", re.I)
 _CARD_AREAS = ("monsters", "spells", "hand", "graveyard", "banished")
 
 
@@ -533,7 +530,7 @@ def withheld_verdict(e, step: str, attack, tp: int, p: int) -> tuple[bool | None
     "been offered for be activated too (a fast effect in the Start Step, the Battle Step, the End Step or, by the Damage "
     "Step rules, a Damage-Step sub-step), to the same player, when nothing but passes, new steps and attack declarations "
     "happened between them and the board is the same (every card, position, ATK/DEF and LP: the same costs and targets as "
-    "far as the observation tells), and the same attack where its text names the battle. No model of the effect: the "
+    "far as the observation tells), with the same attack in progress (or none in both). No model of the effect: the "
     "engine's own offer is the witness. Not judged where the profile leaves a kind, speed, window or Damage Step decision "
     "unknown, names an instant (\"when an attack is declared\") or a condition it does not read.",
     ["BP-START-STEP", "WIN-BEFORE-DS", "BP-END-STEP", "PRI-TP-FIRST", "CH-SPEED", "DS-LEGAL-STATS", "DS-LEGAL-COUNTER"],
@@ -565,8 +562,8 @@ def withheld(obs, actions, ctx):
             continue
         now = uid in on
         for (u, k, s2, a2, p2, off) in past:
-            if u != uid or k != key or p2 != p or off == now or (s2, a2) == (step, att):
-                continue
+            if u != uid or k != key or p2 != p or off == now or s2 == step or a2 != att:
+                continue  # (windows of the same attack only: an attack declaration may change what no field shows)
             # the window where it was offered, and the one where it was not
             w_on, w_off = ((step, att), (s2, a2)) if now else ((s2, a2), (step, att))
             effects = _activated(prof)
@@ -578,8 +575,6 @@ def withheld(obs, actions, ctx):
             cands = [e for e, (v, _w) in at_on if v is True]
             if not cands:
                 continue  # (offered where its profile allows none: profile.window-offered's, not this one's)
-            if att != a2 and any(_BATTLE_WORDS.search(e.text or "") for e in cands):
-                continue  # (its text names the battle, and the battles differ)
             at_off = [withheld_verdict(e, w_off[0], w_off[1], tp, p) for e in cands]
             if any(v is False for v, _w in at_off):
                 continue  # (the effect it was offered for may be one the other window does not allow)
