@@ -126,6 +126,8 @@ def _mod_holds(cards, mod, src: dict, obs: dict, calc) -> tuple[bool | None, str
             ok = any(m["position"] != "facedown" and m.get("race") == c[1] for m in side)
             if not ok and any(m["position"] == "facedown" for m in side):
                 return None, "a face-down monster may be of the race its condition names"
+        elif k == "control_token":
+            ok = any(m.get("token") for m in monsters(obs, me))
         elif k == "archetype_face_up":
             side = [m for m in monsters(obs, me if c[2] == "you" else None) if m["uid"] != src["uid"] and m["position"] != "facedown"]
             hits = [_member(cards, m, c[1], src) for m in side]

@@ -358,7 +358,7 @@ class BattleMod:
     role: str | None = None  # None (any) | "attacker" | "target" | "battler" | "defense" (this Defense Position card)
     direct: bool | None = None  # True: direct attacks only; False: attacks on a monster only
     to: str | None = None  # the player whose damage it changes: "you", "opponent", "both"
-    conditions: tuple = ()  # ("control_race", RACE, other) | ("archetype_face_up", NAME, side) | ("your_turn",) | ("opponent_turn",) | ("equipped",) | ("gemini",) | ("flipped",)
+    conditions: tuple = ()  # ("control_race", RACE, other) | ("control_token",) | ("archetype_face_up", NAME, side) | ("your_turn",) | ("opponent_turn",) | ("equipped",) | ("gemini",) | ("flipped",)
     self_only: bool = False
 
     def to_dict(self) -> dict:
@@ -906,10 +906,11 @@ def profile_dict(card: C.Card) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 BD_KEYWORDS = re.compile(
-    r"battle damage|destroyed by battle|piercing|inflict the difference|"
+    r"battle damage|destroyed by battle|piercing|inflict the difference|damage becomes|that much LP instead|"
     r"cannot be destroyed(?! by (?:your opponent's |an opponent's |your |)(?:card )?effects?)", re.I)
 # a trigger's event, not a change of the damage calculation
-BD_EVENT = re.compile(r"\b(?:if|when)\b[^,:;]*?\b(?:is|are|was|were) destroyed by battle(?: and sent to the (?:GY|Graveyard))?", re.I)
+BD_EVENT = re.compile(r"\b(?:if|when)\b[^,:;]*?\b(?:(?:is|are|was|were) destroyed by battle(?: and sent to the (?:GY|Graveyard))?|"
+                      r"(?:inflicts?|takes?) battle damage\b[^,:;]*)", re.I)
 _SUBJ_RACE = r"(?P<race>[A-Z][\w-]*?)(?:-Type)?"
 # a condition before the sentence's main clause (", " after it): (pattern id, regex, condition builder)
 BD_CONDITIONS = (
@@ -917,6 +918,7 @@ BD_CONDITIONS = (
      lambda m: ("control_race", m["race"], bool(m["other"]) or m.group(0).lower().startswith("while you control another"))),
     ("bd-c-archetype", re.compile(r"while (?P<you>you control )?another face-up \"(?P<arch>[^\"]+)\" monster(?:\(s\))?(?: is on the field)?", re.I),
      lambda m: ("archetype_face_up", m["arch"], "you" if m["you"] else "any")),
+    ("bd-c-token", re.compile(r"while you control a Token", re.I), lambda m: ("control_token",)),
     ("bd-c-your-turn", re.compile(r"during your (?:turn|Battle Phase)", re.I), lambda m: ("your_turn",)),
     ("bd-c-opponent-turn", re.compile(r"during your opponent's (?:turn|Battle Phase)", re.I), lambda m: ("opponent_turn",)),
     ("bd-c-equipped", re.compile(r"if this card is equipped with [^,]+", re.I), lambda m: ("equipped",)),
@@ -969,6 +971,8 @@ BD_TEMPLATES = (
      lambda m: [dict(kind="reflect", rule="BD-REFLECT", scope=("archetype", m["arch"], bool(m["exc"]), "you"), role="battler", to="you")]),
     ("bd-halve", re.compile(r"any battle damage from battles involving this card is halved", re.I),
      lambda m: [dict(kind="halve", rule="BD-HALVE", role="battler", to="both")]),
+    ("bd-halve-opponent", re.compile(r"any battle damage your opponent takes from (?:attacks|battles) involving this card is halved", re.I),
+     lambda m: [dict(kind="halve", rule="BD-HALVE", role="battler", to="opponent")]),
     ("bd-halve-direct", re.compile(
         r"this card can attack your opponent directly, but when it uses this effect, any battle damage it inflicts to your opponent is halved", re.I),
      lambda m: [dict(kind="halve", rule="BD-HALVE", role="attacker", direct=True, to="opponent", conditions=(("direct_by_effect",),))]),

@@ -90,6 +90,8 @@ def test_the_reader_computes_the_wordings_it_knows(full):
     assert _mods(full, "Rocket Warrior")[0][5] == (("your_turn",),)
     assert _mods(full, "Wattkiwi") == [("indestructible", True, ("archetype", "Watt", False, "you"), "attacker", None, ())]
     assert _mods(full, "Gemini Lancer") == [("piercing", True, ("self",), "attacker", "opponent", (("gemini",),))]
+    assert _mods(full, "Mecha Phantom Beast Sabre Hawk") == [("indestructible", True, ("self",), None, None, (("control_token",),))]
+    assert _mods(full, "Gogogo Golem - Golden Form") == [("halve", True, ("self",), "battler", "opponent", ())]
     # each with its sentence: the text span and the pattern
     b = profile(full.card("Stone Statue of the Aztecs")).battle_mods[0]
     assert (b.kind, b.to, b.role, b.rule) == ("double", "opponent", "target", "BD-DOUBLE")
@@ -101,8 +103,11 @@ def test_a_wording_it_does_not_compute_is_unsure_never_a_guess(full):
     hexa = profile(full.card("Speedroid Hexasaucer")).battle_mods
     assert [(b.kind, b.sure) for b in hexa] == [("other", False), ("halve", True)]
     assert hexa[0].why and hexa[0].self_only
-    # a trigger's event is not a modification; a bullet granted on a Tribute is unsure
+    # a trigger's event is not a modification, unless the sentence changes the damage too; a
+    # bullet granted on a Tribute is unsure
     assert profile(full.card("Neo Flamvell Hedgehog")).battle_mods == []
+    assert profile(full.card("Worm Solid")).battle_mods == []
+    assert [(b.kind, b.sure) for b in profile(full.card("Nagel's Protection")).battle_mods][-1] == ("double", False)
     volt = profile(full.card("Super-Electromagnetic Voltech Dragon")).battle_mods
     assert [(b.kind, b.sure, b.why) for b in volt] == [("piercing", False, "granted on the condition its bullet names")]
 
