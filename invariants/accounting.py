@@ -250,7 +250,8 @@ def _with_text(expect: dict, mods: list, e, tp: int) -> dict | NotJudged:
     atk, val = e["attacker_atk"], e["target_value"]
     if any(m.kind == "piercing" for m, _s, _h in mods) and e["target_uid"] is not None and e["target_position"] != "attack":
         if arith.gt(atk, val):
-            out[1 - tp] = arith.sub(atk, val)  # rule: DS-CALC-ATK-DEF (the text's piercing: BD-PIERCE)
+            # (the text's piercing, the profile's rule of that name in model/profile.py)
+            out[1 - tp] = arith.sub(atk, val)  # rule: DS-CALC-ATK-DEF
     scaled = [(m, s) for m, s, _h in mods if m.kind in ("double", "halve", "reflect")]
     if len(scaled) > 1:
         return NotJudged("several texts double, halve or redirect this battle's damage: in what order is not computed")
