@@ -32,6 +32,7 @@ from xxhash import xxh3_64_intdigest
 from bpcheck.invariants.base import NotJudged, by_actions, by_visible, invariant
 from bpcheck.invariants.cards import DAMAGE_STEPS
 from bpcheck.invariants.monitor import history
+from bpcheck.invariants.offered import _response_window
 from bpcheck.invariants.view import CARD_PLACES, card_name, card_ref
 from bpcheck.model.canonical import canonical_json
 from bpcheck.model.profile import RULES
@@ -456,8 +457,8 @@ def _profile_offers(prev, t):
     if a.get("over") or a.get("step") not in _BATTLE or b.get("turn") != a.get("turn") or not t.kind_set() <= _TIME_EVENTS:
         return () if prev else prev
     offered = t.offered
-    if offered is None or not _open_window(b, offered, t.mon.chain.links):
-        return prev
+    if offered is None or not _open_window(b, offered, t.mon.chain.links) or _response_window(b, offered, t.mon):
+        return prev  # (an engine's response window offers only what answers the last event: F25)
     p = b["to_act"]
     if p not in (0, 1):
         return prev
@@ -546,8 +547,8 @@ def withheld_verdict(e, step: str, attack, tp: int, p: int) -> tuple[bool | None
 )  # fmt: skip
 def withheld(obs, actions, ctx):
     cards, mon = ctx.cards, ctx.mon
-    if not getattr(cards, "rows", None) or not _open_window(obs, actions, mon.chain.links):
-        return None
+    if not getattr(cards, "rows", None) or not _open_window(obs, actions, mon.chain.links) or _response_window(obs, actions, mon):
+        return None  # (not an open window, or an engine's response window: docs/ocgcore-findings.md F25)
     past = mon["profile_offers"]
     if not past:
         return None
