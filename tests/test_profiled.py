@@ -143,12 +143,13 @@ def test_the_real_core_holds_the_profile_invariants_on_real_cards(tmp_path, run_
     monkeypatch.chdir(ROOT)
     out = tmp_path / "r.json"
     code, stdout, stderr = run_cli(
-        "check", "tests/data/profile-board.toml", "--engine", "ocgcore", "--cards-db", FULL, "--invariants", MINE, "--json", str(out)
+        "check", "tests/data/profile-board.toml", "--engine", "ocgcore", "--cards-db", FULL, "--invariants", MINE + ",profile.withheld",
+        "--json", str(out)
     )
     assert code == 0, stdout[-3000:] + stderr[-2000:]
     b = json.loads(out.read_text())["boards"][0]
     checked = {i["id"]: (i["checked"], i["verdict"]) for i in b["invariants"]}
-    for inv in MINE.split(","):
+    for inv in (MINE + ",profile.withheld").split(","):
         n, verdict = checked[inv]
         assert verdict == "held" and n > 0, (inv, checked[inv])
 
