@@ -527,7 +527,7 @@ def withheld_verdict(e, step: str, attack, tp: int, p: int) -> tuple[bool | None
 @invariant(
     "profile.withheld",
     "Metamorphic: a card of a card database that the engine offers for activation at one open game state of a Battle Phase "
-    "(empty chain) is offered at every other one of the same Battle Phase where its profile lets the effects it may have "
+    "(empty chain; not an engine's response window, F25) is offered at every other one of the same Battle Phase where its profile lets the effects it may have "
     "been offered for be activated too (a fast effect in the Start Step, the Battle Step, the End Step or, by the Damage "
     "Step rules, a Damage-Step sub-step), to the same player, when nothing but passes, new steps and attack declarations "
     "happened between them and the board is the same (every card, position, ATK/DEF and LP: the same costs and targets as "
