@@ -174,6 +174,7 @@ class EngineSystem:
         # invariant id -> the reasons it could not judge a situation (NotJudged verdicts)
         self.not_judged: dict[str, set[str]] = {}
         self._last: tuple[Any, Transition] | None = None  # the last step's successor and transition
+        self._last_actions: tuple[Any, list[dict]] | None = None  # (engine state, the action records it offered)
         self._init = engine.start(board)
         # Protocol v2 capabilities (read after start: a cmd: engine declares them in its hello).
         # Unobserved paths are cut from every observation, so the fingerprint, the invariants
@@ -230,7 +231,20 @@ class EngineSystem:
     def transition(self, s, a, events, s2_obs: dict) -> Transition:
         """The transition from state `s` by action `a` as the invariants see it (the monitor after
         it not yet computed)."""
-        return Transition(s[1], a.to_dict(), events, s2_obs, s[2], self.cards)
+        return Transition(s[1], a.to_dict(), events, s2_obs, s[2], self.cards, offered=self._offered(s))
+
+    def _offered(self, s) -> list[dict] | None:
+        """The action records state `s` offers (for the histories that compare what was offered
+        where: profile.withheld). Only on boards with cards of a card database (the only ones
+        those histories read); the list :meth:`actions` last gave when it was for this state,
+        else asked of the engine again (the same answer: engines are deterministic, so the
+        monitor never depends on the order of calls)."""
+        if not getattr(self.cards, "rows", None):
+            return None
+        last = self._last_actions
+        if last is not None and last[0] is s[0]:
+            return last[1]
+        return [a.to_dict() for a in self.engine.legal_actions(s[0])]
 
     def _verdict(self, inv: Invariant, *args: Any) -> Any:
         v = _guarded(inv, *args, **self._g)
@@ -285,7 +299,10 @@ class EngineSystem:
         return [(self._init, self._observe(self._init), Monitor.initial())]
 
     def actions(self, s):
-        return list(self.engine.legal_actions(s[0]))
+        acts = list(self.engine.legal_actions(s[0]))
+        if getattr(self.cards, "rows", None):
+            self._last_actions = (s[0], [a.to_dict() for a in acts])
+        return acts
 
     def step(self, s, a):
         st2, events = self.engine.apply(s[0], a)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bpcheck.invariants.base import by_history, invariant
+from bpcheck.invariants.base import NotJudged, by_history, invariant
 from bpcheck.invariants.monitor import history
 from bpcheck.invariants.view import (
     ON_CHAIN,
@@ -13,6 +13,7 @@ from bpcheck.invariants.view import (
     fact,
     find_spell,
     monster,
+    monsters,
     monster_fields,
     pile_fields,
     spell_fields,
@@ -82,6 +83,198 @@ def _protections(prev, t):
     return prev if new == prev else new
 
 
+# -- what the text of a card of a card database does to damage calculation (its profile's
+# battle_mods, model/profile.py; docs/profiles.md "Battle modifications"). Pool cards and a
+# board's [[card]] tables have no profile: their continuous effects are the card data's.
+
+_DAMAGE_KINDS = frozenset({"piercing", "no_damage", "double", "halve", "reflect", "other"})
+_DESTROY_KINDS = frozenset({"indestructible", "replacement", "other"})
+
+
+def _member(cards, m: dict, arch: str, src: dict) -> bool | None:
+    """Whether monster `m` is a \"`arch`\" monster: its name holds `arch`; else, a card of the
+    database whose setcodes hold the one archetype code of the card `src` whose text names it (when
+    `src`'s own name holds `arch` and it has exactly one); a card of the pool (no archetype in its
+    data) is not; otherwise None."""
+    if arch.lower() in str(m["card"]).lower():
+        return True
+    row = cards.rows.get(m["card"])
+    if row is None:
+        return False
+    if not row.setcodes:
+        return False
+    own = cards.rows.get(src["card"])
+    if own is not None and arch.lower() in own.name.lower() and len(own.setcodes) == 1:
+        code = own.setcodes[0]
+        return any((c & 0xFFF) == (code & 0xFFF) and (c & code) == code for c in row.setcodes)
+    return None
+
+
+def _mod_holds(cards, mod, src: dict, obs: dict, calc) -> tuple[bool | None, str]:
+    """Whether battle modification `mod` of card `src` (a face-up monster on the field) applies to
+    the battle of damage_calculation event `calc`: (True, ""), (False, "") or (None, why not known).
+    Its conditions, then whether it needs a direct attack (its role is :func:`_affected`'s)."""
+    me, tp = src["controller"], obs["turn_player"]
+    tgt = calc["target_uid"]
+    for c in mod.conditions:
+        k = c[0]
+        if k == "your_turn":
+            ok = tp == me
+        elif k == "opponent_turn":
+            ok = tp != me
+        elif k == "control_race":
+            side = [m for m in monsters(obs, me) if not (c[2] and m["uid"] == src["uid"])]
+            ok = any(m["position"] != "facedown" and m.get("race") == c[1] for m in side)
+            if not ok and any(m["position"] == "facedown" for m in side):
+                return None, "a face-down monster may be of the race its condition names"
+        elif k == "control_token":
+            ok = any(m.get("token") for m in monsters(obs, me))
+        elif k == "archetype_face_up":
+            side = [m for m in monsters(obs, me if c[2] == "you" else None) if m["uid"] != src["uid"] and m["position"] != "facedown"]
+            hits = [_member(cards, m, c[1], src) for m in side]
+            if None in hits and True not in hits:
+                return None, f"whether a monster is a \"{c[1]}\" monster"
+            ok = True in hits
+        elif k == "equipped":
+            eq = src.get("equipped_with")
+            if eq is None or eq:
+                return None, "what it is equipped with"
+            ok = False
+        elif k == "gemini":
+            # a board cannot place a Gemini monster Normal Summoned a second time: only one Summoned
+            # this turn may be
+            if src.get("summoned_this_turn") is not False:
+                return None, "whether it was Normal Summoned again (a Gemini monster)"
+            ok = False
+        elif k == "direct_by_effect":
+            if not any(True for _m in monsters(obs, 1 - me)):
+                return None, "whether its direct attack uses its effect"
+            ok = True
+        else:
+            return None, f"its condition {k}"
+        if not ok:
+            return False, ""
+    if mod.direct is not None and mod.direct != (tgt is None):
+        return False, ""
+    return True, ""
+
+
+def _affected(cards, mod, src: dict, obs: dict, calc) -> tuple[set | None, str]:
+    """The battlers `mod` applies to (uids), or (None, why not known)."""
+    me = src["controller"]
+    att, tgt = calc["attacker_uid"], calc["target_uid"]
+    battlers = [u for u in (att, tgt) if u is not None]
+    if mod.scope[0] == "self":
+        hit = {src["uid"]} & set(battlers)
+    else:
+        hit = set()
+        for u in battlers:
+            m = monster(obs, u)
+            if m is None or m["controller"] != me:
+                continue
+            if mod.scope[0] == "race":
+                ok = m.get("race") == mod.scope[1]
+            elif mod.scope[0] == "archetype":
+                if mod.scope[2] and u == src["uid"]:
+                    continue
+                ok = _member(cards, m, mod.scope[1], src)
+                if ok is None:
+                    return None, f"whether {m['card']} is a \"{mod.scope[1]}\" monster"
+            else:
+                ok = True
+            if ok:
+                hit.add(u)
+    if mod.role == "attacker":
+        hit &= {att}
+    elif mod.role == "target":
+        hit &= {tgt}
+    elif mod.role == "defense":
+        hit = {u for u in hit if u == tgt and calc["target_position"] != "attack"}
+    return hit, ""
+
+
+def text_mods(t, calc, kinds) -> list | NotJudged:
+    """The battle modifications of kinds `kinds` that the texts of the face-up cards of a card
+    database on the field apply to the battle of `calc`: [(mod, card, uids affected)], or
+    NotJudged naming the card and the sentence where the profile is not sure (docs/profiles.md)."""
+    cards = t.cards
+    if not getattr(cards, "rows", None):
+        return []
+    obs = t.before
+    out = []
+    battlers = {calc["attacker_uid"], calc["target_uid"]} - {None}
+    for src in monsters(obs):
+        if src["position"] == "facedown":
+            continue
+        prof = cards.profile(src["card"])
+        if prof is None:
+            continue
+        for mod in prof.battle_mods:
+            if mod.section == "pendulum":
+                continue  # (a Pendulum Effect applies in the Pendulum Zone only)
+            if not mod.sure:
+                lo = (mod.evidence.quote or "").lower()
+                touches = ("damage" in lo and bool(kinds & _DAMAGE_KINDS)) or ("destr" in lo and bool(kinds & _DESTROY_KINDS))
+                if not touches or (mod.self_only and src["uid"] not in battlers):
+                    continue
+                return NotJudged(f"{src['card']}: its text \"{mod.evidence.quote}\" ({mod.kind}, {mod.rule}): {mod.why}")
+            if mod.kind not in kinds:
+                continue
+            holds, why = _mod_holds(cards, mod, src, obs, calc)
+            if holds is None:
+                return NotJudged(f"{src['card']}: whether \"{mod.evidence.quote}\" applies ({why})")
+            if not holds:
+                continue
+            hit, why = _affected(cards, mod, src, obs, calc)
+            if hit is None:
+                return NotJudged(f"{src['card']}: whom \"{mod.evidence.quote}\" applies to ({why})")
+            if hit:
+                out.append((mod, src, hit))
+    for sp in spells(obs):
+        prof = cards.profile(sp["card"]) if sp.get("face_up") else None
+        if prof is not None and any(m.section != "monster" and (m.kind in kinds or m.kind == "other") for m in prof.battle_mods):
+            m = next(m for m in prof.battle_mods if m.section != "monster" and (m.kind in kinds or m.kind == "other"))
+            return NotJudged(f"{sp['card']}: its text \"{m.evidence.quote}\" ({m.kind}) applies from a Spell & Trap Zone (not computed)")
+    return out
+
+
+_DAMAGE_TEXT = frozenset({"piercing", "no_damage", "double", "halve", "reflect"})
+_DESTROY_TEXT = frozenset({"indestructible", "replacement"})
+
+
+def _with_text(expect: dict, mods: list, e, tp: int) -> dict | NotJudged:
+    """The battle damage of damage calculation `e` with the battle modifications of card texts
+    `mods` (text_mods): piercing first (the DEF difference to the defender's controller), then a
+    doubling, halving or redirection (one at most: their order is not computed), then "no battle
+    damage"."""
+    out = dict(expect)
+    atk, val = e["attacker_atk"], e["target_value"]
+    if any(m.kind == "piercing" for m, _s, _h in mods) and e["target_uid"] is not None and e["target_position"] != "attack":
+        if arith.gt(atk, val):
+            # (the text's piercing, the profile's rule of that name in model/profile.py)
+            out[1 - tp] = arith.sub(atk, val)  # rule: DS-CALC-ATK-DEF
+    scaled = [(m, s) for m, s, _h in mods if m.kind in ("double", "halve", "reflect")]
+    if len(scaled) > 1:
+        return NotJudged("several texts double, halve or redirect this battle's damage: in what order is not computed")
+    for m, src in scaled:
+        me = src["controller"]
+        who = [me] if m.to == "you" else [1 - me] if m.to == "opponent" else [0, 1]
+        if m.kind == "reflect":
+            out[1 - me], out[me] = out[1 - me] + out[me], 0
+            continue
+        for p in who:
+            if m.kind == "double":
+                out[p] = out[p] * 2
+            elif out[p] % 2:
+                return NotJudged(f"{src['card']}: halving an odd amount ({out[p]}): the rounding is not in its text")
+            else:
+                out[p] = out[p] // 2
+    for m, src, _h in mods:
+        if m.kind == "no_damage":
+            out[src["controller"] if m.to == "you" else 1 - src["controller"]] = 0
+    return out
+
+
 def _protected(t, what, player):
     """``what`` protects ``player`` before transition ``t`` (the monitor's ``protections``)."""
     held = t.mon["protections"]
@@ -93,7 +286,10 @@ def _protected(t, what, player):
 @invariant(
     "acc.battle-damage",
     "Battle damage equals the damage-calculation result: the ATK difference to the weaker side's controller, the DEF difference to "
-    "the attacker's controller, the ATK for a direct attack; none where an effect prevents it.",
+    "the attacker's controller, the ATK for a direct attack; none where an effect prevents it. For a face-up card of a card "
+    "database, what its text does to the damage (its profile's battle modifications: piercing, no, doubled, halved or "
+    "redirected battle damage, each with its conditions) is computed where the profile is sure of the wording, else the "
+    "battle is not judged.",
     ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-CALC-DIRECT", "DS-LEGAL-DAMAGE-TIMING"],
     "transition",
     FAMILY,
@@ -126,12 +322,21 @@ def battle_damage(t):
     for p in (0, 1):
         if _protected(t, "no_battle_damage", p):
             expect[p] = 0
+    mods = text_mods(t, e, _DAMAGE_TEXT)
+    if isinstance(mods, NotJudged):
+        return mods
+    applied = ""
+    if mods:
+        expect = _with_text(expect, mods, e, tp)
+        if isinstance(expect, NotJudged):
+            return expect
+        applied = " (with the text of " + ", ".join(f"{src['card']}: {m.kind}" for m, src, _h in mods) + ")"
     got = {0: 0, 1: 0}
     for d in t.of("battle_damage"):
         got[d["player"]] = arith.add(got[d["player"]], d["amount"])
     if arith.ne(got[0], expect[0]) or arith.ne(got[1], expect[1]):
         battle = f"{card_ref(t.before, e['attacker_uid'], t.after)} -> {card_ref(t.before, e['target_uid'], t.after)}"
-        return f"battle damage P1 {got[0]}, P2 {got[1]}; the calculation ({battle}) gives P1 {expect[0]}, P2 {expect[1]}"
+        return f"battle damage P1 {got[0]}, P2 {got[1]}; the calculation ({battle}) gives P1 {expect[0]}, P2 {expect[1]}{applied}"
     # The values compared must be the battlers' current ATK/DEF.
     am = monster(t.before, e["attacker_uid"])
     if am is not None and arith.ne(am["atk"], atk):
@@ -148,7 +353,9 @@ def battle_damage(t):
 @invariant(
     "acc.destroyed-by-battle",
     "Damage calculation destroys exactly the monsters it should: the lower ATK, both at equal non-zero ATK, neither at 0 ATK; a "
-    "Defense Position monster when the ATK exceeds its DEF; none protected by an effect.",
+    "Defense Position monster when the ATK exceeds its DEF; none protected by an effect, nor by the text of a face-up card "
+    "of a card database that its profile reads as \"cannot be destroyed by battle\" (with its conditions); not judged where "
+    "such a text's wording is one the profile does not compute.",
     ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-DESTROYED-MARK"],
     "transition",
     FAMILY,
@@ -179,6 +386,12 @@ def destroyed_by_battle(t):
         side = m["controller"] if m else (tp if uid == a else 1 - tp)
         if _protected(t, "battle_indestructible", side):
             expect.discard(uid)
+    mods = text_mods(t, e, _DESTROY_TEXT)
+    if isinstance(mods, NotJudged):
+        return mods
+    for m, _src, hit in mods:
+        if m.kind == "indestructible":  # rule: DS-DESTROYED-MARK (002:122: a continuous effect that prevents it applies at damage calculation)
+            expect -= hit
     got = {x["card_uid"] for x in t.of("destroyed_by_battle")}
     if got != expect:
         return f"destroyed by battle {card_refs(t.before, sorted(got), t.after)}, the calculation gives {card_refs(t.before, sorted(expect), t.after)}"

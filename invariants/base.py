@@ -140,9 +140,10 @@ class Context:
 class Transition:
     """One transition as the invariants see it: observations before and after, the action
     record and the events, indexed by kind once; the monitor before and after it and the card
-    facts of the run."""
+    facts of the run. ``offered``: the action records the state before offered (all of them,
+    as dicts), where the runner knows them (the explorer does; a recorded trace does not: None)."""
 
-    __slots__ = ("before", "action", "events", "after", "_by_kind", "mon", "mon_after", "cards")
+    __slots__ = ("before", "action", "events", "after", "_by_kind", "mon", "mon_after", "cards", "offered")
 
     def __init__(
         self,
@@ -153,7 +154,9 @@ class Transition:
         mon: Any = None,
         cards: Any = None,
         mon_after: Any = None,
+        offered: Sequence[dict] | None = None,
     ) -> None:
+        self.offered = offered
         self.before = before
         self.action = action
         self.events = events

@@ -91,7 +91,9 @@ on the seed boards: a field read and not declared fails the test.
 Signatures: `state` checks `check(obs, ctx)` and `actions` checks `check(obs, actions, ctx)`
 with `ctx.mon` (the monitor of that state) and `ctx.cards` (the card facts); `transition`
 checks `check(t)` with `t.before`, `t.action`, `t.events`, `t.after`, `t.of(kind)`, `t.mon`,
-`t.mon_after` and `t.cards`. A check returns `None` (the situation did not arise), `True`
+`t.mon_after`, `t.cards` and `t.offered` (the actions the state before offered, where the
+runner knows them: the explorer does, a recorded trace does not: `None`; a history that compares
+what was offered where, as `profile.withheld`'s, reads it). A check returns `None` (the situation did not arise), `True`
 (held), a message (violated) or `NotJudged(reason)`; a card fact the data does not give
 (`view.fact(...)`) turns the verdict into `NotJudged` by itself.
 

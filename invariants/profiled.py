@@ -25,10 +25,16 @@ An offer is wrong only where both rulesets forbid it: an engine may follow eithe
 
 from __future__ import annotations
 
-from bpcheck.invariants.base import NotJudged, invariant
+import re
+
+from xxhash import xxh3_64_intdigest
+
+from bpcheck.invariants.base import NotJudged, by_actions, by_visible, invariant
 from bpcheck.invariants.cards import DAMAGE_STEPS
 from bpcheck.invariants.monitor import history
+from bpcheck.invariants.offered import _response_window
 from bpcheck.invariants.view import CARD_PLACES, card_name, card_ref
+from bpcheck.model.canonical import canonical_json
 from bpcheck.model.profile import RULES
 
 FAMILY_DS = "damage step"
@@ -377,6 +383,216 @@ def trigger_event(obs, actions, ctx):
             f"{card_ref(obs, uid)} is offered for activation ({a.get('label')}) in {obs['step']}, but no event its triggers "
             f"need happened this turn ({why}; seen: {', '.join(sorted(seen)) or 'none'})"
         )
+    if undecided is not None:
+        return NotJudged(undecided)
+    return True if judged else None
+
+
+# -- 4. The converse: an activation withheld where its text allows it (metamorphic) ----------------
+
+# Events that only move time on (a pass, a new step or sub-step, an attack declaration): between
+# two windows joined by these alone, nothing resolved, moved, changed or was used. Any other event
+# (a chain link, a Summon, damage, a card moved, an ATK change, ...) starts the comparison afresh.
+_TIME_EVENTS = frozenset({"phase_changed", "passed", "attack_declared"})
+# windows that are an instant, not a span of time: an effect that needs one is offered right after
+# its event only (WIN-ATTACK-DECL, WIN-EVENT): never compared across windows
+_INSTANTS = frozenset({
+    "attack_declared", "attacked", "attack_declared_by_opponent", "start_of_battle_phase", "end_of_battle_phase",
+    "start_of_damage_step", "before_damage_calculation", "damage_calculation", "after_damage_calculation",
+    "end_of_damage_step", "standby_phase", "end_phase",
+})  # fmt: skip
+# what a condition (text before ':') may hold besides the windows its profile read, for the effect
+# to be compared: nothing but these
+_COND_SKIP = re.compile(r"\(Quick Effect\)|\bOnce per (?:turn|Chain)\b|\bYou can\b|\b(?:during|the|or|and|in|of)\b", re.I)
+_CARD_AREAS = ("monsters", "spells", "hand", "graveyard", "banished")
+
+
+def _player_cards(obs: dict, p: int):
+    """(uid, name) of every card player `p` holds: field, Field Zone, hand, GY, banished."""
+    side = obs["players"][p]
+    for area in _CARD_AREAS:
+        for c in side.get(area) or ():
+            if c is not None and isinstance(c, dict):
+                yield c["uid"], c["card"]
+    fz = side.get("field_zone")
+    if isinstance(fz, dict):
+        yield fz["uid"], fz["card"]
+
+
+def _board_key(obs: dict) -> int:
+    """A hash of everything an observation says about the cards and players (every zone, pile,
+    position, ATK/DEF, counter, LP, lingering effect), but not the time (turn, step, the attack in
+    progress, who acts): two windows with the same key offer the same costs and targets as far as
+    the observation tells."""
+    return xxh3_64_intdigest(canonical_json([obs["players"], obs.get("lingering"), obs.get("pending_triggers")]))
+
+
+def _attack_key(obs: dict):
+    a = obs.get("attack")
+    return None if a is None else (a.get("attacker"), a.get("target"))
+
+
+def _open_window(obs: dict, actions, chain_links) -> bool:
+    """An open game state of the Battle Phase with an empty chain, no choice and no trigger to
+    declare: a window where a player may activate fast effects (BP-START-STEP, WIN-BEFORE-DS,
+    BP-END-STEP, DS-SUBSTEPS)."""
+    if obs["over"] or obs["step"] not in _BATTLE or obs.get("chain") or chain_links or obs.get("choice"):
+        return False
+    if obs.get("pending_triggers"):
+        return False
+    return not any(a.get("kind") in ("trigger", "choose", "replay") for a in actions)
+
+
+@history(
+    "profile_offers",
+    "The windows of this Battle Phase (open game states with an empty chain) joined by nothing but passes, new steps and "
+    "attack declarations, and for each card of a card database held by the player to act there: (card, board key, step, "
+    "attack, player, offered or not), from the actions each window offered (never the engine's counters); forgotten at any "
+    "other event, outside the Battle Phase and when the turn changes. Kept only on a run with cards of a card database.",
+)
+def _profile_offers(prev, t):
+    if not getattr(t.cards, "rows", None):
+        return prev
+    b, a = t.before, t.after
+    if a.get("over") or a.get("step") not in _BATTLE or b.get("turn") != a.get("turn") or not t.kind_set() <= _TIME_EVENTS:
+        return () if prev else prev
+    offered = t.offered
+    if offered is None or not _open_window(b, offered, t.mon.chain.links) or _response_window(b, offered, t.mon):
+        return prev  # (an engine's response window offers only what answers the last event: F25)
+    p = b["to_act"]
+    if p not in (0, 1):
+        return prev
+    on = {x.get("card_uid") for x in offered if x.get("kind") == "activate"}
+    key, step, att = _board_key(b), b["step"], _attack_key(b)
+    new = set(prev)
+    for uid, name in _player_cards(b, p):
+        if t.cards.profile(name) is not None:
+            new.add((uid, key, step, att, p, uid in on))
+    out = tuple(sorted(new, key=repr))
+    return prev if out == prev else out
+
+
+def _cond_unread(e) -> str | None:
+    """The words of effect `e`'s activation condition (the text before its first ':') that its
+    profile's windows did not read, or None when there are none."""
+    if not e.text:
+        return None
+    i = e.text.find(":")
+    if i < 0:
+        return None
+    cond = e.text[:i]
+    for ev in e.windows.evidence:
+        if ev.quote:
+            cond = cond.replace(ev.quote, " ")
+    cond = _COND_SKIP.sub(" ", cond)
+    rest = re.sub(r"[\s,.;:()]+", " ", cond).strip()
+    return rest or None
+
+
+def withheld_verdict(e, step: str, attack, tp: int, p: int) -> tuple[bool | None, str]:
+    """Whether effect `e` must be offerable to player `p` at an open game state of `step` (the
+    attack `attack`, turn player `tp`) with an empty chain, by its profile: (True, ""), (False,
+    why not) or (None, what is unknown or not comparable)."""
+    if not e.kind.decided:
+        return None, "its kind"
+    if e.kind.value in ("trigger", "flip"):
+        return None, "a trigger (offered when its event happens)"
+    if not e.events.decided or e.events.value:
+        return None, "an effect that answers an event"
+    if not e.windows.decided or not e.speed.decided:
+        return None, "its Spell Speed or windows"
+    inst = sorted(set(e.windows.value) & _INSTANTS)
+    if inst:
+        return None, f"a window that is an instant ({inst[0]})"
+    unread = _cond_unread(e)
+    if unread is not None:
+        return None, f"a condition its profile does not read ({unread[:50]!r})"
+    obs = {"step": step, "attack": None if attack is None else {"attacker": attack[0], "target": attack[1]}, "turn_player": tp}
+    v, why = window_verdict(e, obs, p, False)
+    if v is not True:
+        return v, why
+    if step in DAMAGE_STEPS:
+        sub = SUB_STEP.get(step)
+        if sub is None or e.damage_step is None:
+            return None, f"the Damage Step sub-step {step}"
+        vals = [e.damage_step[r][sub].value for r in _RULESETS]
+        if all(x is True for x in vals):
+            return True, ""
+        if all(x is False for x in vals):
+            return False, f"the Damage Step rules forbid it in {step} ({_cite(e.damage_step['tcg'][sub].rule)})"
+        return None, f"whether it may be activated in {step} (the rulesets differ or its profile says unknown)"
+    return True, ""
+
+
+@invariant(
+    "profile.withheld",
+    "Metamorphic: a card of a card database that the engine offers for activation at one open game state of a Battle Phase "
+    "(empty chain; not an engine's response window, F25) is offered at every other one of the same Battle Phase where its profile lets the effects it may have "
+    "been offered for be activated too (a fast effect in the Start Step, the Battle Step, the End Step or, by the Damage "
+    "Step rules, a Damage-Step sub-step), to the same player, when nothing but passes, new steps and attack declarations "
+    "happened between them and the board is the same (every card, position, ATK/DEF and LP: the same costs and targets as "
+    "far as the observation tells), with the same attack in progress (or none in both). No model of the effect: the "
+    "engine's own offer is the witness. Not judged where the profile leaves a kind, speed, window or Damage Step decision "
+    "unknown, names an instant (\"when an attack is declared\") or a condition it does not read.",
+    ["BP-START-STEP", "WIN-BEFORE-DS", "BP-END-STEP", "PRI-TP-FIRST", "CH-SPEED", "DS-LEGAL-STATS", "DS-LEGAL-COUNTER"],
+    "actions",
+    FAMILY_WIN,
+    reads=sorted({*_READS, "attack", "chain", "players"}),
+    fields={
+        "choice": by_actions("an open game state is one whose actions ask no choice, trigger or replay"),
+        "pending_triggers": by_actions("an open game state is one whose actions ask no trigger to be declared"),
+        "lingering": by_visible("the windows compared are joined by passes, new steps and attack declarations only: no "
+                                "effect began or ended between them"),
+    },
+)  # fmt: skip
+def withheld(obs, actions, ctx):
+    cards, mon = ctx.cards, ctx.mon
+    if not getattr(cards, "rows", None) or not _open_window(obs, actions, mon.chain.links) or _response_window(obs, actions, mon):
+        return None  # (not an open window, or an engine's response window: docs/ocgcore-findings.md F25)
+    past = mon["profile_offers"]
+    if not past:
+        return None
+    p, tp = obs["to_act"], obs["turn_player"]
+    key, step, att = _board_key(obs), obs["step"], _attack_key(obs)
+    on = {x.get("card_uid") for x in actions if x.get("kind") == "activate"}
+    judged = False
+    undecided: str | None = None
+    for uid, name in _player_cards(obs, p):
+        prof = cards.profile(name)
+        if prof is None:
+            continue
+        now = uid in on
+        for (u, k, s2, a2, p2, off) in past:
+            if u != uid or k != key or p2 != p or off == now or s2 == step or a2 != att:
+                continue  # (windows of the same attack only: an attack declaration may change what no field shows)
+            # the window where it was offered, and the one where it was not
+            w_on, w_off = ((step, att), (s2, a2)) if now else ((s2, a2), (step, att))
+            effects = _activated(prof)
+            at_on = [(e, withheld_verdict(e, w_on[0], w_on[1], tp, p)) for e in effects]
+            if any(v is None for _e, (v, _w) in at_on):
+                why = next(w for _e, (v, w) in at_on if v is None)
+                undecided = undecided or f"{name}: whether it is withheld ({why})"
+                continue
+            cands = [e for e, (v, _w) in at_on if v is True]
+            if not cands:
+                continue  # (offered where its profile allows none: profile.window-offered's, not this one's)
+            at_off = [withheld_verdict(e, w_off[0], w_off[1], tp, p) for e in cands]
+            if any(v is False for v, _w in at_off):
+                continue  # (the effect it was offered for may be one the other window does not allow)
+            if any(v is None for v, _w in at_off):
+                undecided = undecided or f"{name}: whether it is withheld ({next(w for v, w in at_off if v is None)})"
+                continue
+            judged = True
+            where_on = w_on[0] + ("" if w_on[1] is None else " (an attack in progress)")
+            where_off = w_off[0] + ("" if w_off[1] is None else " (an attack in progress)")
+            which = "; ".join(f"{_effect_name(e)}: {_cite(e.windows.rule)}, {_cite(e.speed.rule)}" for e in cands)
+            return (
+                f"{card_ref(obs, uid)} is withheld from P{p + 1} in {where_off} of P{tp + 1}'s Battle Phase, while the engine "
+                f"offers it in {where_on} with the same board and nothing resolved between; its profile allows the effects it "
+                f"may be offered for in both ({which})"
+            )
+        if now:
+            judged = judged or any(u == uid and k == key for (u, k, *_r) in past)
     if undecided is not None:
         return NotJudged(undecided)
     return True if judged else None

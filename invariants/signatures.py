@@ -270,6 +270,9 @@ SIGNATURES: dict[str, dict[str, str]] = {
     "profile.trigger-event": {
         "trigger-without-event": ", but no event its triggers need happened this turn",
     },
+    "profile.withheld": {
+        "withheld-elsewhere-offered": " with the same board and nothing resolved between",
+    },
     # -- replay ---------------------------------------------------------------------------------
     "replay.iff": {
         # a chain that asked for a replay (the potential targets changed, the attack became

@@ -129,6 +129,22 @@ RULES: dict[str, Rule] = dict([
     _r("EVT-TEXT", "the event a trigger's condition names", f"{S002}:80-195 (what activates in each sub-step)"),
     _r("EVT-FLIP", "a Flip effect's event is the card being flipped face-up", f"{S002}:165; {S000}:191"),
     _r("EVT-UNKNOWN", "a trigger whose condition names no known event", "no rule decides"),
+    # -- what a card's text does to damage calculation (battle_mods: acc.battle-damage, acc.destroyed-by-battle)
+    _r("BD-PIERCE", "'inflict piercing battle damage' / 'inflict the difference as Battle Damage': an attack on a Defense Position monster whose DEF is lower deals the difference to its controller",
+       f"{S002}:135-138 (Battle damage is inflicted [at damage calculation]); the card's text (the seeds name no piercing card)"),
+    _r("BD-NO-DAMAGE", "'<player> take(s) no battle damage from battles/attacks involving this card'",
+       f"{S002}:135-138 (Battle damage is inflicted); the card's text"),
+    _r("BD-DOUBLE", "'double any Battle Damage ...' / '... is doubled': that player's battle damage is doubled",
+       f"{S002}:135-138; the card's text"),
+    _r("BD-HALVE", "'any battle damage ... is halved': the battle damage is halved", f"{S002}:135-138; the card's text"),
+    _r("BD-REFLECT", "'your opponent takes any Battle Damage you would have taken ...': the damage goes to the other player",
+       f"{S002}:135-138; the card's text"),
+    _r("BD-INDESTRUCTIBLE", "'... cannot be destroyed by battle': a continuous effect that prevents destruction by battle applies at damage calculation",
+       f"{S002}:122 (If there is a Continuous effect that can prevent a monster from being destroyed by battle ... at this time)"),
+    _r("BD-REPLACE", "'would be destroyed by battle ... instead' / 'it is not destroyed': a replacement, done when destroyed-by-battle monsters are sent to the GY",
+       f"{S002}:122, 175 (something to be done 'instead' of a monster being destroyed by battle)"),
+    _r("BD-OTHER", "other text about battle damage or destruction by battle, in a wording the reader does not compute: UNKNOWN",
+       "no rule decides"),
 ])
 
 
@@ -322,6 +338,35 @@ class EffectProfile:
         }
 
 
+@dataclass(frozen=True)
+class BattleMod:
+    """What a sentence of a card's text that is not activated does to damage calculation
+    (docs/profiles.md "Battle modifications"). ``kind``: ``piercing``, ``no_damage``, ``double``,
+    ``halve``, ``reflect``, ``indestructible``, ``replacement`` or ``other``. ``sure``: the
+    sentence is one of the wordings the reader computes (then ``scope``, ``role``, ``direct``,
+    ``to`` and ``conditions`` say exactly when and to whom it applies); otherwise only its kind is
+    known and ``why`` says so. ``self_only``: the sentence is about this card's own battles (an
+    unsure one then matters only where this card battles)."""
+
+    kind: str
+    rule: str
+    evidence: Evidence
+    section: str
+    sure: bool
+    why: str = ""
+    scope: tuple = ("self",)  # ("self",) | ("race", RACE, other) | ("archetype", NAME, other, side)
+    role: str | None = None  # None (any) | "attacker" | "target" | "battler" | "defense" (this Defense Position card)
+    direct: bool | None = None  # True: direct attacks only; False: attacks on a monster only
+    to: str | None = None  # the player whose damage it changes: "you", "opponent", "both"
+    conditions: tuple = ()  # ("control_race", RACE, other) | ("control_token",) | ("archetype_face_up", NAME, side) | ("your_turn",) | ("opponent_turn",) | ("equipped",) | ("gemini",) | ("flipped",)
+    self_only: bool = False
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "rule": self.rule, "evidence": self.evidence.to_dict(), "section": self.section,
+                "sure": self.sure, "why": self.why, "scope": list(self.scope), "role": self.role, "direct": self.direct,
+                "to": self.to, "conditions": [list(c) for c in self.conditions], "self_only": self.self_only}
+
+
 @dataclass
 class CardProfile:
     code: int
@@ -330,6 +375,7 @@ class CardProfile:
     subtype: str
     type_names: list[str]
     effects: list[EffectProfile] = field(default_factory=list)
+    battle_mods: list[BattleMod] = field(default_factory=list)
 
     @property
     def decided(self) -> bool:
@@ -348,7 +394,8 @@ class CardProfile:
 
     def to_dict(self) -> dict:
         return {"code": self.code, "name": self.name, "kind": self.kind, "subtype": self.subtype,
-                "type_names": self.type_names, "effects": [e.to_dict() for e in self.effects]}
+                "type_names": self.type_names, "effects": [e.to_dict() for e in self.effects],
+                "battle_mods": [b.to_dict() for b in self.battle_mods]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -549,6 +596,7 @@ def profile(card: C.Card) -> CardProfile:
         idx += 1
     if is_st and card.kind == "trap" and card.subtype == "Continuous" and explicit:
         _continuous_trap_atk(card, prof)
+    prof.battle_mods = battle_mods(card, prof)
     return prof
 
 
@@ -851,3 +899,165 @@ def _atk_ds(t, body_s, e, cond, atk, res_start):
 
 def profile_dict(card: C.Card) -> dict:
     return profile(card).to_dict()
+
+
+# ---------------------------------------------------------------------------------------------
+# battle modifications: what a card's text that is not activated does to damage calculation
+# ---------------------------------------------------------------------------------------------
+
+BD_KEYWORDS = re.compile(
+    r"battle damage|destroyed by battle|piercing|inflict the difference|damage becomes|that much LP instead|"
+    r"cannot be destroyed(?! by (?:your opponent's |an opponent's |your |)(?:card )?effects?)", re.I)
+# a trigger's event, not a change of the damage calculation
+BD_EVENT = re.compile(r"\b(?:if|when)\b[^,:;]*?\b(?:(?:is|are|was|were) destroyed by battle(?: and sent to the (?:GY|Graveyard))?|"
+                      r"(?:inflicts?|takes?) battle damage\b[^,:;]*)", re.I)
+_SUBJ_RACE = r"(?P<race>[A-Z][\w-]*?)(?:-Type)?"
+# a condition before the sentence's main clause (", " after it): (pattern id, regex, condition builder)
+BD_CONDITIONS = (
+    ("bd-c-race", re.compile(rf"while you control (?:a|an|another) {_SUBJ_RACE} monster(?P<other> \(other than this card\))?", re.I),
+     lambda m: ("control_race", m["race"], bool(m["other"]) or m.group(0).lower().startswith("while you control another"))),
+    ("bd-c-archetype", re.compile(r"while (?P<you>you control )?another face-up \"(?P<arch>[^\"]+)\" monster(?:\(s\))?(?: is on the field)?", re.I),
+     lambda m: ("archetype_face_up", m["arch"], "you" if m["you"] else "any")),
+    ("bd-c-token", re.compile(r"while you control a Token", re.I), lambda m: ("control_token",)),
+    ("bd-c-your-turn", re.compile(r"during your (?:turn|Battle Phase)", re.I), lambda m: ("your_turn",)),
+    ("bd-c-opponent-turn", re.compile(r"during your opponent's (?:turn|Battle Phase)", re.I), lambda m: ("opponent_turn",)),
+    ("bd-c-equipped", re.compile(r"if this card is equipped with [^,]+", re.I), lambda m: ("equipped",)),
+    ("bd-c-flipped", re.compile(r"if this card was flipped face-up", re.I), lambda m: ("flipped",)),
+)
+
+
+def _scope_of(m: re.Match) -> tuple:
+    d = m.groupdict()
+    arch = d.get("arch") or d.get("arch2")
+    if arch:
+        return ("archetype", arch, bool(d.get("other")), "you")
+    if d.get("race"):
+        return ("race", d["race"], False)
+    subj = (d.get("subj") or "this card").lower()
+    if subj.startswith("a monster you control"):
+        return ("any", "you")
+    return ("self",)
+
+
+# the sentences the reader computes: (pattern id, regex on the whole sentence's main clause, the mods it gives)
+BD_TEMPLATES = (
+    ("bd-pierce", re.compile(
+        r"(?:if|when) (?P<subj>this card|your \"(?P<arch>[^\"]+)\" monsters?|an? " + _SUBJ_RACE + r" monsters? you control|a monster you control) "
+        r"attacks a Defense Position monster, inflict piercing (?:battle )?damage(?: to your opponent)?", re.I),
+     lambda m: [dict(kind="piercing", rule="BD-PIERCE", scope=_scope_of(m), role="attacker", direct=False, to="opponent")]),
+    ("bd-pierce-difference", re.compile(
+        r"(?:● )?during battle between this attacking card and a Defense Position monster whose DEF is lower than the ATK of this card, "
+        r"inflict the difference as Battle Damage to your opponent", re.I),
+     lambda m: [dict(kind="piercing", rule="BD-PIERCE", role="attacker", direct=False, to="opponent")]),
+    ("bd-indestructible", re.compile(
+        r"(?P<subj>this card|this Defense Position card|(?P<other>other )?\"(?P<arch>[^\"]+)\" (?:monsters|cards) you control|your \"(?P<arch2>[^\"]+)\" monsters) "
+        r"cannot be destroyed by battle(?: or (?:by )?card effects)?(?P<att> while they are attacking)?", re.I),
+     lambda m: [dict(kind="indestructible", rule="BD-INDESTRUCTIBLE", scope=_scope_of(m),
+                     role="attacker" if m["att"] else ("defense" if "defense" in m["subj"].lower() else None))]),
+    ("bd-indestructible-plain", re.compile(r"cannot be destroyed by battle(?: or (?:by )?card effects)?", re.I),
+     lambda m: [dict(kind="indestructible", rule="BD-INDESTRUCTIBLE")]),
+    ("bd-indestructible-no-damage", re.compile(
+        r"this card cannot be destroyed by battle,? and you take no battle damage from (?:battles|attacks) involving this card", re.I),
+     lambda m: [dict(kind="indestructible", rule="BD-INDESTRUCTIBLE"),
+                dict(kind="no_damage", rule="BD-NO-DAMAGE", role="battler", to="you")]),
+    ("bd-no-damage", re.compile(r"(?P<who>you|your opponent) takes? no battle damage from (?:battles|attacks) involving this card", re.I),
+     lambda m: [dict(kind="no_damage", rule="BD-NO-DAMAGE", role="battler", to="you" if m["who"].lower() == "you" else "opponent")]),
+    ("bd-double-attacked", re.compile(r"double any battle damage your opponent takes when they attack this (?:monster|card)", re.I),
+     lambda m: [dict(kind="double", rule="BD-DOUBLE", role="target", to="opponent")]),
+    ("bd-double-direct", re.compile(r"the battle damage this card inflicts by attacking your opponent's life points directly is doubled", re.I),
+     lambda m: [dict(kind="double", rule="BD-DOUBLE", role="attacker", direct=True, to="opponent")]),
+    ("bd-reflect", re.compile(
+        r"your opponent takes any battle damage you would have taken from battles involving (?:a|an) face-up \"(?P<arch>[^\"]+)\" monster you control(?P<exc>, except this card)?", re.I),
+     lambda m: [dict(kind="reflect", rule="BD-REFLECT", scope=("archetype", m["arch"], bool(m["exc"]), "you"), role="battler", to="you")]),
+    ("bd-halve", re.compile(r"any battle damage from battles involving this card is halved", re.I),
+     lambda m: [dict(kind="halve", rule="BD-HALVE", role="battler", to="both")]),
+    ("bd-halve-opponent", re.compile(r"any battle damage your opponent takes from (?:attacks|battles) involving this card is halved", re.I),
+     lambda m: [dict(kind="halve", rule="BD-HALVE", role="battler", to="opponent")]),
+    ("bd-halve-direct", re.compile(
+        r"this card can attack your opponent directly, but when it uses this effect, any battle damage it inflicts to your opponent is halved", re.I),
+     lambda m: [dict(kind="halve", rule="BD-HALVE", role="attacker", direct=True, to="opponent", conditions=(("direct_by_effect",),))]),
+)
+_BD_SELF_ONLY = re.compile(r"^(?:● )?(?:this card|if this card|when this card|the first time this card|this face-up card)\b|involving this card", re.I)
+
+
+def _bd_kind(sent: str) -> tuple[str, str]:
+    lo = sent.lower()
+    if "piercing" in lo or "inflict the difference" in lo:
+        return "piercing", "BD-PIERCE"
+    if "no battle damage" in lo:
+        return "no_damage", "BD-NO-DAMAGE"
+    if "double" in lo or "twice" in lo:
+        return "double", "BD-DOUBLE"
+    if "halve" in lo or "half" in lo:
+        return "halve", "BD-HALVE"
+    if "instead" in lo or "would be destroyed" in lo or "is not destroyed" in lo:
+        return "replacement", "BD-REPLACE"
+    if "cannot be destroyed" in lo:
+        return "indestructible", "BD-INDESTRUCTIBLE"
+    return "other", "BD-OTHER"
+
+
+def battle_mods(card: C.Card, prof: CardProfile) -> list[BattleMod]:
+    """The battle modifications of a card's text (docs/profiles.md): each sentence of an effect
+    that is not activated and names battle damage or destruction by battle, computed where its
+    wording is one of :data:`BD_TEMPLATES`, else its kind only (``sure`` False)."""
+    t = card.text
+    out: list[BattleMod] = []
+    gemini = bool(card.type & C.TYPE_GEMINI)
+    for e in prof.effects:
+        if e.span is None or e.kind.value == "materials":
+            continue
+        activated = e.kind.decided and e.activated
+        spans = []
+        for s, en in _sentences(t, e.span[0], e.span[1]):
+            cuts = [i for i in range(s, en) if t[i] == "●"]  # ("... with this effect:\n● <effect>": each bullet apart)
+            bounds = [s, *cuts, en]
+            pieces = [(a, b) for a, b in zip(bounds, bounds[1:]) if t[a:b].strip()]
+            # an activated effect's own sentences go through the chain; a bullet it grants (a Gemini
+            # monster's "... with this effect: ● ...") is read as the card's text
+            spans += [x for x in pieces if t[x[0]] == "●"] if activated else pieces
+        for s, en in spans:
+            sent = t[s:en].rstrip()
+            en = s + len(sent)
+            if not BD_KEYWORDS.search(BD_EVENT.sub(" ", sent)):
+                continue  # (none, or only a trigger's event: "If this card is destroyed by battle, ...")
+            colon = _top_level(t, s, en, ":")
+            if colon >= 0 and not NUMBER_RX.match(sent):
+                rest = t[colon + 1:en]
+                if sent.startswith("●") and BD_KEYWORDS.search(BD_EVENT.sub(" ", rest)) and ":" not in rest:
+                    # "● <label>: <text>": a text granted on a condition its label names (a Tribute, a coin toss)
+                    kind, rule = _bd_kind(rest)
+                    out.append(BattleMod(kind, rule, Evidence(span=(s, en), quote=sent), e.section, False,
+                                         "granted on the condition its bullet names"))
+                continue
+            body = NUMBER_RX.sub("", sent, count=1) if NUMBER_RX.match(sent) else sent
+            body = body.strip().rstrip(".").strip()
+            if body.startswith("● "):
+                body = body[2:]
+            conds: list[tuple] = [("gemini",)] if gemini else []
+            ids: list[str] = []
+            changed = True
+            while changed:
+                changed = False
+                for pid, rx, build in BD_CONDITIONS:
+                    m = rx.match(body)
+                    if m and body[m.end():m.end() + 2] == ", ":
+                        conds.append(build(m))
+                        ids.append(pid)
+                        body = body[m.end() + 2:]
+                        changed = True
+            ev = Evidence(span=(s, en), quote=sent)
+            for pid, rx, build in BD_TEMPLATES:
+                m = rx.fullmatch(body)
+                if m:
+                    for kw in build(m):
+                        kw.setdefault("scope", ("self",))
+                        kw["conditions"] = tuple(conds) + tuple(kw.get("conditions", ()))
+                        out.append(BattleMod(evidence=Evidence(span=(s, en), quote=sent, pattern="+".join([*ids, pid])),
+                                             section=e.section, sure=True, **kw))
+                    break
+            else:
+                kind, rule = _bd_kind(sent)
+                self_only = bool(_BD_SELF_ONLY.search(sent)) and '"' not in sent and "you control" not in sent.lower()
+                out.append(BattleMod(kind, rule, ev, e.section, False, "a wording the reader does not compute", self_only=self_only))
+    return out

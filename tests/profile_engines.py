@@ -150,3 +150,19 @@ def response_window_lost():
 
 def response_window_kept():
     return ResponseWindow(lose=False)
+
+
+# -- withheld (profile.withheld) -----------------------------------------------------------------
+
+
+def forbidden_lance_battle_step_only():
+    """A Quick-Play Spell (no window in its text) offered in the Battle Step but withheld in the
+    Start Step and the End Step of the same Battle Phase, with the same board."""
+    return Offers("Forbidden Lance", ("battle_step",))
+
+
+def forbidden_lance_whole_battle_phase():
+    """The same card offered at every open state of the Battle Phase outside the Damage Step (where
+    its profile allows it up to damage calculation only: DS-ATK)."""
+    return Offers("Forbidden Lance", ("battle_start_step", "battle_step", "battle_end_step", "damage_step_start",
+                                      "damage_step_before_calculation"))

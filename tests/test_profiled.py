@@ -143,12 +143,13 @@ def test_the_real_core_holds_the_profile_invariants_on_real_cards(tmp_path, run_
     monkeypatch.chdir(ROOT)
     out = tmp_path / "r.json"
     code, stdout, stderr = run_cli(
-        "check", "tests/data/profile-board.toml", "--engine", "ocgcore", "--cards-db", FULL, "--invariants", MINE, "--json", str(out)
+        "check", "tests/data/profile-board.toml", "--engine", "ocgcore", "--cards-db", FULL, "--invariants", MINE + ",profile.withheld",
+        "--json", str(out)
     )
     assert code == 0, stdout[-3000:] + stderr[-2000:]
     b = json.loads(out.read_text())["boards"][0]
     checked = {i["id"]: (i["checked"], i["verdict"]) for i in b["invariants"]}
-    for inv in MINE.split(","):
+    for inv in (MINE + ",profile.withheld").split(","):
         n, verdict = checked[inv]
         assert verdict == "held" and n > 0, (inv, checked[inv])
 
@@ -174,3 +175,69 @@ def test_a_response_window_in_the_battle_step_that_ends_it_without_the_attacks_i
 def test_a_response_window_followed_by_the_choices_is_not_caught(board):
     es, r = _run(PE.response_window_kept(), load_board(ROOT / "boards" / board), "turn.legal-offered,attack.legal-offered")
     assert not r.violations, [(v.prop, v.message) for v in r.violations]
+
+
+# -- profile.withheld: an activation withheld in one window and offered in another ----------------
+
+WITHHELD = MINE + ",profile.withheld"
+
+
+def test_a_card_withheld_in_one_window_and_offered_in_another_is_caught(board):
+    # Forbidden Lance (a Quick-Play Spell, no window in its text) offered in the Battle Step only:
+    # withheld in the Start Step of the same Battle Phase, with the same board
+    _es, r = _run(PE.forbidden_lance_battle_step_only(), board, WITHHELD)
+    found = _violations(r, "profile.withheld")
+    assert found, [(v.prop, v.message) for v in r.violations]
+    msg = found[0].message
+    assert signature_of("profile.withheld", msg) == "withheld-elsewhere-offered", msg
+    for w in ("Forbidden Lance [P1 hand] is withheld from P1 in battle_start_step", "offers it in battle_step",
+              "SS2-FAST-CARDS: 002_137609e72fe0b129.txt:11"):
+        assert w in msg, (w, msg)
+    assert {v.prop for v in r.violations} == {"profile.withheld"}, [(v.prop, v.message) for v in r.violations]
+
+
+def test_a_card_offered_in_every_window_its_profile_allows_is_judged_and_holds(board):
+    es, r = _run(PE.forbidden_lance_whole_battle_phase(), board, WITHHELD)
+    assert not r.violations, [(v.prop, v.message) for v in r.violations]
+    assert r.props["profile.withheld"].checked > 0, "nothing was judged"
+
+
+def test_a_window_that_is_an_instant_is_not_judged_and_says_why(board):
+    # Draining Shield needs "when an opponent's monster declares an attack": an instant, never
+    # compared with another window (its offer in the Start Step is profile.window-offered's)
+    es, r = _run(PE.draining_shield_in_battle_start_step(), board, "profile.withheld")
+    assert not r.violations, [(v.prop, v.message) for v in r.violations]
+    reasons = es.not_judged.get("profile.withheld", set())
+    assert "Draining Shield: whether it is withheld (a window that is an instant (attack_declared_by_opponent))" in reasons, reasons
+
+
+def test_the_withheld_history_keeps_windows_joined_by_passes_only(board):
+    # the history of where each card was offered: kept across a pass in the Battle Phase, forgotten
+    # at any other event (a chain link) and when the Battle Phase is left
+    from bpcheck.invariants.base import Transition
+    from bpcheck.invariants.monitor import Monitor
+    from bpcheck.invariants.profiled import _profile_offers
+    from bpcheck.model.events import ev
+
+    eng = PE.forbidden_lance_whole_battle_phase()
+    es = EngineSystem(eng, board, select("profile.withheld"))
+    s = es.initial_states()[0]
+    while s[1]["step"] != "battle_start_step":  # (Main Phase 1: enter the Battle Phase)
+        a = next(x for x in es.actions(s) if x.kind in ("enter_bp", "pass"))
+        s, _ = es.step(s, a)
+    obs = s[1]
+    offered = [a.to_dict() for a in es.actions(s)]
+    assert any(a["kind"] == "activate" for a in offered), offered
+    after = dict(obs, step="battle_step")
+    mon = Monitor.initial()
+
+    def t(events, to=after, off=offered):
+        return Transition(obs, {"kind": "pass", "player": obs["to_act"], "label": "pass"}, events, to, mon, es.cards, offered=off)
+
+    kept = _profile_offers((), t([ev("phase_changed", **{"from": "battle_start_step", "to": "battle_step"})]))
+    lance = [x for x in kept if x[5]]
+    assert lance and lance[0][2] == "battle_start_step", kept
+    assert _profile_offers(kept, t([ev("chain_link_added", link=1, card="Forbidden Lance", card_uid=lance[0][0], effect=None,
+                                       player=0, speed=2, targets=[])])) == ()
+    assert _profile_offers(kept, t([], to=dict(obs, step="main2"))) == ()
+    assert _profile_offers((), t([], off=None)) == ()  # (a runner that does not say what was offered: nothing kept)

@@ -33,6 +33,8 @@ NOT_MESSAGES = {
     "out": "the step walk's list of step changes, not a message (turn._walk)",
     "_LAST[1]": "the step walk's cached result (turn._changes)",
     "_replay_offered(obs, actions, ctx, mon['replay'])": "attack.legal-offered at a replay (offered._replay_offered, read as a helper)",
+    "mods": "a NotJudged verdict of accounting.text_mods (a card text whose wording the profile does not compute)",
+    "expect": "a NotJudged verdict of accounting._with_text (two scalings at once, an odd amount halved)",
 }
 
 
