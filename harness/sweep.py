@@ -51,6 +51,9 @@ OVERLAY_ENV = "OCG_SCRIPTS_OVERLAY"  # engines/ocgcore/engine.py: script folders
 
 # Companion cards: Normal Monsters of the pool (no effects of their own), so that a card's board
 # has an attacker and something to attack.
+# every board's Decks: a card an effect can draw ("Dark Mimic LV3": "Draw 1 card"; with an empty
+# Deck the duel would end without 0 LP, 004:10), never one a search could add by its kind
+DECK_SIZE = 3
 ATTACKER = "Battle Ox"  # 1700 ATK
 TARGET = "Mokey Mokey"  # 300 ATK: battle damage when it is attacked
 
@@ -206,8 +209,8 @@ def board_document(card: Card, shape: str, partner: Card | None = None) -> dict:
     """The board document of ``card`` in ``shape`` (:data:`SHAPES`); ``partner``: the
     ``with-companion`` shape's companion (:func:`companion`)."""
     me: object = card.code
-    p1: dict = {"lp": 8000, "monsters": [{"zone": 1, "card": ATTACKER, "position": "attack"}]}
-    p2: dict = {"lp": 8000, "monsters": [{"zone": 1, "card": TARGET, "position": "attack"}]}
+    p1: dict = {"lp": 8000, "monsters": [{"zone": 1, "card": ATTACKER, "position": "attack"}], "deck": [ATTACKER] * DECK_SIZE}
+    p2: dict = {"lp": 8000, "monsters": [{"zone": 1, "card": TARGET, "position": "attack"}], "deck": [TARGET] * DECK_SIZE}
     if shape == "attacker":  # a target in each position: piercing, and damage to either player
         p1["monsters"] = [{"zone": 1, "card": me, "position": "attack"}]
         p2["monsters"].append({"zone": 2, "card": TARGET, "position": "defense"})
