@@ -53,6 +53,9 @@ OVERLAY_ENV = "OCG_SCRIPTS_OVERLAY"  # engines/ocgcore/engine.py: script folders
 
 # Companion cards: Normal Monsters of the pool (no effects of their own), so that a card's board
 # has an attacker and something to attack.
+# every board's Decks: a card an effect can draw ("Dark Mimic LV3": "Draw 1 card"; with an empty
+# Deck the duel would end without 0 LP, 004:10), never one a search could add by its kind
+DECK_SIZE = 3
 ATTACKER = "Battle Ox"  # 1700 ATK
 TARGET = "Mokey Mokey"  # 300 ATK: battle damage when it is attacked
 
@@ -239,8 +242,8 @@ def board_document(card: Card, shape: str, partner: Card | None = None, material
     ``with-companion`` shape's companion (:func:`companion`); ``materials``: an Xyz monster's
     (:func:`xyz_materials`), under it wherever it is face-up on the field."""
     me: object = card.code
-    p1: dict = {"lp": 8000, "monsters": [{"zone": 1, "card": ATTACKER, "position": "attack"}]}
-    p2: dict = {"lp": 8000, "monsters": [{"zone": 1, "card": TARGET, "position": "attack"}]}
+    p1: dict = {"lp": 8000, "monsters": [{"zone": 1, "card": ATTACKER, "position": "attack"}], "deck": [ATTACKER] * DECK_SIZE}
+    p2: dict = {"lp": 8000, "monsters": [{"zone": 1, "card": TARGET, "position": "attack"}], "deck": [TARGET] * DECK_SIZE}
 
     def place(side: dict, position: str, others: list | None = None) -> None:
         """The swept card face-up on `side`: a Link monster in its Extra Monster Zone 1, any other

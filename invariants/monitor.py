@@ -440,19 +440,28 @@ _BATTLE_READS = _BATTLE_KINDS | {"card_moved", "phase_changed"}
     "battle",
     "The current Damage Step: monsters marked destroyed by battle (until they leave the field), monsters flipped by the "
     "attack, whether damage calculation was performed for this battle, whether the battle ended early (a battler left the "
-    "field). Forgotten when the Damage Step ends. Never the engine's destroyed_by_battle, flipped_by_battle, "
+    "field: a battle_ended_early event, or the attacker or the attack target moved off the field in the Damage Step before damage calculation). "
+    "Forgotten when the Damage Step ends. Never the engine's destroyed_by_battle, flipped_by_battle, "
     "attack.damage_calculated or attack.battle_ended.",
     initial=((), (), False, False),
 )
 def _battle(prev, t):
     destroyed, flipped, calculated, ended = prev
-    if not (destroyed or flipped or calculated or ended) and _BATTLE_KINDS.isdisjoint(t.kind_set()):
+    kinds = t.kind_set()
+    # DS-BATTLER-LEAVES, from the events themselves (not only an engine's battle_ended_early):
+    # the attacker or the attack target moved off the field in the Damage Step before damage calculation
+    a = t.before.get("attack") or {}
+    battlers = {a.get("attacker"), a.get("target")} - {None} if "card_moved" in kinds else set()
+    if not (destroyed or flipped or calculated or ended or battlers) and _BATTLE_KINDS.isdisjoint(kinds):
         return prev
-    if _BATTLE_READS.isdisjoint(t.kind_set()):
+    if _BATTLE_READS.isdisjoint(kinds):
         return prev  # none of the events it reads
     d, f = set(destroyed), set(flipped)
+    step = str(t.before.get("step", ""))
     for e in t.events:
         k = e.kind
+        if k == "phase_changed":
+            step = str(e.get("to", ""))
         if k == "destroyed_by_battle":
             d.add(e["card_uid"])
         elif k == "flipped" and e.get("by") == "battle":
@@ -464,6 +473,8 @@ def _battle(prev, t):
         elif left_field(e):
             d.discard(e.get("card_uid"))
             f.discard(e.get("card_uid"))
+            if step.startswith("damage_step") and not calculated and e.get("card_uid") in battlers:
+                ended = True
         elif k == "phase_changed" and str(e.get("from", "")).startswith("damage_step") and not str(e.get("to", "")).startswith("damage_step"):
             d, f, calculated, ended = set(), set(), False, False
     return (tuple(sorted(d)), tuple(sorted(f)), calculated, ended)

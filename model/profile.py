@@ -69,6 +69,10 @@ RULES: dict[str, Rule] = dict([
        f"{S000}:183 (Spell / Trap Cards); {S004}:30 (Main Phase 1: activate Spell/Trap Cards)"),
     _r("KIND-ST-ACTIVATION-IMPLICIT", "a Continuous/Field/Equip Spell or Continuous Trap is activated as a card before its effects apply",
        f"{S002}:50 (Continuous Trap Cards ... activated during the Damage Step)"),
+    _r("KIND-PENDULUM-SCALE", "a Pendulum Monster can be activated as a Spell Card in a Pendulum Zone (Spell Speed 1: not in the Battle Phase)",
+       "the seeds are silent on Pendulum Zones: the official TCG rulebook (Pendulum Monsters are activated as Spell Cards in the Pendulum Zone during your Main Phase)"),
+    _r("TXT-ST-RESOLUTION", "a Normal/Quick-Play/Counter Spell or Normal/Counter Trap whose activation has neither ':' nor ';' (older wording) resolves all the sentences that follow it that have neither, up to one that starts another effect",
+       "issue 30 item 2 (modern card text is structured; older text is one effect); no seed passage"),
     _r("KIND-QUICK", "'(Quick Effect)' or an effect usable 'during either player's/your opponent's turn' is a Quick Effect",
        f"{S002}:56 (Spell Speed 2 Monster Effects (Quick Effects)); {S000}:162 (monsters' effects during your opponent's turn)"),
     _r("KIND-FLIP", "'FLIP:' starts a Flip effect", f"{S004}:85 (Flip Monster Effects (which are mandatory by nature)); {S002}:69"),
@@ -104,6 +108,8 @@ RULES: dict[str, Rule] = dict([
        f"{S002}:71"),
     _r("DS-TIMING", "an effect whose activation timing names a Damage Step sub-step is activated in that sub-step",
        f"{S002}:63-64 (Any effect that specifically mentions an activation timing during the Damage Step); sub-steps {S002}:80-83, 108-111, 124-127, 158-163, 178-181; OCG {S002}:223-270"),
+    _r("DS-RESPOND-DAMAGE", "a card or effect that activates in response to damage (not only effect damage: 'when you take damage', 'when you take battle damage') can be activated in the Damage Step; this names its timing, so it is 'otherwise specified' for DS-SS-SELF-HAND",
+       f"{S002}:63-64 (This includes cards and effects that activate in response to damage without specifying effect damage, like \"Attack and Receive\" and \"Numinous Healer\"); {S002}:71"),
     _r("DS-NEGATE-ACTIVATION", "Quick Effects that negate an activation can be activated in the Damage Step", f"{S002}:56; {S004}:87; {S003}:61"),
     _r("DS-NEGATE-RESPONSE-TCG", "TCG only: a Quick Effect that must respond directly to an effect's activation to negate that effect; OCG: not for this reason alone",
        f"{S002}:58-62"),
@@ -581,14 +587,15 @@ def profile(card: C.Card) -> CardProfile:
         prof.effects.append(_implicit_activation(card, segs))
         idx = 1
     activation_done = not is_st or (card.subtype not in ACTIVATION_SUBTYPES and not explicit)
-    only_sentences = [(s, e) for _, s, e, _ in segs if re.match(r"Activate (?:this card )?only\b", t[s:e])]
+    only_sentences = [(s, e) for _, s, e, _ in segs if re.match(ONLY_RX, t[s:e])]
+    segs = _merge_resolution(card, segs, activation_done)
     for n, (section, s, e, number) in enumerate(segs):
         materials = (n == 0 and card.is_extra_deck and section != "pendulum"
                      and _top_level(t, s, e, ":") < 0 and _top_level(t, s, e, ";") < 0
                      and (e == len(t) or t[e] in "\r\n" or "+" in t[s:e] or re.match(r"\d", t[s:e])))
         if materials:
             prof.effects.append(_simple(idx, section, s, e, number, t, "materials", "TXT-MATERIALS"))
-        elif not activation_done and section == "main" and not re.match(r"(?:You can only activate|Activate (?:this card )?only\b)", t[s:e]):
+        elif not activation_done and section == "main" and not re.match(ONLY_RX, t[s:e]):
             prof.effects.append(_effect(card, idx, section, s, e, number, activation=True, extra_windows=only_sentences))
             activation_done = True
         else:
@@ -596,8 +603,59 @@ def profile(card: C.Card) -> CardProfile:
         idx += 1
     if is_st and card.kind == "trap" and card.subtype == "Continuous" and explicit:
         _continuous_trap_atk(card, prof)
+    if card.kind == "monster" and card.type & C.TYPE_PENDULUM:
+        prof.effects.append(_pendulum_scale(idx))
     prof.battle_mods = battle_mods(card, prof)
     return prof
+
+
+# an activation condition ("You can only activate this card when you take damage"): a window or
+# event of the card's activation, not an effect of its own
+ONLY_RX = re.compile(r"(?:You can only activate (?:this card )?(?:when|if|during|while|at|after|before)\b|Activate (?:this card )?only\b)")
+# a sentence that starts another effect after an older-worded activation (TXT-ST-RESOLUTION)
+# (a delayed or later effect: "When that monster is returned ...", "During your next Standby Phase")
+NEW_EFFECT_RX = re.compile(r"(?:You can only|Activate (?:this card )?only|You cannot|You can banish|(?:If|When) this (?:card|Set card) (?:is|in|was)"
+                           r"|While this card|Once per turn|Each time|When\b|During\b|At the (?:start|end)\b|[^.]*\bwould\b[^.]*\binstead\b"
+                           r"|[^.]*\bthis card (?:from|in) your (?:GY|Graveyard)\b)")
+# a response to damage that is not only effect damage (DS-RESPOND-DAMAGE, 002:63-64)
+DAMAGE_RESPONSE_RX = re.compile(
+    r"(?i)\b(?:you|your opponent|a player|either player) (?:takes?|would take|receives?)\b(?! effect damage)(?:(?! effect damage)[^.:;]){0,30}?\bdamage\b(?! calculation)"
+    r"|\binflicts? (?:battle )?damage to you\b")
+
+
+def _merge_resolution(card: C.Card, segs, activation_done: bool):
+    """TXT-ST-RESOLUTION: an older-worded Normal/Quick-Play/Counter Spell or Trap ("Roll a six-sided
+    die. All monsters your opponent currently controls lose ATK ...") is one activation: the
+    sentences after it that have neither ':' nor ';' and start no effect of their own are its
+    resolution, not effects of their own."""
+    if activation_done or card.subtype not in ACTIVATION_SUBTYPES:
+        return segs
+    t = card.text
+    out = list(segs)
+    for i, (section, s, e, number) in enumerate(out):
+        if section != "main" or number is not None or re.match(ONLY_RX, t[s:e]):
+            continue
+        if _top_level(t, s, e, ":") >= 0 or _top_level(t, s, e, ";") >= 0:
+            return out  # a structured activation: the next sentences are effects of their own
+        j = i + 1
+        end = e
+        while j < len(out):
+            sec2, s2, e2, n2 = out[j]
+            if (sec2 != "main" or n2 is not None or _top_level(t, s2, e2, ":") >= 0 or _top_level(t, s2, e2, ";") >= 0
+                    or NEW_EFFECT_RX.match(t[s2:e2])):
+                break
+            end = e2
+            j += 1
+        return out[:i] + [(section, s, end, None)] + out[j:]
+    return out
+
+
+def _pendulum_scale(idx: int) -> EffectProfile:
+    """KIND-PENDULUM-SCALE: a Pendulum Monster's activation as a Spell Card in a Pendulum Zone."""
+    ev = (_bit("type&TYPE_PENDULUM"),)
+    return EffectProfile(idx, "pendulum", None, "", None, Decision("activation", "KIND-PENDULUM-SCALE", ev), None,
+                         Decision(1, "KIND-PENDULUM-SCALE", ev), Decision([], "EVT-TEXT"), Decision([], "WIN-TEXT"),
+                         _all(False, "DS-SS1", ev))
 
 
 def _continuous_trap_atk(card: C.Card, prof: CardProfile) -> None:
@@ -793,12 +851,15 @@ def _effect(card: C.Card, idx: int, section: str, s: int, e: int, number: int | 
     else:
         speed = Decision(1, "SS1-TRIGGER", kind.evidence)
 
-    ds = _damage_step(card, t, k, kind, optional, speed, marks, body_s, e, cond, res_start, ev_list, ev_evidence, windows, wev, seg_ev)
+    resp = [(a, m) for a, b in ([cond] if cond else []) + list(extra_windows) for m in [DAMAGE_RESPONSE_RX.search(t, a, b)] if m]
+    resp_ev = tuple(Evidence(span=(m.start(), m.end()), quote=m.group(0)) for _, m in resp[:1])
+    ds = _damage_step(card, t, k, kind, optional, speed, marks, body_s, e, cond, res_start, ev_list, ev_evidence, windows, wev, seg_ev,
+                      resp_ev)
     return EffectProfile(idx, section, (s, e), t[s:e], number, kind, optional, speed, events, windows_d, ds, once)
 
 
 def _damage_step(card, t, k, kind, optional, speed, marks, body_s, e, cond, res_start, ev_list, ev_evidence,
-                 windows, wev, seg_ev):
+                 windows, wev, seg_ev, resp_ev=()):
     if k in ("continuous", "materials"):
         return None
     if k == UNKNOWN:
@@ -819,6 +880,8 @@ def _damage_step(card, t, k, kind, optional, speed, marks, body_s, e, cond, res_
     if k in ("trigger", "flip"):
         if timing:
             return _all_by(lambda s: s in timing, "DS-TIMING", timing_ev)
+        if resp_ev:
+            return _all(True, "DS-RESPOND-DAMAGE", resp_ev)
         if k == "flip":
             return _all(True, "DS-FLIP", kind.evidence)
         if optional is not None and optional.value is False:
@@ -847,6 +910,8 @@ def _damage_step(card, t, k, kind, optional, speed, marks, body_s, e, cond, res_
     atk = _find(ATK_CHANGE, t, res_start, e)
     if timing:
         return _all_by(lambda s: s in timing, "DS-TIMING", timing_ev)
+    if resp_ev:
+        return _all(True, "DS-RESPOND-DAMAGE", resp_ev)
     if damage_step_window:
         if atk:
             return _atk_ds(t, body_s, e, cond, atk, res_start)

@@ -75,3 +75,18 @@ class _CorruptObservation:
 
 def corrupt_observation():
     return _CorruptObservation()
+
+
+class QuietBattleEnd(Rules):
+    """Not a bug: the rules of the reference model, but the engine does not report the
+    ``battle_ended_early`` event (the EDOPro core's adapter has no such event). A battler that
+    leaves the field in the Damage Step must still end the battle for the invariants, from the
+    card_moved events alone (DS-BATTLER-LEAVES)."""
+
+    name = "quiet-battle-end"
+
+    def _battle_ended_early(self, w):
+        n = len(w.events)
+        ended = super()._battle_ended_early(w)
+        w.events[n:] = [e for e in w.events[n:] if e.kind != "battle_ended_early"]
+        return ended

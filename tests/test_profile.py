@@ -211,7 +211,7 @@ def test_cdb_small_file_roundtrip(tmp_path: Path) -> None:
 
 import tomllib  # noqa: E402
 
-from bpcheck.model.profile import RULES, SUBSTEPS, UNKNOWN, PATTERNS, profile  # noqa: E402
+from bpcheck.model.profile import DAMAGE_RESPONSE_RX, RULES, SUBSTEPS, UNKNOWN, PATTERNS, profile  # noqa: E402
 
 LABELS = ROOT / "tests" / "data" / "profile_labels.toml"
 # Precision floors, set from the measurement of docs/profiles.md ("Measured"): the reader's
@@ -424,11 +424,42 @@ def test_unknown_not_guessed(full: CardDB) -> None:
 
 def test_pendulum_sections_and_materials(full: CardDB) -> None:
     p = profile(full.card("Dragodies, the Empowered Warrior"))
-    assert [e.section for e in p.effects] == ["pendulum", "monster"]
+    assert [e.section for e in p.effects] == ["pendulum", "monster", "pendulum"]
     assert _ds(p.effects[0]) == "YNNNN"
+    scale = p.effects[2]  # KIND-PENDULUM-SCALE: its activation as a Spell Card in a Pendulum Zone
+    assert (scale.kind.value, scale.kind.rule, scale.speed.value, _ds(scale)) == ("activation", "KIND-PENDULUM-SCALE", 1, "NNNNN")
+    assert not any(e.kind.rule == "KIND-PENDULUM-SCALE" for e in profile(full.card("Number 39: Utopia")).effects)
     x = profile(full.card("Number 39: Utopia"))
     assert x.effects[0].kind.value == "materials"
     assert profile(full.card("Dark Magician")).effects == []
+
+
+def test_older_spell_trap_text_is_one_activation(full: CardDB) -> None:
+    """TXT-ST-RESOLUTION: "Roll a six-sided die. All monsters your opponent currently controls lose
+    ATK ..." is one activation whose resolution changes ATK (DS-ATK), not a die roll (DS-NOT-LISTED)
+    and a continuous effect; a new effect ("You can banish this card from your GY") still starts one."""
+    p = profile(full.card("Skull Dice"))
+    assert [e.kind.value for e in p.effects] == ["activation"]
+    assert p.effects[0].text.endswith("until the End Phase.") and _ds(p.effects[0]) == "YYNNN"
+    assert p.effects[0].damage_step["tcg"]["start"].rule == "DS-ATK"
+    # a structured text keeps its effects apart
+    mf = profile(full.card("Mirror Force"))
+    assert mf.effects[0].kind.value == "activation" and _ds(mf.effects[0]) == "NNNNN"
+
+
+def test_response_to_damage_in_damage_step(full: CardDB) -> None:
+    """DS-RESPOND-DAMAGE (002:63-64): "Numinous Healer" and "Attack and Receive" (named by the seed)
+    activate in response to damage and may be activated in the Damage Step; a trigger on taking
+    battle damage that Special Summons itself from the hand names its timing ("otherwise
+    specified"); one on effect damage only does not qualify."""
+    for name in ("Numinous Healer", "Attack and Receive"):
+        act = next(e for e in profile(full.card(name)).effects if e.kind.value == "activation")
+        assert _ds(act) == "YYYYY" and act.damage_step["tcg"]["after_calc"].rule == "DS-RESPOND-DAMAGE", name
+        assert "take damage" in act.damage_step["tcg"]["start"].evidence[0].quote
+    ir = _eff(full, "Interrupt Resistor", "When you take battle damage")
+    assert _ds(ir) == "YYYYY" and ir.damage_step["ocg"]["end"].rule == "DS-RESPOND-DAMAGE"
+    assert DAMAGE_RESPONSE_RX.search("If you take effect damage") is None
+    assert DAMAGE_RESPONSE_RX.search("When you take damage from a card your opponent controls") is not None
 
 
 def test_profile_json_deterministic(full: CardDB) -> None:

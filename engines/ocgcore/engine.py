@@ -27,6 +27,7 @@ from typing import Any
 from bpcheck.engines.faults import SystemFault
 from bpcheck.engines.interface import Capabilities, EngineRefusal
 from bpcheck.model.board import Board
+from bpcheck.model.cdb import ATTRIBUTE_NAMES, RACE_NAMES
 from bpcheck.model.events import Event, ev
 
 from . import core as K
@@ -77,9 +78,12 @@ PILE_QUERY = K.QUERY_CODE | K.QUERY_OWNER
 PLAYER_NAMES = ("P1", "P2")
 SUB_PROMPTS = (M.MSG_SELECT_CARD, M.MSG_SELECT_TRIBUTE, M.MSG_SELECT_UNSELECT_CARD, M.MSG_SELECT_OPTION,
                M.MSG_SELECT_YESNO, M.MSG_SELECT_EFFECTYN, M.MSG_SELECT_POSITION)
+# declarations a card asks for ("declare 1 Type", an LP cost in hundreds): inside an action, and
+# named in its label, since no event says what was declared
+ANNOUNCE_PROMPTS = (M.MSG_ANNOUNCE_RACE, M.MSG_ANNOUNCE_ATTRIB, M.MSG_ANNOUNCE_NUMBER)
 PARSE_CACHE = 4096  # distinct location replies kept parsed
 OBS_CACHE = 4096  # distinct observations kept built (a few KB each)
-SCRIPT_PROMPTS = SUB_PROMPTS + (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD)  # questions card scripts ask
+SCRIPT_PROMPTS = SUB_PROMPTS + ANNOUNCE_PROMPTS + (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD)  # questions card scripts ask
 MAX_AUTO = 200  # automatic answers in a row before the adapter calls the core stuck
 
 
@@ -631,6 +635,20 @@ class OcgcoreEngine:
             for bit in (K.POS_FACEUP_ATTACK, K.POS_FACEDOWN_ATTACK, K.POS_FACEUP_DEFENSE, K.POS_FACEDOWN_DEFENSE):
                 if pr.positions & bit:
                     out.append(("choose", f"choose {position_name(bit)}", M.int_response(bit), None))
+        elif pr.kind in (M.MSG_ANNOUNCE_RACE, M.MSG_ANNOUNCE_ATTRIB):
+            # "declare 1 Type / Attribute" (The Regulation of Tribe, Archnemesys Protos): every
+            # choice of `count` of the available bits, named as the card data names them
+            race = pr.kind == M.MSG_ANNOUNCE_RACE
+            names = dict(RACE_NAMES if race else ATTRIBUTE_NAMES)
+            bits = [1 << i for i in range(64) if pr.available >> i & 1]
+            for combo in combinations(bits, pr.count):
+                label = ", ".join(names.get(b, f"0x{b:x}") for b in combo)
+                mask = sum(combo)
+                resp = M.race_response(mask) if race else M.attribute_response(mask)
+                out.append(("choose", f"declare {'Type' if race else 'Attribute'} {label}", resp, None))
+        elif pr.kind == M.MSG_ANNOUNCE_NUMBER:
+            for i, n in enumerate(pr.options):
+                out.append(("choose", f"declare {n}", M.int_response(i), None))
         else:
             raise SystemFault("engine-fault", f"the core asks {pr.name}, which the adapter cannot answer")
         return out
@@ -669,8 +687,10 @@ class OcgcoreEngine:
         player = node.track.bp(node.prompt.player)
         results: list[tuple[OcgAction, Node, list[Event]]] = []
         for kind, label, resp, uid in self._top_options(node):
-            for responses, child, events in self._play(node, resp, kind):
+            for responses, child, events, declared in self._play(node, resp, kind):
                 full, target, targets, cost = self._label(kind, label, child, events, responses)
+                if declared:
+                    full += " (" + "; ".join(declared) + ")"
                 option = None
                 if kind == "replay":  # the choice the core's answer made (track.py, _play)
                     choice = next((e.get("choice") for e in events if e.kind == "replay_choice"), None)
@@ -688,7 +708,7 @@ class OcgcoreEngine:
             children[a.label] = [a, child, events]
         node.children = children
 
-    def _play(self, node: Node, resp: bytes, kind: str) -> list[tuple[tuple[bytes, ...], Node, list[Event]]]:
+    def _play(self, node: Node, resp: bytes, kind: str) -> list[tuple[tuple[bytes, ...], Node, list[Event], tuple[str, ...]]]:
         """Answer ``resp`` at ``node``; if the answer opens choices inside the same action (costs,
         targets, an attack target), play each of them too. Returns the resulting nodes."""
         assert node.prompt is not None
@@ -711,9 +731,9 @@ class OcgcoreEngine:
                 pre = [ev("replay_choice", attacker_uid=au, choice="call_off", target_uid=None),
                        ev("attack_ended", attacker_uid=au, reason="called_off")]
                 first.attack = None
-        stack: list[tuple[tuple[bytes, ...], Track, list[Event]]] = [((resp,), first, pre)]
+        stack: list[tuple[tuple[bytes, ...], Track, list[Event], tuple[str, ...]]] = [((resp,), first, pre, ())]
         while stack:
-            responses, before, events_before = stack.pop(0)
+            responses, before, events_before, declared = stack.pop(0)
             duel = self._take(node.path + responses[:-1], before)
             track = before.copy()
             events = list(events_before)
@@ -721,17 +741,19 @@ class OcgcoreEngine:
             duel.respond(responses[-1])
             prompt, terminal = self._run(duel, track, events, path)
             so_far = tuple(path[len(node.path) :])
-            if not terminal and prompt is not None and prompt.kind in SUB_PROMPTS and (track.building is not None or track.selecting_attack):
+            if not terminal and prompt is not None and (
+                    (prompt.kind in SUB_PROMPTS and (track.building is not None or track.selecting_attack))
+                    or (prompt.kind in ANNOUNCE_PROMPTS and track.building is not None)):
                 # the action goes on: one branch per choice, each from a duel standing here
                 self._put(tuple(path), duel, dirty=not track.selecting_attack)
-                for _k, _l, r2, _c in self._choice_options(track, prompt, inside=True):
-                    stack.append((so_far + (r2,), track, events))
+                for _k, lab, r2, _c in self._choice_options(track, prompt, inside=True):
+                    stack.append((so_far + (r2,), track, events, declared + ((lab,) if prompt.kind in ANNOUNCE_PROMPTS else ())))
                 continue
             track.selecting_attack = False
             child = Node(tuple(path), prompt, track, terminal)
             child.obs = self._observe(duel, child)
             self._put(child.path, duel, dirty=prompt is not None and not terminal and prompt.kind in SCRIPT_PROMPTS and not is_replay_question(prompt, track))
-            out.append((so_far, child, events))
+            out.append((so_far, child, events, declared))
         return out
 
     def _label(self, kind: str, label: str, child: Node, events: list[Event], responses):

@@ -74,6 +74,8 @@ class Prompt:
     positions: int = 0
     place_flag: int = 0
     place_count: int = 0
+    available: int = 0  # ANNOUNCE_RACE / ANNOUNCE_ATTRIB: the bits that may be declared
+    count: int = 0  # ... and how many of them
 
     @property
     def name(self) -> str:
@@ -170,7 +172,21 @@ def parse_prompt(kind: int, p: bytes) -> Prompt:
     elif kind == MSG_SELECT_POSITION:
         pr.code = u32(p, 1)
         pr.positions = p[5]
+    elif kind == MSG_ANNOUNCE_RACE:  # player u8, count u8, available u64 (playerop.cpp, AnnounceRace)
+        pr.count, pr.available = p[1], struct.unpack_from("<Q", p, 2)[0]
+    elif kind == MSG_ANNOUNCE_ATTRIB:  # player u8, count u8, available u32
+        pr.count, pr.available = p[1], u32(p, 2)
+    elif kind == MSG_ANNOUNCE_NUMBER:  # player u8, n u8, n x u64 (the numbers); answered by index
+        pr.options = [struct.unpack_from("<Q", p, 2 + 8 * k)[0] for k in range(p[1])]
     return pr
+
+
+def race_response(mask: int) -> bytes:
+    return struct.pack("<Q", mask)
+
+
+def attribute_response(mask: int) -> bytes:
+    return struct.pack("<I", mask)
 
 
 def int_response(v: int) -> bytes:
