@@ -111,6 +111,17 @@ class CounterTrapsRefusedInDamageStep(Rules):
         return super().damage_step_allows(s, c, eff)
 
 
+class NegatingQuickEffectRefusedInDamageStep(Rules):
+    """A monster's Quick Effect that negates an activation is refused in the Damage Step, as if
+    only ATK/DEF changes and Counter Traps were allowed there ("Horus the Black Flame Dragon LV8"
+    cannot answer "Rush Recklessly" at the start of the Damage Step)."""
+
+    def damage_step_allows(self, s, c, eff):
+        if c.is_monster and eff.type == "quick" and eff.negates_activation and not eff.changes_stats_directly:
+            return False
+        return super().damage_step_allows(s, c, eff)
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -488,6 +499,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("mirror-force-in-damage-step", MirrorForceInDamageStep, "damage step", "000-ds-spell-trap-list-not-ok.toml"),
         Mutant("stat-change-during-calculation", StatChangeDuringCalculation, "damage step", "000-ds-spell-trap-list-ok.toml"),
         Mutant("counter-traps-refused-in-damage-step", CounterTrapsRefusedInDamageStep, "damage step", "000-ds-counter-traps.toml"),
+        Mutant("negating-quick-effect-refused-in-damage-step", NegatingQuickEffectRefusedInDamageStep, "damage step", "004-ds-horus-negates.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

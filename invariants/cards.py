@@ -53,7 +53,7 @@ CONDITIONS = {
     "opponent_monster_attacking", "self_battling", "self_attacked_in_attack_position", "self_was_attacked",
     "self_not_declared_attack", "own_light_monster_battles_monster", "own_free_monster_zones_4",
     "opponent_free_monster_zones_3", "battle_phase", "responding_to_opponent", "attacker_race_spellcaster",
-    "opponent_summoned_atk_1500",
+    "opponent_summoned_atk_1500", "self_face_up_to_resolve",
 }  # fmt: skip
 LOCATIONS = {"field", "hand", "graveyard"}
 # A target's fields (docs/cards.md "Targets") and the value each has when the card does not give it.
@@ -508,7 +508,7 @@ class CardFacts:
     @_memo
     def damage_step_window(self, name: str, effect_index: int | None) -> frozenset[str] | None:
         """The Damage-Step sub-steps in which this activation is legal (rules DS-LEGAL-COUNTER,
-        DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER,
+        DS-LEGAL-NEGATE, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER,
         DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS), or UNKNOWN."""
         k = self.kind(name)
         e = self.effect(name, effect_index)
@@ -528,6 +528,10 @@ class CardFacts:
             return frozenset({"damage_step_after_calculation_2"})
         if typ == "trigger":
             return frozenset(TRIGGER_STEP.get(when, ())) if when in TRIGGER_STEP else frozenset()
+        # A monster's Quick Effect that negates an activation: every sub-step, damage calculation
+        # included (DS-LEGAL-NEGATE).
+        if kind == "monster" and typ == "quick" and any(o.get("op") == "negate_activation" for o in ops):
+            return frozenset(DAMAGE_STEPS)
         # An effect whose text names a Damage-Step timing is legal at that timing only
         # (DS-LEGAL-DAMAGE-TIMING); "the Damage Step" (Honest, TCG) up to and including damage
         # calculation.

@@ -472,6 +472,9 @@ def _condition(obs, mon, cards, p, uid, name, cond) -> bool:
                 if arith.ge(m["atk"], 1500):
                     return True
         return False
+    if cond == "self_face_up_to_resolve":  # "You must control this face-up card to activate and to resolve this effect."
+        m = monster(obs, uid)
+        return m is not None and m["controller"] == p and m["position"] != "facedown"
     raise Unknown(name, f"whether its condition {cond!r} holds")
 
 
@@ -596,7 +599,7 @@ def activation_variants(obs, mon, cards, p: int, uid: int, name: str, idx: int, 
         top = links[-1]
         if speed < max(fact(cards.speed(top[1], top[2]), top[1], "its spell speed"), 2):
             return []
-    if step in DAMAGE_STEPS:  # rule: DS-LEGAL-COUNTER, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-ILLEGAL-OTHER
+    if step in DAMAGE_STEPS:  # rule: DS-LEGAL-COUNTER, DS-LEGAL-NEGATE, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-ILLEGAL-OTHER
         if step not in fact(cards.damage_step_window(name, idx), name, "when it may be activated in the Damage Step"):
             return []
         if step == _CALC and not links and mon.chain.chains_in_calc >= 1:  # rule: DS-DURING-CALC-ONE-CHAIN
@@ -696,7 +699,7 @@ def _candidates(obs: dict, cards, p: int):
     "by the turn player in a Main Phase with an empty chain), the Damage Step allows it, its own timing and conditions hold, "
     "its costs can be paid, it has targets and its resolution can do something.",
     ["CH-SPEED", "CH-SPEED1", "CH-QP-HAND", "CH-SET-TURN", "CH-COST", "WIN-ATTACK-DECL", "WIN-BEFORE-DS", "WIN-EVENT",
-     "WIN-COUNTER", "DS-LEGAL-COUNTER", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-DURING-CALC-ONE-CHAIN",
+     "WIN-COUNTER", "DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-DURING-CALC-ONE-CHAIN",
      "DS-NO-TARGET-DESTROYED", "OCG-START-STEP-TP", "OCG-BATTLE-ONE-CHAIN", "OCG-DS-CALC-SAYS-SO"],
     "actions",
     "chains and windows",

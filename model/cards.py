@@ -57,6 +57,7 @@ CONDITIONS = {
     "responding_to_opponent",
     "attacker_race_spellcaster",
     "opponent_summoned_atk_1500",
+    "self_face_up_to_resolve",
 }
 
 STATIC_KINDS = {
@@ -136,6 +137,11 @@ class Effect:
     def changes_stats_directly(self) -> bool:
         """True when resolving this effect directly changes ATK or DEF (rule: DS-LEGAL-STATS)."""
         return any(o.op in STAT_OPS for o in self.ops)
+
+    @property
+    def negates_activation(self) -> bool:
+        """True when resolving this effect negates an activation (rule: DS-LEGAL-NEGATE)."""
+        return any(o.op == "negate_activation" for o in self.ops)
 
     @property
     def names_damage_step_timing(self) -> bool:

@@ -694,12 +694,17 @@ class Rules:
             return True
         if eff.names_damage_step_timing:  # rule: DS-LEGAL-DAMAGE-TIMING
             return True
+        if c.is_monster and eff.type == "quick" and eff.negates_activation:
+            # rule: DS-LEGAL-NEGATE (a Quick Effect that negates an activation: every sub-step,
+            # damage calculation included; "Horus the Black Flame Dragon LV8")
+            return True
         if s.step in self.stat_change_steps:  # rule: DS-LEGAL-STATS
             if c.kind == "trap" and c.subtype == "continuous":
                 return eff.changes_stats_directly or c.static_changes_stats()
             return eff.changes_stats_directly
-        # No pool card has a Quick Effect that negates an activation, so 002's TCG-only case of
-        # such effects in the Damage Step is not told apart from the OCG here (docs/rulesets.md).
+        # No pool card has a Quick Effect that negates an activated *effect* (not the activation),
+        # so 002's TCG-only case of such effects in the Damage Step is not told apart from the OCG
+        # here (docs/rulesets.md).
         return False  # rule: DS-ILLEGAL-OTHER
 
     def _can_activate(self, s: State, p: int, uid: int, c: Card, eff: Effect, loc: str) -> bool:
@@ -837,6 +842,8 @@ class Rules:
             return f is not None and self.card(f[2].card).race == "Spellcaster"
         if cond == "opponent_summoned_atk_1500":
             return bool(self._bottomless_targets(s, p))
+        if cond == "self_face_up_to_resolve":  # "You must control this face-up card to activate and to resolve this effect."
+            return self._controls_face_up(s, p, uid)
         raise AssertionError(f"condition {cond!r} has no implementation")
 
     def _bottomless_targets(self, s: State, p: int) -> list[int]:
@@ -1617,11 +1624,19 @@ class Rules:
         return out
 
     def _link_still_valid(self, w: _W, link: ChainLink) -> bool:
-        """A Continuous/Equip card destroyed before it resolves does nothing (CH-COST)."""
+        """A Continuous/Equip card destroyed before it resolves does nothing (CH-COST); an effect
+        whose card must be controlled face-up "to resolve" does nothing without it (its text)."""
         c = self.card(link.card)
         if c.is_spell_trap and link.is_card_activation and c.subtype in ("continuous", "equip", "field"):
             return w.s.find_spell(link.card_uid) is not None
+        if "self_face_up_to_resolve" in c.effects[link.effect].conditions:
+            return self._controls_face_up(w.s, link.controller, link.card_uid)
         return True
+
+    @staticmethod
+    def _controls_face_up(s: State, p: int, uid: int) -> bool:
+        f = s.find_monster(uid)
+        return f is not None and f[0] == p and f[2].pos.face_up
 
     def _finish_link(self, w: _W, link: ChainLink) -> None:
         c = self.card(link.card)

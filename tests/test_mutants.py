@@ -19,6 +19,8 @@ KILLERS = {
     "mirror-force-in-damage-step": "damage.activation-legal",
     "stat-change-during-calculation": "damage.activation-legal",
     "counter-traps-refused-in-damage-step": "chain.counter-trap-offered",
+    # an omission: Horus's negation is not offered in the Damage Step
+    "negating-quick-effect-refused-in-damage-step": "chain.legal-offered",
     "declaration-window-stays-open": "window.attack-declaration",
     "flip-effect-before-calculation": "damage.flip-after-calculation",
     "targets-destroyed-by-battle": "damage.no-destroyed-target",
