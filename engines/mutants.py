@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from bpcheck.model.cards import STAT_OPS, choice_options
 from bpcheck.model.engine import STAT_CHANGE_STEPS, Action, Rules
 from bpcheck.model.state import Pos, Step, Trigger
 
@@ -119,6 +120,18 @@ class NegatingQuickEffectRefusedInDamageStep(Rules):
     def damage_step_allows(self, s, c, eff):
         if c.is_monster and eff.type == "quick" and eff.negates_activation and not eff.changes_stats_directly:
             return False
+        return super().damage_step_allows(s, c, eff)
+
+
+class MightNotAlterCountsAsAtkChange(Rules):
+    """A card that might not alter ATK/DEF at resolution counts as one that does: an effect with a
+    choice of which one option changes ATK/DEF ("Half or Nothing") is allowed in the Damage Step."""
+
+    def damage_step_allows(self, s, c, eff):
+        if s.step in self.stat_change_steps and any(
+            o.op == "choose_one" and any(x.op in STAT_OPS for _label, ops in choice_options(o) for x in ops) for o in eff.ops
+        ):  # fmt: skip
+            return True
         return super().damage_step_allows(s, c, eff)
 
 
@@ -500,6 +513,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("stat-change-during-calculation", StatChangeDuringCalculation, "damage step", "000-ds-spell-trap-list-ok.toml"),
         Mutant("counter-traps-refused-in-damage-step", CounterTrapsRefusedInDamageStep, "damage step", "000-ds-counter-traps.toml"),
         Mutant("negating-quick-effect-refused-in-damage-step", NegatingQuickEffectRefusedInDamageStep, "damage step", "004-ds-horus-negates.toml"),
+        Mutant("might-not-alter-counts-as-atk-change", MightNotAlterCountsAsAtkChange, "damage step", "002-half-or-nothing.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

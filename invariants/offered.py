@@ -472,6 +472,8 @@ def _condition(obs, mon, cards, p, uid, name, cond) -> bool:
                 if arith.ge(m["atk"], 1500):
                     return True
         return False
+    if cond == "opponent_battle_phase":  # "During your opponent's Battle Phase"
+        return tp != p and obs["phase"] == "battle"
     if cond == "self_face_up_to_resolve":  # "You must control this face-up card to activate and to resolve this effect."
         m = monster(obs, uid)
         return m is not None and m["controller"] == p and m["position"] != "facedown"

@@ -58,6 +58,7 @@ CONDITIONS = {
     "attacker_race_spellcaster",
     "opponent_summoned_atk_1500",
     "self_face_up_to_resolve",
+    "opponent_battle_phase",
 }
 
 STATIC_KINDS = {
@@ -118,6 +119,17 @@ class Op:
         return default
 
 
+def choice_options(op: Op) -> list[tuple[str, tuple[Op, ...]]]:
+    """The (label, operations) of each option of a ``choose_one`` operation, in order."""
+    return [(dict(o)["label"], dict(o)["ops"]) for o in op.get("options", ())]
+
+
+def _op_changes_stats(o: Op) -> bool:
+    if o.op == "choose_one":  # rule: DS-LEGAL-STATS (one that might not alter ATK/DEF does not count)
+        return all(any(_op_changes_stats(x) for x in ops) for _label, ops in choice_options(o))
+    return o.op in STAT_OPS
+
+
 @dataclass(frozen=True, slots=True)
 class Effect:
     index: int
@@ -135,8 +147,10 @@ class Effect:
 
     @property
     def changes_stats_directly(self) -> bool:
-        """True when resolving this effect directly changes ATK or DEF (rule: DS-LEGAL-STATS)."""
-        return any(o.op in STAT_OPS for o in self.ops)
+        """True when resolving this effect directly changes ATK or DEF (rule: DS-LEGAL-STATS).
+        An effect that might not change them when it resolves does not: a ``choose_one`` counts
+        only if every option changes ATK/DEF ("Half or Nothing" does not)."""
+        return any(_op_changes_stats(o) for o in self.ops)
 
     @property
     def negates_activation(self) -> bool:
@@ -324,9 +338,10 @@ SELECTORS = {
     "opponent_attack_position_monsters",
     "all_monsters",
     "summoned_opponent_monsters_atk_1500",
+    "opponent_face_up_monsters",
 }
 AMOUNT_NAMES = {"attacker_atk", "target_atk", "opposing_battler_atk"}
-MOD_UNTIL = {"end_of_turn", "end_of_damage_step", "damage_calculation", "while_source_on_field"}
+MOD_UNTIL = {"end_of_turn", "end_of_battle_phase", "end_of_damage_step", "damage_calculation", "while_source_on_field"}
 LINGERING_UNTIL = {"end_of_turn", "end_of_damage_step"}
 CONTROL_UNTIL = {"end_phase", "end_of_turn"}
 POSITIONS = {"attack", "defense", "facedown"}
@@ -420,6 +435,44 @@ def _filter(v, file, where):
     return v
 
 
+# Operations an option of ``choose_one`` may hold: each resolves at once, asking no player
+# anything more (a choice inside a choice is not in the vocabulary).
+CHOICE_OPTION_OPS = {
+    "destroy", "banish", "modify_atk", "modify_def", "halve_atk", "set_position", "change_position", "negate_attack",
+    "forbid_attack", "no_battle_damage", "battle_indestructible", "return_to_hand", "damage", "end_battle_phase",
+}  # fmt: skip
+
+
+def _options(v, file, where):
+    """``choose_one``'s options: 2 to 4 tables, each a ``label`` and its ``ops``, parsed here."""
+    if not isinstance(v, list):
+        raise InputError(file, where, f"expected an array of options ({{label, ops}}), got {_tname(type(v))} {v!r}")
+    if not 2 <= len(v) <= 4:
+        raise InputError(file, where, f"expected 2 to 4 options, got {len(v)}")
+    out = []
+    labels = set()
+    for i, o in enumerate(v):
+        at = f"{where}[{i}]"
+        if not isinstance(o, dict):
+            raise InputError(file, at, f"expected a table (label, ops), got {_tname(type(o))} {o!r}")
+        _check_keys(o, {"label", "ops"}, file, at)
+        label = check_name(_req(o, "label", str, file, at), file, f"{at}.label", "option label")
+        if label in labels:
+            raise InputError(file, f"{at}.label", f"two options are labelled {label!r}")
+        labels.add(label)
+        ops = _req(o, "ops", list, file, at)
+        if not ops:
+            raise InputError(file, f"{at}.ops", "an option with no operation")
+        parsed = []
+        for j, d in enumerate(ops):
+            op = _parse_op(d, file, f"{at}.ops[{j}]")
+            if op.op not in CHOICE_OPTION_OPS:
+                raise InputError(file, f"{at}.ops[{j}].op", f"{op.op!r} cannot be an option of choose_one (allowed: {', '.join(sorted(CHOICE_OPTION_OPS))})")
+            parsed.append(op)
+        out.append({"label": label, "ops": tuple(parsed)})
+    return out
+
+
 _WHAT = _enum(SELECTORS, "selector")
 _STAT_AMOUNT = _amount_of(AMOUNT_NAMES, -MAX_STAT, MAX_STAT)
 
@@ -469,6 +522,8 @@ OP_PARAMS: dict[str, tuple[frozenset[str], dict]] = {
     "take_control": (frozenset({"what"}), {"what": _WHAT, "until": _enum(CONTROL_UNTIL, "duration")}),
     "equip": (frozenset({"what"}), {"what": _WHAT}),
     "attach": (frozenset({"what"}), {"what": _WHAT}),
+    "choose_one": (frozenset({"by", "options"}), {"by": _enum({"controller", "opponent"}, "player"), "options": _options}),
+    "end_battle_phase": (frozenset(), {}),
 }
 
 
@@ -479,7 +534,9 @@ def _check_params(name: str, d: dict, file: str, path: str) -> dict:
         if k not in args:
             raise InputError(file, f"{path}.{k}", f"missing required parameter of {name!r}")
     for k, v in args.items():
-        checkers[k](v, file, f"{path}.{k}")
+        checked = checkers[k](v, file, f"{path}.{k}")
+        if k == "options":
+            args[k] = checked  # choose_one: its options' operations, parsed
     if name == "special_summon":
         if ("what" in args) == ("from" in args):
             raise InputError(file, path, "special_summon needs exactly one of what = 'target' and from = 'deck'")

@@ -842,6 +842,8 @@ class Rules:
             return f is not None and self.card(f[2].card).race == "Spellcaster"
         if cond == "opponent_summoned_atk_1500":
             return bool(self._bottomless_targets(s, p))
+        if cond == "opponent_battle_phase":  # "During your opponent's Battle Phase"
+            return s.turn_player != p and s.step.phase == "battle"
         if cond == "self_face_up_to_resolve":  # "You must control this face-up card to activate and to resolve this effect."
             return self._controls_face_up(s, p, uid)
         raise AssertionError(f"condition {cond!r} has no implementation")
@@ -1040,6 +1042,28 @@ class Rules:
         frm = w.s.step
         w.s = replace(w.s, step=to, priority=w.s.turn_player, passes=0, fresh=(), chain_count_in_step=0)  # rule: PRI-TP-FIRST, OCG-BATTLE-TP-FIRST
         w.emit("phase_changed", **{"from": frm.value, "to": to.value})
+        if frm.phase == "battle" and to.phase != "battle":
+            self._expire_mods(w, "end_of_battle_phase")  # "until the end of the Battle Phase"
+
+    def end_battle_phase(self, w: _W) -> None:
+        """An effect ended the Battle Phase ("Half or Nothing"), and its chain has resolved: from
+        the Start Step or the Battle Step play goes to the End Step (rule: BP-END-STEP, where
+        players still get priority); an attack in progress stops (its monster cannot attack
+        again: the Battle Phase is over); in the End Step nothing is left to end. Variant hook."""
+        kept = tuple(l for l in w.s.lingering if l.until != "end_of_chain")
+        w.s = replace(w.s, lingering=kept)
+        w.emit("effect_expired", what="lingering", until="end_of_chain")
+        s = w.s
+        if s.step not in (Step.BP_START, Step.BP_BATTLE):
+            return
+        a = s.attack
+        if a is not None:
+            f = s.find_monster(a.attacker)
+            if f is not None:
+                self._put_monster(w, f[0], f[1], replace(f[2], cannot_attack_this_turn=True))
+            w.s = replace(w.s, attack=None)
+            w.emit("attack_stopped", attacker_uid=a.attacker, reason="battle_phase_ended")
+        self._change_step(w, Step.BP_END)
 
     def _enter_bp(self, w: _W) -> None:
         self._change_step(w, Step.BP_START)  # rule: BP-STEPS, BP-START-STEP
@@ -1607,6 +1631,8 @@ class Rules:
         )
         w.emit("chain_resolved")
         self._cleanup(w)
+        if any(l.what == "end_battle_phase" for l in w.s.lingering):
+            self.end_battle_phase(w)
         if w.s.step is Step.BP_BATTLE:
             self._check_attack_after_chain(w)  # rules: RPL-AFTER-CHAIN, STOP-AFTER-CHAIN (once the whole chain resolved)
         elif w.s.step.in_damage_step and w.s.attack is not None and not w.s.attack.calculated:

@@ -105,6 +105,8 @@ def select(rules: "Rules", w: "_W", link: ChainLink, what: str) -> list[int]:
         return [m.uid for m in s.players[1 - p].monsters if m is not None and m.pos is Pos.ATK and _affected(rules, w, link, m.uid)]
     if what == "all_monsters":
         return [m.uid for _side, _i, m in s.monsters() if _affected(rules, w, link, m.uid)]
+    if what == "opponent_face_up_monsters":  # "all monsters they currently control" (face-up: they have an ATK to halve)
+        return [m.uid for m in s.players[1 - p].monsters if m is not None and m.pos.face_up and _affected(rules, w, link, m.uid)]
     if what == "summoned_opponent_monsters_atk_1500":
         return [u for u in rules._bottomless_targets(s, p)]
     raise AssertionError(f"unknown selector {what!r}")
@@ -368,3 +370,39 @@ def _attach(rules, w, link, op, chosen):
     return None
 
 
+
+
+@operation("choose_one", "by", "options")
+def _choose_one(rules, w, link, op, chosen):
+    """A player chooses one of the options and its operations resolve ("Your opponent chooses 1 of
+    these effects": "Half or Nothing"). An option that could change nothing is not offered: one
+    whose every operation changes ATK/DEF of monsters that are not there (with no face-up monster,
+    "Half or Nothing" offers only "End the Battle Phase"); if none could, every option is."""
+    options = [(dict(o)["label"], dict(o)["ops"]) for o in op.get("options")]
+    if chosen is None:
+        usable = [i for i, (_label, ops) in enumerate(options) if not _does_nothing(rules, w, link, ops)]
+        usable = usable or list(range(len(options)))
+        if len(usable) > 1:
+            who = 1 - link.controller if op.get("by") == "opponent" else link.controller
+            return Choice(who, "option", tuple((options[i][0], i) for i in usable), link, 0)
+        pick = usable[0]
+    else:
+        pick = chosen[1]
+    for sub in options[pick][1]:
+        OPERATIONS[sub.op].run(rules, w, link, sub, None)
+    return None
+
+
+_STAT_OP_NAMES = frozenset({"modify_atk", "modify_def", "halve_atk"})
+
+
+def _does_nothing(rules, w, link, ops) -> bool:
+    return all(o.op in _STAT_OP_NAMES and not select(rules, w, link, o.get("what")) for o in ops)
+
+
+@operation("end_battle_phase")
+def _end_battle_phase(rules, w, link, op, chosen):
+    """"End the Battle Phase": a lingering effect that ends it once the whole chain has resolved
+    (``Rules.end_battle_phase``): play goes on to the End Step."""
+    rules.add_lingering(w, Lingering("end_battle_phase", w.s.turn_player, link.card, "end_of_chain"))
+    return None

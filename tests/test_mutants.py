@@ -21,6 +21,7 @@ KILLERS = {
     "counter-traps-refused-in-damage-step": "chain.counter-trap-offered",
     # an omission: Horus's negation is not offered in the Damage Step
     "negating-quick-effect-refused-in-damage-step": "chain.legal-offered",
+    "might-not-alter-counts-as-atk-change": "damage.activation-legal",
     "declaration-window-stays-open": "window.attack-declaration",
     "flip-effect-before-calculation": "damage.flip-after-calculation",
     "targets-destroyed-by-battle": "damage.no-destroyed-target",
