@@ -135,6 +135,21 @@ class MightNotAlterCountsAsAtkChange(Rules):
         return super().damage_step_allows(s, c, eff)
 
 
+class StartTriggersAfterTheFlip(Rules):
+    """"At the start of the Damage Step" triggers wait until "before damage calculation", after
+    the face-down target was flipped ("Ninja Grandmaster Sasuke" activates late, "Sasuke
+    Samurai" finds its target face-up and never activates)."""
+
+    def _gather_triggers(self, w, when):
+        if when == "start_of_damage_step":
+            return
+        if when == "before_damage_calculation":
+            super()._gather_triggers(w, "start_of_damage_step")
+            if w.s.triggers:
+                return
+        super()._gather_triggers(w, when)
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -514,6 +529,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("counter-traps-refused-in-damage-step", CounterTrapsRefusedInDamageStep, "damage step", "000-ds-counter-traps.toml"),
         Mutant("negating-quick-effect-refused-in-damage-step", NegatingQuickEffectRefusedInDamageStep, "damage step", "004-ds-horus-negates.toml"),
         Mutant("might-not-alter-counts-as-atk-change", MightNotAlterCountsAsAtkChange, "damage step", "002-half-or-nothing.toml"),
+        Mutant("start-triggers-after-the-flip", StartTriggersAfterTheFlip, "damage step", "002-ds-start-triggers.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

@@ -30,6 +30,7 @@ EFFECT_TYPES = {"activate", "quick", "ignition", "trigger", "flip"}
 WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated"}
 WHEN_DAMAGE_STEP = {
     "damage_step",
+    "start_of_damage_step",
     "before_damage_calculation",
     "during_damage_calculation",
     "after_damage_calculation",
@@ -55,6 +56,7 @@ CONDITIONS = {
     "self_not_declared_attack", "own_light_monster_battles_monster", "own_free_monster_zones_4",
     "opponent_free_monster_zones_3", "battle_phase", "responding_to_opponent", "attacker_race_spellcaster",
     "opponent_summoned_atk_1500", "self_face_up_to_resolve", "opponent_battle_phase",
+    "self_attacks_face_down_defense", "self_attacks_face_up_defense",
 }  # fmt: skip
 LOCATIONS = {"field", "hand", "graveyard"}
 # A target's fields (docs/cards.md "Targets") and the value each has when the card does not give it.
@@ -568,6 +570,8 @@ class CardFacts:
             if self.ruleset == "ocg":  # OCG-DS-CALC-SAYS-SO: up to, not during, damage calculation
                 return frozenset(STAT_CHANGE_STEPS)
             return frozenset(STAT_CHANGE_STEPS) | {"damage_step_during_calculation"}
+        if when == "start_of_damage_step":
+            return frozenset({"damage_step_start"})
         if when == "before_damage_calculation":
             return frozenset(STAT_CHANGE_STEPS)
         if when == "after_damage_calculation":
@@ -721,6 +725,7 @@ DAMAGE_STEPS = (
 STAT_CHANGE_STEPS = ("damage_step_start", "damage_step_flip", "damage_step_before_calculation")
 # Where a triggered effect with this `when` activates (DS-SUBSTEPS, DS-END-TRIGGERS).
 TRIGGER_STEP = {
+    "start_of_damage_step": ("damage_step_start",),
     "before_damage_calculation": ("damage_step_before_calculation",),
     "after_damage_calculation": ("damage_step_after_calculation_1", "damage_step_after_calculation_2"),
     "destroyed_by_battle_sent_to_gy": ("damage_step_end",),

@@ -474,6 +474,11 @@ def _condition(obs, mon, cards, p, uid, name, cond) -> bool:
         return False
     if cond == "opponent_battle_phase":  # "During your opponent's Battle Phase"
         return tp != p and obs["phase"] == "battle"
+    if cond in ("self_attacks_face_down_defense", "self_attacks_face_up_defense"):
+        if a is None or a["attacker"] != uid or a["target"] is None:
+            return False
+        m = monster(obs, a["target"])
+        return m is not None and m["position"] == ("facedown" if cond == "self_attacks_face_down_defense" else "defense")
     if cond == "self_face_up_to_resolve":  # "You must control this face-up card to activate and to resolve this effect."
         m = monster(obs, uid)
         return m is not None and m["controller"] == p and m["position"] != "facedown"

@@ -37,6 +37,7 @@ EFFECT_TYPES = {"activate", "quick", "ignition", "trigger", "flip"}
 WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated"}
 WHEN_DAMAGE_STEP = {
     "damage_step",  # the text names the Damage Step: up to and including damage calculation
+    "start_of_damage_step",  # a trigger "at the start of the Damage Step" (rule: DS-START-TRIGGERS)
     "before_damage_calculation",
     "during_damage_calculation",
     "after_damage_calculation",
@@ -59,6 +60,8 @@ CONDITIONS = {
     "opponent_summoned_atk_1500",
     "self_face_up_to_resolve",
     "opponent_battle_phase",
+    "self_attacks_face_down_defense",
+    "self_attacks_face_up_defense",
 }
 
 STATIC_KINDS = {
@@ -339,6 +342,7 @@ SELECTORS = {
     "all_monsters",
     "summoned_opponent_monsters_atk_1500",
     "opponent_face_up_monsters",
+    "attack_target",
 }
 AMOUNT_NAMES = {"attacker_atk", "target_atk", "opposing_battler_atk"}
 MOD_UNTIL = {"end_of_turn", "end_of_battle_phase", "end_of_damage_step", "damage_calculation", "while_source_on_field"}

@@ -94,6 +94,7 @@ STAT_CHANGE_STEPS = (Step.DS_START, Step.DS_FLIP, Step.DS_BEFORE_CALC)
 
 # Which "when" triggers are gathered on entering a sub-step.
 STEP_TRIGGERS = {
+    Step.DS_START: "start_of_damage_step",
     Step.DS_BEFORE_CALC: "before_damage_calculation",
     Step.DS_AFTER_CALC_1: "after_damage_calculation",
     Step.DS_END: "destroyed_by_battle_sent_to_gy",
@@ -844,6 +845,14 @@ class Rules:
             return bool(self._bottomless_targets(s, p))
         if cond == "opponent_battle_phase":  # "During your opponent's Battle Phase"
             return s.turn_player != p and s.step.phase == "battle"
+        if cond in ("self_attacks_face_down_defense", "self_attacks_face_up_defense"):
+            # "if this card attacks a face-down / face-up Defense Position monster" (at the start of
+            # the Damage Step the target is not flipped yet: rule DS-START-TRIGGERS)
+            if a is None or a.attacker != uid or a.target is None:
+                return False
+            f = s.find_monster(a.target)
+            want = Pos.FACEDOWN if cond == "self_attacks_face_down_defense" else Pos.DEF
+            return f is not None and f[2].pos is want
         if cond == "self_face_up_to_resolve":  # "You must control this face-up card to activate and to resolve this effect."
             return self._controls_face_up(s, p, uid)
         raise AssertionError(f"condition {cond!r} has no implementation")
@@ -1288,6 +1297,8 @@ class Rules:
         fd = tf is not None and tf[2].pos is Pos.FACEDOWN  # rule: RPL-NOT-POSITION (flipped face-down: flipped up again)
         w.s = replace(w.s, attack=replace(a, target_was_facedown=fd))
         self._change_step(w, Step.DS_START)
+        # rule: DS-START-TRIGGERS ("at the start of the Damage Step": one Chain, before the flip)
+        self._gather_triggers(w, "start_of_damage_step")
 
     def _flip_target(self, w: _W) -> None:
         # rule: DS-FLIP (flipped face-up; not a Flip Summon)

@@ -105,6 +105,10 @@ def select(rules: "Rules", w: "_W", link: ChainLink, what: str) -> list[int]:
         return [m.uid for m in s.players[1 - p].monsters if m is not None and m.pos is Pos.ATK and _affected(rules, w, link, m.uid)]
     if what == "all_monsters":
         return [m.uid for _side, _i, m in s.monsters() if _affected(rules, w, link, m.uid)]
+    if what == "attack_target":  # "that monster": the monster the attack is aimed at, still on the field
+        if s.attack is None or s.attack.target is None or s.find_monster(s.attack.target) is None:
+            return []
+        return [s.attack.target] if _affected(rules, w, link, s.attack.target) else []
     if what == "opponent_face_up_monsters":  # "all monsters they currently control" (face-up: they have an ATK to halve)
         return [m.uid for m in s.players[1 - p].monsters if m is not None and m.pos.face_up and _affected(rules, w, link, m.uid)]
     if what == "summoned_opponent_monsters_atk_1500":

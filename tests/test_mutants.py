@@ -22,6 +22,7 @@ KILLERS = {
     # an omission: Horus's negation is not offered in the Damage Step
     "negating-quick-effect-refused-in-damage-step": "chain.legal-offered",
     "might-not-alter-counts-as-atk-change": "damage.activation-legal",
+    "start-triggers-after-the-flip": "damage.activation-legal",
     "declaration-window-stays-open": "window.attack-declaration",
     "flip-effect-before-calculation": "damage.flip-after-calculation",
     "targets-destroyed-by-battle": "damage.no-destroyed-target",
