@@ -150,6 +150,16 @@ class StartTriggersAfterTheFlip(Rules):
         super()._gather_triggers(w, when)
 
 
+class DamageResponsesRefusedInDamageStep(Rules):
+    """Cards activated "when you take damage" are refused in the Damage Step, as if they had to
+    name it ("Attack and Receive" cannot answer battle damage)."""
+
+    def damage_step_allows(self, s, c, eff):
+        if eff.when == "damage_taken":
+            return False
+        return super().damage_step_allows(s, c, eff)
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -530,6 +540,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("negating-quick-effect-refused-in-damage-step", NegatingQuickEffectRefusedInDamageStep, "damage step", "004-ds-horus-negates.toml"),
         Mutant("might-not-alter-counts-as-atk-change", MightNotAlterCountsAsAtkChange, "damage step", "002-half-or-nothing.toml"),
         Mutant("start-triggers-after-the-flip", StartTriggersAfterTheFlip, "damage step", "002-ds-start-triggers.toml"),
+        Mutant("damage-responses-refused-in-damage-step", DamageResponsesRefusedInDamageStep, "damage step", "002-ds-damage-response.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

@@ -31,6 +31,7 @@ WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated"
 WHEN_DAMAGE_STEP = {
     "damage_step",
     "start_of_damage_step",
+    "damage_taken",
     "before_damage_calculation",
     "during_damage_calculation",
     "after_damage_calculation",
@@ -436,6 +437,12 @@ class CardFacts:
         return False
 
     @_memo
+    def answers_damage(self, name: str) -> bool:
+        """One of the card's effects is activated "when you take damage" (DS-DAMAGE-RESPONSE);
+        False when its effects cannot be read (a window is then not kept: never demanded)."""
+        return any(e.get("when") == "damage_taken" for e in self.effects(name) or [])
+
+    @_memo
     def ends_battle_phase(self, name: str) -> bool | None:
         """Any of the card's effects may end the Battle Phase when it resolves (an
         ``end_battle_phase`` operation, in a ``choose_one`` option too: "Half or Nothing")."""
@@ -572,6 +579,8 @@ class CardFacts:
             return frozenset(STAT_CHANGE_STEPS) | {"damage_step_during_calculation"}
         if when == "start_of_damage_step":
             return frozenset({"damage_step_start"})
+        if when == "damage_taken":  # DS-DAMAGE-RESPONSE: whenever damage is taken, in any sub-step
+            return frozenset(DAMAGE_STEPS)
         if when == "before_damage_calculation":
             return frozenset(STAT_CHANGE_STEPS)
         if when == "after_damage_calculation":

@@ -38,6 +38,9 @@ WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated"
 WHEN_DAMAGE_STEP = {
     "damage_step",  # the text names the Damage Step: up to and including damage calculation
     "start_of_damage_step",  # a trigger "at the start of the Damage Step" (rule: DS-START-TRIGGERS)
+    # "when you take damage" (battle or effect damage): the open state right after it; legal in the
+    # Damage Step as a timing the text names (rule: DS-DAMAGE-RESPONSE)
+    "damage_taken",
     "before_damage_calculation",
     "during_damage_calculation",
     "after_damage_calculation",
@@ -521,8 +524,11 @@ OP_PARAMS: dict[str, tuple[frozenset[str], dict]] = {
     "battle_indestructible": (frozenset({"to"}), {"to": _enum({"you", "opponent"}, "player"), "until": _enum(LINGERING_UNTIL, "duration")}),
     "return_to_hand": (frozenset({"what"}), {"what": _WHAT}),
     "add_to_hand": (frozenset({"what"}), {"what": _WHAT}),
-    "gain_lp": (frozenset({"amount"}), {"amount": _amount_of({"tributed_atk_or_def"}, 0, MAX_STAT)}),
-    "damage": (frozenset({"to", "amount"}), {"to": _enum({"you", "opponent", "controller"}, "player"), "amount": _amount_of(AMOUNT_NAMES, 0, MAX_STAT)}),
+    "gain_lp": (frozenset({"amount"}), {"amount": _amount_of({"tributed_atk_or_def"}, 0, MAX_STAT), "per_copy_in_graveyard": _int_range(0, MAX_STAT)}),
+    "damage": (
+        frozenset({"to", "amount"}),
+        {"to": _enum({"you", "opponent", "controller"}, "player"), "amount": _amount_of(AMOUNT_NAMES, 0, MAX_STAT), "per_copy_in_graveyard": _int_range(0, MAX_STAT)},
+    ),
     "take_control": (frozenset({"what"}), {"what": _WHAT, "until": _enum(CONTROL_UNTIL, "duration")}),
     "equip": (frozenset({"what"}), {"what": _WHAT}),
     "attach": (frozenset({"what"}), {"what": _WHAT}),

@@ -795,6 +795,8 @@ class Rules:
             top = s.chain[-1]
             want = "trap" if w == "trap_activated" else "spell"
             return top.is_card_activation and top.card_kind == want and not top.negated
+        if w == "damage_taken":  # rule: DS-DAMAGE-RESPONSE ("when you take damage": right after it)
+            return any(f[0] == "damage_taken" and f[1] == p for f in s.fresh)
         if w == "during_damage_calculation":
             return s.step is Step.DS_DURING_CALC
         if w == "damage_step":  # rule: DS-LEGAL-DAMAGE-TIMING (TCG: up to and including damage calculation; OCG-DS-CALC-SAYS-SO)
@@ -1128,6 +1130,8 @@ class Rules:
             self._damage_calculation(w)
             if not w.s.over:
                 self._change_step(w, Step.DS_AFTER_CALC_1)
+                # rule: DS-DAMAGE-RESPONSE (responses to battle damage: after damage calculation (1))
+                w.s = replace(w.s, fresh=tuple(self._damage_windows(w, [])))
                 self._gather_triggers(w, "after_damage_calculation")
         elif st is Step.DS_AFTER_CALC_1:
             self._change_step(w, Step.DS_AFTER_CALC_2)
@@ -1658,7 +1662,25 @@ class Rules:
                 key = ("summoned", e["card_uid"], e["player"])
                 if key not in out:
                     out.append(key)
+        return self._damage_windows(w, out)
+
+    def _damage_windows(self, w: _W, acc: list[tuple]) -> list[tuple]:
+        """A player who took damage in this transition may answer it ("when you take damage":
+        rule DS-DAMAGE-RESPONSE). The window is kept only for a player who holds a card that
+        answers it (Set, or in the hand): for anyone else it could change nothing, and leaving it
+        out keeps the states of boards without such cards as they were."""
+        out = list(acc)
+        for e in w.events:
+            if e.kind in ("battle_damage", "effect_damage"):
+                key = ("damage_taken", e["player"])
+                if key not in out and self._answers_damage(w.s, e["player"]):
+                    out.append(key)
         return out
+
+    def _answers_damage(self, s: State, p: int) -> bool:
+        pl = s.players[p]
+        held = [c.card for c in pl.spells if c is not None and not c.face_up] + [h.card for h in pl.hand]
+        return any(e.when == "damage_taken" for name in held for e in self.card(name).effects)
 
     def _link_still_valid(self, w: _W, link: ChainLink) -> bool:
         """A Continuous/Equip card destroyed before it resolves does nothing (CH-COST); an effect

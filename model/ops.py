@@ -324,7 +324,14 @@ def _add_to_hand(rules, w, link, op, chosen):
     return None
 
 
-@operation("gain_lp", "amount")
+def _per_copy(w: "_W", link: ChainLink, op: "Op") -> int:
+    """``per_copy_in_graveyard``: that much for each card of the same name in the link
+    controller's Graveyard ("for each "Attack and Receive" card in your Graveyard")."""
+    each = op.get("per_copy_in_graveyard", 0)
+    return each * sum(1 for g in w.s.players[link.controller].graveyard if g.card == link.card) if each else 0
+
+
+@operation("gain_lp", "amount", "per_copy_in_graveyard")
 def _gain_lp(rules, w, link, op, chosen):
     amount = op.get("amount")
     if amount == "tributed_atk_or_def":
@@ -333,17 +340,17 @@ def _gain_lp(rules, w, link, op, chosen):
             a, d = info.get("tributed_atk", 0), info.get("tributed_def", 0)
             return Choice(link.controller, "atk_or_def", ((f"ATK {a}", a), (f"DEF {d}", d)), link, 0)
         amount = chosen[1]
-    rules.gain_lp(w, link.controller, amount)
+    rules.gain_lp(w, link.controller, amount + _per_copy(w, link, op))
     return None
 
 
-@operation("damage", "to", "amount")
+@operation("damage", "to", "amount", "per_copy_in_graveyard")
 def _damage(rules, w, link, op, chosen):
     to = op.get("to")
     p = 1 - link.controller if to == "opponent" else link.controller
     if to == "controller":
         p = link.controller
-    rules.effect_damage(w, p, _amount(rules, w, link, op.get("amount")), link.card)
+    rules.effect_damage(w, p, _amount(rules, w, link, op.get("amount")) + _per_copy(w, link, op), link.card)
     return None
 
 
