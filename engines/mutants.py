@@ -160,6 +160,28 @@ class DamageResponsesRefusedInDamageStep(Rules):
         return super().damage_step_allows(s, c, eff)
 
 
+class DestroyerTriggersAfterCalculation(Rules):
+    """"If this card destroys an opponent's monster by battle" triggers activate right after damage
+    calculation (as extra-attack effects do), not at the end of the Damage Step."""
+
+    def _destroyer_triggers(self, s, moved):
+        return []
+
+    def _gather_triggers(self, w, when, extra=None):
+        a = w.s.attack
+        if when == "after_damage_calculation" and a is not None and a.target is not None:
+            extra = list(extra or ())
+            tp = w.s.turn_player
+            for me, other, controller in ((a.attacker, a.target, tp), (a.target, a.attacker, 1 - tp)):
+                f, g = w.s.find_monster(me), w.s.find_monster(other)
+                if f is None or g is None or not g[2].destroyed_by_battle:
+                    continue
+                for e in self.card(f[2].card).effects:
+                    if e.type == "trigger" and e.when in ("destroys_by_battle", "destroys_by_battle_sent_to_gy"):
+                        extra.append(Trigger(controller, me, f[2].card, e.index, e.mandatory))
+        super()._gather_triggers(w, when, extra)
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -541,6 +563,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("might-not-alter-counts-as-atk-change", MightNotAlterCountsAsAtkChange, "damage step", "002-half-or-nothing.toml"),
         Mutant("start-triggers-after-the-flip", StartTriggersAfterTheFlip, "damage step", "002-ds-start-triggers.toml"),
         Mutant("damage-responses-refused-in-damage-step", DamageResponsesRefusedInDamageStep, "damage step", "002-ds-damage-response.toml"),
+        Mutant("destroyer-triggers-after-calculation", DestroyerTriggersAfterCalculation, "damage step", "002-ds-destroys-by-battle.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

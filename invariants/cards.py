@@ -36,6 +36,8 @@ WHEN_DAMAGE_STEP = {
     "during_damage_calculation",
     "after_damage_calculation",
     "destroyed_by_battle_sent_to_gy",
+    "destroys_by_battle",
+    "destroys_by_battle_sent_to_gy",
 }
 OPS = {
     "destroy", "banish", "negate_activation", "modify_atk", "modify_def", "halve_atk", "set_position",
@@ -738,6 +740,8 @@ TRIGGER_STEP = {
     "before_damage_calculation": ("damage_step_before_calculation",),
     "after_damage_calculation": ("damage_step_after_calculation_1", "damage_step_after_calculation_2"),
     "destroyed_by_battle_sent_to_gy": ("damage_step_end",),
+    "destroys_by_battle": ("damage_step_end",),  # DS-DESTROYS-BY-BATTLE
+    "destroys_by_battle_sent_to_gy": ("damage_step_end",),
     "summoned": (),
     "attack_declared": (),
 }

@@ -45,6 +45,12 @@ WHEN_DAMAGE_STEP = {
     "during_damage_calculation",
     "after_damage_calculation",
     "destroyed_by_battle_sent_to_gy",
+    # triggers of a monster that destroyed an opponent's monster by battle, at the end of the Damage
+    # Step (rule: DS-DESTROYS-BY-BATTLE): "If this card destroys ... by battle" (the destroyed
+    # monster left the field by battle) and "... and sends it to the Graveyard" (this card survived
+    # and the destroyed monster is in the Graveyard as a monster)
+    "destroys_by_battle",
+    "destroys_by_battle_sent_to_gy",
 }
 WHENS = WHEN_EVENT | WHEN_DAMAGE_STEP
 

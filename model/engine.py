@@ -1138,10 +1138,13 @@ class Rules:
             self._gather_flip_triggers(w)
         elif st is Step.DS_AFTER_CALC_2:
             self._change_step(w, Step.DS_END)
+            sent_from = len(w.events)
             self._send_battle_destroyed(w)
             if not w.s.over:
                 # rule: DS-END-TRIGGERS (at the end of the Damage Step, after the sending to the Graveyard)
-                self._gather_triggers(w, "destroyed_by_battle_sent_to_gy")
+                # rule: DS-DESTROYS-BY-BATTLE (and the triggers of the monster that destroyed one)
+                extra = self._destroyer_triggers(w.s, [e for e in w.events[sent_from:] if e.kind == "card_moved" and e["reason"] == "battle"])
+                self._gather_triggers(w, "destroyed_by_battle_sent_to_gy", extra)
         elif st is Step.DS_END:
             self._leave_damage_step(w)
         elif st is Step.BP_END:
@@ -1431,11 +1434,46 @@ class Rules:
 
     # -- triggers ---------------------------------------------------------------------------------
 
-    def _gather_triggers(self, w: _W, when: str) -> None:
-        """Collect the triggered effects for `when`; turn player's first, mandatory before
-        optional (rule: DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER)."""
-        s = w.s
+    def _destroyer_triggers(self, s: State, moved: list[Event]) -> list[Trigger]:
+        """At the end of the Damage Step, the triggers of a battler that destroyed the other one by
+        battle (rule: DS-DESTROYS-BY-BATTLE). `moved`: the card_moved events of the monsters
+        destroyed by battle leaving the field. "If this card destroys an opponent's monster by
+        battle": the other battler left the field by battle; this card may be anywhere (in the
+        Graveyard too), its controller in the battle activates it. "... and sends it to the
+        Graveyard": this card is still on the field (it survived) and the other battler is in the
+        Graveyard as a monster (not a Token)."""
+        a = s.attack
+        if a is None or a.target is None or not moved:
+            return []
+        left = {e["card_uid"]: e["to"] for e in moved}
         found: list[Trigger] = []
+        negated = self._negated_monsters(s)
+        tp = s.turn_player
+        for me, other, controller in ((a.attacker, a.target, tp), (a.target, a.attacker, 1 - tp)):
+            if other not in left:
+                continue
+            f = s.find_monster(me)
+            if f is not None:
+                name, on_field = f[2].card, True
+                if not f[2].pos.face_up or me in negated:
+                    continue
+            else:
+                g = next((x for pl in s.players for x in pl.graveyard + pl.banished if x.uid == me), None)
+                if g is None:
+                    continue
+                name, on_field = g.card, False
+            for e in self.card(name).effects:
+                if e.type != "trigger":
+                    continue
+                if e.when == "destroys_by_battle" or (e.when == "destroys_by_battle_sent_to_gy" and on_field and left[other] == "graveyard"):
+                    found.append(Trigger(controller, me, name, e.index, e.mandatory))
+        return found
+
+    def _gather_triggers(self, w: _W, when: str, extra: list[Trigger] | None = None) -> None:
+        """Collect the triggered effects for `when` (and `extra` ones); turn player's first,
+        mandatory before optional (rule: DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER)."""
+        s = w.s
+        found: list[Trigger] = list(extra or ())
         negated = self._negated_monsters(s)
         if when == "destroyed_by_battle_sent_to_gy":
             for f in s.fresh:

@@ -24,6 +24,7 @@ KILLERS = {
     "might-not-alter-counts-as-atk-change": "damage.activation-legal",
     "start-triggers-after-the-flip": "damage.activation-legal",
     "damage-responses-refused-in-damage-step": "chain.legal-offered",
+    "destroyer-triggers-after-calculation": "damage.activation-legal",
     "declaration-window-stays-open": "window.attack-declaration",
     "flip-effect-before-calculation": "damage.flip-after-calculation",
     "targets-destroyed-by-battle": "damage.no-destroyed-target",
