@@ -167,10 +167,11 @@ class DestroyerTriggersAfterCalculation(Rules):
     def _destroyer_triggers(self, s, moved):
         return []
 
-    def _gather_triggers(self, w, when, extra=None):
+    def _gather_triggers(self, w, when):
+        super()._gather_triggers(w, when)
         a = w.s.attack
         if when == "after_damage_calculation" and a is not None and a.target is not None:
-            extra = list(extra or ())
+            extra = []
             tp = w.s.turn_player
             for me, other, controller in ((a.attacker, a.target, tp), (a.target, a.attacker, 1 - tp)):
                 f, g = w.s.find_monster(me), w.s.find_monster(other)
@@ -179,7 +180,8 @@ class DestroyerTriggersAfterCalculation(Rules):
                 for e in self.card(f[2].card).effects:
                     if e.type == "trigger" and e.when in ("destroys_by_battle", "destroys_by_battle_sent_to_gy"):
                         extra.append(Trigger(controller, me, f[2].card, e.index, e.mandatory))
-        super()._gather_triggers(w, when, extra)
+            if extra:
+                self._queue_triggers(w, list(w.s.triggers) + extra)
 
 
 class DeclarationWindowStaysOpen(Rules):

@@ -1143,8 +1143,10 @@ class Rules:
             if not w.s.over:
                 # rule: DS-END-TRIGGERS (at the end of the Damage Step, after the sending to the Graveyard)
                 # rule: DS-DESTROYS-BY-BATTLE (and the triggers of the monster that destroyed one)
+                self._gather_triggers(w, "destroyed_by_battle_sent_to_gy")
                 extra = self._destroyer_triggers(w.s, [e for e in w.events[sent_from:] if e.kind == "card_moved" and e["reason"] == "battle"])
-                self._gather_triggers(w, "destroyed_by_battle_sent_to_gy", extra)
+                if extra:
+                    self._queue_triggers(w, list(w.s.triggers) + extra)
         elif st is Step.DS_END:
             self._leave_damage_step(w)
         elif st is Step.BP_END:
@@ -1469,11 +1471,11 @@ class Rules:
                     found.append(Trigger(controller, me, name, e.index, e.mandatory))
         return found
 
-    def _gather_triggers(self, w: _W, when: str, extra: list[Trigger] | None = None) -> None:
-        """Collect the triggered effects for `when` (and `extra` ones); turn player's first,
-        mandatory before optional (rule: DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER)."""
+    def _gather_triggers(self, w: _W, when: str) -> None:
+        """Collect the triggered effects for `when`; turn player's first, mandatory before
+        optional (rule: DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER)."""
         s = w.s
-        found: list[Trigger] = list(extra or ())
+        found: list[Trigger] = []
         negated = self._negated_monsters(s)
         if when == "destroyed_by_battle_sent_to_gy":
             for f in s.fresh:
