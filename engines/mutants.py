@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from bpcheck.model.cards import STAT_OPS, choice_options
 from bpcheck.model.engine import STAT_CHANGE_STEPS, Action, Rules
 from bpcheck.model.state import Pos, Step, Trigger
 
@@ -109,6 +110,78 @@ class CounterTrapsRefusedInDamageStep(Rules):
         if c.kind == "trap" and c.subtype == "counter":
             return False
         return super().damage_step_allows(s, c, eff)
+
+
+class NegatingQuickEffectRefusedInDamageStep(Rules):
+    """A monster's Quick Effect that negates an activation is refused in the Damage Step, as if
+    only ATK/DEF changes and Counter Traps were allowed there ("Horus the Black Flame Dragon LV8"
+    cannot answer "Rush Recklessly" at the start of the Damage Step)."""
+
+    def damage_step_allows(self, s, c, eff):
+        if c.is_monster and eff.type == "quick" and eff.negates_activation and not eff.changes_stats_directly:
+            return False
+        return super().damage_step_allows(s, c, eff)
+
+
+class MightNotAlterCountsAsAtkChange(Rules):
+    """A card that might not alter ATK/DEF at resolution counts as one that does: an effect with a
+    choice of which one option changes ATK/DEF ("Half or Nothing") is allowed in the Damage Step."""
+
+    def damage_step_allows(self, s, c, eff):
+        if s.step in self.stat_change_steps and any(
+            o.op == "choose_one" and any(x.op in STAT_OPS for _label, ops in choice_options(o) for x in ops) for o in eff.ops
+        ):  # fmt: skip
+            return True
+        return super().damage_step_allows(s, c, eff)
+
+
+class StartTriggersAfterTheFlip(Rules):
+    """"At the start of the Damage Step" triggers wait until "before damage calculation", after
+    the face-down target was flipped ("Ninja Grandmaster Sasuke" activates late, "Sasuke
+    Samurai" finds its target face-up and never activates)."""
+
+    def _gather_triggers(self, w, when):
+        if when == "start_of_damage_step":
+            return
+        if when == "before_damage_calculation":
+            super()._gather_triggers(w, "start_of_damage_step")
+            if w.s.triggers:
+                return
+        super()._gather_triggers(w, when)
+
+
+class DamageResponsesRefusedInDamageStep(Rules):
+    """Cards activated "when you take damage" are refused in the Damage Step, as if they had to
+    name it ("Attack and Receive" cannot answer battle damage)."""
+
+    def damage_step_allows(self, s, c, eff):
+        if eff.when == "damage_taken":
+            return False
+        return super().damage_step_allows(s, c, eff)
+
+
+class DestroyerTriggersAfterCalculation(Rules):
+    """"If this card destroys an opponent's monster by battle" triggers activate right after damage
+    calculation (as extra-attack effects do), not at the end of the Damage Step."""
+
+    def _destroyer_triggers(self, s, moved):
+        return []
+
+    def _gather_triggers(self, w, when):
+        super()._gather_triggers(w, when)
+        a = w.s.attack
+        if when == "after_damage_calculation" and a is not None and a.target is not None:
+            extra = []
+            tp = w.s.turn_player
+            for me, other, controller in ((a.attacker, a.target, tp), (a.target, a.attacker, 1 - tp)):
+                f, g = w.s.find_monster(me), w.s.find_monster(other)
+                if f is None or g is None or not g[2].destroyed_by_battle:
+                    continue
+                for e in self.card(f[2].card).effects:
+                    if e.type == "trigger" and e.when in ("destroys_by_battle", "destroys_by_battle_sent_to_gy"):
+                        extra.append(Trigger(controller, me, f[2].card, e.index, e.mandatory))
+            if extra:
+                self._queue_triggers(w, list(w.s.triggers) + extra)
 
 
 class DeclarationWindowStaysOpen(Rules):
@@ -488,6 +561,11 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("mirror-force-in-damage-step", MirrorForceInDamageStep, "damage step", "000-ds-spell-trap-list-not-ok.toml"),
         Mutant("stat-change-during-calculation", StatChangeDuringCalculation, "damage step", "000-ds-spell-trap-list-ok.toml"),
         Mutant("counter-traps-refused-in-damage-step", CounterTrapsRefusedInDamageStep, "damage step", "000-ds-counter-traps.toml"),
+        Mutant("negating-quick-effect-refused-in-damage-step", NegatingQuickEffectRefusedInDamageStep, "damage step", "004-ds-horus-negates.toml"),
+        Mutant("might-not-alter-counts-as-atk-change", MightNotAlterCountsAsAtkChange, "damage step", "002-half-or-nothing.toml"),
+        Mutant("start-triggers-after-the-flip", StartTriggersAfterTheFlip, "damage step", "002-ds-start-triggers.toml"),
+        Mutant("damage-responses-refused-in-damage-step", DamageResponsesRefusedInDamageStep, "damage step", "002-ds-damage-response.toml"),
+        Mutant("destroyer-triggers-after-calculation", DestroyerTriggersAfterCalculation, "damage step", "002-ds-destroys-by-battle.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

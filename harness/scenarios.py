@@ -30,6 +30,7 @@ from bpcheck.engines.reference import ReferenceEngine, board_observation
 from bpcheck.errors import InputError
 from bpcheck.model import fields as checks
 from bpcheck.model.board import Board, board_from_dict, load_board, parse_toml, read_text, with_default_ruleset
+from bpcheck.model.cards import choice_options
 from bpcheck.model.cmdline import input_files
 from bpcheck.model.engine import Rules
 from bpcheck.model.rulesets import DEFAULT_RULESET, RULESETS
@@ -223,10 +224,15 @@ class _Checker:
         self.file = file
         self.names: set[str] = set()
         self.effects: dict[str, set[str]] = {}
+        self.options: set[str] = set()
         if board is not None:
             self.names = _board_names(board)
             for c in board.pool:
                 self.effects[c.name] = {e.label for e in getattr(c, "effects", ()) if getattr(e, "label", "")}
+                # the options a player may be asked to choose while an effect resolves ("choose_one")
+                self.options.update(
+                    label for e in getattr(c, "effects", ()) for o in e.ops if o.op == "choose_one" for label, _ops in choice_options(o)
+                )
 
     def fail(self, where: str, problem: str) -> InputError:
         return InputError(self.file, where, problem)
@@ -272,7 +278,7 @@ class _Checker:
     def label(self, pattern: Any, where: str) -> None:
         """An action label or prefix must name cards on the board (a typo must not pass)."""
         self.type(pattern, str, where, "an action label")
-        problem = _label_problem(pattern, self.names, self.effects)
+        problem = _label_problem(pattern, self.names, self.effects, self.options)
         if problem:
             raise self.fail(where, problem)
 
@@ -297,7 +303,7 @@ VERBS = ("activate", "attack", "decline", "choose", "change position", "replay: 
 _LOC = r"\[P[12] (?:M[1-5]|S[1-5]|FZ|hand|graveyard|banished|deck)(?: #\d+)?\]"
 
 
-def _label_problem(pattern: str, names: set[str], effects: dict[str, set[str]]) -> str | None:
+def _label_problem(pattern: str, names: set[str], effects: dict[str, set[str]], options: set[str] = frozenset()) -> str | None:
     if not pattern:
         return "an empty action label"
     if any(f == pattern or f.startswith(pattern + " ") for f in FIXED_LABELS) or pattern in VERBS or pattern == "replay:":
@@ -306,7 +312,7 @@ def _label_problem(pattern: str, names: set[str], effects: dict[str, set[str]]) 
     if verb is None:
         return f"{pattern!r} is not an action label (labels start with {', '.join(repr(v) for v in VERBS)} or are one of {', '.join(repr(f) for f in FIXED_LABELS)}; docs/model.md)"
     rest = pattern[len(verb) + 1 :]
-    if verb == "choose" and re.fullmatch(r"(ATK|DEF) \d+", rest):
+    if verb == "choose" and (re.fullmatch(r"(ATK|DEF) \d+", rest) or rest in options):
         return None
     by_len = sorted(names, key=len, reverse=True)
     alt = "|".join(re.escape(n) for n in by_len)

@@ -30,15 +30,20 @@ EFFECT_TYPES = {"activate", "quick", "ignition", "trigger", "flip"}
 WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated"}
 WHEN_DAMAGE_STEP = {
     "damage_step",
+    "start_of_damage_step",
+    "damage_taken",
     "before_damage_calculation",
     "during_damage_calculation",
     "after_damage_calculation",
     "destroyed_by_battle_sent_to_gy",
+    "destroys_by_battle",
+    "destroys_by_battle_sent_to_gy",
 }
 OPS = {
     "destroy", "banish", "negate_activation", "modify_atk", "modify_def", "halve_atk", "set_position",
     "change_position", "special_summon", "tokens", "negate_attack", "forbid_attack", "no_battle_damage",
     "battle_indestructible", "return_to_hand", "add_to_hand", "gain_lp", "damage", "take_control", "equip", "attach",
+    "choose_one", "end_battle_phase",
 }  # fmt: skip
 # Operations whose own resolution changes ATK/DEF (rule: DS-LEGAL-STATS, "directly").
 STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
@@ -53,7 +58,8 @@ CONDITIONS = {
     "opponent_monster_attacking", "self_battling", "self_attacked_in_attack_position", "self_was_attacked",
     "self_not_declared_attack", "own_light_monster_battles_monster", "own_free_monster_zones_4",
     "opponent_free_monster_zones_3", "battle_phase", "responding_to_opponent", "attacker_race_spellcaster",
-    "opponent_summoned_atk_1500",
+    "opponent_summoned_atk_1500", "self_face_up_to_resolve", "opponent_battle_phase",
+    "self_attacks_face_down_defense", "self_attacks_face_up_defense",
 }  # fmt: skip
 LOCATIONS = {"field", "hand", "graveyard"}
 # A target's fields (docs/cards.md "Targets") and the value each has when the card does not give it.
@@ -61,6 +67,24 @@ TARGET_KEYS = ("zone", "side", "count", "min", "face", "kind", "race", "archetyp
 TARGET_DEFAULTS = {"count": 1, "min": None, "face": None, "kind": None, "race": None, "archetype": None,
                    "attacker_only": False, "effect_monster": False, "can_flip_down": False}  # fmt: skip
 SUMMON_FILTER_KEYS = {"attribute", "race", "max_atk"}
+
+
+def _flat(ops: list[dict]) -> list[dict]:
+    """The operations, with those of each ``choose_one`` option in its place."""
+    out = []
+    for o in ops:
+        out.append(o)
+        if o.get("op") == "choose_one":
+            for opt in o.get("options") or []:
+                out.extend(_flat(list(opt.get("ops") or [])))
+    return out
+
+
+def _changes_stats(o: dict) -> bool:
+    if o.get("op") == "choose_one":
+        opts = o.get("options") or []
+        return bool(opts) and all(any(_changes_stats(x) for x in (opt.get("ops") or [])) for opt in opts)
+    return o.get("op") in STAT_OPS
 
 
 def _pool_tables() -> list[tuple[str, dict]]:
@@ -113,6 +137,8 @@ def _raw_from_parsed(card: Any) -> dict:
 
 
 def _thaw(v: Any) -> Any:
+    if hasattr(v, "op") and hasattr(v, "args"):  # an operation inside another (choose_one's options)
+        return {"op": v.op, **{k: _thaw(x) for k, x in v.args}}
     if isinstance(v, tuple) and v and all(isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) for x in v):
         return {k: _thaw(x) for k, x in v}
     if isinstance(v, tuple):
@@ -413,6 +439,18 @@ class CardFacts:
         return False
 
     @_memo
+    def answers_damage(self, name: str) -> bool:
+        """One of the card's effects is activated "when you take damage" (DS-DAMAGE-RESPONSE);
+        False when its effects cannot be read (a window is then not kept: never demanded)."""
+        return any(e.get("when") == "damage_taken" for e in self.effects(name) or [])
+
+    @_memo
+    def ends_battle_phase(self, name: str) -> bool | None:
+        """Any of the card's effects may end the Battle Phase when it resolves (an
+        ``end_battle_phase`` operation, in a ``choose_one`` option too: "Half or Nothing")."""
+        return self._any_op(name, lambda o: any(x.get("op") == "end_battle_phase" for x in _flat([o])))
+
+    @_memo
     def negates_attack(self, name: str) -> bool | None:
         """Any of the card's effects negates the attack when it resolves (STOP-ATTACK)."""
         return self._any_op(name, lambda o: o.get("op") == "negate_attack")
@@ -495,7 +533,7 @@ class CardFacts:
             ops = self.ops(name, i)
             if ops is None:
                 return UNKNOWN
-            out.update(str(o.get("until")) for o in ops if o.get("op") == op)
+            out.update(str(o.get("until")) for o in _flat(ops) if o.get("op") == op)
         return frozenset(out)
 
     def battle_gy_triggers(self, name: str) -> list[int] | None:
@@ -508,7 +546,7 @@ class CardFacts:
     @_memo
     def damage_step_window(self, name: str, effect_index: int | None) -> frozenset[str] | None:
         """The Damage-Step sub-steps in which this activation is legal (rules DS-LEGAL-COUNTER,
-        DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER,
+        DS-LEGAL-NEGATE, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER,
         DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS), or UNKNOWN."""
         k = self.kind(name)
         e = self.effect(name, effect_index)
@@ -528,6 +566,10 @@ class CardFacts:
             return frozenset({"damage_step_after_calculation_2"})
         if typ == "trigger":
             return frozenset(TRIGGER_STEP.get(when, ())) if when in TRIGGER_STEP else frozenset()
+        # A monster's Quick Effect that negates an activation: every sub-step, damage calculation
+        # included (DS-LEGAL-NEGATE).
+        if kind == "monster" and typ == "quick" and any(o.get("op") == "negate_activation" for o in ops):
+            return frozenset(DAMAGE_STEPS)
         # An effect whose text names a Damage-Step timing is legal at that timing only
         # (DS-LEGAL-DAMAGE-TIMING); "the Damage Step" (Honest, TCG) up to and including damage
         # calculation.
@@ -537,6 +579,10 @@ class CardFacts:
             if self.ruleset == "ocg":  # OCG-DS-CALC-SAYS-SO: up to, not during, damage calculation
                 return frozenset(STAT_CHANGE_STEPS)
             return frozenset(STAT_CHANGE_STEPS) | {"damage_step_during_calculation"}
+        if when == "start_of_damage_step":
+            return frozenset({"damage_step_start"})
+        if when == "damage_taken":  # DS-DAMAGE-RESPONSE: whenever damage is taken, in any sub-step
+            return frozenset(DAMAGE_STEPS)
         if when == "before_damage_calculation":
             return frozenset(STAT_CHANGE_STEPS)
         if when == "after_damage_calculation":
@@ -546,7 +592,9 @@ class CardFacts:
         # Otherwise only a Quick-Play Spell, a Normal or Continuous Trap or a Quick Effect whose
         # own resolution changes ATK/DEF, up to the start of damage calculation (DS-LEGAL-STATS);
         # a Continuous Trap also by its continuous effect. Anything else: DS-ILLEGAL-OTHER.
-        changes = any(o.get("op") in STAT_OPS for o in ops)
+        # a choice counts only if every option changes ATK/DEF: one that might not alter them
+        # at resolution does not ("Half or Nothing")
+        changes = any(_changes_stats(o) for o in ops)
         if kind == "trap" and subtype == "continuous":
             changes = changes or any(s.get("apply") in STAT_STATICS for s in sts)
         fast = kind == "trap" or (kind == "spell" and subtype == "quick-play") or typ == "quick"
@@ -688,9 +736,12 @@ DAMAGE_STEPS = (
 STAT_CHANGE_STEPS = ("damage_step_start", "damage_step_flip", "damage_step_before_calculation")
 # Where a triggered effect with this `when` activates (DS-SUBSTEPS, DS-END-TRIGGERS).
 TRIGGER_STEP = {
+    "start_of_damage_step": ("damage_step_start",),
     "before_damage_calculation": ("damage_step_before_calculation",),
     "after_damage_calculation": ("damage_step_after_calculation_1", "damage_step_after_calculation_2"),
     "destroyed_by_battle_sent_to_gy": ("damage_step_end",),
+    "destroys_by_battle": ("damage_step_end",),  # DS-DESTROYS-BY-BATTLE
+    "destroys_by_battle_sent_to_gy": ("damage_step_end",),
     "summoned": (),
     "attack_declared": (),
 }

@@ -62,13 +62,16 @@ def speed_order(t):
         expect = fact(t.cards.speed(e["card"], e.get("effect")), e["card"], "its spell speed")
         if e["speed"] != expect:
             return f"{_ref(t, e['card_uid'])} has spell speed {e['speed']}, its category gives {expect}"
+        def was_trigger(e=e):
+            return _triggered(t.cards, e["card"], e.get("effect")) and (triggered is None or e["card_uid"] in triggered)
+
         if chain_before:
             top = chain_before[-1]["speed"]
-            if e["speed"] < max(top, 2):
+            # (triggers of one event form one Chain, whatever their speed: "This is only 1 Chain"
+            # of DS-SUBSTEPS, DS-END-TRIGGERS; a pending trigger placed on it is not answering)
+            if e["speed"] < max(top, 2) and not (e["speed"] == 1 and was_trigger()):
                 return f"{_ref(t, e['card_uid'])} (speed {e['speed']}) was chained to a speed-{top} link"
-        elif e["speed"] == 1 and not (  # triggers start chains anywhere
-            _triggered(t.cards, e["card"], e.get("effect")) and (triggered is None or e["card_uid"] in triggered)
-        ):
+        elif e["speed"] == 1 and not was_trigger():  # triggers start chains anywhere
             if t.before["step"] not in ("main1", "main2") or e["player"] != t.before["turn_player"]:
                 return f"{_ref(t, e['card_uid'])} (speed 1) was activated in {t.before['step']} by P{e['player'] + 1}"
         chain_before.append({"speed": e["speed"]})

@@ -62,10 +62,10 @@ def _ref(t, uid):
 
 @invariant(
     "damage.activation-legal",
-    "Every activation in a Damage-Step sub-step is allowed there by its card data: a Counter Trap; a Quick-Play Spell, Trap or Quick "
-    "Effect that directly changes ATK/DEF, before damage calculation; an effect naming a Damage-Step timing, at that timing; a "
-    "triggered or flip effect, in the sub-step of its event.",
-    ["DS-LEGAL-COUNTER", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-LEGAL-MANDATORY", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-ILLEGAL-OTHER"],
+    "Every activation in a Damage-Step sub-step is allowed there by its card data: a Counter Trap; a monster's Quick Effect that "
+    "negates an activation; a Quick-Play Spell, Trap or Quick Effect that directly changes ATK/DEF, before damage calculation; an "
+    "effect naming a Damage-Step timing, at that timing; a triggered or flip effect, in the sub-step of its event.",
+    ["DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-START-TRIGGERS", "DS-DAMAGE-RESPONSE", "DS-DESTROYS-BY-BATTLE", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-LEGAL-MANDATORY", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-ILLEGAL-OTHER"],
     "transition",
     FAMILY,
     events=["chain_link_added"],
@@ -85,7 +85,8 @@ def activation_legal(t):
 
 @invariant(
     "damage.during-calculation",
-    "During damage calculation only Counter Traps and effects that name damage calculation are activated, in one chain.",
+    "During damage calculation only Counter Traps, Quick Effects that negate an activation and effects that name damage "
+    "calculation are activated, in one chain.",
     ["DS-LEGAL-DAMAGE-TIMING", "DS-DURING-CALC-ONE-CHAIN", "DS-LEGAL-STATS"],
     "transition",
     FAMILY,

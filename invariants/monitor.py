@@ -369,6 +369,51 @@ def _summons(prev, t):
     return (open_, passes, pending, opened_by, now)
 
 
+_DAMAGE_KINDS = frozenset({"battle_damage", "effect_damage"})
+_DAMAGE_CLOSE = frozenset({"phase_changed", "attack_declared", "attack_stopped", "attack_ended", "replay", "replay_choice", "duel_over"})
+
+
+def _holds_damage_answer(obs: dict, p: int, cards) -> bool:
+    """Player `p` holds a card activated "when you take damage": Set, or in the hand."""
+    pl = obs["players"][p]
+    held = [c["card"] for c in [*pl["spells"], pl["field_zone"]] if c is not None and not c["face_up"]] + [h["card"] for h in pl["hand"]]
+    return cards is not None and any(cards.answers_damage(n) for n in held)
+
+
+@history(
+    "damage_window",
+    "The \"when you take damage\" window (DS-DAMAGE-RESPONSE), for the players who hold a card that answers it (Set or in "
+    "the hand): (players it is open for, players whose damage opens it when the chain resolves). Opened by battle or effect "
+    "damage (after the chain it happened in); closed when both players pass in succession, another chain resolves without "
+    "damage to them, an attack is declared, stops, ends or replays, or the step changes.",
+    initial=((), (), 0),
+)
+def _damage_window(prev, t):
+    open_, pending, passes = prev
+    kinds = t.kind_set()
+    if not (open_ or pending) and _DAMAGE_KINDS.isdisjoint(kinds):
+        return prev
+    for e in t.events:
+        k = e.kind
+        if k in _DAMAGE_KINDS:
+            p = e.get("player")
+            if p in (0, 1) and p not in pending and _holds_damage_answer(t.after, p, t.cards):
+                pending = tuple(sorted(pending + (p,)))
+        elif k == "chain_resolved":
+            open_, pending, passes = pending, (), 0
+        elif k in _DAMAGE_CLOSE:
+            open_, passes = (), 0
+        elif k == "chain_link_added":
+            passes = 0
+        elif k == "passed" and open_:
+            passes += 1
+            if passes >= 2:
+                open_, passes = (), 0
+    if pending and not t.after.get("chain"):
+        open_, pending, passes = tuple(sorted(set(open_) | set(pending))), (), 0
+    return (open_, pending, passes)
+
+
 _LINK_READS = frozenset({"summoned", "chain_link_resolved", "chain_resolved", "card_moved"})
 _SPELL_ZONES = ("spell_trap_zone", "field_zone")
 

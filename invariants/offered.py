@@ -472,10 +472,20 @@ def _condition(obs, mon, cards, p, uid, name, cond) -> bool:
                 if arith.ge(m["atk"], 1500):
                     return True
         return False
+    if cond == "opponent_battle_phase":  # "During your opponent's Battle Phase"
+        return tp != p and obs["phase"] == "battle"
+    if cond in ("self_attacks_face_down_defense", "self_attacks_face_up_defense"):
+        if a is None or a["attacker"] != uid or a["target"] is None:
+            return False
+        m = monster(obs, a["target"])
+        return m is not None and m["position"] == ("facedown" if cond == "self_attacks_face_down_defense" else "defense")
+    if cond == "self_face_up_to_resolve":  # "You must control this face-up card to activate and to resolve this effect."
+        m = monster(obs, uid)
+        return m is not None and m["controller"] == p and m["position"] != "facedown"
     raise Unknown(name, f"whether its condition {cond!r} holds")
 
 
-def _timing(obs, mon, cards, spec) -> bool:
+def _timing(obs, mon, cards, spec, p: int | None = None) -> bool:
     """The card's own activation timing (``when``) allows it now (WIN-*, DS-LEGAL-DAMAGE-TIMING)."""
     when = spec["when"]
     step = obs["step"]
@@ -491,6 +501,8 @@ def _timing(obs, mon, cards, spec) -> bool:
             return False
         top = fact(cards.kind(links[-1][1]), links[-1][1], "its card type")[0]
         return top == ("trap" if when == "trap_activated" else "spell")
+    if when == "damage_taken":  # rule: DS-DAMAGE-RESPONSE (the monitor's damage_window)
+        return p in mon["damage_window"][0]
     if when == "during_damage_calculation":
         return step == _CALC
     if when == "damage_step":  # rule: DS-LEGAL-DAMAGE-TIMING (TCG: up to and including damage calculation)
@@ -596,7 +608,7 @@ def activation_variants(obs, mon, cards, p: int, uid: int, name: str, idx: int, 
         top = links[-1]
         if speed < max(fact(cards.speed(top[1], top[2]), top[1], "its spell speed"), 2):
             return []
-    if step in DAMAGE_STEPS:  # rule: DS-LEGAL-COUNTER, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-ILLEGAL-OTHER
+    if step in DAMAGE_STEPS:  # rule: DS-LEGAL-COUNTER, DS-LEGAL-NEGATE, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-ILLEGAL-OTHER
         if step not in fact(cards.damage_step_window(name, idx), name, "when it may be activated in the Damage Step"):
             return []
         if step == _CALC and not links and mon.chain.chains_in_calc >= 1:  # rule: DS-DURING-CALC-ONE-CHAIN
@@ -608,7 +620,7 @@ def activation_variants(obs, mon, cards, p: int, uid: int, name: str, idx: int, 
         # demanded; after a replay the model allows one again: this check then demands nothing,
         # so it may miss an omission there, never invent one)
         return []
-    if not _timing(obs, mon, cards, spec):
+    if not _timing(obs, mon, cards, spec, p):
         return []
     for cond in spec["conditions"]:
         if not _condition(obs, mon, cards, p, uid, name, cond):
@@ -696,7 +708,7 @@ def _candidates(obs: dict, cards, p: int):
     "by the turn player in a Main Phase with an empty chain), the Damage Step allows it, its own timing and conditions hold, "
     "its costs can be paid, it has targets and its resolution can do something.",
     ["CH-SPEED", "CH-SPEED1", "CH-QP-HAND", "CH-SET-TURN", "CH-COST", "WIN-ATTACK-DECL", "WIN-BEFORE-DS", "WIN-EVENT",
-     "WIN-COUNTER", "DS-LEGAL-COUNTER", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-DURING-CALC-ONE-CHAIN",
+     "WIN-COUNTER", "DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-DAMAGE-RESPONSE", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-DURING-CALC-ONE-CHAIN",
      "DS-NO-TARGET-DESTROYED", "OCG-START-STEP-TP", "OCG-BATTLE-ONE-CHAIN", "OCG-DS-CALC-SAYS-SO"],
     "actions",
     "chains and windows",

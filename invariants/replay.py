@@ -102,6 +102,11 @@ def _chain_end(t):
         why = f"{who} can no longer attack"
     elif negates:
         why = "a resolved chain link negated the attack"
+    elif after["step"] == "battle_end_step" and any(
+        not e.get("negated") and fact(t.cards.ends_battle_phase(e["card"]), e["card"], "whether it may end the Battle Phase")
+        for e in t.of("chain_link_resolved")
+    ):  # fmt: skip
+        why = "a resolved chain link ended the Battle Phase"  # ("Half or Nothing": BP-END-STEP)
     else:
         why = None
     stopped = bool(t.of("attack_stopped"))

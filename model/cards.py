@@ -37,10 +37,20 @@ EFFECT_TYPES = {"activate", "quick", "ignition", "trigger", "flip"}
 WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated"}
 WHEN_DAMAGE_STEP = {
     "damage_step",  # the text names the Damage Step: up to and including damage calculation
+    "start_of_damage_step",  # a trigger "at the start of the Damage Step" (rule: DS-START-TRIGGERS)
+    # "when you take damage" (battle or effect damage): the open state right after it; legal in the
+    # Damage Step as a timing the text names (rule: DS-DAMAGE-RESPONSE)
+    "damage_taken",
     "before_damage_calculation",
     "during_damage_calculation",
     "after_damage_calculation",
     "destroyed_by_battle_sent_to_gy",
+    # triggers of a monster that destroyed an opponent's monster by battle, at the end of the Damage
+    # Step (rule: DS-DESTROYS-BY-BATTLE): "If this card destroys ... by battle" (the destroyed
+    # monster left the field by battle) and "... and sends it to the Graveyard" (this card survived
+    # and the destroyed monster is in the Graveyard as a monster)
+    "destroys_by_battle",
+    "destroys_by_battle_sent_to_gy",
 }
 WHENS = WHEN_EVENT | WHEN_DAMAGE_STEP
 
@@ -57,6 +67,10 @@ CONDITIONS = {
     "responding_to_opponent",
     "attacker_race_spellcaster",
     "opponent_summoned_atk_1500",
+    "self_face_up_to_resolve",
+    "opponent_battle_phase",
+    "self_attacks_face_down_defense",
+    "self_attacks_face_up_defense",
 }
 
 STATIC_KINDS = {
@@ -117,6 +131,17 @@ class Op:
         return default
 
 
+def choice_options(op: Op) -> list[tuple[str, tuple[Op, ...]]]:
+    """The (label, operations) of each option of a ``choose_one`` operation, in order."""
+    return [(dict(o)["label"], dict(o)["ops"]) for o in op.get("options", ())]
+
+
+def _op_changes_stats(o: Op) -> bool:
+    if o.op == "choose_one":  # rule: DS-LEGAL-STATS (one that might not alter ATK/DEF does not count)
+        return all(any(_op_changes_stats(x) for x in ops) for _label, ops in choice_options(o))
+    return o.op in STAT_OPS
+
+
 @dataclass(frozen=True, slots=True)
 class Effect:
     index: int
@@ -134,8 +159,15 @@ class Effect:
 
     @property
     def changes_stats_directly(self) -> bool:
-        """True when resolving this effect directly changes ATK or DEF (rule: DS-LEGAL-STATS)."""
-        return any(o.op in STAT_OPS for o in self.ops)
+        """True when resolving this effect directly changes ATK or DEF (rule: DS-LEGAL-STATS).
+        An effect that might not change them when it resolves does not: a ``choose_one`` counts
+        only if every option changes ATK/DEF ("Half or Nothing" does not)."""
+        return any(_op_changes_stats(o) for o in self.ops)
+
+    @property
+    def negates_activation(self) -> bool:
+        """True when resolving this effect negates an activation (rule: DS-LEGAL-NEGATE)."""
+        return any(o.op == "negate_activation" for o in self.ops)
 
     @property
     def names_damage_step_timing(self) -> bool:
@@ -318,9 +350,11 @@ SELECTORS = {
     "opponent_attack_position_monsters",
     "all_monsters",
     "summoned_opponent_monsters_atk_1500",
+    "opponent_face_up_monsters",
+    "attack_target",
 }
 AMOUNT_NAMES = {"attacker_atk", "target_atk", "opposing_battler_atk"}
-MOD_UNTIL = {"end_of_turn", "end_of_damage_step", "damage_calculation", "while_source_on_field"}
+MOD_UNTIL = {"end_of_turn", "end_of_battle_phase", "end_of_damage_step", "damage_calculation", "while_source_on_field"}
 LINGERING_UNTIL = {"end_of_turn", "end_of_damage_step"}
 CONTROL_UNTIL = {"end_phase", "end_of_turn"}
 POSITIONS = {"attack", "defense", "facedown"}
@@ -414,6 +448,44 @@ def _filter(v, file, where):
     return v
 
 
+# Operations an option of ``choose_one`` may hold: each resolves at once, asking no player
+# anything more (a choice inside a choice is not in the vocabulary).
+CHOICE_OPTION_OPS = {
+    "destroy", "banish", "modify_atk", "modify_def", "halve_atk", "set_position", "change_position", "negate_attack",
+    "forbid_attack", "no_battle_damage", "battle_indestructible", "return_to_hand", "damage", "end_battle_phase",
+}  # fmt: skip
+
+
+def _options(v, file, where):
+    """``choose_one``'s options: 2 to 4 tables, each a ``label`` and its ``ops``, parsed here."""
+    if not isinstance(v, list):
+        raise InputError(file, where, f"expected an array of options ({{label, ops}}), got {_tname(type(v))} {v!r}")
+    if not 2 <= len(v) <= 4:
+        raise InputError(file, where, f"expected 2 to 4 options, got {len(v)}")
+    out = []
+    labels = set()
+    for i, o in enumerate(v):
+        at = f"{where}[{i}]"
+        if not isinstance(o, dict):
+            raise InputError(file, at, f"expected a table (label, ops), got {_tname(type(o))} {o!r}")
+        _check_keys(o, {"label", "ops"}, file, at)
+        label = check_name(_req(o, "label", str, file, at), file, f"{at}.label", "option label")
+        if label in labels:
+            raise InputError(file, f"{at}.label", f"two options are labelled {label!r}")
+        labels.add(label)
+        ops = _req(o, "ops", list, file, at)
+        if not ops:
+            raise InputError(file, f"{at}.ops", "an option with no operation")
+        parsed = []
+        for j, d in enumerate(ops):
+            op = _parse_op(d, file, f"{at}.ops[{j}]")
+            if op.op not in CHOICE_OPTION_OPS:
+                raise InputError(file, f"{at}.ops[{j}].op", f"{op.op!r} cannot be an option of choose_one (allowed: {', '.join(sorted(CHOICE_OPTION_OPS))})")
+            parsed.append(op)
+        out.append({"label": label, "ops": tuple(parsed)})
+    return out
+
+
 _WHAT = _enum(SELECTORS, "selector")
 _STAT_AMOUNT = _amount_of(AMOUNT_NAMES, -MAX_STAT, MAX_STAT)
 
@@ -458,11 +530,16 @@ OP_PARAMS: dict[str, tuple[frozenset[str], dict]] = {
     "battle_indestructible": (frozenset({"to"}), {"to": _enum({"you", "opponent"}, "player"), "until": _enum(LINGERING_UNTIL, "duration")}),
     "return_to_hand": (frozenset({"what"}), {"what": _WHAT}),
     "add_to_hand": (frozenset({"what"}), {"what": _WHAT}),
-    "gain_lp": (frozenset({"amount"}), {"amount": _amount_of({"tributed_atk_or_def"}, 0, MAX_STAT)}),
-    "damage": (frozenset({"to", "amount"}), {"to": _enum({"you", "opponent", "controller"}, "player"), "amount": _amount_of(AMOUNT_NAMES, 0, MAX_STAT)}),
+    "gain_lp": (frozenset({"amount"}), {"amount": _amount_of({"tributed_atk_or_def"}, 0, MAX_STAT), "per_copy_in_graveyard": _int_range(0, MAX_STAT)}),
+    "damage": (
+        frozenset({"to", "amount"}),
+        {"to": _enum({"you", "opponent", "controller"}, "player"), "amount": _amount_of(AMOUNT_NAMES, 0, MAX_STAT), "per_copy_in_graveyard": _int_range(0, MAX_STAT)},
+    ),
     "take_control": (frozenset({"what"}), {"what": _WHAT, "until": _enum(CONTROL_UNTIL, "duration")}),
     "equip": (frozenset({"what"}), {"what": _WHAT}),
     "attach": (frozenset({"what"}), {"what": _WHAT}),
+    "choose_one": (frozenset({"by", "options"}), {"by": _enum({"controller", "opponent"}, "player"), "options": _options}),
+    "end_battle_phase": (frozenset(), {}),
 }
 
 
@@ -473,7 +550,9 @@ def _check_params(name: str, d: dict, file: str, path: str) -> dict:
         if k not in args:
             raise InputError(file, f"{path}.{k}", f"missing required parameter of {name!r}")
     for k, v in args.items():
-        checkers[k](v, file, f"{path}.{k}")
+        checked = checkers[k](v, file, f"{path}.{k}")
+        if k == "options":
+            args[k] = checked  # choose_one: its options' operations, parsed
     if name == "special_summon":
         if ("what" in args) == ("from" in args):
             raise InputError(file, path, "special_summon needs exactly one of what = 'target' and from = 'deck'")

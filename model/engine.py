@@ -94,6 +94,7 @@ STAT_CHANGE_STEPS = (Step.DS_START, Step.DS_FLIP, Step.DS_BEFORE_CALC)
 
 # Which "when" triggers are gathered on entering a sub-step.
 STEP_TRIGGERS = {
+    Step.DS_START: "start_of_damage_step",
     Step.DS_BEFORE_CALC: "before_damage_calculation",
     Step.DS_AFTER_CALC_1: "after_damage_calculation",
     Step.DS_END: "destroyed_by_battle_sent_to_gy",
@@ -694,12 +695,17 @@ class Rules:
             return True
         if eff.names_damage_step_timing:  # rule: DS-LEGAL-DAMAGE-TIMING
             return True
+        if c.is_monster and eff.type == "quick" and eff.negates_activation:
+            # rule: DS-LEGAL-NEGATE (a Quick Effect that negates an activation: every sub-step,
+            # damage calculation included; "Horus the Black Flame Dragon LV8")
+            return True
         if s.step in self.stat_change_steps:  # rule: DS-LEGAL-STATS
             if c.kind == "trap" and c.subtype == "continuous":
                 return eff.changes_stats_directly or c.static_changes_stats()
             return eff.changes_stats_directly
-        # No pool card has a Quick Effect that negates an activation, so 002's TCG-only case of
-        # such effects in the Damage Step is not told apart from the OCG here (docs/rulesets.md).
+        # No pool card has a Quick Effect that negates an activated *effect* (not the activation),
+        # so 002's TCG-only case of such effects in the Damage Step is not told apart from the OCG
+        # here (docs/rulesets.md).
         return False  # rule: DS-ILLEGAL-OTHER
 
     def _can_activate(self, s: State, p: int, uid: int, c: Card, eff: Effect, loc: str) -> bool:
@@ -789,6 +795,8 @@ class Rules:
             top = s.chain[-1]
             want = "trap" if w == "trap_activated" else "spell"
             return top.is_card_activation and top.card_kind == want and not top.negated
+        if w == "damage_taken":  # rule: DS-DAMAGE-RESPONSE ("when you take damage": right after it)
+            return any(f[0] == "damage_taken" and f[1] == p for f in s.fresh)
         if w == "during_damage_calculation":
             return s.step is Step.DS_DURING_CALC
         if w == "damage_step":  # rule: DS-LEGAL-DAMAGE-TIMING (TCG: up to and including damage calculation; OCG-DS-CALC-SAYS-SO)
@@ -837,6 +845,18 @@ class Rules:
             return f is not None and self.card(f[2].card).race == "Spellcaster"
         if cond == "opponent_summoned_atk_1500":
             return bool(self._bottomless_targets(s, p))
+        if cond == "opponent_battle_phase":  # "During your opponent's Battle Phase"
+            return s.turn_player != p and s.step.phase == "battle"
+        if cond in ("self_attacks_face_down_defense", "self_attacks_face_up_defense"):
+            # "if this card attacks a face-down / face-up Defense Position monster" (at the start of
+            # the Damage Step the target is not flipped yet: rule DS-START-TRIGGERS)
+            if a is None or a.attacker != uid or a.target is None:
+                return False
+            f = s.find_monster(a.target)
+            want = Pos.FACEDOWN if cond == "self_attacks_face_down_defense" else Pos.DEF
+            return f is not None and f[2].pos is want
+        if cond == "self_face_up_to_resolve":  # "You must control this face-up card to activate and to resolve this effect."
+            return self._controls_face_up(s, p, uid)
         raise AssertionError(f"condition {cond!r} has no implementation")
 
     def _bottomless_targets(self, s: State, p: int) -> list[int]:
@@ -1033,6 +1053,28 @@ class Rules:
         frm = w.s.step
         w.s = replace(w.s, step=to, priority=w.s.turn_player, passes=0, fresh=(), chain_count_in_step=0)  # rule: PRI-TP-FIRST, OCG-BATTLE-TP-FIRST
         w.emit("phase_changed", **{"from": frm.value, "to": to.value})
+        if frm.phase == "battle" and to.phase != "battle":
+            self._expire_mods(w, "end_of_battle_phase")  # "until the end of the Battle Phase"
+
+    def end_battle_phase(self, w: _W) -> None:
+        """An effect ended the Battle Phase ("Half or Nothing"), and its chain has resolved: from
+        the Start Step or the Battle Step play goes to the End Step (rule: BP-END-STEP, where
+        players still get priority); an attack in progress stops (its monster cannot attack
+        again: the Battle Phase is over); in the End Step nothing is left to end. Variant hook."""
+        kept = tuple(l for l in w.s.lingering if l.until != "end_of_chain")
+        w.s = replace(w.s, lingering=kept)
+        w.emit("effect_expired", what="lingering", until="end_of_chain")
+        s = w.s
+        if s.step not in (Step.BP_START, Step.BP_BATTLE):
+            return
+        a = s.attack
+        if a is not None:
+            f = s.find_monster(a.attacker)
+            if f is not None:
+                self._put_monster(w, f[0], f[1], replace(f[2], cannot_attack_this_turn=True))
+            w.s = replace(w.s, attack=None)
+            w.emit("attack_stopped", attacker_uid=a.attacker, reason="battle_phase_ended")
+        self._change_step(w, Step.BP_END)
 
     def _enter_bp(self, w: _W) -> None:
         self._change_step(w, Step.BP_START)  # rule: BP-STEPS, BP-START-STEP
@@ -1088,16 +1130,23 @@ class Rules:
             self._damage_calculation(w)
             if not w.s.over:
                 self._change_step(w, Step.DS_AFTER_CALC_1)
+                # rule: DS-DAMAGE-RESPONSE (responses to battle damage: after damage calculation (1))
+                w.s = replace(w.s, fresh=tuple(self._damage_windows(w, [])))
                 self._gather_triggers(w, "after_damage_calculation")
         elif st is Step.DS_AFTER_CALC_1:
             self._change_step(w, Step.DS_AFTER_CALC_2)
             self._gather_flip_triggers(w)
         elif st is Step.DS_AFTER_CALC_2:
             self._change_step(w, Step.DS_END)
+            sent_from = len(w.events)
             self._send_battle_destroyed(w)
             if not w.s.over:
                 # rule: DS-END-TRIGGERS (at the end of the Damage Step, after the sending to the Graveyard)
+                # rule: DS-DESTROYS-BY-BATTLE (and the triggers of the monster that destroyed one)
                 self._gather_triggers(w, "destroyed_by_battle_sent_to_gy")
+                extra = self._destroyer_triggers(w.s, [e for e in w.events[sent_from:] if e.kind == "card_moved" and e["reason"] == "battle"])
+                if extra:
+                    self._queue_triggers(w, list(w.s.triggers) + extra)
         elif st is Step.DS_END:
             self._leave_damage_step(w)
         elif st is Step.BP_END:
@@ -1257,6 +1306,8 @@ class Rules:
         fd = tf is not None and tf[2].pos is Pos.FACEDOWN  # rule: RPL-NOT-POSITION (flipped face-down: flipped up again)
         w.s = replace(w.s, attack=replace(a, target_was_facedown=fd))
         self._change_step(w, Step.DS_START)
+        # rule: DS-START-TRIGGERS ("at the start of the Damage Step": one Chain, before the flip)
+        self._gather_triggers(w, "start_of_damage_step")
 
     def _flip_target(self, w: _W) -> None:
         # rule: DS-FLIP (flipped face-up; not a Flip Summon)
@@ -1384,6 +1435,41 @@ class Rules:
         self._change_step(w, Step.BP_BATTLE)
 
     # -- triggers ---------------------------------------------------------------------------------
+
+    def _destroyer_triggers(self, s: State, moved: list[Event]) -> list[Trigger]:
+        """At the end of the Damage Step, the triggers of a battler that destroyed the other one by
+        battle (rule: DS-DESTROYS-BY-BATTLE). `moved`: the card_moved events of the monsters
+        destroyed by battle leaving the field. "If this card destroys an opponent's monster by
+        battle": the other battler left the field by battle; this card may be anywhere (in the
+        Graveyard too), its controller in the battle activates it. "... and sends it to the
+        Graveyard": this card is still on the field (it survived) and the other battler is in the
+        Graveyard as a monster (not a Token)."""
+        a = s.attack
+        if a is None or a.target is None or not moved:
+            return []
+        left = {e["card_uid"]: e["to"] for e in moved}
+        found: list[Trigger] = []
+        negated = self._negated_monsters(s)
+        tp = s.turn_player
+        for me, other, controller in ((a.attacker, a.target, tp), (a.target, a.attacker, 1 - tp)):
+            if other not in left:
+                continue
+            f = s.find_monster(me)
+            if f is not None:
+                name, on_field = f[2].card, True
+                if not f[2].pos.face_up or me in negated:
+                    continue
+            else:
+                g = next((x for pl in s.players for x in pl.graveyard + pl.banished if x.uid == me), None)
+                if g is None:
+                    continue
+                name, on_field = g.card, False
+            for e in self.card(name).effects:
+                if e.type != "trigger":
+                    continue
+                if e.when == "destroys_by_battle" or (e.when == "destroys_by_battle_sent_to_gy" and on_field and left[other] == "graveyard"):
+                    found.append(Trigger(controller, me, name, e.index, e.mandatory))
+        return found
 
     def _gather_triggers(self, w: _W, when: str) -> None:
         """Collect the triggered effects for `when`; turn player's first, mandatory before
@@ -1600,6 +1686,8 @@ class Rules:
         )
         w.emit("chain_resolved")
         self._cleanup(w)
+        if any(l.what == "end_battle_phase" for l in w.s.lingering):
+            self.end_battle_phase(w)
         if w.s.step is Step.BP_BATTLE:
             self._check_attack_after_chain(w)  # rules: RPL-AFTER-CHAIN, STOP-AFTER-CHAIN (once the whole chain resolved)
         elif w.s.step.in_damage_step and w.s.attack is not None and not w.s.attack.calculated:
@@ -1614,14 +1702,40 @@ class Rules:
                 key = ("summoned", e["card_uid"], e["player"])
                 if key not in out:
                     out.append(key)
+        return self._damage_windows(w, out)
+
+    def _damage_windows(self, w: _W, acc: list[tuple]) -> list[tuple]:
+        """A player who took damage in this transition may answer it ("when you take damage":
+        rule DS-DAMAGE-RESPONSE). The window is kept only for a player who holds a card that
+        answers it (Set, or in the hand): for anyone else it could change nothing, and leaving it
+        out keeps the states of boards without such cards as they were."""
+        out = list(acc)
+        for e in w.events:
+            if e.kind in ("battle_damage", "effect_damage"):
+                key = ("damage_taken", e["player"])
+                if key not in out and self._answers_damage(w.s, e["player"]):
+                    out.append(key)
         return out
 
+    def _answers_damage(self, s: State, p: int) -> bool:
+        pl = s.players[p]
+        held = [c.card for c in pl.spells if c is not None and not c.face_up] + [h.card for h in pl.hand]
+        return any(e.when == "damage_taken" for name in held for e in self.card(name).effects)
+
     def _link_still_valid(self, w: _W, link: ChainLink) -> bool:
-        """A Continuous/Equip card destroyed before it resolves does nothing (CH-COST)."""
+        """A Continuous/Equip card destroyed before it resolves does nothing (CH-COST); an effect
+        whose card must be controlled face-up "to resolve" does nothing without it (its text)."""
         c = self.card(link.card)
         if c.is_spell_trap and link.is_card_activation and c.subtype in ("continuous", "equip", "field"):
             return w.s.find_spell(link.card_uid) is not None
+        if "self_face_up_to_resolve" in c.effects[link.effect].conditions:
+            return self._controls_face_up(w.s, link.controller, link.card_uid)
         return True
+
+    @staticmethod
+    def _controls_face_up(s: State, p: int, uid: int) -> bool:
+        f = s.find_monster(uid)
+        return f is not None and f[0] == p and f[2].pos.face_up
 
     def _finish_link(self, w: _W, link: ChainLink) -> None:
         c = self.card(link.card)

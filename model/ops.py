@@ -105,6 +105,12 @@ def select(rules: "Rules", w: "_W", link: ChainLink, what: str) -> list[int]:
         return [m.uid for m in s.players[1 - p].monsters if m is not None and m.pos is Pos.ATK and _affected(rules, w, link, m.uid)]
     if what == "all_monsters":
         return [m.uid for _side, _i, m in s.monsters() if _affected(rules, w, link, m.uid)]
+    if what == "attack_target":  # "that monster": the monster the attack is aimed at, still on the field
+        if s.attack is None or s.attack.target is None or s.find_monster(s.attack.target) is None:
+            return []
+        return [s.attack.target] if _affected(rules, w, link, s.attack.target) else []
+    if what == "opponent_face_up_monsters":  # "all monsters they currently control" (face-up: they have an ATK to halve)
+        return [m.uid for m in s.players[1 - p].monsters if m is not None and m.pos.face_up and _affected(rules, w, link, m.uid)]
     if what == "summoned_opponent_monsters_atk_1500":
         return [u for u in rules._bottomless_targets(s, p)]
     raise AssertionError(f"unknown selector {what!r}")
@@ -318,7 +324,14 @@ def _add_to_hand(rules, w, link, op, chosen):
     return None
 
 
-@operation("gain_lp", "amount")
+def _per_copy(w: "_W", link: ChainLink, op: "Op") -> int:
+    """``per_copy_in_graveyard``: that much for each card of the same name in the link
+    controller's Graveyard ("for each "Attack and Receive" card in your Graveyard")."""
+    each = op.get("per_copy_in_graveyard", 0)
+    return each * sum(1 for g in w.s.players[link.controller].graveyard if g.card == link.card) if each else 0
+
+
+@operation("gain_lp", "amount", "per_copy_in_graveyard")
 def _gain_lp(rules, w, link, op, chosen):
     amount = op.get("amount")
     if amount == "tributed_atk_or_def":
@@ -327,17 +340,17 @@ def _gain_lp(rules, w, link, op, chosen):
             a, d = info.get("tributed_atk", 0), info.get("tributed_def", 0)
             return Choice(link.controller, "atk_or_def", ((f"ATK {a}", a), (f"DEF {d}", d)), link, 0)
         amount = chosen[1]
-    rules.gain_lp(w, link.controller, amount)
+    rules.gain_lp(w, link.controller, amount + _per_copy(w, link, op))
     return None
 
 
-@operation("damage", "to", "amount")
+@operation("damage", "to", "amount", "per_copy_in_graveyard")
 def _damage(rules, w, link, op, chosen):
     to = op.get("to")
     p = 1 - link.controller if to == "opponent" else link.controller
     if to == "controller":
         p = link.controller
-    rules.effect_damage(w, p, _amount(rules, w, link, op.get("amount")), link.card)
+    rules.effect_damage(w, p, _amount(rules, w, link, op.get("amount")) + _per_copy(w, link, op), link.card)
     return None
 
 
@@ -368,3 +381,39 @@ def _attach(rules, w, link, op, chosen):
     return None
 
 
+
+
+@operation("choose_one", "by", "options")
+def _choose_one(rules, w, link, op, chosen):
+    """A player chooses one of the options and its operations resolve ("Your opponent chooses 1 of
+    these effects": "Half or Nothing"). An option that could change nothing is not offered: one
+    whose every operation changes ATK/DEF of monsters that are not there (with no face-up monster,
+    "Half or Nothing" offers only "End the Battle Phase"); if none could, every option is."""
+    options = [(dict(o)["label"], dict(o)["ops"]) for o in op.get("options")]
+    if chosen is None:
+        usable = [i for i, (_label, ops) in enumerate(options) if not _does_nothing(rules, w, link, ops)]
+        usable = usable or list(range(len(options)))
+        if len(usable) > 1:
+            who = 1 - link.controller if op.get("by") == "opponent" else link.controller
+            return Choice(who, "option", tuple((options[i][0], i) for i in usable), link, 0)
+        pick = usable[0]
+    else:
+        pick = chosen[1]
+    for sub in options[pick][1]:
+        OPERATIONS[sub.op].run(rules, w, link, sub, None)
+    return None
+
+
+_STAT_OP_NAMES = frozenset({"modify_atk", "modify_def", "halve_atk"})
+
+
+def _does_nothing(rules, w, link, ops) -> bool:
+    return all(o.op in _STAT_OP_NAMES and not select(rules, w, link, o.get("what")) for o in ops)
+
+
+@operation("end_battle_phase")
+def _end_battle_phase(rules, w, link, op, chosen):
+    """"End the Battle Phase": a lingering effect that ends it once the whole chain has resolved
+    (``Rules.end_battle_phase``): play goes on to the End Step."""
+    rules.add_lingering(w, Lingering("end_battle_phase", w.s.turn_player, link.card, "end_of_chain"))
+    return None

@@ -241,7 +241,7 @@ class ChainLink:
 class Lingering:
     """A player-wide lingering effect (Waboku, Kuriboh): what, for whom, until when."""
 
-    what: str  # "no_battle_damage" / "battle_indestructible"
+    what: str  # "no_battle_damage" / "battle_indestructible" / "end_battle_phase" (until "end_of_chain")
     player: int
     source: str
     until: str

@@ -1,4 +1,5 @@
-"""The card pool against the real card data: ../shared/ocgcore/cards.cdb (or $OCG_CARDS).
+"""The card pool against the real card data: ../shared/ocgcore/cards.cdb (or $OCG_CARDS), and the
+kit's cards-full.cdb beside it (or $OCG_CARDS_FULL) for the pool cards cards.cdb does not hold.
 
 Every pool card's passcode, name, card type (kind and subtype as type bits), Level, ATK, DEF,
 Type (race) and Attribute must equal the database row of that passcode (docs/cards.md). The
@@ -21,6 +22,9 @@ from bpcheck.model.cards import builtin_pool
 
 ROOT = Path(__file__).resolve().parents[1]
 CDB = Path(os.environ.get("OCG_CARDS") or ROOT.parent / "shared" / "ocgcore" / "cards.cdb")
+# The kit's full database beside it: the rows of the pool cards cards.cdb lacks (cards the seeds
+# name that the core's own database leaves out, such as "Horus the Black Flame Dragon LV8").
+FULL = Path(os.environ.get("OCG_CARDS_FULL") or CDB.parent / "cards-full.cdb")
 
 TYPE_MONSTER, TYPE_SPELL, TYPE_TRAP = 0x1, 0x2, 0x4
 TYPE_NORMAL, TYPE_EFFECT, TYPE_TOKEN, TYPE_FLIP = 0x10, 0x20, 0x4000, 0x200000
@@ -63,12 +67,17 @@ def _rows() -> dict[int, tuple]:
         if os.environ.get("BPCHECK_REQUIRE_OCGCORE") == "1":
             pytest.fail(msg)
         pytest.skip(msg)
-    con = sqlite3.connect(f"file:{CDB}?mode=ro", uri=True)
-    try:
-        q = "select d.id, t.name, d.type, d.level, d.atk, d.def, d.race, d.attribute from datas d join texts t on t.id = d.id"
-        return {r[0]: r for r in con.execute(q)}
-    finally:
-        con.close()
+    q = "select d.id, t.name, d.type, d.level, d.atk, d.def, d.race, d.attribute from datas d join texts t on t.id = d.id"
+    rows: dict[int, tuple] = {}
+    for db in (FULL, CDB):  # cards.cdb's row wins where both have one
+        if db == FULL and not db.is_file():
+            continue
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            rows.update({r[0]: r for r in con.execute(q)})
+        finally:
+            con.close()
+    return rows
 
 
 POOL = sorted(builtin_pool(), key=lambda c: c.name)
@@ -82,7 +91,7 @@ def rows():
 @pytest.mark.parametrize("card", POOL, ids=lambda c: c.name)
 def test_pool_card_matches_the_card_database(card, rows):
     row = rows.get(int(card.passcode))
-    assert row is not None, f"{card.name}: passcode {card.passcode} is not in {CDB.name}"
+    assert row is not None, f"{card.name}: passcode {card.passcode} is not in {CDB.name} nor {FULL.name}"
     _code, name, typ, level, atk, dfn, race, attribute = row
     assert NAME_ALIASES.get(card.name, card.name) == name, f"{card.name}: the database names passcode {card.passcode} {name!r}"
     want = TYPE_BITS[(card.kind, card.subtype)]
@@ -113,3 +122,30 @@ def test_the_type_table_rejects_a_wrong_card_type(rows):
     assert gateway[2] != TYPE_BITS[("spell", "normal")]
     ojama = next(r for r in rows.values() if r[1] == "Ojama Trio")
     assert ojama[2] == TYPE_BITS[("trap", "normal")]
+
+
+# Cards added for issue 31 item 4 (the cards the seeds name for a rule) carry their database text
+# word for word (cards-full.cdb's ``texts.desc``): the pool's effects are read from that text.
+VERBATIM_TEXT = ["Horus the Black Flame Dragon LV8", "Half or Nothing", "Sasuke Samurai", "Ninja Grandmaster Sasuke",
+                 "Attack and Receive", "Numinous Healer", "Masked Chopper", "Fossil Tusker"]
+
+
+def _full_texts() -> dict[int, str]:
+    if not FULL.is_file():
+        msg = f"the full card database {FULL} is missing (it ships beside cards.cdb in ../shared/ocgcore/; set OCG_CARDS_FULL)"
+        if os.environ.get("BPCHECK_REQUIRE_OCGCORE") == "1":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    con = sqlite3.connect(f"file:{FULL}?mode=ro", uri=True)
+    try:
+        return {r[0]: r[1] for r in con.execute("select id, desc from texts")}
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("name", VERBATIM_TEXT)
+def test_seed_named_cards_carry_their_database_text(name):
+    card = builtin_pool()[name]
+    want = _full_texts().get(int(card.passcode))
+    assert want is not None, f"{name}: passcode {card.passcode} is not in {FULL.name}"
+    assert " ".join(card.text.split()) == " ".join(want.split()), f"{name}: the pool's text differs from {FULL.name}'s"

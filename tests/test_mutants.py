@@ -19,6 +19,12 @@ KILLERS = {
     "mirror-force-in-damage-step": "damage.activation-legal",
     "stat-change-during-calculation": "damage.activation-legal",
     "counter-traps-refused-in-damage-step": "chain.counter-trap-offered",
+    # an omission: Horus's negation is not offered in the Damage Step
+    "negating-quick-effect-refused-in-damage-step": "chain.legal-offered",
+    "might-not-alter-counts-as-atk-change": "damage.activation-legal",
+    "start-triggers-after-the-flip": "damage.activation-legal",
+    "damage-responses-refused-in-damage-step": "chain.legal-offered",
+    "destroyer-triggers-after-calculation": "damage.activation-legal",
     "declaration-window-stays-open": "window.attack-declaration",
     "flip-effect-before-calculation": "damage.flip-after-calculation",
     "targets-destroyed-by-battle": "damage.no-destroyed-target",

@@ -157,14 +157,26 @@ class CardDatabase:
             with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
                 rows = db.execute("SELECT id, alias, setcode, type, level, attribute, race, atk, def FROM datas").fetchall()
                 names = db.execute("SELECT id, name FROM texts").fetchall()
+                try:  # a card's own strings (aux.Stringid(code, n) is the n-th): its options' words
+                    strs = db.execute("SELECT id, " + ", ".join(f"str{i}" for i in range(1, 17)) + " FROM texts").fetchall()
+                except sqlite3.Error:
+                    strs = []
         except sqlite3.Error as e:
             raise CoreError(f"cannot read the card database {path}: {e}") from None
         self.path = path
         self.rows = {r[0]: r[1:] for r in rows}
         self.names = {code: name for code, name in names}
+        self.strings = {r[0]: tuple(x or "" for x in r[1:]) for r in strs if any(r[1:])}
         self.codes_by_name: dict[str, list[int]] = {}
         for code, name in sorted(names):
             self.codes_by_name.setdefault(name, []).append(code)
+
+    def string(self, desc: int) -> str | None:
+        """The card string a description number names (``aux.Stringid(code, n)`` = code << 20 | n),
+        or None (a system string, or none in the database)."""
+        code, n = desc >> 20, desc & 0xFFFFF
+        strs = self.strings.get(code, ())
+        return strs[n] or None if n < len(strs) else None
 
     def type_of(self, code: int) -> int:
         row = self.rows.get(code)

@@ -615,7 +615,10 @@ class OcgcoreEngine:
             out.append(("choose", f"choose no: {ref}", M.int_response(0), ref))
         elif pr.kind == M.MSG_SELECT_OPTION:
             for i, d in enumerate(pr.options):
-                out.append(("choose", f"choose option {d}", M.int_response(i), None))
+                # named by the card's own string where the database has it ("Half or Nothing":
+                # "choose End the Battle Phase", as the reference model's choose_one labels)
+                words = self._cards.string(d) if self._cards is not None else None
+                out.append(("choose", f"choose {words}" if words else f"choose option {d}", M.int_response(i), None))
         elif pr.kind in (M.MSG_SELECT_CARD, M.MSG_SELECT_TRIBUTE):
             refs = [self._card_ref(t, c[1], c[2], c[3])[0] for c in pr.cards]
             lo, hi = max(pr.minimum, 1), max(pr.maximum, 1)
