@@ -7,9 +7,10 @@ violation naming both.
 
 from __future__ import annotations
 
-from bpcheck.invariants.base import by_board, by_history, invariant
+from bpcheck.invariants.base import NotJudged, by_board, by_history, invariant
 from bpcheck.invariants.monitor import COUNT_CAP, history, left_field
 from bpcheck.invariants.view import (
+    db_rules_unknown,
     ATTACKABLE,
     CANNOT_ATTACK,
     CANNOT_ATTACK_AGAIN,
@@ -87,6 +88,9 @@ def target_once(t):
         if m is None or e["target_uid"] is None:
             continue
         if e["target_uid"] in t.mon.attack(uid).declared_at:
+            unknown_rules = db_rules_unknown(t.before, t.mon, t.cards, {uid})
+            if unknown_rules is not None:
+                return NotJudged(unknown_rules)
             if not redirect:
                 return f"{card_ref(t.before, uid)} declared a new attack at {card_ref(t.before, e['target_uid'], t.after)}, which it was already declared at"
             # A replay may go back to any target for a one-attack monster; a monster that
@@ -212,6 +216,9 @@ def direct_legal(t):
         return None
     for e in decls:
         if not may_attack_directly(t.before, e["attacker_uid"], t.cards, t.mon):
+            unknown_rules = db_rules_unknown(t.before, t.mon, t.cards, {e["attacker_uid"]})
+            if unknown_rules is not None:
+                return NotJudged(unknown_rules)
             m = monster(t.before, e["attacker_uid"])
             can = attackable(t.before, 1 - m["controller"], t.cards, t.mon) if m is not None else set()
             return f"{card_ref(t.before, e['attacker_uid'], t.after)} attacked directly while the opponent controls monsters that can be attacked {card_refs(t.before, sorted(can))}"

@@ -581,3 +581,20 @@ def _chain(prev, t):
     if not links:
         rounds = 0
     return (tuple(links), negated_attack, calc, rounds)
+
+
+@history(
+    "db_resolved",
+    "Cards of a card database (--cards-db) whose chain link resolved this turn, by the chain_link_resolved events: a "
+    "sorted tuple of names, kept only on a run with such cards; forgotten when the turn changes. Their resolved effects "
+    "are not modelled (a card profile says when an effect may be activated, not what it does), so the invariants that "
+    "say what must be offered or what is legal say \"not judged\" after one (issue 30 item 6, docs/ocgcore-findings.md F28).",
+)
+def _db_resolved(prev, t):
+    rows = getattr(t.cards, "rows", None)
+    if not rows:
+        return prev
+    if t.before.get("turn") != t.after.get("turn"):
+        prev = ()
+    new = {e.get("card") for e in t.of("chain_link_resolved")} & set(rows) - set(prev)
+    return tuple(sorted({*prev, *new})) if new else prev

@@ -25,6 +25,7 @@ from bpcheck.invariants.base import NotJudged, Unknown, by_actions, by_board, by
 from bpcheck.invariants.cards import DAMAGE_STEPS, STAT_CHANGE_STEPS, SUMMON_FILTER_KEYS
 from bpcheck.invariants.monitor import history, left_field
 from bpcheck.invariants.view import (
+    db_rules_unknown,
     MARKS,
     ON_CHAIN,
     activating,
@@ -215,6 +216,9 @@ def attacks_offered(obs, actions, ctx):
         for t in options:
             due = True
             if (m["uid"], t) not in offered:
+                unknown_rules = db_rules_unknown(obs, mon, ctx.cards)
+                if unknown_rules is not None:
+                    return NotJudged(unknown_rules)
                 why = "" if not mon.attack(m["uid"]).declared else " (it may attack each opponent's monster once)"
                 if _responses_only(actions):  # (a distinct signature: an engine's response window, invariants/signatures.py)
                     return (
@@ -359,6 +363,9 @@ def turn_offered(obs, actions, ctx):
         return None  # owed to the state its pass leads to (history response_pass): judged there
     for kind, what in want:
         if kind not in kinds:
+            unknown_rules = db_rules_unknown(obs, mon, ctx.cards) if kind in ("enter_bp", "pass") else None
+            if unknown_rules is not None:
+                return NotJudged(unknown_rules)
             if _responses_only(actions):  # (a distinct signature: an engine's response window)
                 return f"{what} is not offered: P{p + 1} is asked only for a response in {step} (offered: {_labels(actions)})"
             return f"{what} is not offered to P{p + 1} in {step} (offered: {_labels(actions)})"

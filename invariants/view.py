@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from bpcheck.invariants.base import Unknown, by_history
@@ -362,3 +363,36 @@ class lazy_ref:
         return format(card_ref(*self.args), spec)
 
     __str__ = lambda self: card_ref(*self.args)  # noqa: E731
+
+
+# Words of a card's text that change who may attack, what, how often, or whether the Battle Phase
+# is conducted: on a card of a card database (whose effects are not modelled) they make the
+# invariants that compute what is legal say "not judged" (issue 30 item 6)
+ATTACK_RULE_TEXT = re.compile(
+    r"cannot (?:attack|declare (?:an )?attacks?|conduct (?:your|their|the|his) Battle Phase|enter the Battle Phase)"
+    r"|skip (?:your|their|the|his) (?:next )?Battle Phase|end the Battle Phase|must attack"
+    r"|attack (?:your opponent |the opponent )?directly|(?:second|third) attack|attack (?:twice|all|each)"
+    r"|cannot be (?:targeted for|selected as) an attack|cannot target [^.]{0,40}for attacks|negate the attack",
+    re.I)
+
+
+def db_rules_unknown(obs: dict, mon, cards, uids=None) -> str | None:
+    """Why what is legal in a Battle Phase cannot be computed here, or None: a card of a card
+    database resolved an effect this turn (history ``db_resolved``), or one face-up on the field
+    (or one of `uids`, any position) has text that changes the attack rules (:data:`ATTACK_RULE_TEXT`)."""
+    rows = getattr(cards, "rows", None)
+    if not rows:
+        return None
+    if mon["db_resolved"]:
+        return (f"an effect of {mon['db_resolved'][0]} (a card of a card database, whose effects bpcheck does not model) "
+                "resolved this turn and may have changed what is legal")
+    for c in [*monsters(obs), *spells(obs)]:
+        name = c.get("card")
+        row = rows.get(name) if type(name) is str else None
+        up = c["face_up"] if "face_up" in c else not str(c.get("position", "")).startswith("facedown")
+        if row is None or not (up or (uids and c.get("uid") in uids)):
+            continue
+        m = ATTACK_RULE_TEXT.search(row.text)
+        if m:
+            return f"the text of {name} (a card of a card database) may change the attack rules: '{m.group(0)}'"
+    return None

@@ -10,6 +10,10 @@ come out clean. Each card stands for one class of error that was fixed:
   no ``battle_ended_early`` event from the engine ("Ninja Grandmaster Sasuke", "SPYRAL GEAR -
   Drone");
 - the sweep's boards: an empty Deck ended the duel when an effect drew ("Dark Mimic LV3");
+- the completeness and legality invariants: a card of a card database resolved an effect this turn
+  (Misfortune: "You cannot conduct your Battle Phase"; Infected Mail: "it can attack your opponent
+  directly"), or its text changes the attack rules ("Buster Gundil": a second and third attack),
+  which bpcheck does not model: "not judged" (history db_resolved, view.ATTACK_RULE_TEXT; F28);
 - the adapter: declarations the core asks for (ANNOUNCE_NUMBER, ANNOUNCE_RACE, ANNOUNCE_ATTRIB:
   "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos") were engine faults.
 
@@ -50,6 +54,10 @@ FIXED = {
     4041838: ("Ninja Grandmaster Sasuke", "damage.substep-order [calculation-skipped]"),
     1102515: ("Dark Mimic LV3", "acc.duel-over [over-without-zero-lp]"),
     6039967: ("Vampire Fraulein", "ENGINE-FAULT (ANNOUNCE_NUMBER), chain.lifo [engine-chain-differs]"),
+    1036974: ("Misfortune", "attack.legal-offered [attack-not-offered] (its resolved effect: no Battle Phase)"),
+    12836042: ("Missing Force", "turn.legal-offered [choice-not-offered]"),
+    6430659: ("Infected Mail", "attack.direct-legal [direct-past-monsters] (its resolved effect: a direct attack)"),
+    4998619: ("Buster Gundil the Cubic Behemoth", "attack.target-once [declared-at-same-monster-again] (a second and third attack)"),
     296499: ("The Regulation of Tribe", "ENGINE-FAULT (ANNOUNCE_RACE), chain.lifo [engine-chain-differs]"),
     6728559: ("Archnemesys Protos", "ENGINE-FAULT (ANNOUNCE_ATTRIB), chain.lifo [engine-chain-differs]"),
 }
