@@ -153,8 +153,8 @@ def _print_run(args, run, engine_name: str, sig) -> str:
         db = run.db
         left = f"; {db['left_out']} rows left out: alternate artworks, Tokens, pool names" if db.get("left_out") else ""
         print(
-            f"cards: drawn from the card database {db['path']}: {db['cards']} cards{left}; each place draws evenly from 4 groups: "
-            f"plain Normal Monsters ({db['plain_normal']}), Battle Phase effects ({db['battle']}), fast effects or triggers ({db['fast']}), every card"
+            f"cards: drawn from the card database {db['path']}: {db['cards']} cards{left}; each card drawn from "
+            f"plain Normal Monsters ({db['plain_normal']}) 1 time in 6, Battle Phase effects ({db['battle']}) 3 in 6, fast effects or triggers ({db['fast']}) 1 in 6, every card 1 in 6"
         )
     elif probed is not None:
         print(

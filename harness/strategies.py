@@ -27,8 +27,8 @@ named by passcode so that the board file reproduces with ``--cards-db FILE``. Th
 indexed once per process (:func:`db_index`: each card's facts and its profile,
 :mod:`bpcheck.model.profile`), and draws are weighted by the profile (:func:`battle_tier`): each
 card is drawn from one of four groups chosen evenly, the plain Normal Monsters (which the
-reference model plays), the cards with a Battle Phase effect, the cards with a fast effect or a
-trigger, and every card that may go there.
+reference model plays; one draw in six), the cards with a Battle Phase effect (three in six), the
+cards with a fast effect or a trigger (one in six), and every card that may go there (one in six).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from hypothesis import strategies as st
 from bpcheck.errors import InputError
 from bpcheck.harness.board_writer import document_board
 from bpcheck.model.board import Board
-from bpcheck.model import cdb
+from bpcheck.model import cdb, fields
 from bpcheck.model.cards import Card, CardPool, builtin_pool, card_from_db, parse_card, pool_with
 from bpcheck.model.profile import CardProfile, profile
 
@@ -224,8 +224,9 @@ def db_index(path: str) -> DbIndex:
     """The cards of the database ``path`` that boards are drawn from, with their profiles' tiers:
     read once per process (and again only when the file changed), never per example. Left out
     (unless named with ``cards``): alternate artworks (``alias``: the card itself is there),
-    Tokens (a board holds one only on the field, and the real core places none), and a row with
-    a pool card's name under another passcode (a board may not name it). Bad input (a missing or
+    Tokens (a board holds one only on the field, and the real core places none); always: a row
+    with a pool card's name under another passcode, or whose name a board refuses (a control or
+    invisible character: 1 row of cards-full.cdb), since a board may not name it. Bad input (a missing or
     unreadable database) is the reader's :class:`InputError`."""
     db = cdb.open_db(path)
     try:
@@ -268,18 +269,25 @@ def _db_entry(row: "cdb.Card", named: bool = False) -> DbEntry | None:
     code = row.code
     if row.kind not in ("monster", "spell", "trap"):
         return None
+    try:
+        fields.check_name(row.name, "", "", "card name")  # what a board checks of every card it names
+    except InputError:
+        return None
     if row.alias and not named:
         return None
     if row.alias in pool:
         code = row.alias
     if code in pool:
         card = pool[code]
-        return DbEntry(code, card, battle_tier(profile(row)), card.kind == "monster" and card.subtype == "normal")
-    if row.name in builtin_pool():  # a pool card's name under another passcode: a board refuses it
+        plain = card.kind == "monster" and card.subtype == "normal"
+    elif row.name in builtin_pool():  # a pool card's name under another passcode: a board refuses it
         return None
-    if row.has(cdb.TYPE_TOKEN) and not named:
+    else:
+        card = card_from_db(row)
+        plain = row.type == cdb.TYPE_MONSTER | cdb.TYPE_NORMAL
+    if (card.is_token or row.has(cdb.TYPE_TOKEN)) and not named:
         return None
-    return DbEntry(code, card_from_db(row), battle_tier(profile(row)), row.type == cdb.TYPE_MONSTER | cdb.TYPE_NORMAL)
+    return DbEntry(code, card, battle_tier(profile(row)), plain)
 
 
 def db_card_choice(cards_db: str, cards: Sequence[Any] | None = None) -> CardChoice:
@@ -321,7 +329,7 @@ def _db_choice(source: Any, cards: tuple | None) -> CardChoice:
                 row = db.get(row.alias)
             e = _db_entry(row, named=True)
             if e is None:
-                raise InputError("--cards", f"[{i}]", f"{row.name!r} ({row.code}) cannot be placed on a board (the pool has another card of that name, or it is neither a monster, a Spell nor a Trap)")
+                raise InputError("--cards", f"[{i}]", f"{row.name!r} ({row.code}) cannot be placed on a board (the pool has another card of that name, its name holds a character a board refuses, or it is neither a monster, a Spell nor a Trap)")
             if e.code not in seen:
                 seen.add(e.code)
                 entries.append(e)
@@ -344,15 +352,17 @@ def db_choice_summary(choice: CardChoice) -> dict:
 
 
 def _choice_of(entries: list[DbEntry]) -> CardChoice:
-    """A CardChoice over database entries: per place, the groups it draws from evenly, in shrink
-    order (plain Normal Monsters first, then Battle Phase effects, fast effects, every card)."""
+    """A CardChoice over database entries: per place, the groups it draws from, in shrink order:
+    plain Normal Monsters, Battle Phase effects, fast effects, every card that may go there, drawn
+    from by :data:`GROUP_WEIGHTS` (1, 3, 1, 1 in 6); an empty group is left out (a Spell & Trap
+    Zone has no plain Normal Monsters: Battle Phase cards three draws in five)."""
     entries = sorted(entries, key=lambda e: (_simplicity(e.card), e.code))
     lookup = {e.code: e.card for e in entries}
 
     def keys(pred) -> tuple[int, ...]:
         return tuple(e.code for e in entries if pred(e))
 
-    def grouped(pred) -> tuple[tuple[int, ...], ...]:
+    def grouped(pred) -> tuple[tuple[int, ...], ...]:  # in the order of GROUP_WEIGHTS
         return (
             keys(lambda e: pred(e) and e.plain_normal),
             keys(lambda e: pred(e) and e.tier == 2),
@@ -441,11 +451,22 @@ def _pile(favoured: tuple, everything: tuple, n: int):
     return st.lists(_biased(favoured, everything), min_size=1, max_size=n)
 
 
+# How often each group of a database choice is drawn from: plain Normal Monsters, Battle Phase
+# effects, fast effects or triggers, every card (CardChoice.groups, in this order).
+GROUP_WEIGHTS = (1, 3, 1, 1)
+
+
 @lru_cache(maxsize=None)
 def _grouped(choice: CardChoice, place: str):
-    """A database card for ``place`` (a key of ``choice.groups``): one of its groups chosen evenly,
-    then a card of it (:func:`_biased`)."""
-    return _biased(*choice.groups[place])
+    """A database card for ``place`` (a key of ``choice.groups``): a group drawn by
+    :data:`GROUP_WEIGHTS` (empty groups left out), then a card of it. Shrinks toward the first
+    group (plain Normal Monsters) and its simplest card. (``st.one_of`` would not do: it draws
+    each distinct strategy evenly, so a group given twice would not count twice.)"""
+    groups = [g for g in choice.groups[place] if g]
+    weights = [w for g, w in zip(choice.groups[place], GROUP_WEIGHTS) if g]
+    picks = tuple(i for i, w in enumerate(weights) for _ in range(w))
+    parts = [_sampled(tuple(g)) for g in groups]
+    return st.sampled_from(picks).flatmap(lambda i: parts[i])
 
 
 @lru_cache(maxsize=None)
@@ -504,9 +525,23 @@ def _link_targets(c: Card, side: int, monsters: list[list[dict]], choice: CardCh
     return out
 
 
+NEAR_ATK = 100  # a monster "near" another in ATK: at most this far (the pool has no two Normal Monsters this close)
+
+
+@lru_cache(maxsize=4096)
+def _near_atk(choice: CardChoice, atk: int):
+    """The monsters of a database choice whose ATK is within :data:`NEAR_ATK` of ``atk`` (equal
+    included), or None when there are none."""
+    near = tuple(k for k in choice.monsters if choice.card(k).atk is not None and abs(choice.card(k).atk - atk) <= NEAR_ATK)
+    return _sampled(near) if near else None
+
+
 @lru_cache(maxsize=None)
 @st.composite
-def _monsters(draw, choice: CardChoice, side: int, turn_player: int, max_monsters: int) -> list[dict]:
+def _monsters(draw, choice: CardChoice, side: int, turn_player: int, max_monsters: int, near: tuple = ()) -> list[dict]:
+    """``near``: ATKs of the other side's monsters (database choices only): one monster in three
+    is then drawn within NEAR_ATK of one of them, so that close battles (equal ATK, 50 apart) are
+    drawn, which the pool's Normal Monsters never give."""
     if not choice.monsters or max_monsters <= 0:
         return []
     # The turn player usually has a monster, most often in Attack Position: an attacker.
@@ -514,7 +549,10 @@ def _monsters(draw, choice: CardChoice, side: int, turn_player: int, max_monster
     zones = draw(_zones(low, max_monsters))
     out = []
     for z in sorted(zones):
-        if choice.groups is not None:
+        close = _near_atk(choice, draw(_sampled(near))) if near and draw(_rare(3)) else None
+        if close is not None:
+            name = draw(close)
+        elif choice.groups is not None:
             name = draw(_grouped(choice, "monsters"))
         else:
             name = draw(_biased(choice.fighters, choice.monsters) if side == turn_player else _sampled(choice.monsters))
@@ -617,7 +655,13 @@ def board_documents(
 def _documents(draw, choice: CardChoice, max_monsters, max_spells, max_hand, max_graveyard, max_banished, max_deck, turns, name) -> dict:
     turn = draw(st.sampled_from(turns))
     tp = draw(st.sampled_from((1, 2)))
-    monsters = [draw(_monsters(choice, side, tp - 1, max_monsters)) for side in (0, 1)]
+    if choice.groups is None:
+        monsters = [draw(_monsters(choice, side, tp - 1, max_monsters)) for side in (0, 1)]
+    else:  # a database: the turn player's monsters first, then the other side's, some near them in ATK
+        monsters = [[], []]
+        monsters[tp - 1] = draw(_monsters(choice, tp - 1, tp - 1, max_monsters))
+        atks = tuple(sorted({a for m in monsters[tp - 1] if (a := choice.card(m["card"]).atk) is not None}))
+        monsters[2 - tp] = draw(_monsters(choice, 2 - tp, tp - 1, max_monsters, atks))
     doc: dict[str, Any] = {"name": name, "turn": turn, "turn_player": tp}
     for side in (0, 1):
         pd: dict[str, Any] = {"lp": draw(_lp())}
