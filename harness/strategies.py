@@ -356,7 +356,9 @@ def _choice_of(entries: list[DbEntry]) -> CardChoice:
     plain Normal Monsters, Battle Phase effects, fast effects, every card that may go there, drawn
     from by :data:`GROUP_WEIGHTS` (1, 3, 1, 1 in 6); an empty group is left out (a Spell & Trap
     Zone has no plain Normal Monsters: Battle Phase cards three draws in five)."""
-    entries = sorted(entries, key=lambda e: (_simplicity(e.card), e.code))
+    # By passcode, not by simplicity: Hypothesis draws the first elements of a long list more
+    # often, and the plain Normal Monsters (the shrink target) have a group of their own.
+    entries = sorted(entries, key=lambda e: e.code)
     lookup = {e.code: e.card for e in entries}
 
     def keys(pred) -> tuple[int, ...]:
