@@ -531,19 +531,22 @@ NEAR_ATK = 100  # a monster "near" another in ATK: at most this far (the pool ha
 
 
 @lru_cache(maxsize=4096)
-def _near_atk(choice: CardChoice, atk: int):
+def _near_atk(choice: CardChoice, atk: int, plain: bool):
     """The monsters of a database choice whose ATK is within :data:`NEAR_ATK` of ``atk`` (equal
-    included), or None when there are none."""
-    near = tuple(k for k in choice.monsters if choice.card(k).atk is not None and abs(choice.card(k).atk - atk) <= NEAR_ATK)
+    included), of the plain Normal Monsters when ``plain`` (two Normal Monsters that meet: the
+    reference model plays both), or None when there are none."""
+    among = choice.groups["monsters"][0] if plain else choice.monsters
+    near = tuple(k for k in among if choice.card(k).atk is not None and abs(choice.card(k).atk - atk) <= NEAR_ATK)
     return _sampled(near) if near else None
 
 
 @lru_cache(maxsize=None)
 @st.composite
 def _monsters(draw, choice: CardChoice, side: int, turn_player: int, max_monsters: int, near: tuple = ()) -> list[dict]:
-    """``near``: ATKs of the other side's monsters (database choices only): one monster in three
-    is then drawn within NEAR_ATK of one of them, so that close battles (equal ATK, 50 apart) are
-    drawn, which the pool's Normal Monsters never give."""
+    """``near``: (ATK, plain Normal Monster) of the other side's monsters (database choices
+    only): one monster in three is then drawn within NEAR_ATK of one of them (a plain Normal
+    Monster near a plain Normal Monster), so that close battles (equal ATK, 50 apart) are drawn,
+    which the pool's Normal Monsters never give."""
     if not choice.monsters or max_monsters <= 0:
         return []
     # The turn player usually has a monster, most often in Attack Position: an attacker.
@@ -551,7 +554,7 @@ def _monsters(draw, choice: CardChoice, side: int, turn_player: int, max_monster
     zones = draw(_zones(low, max_monsters))
     out = []
     for z in sorted(zones):
-        close = _near_atk(choice, draw(_sampled(near))) if near and draw(_rare(3)) else None
+        close = _near_atk(choice, *draw(_sampled(near))) if near and draw(_rare(3)) else None
         if close is not None:
             name = draw(close)
         elif choice.groups is not None:
@@ -662,7 +665,8 @@ def _documents(draw, choice: CardChoice, max_monsters, max_spells, max_hand, max
     else:  # a database: the turn player's monsters first, then the other side's, some near them in ATK
         monsters = [[], []]
         monsters[tp - 1] = draw(_monsters(choice, tp - 1, tp - 1, max_monsters))
-        atks = tuple(sorted({a for m in monsters[tp - 1] if (a := choice.card(m["card"]).atk) is not None}))
+        plain = set(choice.groups["monsters"][0])
+        atks = tuple(sorted({(a, m["card"] in plain) for m in monsters[tp - 1] if (a := choice.card(m["card"]).atk) is not None}))
         monsters[2 - tp] = draw(_monsters(choice, 2 - tp, tp - 1, max_monsters, atks))
     doc: dict[str, Any] = {"name": name, "turn": turn, "turn_player": tp}
     for side in (0, 1):
