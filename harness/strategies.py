@@ -572,7 +572,10 @@ def _monsters(draw, choice: CardChoice, side: int, turn_player: int, max_monster
                 m["set_this_turn"] = True
         elif draw(_rare(6)):
             m["summoned_this_turn"] = True
-        if draw(_rare(8)):  # control was taken: the owner is the other player
+        # Control was taken: the owner is the other player. Rarer from a card database (1 in 32
+        # monsters, not 1 in 8), which is fuzzed on the real core: its adapter cannot place such
+        # a monster yet (the core asks SELECT_PLACE) and refuses the board (docs/fuzzing.md).
+        if draw(_rare(32 if choice.groups is not None else 8)):
             m["owner"] = 2 - side
         out.append(m)
     return out
