@@ -19,7 +19,8 @@ from bpcheck.explorers.baseline import load_baseline
 from bpcheck.explorers.run import result_document
 from bpcheck.harness import lifecycle
 from bpcheck.harness.board_writer import board_size, board_toml
-from bpcheck.harness.fuzz import DEFAULT_EXAMPLES, DEFAULT_MAX_STATES, FuzzOutcome, _close, fuzz_run
+from bpcheck.harness.boards import check_cards_db
+from bpcheck.harness.fuzz import DEFAULT_EXAMPLES, DEFAULT_MAX_STATES, FuzzOutcome, _close, check_options, fuzz_run, reproduce_prefix
 from bpcheck.harness.jobs import setup_cluster
 from bpcheck.harness.reporting import emit_check_reports
 from bpcheck.reports.outputs import atomic_write_text, prepare_file
@@ -32,7 +33,8 @@ def _replay_hint(args, out: FuzzOutcome) -> list[str]:
     parts = ["bpcheck fuzz"]
     if args.engine:
         parts.append(f"--engine {shlex.quote(args.engine)}")
-    for opt, val in (("--invariants", args.invariants), ("--cards", args.cards), ("--baseline", args.baseline), ("--ruleset", getattr(args, "ruleset", None))):
+    cards_db = getattr(args, "cards_db", None)
+    for opt, val in (("--cards-db", cards_db), ("--invariants", args.invariants), ("--cards", args.cards), ("--baseline", args.baseline), ("--ruleset", getattr(args, "ruleset", None))):
         if val:
             parts.append(f"{opt} {shlex.quote(val)}")
     parts.append(f"--examples {args.examples} --seed {args.seed} --max-states {args.max_states}")
@@ -41,8 +43,12 @@ def _replay_hint(args, out: FuzzOutcome) -> list[str]:
     if args.database:
         parts.append(f"--database {shlex.quote(args.database)}")
     again = "(same seed, same boards, same shrink)" if out.stopped is None else f"(same seed, same boards; it shrinks to the end, which {out.stopped} cut short)"
-    lines = ["to replay this failure:", "  " + " ".join(parts) + "   " + again]
-    check = f"bpcheck check{' --engine ' + shlex.quote(args.engine) if args.engine else ''}{' --differential' if args.differential else ''} --max-states {args.max_states}"
+    prefix = reproduce_prefix(args)  # the real core's scripts overlay, when the run had one
+    lines = ["to replay this failure:", "  " + prefix + " ".join(parts) + "   " + again]
+    if cards_db:
+        check = f"{prefix}bpcheck check {check_options(args)}{' --differential' if args.differential else ''} --max-states {args.max_states}"
+    else:
+        check = f"bpcheck check{' --engine ' + shlex.quote(args.engine) if args.engine else ''}{' --differential' if args.differential else ''} --max-states {args.max_states}"
     if out.board_file:
         lines.append(f"  {check} {shlex.quote(out.board_file)}")
     else:
@@ -106,8 +112,11 @@ def cmd_fuzz(args) -> int:
     if invariants is None:
         return EXIT_BAD_INPUT
     engine_kw = {"call_timeout": getattr(args, "call_timeout", None)}
+    if getattr(args, "cards_db", None):
+        engine_kw["cards_db"] = args.cards_db  # ocgcore loads the drawn cards from it (make_engine)
     baseline = None
     try:
+        check_cards_db(getattr(args, "cards_db", None))  # a missing or unreadable database: exit 2, before the engine
         _close(make_engine(args.engine, **engine_kw))
         if args.json:
             prepare_file(args.json, "--json")  # now, not after the run: a missing folder is exit 2, a stale result is removed
@@ -141,12 +150,22 @@ def cmd_fuzz(args) -> int:
 def _print_run(args, run, engine_name: str, sig) -> str:
     """What `bpcheck fuzz` prints after the search; returns the verdict."""
     out, st, probed, first = run.out, run.out.stats, run.probed, run.first
-    if probed is not None:
+    if run.db is not None:
+        db = run.db
+        left = f"; {db['left_out']} rows left out: alternate artworks, Tokens, pool names" if db.get("left_out") else ""
+        print(
+            f"cards: drawn from the card database {db['path']}: {db['cards']} cards{left}; each card drawn from "
+            f"plain Normal Monsters ({db['plain_normal']}) 1 time in 6, Battle Phase effects ({db['battle']}) 3 in 6, fast effects or triggers ({db['fast']}) 1 in 6, every card 1 in 6"
+        )
+    elif probed is not None:
         print(
             f"cards: the engine refused {len(probed['refused'])} of the pool's {len(probed['played']) + len(probed['refused'])} cards offered alone on a board; "
             f"boards are drawn from the other {len(probed['played'])} (--cards NAMES to choose): {_list(probed['played'])}"
         )
     lines, verdict = _summary(args, out, signalled=sig.signum is not None)
+    if run.db is not None and st.skipped:
+        lines.insert(1, f"note: {st.skipped} of the {st.search_examples} boards drawn were refused by the engine and not explored (counted as refused, not as passed)"
+                     + ("; the reference model refuses every board with a database card it does not model (all but plain Normal Monsters): --engine ocgcore plays them" if not args.engine or args.engine == "reference" or args.engine.startswith("mutant:") else ""))
     for line in lines:
         print(line)
     if out.invariant is not None:
@@ -198,6 +217,7 @@ def _json_doc(args, run, engine_name: str, verdict: str) -> dict:
             "max_states": args.max_states,
             "differential": bool(args.differential),
             "cards": cards,
+            "cards_db": run.db,
             "cards_refused": None if probed is None else dict(sorted(probed["refused"].items())),
             "baseline": args.baseline,
             "strict": bool(args.strict),
@@ -241,7 +261,13 @@ def add_fuzz_parser(sub, positive) -> None:
     fz.add_argument(
         "--cards",
         metavar="NAMES",
-        help="comma-separated card names to draw boards from (default: the cards the engine plays, each offered to it alone on a board first)",
+        help="comma-separated card names to draw boards from (default: the cards the engine plays, each offered to it alone on a board first); with --cards-db, names or passcodes of the database",
+    )
+    fz.add_argument(
+        "--cards-db",
+        metavar="FILE",
+        help="draw boards from every card of this card database (cards.cdb), weighted to cards whose profile has Battle Phase effects; "
+        "boards name them by passcode, and the engine loads them from it (--engine ocgcore; the reference model refuses boards with cards it does not model)",
     )
     fz.add_argument("--differential", action="store_true", help="also compare the engine with the reference model in lockstep (DIFF)")
     fz.add_argument(

@@ -54,9 +54,10 @@ def write_board(doc: dict, path: Path | str, header: str = "") -> Path:
     return path
 
 
-def document_board(doc: dict, path: str = "<drawn board>") -> Board:
-    """The :class:`Board` a document describes (validated exactly as a board file is)."""
-    return board_from_dict(doc, path)
+def document_board(doc: dict, path: str = "<drawn board>", cards_db: str | None = None) -> Board:
+    """The :class:`Board` a document describes (validated exactly as a board file is);
+    ``cards_db``: the card database whose cards it may name (``--cards-db``)."""
+    return board_from_dict(doc, path, cards_db=cards_db)
 
 
 def board_size(doc: dict) -> int:

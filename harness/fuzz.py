@@ -64,7 +64,7 @@ from bpcheck.harness.board_writer import board_size, document_board, write_board
 from bpcheck.harness.feedback import run_progress
 from bpcheck.harness.jobs import resolve_jobs
 from bpcheck.harness.reporting import graph_limit
-from bpcheck.harness.strategies import board_documents, card_choice
+from bpcheck.harness.strategies import board_documents, card_choice, db_card_choice, db_choice_summary, db_index
 from bpcheck.model.board import board_from_dict
 
 DEFAULT_EXAMPLES = 1000  # with seed 0, every shipped mutant dies within these (docs/performance.md)
@@ -326,6 +326,7 @@ def fuzz(
     timeout: float | None = None,
     stop: Callable[[], str | None] | None = None,
     ruleset: str | None = None,
+    cards_db: str | None = None,
 ) -> FuzzOutcome:
     """Search for a board on which the engine breaks an invariant, then shrink it. With
     ``jobs`` > 1 and ``engine_spec`` (the ``--engine`` spec and its keyword arguments: each worker
@@ -336,14 +337,19 @@ def fuzz(
     and do not stop the search (:func:`judge_with_baseline`). ``timeout`` (seconds, the whole
     run) and ``stop`` (polled: a reason to stop, e.g. a signal's) end the run early and cleanly:
     the outcome then says why (``stopped``) and holds what was done, a board that was being
-    explored not counted, and a failure found so far reported as far as it was shrunk."""
+    explored not counted, and a failure found so far reported as far as it was shrunk.
+
+    ``cards_db`` (``--cards-db``): the boards are drawn from the cards of this card database
+    (``cards``: names or passcodes of it), weighted by their profiles
+    (:func:`bpcheck.harness.strategies.db_card_choice`), and load with it; the engine is given it
+    by ``engine_factory`` (``make_engine(spec, cards_db=...)``)."""
     system_cls = EngineSystem
     invs = list(invariants)
     if differential:  # lockstep with the reference model: explorers/differential.py
 
         system_cls = DifferentialSystem
         invs = [*invs, DIFF_INVARIANT]
-    strategy = board_documents(cards)  # InputError on unknown --cards
+    strategy = board_documents(cards, cards_db=cards_db)  # InputError on unknown --cards
     if ruleset is not None:  # --ruleset: every drawn board names it, so the shrunk board file does too
         strategy = strategy.map(lambda d: {**d, "ruleset": ruleset})
     bounds = Bounds(max_states=max_states)
@@ -353,7 +359,7 @@ def fuzz(
     t0 = time.monotonic()
     halt = _halting(stop, timeout, t0)
     phase: dict[str, Any] = {"name": "search", "target": None, "depth": None, "best": None}
-    explore_kw = dict(baseline=baseline, engine_name=engine_name, differential=differential)
+    explore_kw = dict(baseline=baseline, engine_name=engine_name, differential=differential, cards_db=cards_db)
 
     def probe(doc: dict, known: Explored | None = None) -> None:
         """Explore one drawn board (or take ``known``, its result from a worker: -j N)."""
@@ -432,7 +438,8 @@ def fuzz(
         probe(doc)
 
     scope = json.dumps(
-        {"engine": engine_name, "invariants": [i.id for i in invs], "cards": list(cards) if cards else None, "max_states": max_states},
+        {"engine": engine_name, "invariants": [i.id for i in invs], "cards": list(cards) if cards else None, "max_states": max_states,
+         **({"cards_db": os.path.abspath(cards_db)} if cards_db else {})},
         sort_keys=True,
     ).encode()
     inner_db = DirectoryBasedExampleDatabase(database) if database else InMemoryExampleDatabase()
@@ -460,7 +467,7 @@ def fuzz(
             # the workers' results, so everything after it (the database, the shrink) is as -j 1.
             drawn[:], known_results[:] = _parallel_search(
                 strategy, seed_value, examples, settings(base_settings(), max_examples=examples, phases=(Phase.explicit, Phase.reuse, Phase.generate), database=ReadOnlyDatabase(search_db), **common),
-                jobs, engine_spec, [i.id for i in invs], differential, bounds, ticker, halt, baseline, engine_name,
+                jobs, engine_spec, [i.id for i in invs], differential, bounds, ticker, halt, baseline, engine_name, cards_db,
             )
         run()
     except FuzzViolation as e:
@@ -523,12 +530,14 @@ def explore_document(
     engine_name: str = "engine",
     differential: bool = False,
     stop: Callable[[], str | None] | None = None,
+    cards_db: str | None = None,
 ) -> Explored:
     """Explore one drawn board on a fresh engine (closed after it). Without a baseline the
     exploration stops at the first violation; with one, the board is checked as `bpcheck check`
     checks it and its counterexamples judged by the baseline, so that known ones do not stop
-    the search (:func:`judge_with_baseline`). ``stop`` is polled at every state."""
-    board = document_board(doc, DRAWN)
+    the search (:func:`judge_with_baseline`). ``stop`` is polled at every state. ``cards_db``:
+    the card database the board's cards may come from (``--cards-db``)."""
+    board = document_board(doc, DRAWN, cards_db)
     halted: list[str] = []
 
     def stop_here() -> str | None:
@@ -569,7 +578,9 @@ def explore_document(
         _close(engine)
 
 
-def explore_document_task(doc: dict, engine_spec: tuple, inv_ids: list[str], differential: bool, bounds: Bounds, baseline: Any = None, engine_name: str = "engine") -> Explored:
+def explore_document_task(
+    doc: dict, engine_spec: tuple, inv_ids: list[str], differential: bool, bounds: Bounds, baseline: Any = None, engine_name: str = "engine", cards_db: str | None = None
+) -> Explored:
     """:func:`explore_document` in a worker process (plain data in and out)."""
     system_cls = EngineSystem
     if differential:
@@ -577,7 +588,7 @@ def explore_document_task(doc: dict, engine_spec: tuple, inv_ids: list[str], dif
     spec, kw = engine_spec
     return explore_document(
         doc, system_cls, lambda: make_engine(spec, **kw), invariants_by_id(inv_ids), bounds,
-        baseline=baseline, engine_name=engine_name, differential=differential, stop=stop_reason,
+        baseline=baseline, engine_name=engine_name, differential=differential, stop=stop_reason, cards_db=cards_db,
     )
 
 
@@ -587,7 +598,7 @@ class _Enough(Exception):
 
 def _parallel_search(
     strategy, seed_value: int, examples: int, run_settings, jobs: int, engine_spec, inv_ids, differential: bool, bounds: Bounds, ticker,
-    halt: Callable[[], str | None] = lambda: None, baseline: Any = None, engine_name: str = "engine",
+    halt: Callable[[], str | None] = lambda: None, baseline: Any = None, engine_name: str = "engine", cards_db: str | None = None,
 ) -> tuple[list, list]:
     """Draw the search's boards with Hypothesis (the same draws as the sequential search: every
     board drawn before the first failure passes in both) and explore them in ``jobs`` workers, at
@@ -622,7 +633,7 @@ def _parallel_search(
         if decided():
             raise _Enough()
         docs.append(doc)
-        pool.submit(len(docs) - 1, explore_document_task, (doc, engine_spec, inv_ids, differential, bounds, baseline, engine_name))
+        pool.submit(len(docs) - 1, explore_document_task, (doc, engine_spec, inv_ids, differential, bounds, baseline, engine_name, cards_db))
         while pool.in_flight() >= 2 * jobs and not decided():
             absorb(pool.collect(0.2))
         absorb(pool.collect(0))
@@ -657,6 +668,7 @@ __all__ = [
     "explore_document",
     "fuzz",
     "judge_with_baseline",
+    "reproduce_prefix",
 ]
 
 
@@ -671,6 +683,7 @@ class FuzzRun:
     bounds: Bounds
     results: list
     first: Any
+    db: dict | None = None  # --cards-db: the database drawn from and its groups (db_choice_summary)
 
 
 def fuzz_run(args: Any, invariants, engine_kw: dict, baseline, sig) -> FuzzRun:
@@ -678,14 +691,25 @@ def fuzz_run(args: Any, invariants, engine_kw: dict, baseline, sig) -> FuzzRun:
     cards the engine plays (each offered alone first), the search and its shrink, then the shrunk
     board checked again (its shortest counterexample). Raises :class:`InputError`."""
     cards = [c.strip() for c in args.cards.split(",") if c.strip()] if args.cards else None
+    cards_db = getattr(args, "cards_db", None)
     engine_name = args.engine or "reference"
     sig.polling = True  # the first SIGINT / SIGTERM / SIGHUP stops the run cleanly (lifecycle.py)
     t0 = time.monotonic()
     halt = _halting(sig.stop_reason, args.timeout, t0)
     probed: dict | None = None
+    db: dict | None = None
     out = FuzzOutcome(FuzzStats())
     try:
-        if cards is None:  # draw from the cards the engine plays (docs/fuzzing.md, "Which cards")
+        if cards_db is not None:  # draw from the card database, weighted by profile (docs/fuzzing.md, "Cards of a card database")
+            indexing = _Ticker(not args.quiet)
+            try:
+                indexing.show(f"indexing the card database {cards_db} (each card's profile, once per run)")
+                db = db_choice_summary(db_card_choice(cards_db, cards))  # InputError: the database, --cards
+            finally:
+                indexing.done()
+            db["path"] = cards_db
+            db["left_out"] = db_index(cards_db).left_out if cards is None else 0
+        elif cards is None:  # draw from the cards the engine plays (docs/fuzzing.md, "Which cards")
             probing = _Ticker(not args.quiet)  # stderr: a line on a terminal, plain lines in CI (-q: none)
             try:
                 played, refused = cards_the_engine_plays(lambda: make_engine(args.engine, **engine_kw), None, halt, probing)
@@ -715,6 +739,7 @@ def fuzz_run(args: Any, invariants, engine_kw: dict, baseline, sig) -> FuzzRun:
             stop=halt,  # a signal, or --timeout counted from the start of the run (the cards offered included)
             ruleset=getattr(args, "ruleset", None),
             progress=not args.quiet,  # stderr: a line on a terminal, plain lines in CI (-q: none)
+            cards_db=cards_db,
         )
     except FuzzStopped as e:  # while offering the cards
         out.stopped, out.stopped_during = e.reason, "probe"
@@ -733,7 +758,7 @@ def fuzz_run(args: Any, invariants, engine_kw: dict, baseline, sig) -> FuzzRun:
             out.board_file = display = str(path)
         if sig.signum is None:  # after a signal the run ends now: the board, not its trace
 
-            board = board_from_dict(doc, display)
+            board = board_from_dict(doc, display, cards_db=cards_db)
             system_kw: dict = {}
             invs = list(invariants)
             if args.differential:
@@ -751,7 +776,21 @@ def fuzz_run(args: Any, invariants, engine_kw: dict, baseline, sig) -> FuzzRun:
             first = next((c for c in new if c.invariant == out.invariant), new[0] if new else None)
             out.result = br
             results.append(br)
-    return FuzzRun(out, cards, probed, bounds, results, first)
+    return FuzzRun(out, cards, probed, bounds, results, first, db)
+
+
+def reproduce_prefix(args) -> str:
+    """What goes before ``bpcheck check`` to reproduce a drawn board: the scripts overlay of the
+    real core when the run had one (``OCG_SCRIPTS_OVERLAY``, docs/ocgcore.md)."""
+    overlay = os.environ.get("OCG_SCRIPTS_OVERLAY")
+    return f"OCG_SCRIPTS_OVERLAY={shlex.quote(overlay)} " if overlay and (args.engine or "").startswith("ocgcore") else ""
+
+
+def check_options(args) -> str:
+    """The options of `bpcheck check` that reproduce a drawn board: its engine, ``--cards-db``."""
+    eng = shlex.quote(args.engine or "reference")
+    db = getattr(args, "cards_db", None)
+    return f"--engine {eng}" + (f" --cards-db {shlex.quote(db)}" if db else "")
 
 
 def header(args, out: FuzzOutcome) -> str:
@@ -761,5 +800,5 @@ def header(args, out: FuzzOutcome) -> str:
         f"Found by `bpcheck fuzz --seed {args.seed}`: engine {eng} breaks {out.invariant} on this board\n"
         f"({shrunk}, from a board of {board_size(out.found_doc or {})} cards to {board_size(out.doc or {})}; "
         f"shortest counterexample: {out.depth} steps).\n"
-        f"Reproduce: bpcheck check --engine {eng} --max-states {args.max_states} THIS_FILE"
+        f"Reproduce: {reproduce_prefix(args)}bpcheck check {check_options(args)} --max-states {args.max_states} THIS_FILE"
     )

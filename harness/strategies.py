@@ -20,21 +20,34 @@ without extra flags). Draws are biased toward what makes Battle Phase interactio
 player has an attacker more often than not, and the other player has something to respond with.
 
 A drawn document is written as a board file with :func:`bpcheck.harness.board_writer.write_board`.
+
+**Cards of a card database** (``cards_db=FILE``, `bpcheck fuzz --cards-db`, docs/fuzzing.md): the
+boards are drawn from every card of the database (or the ``cards`` named, by name or passcode),
+named by passcode so that the board file reproduces with ``--cards-db FILE``. The database is
+indexed once per process (:func:`db_index`: each card's facts and its profile,
+:mod:`bpcheck.model.profile`), and draws are weighted by the profile (:func:`battle_tier`): each
+card is drawn from one of four groups chosen evenly, the plain Normal Monsters (which the
+reference model plays; one draw in six), the cards with a Battle Phase effect (three in six), the
+cards with a fast effect or a trigger (one in six), and every card that may go there (one in six).
 """
 
 from __future__ import annotations
 
 import difflib
+import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from hypothesis import strategies as st
 
 from bpcheck.errors import InputError
 from bpcheck.harness.board_writer import document_board
 from bpcheck.model.board import Board
-from bpcheck.model.cards import Card, CardPool, parse_card, pool_with
+from bpcheck.model import cdb, fields
+from bpcheck.model.cards import Card, CardPool, builtin_pool, card_from_db, parse_card, pool_with
+from bpcheck.model.profile import CardProfile, profile
 
 POSITIONS = ("attack", "defense", "facedown")
 LP_ROUND = (4000, 2000, 1000, 500, 100)
@@ -78,10 +91,20 @@ class CardChoice:
     from_hand: tuple[str, ...] = ()  # cards with something to do from the hand
     fighters: tuple[str, ...] = ()  # monsters with a continuous effect (on attacking, being attacked, ...)
     field_changers: tuple[str, ...] = ()  # responders that add or remove monsters (replays, ended battles)
+    # Cards of a card database (db_card_choice): keys are passcodes, looked up in `lookup`; each
+    # place draws from its groups chosen evenly (plain Normal Monsters, Battle Phase effects, fast
+    # effects, everything: see db_card_choice); empty for the pool, whose draws are as above.
+    lookup: Mapping[Any, Card] | None = None
+    groups: Mapping[str, tuple[tuple, ...]] | None = None
 
-
-    def card(self, name: str) -> Card:
+    def card(self, name: Any) -> Card:
+        if self.lookup is not None:
+            return self.lookup[name]
         return self.pool[name]
+
+    @property
+    def from_database(self) -> bool:
+        return self.lookup is not None
 
 
 def card_choice(cards: Sequence[str] | None = None, extra_cards: Sequence[dict] = ()) -> CardChoice:
@@ -122,6 +145,266 @@ def card_choice(cards: Sequence[str] | None = None, extra_cards: Sequence[dict] 
         from_hand=tuple(
             c.name for c in chosen if (c.kind == "spell" and c.subtype == "quick-play") or any(e.location == "hand" for e in c.effects)
         ),
+    )
+
+
+# -- cards of a card database --------------------------------------------------------------------
+
+# What makes an effect a Battle Phase one, read from its profile (model/profile.py's vocabulary):
+# the events of a battle, the windows of the Battle Phase.
+BATTLE_EVENTS = frozenset({
+    "destroyed_by_battle", "destroys_by_battle", "battle_damage", "attack_declared", "attacked", "attacks", "battles",
+    "start_of_battle_phase", "end_of_battle_phase", "start_of_damage_step", "before_damage_calculation",
+    "damage_calculation", "after_damage_calculation", "end_of_damage_step",
+})
+BATTLE_WINDOWS = frozenset({
+    "battle_phase", "start_of_battle_phase", "end_of_battle_phase", "attack_declared_by_opponent", "attack_declared",
+    "attacked", "damage_step", "start_of_damage_step", "before_damage_calculation", "damage_calculation",
+    "after_damage_calculation", "end_of_damage_step",
+})
+# A continuous effect (not activated: no events, no windows) that speaks of battles: piercing,
+# "cannot be destroyed by battle", ATK while attacking, damage calculation.
+BATTLE_TEXT_RX = re.compile(r"\b(?:battle|attacks?|attacked|attacking|Damage Step|damage calculation)\b", re.IGNORECASE)
+
+TIER_NAMES = ("none", "fast", "battle")
+
+
+def battle_tier(prof: CardProfile) -> int:
+    """How much a card's profile has to do with the Battle Phase, for weighting draws: 2, an
+    effect of the Battle Phase (an activated effect whose events or windows are a battle's or the
+    Battle Phase's, one that the Damage Step rules let be activated at damage calculation that is
+    not a trigger, or a continuous effect that speaks of battles); 1, a fast effect or a trigger
+    (Quick Effect, trigger, Flip, Spell Speed 2 or 3); 0, none. Read from the profile only: an
+    "unknown" decision counts for nothing."""
+    tier = 0
+    for e in prof.effects:
+        if not e.kind.decided:
+            continue
+        if not e.activated:
+            if e.kind.value == "continuous" and BATTLE_TEXT_RX.search(e.text):
+                return 2
+            continue
+        events = e.events.value if isinstance(e.events.value, list) else []
+        windows = e.windows.value if isinstance(e.windows.value, list) else []
+        if BATTLE_EVENTS.intersection(events) or BATTLE_WINDOWS.intersection(windows):
+            return 2
+        fast = e.kind.value in ("quick", "trigger", "flip") or e.speed.value in (2, 3)
+        if fast and e.kind.value not in ("trigger", "flip") and e.damage_step:
+            calc = e.damage_step.get("tcg", {}).get("during_calc")
+            if calc is not None and calc.value is True:
+                return 2
+        if fast:
+            tier = 1
+    return tier
+
+
+@dataclass(frozen=True)
+class DbEntry:
+    """One card of a database index: its passcode (the key boards name it by), the card as a run
+    sees it (a pool card when the passcode is the pool's) and its Battle Phase tier."""
+
+    code: int
+    card: Card
+    tier: int
+    plain_normal: bool  # type Monster + Normal and nothing else: the reference model plays it
+
+
+@dataclass(frozen=True, eq=False)
+class DbIndex:
+    path: str
+    entries: tuple[DbEntry, ...]  # the cards a board may draw, by passcode
+    by_code: Mapping[int, DbEntry]
+    left_out: int  # rows no board draws unless named: alternate artworks, Tokens, pool names under another passcode
+
+
+_DB_INDEXES: dict[tuple, DbIndex] = {}
+
+
+def db_index(path: str) -> DbIndex:
+    """The cards of the database ``path`` that boards are drawn from, with their profiles' tiers:
+    read once per process (and again only when the file changed), never per example. Left out
+    (unless named with ``cards``): alternate artworks (``alias``: the card itself is there),
+    Tokens (a board holds one only on the field, and the real core places none); always: a row
+    with a pool card's name under another passcode, or whose name a board refuses (a control or
+    invisible character: 1 row of cards-full.cdb), since a board may not name it. Bad input (a missing or
+    unreadable database) is the reader's :class:`InputError`."""
+    db = cdb.open_db(path)
+    try:
+        st_ = os.stat(path)
+        key = (os.path.abspath(path), st_.st_mtime_ns, st_.st_size)
+    except OSError:
+        key = None
+    if key is not None and key in _DB_INDEXES:
+        return _DB_INDEXES[key]
+    rows = list(db)  # reads the file (InputError when it is not a card database)
+    entries, by_code, left_out = [], {}, 0
+    for row in rows:
+        e = _db_entry(row)
+        if e is None:
+            left_out += 1
+            continue
+        entries.append(e)
+        by_code[e.code] = e
+    index = DbIndex(db.path, tuple(entries), by_code, left_out)
+    if key is not None:
+        _DB_INDEXES[key] = index
+    return index
+
+
+@lru_cache(maxsize=None)
+def _pool_by_code() -> dict[int, Card]:
+    out: dict[int, Card] = {}
+    for c in builtin_pool():
+        try:
+            out.setdefault(int(c.passcode), c)
+        except ValueError:
+            pass
+    return out
+
+
+def _db_entry(row: "cdb.Card", named: bool = False) -> DbEntry | None:
+    """The index entry of a database row, or None when a board cannot draw it (``named``: the
+    user named it, so only what a board cannot hold at all is left out)."""
+    pool = _pool_by_code()
+    code = row.code
+    if row.kind not in ("monster", "spell", "trap"):
+        return None
+    try:
+        fields.check_name(row.name, "", "", "card name")  # what a board checks of every card it names
+    except InputError:
+        return None
+    if row.alias and not named:
+        return None
+    if row.alias in pool:
+        code = row.alias
+    if code in pool:
+        card = pool[code]
+        plain = card.kind == "monster" and card.subtype == "normal"
+    elif row.name in builtin_pool():  # a pool card's name under another passcode: a board refuses it
+        return None
+    else:
+        card = card_from_db(row)
+        plain = row.type == cdb.TYPE_MONSTER | cdb.TYPE_NORMAL
+    if (card.is_token or row.has(cdb.TYPE_TOKEN)) and not named:
+        return None
+    return DbEntry(code, card, battle_tier(profile(row)), plain)
+
+
+def db_card_choice(cards_db: str, cards: Sequence[Any] | None = None) -> CardChoice:
+    """The cards to draw from a card database (every card of :func:`db_index`, or ``cards``:
+    names or passcodes, each looked up in the database; an unknown one is an :class:`InputError`
+    of ``--cards``). Boards name the cards by passcode. The same choice object for the same
+    arguments in a process (its strategies are cached by it). With ``cards``, only those are
+    profiled, not the whole database."""
+    if cards is None:
+        return _db_choice(db_index(cards_db), None)
+    db = cdb.open_db(cards_db)
+    len(db)  # InputError now when it is not a card database
+    try:
+        st_ = os.stat(cards_db)
+        stamp: tuple = (os.path.abspath(cards_db), st_.st_mtime_ns, st_.st_size)
+    except OSError:
+        stamp = (os.path.abspath(cards_db),)
+    return _db_choice(stamp, tuple(cards))
+
+
+@lru_cache(maxsize=64)
+def _db_choice(source: Any, cards: tuple | None) -> CardChoice:
+    """The choice over a :class:`DbIndex` (``cards`` None), or over the ``cards`` named of the
+    database ``source[0]`` (a path and its stamp, so a changed file is read again)."""
+    if cards is None:
+        entries = list(source.entries)
+    else:
+        db = cdb.open_db(source[0])
+        entries, seen = [], set()
+        for i, ref in enumerate(cards):
+            key = int(ref) if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit()) else ref
+            try:
+                row = db.card(key, f"[{i}]")
+            except InputError as e:
+                if e.file != db.path:
+                    raise
+                raise InputError("--cards", f"[{i}]", f"{e.problem} in the card database {db.path}") from None
+            if row.alias and db.get(row.alias) is not None:
+                row = db.get(row.alias)
+            e = _db_entry(row, named=True)
+            if e is None:
+                raise InputError("--cards", f"[{i}]", f"{row.name!r} ({row.code}) cannot be placed on a board (the pool has another card of that name, its name holds a character a board refuses, or it is neither a monster, a Spell nor a Trap)")
+            if e.code not in seen:
+                seen.add(e.code)
+                entries.append(e)
+    return _choice_of(entries)
+
+
+def db_choice_summary(choice: CardChoice) -> dict:
+    """How many cards a database choice draws from, and in each group: ``cards``, ``battle``
+    (a Battle Phase effect), ``fast`` (a fast effect or a trigger), ``plain_normal`` (plain Normal
+    Monsters, which the reference model plays), ``monsters``."""
+    groups = choice.groups or {}
+    union = [set().union(*(g[i] for g in groups.values())) for i in range(4)] if groups else [set()] * 4
+    return {
+        "cards": len(choice.lookup or {}),
+        "plain_normal": len(union[0]),
+        "battle": len(union[1]),
+        "fast": len(union[2]),
+        "monsters": len(choice.monsters),
+    }
+
+
+def _choice_of(entries: list[DbEntry]) -> CardChoice:
+    """A CardChoice over database entries: per place, the groups it draws from, in shrink order:
+    plain Normal Monsters, Battle Phase effects, fast effects, every card that may go there, drawn
+    from by :data:`GROUP_WEIGHTS` (1, 3, 1, 1 in 6); an empty group is left out (a Spell & Trap
+    Zone has no plain Normal Monsters: Battle Phase cards three draws in five)."""
+    # By passcode, not by simplicity: Hypothesis draws the first elements of a long list more
+    # often, and the plain Normal Monsters (the shrink target) have a group of their own.
+    entries = sorted(entries, key=lambda e: e.code)
+    lookup = {e.code: e.card for e in entries}
+
+    def keys(pred) -> tuple[int, ...]:
+        return tuple(e.code for e in entries if pred(e))
+
+    def grouped(pred) -> tuple[tuple[int, ...], ...]:  # in the order of GROUP_WEIGHTS
+        return (
+            keys(lambda e: pred(e) and e.plain_normal),
+            keys(lambda e: pred(e) and e.tier == 2),
+            keys(lambda e: pred(e) and e.tier == 1),
+            keys(pred),
+        )
+
+    def monster(e):
+        return e.card.is_monster
+
+    def on_field_spell(e):
+        return e.card.is_spell_trap and e.card.subtype != "field"
+
+    def field(e):
+        return e.card.kind == "spell" and e.card.subtype == "field"
+
+    def in_gy(e):  # a Graveyard or banished: no Tokens
+        return not e.card.is_token
+
+    def in_deck(e):  # a hand or a Deck: no Tokens, no Extra Deck monsters
+        return not e.card.is_token and not e.card.is_extra_deck
+
+    groups = {
+        "monsters": grouped(monster),
+        "spells": grouped(on_field_spell),
+        "field_spells": grouped(field),
+        "hand": grouped(in_deck),
+        "graveyard": grouped(lambda e: monster(e) and in_gy(e)),
+        "banished": grouped(in_gy),
+        "deck": grouped(in_deck),
+    }
+    return CardChoice(
+        pool=builtin_pool(),
+        extra=(),
+        monsters=keys(monster),
+        spell_traps=keys(on_field_spell),
+        field_spells=keys(field),
+        piles=keys(in_gy),
+        lookup=lookup,
+        groups=groups,
     )
 
 
@@ -168,6 +451,29 @@ def _zones(low: int, high: int):
 @lru_cache(maxsize=None)
 def _pile(favoured: tuple, everything: tuple, n: int):
     return st.lists(_biased(favoured, everything), min_size=1, max_size=n)
+
+
+# How often each group of a database choice is drawn from: plain Normal Monsters, Battle Phase
+# effects, fast effects or triggers, every card (CardChoice.groups, in this order).
+GROUP_WEIGHTS = (1, 3, 1, 1)
+
+
+@lru_cache(maxsize=None)
+def _grouped(choice: CardChoice, place: str):
+    """A database card for ``place`` (a key of ``choice.groups``): a group drawn by
+    :data:`GROUP_WEIGHTS` (empty groups left out), then a card of it. Shrinks toward the first
+    group (plain Normal Monsters) and its simplest card. (``st.one_of`` would not do: it draws
+    each distinct strategy evenly, so a group given twice would not count twice.)"""
+    groups = [g for g in choice.groups[place] if g]
+    weights = [w for g, w in zip(choice.groups[place], GROUP_WEIGHTS) if g]
+    picks = tuple(i for i, w in enumerate(weights) for _ in range(w))
+    parts = [_sampled(tuple(g)) for g in groups]
+    return st.sampled_from(picks).flatmap(lambda i: parts[i])
+
+
+@lru_cache(maxsize=None)
+def _db_pile(choice: CardChoice, place: str, n: int):
+    return st.lists(_grouped(choice, place), min_size=1, max_size=n)
 
 
 @lru_cache(maxsize=None)
@@ -221,9 +527,26 @@ def _link_targets(c: Card, side: int, monsters: list[list[dict]], choice: CardCh
     return out
 
 
+NEAR_ATK = 100  # a monster "near" another in ATK: at most this far (the pool has no two Normal Monsters this close)
+
+
+@lru_cache(maxsize=4096)
+def _near_atk(choice: CardChoice, atk: int, plain: bool):
+    """The monsters of a database choice whose ATK is within :data:`NEAR_ATK` of ``atk`` (equal
+    included), of the plain Normal Monsters when ``plain`` (two Normal Monsters that meet: the
+    reference model plays both), or None when there are none."""
+    among = choice.groups["monsters"][0] if plain else choice.monsters
+    near = tuple(k for k in among if choice.card(k).atk is not None and abs(choice.card(k).atk - atk) <= NEAR_ATK)
+    return _sampled(near) if near else None
+
+
 @lru_cache(maxsize=None)
 @st.composite
-def _monsters(draw, choice: CardChoice, side: int, turn_player: int, max_monsters: int) -> list[dict]:
+def _monsters(draw, choice: CardChoice, side: int, turn_player: int, max_monsters: int, near: tuple = ()) -> list[dict]:
+    """``near``: (ATK, plain Normal Monster) of the other side's monsters (database choices
+    only): one monster in three is then drawn within NEAR_ATK of one of them (a plain Normal
+    Monster near a plain Normal Monster), so that close battles (equal ATK, 50 apart) are drawn,
+    which the pool's Normal Monsters never give."""
     if not choice.monsters or max_monsters <= 0:
         return []
     # The turn player usually has a monster, most often in Attack Position: an attacker.
@@ -231,16 +554,28 @@ def _monsters(draw, choice: CardChoice, side: int, turn_player: int, max_monster
     zones = draw(_zones(low, max_monsters))
     out = []
     for z in sorted(zones):
-        name = draw(_biased(choice.fighters, choice.monsters) if side == turn_player else _sampled(choice.monsters))
+        close = _near_atk(choice, *draw(_sampled(near))) if near and draw(_rare(3)) else None
+        if close is not None:
+            name = draw(close)
+        elif choice.groups is not None:
+            name = draw(_grouped(choice, "monsters"))
+        else:
+            name = draw(_biased(choice.fighters, choice.monsters) if side == turn_player else _sampled(choice.monsters))
         c = choice.card(name)
-        pos = draw(_positions(c.is_token, side == turn_player))
+        if c.has_type(cdb.TYPE_LINK):  # a Link monster is always in face-up Attack Position
+            pos = "attack"
+        else:
+            pos = draw(_positions(c.is_token, side == turn_player))
         m: dict[str, Any] = {"zone": z, "card": name, "position": pos}
         if pos == "facedown":
             if draw(_rare(6)):
                 m["set_this_turn"] = True
         elif draw(_rare(6)):
             m["summoned_this_turn"] = True
-        if draw(_rare(8)):  # control was taken: the owner is the other player
+        # Control was taken: the owner is the other player. Rarer from a card database (1 in 32
+        # monsters, not 1 in 8), which is fuzzed on the real core: its adapter cannot place such
+        # a monster yet (the core asks SELECT_PLACE) and refuses the board (docs/fuzzing.md).
+        if draw(_rare(32 if choice.groups is not None else 8)):
             m["owner"] = 2 - side
         out.append(m)
     return out
@@ -255,13 +590,17 @@ def _spells(draw, choice: CardChoice, side: int, turn_player: int, monsters: lis
     zones = draw(_zones(low, max_spells))
     out = []
     for z in sorted(zones):
-        if side == turn_player:
+        if choice.groups is not None:
+            name = draw(_grouped(choice, "spells"))
+        elif side == turn_player:
             name = draw(_biased(choice.responders, choice.spell_traps))
         else:
             name = draw(_biased(choice.field_changers, choice.responders, choice.spell_traps))
         c = choice.card(name)
         sp: dict[str, Any] = {"zone": z, "card": name}
         link = _link_kind(c)
+        if c.from_database and link == "free" and "target" in c.text:
+            link = None  # a database Continuous Trap that targets: its link to its target cannot be written
         targets = _link_targets(c, side, monsters, choice) if link in ("equipped_to", "attached_to") else []
         can_face_up = link == "free" or (link is not None and bool(targets))
         if can_face_up and draw(_rare(3)):
@@ -281,7 +620,7 @@ def _spells(draw, choice: CardChoice, side: int, turn_player: int, monsters: lis
 def _field_spell(draw, choice: CardChoice) -> dict | None:
     if not choice.field_spells or not draw(_rare(6)):
         return None
-    fs: dict[str, Any] = {"card": draw(_sampled(choice.field_spells))}
+    fs: dict[str, Any] = {"card": draw(_grouped(choice, "field_spells") if choice.groups is not None else _sampled(choice.field_spells))}
     if draw(_rare(4)):
         fs["face_up"] = False
         if draw(_rare(3)):
@@ -301,14 +640,22 @@ def board_documents(
     max_deck: int = 2,
     turns: Sequence[int] = TURNS,
     name: str = "drawn board",
+    cards_db: str | None = None,
 ) -> st.SearchStrategy[dict]:
     """Board files' data (docs/boards.md), valid by construction. ``cards``: the card names
     to draw from (default: the whole pool); ``extra_cards``: card tables defined with the board.
     ``max_*``: per player. ``turns``: the turn numbers to draw from (shrinks to the first).
+    ``cards_db``: draw from the cards of this card database instead (``cards``: names or
+    passcodes of it; boards name them by passcode and load with ``cards_db``: :func:`db_card_choice`).
     Unknown card names are an :class:`InputError` here, when the strategy is made."""
     if not turns or any(not isinstance(t, int) or isinstance(t, bool) or t < 1 for t in turns):
         raise InputError("<strategy>", "turns", f"expected turn numbers of at least 1, got {list(turns)!r}")
-    choice = card_choice(cards, extra_cards)
+    if cards_db is not None:
+        if extra_cards:
+            raise InputError("<strategy>", "extra_cards", "board-defined cards are not drawn with a card database")
+        choice = db_card_choice(cards_db, cards)
+    else:
+        choice = card_choice(cards, extra_cards)
     return _documents(choice, max_monsters, max_spells, max_hand, max_graveyard, max_banished, max_deck, tuple(turns), name)
 
 
@@ -316,7 +663,14 @@ def board_documents(
 def _documents(draw, choice: CardChoice, max_monsters, max_spells, max_hand, max_graveyard, max_banished, max_deck, turns, name) -> dict:
     turn = draw(st.sampled_from(turns))
     tp = draw(st.sampled_from((1, 2)))
-    monsters = [draw(_monsters(choice, side, tp - 1, max_monsters)) for side in (0, 1)]
+    if choice.groups is None:
+        monsters = [draw(_monsters(choice, side, tp - 1, max_monsters)) for side in (0, 1)]
+    else:  # a database: the turn player's monsters first, then the other side's, some near them in ATK
+        monsters = [[], []]
+        monsters[tp - 1] = draw(_monsters(choice, tp - 1, tp - 1, max_monsters))
+        plain = set(choice.groups["monsters"][0])
+        atks = tuple(sorted({(a, m["card"] in plain) for m in monsters[tp - 1] if (a := choice.card(m["card"]).atk) is not None}))
+        monsters[2 - tp] = draw(_monsters(choice, 2 - tp, tp - 1, max_monsters, atks))
     doc: dict[str, Any] = {"name": name, "turn": turn, "turn_player": tp}
     for side in (0, 1):
         pd: dict[str, Any] = {"lp": draw(_lp())}
@@ -337,7 +691,11 @@ def _documents(draw, choice: CardChoice, max_monsters, max_spells, max_hand, max
             ("deck", max_deck, (), 4),
         ):
             if choice.piles and n > 0 and draw(_rare(odds)):
-                pd[pile] = draw(_pile(favoured, choice.piles, n))
+                if choice.groups is not None:
+                    if any(choice.groups[pile]):
+                        pd[pile] = draw(_db_pile(choice, pile, n))
+                else:
+                    pd[pile] = draw(_pile(favoured, choice.piles, n))
         doc[f"p{side + 1}"] = pd
     if choice.extra:
         doc["card"] = [dict(c) for c in choice.extra]
@@ -346,7 +704,8 @@ def _documents(draw, choice: CardChoice, max_monsters, max_spells, max_hand, max
 
 def boards(cards: Sequence[str] | None = None, extra_cards: Sequence[dict] = (), **kw: Any) -> st.SearchStrategy[Board]:
     """Drawn :class:`~bpcheck.model.board.Board` objects (see :func:`board_documents`)."""
-    return board_documents(cards, extra_cards, **kw).map(document_board)
+    cards_db = kw.get("cards_db")
+    return board_documents(cards, extra_cards, **kw).map(lambda d: document_board(d, cards_db=cards_db))
 
 
-__all__ = ["CardChoice", "board_documents", "boards", "card_choice"]
+__all__ = ["CardChoice", "DbIndex", "battle_tier", "board_documents", "boards", "card_choice", "db_card_choice", "db_choice_summary", "db_index"]
