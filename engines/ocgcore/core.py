@@ -45,6 +45,11 @@ PHASE_MAIN2, PHASE_END = 0x100, 0x200
 
 DUEL_ATTACK_FIRST_TURN = 0x02
 DUEL_PSEUDO_SHUFFLE = 0x10
+DUEL_STORE_ATTACK_REPLAYS = 0x20000000
+# The duel flags a ruleset may ask for (model/rulesets.py core_duel_flags), by the name the core's
+# ocgapi_constants.h and the scripts' constant.lua give them (docs/ocgcore.md, "Rulesets and the
+# core's duel flags").
+DUEL_FLAGS = {"DUEL_ATTACK_FIRST_TURN": DUEL_ATTACK_FIRST_TURN, "DUEL_STORE_ATTACK_REPLAYS": DUEL_STORE_ATTACK_REPLAYS}
 
 
 

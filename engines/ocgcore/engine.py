@@ -28,6 +28,7 @@ from bpcheck.engines.faults import SystemFault
 from bpcheck.engines.interface import Capabilities, EngineRefusal
 from bpcheck.model.board import Board
 from bpcheck.model.events import Event, ev
+from bpcheck.model.rulesets import DEFAULT_RULESET
 
 from . import core as K
 from . import messages as M
@@ -235,6 +236,17 @@ class OcgcoreEngine:
         node.obs = self._observe(duel, node)
         self._put(node.path, duel)
         return node
+
+    @property
+    def stores_replays(self) -> bool:
+        """Whether the duel stores replays (DUEL_STORE_ATTACK_REPLAYS: ruleset goat)."""
+        return self.puzzle is not None and bool(self.puzzle.flags & K.DUEL_STORE_ATTACK_REPLAYS)
+
+    @property
+    def ruleset(self) -> str:
+        """The name of the ruleset the current board is played under: the core gets its duel
+        flags (model/rulesets.py core_duel_flags, set by the puzzle: puzzle.py)."""
+        return (self.board.ruleset if self.board is not None else None) or DEFAULT_RULESET
 
     def _new_duel(self) -> K.Duel:
         assert self._core is not None and self._cards is not None and self.puzzle is not None
@@ -450,7 +462,7 @@ class OcgcoreEngine:
                 return None, True
             if prompt is None:
                 raise SystemFault("engine-fault", "the core awaits a response without a prompt")
-            infer_step(track, prompt, events)
+            infer_step(track, prompt, events, self.stores_replays)
             if is_replay_question(prompt, track):
                 a = track.attack
                 assert a is not None
@@ -991,10 +1003,12 @@ TIMING_BATTLE_START, TIMING_BATTLE_END, TIMING_ATTACK = 0x8, 0x10, 0x1000
 TIMING_DAMAGE_STEP, TIMING_DAMAGE_CAL, TIMING_BATTLE_STEP_END, TIMING_BATTLED = 0x2000, 0x4000, 0x4000000, 0x8000000
 
 
-def infer_step(track: Track, pr: M.Prompt, events: list[Event]) -> None:
+def infer_step(track: Track, pr: M.Prompt, events: list[Event], stores_replays: bool = False) -> None:
     """The Battle Phase step the core is in. The core announces only some steps with
     MSG_NEW_PHASE; the rest is read from the prompt: a battle command is the Battle Step, and a
-    chain prompt's timing hints say the step (the turn player's hint, TIMING_*)."""
+    chain prompt's timing hints say the step (the turn player's hint, TIMING_*). `stores_replays`:
+    the duel has DUEL_STORE_ATTACK_REPLAYS (ruleset goat), so an attack the core drops where it
+    would ask its replay question is a stored replay, not a stop."""
     if pr.kind == M.MSG_SELECT_BATTLECMD:
         track.set_step("battle_step", events)
         if track.attack is not None:
@@ -1002,10 +1016,22 @@ def infer_step(track: Track, pr: M.Prompt, events: list[Event]) -> None:
             # message (its battle processor drops an attack whose attacker left the field, changed
             # control or can no longer attack when the battle goes on: findings F19). Said here,
             # as the model says it, so the attack does not outlive its end in the observations.
-            au = track.attack[0]
+            au, tu = track.attack[0], track.attack[1]
             w = track.where(au)
             left = w is None or w[1] != K.LOCATION_MZONE or w[0] != pr.player  # (the prompt's player: the turn player)
-            events.append(ev("attack_stopped", attacker_uid=au, reason="attacker_left_field" if left else "cannot_attack"))
+            opp = 1 - pr.player
+            changed = track.monsters_of(opp) != track.opp_at_attack
+            gone = tu is not None and tu not in track.monsters_of(opp)
+            if stores_replays and not left and (changed or gone):
+                # DUEL_STORE_ATTACK_REPLAYS (ruleset goat): where the core would ask its replay
+                # question it answers "no" itself and the declaration is not counted (its battle
+                # processor: the replay step, processor.cpp:2197, and the count, :2217): a replay
+                # whose attack is stored, as the model's goat ruleset says it (GOAT-RPL-STORED)
+                events.append(ev("replay", attacker_uid=au, reason="targets_changed" if changed else "attack_illegal"))
+                events.append(ev("replay_choice", attacker_uid=au, choice="call_off", target_uid=None))
+                events.append(ev("attack_ended", attacker_uid=au, reason="called_off"))
+            else:
+                events.append(ev("attack_stopped", attacker_uid=au, reason="attacker_left_field" if left else "cannot_attack"))
             track.attack = None
         return
     if pr.kind != M.MSG_SELECT_CHAIN or track.phase not in BATTLE_PHASES:
