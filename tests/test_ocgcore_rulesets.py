@@ -35,10 +35,10 @@ TO_REPLAY = ["enter Battle Phase", "pass", "pass", "attack Battle Ox -> direct",
              "activate Call of the Haunted -> Blue-Eyes White Dragon", "pass", "pass", "pass", "pass"]
 
 
-def _play(ruleset: str | None, labels: list[str]):
-    """The core on 000-replay-1 under `ruleset` (None: the board's own, tcg) after `labels`: the
-    last step's events (kinds) and the actions then offered."""
-    b = load_board(str(ROOT / REPLAY1), REPLAY1, ruleset=ruleset)
+def _play(ruleset: str | None, labels: list[str], path: str = REPLAY1):
+    """The core on the board (000-replay-1) under `ruleset` (None: the board's own, tcg) after
+    `labels`: the last step's events (kinds) and the actions then offered."""
+    b = load_board(str(ROOT / path), path, ruleset=ruleset)
     e = OcgcoreEngine()
     try:
         s = e.start(b)
@@ -79,6 +79,24 @@ def test_goat_the_core_stores_the_attack():
     assert kinds[-3:] == ["replay", "replay_choice", "attack_ended"] and "attack_stopped" not in kinds
     assert not any(a.kind == "replay" for a in acts.values())
     assert sorted(acts) == ["attack Battle Ox -> Blue-Eyes White Dragon", "end Battle Phase"]
+
+
+# 000 replay example 3: Mystical Space Typhoon destroys Umi during Battle Ox's direct attack, so
+# The Legendary Fisherman, on the field all along, may now be attacked: no monster changed.
+REPLAY3 = "boards/000-replay-3.toml"
+TO_REPLAY3 = ["enter Battle Phase", "pass", "pass", "attack Battle Ox -> direct", "pass",
+              "activate Mystical Space Typhoon -> Umi", "pass", "pass", "pass", "pass"]
+
+
+def test_goat_a_stored_replay_is_told_from_a_stop_by_the_core_not_by_the_monsters():
+    """The adapter tells the core's silent drop of a stored replay from a stop by the attacker's
+    STATUS_ATTACK_CANCELED, not by a change of the opponent's monsters: here none changed (Umi
+    left), and the core, which asks under tcg, stores the attack under goat."""
+    kinds, acts, _ = _play("tcg", TO_REPLAY3, REPLAY3)
+    assert kinds[-1] == "replay" and "replay: call off" in acts
+    kinds, acts, _ = _play("goat", TO_REPLAY3, REPLAY3)
+    assert kinds[-3:] == ["replay", "replay_choice", "attack_ended"] and "attack_stopped" not in kinds
+    assert "attack Battle Ox -> The Legendary Fisherman" in acts  # the stored attack, declared again
 
 
 def _bpcheck(*args):

@@ -237,6 +237,20 @@ class OcgcoreEngine:
         self._put(node.path, duel)
         return node
 
+    def _attack_not_cancelled(self, duel: K.Duel, track: Track, prompt) -> bool:
+        """At a battle command with an attack under way (the core dropped it without a message),
+        whether the attacker, still on the field, lacks the core's STATUS_ATTACK_CANCELED: then
+        the core dropped it as a replay (the status stays until the next declaration,
+        processor.cpp:1928), not as a stop."""
+        if prompt.kind != M.MSG_SELECT_BATTLECMD or track.attack is None:
+            return False
+        w = track.where(track.attack[0])
+        if w is None or w[1] != K.LOCATION_MZONE:
+            return False
+        q = duel.query_location(w[0], K.LOCATION_MZONE, K.QUERY_CODE | K.QUERY_STATUS)
+        card = q[w[2]] if w[2] < len(q) else None
+        return card is not None and not card.get(K.QUERY_STATUS, 0) & K.STATUS_ATTACK_CANCELED
+
     @property
     def stores_replays(self) -> bool:
         """Whether the duel stores replays (DUEL_STORE_ATTACK_REPLAYS: ruleset goat)."""
@@ -462,7 +476,7 @@ class OcgcoreEngine:
                 return None, True
             if prompt is None:
                 raise SystemFault("engine-fault", "the core awaits a response without a prompt")
-            infer_step(track, prompt, events, self.stores_replays)
+            infer_step(track, prompt, events, self.stores_replays and self._attack_not_cancelled(duel, track, prompt))
             if is_replay_question(prompt, track):
                 a = track.attack
                 assert a is not None
@@ -1007,8 +1021,8 @@ def infer_step(track: Track, pr: M.Prompt, events: list[Event], stores_replays: 
     """The Battle Phase step the core is in. The core announces only some steps with
     MSG_NEW_PHASE; the rest is read from the prompt: a battle command is the Battle Step, and a
     chain prompt's timing hints say the step (the turn player's hint, TIMING_*). `stores_replays`:
-    the duel has DUEL_STORE_ATTACK_REPLAYS (ruleset goat), so an attack the core drops where it
-    would ask its replay question is a stored replay, not a stop."""
+    the duel has DUEL_STORE_ATTACK_REPLAYS (ruleset goat) and the core did not cancel the attack it
+    dropped (OcgcoreEngine._attack_not_cancelled), so the drop is a stored replay, not a stop."""
     if pr.kind == M.MSG_SELECT_BATTLECMD:
         track.set_step("battle_step", events)
         if track.attack is not None:
@@ -1021,12 +1035,13 @@ def infer_step(track: Track, pr: M.Prompt, events: list[Event], stores_replays: 
             left = w is None or w[1] != K.LOCATION_MZONE or w[0] != pr.player  # (the prompt's player: the turn player)
             opp = 1 - pr.player
             changed = track.monsters_of(opp) != track.opp_at_attack
-            gone = tu is not None and tu not in track.monsters_of(opp)
-            if stores_replays and not left and (changed or gone):
-                # DUEL_STORE_ATTACK_REPLAYS (ruleset goat): where the core would ask its replay
-                # question it answers "no" itself and the declaration is not counted (its battle
-                # processor: the replay step, processor.cpp:2197, and the count, :2217): a replay
-                # whose attack is stored, as the model's goat ruleset says it (GOAT-RPL-STORED)
+            if stores_replays and not left:
+                # DUEL_STORE_ATTACK_REPLAYS (ruleset goat) and an attack the core did not cancel:
+                # where the core would ask its replay question it answers "no" itself and the
+                # declaration is not counted (its battle processor: the replay step,
+                # processor.cpp:2197, and the count, :2217): a replay whose attack is stored, as
+                # the model's goat ruleset says it (GOAT-RPL-STORED). A cancelled attack (the
+                # attacker can no longer attack, :2178) is a stop, as under every ruleset.
                 events.append(ev("replay", attacker_uid=au, reason="targets_changed" if changed else "attack_illegal"))
                 events.append(ev("replay_choice", attacker_uid=au, choice="call_off", target_uid=None))
                 events.append(ev("attack_ended", attacker_uid=au, reason="called_off"))
