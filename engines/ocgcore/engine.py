@@ -1030,11 +1030,9 @@ def infer_step(track: Track, pr: M.Prompt, events: list[Event], stores_replays: 
             # message (its battle processor drops an attack whose attacker left the field, changed
             # control or can no longer attack when the battle goes on: findings F19). Said here,
             # as the model says it, so the attack does not outlive its end in the observations.
-            au, tu = track.attack[0], track.attack[1]
+            au = track.attack[0]
             w = track.where(au)
             left = w is None or w[1] != K.LOCATION_MZONE or w[0] != pr.player  # (the prompt's player: the turn player)
-            opp = 1 - pr.player
-            changed = track.monsters_of(opp) != track.opp_at_attack
             if stores_replays and not left:
                 # DUEL_STORE_ATTACK_REPLAYS (ruleset goat) and an attack the core did not cancel:
                 # where the core would ask its replay question it answers "no" itself and the
@@ -1042,6 +1040,7 @@ def infer_step(track: Track, pr: M.Prompt, events: list[Event], stores_replays: 
                 # processor.cpp:2197, and the count, :2217): a replay whose attack is stored, as
                 # the model's goat ruleset says it (GOAT-RPL-STORED). A cancelled attack (the
                 # attacker can no longer attack, :2178) is a stop, as under every ruleset.
+                changed = track.monsters_of(1 - pr.player) != track.opp_at_attack  # (else the target left or the attack became illegal)
                 events.append(ev("replay", attacker_uid=au, reason="targets_changed" if changed else "attack_illegal"))
                 events.append(ev("replay_choice", attacker_uid=au, choice="call_off", target_uid=None))
                 events.append(ev("attack_ended", attacker_uid=au, reason="called_off"))
