@@ -121,14 +121,14 @@ def _size(text: str) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    return record(args.board, args.engine, args.out, args.actions, args.random, args.seed)
+    return record(args.board, args.engine, args.out, args.actions, args.random, args.seed, ruleset=args.ruleset)
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
     invariants = _invariants(args)
     if invariants is None:
         return EXIT_BAD_INPUT
-    return conform_files(args.traces, invariants, verbose=not args.quiet, json_out=args.json)
+    return conform_files(args.traces, invariants, verbose=not args.quiet, json_out=args.json, ruleset=args.ruleset)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -136,7 +136,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    return replay_file(args.file, verbose=not args.quiet, engine=args.engine, call_timeout=args.call_timeout)
+    return replay_file(args.file, verbose=not args.quiet, engine=args.engine, call_timeout=args.call_timeout, ruleset=args.ruleset)
 
 
 def invariants_markdown() -> str:
@@ -276,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--engine", metavar="ENGINE", help=engine_help("the engine to replay on, never the one the file names (docs/bad-input.md)")
     )
     rp.add_argument("--call-timeout", type=positive(float), metavar="S", help="cmd: engines: seconds per call before a timeout fault (default 10)")
+    add_ruleset_argument(rp)  # the board's ruleset when it names none (docs/rulesets.md)
     rp.set_defaults(fn=cmd_replay)
 
     rc = sub.add_parser("record", help="record a trace of an engine on a board (docs/traces.md)")
@@ -286,6 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--random", type=positive(int), metavar="N", help="a random walk of at most N steps")
     rc.add_argument("--seed", type=int, default=0, metavar="S", help="the random walk's seed (default 0): same seed, same walk")
     rc.add_argument("--out", required=True, metavar="TRACE.jsonl", help="the trace file to write")
+    add_ruleset_argument(rc)  # written into the trace's header (docs/traces.md)
     rc.set_defaults(fn=cmd_record)
 
     cf = sub.add_parser("conform", help="check recorded engine traces against the reference model and the invariants")
@@ -293,6 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     cf.add_argument("--invariants", metavar="IDS", help="comma-separated invariant IDs or family names (default: all)")
     cf.add_argument("--json", metavar="FILE", help="write the results as JSON")
     cf.add_argument("-q", "--quiet", action="store_true", help="print the verdict and the divergence only")
+    add_ruleset_argument(cf)  # for traces whose header and board name none (docs/traces.md)
     cf.set_defaults(fn=cmd_conform)
 
     mu = sub.add_parser("mutants", help="run the checker on every mutant engine: which invariant kills each")
@@ -310,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_jobs_argument(mu, "run the mutants")
     add_quiet_argument(mu)
     add_report_arguments(mu)
+    add_ruleset_argument(mu)  # each mutant plays under it on boards that name none (docs/rulesets.md)
     mu.set_defaults(fn=_cmd_mutants)
 
 

@@ -16,6 +16,7 @@ from bpcheck.harness.jobs import resolve_jobs, setup_cluster
 from bpcheck.harness.mutants import _reports, mutant_rows
 from bpcheck.invariants import select
 from bpcheck.model.board import load_board
+from bpcheck.model.rulesets import DEFAULT_RULESET
 from bpcheck.reports.outputs import atomic_write_text, prepare_dir, prepare_file
 
 
@@ -47,7 +48,7 @@ def cmd_mutants(args) -> int:
     try:
         boards = board_files(args.paths or ["boards/"])
         for p, d in boards:
-            load_board(p, d)
+            load_board(p, d, ruleset=getattr(args, "ruleset", None))
         if args.json:  # output paths are checked before the run; stale results removed
             prepare_file(args.json, "--json", inputs=tuple(p for p, _d in boards))
         if getattr(args, "report", None):
@@ -59,11 +60,14 @@ def cmd_mutants(args) -> int:
     invariants = select(None)
     bounds = Bounds(max_states=args.max_states)
     rows = []
+    ruleset = getattr(args, "ruleset", None)
+    if ruleset is not None and ruleset != DEFAULT_RULESET:  # the ruleset said, as check says it (docs/rulesets.md)
+        print(f"ruleset {ruleset} (boards that name none)")
     print(f"{'mutant':40} {'verdict':9} {'killed by':30} {'length':>6} {'time':>7}  board")
     progress = run_progress(args, "mutants", total=len(names), unit="mutants", failed="survived")
     stopped: lifecycle.Interrupted | None = None
     try:
-        for row in mutant_rows(names, boards, invariants, bounds, bool(args.own_board_first), resolve_jobs(args.jobs), progress, _row_text):
+        for row in mutant_rows(names, boards, invariants, bounds, bool(args.own_board_first), resolve_jobs(args.jobs), progress, _row_text, ruleset):
             rows.append(row)
             print(_row_text(row))
     except lifecycle.Interrupted as e:  # SIGINT / SIGTERM / SIGHUP: the rows so far are written, as `check` does
@@ -88,6 +92,7 @@ def cmd_mutants(args) -> int:
         stopped = stopped or e
     if args.json:
         doc = _json_doc(rows, killed, bool(args.stats))
+        doc["ruleset"] = ruleset or DEFAULT_RULESET
         if stopped is not None:
             doc["interrupted"] = {"signal": stopped.name, "not_run": not_run}
         try:

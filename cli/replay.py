@@ -9,12 +9,14 @@ from bpcheck.cli.traces import replay_differential
 from bpcheck.engines import make_engine
 from bpcheck.engines.faults import SystemFault
 from bpcheck.errors import InputError
-from bpcheck.harness.replay import TraceReplay, engine_note, load_cex_board, load_counterexamples
+from bpcheck.harness.replay import TraceReplay, engine_note, load_cex_board, load_counterexamples, ruleset_note
+from bpcheck.model.rulesets import DEFAULT_RULESET
 from bpcheck.reports.safe import line as _line  # what an engine or a file said, on one line
 from bpcheck.reports.text import board_lines
 
 
-def replay_file(path: str, verbose: bool = True, engine: str | None = None, call_timeout: float | None = None) -> int:
+def replay_file(path: str, verbose: bool = True, engine: str | None = None, call_timeout: float | None = None, ruleset: str | None = None) -> int:
+    """`ruleset`: --ruleset, the ruleset of a counterexample whose file and board name none."""
     engine_name = engine or "reference"
     try:
         cexs = load_counterexamples(path)
@@ -30,8 +32,11 @@ def replay_file(path: str, verbose: bool = True, engine: str | None = None, call
         note = engine_note(cex, engine_name)
         if note:
             print(note)
+        note = ruleset_note(cex, ruleset)
+        if note:
+            print(note)
         try:
-            code = replay_one(path, cex, verbose, engine, call_timeout)
+            code = replay_one(path, cex, verbose, engine, call_timeout, ruleset)
         except SystemFault as f:  # an out-of-process engine crashed, hung, ... (docs/protocol.md)
             print(f"  engine fault: {f.kind}: {_line(f.message)}")
             code = EXIT_FAIL
@@ -45,14 +50,14 @@ def replay_file(path: str, verbose: bool = True, engine: str | None = None, call
     return worst
 
 
-def replay_one(path: str, cex: dict, verbose: bool, engine_spec: str | None = None, call_timeout: float | None = None) -> int:
+def replay_one(path: str, cex: dict, verbose: bool, engine_spec: str | None = None, call_timeout: float | None = None, ruleset: str | None = None) -> int:
     if cex["invariant"] == "DIFF":  # a differential-mode counterexample: replay in lockstep
 
-        return replay_differential(cex, verbose, engine_spec, call_timeout, cex_path=path)
+        return replay_differential(cex, verbose, engine_spec, call_timeout, cex_path=path, ruleset=ruleset)
     try:
         # A trace is short: a cmd: engine is always asked twice (docs/protocol.md).
         engine = make_engine(engine_spec, call_timeout=call_timeout, check_determinism=True)
-        board = load_cex_board(path, cex)
+        board = load_cex_board(path, cex, ruleset)
     except InputError as e:
         _err(e)
         return EXIT_BAD_INPUT
@@ -66,7 +71,8 @@ def replay_one(path: str, cex: dict, verbose: bool, engine_spec: str | None = No
 
 def _replay(cex: dict, engine, board, verbose: bool) -> int:
     rp = TraceReplay(cex, engine, board)
-    print(f"replaying {cex['invariant']} on {_line(cex['board'])} ({len(cex['trace'])} {rp.what})")
+    rs = f" (ruleset {board.ruleset})" if board.ruleset not in (None, DEFAULT_RULESET) else ""  # as check names it
+    print(f"replaying {cex['invariant']} on {_line(cex['board'])}{rs} ({len(cex['trace'])} {rp.what})")
     try:
         for n, shown, broken in rp.steps():
             if verbose:

@@ -21,14 +21,16 @@ from bpcheck.harness.replay import load_cex_board, pick_action
 from bpcheck.harness.traces import TRACE_VERSION, _close, _dumps, conform_trace, divergence_text, load_trace
 from bpcheck.invariants.base import Invariant
 from bpcheck.model.board import load_board
+from bpcheck.model.rulesets import DEFAULT_RULESET
 from bpcheck.reports.outputs import atomic_write_text, prepare_file
 from bpcheck.reports.safe import line as _line  # what an engine or a trace said, on one line
 from bpcheck.reports.text import plural
 
 
-def record(board_path: str, engine_spec: str | None, out: str, actions: list[str] | None, steps: int | None, seed: int) -> int:
+def record(board_path: str, engine_spec: str | None, out: str, actions: list[str] | None, steps: int | None, seed: int, ruleset: str | None = None) -> int:
+    """`ruleset`: --ruleset, the board's ruleset when it names none; the header says the one played."""
     prepare_file(out, "--out", inputs=(Path(board_path),))  # before the engine plays: a missing folder is exit 2 now
-    board = load_board(board_path, board_path)
+    board = load_board(board_path, board_path, ruleset=ruleset)
     engine = make_engine(engine_spec)
     name = engine_spec or "reference"
     lines: list[str] = []
@@ -37,7 +39,9 @@ def record(board_path: str, engine_spec: str | None, out: str, actions: list[str
     rng = random.Random(seed)
     try:
         st = engine.start(board)
-        lines.append(_dumps({"bpcheck_trace": TRACE_VERSION, "board": board_path, "engine": name, "observation": engine.observe(st)}))
+        # the ruleset played, so conform judges the trace under it (docs/traces.md)
+        head = {"bpcheck_trace": TRACE_VERSION, "board": board_path, "engine": name, "ruleset": board.ruleset or DEFAULT_RULESET}
+        lines.append(_dumps({**head, "observation": engine.observe(st)}))
         todo = len(actions) if actions is not None else steps
         assert todo is not None
         for k in range(1, todo + 1):
@@ -78,24 +82,26 @@ def record(board_path: str, engine_spec: str | None, out: str, actions: list[str
         print(f"engine fault after {n} recorded steps: {_line(fault)}")
         print(f"wrote the {plural(n, 'step')} recorded before the fault to {out}")
         return EXIT_FAIL
-    print(f"recorded {plural(n, 'step')} of {name} on {board_path} to {out}" + (f" ({stopped})" if stopped else ""))
+    rs = f" (ruleset {board.ruleset})" if board.ruleset not in (None, DEFAULT_RULESET) else ""
+    print(f"recorded {plural(n, 'step')} of {name} on {board_path}{rs} to {out}" + (f" ({stopped})" if stopped else ""))
     return EXIT_OK
 
 
-def conform_file(path: str, invariants: list[Invariant], verbose: bool = True) -> tuple[int, dict]:
+def conform_file(path: str, invariants: list[Invariant], verbose: bool = True, ruleset: str | None = None) -> tuple[int, dict]:
     try:
         trace = load_trace(path)
-        d, checked = conform_trace(trace, invariants)
+        d, checked = conform_trace(trace, invariants, ruleset)
     except InputError as e:
         print(_line(f"bpcheck: error: {e.render()}"), file=sys.stderr)
         return EXIT_BAD_INPUT, {"trace": path, "verdict": "malformed", "error": e.render()}
     n = len(trace.steps)
-    print(_line(f"conform {path}: board {trace.board}, engine {trace.engine}, {plural(n, 'step')}"))
+    rs = f", ruleset {trace.played}" if trace.played != DEFAULT_RULESET else ""  # as check names it (docs/rulesets.md)
+    print(_line(f"conform {path}: board {trace.board}, engine {trace.engine}{rs}, {plural(n, 'step')}"))
     if verbose:
         for st in trace.steps[: (d.step if d is not None else n)]:
             mark = "   <-- diverges" if d is not None and st.index == d.step else ""
             print(f"  {st.index:3}. {_line(st.action)}{mark}")
-    doc: dict[str, Any] = {"trace": path, "board": trace.board, "engine": trace.engine, "steps": n}
+    doc: dict[str, Any] = {"trace": path, "board": trace.board, "engine": trace.engine, "ruleset": trace.played, "steps": n}
     if d is None:
         print(f"CONFORMS  {path}: all {plural(n, 'step')} are legal and match the reference model; every invariant held")
         return EXIT_OK, {**doc, "verdict": "conforms", "divergence": None}
@@ -104,7 +110,8 @@ def conform_file(path: str, invariants: list[Invariant], verbose: bool = True) -
     return EXIT_FAIL, {**doc, "verdict": "diverges", "divergence": d.to_dict()}
 
 
-def conform_files(paths: list[str], invariants: list[Invariant], verbose: bool = True, json_out: str | None = None) -> int:
+def conform_files(paths: list[str], invariants: list[Invariant], verbose: bool = True, json_out: str | None = None, ruleset: str | None = None) -> int:
+    """`ruleset`: --ruleset, for traces whose header and board name none (docs/traces.md)."""
     if json_out:  # checked before any trace is read: a folder that is not there is exit 2 now
 
         try:
@@ -117,7 +124,7 @@ def conform_files(paths: list[str], invariants: list[Invariant], verbose: bool =
     for k, p in enumerate(paths):
         if k:
             print()
-        code, doc = conform_file(p, invariants, verbose)
+        code, doc = conform_file(p, invariants, verbose, ruleset)
         docs.append(doc)
         if code == EXIT_BAD_INPUT or worst == EXIT_BAD_INPUT:
             worst = EXIT_BAD_INPUT
@@ -136,13 +143,13 @@ def conform_files(paths: list[str], invariants: list[Invariant], verbose: bool =
 
 
 def replay_differential(
-    cex: dict, verbose: bool = True, engine_spec: str | None = None, call_timeout: float | None = None, cex_path: str = "."
+    cex: dict, verbose: bool = True, engine_spec: str | None = None, call_timeout: float | None = None, cex_path: str = ".", ruleset: str | None = None
 ) -> int:
     """Replay a DIFF counterexample with the engine named on the command line (`engine_spec`,
     never the file's) and the reference model in lockstep."""
     try:
         engine = make_engine(engine_spec, call_timeout=call_timeout)
-        board = load_cex_board(cex_path, cex)
+        board = load_cex_board(cex_path, cex, ruleset)
     except InputError as e:
         print(f"bpcheck: error: {e.render()}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -621,7 +621,7 @@ def _write_cex_dir(args: CheckOptions, doc: dict, results: list) -> None:
             for ri, run in enumerate(runs):
                 for ci, cex in enumerate(run.counterexamples):
                     (out / f"{names[(ri, ci)]}.json").write_text(
-                        json.dumps({"bpcheck_counterexample": 1, **cex.to_dict(full=False)}, indent=1) + "\n", encoding="utf-8"
+                        json.dumps({"bpcheck_counterexample": 1, **cex.to_dict(full=False), "ruleset": run.result.board.ruleset or DEFAULT_RULESET}, indent=1) + "\n", encoding="utf-8"
                     )
 
         try:

@@ -33,10 +33,11 @@ from bpcheck.reports.runs import Run
 _LOADED: dict[tuple[str, str], object] = {}  # boards loaded once per process (a worker runs several mutants)
 
 
-def _load(path: Path, display: str):
-    key = (str(path), display)
+def _load(path: Path, display: str, ruleset: str | None = None):
+    """A board, played under `ruleset` (--ruleset) when it names none (docs/rulesets.md)."""
+    key = (str(path), display, ruleset)
     if key not in _LOADED:
-        _LOADED[key] = load_board(path, display)
+        _LOADED[key] = load_board(path, display, ruleset=ruleset)
     return _LOADED[key]
 
 
@@ -77,9 +78,10 @@ def _schedule(order, bounds: Bounds, own_board_first: bool):
         rounds.done(t, b.again)
 
 
-def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bounds, own_board_first: bool = False, progress=None) -> dict:
+def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bounds, own_board_first: bool = False, progress=None, ruleset: str | None = None) -> dict:
     """``progress``: the mutant's task of the run's progress (bpcheck.explorers.progress): every
-    exploration's states add to it."""
+    exploration's states add to it. ``ruleset``: --ruleset, the ruleset of boards that name none
+    (the mutant plays under each board's: model/rulesets.py under_ruleset)."""
     order = mutant_order(m, boards, own_board_first)
     t0 = time.perf_counter()
     c0 = time.process_time()
@@ -88,7 +90,7 @@ def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bo
     tried: set[str] = set()  # boards explored (some several times, with growing budgets)
     runs = 0
     for path, display, b in _schedule(order, bounds, own_board_first):
-        board = _load(path, display)
+        board = _load(path, display, ruleset)
         tried.add(display)
         runs += 1
         system = EngineSystem(ReferenceEngine(m.rules, f"mutant:{m.name}"), board, invariants)
@@ -136,10 +138,10 @@ def run_mutant(m: Mutant, boards: list[tuple[Path, str]], invariants, bounds: Bo
     }
 
 
-def run_mutant_task(name: str, boards: list[tuple[Path, str]], bounds: Bounds, own_board_first: bool) -> dict:
+def run_mutant_task(name: str, boards: list[tuple[Path, str]], bounds: Bounds, own_board_first: bool, ruleset: str | None = None) -> dict:
     """One mutant in a worker process (`bpcheck mutants -j N`): plain data in, a row out; its
     counts go to the parent as it runs (explorers/pool.py ``notify``)."""
-    return run_mutant(MUTANTS[name], boards, select(None), bounds, own_board_first, progress=RemoteTask(notify))
+    return run_mutant(MUTANTS[name], boards, select(None), bounds, own_board_first, progress=RemoteTask(notify), ruleset=ruleset)
 
 
 def _reports(args, rows: list[dict], boards, invariants, bounds: Bounds) -> None:
@@ -151,7 +153,7 @@ def _reports(args, rows: list[dict], boards, invariants, bounds: Bounds) -> None
         if row["status"] != "killed":
             continue
         name = f"mutant:{row['mutant']}"
-        board = load_board(paths[row["board"]], row["board"])
+        board = load_board(paths[row["board"]], row["board"], ruleset=getattr(args, "ruleset", None))
         br = check_board(board, make_engine(name), invariants, "bfs", bounds, name, progress=False, graph_limit=graph_limit(args))
         runs.append(Run(name, br))
     meta = {"mutants": len(rows), "killed": sum(1 for r in rows if r["status"] == "killed")}
@@ -161,7 +163,7 @@ def _reports(args, rows: list[dict], boards, invariants, bounds: Bounds) -> None
     emit_reports(args, runs, [], "bpcheck mutants", meta)
 
 
-def mutant_rows(names: list[str], boards, invariants, bounds: Bounds, own_board_first: bool, jobs: int, progress=None, row_text: Callable[[dict], str] = str):
+def mutant_rows(names: list[str], boards, invariants, bounds: Bounds, own_board_first: bool, jobs: int, progress=None, row_text: Callable[[dict], str] = str, ruleset: str | None = None):
     """Each mutant's row, in the order of ``names``, whatever the number of worker processes.
     ``progress``: the run's (bpcheck.explorers.progress); a row held back for that order is
     shown on stderr when it is known (as ``row_text`` writes it)."""
@@ -170,7 +172,7 @@ def mutant_rows(names: list[str], boards, invariants, bounds: Bounds, own_board_
     if jobs <= 1 or len(names) <= 1:
         for name in names:
             task = progress.start(name)
-            row = run_mutant(MUTANTS[name], boards, invariants, bounds, own_board_first, progress=task)
+            row = run_mutant(MUTANTS[name], boards, invariants, bounds, own_board_first, progress=task, ruleset=ruleset)
             progress.finish(task, failed=row["status"] != "killed")
             yield row
         return
@@ -189,7 +191,7 @@ def mutant_rows(names: list[str], boards, invariants, bounds: Bounds, own_board_
             task_of(i)
 
     with open_pool(jobs, on_note=lambda i, payload: apply_remote(task_of(i), payload)) as pool:  # worker processes, or Ray tasks with --cluster
-        tasks_args = [(name, boards, bounds, own_board_first) for name in names]
+        tasks_args = [(name, boards, bounds, own_board_first, ruleset) for name in names]
         for o in pool.run(run_mutant_task, tasks_args, tick=tick):
             if not o.ok:  # a bug in bpcheck (or a dead worker): exit 4 after the rows so far
                 raise RuntimeError(f"mutant {names[o.index]}: {o.error}" + (f"\n{o.traceback}" if o.traceback else ""))

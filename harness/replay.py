@@ -30,6 +30,7 @@ from bpcheck.explorers.run import STRUCTURAL
 from bpcheck.invariants import REGISTRY
 from bpcheck.model import fields, reading
 from bpcheck.model.board import load_board
+from bpcheck.model.rulesets import RULESETS
 
 CEX_VERSION = 1
 _INDEX = re.compile(r"^#(0|[1-9][0-9]{0,5})$")
@@ -55,6 +56,7 @@ CEX_KEYS = {
     "group",  # its root cause: the id of its entry in the result's groups (informational)
     "folded",  # #N entries are decisions with the forced passes after them folded (explorers/run.py)
     "engine_stderr",  # a crash: the engine's last stderr lines (informational)
+    "ruleset",  # the ruleset the board was played under (docs/rulesets.md; replay plays it again)
 }
 
 
@@ -81,6 +83,8 @@ def check_counterexample(c, file: str, where: str) -> dict:
             raise InputError(file, fields.field_path(where, "forced"), "expected an array of step numbers (from 1)")
     if "group" in c and not (fields.is_type(c["group"], int) and c["group"] >= 1):
         raise InputError(file, fields.field_path(where, "group"), f"expected a group number (from 1), got {fields.show(c['group'])}")
+    if "ruleset" in c and not (fields.is_type(c["ruleset"], str) and c["ruleset"] in RULESETS):
+        raise InputError(file, fields.field_path(where, "ruleset"), f"unknown ruleset {fields.show(c['ruleset'])} (known: {', '.join(RULESETS)})")
     if "folded" in c and not isinstance(c["folded"], bool):
         raise InputError(file, fields.field_path(where, "folded"), f"expected a boolean, got {fields.type_name(c['folded'])}")
     if "engine_stderr" in c and not (isinstance(c["engine_stderr"], list) and all(fields.is_type(x, str) for x in c["engine_stderr"])):
@@ -126,7 +130,13 @@ def load_counterexamples(path: str) -> list[dict]:
             cs = b.get("counterexamples", [])
             if not isinstance(cs, list):
                 raise InputError(path, f"boards[{i}].counterexamples", f"expected an array, got {fields.type_name(cs)}")
-            cexs.extend(check_counterexample(c, path, f"boards[{i}].counterexamples[{j}]") for j, c in enumerate(cs))
+            rs = b.get("ruleset")  # the ruleset the board was played under (check --json)
+            if rs is not None and not (fields.is_type(rs, str) and rs in RULESETS):
+                raise InputError(path, f"boards[{i}].ruleset", f"unknown ruleset {fields.show(rs)} (known: {', '.join(RULESETS)})")
+            for j, c in enumerate(cs):
+                if isinstance(c, dict) and rs is not None and "ruleset" not in c:
+                    c = {**c, "ruleset": rs}
+                cexs.append(check_counterexample(c, path, f"boards[{i}].counterexamples[{j}]"))
         return cexs
     if "trace" in data:
         return [check_counterexample(data, path, "")]
@@ -145,14 +155,30 @@ def resolve_board(cex_path: str, board: str) -> str:
     return str(alt) if alt.exists() else board
 
 
-def load_cex_board(path: str, cex: dict):
-    """The board a counterexample names; a problem with it names the counterexample file too."""
+def cex_ruleset(cex: dict, ruleset: str | None) -> str | None:
+    """The ruleset to replay a counterexample under when its board names none: the one the file
+    says it was found under (its own field wins, as a board's does), else ``--ruleset``
+    (`ruleset`), else None (tcg)."""
+    return cex.get("ruleset") or ruleset
+
+
+def ruleset_note(cex: dict, ruleset: str | None) -> str | None:
+    """What replay says when ``--ruleset`` is not the ruleset the file names (the file's wins)."""
+    named = cex.get("ruleset")
+    if ruleset is not None and named is not None and named != ruleset:
+        return f"note: the counterexample was found under ruleset {named}; replaying under it (a file's own ruleset wins over --ruleset {ruleset})"
+    return None
+
+
+def load_cex_board(path: str, cex: dict, ruleset: str | None = None):
+    """The board a counterexample names, played under its own ruleset, else
+    :func:`cex_ruleset`'s; a problem with it names the counterexample file too."""
     where = fields.field_path(cex.get("_where", ""), "board")
     file = resolve_board(path, cex["board"])
     if not Path(file).exists():
         raise InputError(path, where, f"no such board file {cex['board']!r}")
     try:
-        return load_board(file, cex["board"])
+        return load_board(file, cex["board"], ruleset=cex_ruleset(cex, ruleset))
     except InputError as e:
         raise InputError(path, where, f"in board file {e.render()}") from None
 

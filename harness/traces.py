@@ -33,6 +33,7 @@ from bpcheck.invariants.cards import CardFacts
 from bpcheck.invariants.monitor import Monitor
 from bpcheck.model.board import load_board
 from bpcheck.model.reading import load_jsonl
+from bpcheck.model.rulesets import DEFAULT_RULESET, RULESETS
 
 # Stands for the monitor when a recorded step's events cannot even update it.
 _MONITOR = Invariant("monitor", "The invariants' history is updated from the recorded events.", (), "transition", "accounting", lambda t: None)
@@ -42,7 +43,7 @@ from bpcheck.reports.safe import json_text  # what an engine or a trace said, on
 from bpcheck.reports.text import board_lines
 
 TRACE_VERSION = 1
-HEADER_KEYS = {"bpcheck_trace", "board", "engine", "observation"}
+HEADER_KEYS = {"bpcheck_trace", "board", "engine", "observation", "ruleset"}
 STEP_KEYS = {"action", "observation", "events"}
 PN = ("P1", "P2")
 
@@ -66,6 +67,8 @@ class Trace:
     engine: str
     initial_observation: dict | None
     steps: list[TraceStep] = field(default_factory=list)
+    ruleset: str | None = None  # the header's `ruleset`: the one the engine played (record writes it)
+    played: str = DEFAULT_RULESET  # the ruleset conform judged the trace under (conform_trace sets it)
 
 
 def _dumps(obj: Any) -> str:
@@ -106,7 +109,10 @@ def load_trace(path: str) -> Trace:
     init = head.get("observation")
     if "observation" in head and not isinstance(init, dict):
         raise InputError(where, "observation", f"expected a JSON object, got {_type_name(init)}")
-    trace = Trace(path, head["board"], head["engine"], init)
+    rs = head.get("ruleset")
+    if "ruleset" in head and not (isinstance(rs, str) and rs in RULESETS):
+        raise InputError(where, "ruleset", f"unknown ruleset {show(rs, 40)} (known: {', '.join(RULESETS)})")
+    trace = Trace(path, head["board"], head["engine"], init, ruleset=rs)
     for k, (n, row) in enumerate(rows[1:], 1):
         where = f"{path}:{n}"
         if not isinstance(row, dict):
@@ -211,15 +217,22 @@ def resolve_board(trace: Trace) -> str:
     return str(alt) if alt.exists() else trace.board
 
 
-def conform_trace(trace: Trace, invariants: list[Invariant]) -> tuple[Divergence | None, int]:
-    """Replay `trace` in the reference model: the first divergence (or None) and the steps checked."""
+def conform_trace(trace: Trace, invariants: list[Invariant], ruleset: str | None = None) -> tuple[Divergence | None, int]:
+    """Replay `trace` in the reference model: the first divergence (or None) and the steps checked.
+    The ruleset: the board's own, else the trace header's (the one recorded), else `ruleset`
+    (--ruleset), else tcg (docs/traces.md); the invariants of other rulesets are left out, as
+    `check` leaves them out (docs/rulesets.md)."""
     board_file = resolve_board(trace)
     if not Path(board_file).exists():
         raise InputError(f"{trace.path}:1", "board", f"no such board file {trace.board!r}")
     try:
-        board = load_board(board_file, trace.board)
+        board = load_board(board_file, trace.board, ruleset=trace.ruleset or ruleset)
     except InputError as e:  # name the trace too: the board may serve many
         raise InputError(f"{trace.path}:1", "board", f"in board file {e.render()}") from None
+    trace.played = board.ruleset or DEFAULT_RULESET
+    if trace.ruleset is not None and trace.ruleset != trace.played:
+        raise InputError(f"{trace.path}:1", "ruleset", f"the trace was recorded under {trace.ruleset}, but its board {trace.board} names ruleset {trace.played}")
+    invariants = [i for i in invariants if trace.played in getattr(i, "rulesets", (trace.played,))]
     state_invs = [i for i in invariants if i.kind == "state"]
     trans_invs = [i for i in invariants if i.kind == "transition"]
     ref = ReferenceEngine()

@@ -31,6 +31,9 @@ class OcgRules(Rules):
     # rule: OCG-DS-CALC-SAYS-SO (during damage calculation only cards that say so: an ATK/DEF
     # modifier naming the Damage Step is activated up to, not during, damage calculation)
     damage_step_timing_steps = STAT_CHANGE_STEPS
+    # The EDOPro core has no duel flag for 002's OCG Battle Phase (docs/ocgcore.md, "Rulesets and
+    # the core's duel flags"): `--engine ocgcore` plays an ocg board with the flags of tcg.
+    core_duel_flags: tuple[str, ...] = ()
 
 
 class GoatRules(Rules):
@@ -41,6 +44,10 @@ class GoatRules(Rules):
 
     name = "goat"
     replay_stores_attack = True  # rule: GOAT-RPL-STORED
+    # The one flag of the core's DUEL_MODE_GOAT that this ruleset models (rule: GOAT-RPL-STORED);
+    # the mode's others change what the model plays as tcg (docs/ocgcore.md, "Rulesets and the
+    # core's duel flags").
+    core_duel_flags: tuple[str, ...] = ("DUEL_STORE_ATTACK_REPLAYS",)
 
     def _replay_actions(self, s: State) -> list[Action]:
         # rule: GOAT-RPL-STORED (no choice of a new target: the attack is stored)
@@ -63,6 +70,14 @@ def ruleset_class(name: str | None, file: str = "--ruleset", field: str = "") ->
     if cls is None:
         raise InputError(file, field, f"unknown ruleset {name!r} (known: {known_rulesets()})")
     return cls
+
+
+def core_duel_flags(name: str | None) -> tuple[str, ...]:
+    """The names of the EDOPro core's duel flags (``DUEL_*`` of its ``ocgapi_constants.h``) that
+    select the ruleset `name` in the core, beyond the Master Rule 5 duel every ruleset starts
+    from: data for an engine adapter (engines/ocgcore), which resolves the names. A ruleset class
+    states them as ``core_duel_flags``; one stating none (tcg, the reference) needs none."""
+    return tuple(getattr(ruleset_class(name), "core_duel_flags", ()))
 
 
 def under_ruleset(rules_cls: type[Rules], name: str | None) -> type[Rules]:

@@ -222,6 +222,7 @@ CATALOGUE: list[Row] = [
     Row("trace-version-float", "trace", trace(HEADER.replace('"bpcheck_trace": 1', '"bpcheck_trace": 1.0') + "\n"), r"t\.jsonl:1: bpcheck_trace: unsupported trace version"),
     Row("trace-deep-nesting", "trace", trace(HEADER + '\n{"action": "x", "observation": ' + "[" * 600 + "]" * 600 + ', "events": []}\n'), r"t\.jsonl:2: observation\[0\]\[0\].*: nested too deeply"),
     Row("trace-board-is-device", "trace", trace(HEADER.replace("BOARD", "/dev/zero") + "\n"), r"t\.jsonl:1: board: in board file /dev/zero: is a character device"),
+    Row("trace-unknown-ruleset", "trace", trace(HEADER.replace('"engine"', '"ruleset": "speed", "engine"') + "\n"), r't\.jsonl:1: ruleset: unknown ruleset "speed" \(known: tcg, ocg, goat\)'),
     # -- counterexample files (replay) ----------------------------------------------------------------
     Row("cex-malformed-json", "counterexample", cex('{"trace": ['), r"c\.json: malformed JSON"),
     Row("cex-trace-not-a-list", "counterexample", cex(GOOD_CEX.replace('["enter Battle Phase"]', '"enter Battle Phase"')), r"c\.json: trace: expected an array, got string"),
@@ -231,6 +232,7 @@ CATALOGUE: list[Row] = [
     Row("cex-missing-board", "counterexample", cex(GOOD_CEX.replace("BOARD", "no/such/board.toml")), r"c\.json: board: no such board file 'no/such/board\.toml'"),
     Row("cex-result-boards-not-a-list", "counterexample", cex('{"boards": {"x": 1}}'), r"c\.json: boards: expected an array, got table"),
     Row("cex-no-counterexample", "counterexample", cex('{"bpcheck": "0", "boards": [{"board": "BOARD", "counterexamples": []}]}'), r"c\.json: boards: the result holds no counterexample: there is nothing to replay"),
+    Row("cex-unknown-ruleset", "counterexample", cex(GOOD_CEX.replace('"engine"', '"ruleset": 3, "engine"')), r"c\.json: ruleset: unknown ruleset 3 \(known: tcg, ocg, goat\)"),
     Row("cex-trace-no-longer-applies", "counterexample", cex(GOOD_CEX.replace('["enter Battle Phase"]', '["enter Battle Phase", "fly away"]')), r"c\.json: trace\[1\]: step 2: 'fly away' is not legal here"),
     # -- command-line numbers -------------------------------------------------------------------------
     Row("timeout-nan", "option", option("check", "BOARD", "--timeout", "nan"), r"argument --timeout: must be a finite number, got 'nan'"),

@@ -1,5 +1,5 @@
 """No noise on the bug-free core (issue 30 item 6): cards whose sweep findings on the unmodified
-EDOPro scripts were bpcheck's own errors (docs/ocgcore-findings.md, F29) are swept again and must
+EDOPro scripts were bpcheck's own errors (docs/ocgcore-findings.md, F33) are swept again and must
 come out clean. Each card stands for one class of error that was fixed:
 
 - the profile reader: an older-worded Normal Trap read as a die roll plus a continuous effect

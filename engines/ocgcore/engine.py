@@ -29,6 +29,7 @@ from bpcheck.engines.interface import Capabilities, EngineRefusal
 from bpcheck.model.board import Board
 from bpcheck.model.cdb import ATTRIBUTE_NAMES, RACE_NAMES
 from bpcheck.model.events import Event, ev
+from bpcheck.model.rulesets import DEFAULT_RULESET
 
 from . import core as K
 from . import messages as M
@@ -245,6 +246,31 @@ class OcgcoreEngine:
         node.obs = self._observe(duel, node)
         self._put(node.path, duel)
         return node
+
+    def _attack_not_cancelled(self, duel: K.Duel, track: Track, prompt) -> bool:
+        """At a battle command with an attack under way (the core dropped it without a message),
+        whether the attacker, still on the field, lacks the core's STATUS_ATTACK_CANCELED: then
+        the core dropped it as a replay (the status stays until the next declaration,
+        processor.cpp:1928), not as a stop."""
+        if prompt.kind != M.MSG_SELECT_BATTLECMD or track.attack is None:
+            return False
+        w = track.where(track.attack[0])
+        if w is None or w[1] != K.LOCATION_MZONE:
+            return False
+        q = duel.query_location(w[0], K.LOCATION_MZONE, K.QUERY_CODE | K.QUERY_STATUS)
+        card = q[w[2]] if w[2] < len(q) else None
+        return card is not None and not card.get(K.QUERY_STATUS, 0) & K.STATUS_ATTACK_CANCELED
+
+    @property
+    def stores_replays(self) -> bool:
+        """Whether the duel stores replays (DUEL_STORE_ATTACK_REPLAYS: ruleset goat)."""
+        return self.puzzle is not None and bool(self.puzzle.flags & K.DUEL_STORE_ATTACK_REPLAYS)
+
+    @property
+    def ruleset(self) -> str:
+        """The name of the ruleset the current board is played under: the core gets its duel
+        flags (model/rulesets.py core_duel_flags, set by the puzzle: puzzle.py)."""
+        return (self.board.ruleset if self.board is not None else None) or DEFAULT_RULESET
 
     def _new_duel(self) -> K.Duel:
         assert self._core is not None and self._cards is not None and self.puzzle is not None
@@ -471,7 +497,7 @@ class OcgcoreEngine:
                 return None, True
             if prompt is None:
                 raise SystemFault("engine-fault", "the core awaits a response without a prompt")
-            infer_step(track, prompt, events)
+            infer_step(track, prompt, events, self.stores_replays and self._attack_not_cancelled(duel, track, prompt))
             if is_replay_question(prompt, track):
                 a = track.attack
                 assert a is not None
@@ -1060,10 +1086,12 @@ TIMING_BATTLE_START, TIMING_BATTLE_END, TIMING_ATTACK = 0x8, 0x10, 0x1000
 TIMING_DAMAGE_STEP, TIMING_DAMAGE_CAL, TIMING_BATTLE_STEP_END, TIMING_BATTLED = 0x2000, 0x4000, 0x4000000, 0x8000000
 
 
-def infer_step(track: Track, pr: M.Prompt, events: list[Event]) -> None:
+def infer_step(track: Track, pr: M.Prompt, events: list[Event], stores_replays: bool = False) -> None:
     """The Battle Phase step the core is in. The core announces only some steps with
     MSG_NEW_PHASE; the rest is read from the prompt: a battle command is the Battle Step, and a
-    chain prompt's timing hints say the step (the turn player's hint, TIMING_*)."""
+    chain prompt's timing hints say the step (the turn player's hint, TIMING_*). `stores_replays`:
+    the duel has DUEL_STORE_ATTACK_REPLAYS (ruleset goat) and the core did not cancel the attack it
+    dropped (OcgcoreEngine._attack_not_cancelled), so the drop is a stored replay, not a stop."""
     if pr.kind == M.MSG_SELECT_BATTLECMD:
         track.set_step("battle_step", events)
         if track.attack is not None:
@@ -1074,7 +1102,19 @@ def infer_step(track: Track, pr: M.Prompt, events: list[Event]) -> None:
             au = track.attack[0]
             w = track.where(au)
             left = w is None or w[1] != K.LOCATION_MZONE or w[0] != pr.player  # (the prompt's player: the turn player)
-            events.append(ev("attack_stopped", attacker_uid=au, reason="attacker_left_field" if left else "cannot_attack"))
+            if stores_replays and not left:
+                # DUEL_STORE_ATTACK_REPLAYS (ruleset goat) and an attack the core did not cancel:
+                # where the core would ask its replay question it answers "no" itself and the
+                # declaration is not counted (its battle processor: the replay step,
+                # processor.cpp:2197, and the count, :2217): a replay whose attack is stored, as
+                # the model's goat ruleset says it (GOAT-RPL-STORED). A cancelled attack (the
+                # attacker can no longer attack, :2178) is a stop, as under every ruleset.
+                changed = track.monsters_of(1 - pr.player) != track.opp_at_attack  # (else the target left or the attack became illegal)
+                events.append(ev("replay", attacker_uid=au, reason="targets_changed" if changed else "attack_illegal"))
+                events.append(ev("replay_choice", attacker_uid=au, choice="call_off", target_uid=None))
+                events.append(ev("attack_ended", attacker_uid=au, reason="called_off"))
+            else:
+                events.append(ev("attack_stopped", attacker_uid=au, reason="attacker_left_field" if left else "cannot_attack"))
             track.attack = None
         return
     if pr.kind != M.MSG_SELECT_CHAIN or track.phase not in BATTLE_PHASES:

@@ -4,7 +4,9 @@ Core player 0 is always the board's turn player (the core starts a puzzle on its
 player 0 to move), so board player ``p`` is core player ``p ^ turn_player``. The board's turn
 number is kept by the adapter: the core's turn 1 is the board's turn ``N``; on a board turn > 1
 the duel gets ``DUEL_ATTACK_FIRST_TURN`` so the core allows the Battle Phase it would forbid on
-its own first turn.
+its own first turn. The board's ruleset adds the core's flags that select it
+(:func:`bpcheck.model.rulesets.core_duel_flags`: ``DUEL_STORE_ATTACK_REPLAYS`` for goat). The flags
+go to ``Debug.ReloadFieldBegin``, which replaces the duel's options with them (and Master Rule 5's).
 
 What a puzzle cannot express raises :class:`~bpcheck.engines.interface.EngineRefusal`.
 """
@@ -17,10 +19,11 @@ from dataclasses import field as dc_field
 from bpcheck.engines.interface import EngineRefusal
 from bpcheck.model import cdb as C
 from bpcheck.model.board import Board
+from bpcheck.model.rulesets import DEFAULT_RULESET, core_duel_flags
 from bpcheck.model.state import Pos
 
 from .core import (
-    DUEL_ATTACK_FIRST_TURN,
+    DUEL_FLAGS,
     LOCATION_DECK,
     LOCATION_EXTRA,
     LOCATION_GRAVE,
@@ -76,6 +79,16 @@ def passcode_of(name: str, board: Board, cards: CardDatabase) -> int:
     raise EngineRefusal(f"card {name!r} (passcode {card.passcode}) is not in the core's card database {cards.path}")
 
 
+def puzzle_ruleset_flags(board: Board) -> tuple[str, ...]:
+    """The core's duel flags of the board's ruleset (names; model/rulesets.py), each one the
+    adapter knows (:data:`~.core.DUEL_FLAGS`); a flag it does not know refuses the board."""
+    names = core_duel_flags(board.ruleset)
+    unknown = [n for n in names if n not in DUEL_FLAGS]
+    if unknown:
+        raise EngineRefusal(f"ruleset {board.ruleset}: the adapter does not know the core's duel flag(s) {', '.join(unknown)}")
+    return names
+
+
 def build_puzzle(board: Board, cards: CardDatabase, *, comment: list[str] | None = None) -> Puzzle:
     s = board.state
     tp = s.turn_player
@@ -83,14 +96,21 @@ def build_puzzle(board: Board, cards: CardDatabase, *, comment: list[str] | None
         raise EngineRefusal(f"the board starts in {s.step.value}; a puzzle starts in Main Phase 1")
     if s.chain or s.attack is not None or s.triggers or s.choice is not None or s.lingering:
         raise EngineRefusal("the board starts mid-chain, mid-attack or with lingering effects; a puzzle starts from a quiet field")
-    flags = DUEL_ATTACK_FIRST_TURN if s.turn > 1 else 0
+    flag_names = (["DUEL_ATTACK_FIRST_TURN"] if s.turn > 1 else []) + list(puzzle_ruleset_flags(board))
+    flags = 0
+    for n in flag_names:
+        flags |= DUEL_FLAGS[n]
     lines = [f"-- bpcheck board: {board.name}", f"-- from {board.path}"]
     if board.source:
         lines.append(f"-- seed passage: {board.source}")
     lines.append(f"-- board turn {s.turn}, P{tp + 1} to move; core player 0 is P{tp + 1}")
     for c in comment or []:
         lines.append(f"-- {c}")
-    lines.append(f"Debug.ReloadFieldBegin({'DUEL_ATTACK_FIRST_TURN' if flags else '0'}, 5)")
+    ruleset = board.ruleset or DEFAULT_RULESET
+    lines.append(f"-- ruleset {ruleset}: duel flags {' | '.join(flag_names) or 'none'} with Master Rule 5")
+    # ReloadFieldBegin replaces the duel's options with these flags and Master Rule 5's (the
+    # core's libdebug.cpp ReloadFieldBegin): the ruleset's flags are set here, not at creation
+    lines.append(f"Debug.ReloadFieldBegin({' | '.join(flag_names) or '0'}, 5)")
     lp = [0, 0]
     for bp in (0, 1):
         cp = bp ^ tp
