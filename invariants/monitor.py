@@ -143,7 +143,7 @@ class Monitor:
             idx = self._cache["attacks"] = {r[0]: AttackRecord(*r) for r in self.values["attacks"]}
         r = idx.get(uid)
         if r is None:
-            r = idx[uid] = AttackRecord(uid, 0, (), False, False, 0)  # (kept: asked again for this monitor)
+            r = idx[uid] = AttackRecord(uid, 0, (), False, False, 0, 0)  # (kept: asked again for this monitor)
         return r
 
     def attackers(self) -> list["AttackRecord"]:
@@ -188,6 +188,9 @@ class AttackRecord(NamedTuple):
     # of its own forbade it (by the card data: Chaos Sorcerer's "cannot attack the turn ...")
     stopped: bool
     costs_paid: int  # attack costs paid (attack_cost_paid events)
+    # attacks it may declare this turn beyond one: resolved effects of its own that give it more
+    # (by the card data: Black Luster Soldier's "second attack in a row", DS-EXTRA-ATTACK)
+    extra: int
 
 
 class Window(NamedTuple):
@@ -234,8 +237,9 @@ _ATTACKS_KINDS = frozenset({"attack_declared", "replay_choice", "attack_cost_pai
 @history(
     "attacks",
     "Per monster this turn: attack declarations, the monsters it was declared at, direct declarations, whether it may not "
-    "attack again (its attack stopped, or a resolved effect of its own forbade it by its card data), attack costs paid. A "
-    "monster that leaves the field is forgotten (a new object if it returns).",
+    "attack again (its attack stopped, or a resolved effect of its own forbade it by its card data), attack costs paid, "
+    "extra attacks a resolved effect of its own gave it (by its card data). A monster that leaves the field is forgotten (a "
+    "new object if it returns).",
 )
 def _attacks(prev, t):
     if t.before.get("turn") != t.after.get("turn"):
@@ -244,11 +248,12 @@ def _attacks(prev, t):
         return prev  # none of the events it reads
     recs = {r[0]: list(r) for r in prev}
     changed = False
+    links = list(t.mon.chain.links) if t.mon is not None else []  # the chain as built, to know which effect resolves
     for e in t.events:
         k = e.kind
         if k == "attack_declared" or (k == "replay_choice" and e.get("choice") in ("target", "direct")):
             uid = e["attacker_uid"]
-            r = recs.setdefault(uid, [uid, 0, (), False, False, 0])
+            r = recs.setdefault(uid, [uid, 0, (), False, False, 0, 0])
             if k == "attack_declared" and not e.get("replay"):
                 r[1] = min(r[1] + 1, COUNT_CAP)
             tgt = e.get("target_uid")
@@ -259,7 +264,7 @@ def _attacks(prev, t):
             changed = True
         elif k == "attack_cost_paid":
             uid = e["attacker_uid"]
-            r = recs.setdefault(uid, [uid, 0, (), False, False, 0])
+            r = recs.setdefault(uid, [uid, 0, (), False, False, 0, 0])
             r[5] = min(r[5] + 1, COUNT_CAP)
             changed = True
         elif k == "attack_stopped":
@@ -268,11 +273,24 @@ def _attacks(prev, t):
                 recs[uid][4] = True
                 changed = True
         elif k == "chain_link_resolved":
-            if not e.get("negated") and t.cards is not None and t.cards.forbids_own_attack(e.get("card")):
-                uid = e.get("card_uid")
-                r = recs.setdefault(uid, [uid, 0, (), False, False, 0])
+            uid = e.get("card_uid")
+            effect, negated = None, bool(e.get("negated"))
+            for i in range(len(links) - 1, -1, -1):  # the last link of that card resolves first (CH-LIFO)
+                if links[i][0] == uid:
+                    effect, negated = links[i][2], negated or links[i][6]
+                    del links[i]
+                    break
+            if negated or t.cards is None:
+                continue
+            if t.cards.forbids_own_attack(e.get("card"), effect):
+                r = recs.setdefault(uid, [uid, 0, (), False, False, 0, 0])
                 if not r[4]:
                     r[4] = changed = True
+            more = t.cards.extra_attacks(e.get("card"), effect)
+            if more:  # rule: DS-EXTRA-ATTACK
+                r = recs.setdefault(uid, [uid, 0, (), False, False, 0, 0])
+                r[6] = min(r[6] + more, COUNT_CAP)
+                changed = True
         elif left_field(e):
             if recs.pop(e.get("card_uid"), None) is not None:
                 changed = True

@@ -71,6 +71,10 @@ CONDITIONS = {
     "opponent_battle_phase",
     "self_attacks_face_down_defense",
     "self_attacks_face_up_defense",
+    # "If this attacking card destroys an opponent's monster by battle": this card is the attacker
+    # and the attack target is marked destroyed by battle (after damage calculation (1): rule
+    # DS-EXTRA-ATTACK)
+    "self_attacking_destroys_by_battle",
 }
 
 STATIC_KINDS = {
@@ -526,6 +530,8 @@ OP_PARAMS: dict[str, tuple[frozenset[str], dict]] = {
     ),
     "negate_attack": (frozenset(), {}),
     "forbid_attack": (frozenset({"what"}), {"what": _WHAT}),
+    # "It can make a second attack in a row": one more attack declaration this turn (rule: DS-EXTRA-ATTACK)
+    "extra_attack": (frozenset({"what"}), {"what": _WHAT}),
     "no_battle_damage": (frozenset({"to"}), {"to": _enum({"you", "opponent"}, "player"), "until": _enum(LINGERING_UNTIL, "duration")}),
     "battle_indestructible": (frozenset({"to"}), {"to": _enum({"you", "opponent"}, "player"), "until": _enum(LINGERING_UNTIL, "duration")}),
     "return_to_hand": (frozenset({"what"}), {"what": _WHAT}),
