@@ -10,6 +10,7 @@ from __future__ import annotations
 from bpcheck.invariants.base import NotJudged, by_board, by_history, invariant
 from bpcheck.invariants.monitor import COUNT_CAP, history, left_field
 from bpcheck.invariants.view import (
+    allowed_attacks,
     db_rules_unknown,
     ATTACKABLE,
     CANNOT_ATTACK,
@@ -63,8 +64,8 @@ def attack_count(obs, ctx):
             allowed = max(1, len(rec.declared_at) + (1 if rec.declared_direct else 0))
             if n > allowed:
                 return f"{card_ref(obs, m['uid'])} declared {n} attacks but was declared at only {allowed} targets"
-        elif n > 1 + rec.extra:  # rule: ATK-ONCE, DS-EXTRA-ATTACK (a resolved effect of its own gave it more)
-            return f"{card_ref(obs, m['uid'])} declared {n} attacks this turn; it may declare {1 + rec.extra}"
+        elif n > allowed_attacks(rec, m["card"]):  # rule: ATK-ONCE, DS-EXTRA-ATTACK (a resolved effect of its own gave it more)
+            return f"{card_ref(obs, m['uid'])} declared {n} attacks this turn; it may declare {allowed_attacks(rec, m['card'])}"
     return True if seen else None
 
 
@@ -93,7 +94,7 @@ def target_once(t):
             if unknown_rules is not None:
                 return NotJudged(unknown_rules)
             rec = t.mon.attack(uid)
-            if not redirect and rec.extra and rec.declared < 1 + rec.extra and not _each(t.cards, m):
+            if not redirect and not _each(t.cards, m) and rec.declared < allowed_attacks(rec, m["card"]):
                 # rule: DS-EXTRA-ATTACK (an extra attack a resolved effect of its own gave it may go at
                 # any monster that can be attacked; only a monster that attacks each monster once is
                 # held to new targets)
@@ -268,7 +269,7 @@ def targets_offered(obs, actions, ctx):
                 return f"{a['label']} is offered but {card_ref(obs, m['uid'])} was already declared at that monster this turn"
             if t is None and rec.declared:
                 return f"{a['label']} is offered but {card_ref(obs, m['uid'])} already attacked this turn"
-        elif rec.declared >= 1 + rec.extra:  # rule: ATK-ONCE, DS-EXTRA-ATTACK
+        elif rec.declared >= allowed_attacks(rec, m["card"]):  # rule: ATK-ONCE, DS-EXTRA-ATTACK
             return f"{a['label']} is offered but {card_ref(obs, m['uid'])} already declared {rec.declared} attack(s) this turn"
     return True
 

@@ -189,8 +189,10 @@ class AttackRecord(NamedTuple):
     stopped: bool
     costs_paid: int  # attack costs paid (attack_cost_paid events)
     # attacks it may declare this turn beyond one: resolved effects of its own that give it more
-    # (by the card data: Black Luster Soldier's "second attack in a row", DS-EXTRA-ATTACK)
-    extra: int
+    # (by the card data: Black Luster Soldier's "second attack in a row", DS-EXTRA-ATTACK); None
+    # when an effect of its own resolved and the card data cannot say which (an engine that does
+    # not report the effect index, a card whose effects differ): its attacks are not judged
+    extra: int | None
 
 
 class Window(NamedTuple):
@@ -282,15 +284,24 @@ def _attacks(prev, t):
                     break
             if negated or t.cards is None:
                 continue
-            if t.cards.forbids_own_attack(e.get("card"), effect):
+            card = e.get("card")
+            more = t.cards.extra_attacks(card, effect)
+            if more is None and effect is None and t.cards.effects(card) is not None:
+                # the engine did not say which effect resolved and the card's effects differ (Black
+                # Luster Soldier: a banish that forbids its attacks, a second attack): unknown
+                r = recs.setdefault(uid, [uid, 0, (), False, False, 0, 0])
+                if r[6] is not None:
+                    r[6], changed = None, True
+                continue
+            if t.cards.forbids_own_attack(card, effect):
                 r = recs.setdefault(uid, [uid, 0, (), False, False, 0, 0])
                 if not r[4]:
                     r[4] = changed = True
-            more = t.cards.extra_attacks(e.get("card"), effect)
             if more:  # rule: DS-EXTRA-ATTACK
                 r = recs.setdefault(uid, [uid, 0, (), False, False, 0, 0])
-                r[6] = min(r[6] + more, COUNT_CAP)
-                changed = True
+                if r[6] is not None:
+                    r[6] = min(r[6] + more, COUNT_CAP)
+                    changed = True
         elif left_field(e):
             if recs.pop(e.get("card_uid"), None) is not None:
                 changed = True

@@ -25,6 +25,7 @@ from bpcheck.invariants.base import NotJudged, Unknown, by_actions, by_board, by
 from bpcheck.invariants.cards import DAMAGE_STEPS, STAT_CHANGE_STEPS, SUMMON_FILTER_KEYS
 from bpcheck.invariants.monitor import history, left_field
 from bpcheck.invariants.view import (
+    allowed_attacks,
     db_rules_unknown,
     MARKS,
     ON_CHAIN,
@@ -152,7 +153,7 @@ def attack_options(obs: dict, mon, cards, m: dict) -> list:
         if not rec.declared and direct:
             out.append(None)
         return out
-    if rec.declared >= 1 + rec.extra:  # rule: ATK-ONCE, DS-EXTRA-ATTACK
+    if rec.declared >= allowed_attacks(rec, name):  # rule: ATK-ONCE, DS-EXTRA-ATTACK
         return []
     return targets + ([None] if direct else [])
 

@@ -171,6 +171,16 @@ def effect_words(effect) -> str:
     return "effect (its chain link names none)" if effect is None else f"effect {effect}"
 
 
+def allowed_attacks(rec, card: str) -> int:
+    """The attack declarations a one-attack monster is allowed this turn: one, and one more for
+    each extra attack a resolved effect of its own gave it (DS-EXTRA-ATTACK, the monitor's
+    ``attacks`` history). Raises Unknown when such an effect may have resolved but the card data
+    cannot say which of its effects did."""
+    if rec.extra is None:
+        raise Unknown(card, "which of its effects resolved (the engine did not say), so how many attacks it has")
+    return 1 + rec.extra
+
+
 def fact(value, card: str, what: str):
     """A card fact, or raise Unknown (the caller turns it into a NotJudged verdict)."""
     if value is None:
