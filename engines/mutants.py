@@ -224,6 +224,28 @@ class ExtraAttackWithoutEffect(Rules):
         return super().attack_options(s, m)
 
 
+class InsteadIgnored(Rules):
+    """An Equip Card that is destroyed "instead" of its monster being destroyed by battle (Mirror
+    of Yata) is ignored: the monster is sent to the Graveyard."""
+
+    def _destroyed_instead(self, s, uid):
+        return None
+
+
+class InsteadAtDamageCalculation(Rules):
+    """What is done "instead" of destruction by battle is done at damage calculation: the monster
+    is never destroyed by battle, its Equip Card goes at once."""
+
+    def _damage_calculation(self, w):
+        super()._damage_calculation(w)
+        for side, i, m in list(w.s.monsters()):
+            if m.destroyed_by_battle:
+                instead = self._destroyed_instead(w.s, m.uid)
+                if instead is not None:
+                    self._put_monster(w, side, i, replace(m, destroyed_by_battle=False))
+                    self.destroy(w, instead, by="effect")
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -609,6 +631,8 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("extra-attack-at-end-of-damage-step", ExtraAttackAtEndOfDamageStep, "damage step", "002-ds-extra-attack.toml"),
         Mutant("extra-attack-ignored", ExtraAttackIgnored, "attack counts", "002-ds-extra-attack.toml"),
         Mutant("extra-attack-without-effect", ExtraAttackWithoutEffect, "attack counts", "002-ds-extra-attack.toml"),
+        Mutant("instead-ignored", InsteadIgnored, "damage step", "002-ds-instead.toml"),
+        Mutant("instead-at-damage-calculation", InsteadAtDamageCalculation, "damage step", "002-ds-instead.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

@@ -48,6 +48,7 @@ OPS = {
 # Operations whose own resolution changes ATK/DEF (rule: DS-LEGAL-STATS, "directly").
 STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
 STATICS = {
+    "destroy_self_instead_of_battle",
     "cannot_be_attacked", "unaffected_by_spells", "attack_each_monster", "attack_cost", "direct_attack", "must_attack",
     "destroy_if_face_up_defense", "modify_stats", "modify_atk", "cannot_attack", "negate_effects", "banish_instead_of_graveyard",
     "halve_attackers",
@@ -370,6 +371,12 @@ class CardFacts:
     @_memo
     def must_attack(self, name: str) -> bool | None:
         return self._static(name, "must_attack", "self")
+
+    @_memo
+    def destroyed_instead_of_equipped(self, name: str) -> bool | None:
+        """An Equip Card destroyed instead of its monster being destroyed by battle (Mirror of
+        Yata: "If it would be destroyed by battle, destroy this card instead", DS-INSTEAD)."""
+        return self._static(name, "destroy_self_instead_of_battle", "equipped")
 
     @_memo
     def attack_cost(self, name: str) -> int | None:

@@ -512,7 +512,8 @@ _BATTLE_READS = _BATTLE_KINDS | {"card_moved", "phase_changed"}
 
 @history(
     "battle",
-    "The current Damage Step: monsters marked destroyed by battle (until they leave the field), monsters flipped by the "
+    "The current Damage Step: monsters marked destroyed by battle (until they leave the field, or an Equip Card is "
+    "destroyed instead of one, by its card data), monsters flipped by the "
     "attack, whether damage calculation was performed for this battle, whether the battle ended early (a battler left the "
     "field: a battle_ended_early event, or the attacker or the attack target moved off the field in the Damage Step before damage calculation). "
     "Forgotten when the Damage Step ends. Never the engine's destroyed_by_battle, flipped_by_battle, "
@@ -544,6 +545,15 @@ def _battle(prev, t):
             calculated = True
         elif k == "battle_ended_early":
             ended = True
+        elif k == "destroyed" and d and step == "damage_step_end" and t.cards is not None:
+            # DS-INSTEAD: an Equip Card destroyed instead of its monster, by its card data (the
+            # monster stays on the field, no longer destroyed by battle)
+            uid = e.get("card_uid")
+            for p in t.before.get("players") or ():
+                for c in p.get("spells") or ():
+                    if c is not None and c.get("uid") == uid and c.get("face_up") and c.get("equipped_to") in d:
+                        if t.cards.destroyed_instead_of_equipped(c.get("card")):
+                            d.discard(c.get("equipped_to"))
         elif left_field(e):
             d.discard(e.get("card_uid"))
             f.discard(e.get("card_uid"))

@@ -91,6 +91,9 @@ STATIC_KINDS = {
     "negate_effects",
     "banish_instead_of_graveyard",
     "halve_attackers",
+    # "If it would be destroyed by battle, destroy this card instead." (an Equip Card: Mirror of
+    # Yata), done when destroyed-by-battle monsters are sent to the Graveyard (rule: DS-INSTEAD)
+    "destroy_self_instead_of_battle",
 }
 STATIC_TARGETS = {"self", "equipped", "attached", "all_monsters", "all_cards"}
 # Statics that directly change ATK/DEF (rule: DS-LEGAL-STATS, Continuous Traps).
@@ -587,6 +590,7 @@ STATIC_PARAMS: dict[str, tuple[frozenset[str], dict, set[str]]] = {
     "negate_effects": (frozenset(), {}, {"attached"}),
     "banish_instead_of_graveyard": (frozenset(), {}, {"all_cards"}),
     "halve_attackers": (frozenset(), {}, {"all_monsters"}),
+    "destroy_self_instead_of_battle": (frozenset(), {}, {"equipped"}),
 }
 
 

@@ -1413,8 +1413,24 @@ class Rules:
         # rules: DS-DESTROYED-MARK, DS-SEND-OWNER-GY, CARD-TOKEN
         marked = [(side, i, m) for side, i, m in w.s.monsters() if m.destroyed_by_battle]
         for side, i, m in marked:
+            instead = self._destroyed_instead(w.s, m.uid)
+            if instead is not None:
+                # rule: DS-INSTEAD (done now, when destroyed-by-battle monsters are sent to the
+                # Graveyard: the monster stays, no longer destroyed by battle)
+                self._put_monster(w, side, i, replace(m, destroyed_by_battle=False))
+                self.destroy(w, instead, by="effect")
+                continue
             self._move_from_field(w, m.uid, "graveyard", reason="battle")
         self._cleanup(w)
+
+    def _destroyed_instead(self, s: State, uid: int) -> int | None:
+        """The face-up Equip Card equipped to monster `uid` that is destroyed instead of it being
+        destroyed by battle ("If it would be destroyed by battle, destroy this card instead":
+        rule DS-INSTEAD), or None."""
+        for _side, _i, c in s.spell_traps():
+            if c.face_up and c.equipped_to == uid and any(st.apply == "destroy_self_instead_of_battle" for st in self.card(c.card).statics):
+                return c.uid
+        return None
 
     def _leave_damage_step(self, w: _W) -> None:
         # rule: DS-LINGERING-END
