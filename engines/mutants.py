@@ -184,6 +184,68 @@ class DestroyerTriggersAfterCalculation(Rules):
                 self._queue_triggers(w, list(w.s.triggers) + extra)
 
 
+class ExtraAttackAtEndOfDamageStep(Rules):
+    """An effect that gives an attacking monster a second attack when it destroys a monster by
+    battle activates at the end of the Damage Step with the other "destroys ... by battle"
+    triggers, not right after damage calculation."""
+
+    def _condition(self, s, p, uid, c, eff, cond):
+        if cond == "self_attacking_destroys_by_battle":
+            return False  # (not after damage calculation: gathered below instead)
+        return super()._condition(s, p, uid, c, eff, cond)
+
+    def _destroyer_triggers(self, s, moved):
+        found = super()._destroyer_triggers(s, moved)
+        a = s.attack
+        if a is not None and a.target is not None and a.target in {e["card_uid"] for e in moved}:
+            f = s.find_monster(a.attacker)
+            if f is not None:
+                for e in self.card(f[2].card).effects:
+                    if e.type == "trigger" and any(o.op == "extra_attack" for o in e.ops):
+                        found.append(Trigger(s.turn_player, a.attacker, f[2].card, e.index, e.mandatory))
+        return found
+
+
+class ExtraAttackIgnored(Rules):
+    """A resolved "It can make a second attack in a row" changes nothing: the monster still has
+    one attack."""
+
+    def attack_options(self, s, m):
+        return super().attack_options(s, replace(m, extra_attacks=0))
+
+
+class ExtraAttackWithoutEffect(Rules):
+    """A monster whose card can give it a second attack has it whether or not that effect was
+    activated and resolved."""
+
+    def attack_options(self, s, m):
+        if m.extra_attacks == 0 and any(o.op == "extra_attack" for e in self.card(m.card).effects for o in e.ops):
+            m = replace(m, extra_attacks=1)
+        return super().attack_options(s, m)
+
+
+class InsteadIgnored(Rules):
+    """An Equip Card that is destroyed "instead" of its monster being destroyed by battle (Mirror
+    of Yata) is ignored: the monster is sent to the Graveyard."""
+
+    def _destroyed_instead(self, s, uid):
+        return None
+
+
+class InsteadAtDamageCalculation(Rules):
+    """What is done "instead" of destruction by battle is done at damage calculation: the monster
+    is never destroyed by battle, its Equip Card goes at once."""
+
+    def _damage_calculation(self, w):
+        super()._damage_calculation(w)
+        for side, i, m in list(w.s.monsters()):
+            if m.destroyed_by_battle:
+                instead = self._destroyed_instead(w.s, m.uid)
+                if instead is not None:
+                    self._put_monster(w, side, i, replace(m, destroyed_by_battle=False))
+                    self.destroy(w, instead, by="effect")
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -566,6 +628,11 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("start-triggers-after-the-flip", StartTriggersAfterTheFlip, "damage step", "002-ds-start-triggers.toml"),
         Mutant("damage-responses-refused-in-damage-step", DamageResponsesRefusedInDamageStep, "damage step", "002-ds-damage-response.toml"),
         Mutant("destroyer-triggers-after-calculation", DestroyerTriggersAfterCalculation, "damage step", "002-ds-destroys-by-battle.toml"),
+        Mutant("extra-attack-at-end-of-damage-step", ExtraAttackAtEndOfDamageStep, "damage step", "002-ds-extra-attack.toml"),
+        Mutant("extra-attack-ignored", ExtraAttackIgnored, "attack counts", "002-ds-extra-attack.toml"),
+        Mutant("extra-attack-without-effect", ExtraAttackWithoutEffect, "attack counts", "002-ds-extra-attack.toml"),
+        Mutant("instead-ignored", InsteadIgnored, "damage step", "002-ds-instead.toml"),
+        Mutant("instead-at-damage-calculation", InsteadAtDamageCalculation, "damage step", "002-ds-instead.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

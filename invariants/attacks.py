@@ -10,6 +10,7 @@ from __future__ import annotations
 from bpcheck.invariants.base import NotJudged, by_board, by_history, invariant
 from bpcheck.invariants.monitor import COUNT_CAP, history, left_field
 from bpcheck.invariants.view import (
+    allowed_attacks,
     db_rules_unknown,
     ATTACKABLE,
     CANNOT_ATTACK,
@@ -38,9 +39,10 @@ def _each(cards, m) -> bool:
 
 @invariant(
     "attack.count",
-    "No monster declares more attacks in a turn than it is allowed (one, unless it may attack each opponent's monster once), "
-    "counting the declarations themselves; the engine's attacks_declared equals that count.",
-    ["ATK-ONCE", "ATK-EACH-MONSTER", "RPL-COUNTS"],
+    "No monster declares more attacks in a turn than it is allowed (one, unless it may attack each opponent's monster once, "
+    "and one more for each resolved effect of its own that gave it one), counting the declarations themselves; the "
+    "engine's attacks_declared equals that count.",
+    ["ATK-ONCE", "ATK-EACH-MONSTER", "RPL-COUNTS", "DS-EXTRA-ATTACK"],
     "state",
     FAMILY,
     rulesets=("tcg", "ocg"),  # goat stores a called-off replay (GOAT-RPL-STORED): not judged there
@@ -62,16 +64,16 @@ def attack_count(obs, ctx):
             allowed = max(1, len(rec.declared_at) + (1 if rec.declared_direct else 0))
             if n > allowed:
                 return f"{card_ref(obs, m['uid'])} declared {n} attacks but was declared at only {allowed} targets"
-        elif n > 1:
-            return f"{card_ref(obs, m['uid'])} declared {n} attacks this turn; it may declare one"
+        elif n > allowed_attacks(rec, m["card"]):  # rule: ATK-ONCE, DS-EXTRA-ATTACK (a resolved effect of its own gave it more)
+            return f"{card_ref(obs, m['uid'])} declared {n} attacks this turn; it may declare {allowed_attacks(rec, m['card'])}"
     return True if seen else None
 
 
 @invariant(
     "attack.target-once",
-    "A monster never declares a new attack at an opponent's monster it was already declared at this turn, nor redirects a replay to one "
-    "it attacked before if it attacks each monster once.",
-    ["ATK-EACH-MONSTER", "RPL-COUNTS", "RPL-REWIND"],
+    "A monster never declares a new attack at an opponent's monster it was already declared at this turn (unless a resolved "
+    "effect of its own gave it an extra attack), nor redirects a replay to one it attacked before if it attacks each monster once.",
+    ["ATK-EACH-MONSTER", "RPL-COUNTS", "RPL-REWIND", "DS-EXTRA-ATTACK"],
     "transition",
     FAMILY,
     rulesets=("tcg", "ocg"),  # goat stores a called-off replay (GOAT-RPL-STORED): not judged there
@@ -91,6 +93,12 @@ def target_once(t):
             unknown_rules = db_rules_unknown(t.before, t.mon, t.cards, {uid})
             if unknown_rules is not None:
                 return NotJudged(unknown_rules)
+            rec = t.mon.attack(uid)
+            if not redirect and not _each(t.cards, m) and rec.declared < allowed_attacks(rec, m["card"]):
+                # rule: DS-EXTRA-ATTACK (an extra attack a resolved effect of its own gave it may go at
+                # any monster that can be attacked; only a monster that attacks each monster once is
+                # held to new targets)
+                continue
             if not redirect:
                 return f"{card_ref(t.before, uid)} declared a new attack at {card_ref(t.before, e['target_uid'], t.after)}, which it was already declared at"
             # A replay may go back to any target for a one-attack monster; a monster that
@@ -228,8 +236,8 @@ def direct_legal(t):
 @invariant(
     "attack.offered-legal",
     "Every attack offered is by a face-up Attack Position monster of the turn player that has an attack left this turn "
-    "(by the declarations it made), at a monster that can be attacked.",
-    ["ATK-POSITION", "ATK-TARGET-IMMUNE", "ATK-CANNOT", "ATK-ONCE", "ATK-EACH-MONSTER"],
+    "(by the declarations it made and the extra attacks its own resolved effects gave it), at a monster that can be attacked.",
+    ["ATK-POSITION", "ATK-TARGET-IMMUNE", "ATK-CANNOT", "ATK-ONCE", "ATK-EACH-MONSTER", "DS-EXTRA-ATTACK"],
     "actions",
     FAMILY,
     rulesets=("tcg", "ocg"),  # goat stores a called-off replay (GOAT-RPL-STORED): not judged there
@@ -261,7 +269,7 @@ def targets_offered(obs, actions, ctx):
                 return f"{a['label']} is offered but {card_ref(obs, m['uid'])} was already declared at that monster this turn"
             if t is None and rec.declared:
                 return f"{a['label']} is offered but {card_ref(obs, m['uid'])} already attacked this turn"
-        elif rec.declared >= 1:
+        elif rec.declared >= allowed_attacks(rec, m["card"]):  # rule: ATK-ONCE, DS-EXTRA-ATTACK
             return f"{a['label']} is offered but {card_ref(obs, m['uid'])} already declared {rec.declared} attack(s) this turn"
     return True
 

@@ -43,11 +43,12 @@ OPS = {
     "destroy", "banish", "negate_activation", "modify_atk", "modify_def", "halve_atk", "set_position",
     "change_position", "special_summon", "tokens", "negate_attack", "forbid_attack", "no_battle_damage",
     "battle_indestructible", "return_to_hand", "add_to_hand", "gain_lp", "damage", "take_control", "equip", "attach",
-    "choose_one", "end_battle_phase",
+    "choose_one", "end_battle_phase", "extra_attack",
 }  # fmt: skip
 # Operations whose own resolution changes ATK/DEF (rule: DS-LEGAL-STATS, "directly").
 STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
 STATICS = {
+    "destroy_self_instead_of_battle",
     "cannot_be_attacked", "unaffected_by_spells", "attack_each_monster", "attack_cost", "direct_attack", "must_attack",
     "destroy_if_face_up_defense", "modify_stats", "modify_atk", "cannot_attack", "negate_effects", "banish_instead_of_graveyard",
     "halve_attackers",
@@ -59,7 +60,7 @@ CONDITIONS = {
     "self_not_declared_attack", "own_light_monster_battles_monster", "own_free_monster_zones_4",
     "opponent_free_monster_zones_3", "battle_phase", "responding_to_opponent", "attacker_race_spellcaster",
     "opponent_summoned_atk_1500", "self_face_up_to_resolve", "opponent_battle_phase",
-    "self_attacks_face_down_defense", "self_attacks_face_up_defense",
+    "self_attacks_face_down_defense", "self_attacks_face_up_defense", "self_attacking_destroys_by_battle",
 }  # fmt: skip
 LOCATIONS = {"field", "hand", "graveyard"}
 # A target's fields (docs/cards.md "Targets") and the value each has when the card does not give it.
@@ -372,6 +373,12 @@ class CardFacts:
         return self._static(name, "must_attack", "self")
 
     @_memo
+    def destroyed_instead_of_equipped(self, name: str) -> bool | None:
+        """An Equip Card destroyed instead of its monster being destroyed by battle (Mirror of
+        Yata: "If it would be destroyed by battle, destroy this card instead", DS-INSTEAD)."""
+        return self._static(name, "destroy_self_instead_of_battle", "equipped")
+
+    @_memo
     def attack_cost(self, name: str) -> int | None:
         sts = self.statics(name)
         if sts is None:
@@ -456,10 +463,32 @@ class CardFacts:
         return self._any_op(name, lambda o: o.get("op") == "negate_attack")
 
     @_memo
-    def forbids_own_attack(self, name: str) -> bool | None:
-        """Any of the card's effects forbids the card itself to attack when it resolves (Chaos
-        Sorcerer: "This card cannot attack the turn you activate this effect")."""
-        return self._any_op(name, lambda o: o.get("op") == "forbid_attack" and o.get("what") == "self")
+    def forbids_own_attack(self, name: str, effect_index: int | None = None) -> bool | None:
+        """The card's effect (any of its effects, with no index) forbids the card itself to attack
+        when it resolves (Chaos Sorcerer: "This card cannot attack the turn you activate this
+        effect")."""
+        pred = lambda o: o.get("op") == "forbid_attack" and o.get("what") == "self"  # noqa: E731
+        if effect_index is None:
+            return self._any_op(name, pred)
+        ops = self.ops(name, effect_index)
+        return UNKNOWN if ops is None else any(pred(o) for o in ops)
+
+    @_memo
+    def extra_attacks(self, name: str, effect_index: int | None) -> int | None:
+        """How many more attacks the card's effect lets the card itself declare this turn when it
+        resolves (DS-EXTRA-ATTACK: "It can make a second attack in a row"); with no index (an
+        engine that does not say which effect), the card's only answer: the same for every
+        effect, else unknown."""
+        effs = self.effects(name)
+        if effs is None:
+            return UNKNOWN
+        seen = set()
+        for i in range(len(effs)) if effect_index is None else [effect_index]:
+            ops = self.ops(name, i)
+            if ops is None:
+                return UNKNOWN
+            seen.add(sum(1 for o in ops if o.get("op") == "extra_attack" and o.get("what") == "self"))
+        return seen.pop() if len(seen) == 1 else UNKNOWN
 
     @_memo
     def protections(self, name: str, effect_index: int | None) -> tuple | None:
@@ -547,7 +576,7 @@ class CardFacts:
     def damage_step_window(self, name: str, effect_index: int | None) -> frozenset[str] | None:
         """The Damage-Step sub-steps in which this activation is legal (rules DS-LEGAL-COUNTER,
         DS-LEGAL-NEGATE, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER,
-        DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS), or UNKNOWN."""
+        DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS, DS-EXTRA-ATTACK), or UNKNOWN."""
         k = self.kind(name)
         e = self.effect(name, effect_index)
         if k is None or e is None:
@@ -565,6 +594,10 @@ class CardFacts:
         if typ == "flip":
             return frozenset({"damage_step_after_calculation_2"})
         if typ == "trigger":
+            if when == "after_damage_calculation" and any(o.get("op") == "extra_attack" for o in ops):
+                # an effect that gives the attacking monster more attacks: "after damage
+                # calculation" (1) only, never later (DS-EXTRA-ATTACK)
+                return frozenset({"damage_step_after_calculation_1"})
             return frozenset(TRIGGER_STEP.get(when, ())) if when in TRIGGER_STEP else frozenset()
         # A monster's Quick Effect that negates an activation: every sub-step, damage calculation
         # included (DS-LEGAL-NEGATE).

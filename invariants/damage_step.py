@@ -12,7 +12,7 @@ from __future__ import annotations
 from bpcheck.invariants.base import NotJudged, by_history, invariant, part_not_evaluated
 from bpcheck.invariants.cards import DAMAGE_STEPS, STAT_CHANGE_STEPS
 from bpcheck.invariants.monitor import history, left_field
-from bpcheck.invariants.view import card_ref, card_refs, fact, monster, monster_fields, monsters
+from bpcheck.invariants.view import card_ref, card_refs, destroyed_instead, fact, find_spell, monster, monster_fields, monsters
 
 FAMILY = "damage step"
 
@@ -65,7 +65,7 @@ def _ref(t, uid):
     "Every activation in a Damage-Step sub-step is allowed there by its card data: a Counter Trap; a monster's Quick Effect that "
     "negates an activation; a Quick-Play Spell, Trap or Quick Effect that directly changes ATK/DEF, before damage calculation; an "
     "effect naming a Damage-Step timing, at that timing; a triggered or flip effect, in the sub-step of its event.",
-    ["DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-START-TRIGGERS", "DS-DAMAGE-RESPONSE", "DS-DESTROYS-BY-BATTLE", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-LEGAL-MANDATORY", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-ILLEGAL-OTHER"],
+    ["DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-START-TRIGGERS", "DS-DAMAGE-RESPONSE", "DS-DESTROYS-BY-BATTLE", "DS-EXTRA-ATTACK", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-LEGAL-MANDATORY", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-ILLEGAL-OTHER"],
     "transition",
     FAMILY,
     events=["chain_link_added"],
@@ -203,8 +203,8 @@ def flip_after_calc(t):
     "Monsters are marked destroyed by battle only by damage calculation and stay on the field until destroyed-by-battle monsters "
     "are sent to the Graveyard at the end of the Damage Step: until then none is destroyed again (by an effect, its own included, "
     "or a rule) or leaves the field in any other way (banished, sent to the Graveyard, returned to the hand or Deck); all of them "
-    "go then, by battle; the engine's destroyed_by_battle shows exactly the marked monsters.",
-    ["DS-DESTROYED-MARK", "DS-NO-TARGET-DESTROYED", "DS-SELF-DESTROY", "DS-SUBSTEPS", "DS-SEND-OWNER-GY"],
+    "go then, by battle, except one whose face-up Equip Card is destroyed instead, by its card data; the engine's destroyed_by_battle shows exactly the marked monsters.",
+    ["DS-DESTROYED-MARK", "DS-NO-TARGET-DESTROYED", "DS-SELF-DESTROY", "DS-SUBSTEPS", "DS-SEND-OWNER-GY", "DS-INSTEAD"],
     "transition",
     FAMILY,
     reads=["step", "over", *monster_fields("uid")],
@@ -232,6 +232,12 @@ def mark_at_calc(t):
                     return f"{card_ref(t.before, uid, t.after)} left the field by battle but was never destroyed by battle"
                 if step != "damage_step_end":
                     return f"{card_ref(t.before, uid, t.after)}, destroyed by battle, was sent to the {e.get('to')} in {step}, before the end of the Damage Step"
+                instead = destroyed_instead(t.before, t.cards, uid)
+                if instead is not None:  # rule: DS-INSTEAD
+                    return (
+                        f"{card_ref(t.before, uid, t.after)}, destroyed by battle, was sent to the {e.get('to')} although "
+                        f"{card_ref(t.before, instead, t.after)} is destroyed instead of it"
+                    )
             elif uid in marked:
                 return (
                     f"{card_ref(t.before, uid, t.after)}, destroyed by battle, left the field in {step} (reason {e.get('reason')}, to the {e.get('to')}); "
@@ -241,6 +247,11 @@ def mark_at_calc(t):
         elif k == "phase_changed":
             if e["to"] == "damage_step_end":
                 entered_end = True
+        elif k == "destroyed" and marked and step == "damage_step_end" and e["card_uid"] not in marked:
+            # rule: DS-INSTEAD (an Equip Card destroyed instead of its monster: the monster stays)
+            c = find_spell(t.before, e["card_uid"])
+            if c is not None and c.get("equipped_to") in marked and destroyed_instead(t.before, t.cards, c["equipped_to"]) == c["uid"]:
+                marked.discard(c["equipped_to"])
         elif k == "destroyed" and marked and e["card_uid"] in marked and e.get("by") != "battle":
             return (
                 f"{card_ref(t.before, e['card_uid'], t.after)}, already destroyed by battle, was destroyed again "

@@ -143,7 +143,7 @@ class Monitor:
             idx = self._cache["attacks"] = {r[0]: AttackRecord(*r) for r in self.values["attacks"]}
         r = idx.get(uid)
         if r is None:
-            r = idx[uid] = AttackRecord(uid, 0, (), False, False, 0)  # (kept: asked again for this monitor)
+            r = idx[uid] = AttackRecord(uid, 0, (), False, False, 0, 0)  # (kept: asked again for this monitor)
         return r
 
     def attackers(self) -> list["AttackRecord"]:
@@ -188,6 +188,11 @@ class AttackRecord(NamedTuple):
     # of its own forbade it (by the card data: Chaos Sorcerer's "cannot attack the turn ...")
     stopped: bool
     costs_paid: int  # attack costs paid (attack_cost_paid events)
+    # attacks it may declare this turn beyond one: resolved effects of its own that give it more
+    # (by the card data: Black Luster Soldier's "second attack in a row", DS-EXTRA-ATTACK); None
+    # when an effect of its own resolved and the card data cannot say which (an engine that does
+    # not report the effect index, a card whose effects differ): its attacks are not judged
+    extra: int | None
 
 
 class Window(NamedTuple):
@@ -234,8 +239,9 @@ _ATTACKS_KINDS = frozenset({"attack_declared", "replay_choice", "attack_cost_pai
 @history(
     "attacks",
     "Per monster this turn: attack declarations, the monsters it was declared at, direct declarations, whether it may not "
-    "attack again (its attack stopped, or a resolved effect of its own forbade it by its card data), attack costs paid. A "
-    "monster that leaves the field is forgotten (a new object if it returns).",
+    "attack again (its attack stopped, or a resolved effect of its own forbade it by its card data), attack costs paid, "
+    "extra attacks a resolved effect of its own gave it (by its card data). A monster that leaves the field is forgotten (a "
+    "new object if it returns).",
 )
 def _attacks(prev, t):
     if t.before.get("turn") != t.after.get("turn"):
@@ -244,11 +250,12 @@ def _attacks(prev, t):
         return prev  # none of the events it reads
     recs = {r[0]: list(r) for r in prev}
     changed = False
+    links = list(t.mon.chain.links) if t.mon is not None else []  # the chain as built, to know which effect resolves
     for e in t.events:
         k = e.kind
         if k == "attack_declared" or (k == "replay_choice" and e.get("choice") in ("target", "direct")):
             uid = e["attacker_uid"]
-            r = recs.setdefault(uid, [uid, 0, (), False, False, 0])
+            r = recs.setdefault(uid, [uid, 0, (), False, False, 0, 0])
             if k == "attack_declared" and not e.get("replay"):
                 r[1] = min(r[1] + 1, COUNT_CAP)
             tgt = e.get("target_uid")
@@ -259,7 +266,7 @@ def _attacks(prev, t):
             changed = True
         elif k == "attack_cost_paid":
             uid = e["attacker_uid"]
-            r = recs.setdefault(uid, [uid, 0, (), False, False, 0])
+            r = recs.setdefault(uid, [uid, 0, (), False, False, 0, 0])
             r[5] = min(r[5] + 1, COUNT_CAP)
             changed = True
         elif k == "attack_stopped":
@@ -268,11 +275,33 @@ def _attacks(prev, t):
                 recs[uid][4] = True
                 changed = True
         elif k == "chain_link_resolved":
-            if not e.get("negated") and t.cards is not None and t.cards.forbids_own_attack(e.get("card")):
-                uid = e.get("card_uid")
-                r = recs.setdefault(uid, [uid, 0, (), False, False, 0])
+            uid = e.get("card_uid")
+            effect, negated = None, bool(e.get("negated"))
+            for i in range(len(links) - 1, -1, -1):  # the last link of that card resolves first (CH-LIFO)
+                if links[i][0] == uid:
+                    effect, negated = links[i][2], negated or links[i][6]
+                    del links[i]
+                    break
+            if negated or t.cards is None:
+                continue
+            card = e.get("card")
+            more = t.cards.extra_attacks(card, effect)
+            if more is None and effect is None and t.cards.effects(card) is not None:
+                # the engine did not say which effect resolved and the card's effects differ (Black
+                # Luster Soldier: a banish that forbids its attacks, a second attack): unknown
+                r = recs.setdefault(uid, [uid, 0, (), False, False, 0, 0])
+                if r[6] is not None:
+                    r[6], changed = None, True
+                continue
+            if t.cards.forbids_own_attack(card, effect):
+                r = recs.setdefault(uid, [uid, 0, (), False, False, 0, 0])
                 if not r[4]:
                     r[4] = changed = True
+            if more:  # rule: DS-EXTRA-ATTACK
+                r = recs.setdefault(uid, [uid, 0, (), False, False, 0, 0])
+                if r[6] is not None:
+                    r[6] = min(r[6] + more, COUNT_CAP)
+                    changed = True
         elif left_field(e):
             if recs.pop(e.get("card_uid"), None) is not None:
                 changed = True
@@ -483,7 +512,8 @@ _BATTLE_READS = _BATTLE_KINDS | {"card_moved", "phase_changed"}
 
 @history(
     "battle",
-    "The current Damage Step: monsters marked destroyed by battle (until they leave the field), monsters flipped by the "
+    "The current Damage Step: monsters marked destroyed by battle (until they leave the field, or an Equip Card is "
+    "destroyed instead of one, by its card data), monsters flipped by the "
     "attack, whether damage calculation was performed for this battle, whether the battle ended early (a battler left the "
     "field: a battle_ended_early event, or the attacker or the attack target moved off the field in the Damage Step before damage calculation). "
     "Forgotten when the Damage Step ends. Never the engine's destroyed_by_battle, flipped_by_battle, "
@@ -515,6 +545,15 @@ def _battle(prev, t):
             calculated = True
         elif k == "battle_ended_early":
             ended = True
+        elif k == "destroyed" and d and step == "damage_step_end" and t.cards is not None:
+            # DS-INSTEAD: an Equip Card destroyed instead of its monster, by its card data (the
+            # monster stays on the field, no longer destroyed by battle)
+            uid = e.get("card_uid")
+            for p in t.before.get("players") or ():
+                for c in p.get("spells") or ():
+                    if c is not None and c.get("uid") == uid and c.get("face_up") and c.get("equipped_to") in d:
+                        if t.cards.destroyed_instead_of_equipped(c.get("card")):
+                            d.discard(c.get("equipped_to"))
         elif left_field(e):
             d.discard(e.get("card_uid"))
             f.discard(e.get("card_uid"))

@@ -25,6 +25,7 @@ from bpcheck.invariants.base import NotJudged, Unknown, by_actions, by_board, by
 from bpcheck.invariants.cards import DAMAGE_STEPS, STAT_CHANGE_STEPS, SUMMON_FILTER_KEYS
 from bpcheck.invariants.monitor import history, left_field
 from bpcheck.invariants.view import (
+    allowed_attacks,
     db_rules_unknown,
     MARKS,
     ON_CHAIN,
@@ -152,7 +153,7 @@ def attack_options(obs: dict, mon, cards, m: dict) -> list:
         if not rec.declared and direct:
             out.append(None)
         return out
-    if rec.declared:  # rule: ATK-ONCE
+    if rec.declared >= allowed_attacks(rec, name):  # rule: ATK-ONCE, DS-EXTRA-ATTACK
         return []
     return targets + ([None] if direct else [])
 
@@ -486,6 +487,8 @@ def _condition(obs, mon, cards, p, uid, name, cond) -> bool:
             return False
         m = monster(obs, a["target"])
         return m is not None and m["position"] == ("facedown" if cond == "self_attacks_face_down_defense" else "defense")
+    if cond == "self_attacking_destroys_by_battle":  # "If this attacking card destroys an opponent's monster by battle" (DS-EXTRA-ATTACK)
+        return a is not None and a["attacker"] == uid and a["target"] is not None and a["target"] in mon.battle.destroyed
     if cond == "self_face_up_to_resolve":  # "You must control this face-up card to activate and to resolve this effect."
         m = monster(obs, uid)
         return m is not None and m["controller"] == p and m["position"] != "facedown"

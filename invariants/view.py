@@ -171,6 +171,27 @@ def effect_words(effect) -> str:
     return "effect (its chain link names none)" if effect is None else f"effect {effect}"
 
 
+def destroyed_instead(obs: dict, cards, monster_uid: int) -> int | None:
+    """The face-up Equip Card on monster `monster_uid` in `obs` that is destroyed instead of the
+    monster being destroyed by battle, by its card data (DS-INSTEAD), or None. Raises Unknown
+    when an Equip Card's data cannot say."""
+    for c in spells(obs):
+        if c.get("face_up") and c.get("equipped_to") == monster_uid and cards is not None:
+            if fact(cards.destroyed_instead_of_equipped(c["card"]), c["card"], "whether it is destroyed instead of its monster"):
+                return c["uid"]
+    return None
+
+
+def allowed_attacks(rec, card: str) -> int:
+    """The attack declarations a one-attack monster is allowed this turn: one, and one more for
+    each extra attack a resolved effect of its own gave it (DS-EXTRA-ATTACK, the monitor's
+    ``attacks`` history). Raises Unknown when such an effect may have resolved but the card data
+    cannot say which of its effects did."""
+    if rec.extra is None:
+        raise Unknown(card, "which of its effects resolved (the engine did not say), so how many attacks it has")
+    return 1 + rec.extra
+
+
 def fact(value, card: str, what: str):
     """A card fact, or raise Unknown (the caller turns it into a NotJudged verdict)."""
     if value is None:

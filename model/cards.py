@@ -71,6 +71,10 @@ CONDITIONS = {
     "opponent_battle_phase",
     "self_attacks_face_down_defense",
     "self_attacks_face_up_defense",
+    # "If this attacking card destroys an opponent's monster by battle": this card is the attacker
+    # and the attack target is marked destroyed by battle (after damage calculation (1): rule
+    # DS-EXTRA-ATTACK)
+    "self_attacking_destroys_by_battle",
 }
 
 STATIC_KINDS = {
@@ -87,6 +91,9 @@ STATIC_KINDS = {
     "negate_effects",
     "banish_instead_of_graveyard",
     "halve_attackers",
+    # "If it would be destroyed by battle, destroy this card instead." (an Equip Card: Mirror of
+    # Yata), done when destroyed-by-battle monsters are sent to the Graveyard (rule: DS-INSTEAD)
+    "destroy_self_instead_of_battle",
 }
 STATIC_TARGETS = {"self", "equipped", "attached", "all_monsters", "all_cards"}
 # Statics that directly change ATK/DEF (rule: DS-LEGAL-STATS, Continuous Traps).
@@ -526,6 +533,8 @@ OP_PARAMS: dict[str, tuple[frozenset[str], dict]] = {
     ),
     "negate_attack": (frozenset(), {}),
     "forbid_attack": (frozenset({"what"}), {"what": _WHAT}),
+    # "It can make a second attack in a row": one more attack declaration this turn (rule: DS-EXTRA-ATTACK)
+    "extra_attack": (frozenset({"what"}), {"what": _WHAT}),
     "no_battle_damage": (frozenset({"to"}), {"to": _enum({"you", "opponent"}, "player"), "until": _enum(LINGERING_UNTIL, "duration")}),
     "battle_indestructible": (frozenset({"to"}), {"to": _enum({"you", "opponent"}, "player"), "until": _enum(LINGERING_UNTIL, "duration")}),
     "return_to_hand": (frozenset({"what"}), {"what": _WHAT}),
@@ -581,6 +590,7 @@ STATIC_PARAMS: dict[str, tuple[frozenset[str], dict, set[str]]] = {
     "negate_effects": (frozenset(), {}, {"attached"}),
     "banish_instead_of_graveyard": (frozenset(), {}, {"all_cards"}),
     "halve_attackers": (frozenset(), {}, {"all_monsters"}),
+    "destroy_self_instead_of_battle": (frozenset(), {}, {"equipped"}),
 }
 
 

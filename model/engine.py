@@ -501,7 +501,7 @@ class Rules:
             if m.attacks_declared == 0 and self.can_attack_directly(s, m.uid, defender):
                 out.append(None)
             return out
-        if m.attacks_declared >= 1:  # rule: ATK-ONCE
+        if m.attacks_declared >= 1 + m.extra_attacks:  # rule: ATK-ONCE, DS-EXTRA-ATTACK
             return []
         out.extend(targets)
         if self.can_attack_directly(s, m.uid, defender):
@@ -855,6 +855,11 @@ class Rules:
             f = s.find_monster(a.target)
             want = Pos.FACEDOWN if cond == "self_attacks_face_down_defense" else Pos.DEF
             return f is not None and f[2].pos is want
+        if cond == "self_attacking_destroys_by_battle":  # rule: DS-EXTRA-ATTACK
+            if a is None or a.attacker != uid or a.target is None:
+                return False
+            f = s.find_monster(a.target)
+            return f is not None and f[2].destroyed_by_battle
         if cond == "self_face_up_to_resolve":  # "You must control this face-up card to activate and to resolve this effect."
             return self._controls_face_up(s, p, uid)
         raise AssertionError(f"condition {cond!r} has no implementation")
@@ -1408,8 +1413,24 @@ class Rules:
         # rules: DS-DESTROYED-MARK, DS-SEND-OWNER-GY, CARD-TOKEN
         marked = [(side, i, m) for side, i, m in w.s.monsters() if m.destroyed_by_battle]
         for side, i, m in marked:
+            instead = self._destroyed_instead(w.s, m.uid)
+            if instead is not None:
+                # rule: DS-INSTEAD (done now, when destroyed-by-battle monsters are sent to the
+                # Graveyard: the monster stays, no longer destroyed by battle)
+                self._put_monster(w, side, i, replace(m, destroyed_by_battle=False))
+                self.destroy(w, instead, by="effect")
+                continue
             self._move_from_field(w, m.uid, "graveyard", reason="battle")
         self._cleanup(w)
+
+    def _destroyed_instead(self, s: State, uid: int) -> int | None:
+        """The face-up Equip Card equipped to monster `uid` that is destroyed instead of it being
+        destroyed by battle ("If it would be destroyed by battle, destroy this card instead":
+        rule DS-INSTEAD), or None."""
+        for _side, _i, c in s.spell_traps():
+            if c.face_up and c.equipped_to == uid and any(st.apply == "destroy_self_instead_of_battle" for st in self.card(c.card).statics):
+                return c.uid
+        return None
 
     def _leave_damage_step(self, w: _W) -> None:
         # rule: DS-LINGERING-END
@@ -1500,6 +1521,8 @@ class Rules:
                     continue
                 for e in self.card(m.card).effects:
                     if e.type == "trigger" and e.when == when:
+                        if (e.once_per_turn or e.once_per_battle) and e.index in m.effects_used:
+                            continue  # its text's "once per turn" (as for an activation offered: _can_activate)
                         if all(self._condition(s, side, m.uid, self.card(m.card), e, c) for c in e.conditions):
                             found.append(Trigger(side, m.uid, m.card, e.index, e.mandatory))
         self._queue_triggers(w, found)
@@ -1571,7 +1594,7 @@ class Rules:
         is_card = c.is_spell_trap
         if is_card:
             self._place_activated_card(w, p, uid, c)
-        elif action.kind == "activate":
+        elif action.kind in ("activate", "trigger"):  # (a trigger's "once per turn" too: Black Luster Soldier)
             f = w.s.find_monster(uid)
             if f is not None and (eff.once_per_turn or eff.once_per_battle):
                 self._put_monster(w, f[0], f[1], replace(f[2], effects_used=f[2].effects_used | {eff.index}))

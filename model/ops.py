@@ -289,6 +289,16 @@ def _forbid_attack(rules, w, link, op, chosen):
     return None
 
 
+@operation("extra_attack", "what")
+def _extra_attack(rules, w, link, op, chosen):
+    # rule: DS-EXTRA-ATTACK ("It can make a second attack in a row": one more declaration this turn)
+    for u in select(rules, w, link, op.get("what")):
+        f = w.s.find_monster(u)
+        if f is not None:
+            rules._put_monster(w, f[0], f[1], _replace(f[2], extra_attacks=f[2].extra_attacks + 1))
+    return None
+
+
 def _lingering(what):
     def run(rules, w, link, op, chosen):
         p = link.controller if op.get("to") == "you" else 1 - link.controller

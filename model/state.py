@@ -159,6 +159,7 @@ class Monster:
     declared_at: frozenset[int] = frozenset()
     declared_direct: bool = False
     cannot_attack_this_turn: bool = False  # a stopped attack, Chaos Sorcerer's effect, ...
+    extra_attacks: int = 0  # attacks it may declare this turn beyond one, by a resolved effect (DS-EXTRA-ATTACK)
     position_changed: bool = False  # its battle position was changed manually this turn (MP2-POSITION)
     # Damage-Step bookkeeping (DS-DESTROYED-MARK, DS-FLIP-EFFECT-TIMING).
     destroyed_by_battle: bool = False

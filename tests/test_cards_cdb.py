@@ -127,7 +127,8 @@ def test_the_type_table_rejects_a_wrong_card_type(rows):
 # Cards added for issue 31 item 4 (the cards the seeds name for a rule) carry their database text
 # word for word (cards-full.cdb's ``texts.desc``): the pool's effects are read from that text.
 VERBATIM_TEXT = ["Horus the Black Flame Dragon LV8", "Half or Nothing", "Sasuke Samurai", "Ninja Grandmaster Sasuke",
-                 "Attack and Receive", "Numinous Healer", "Masked Chopper", "Fossil Tusker"]
+                 "Attack and Receive", "Numinous Healer", "Masked Chopper", "Fossil Tusker",
+                 "Black Luster Soldier - Envoy of the Beginning", "Mirror of Yata"]
 
 
 def _full_texts() -> dict[int, str]:

@@ -279,3 +279,38 @@ def test_docs_describe_the_monitor_api(root):
     text = (root / "docs" / "invariants.md").read_text()
     for word in ("@history(", "t.mon_after", "NotJudged", "state_fingerprint", "`attacks`", "`windows`", "`battle`", "`chain`"):
         assert word in text, word
+
+
+def test_the_monitor_reads_which_effect_of_its_own_resolved():
+    """Black Luster Soldier's second effect gives it one more attack and its first forbids its
+    attacks (DS-EXTRA-ATTACK): the attacks history tells them apart by the resolving link's effect
+    (the chain history), and says unknown when the engine does not name the effect."""
+    from bpcheck.invariants.base import Transition, Unknown
+    from bpcheck.invariants.cards import CardFacts
+    from bpcheck.invariants.monitor import Monitor
+    from bpcheck.invariants.view import allowed_attacks
+    from bpcheck.model.events import ev
+
+    bls = "Black Luster Soldier - Envoy of the Beginning"
+    cards = CardFacts.pool()
+    obs = {"turn": 3, "turn_player": 0, "step": "damage_step_after_calculation_1", "chain": [], "attack": None,
+           "players": [{"monsters": [], "spells": [], "graveyard": []}, {"monsters": [], "spells": [], "graveyard": []}]}
+
+    def resolve(effect):
+        m = Monitor.initial()
+        for e in (
+            ev("attack_declared", attacker=bls, attacker_uid=1, target="Mokey Mokey", target_uid=2, player=0),
+            ev("chain_link_added", link=1, card=bls, card_uid=1, effect=effect, player=0, targets=()),
+            ev("chain_link_resolved", card=bls, card_uid=1, negated=False),
+        ):
+            m = m.advance(Transition(obs, {"kind": "pass"}, [e], obs, m, cards=cards))
+        return m.attack(1)
+
+    second = resolve(1)
+    assert (second.extra, second.stopped) == (1, False) and allowed_attacks(second, bls) == 2
+    banish = resolve(0)
+    assert (banish.extra, banish.stopped) == (0, True) and allowed_attacks(banish, bls) == 1
+    unnamed = resolve(None)
+    assert unnamed.extra is None and not unnamed.stopped
+    with pytest.raises(Unknown):
+        allowed_attacks(unnamed, bls)

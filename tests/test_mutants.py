@@ -25,6 +25,13 @@ KILLERS = {
     "start-triggers-after-the-flip": "damage.activation-legal",
     "damage-responses-refused-in-damage-step": "chain.legal-offered",
     "destroyer-triggers-after-calculation": "damage.activation-legal",
+    "extra-attack-at-end-of-damage-step": "damage.activation-legal",
+    # an omission: the second attack the resolved effect gave is not offered
+    "extra-attack-ignored": "attack.legal-offered",
+    "extra-attack-without-effect": "attack.offered-legal",
+    "instead-ignored": "damage.destroyed-mark",
+    # the monster was marked by damage calculation and the engine reports it unmarked at once
+    "instead-at-damage-calculation": "damage.destroyed-mark",
     "declaration-window-stays-open": "window.attack-declaration",
     "flip-effect-before-calculation": "damage.flip-after-calculation",
     "targets-destroyed-by-battle": "damage.no-destroyed-target",
