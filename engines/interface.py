@@ -19,6 +19,7 @@ from bpcheck.errors import InputError
 from bpcheck.model.board import Board
 from bpcheck.model.cards import Card
 from bpcheck.model.events import Event
+from bpcheck.model.rulesets import DEFAULT_RULESET
 
 
 @runtime_checkable
@@ -91,12 +92,13 @@ def capabilities_of(engine: Any) -> Capabilities:
 
 def start_document(board: Board) -> dict:
     """What an engine receives to start a board, as plain JSON data (docs/engines.md, "What
-    `start` receives"): the protocol's ``start`` parameters ``{"board", "path", "cards"}``.
+    `start` receives"): the protocol's ``start`` parameters ``{"board", "path", "cards", "ruleset"}``.
 
     ``board`` is the board document as written (TOML/JSON; a drawn board's document for
     ``bpcheck fuzz``), ``path`` where it was read from (a display name such as ``<drawn board>``
     for a board that has no file), ``cards`` every card of the board's pool by name, in the
-    vocabulary of docs/cards.md. A `cmd:` engine gets exactly this over the protocol; an
+    vocabulary of docs/cards.md, ``ruleset`` the ruleset to play: the board's own, else
+    ``--ruleset``'s, else ``tcg`` (``board`` names one only when the file does). A `cmd:` engine gets exactly this over the protocol; an
     in-process engine may call this function from its ``start`` instead of reading bpcheck's
     internal ``board.state``."""
     if board.document is None:
@@ -105,6 +107,7 @@ def start_document(board: Board) -> dict:
         "board": jsonable(board.document),
         "path": board.path,
         "cards": {c.name: card_record(c) for c in sorted(board.pool, key=lambda c: c.name)},
+        "ruleset": board.ruleset or DEFAULT_RULESET,
     }
 
 

@@ -512,6 +512,15 @@ class JState:
         if live is not None:
             live.hold(gen, handle)
 
+    def __reduce__(self):
+        """A state that crosses to another process (the workers of the parallel explorer, Ray
+        actors: explorers/parallel.py) is its path: its handle names a state of this process's
+        engine only (another worker's engine may have given the same number to another state,
+        or none). The receiving engine replays the path from its own initial state when the
+        state is first used (``JsonlEngine._handle``; a no-cloning engine is sent the path).
+        Flat, so that a deep state does not pickle its ancestors recursively."""
+        return (_foreign_state, (tuple(self.path()), self.terminal, self.fp, self.obs))
+
     def path(self) -> list[str]:
         """The action labels from the initial state to this one."""
         out: list[str] = []
@@ -534,6 +543,19 @@ class JState:
             self.release()
         except Exception:  # pragma: no cover - interpreter shutdown
             pass
+
+
+FOREIGN = -1  # the `gen` of a state made in another process: never a run of this one's engine
+
+
+def _foreign_state(path: tuple, terminal: bool, fp: int, obs: dict | None) -> JState:
+    """A state pickled in another process (JState.__reduce__): a chain of handle-less states
+    from an initial state, whose handles this process's engine gives when the state is used."""
+    node = JState(FOREIGN, None, None, None, False, 0, None)
+    for label in path:
+        node = JState(FOREIGN, None, node, label, False, 0, None)
+    node.terminal, node.fp, node.obs = terminal, fp, obs
+    return node
 
 
 class _Live:
@@ -823,13 +845,20 @@ class JsonlEngine:
         while n is not None and n.gen != self.gen:
             path.append(n)
             n = n.parent
+        if n is None:
+            # A state made in another process (FOREIGN, JState.__reduce__): its initial state is
+            # this engine's, the rest of its path is applied again here.
+            first = path.pop()
+            assert first.parent is None and self._root is not None
+            first.gen, first.handle = self.gen, self._root.handle
         for n in reversed(path):
             assert n.parent is not None and n.label is not None
             try:
                 reply = self._call("apply", state=n.parent.handle, action=n.label)
             except _EngineError as e:
+                why = "after a restart" if n.gen != FOREIGN else "replaying a state explored in another worker process"
                 raise SystemFault(
-                    "nondeterministic", f"after a restart the engine refused {n.label!r}, which it had applied before: {e}"
+                    "nondeterministic", f"{why} the engine refused {n.label!r}, which it had applied before: {e}"
                 ) from None
             n.gen, n.handle = self.gen, reply["state"]
         return node.handle
@@ -861,7 +890,7 @@ class JsonlEngine:
         return self._ask("observe", **at)["observation"]
 
     def legal_actions(self, node: JState) -> list[JAction]:
-        if self._unstable is not None and node is self._root:
+        if self._unstable is not None and node.parent is None:  # the initial state (or its copy from another worker)
             raise SystemFault("nondeterministic", self._unstable)
         records = self._ask("legal_actions", **self._at(node))["actions"]
         dup = duplicate_label(r["label"] for r in records)

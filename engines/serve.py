@@ -27,7 +27,8 @@ from bpcheck.engines import make_engine
 from bpcheck.engines.interface import DEFAULT_CAPABILITIES, Capabilities, capabilities_of
 from bpcheck.engines.reference import ReferenceEngine
 from bpcheck.errors import InputError
-from bpcheck.model.board import board_from_dict, load_board
+from bpcheck.model.board import board_from_dict, load_board, with_default_ruleset
+from bpcheck.model.rulesets import RULESETS
 
 PROTOCOL_VERSION = 1  # the base version; a client that also speaks 2 gets 2 and the engine's capabilities
 PROTOCOL_VERSIONS = (1, 2)
@@ -171,6 +172,15 @@ class Server:
                 raise RequestError("'start' needs 'board' (an object) or 'path' (a string)")
         except InputError as e:
             raise RequestError(f"bad board: {e.render()}") from None
+        # The ruleset to play (docs/protocol.md, "The ruleset"): optional, a client that sends
+        # none means the board's own or tcg; bpcheck sends `--ruleset`'s for a board naming none.
+        ruleset = req.get("ruleset")
+        if ruleset is not None:
+            if not isinstance(ruleset, str) or ruleset not in RULESETS:
+                raise RequestError(f"bad 'ruleset': {ruleset!r} (known: {', '.join(RULESETS)})")
+            if b.ruleset is not None and b.ruleset != ruleset:
+                raise RequestError(f"'ruleset' is {ruleset!r} but the board names the ruleset {b.ruleset!r}")
+            b = with_default_ruleset(b, ruleset)
         self.engine = self._make()
         self.states, self.handles = [], {}
         return {"state": self.handle_of(self.engine.start(b))}

@@ -23,10 +23,11 @@ from __future__ import annotations
 import difflib
 import os
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bpcheck.errors import InputError
+from bpcheck.model.fields import visible_name
 
 # -- type bits (constant.lua "Types of cards") ------------------------------------------------
 TYPE_MONSTER = 0x1
@@ -223,6 +224,10 @@ class CardDB:
         self.path = str(path)
         self._cards: dict[int, Card] | None = None
         self._by_name: dict[str, list[int]] = {}
+        # A name read with invisible characters whose visible form several such cards share
+        # (none in cards-full.cdb): visible name -> their passcodes; named by passcode only.
+        self._ambiguous: dict[str, list[int]] = {}
+        self._raw_names: dict[int, str] = {}  # passcode -> the name as the database writes it, where it differs
 
     # -- reading -------------------------------------------------------------------------------
     def _load(self) -> dict[int, Card]:
@@ -269,10 +274,7 @@ class CardDB:
             if desc is not None and not isinstance(desc, str):
                 raise InputError(self.path, f"texts[id={code}].desc", f"not a text: {desc!r}")
             cards[code] = decode_row(row, name, desc or "")
-        by_name: dict[str, list[int]] = {}
-        for code, c in cards.items():
-            by_name.setdefault(c.name, []).append(code)
-        self._by_name = by_name
+        self._by_name, self._ambiguous, self._raw_names = _names(cards)
         self._cards = cards
         return cards
 
@@ -283,6 +285,12 @@ class CardDB:
     def __iter__(self):
         """Every card, by passcode."""
         return iter(list(self._load().values()))
+
+    def raw_name(self, code: int) -> str | None:
+        """The name as the database writes it, for a card whose bpcheck name differs (invisible
+        characters or no-break spaces in it: ``_names``); None otherwise."""
+        self._load()
+        return self._raw_names.get(code)
 
     def codes(self) -> list[int]:
         return list(self._load())
@@ -306,6 +314,9 @@ class CardDB:
         codes = self._by_name.get(key)
         if codes:
             return cards[min(codes, key=lambda c: (cards[c].alias != 0, c))]
+        shared = self._ambiguous.get(key)
+        if shared:
+            raise InputError(self.path, field, f"the name {key!r} is ambiguous: the cards {', '.join(map(str, shared))} all read so once their invisible characters are left out; name one by its passcode")
         near = self.did_you_mean(key)
         hint = f" (did you mean {', '.join(repr(n) for n in near)}?)" if near else ""
         raise InputError(self.path, field, f"no card named {key!r}{hint}")
@@ -314,12 +325,45 @@ class CardDB:
         """Names close to ``name``: a case-insensitive exact match first, then near spellings."""
         self._load()
         lower: dict[str, str] = {}
-        for k in sorted(self._by_name):
+        for k in sorted({c.name for c in self._load().values()}):  # the cards' own names (not a raw form)
             lower.setdefault(k.lower(), k)
         key = name.strip().lower()
         if key in lower:
             return [lower[key]]
         return [lower[m] for m in difflib.get_close_matches(key, sorted(lower), n=n, cutoff=0.75)]
+
+
+def _names(cards: dict[int, Card]) -> tuple[dict[str, list[int]], dict[str, list[int]], dict[int, str]]:
+    """Each card's name in bpcheck, and the names it answers to (docs/boards.md, "Cards of a card
+    database"). A name as the database writes it that holds control or invisible characters, or
+    no-break spaces (``fields.visible_name``), cannot be written on a board: the card is named by
+    its visible form when that is unambiguous (no other card has it as its own name, and every
+    card that reads so has the same name in the database: alternate artworks); otherwise it is
+    ``"VISIBLE (PASSCODE)"``, a name of its own, and the visible form names none of them. A raw
+    name a board may write (a no-break space is no invisible character) also answers. The cards'
+    names stay unique, as a board's pool needs. Returns (name -> passcodes, ambiguous visible
+    name -> passcodes, passcode -> raw name where it changed); renames the cards in place."""
+    raw = {code: c.name for code, c in cards.items()}
+    readings: dict[str, set[str]] = {}
+    for name in raw.values():
+        readings.setdefault(visible_name(name), set()).add(name)
+    by_name: dict[str, list[int]] = {}
+    ambiguous: dict[str, list[int]] = {}
+    renamed: dict[int, str] = {}
+    for code, name in raw.items():
+        vis = visible_name(name)
+        if vis != name:
+            if readings[vis] == {name}:
+                new = vis
+            else:
+                new = f"{vis} ({code})"
+                if vis not in raw.values():
+                    ambiguous.setdefault(vis, []).append(code)
+            cards[code] = replace(cards[code], name=new)
+            renamed[code] = name
+            by_name.setdefault(name, []).append(code)  # the raw form (check_name refuses it on a board if invisible)
+        by_name.setdefault(cards[code].name, []).append(code)
+    return by_name, ambiguous, renamed
 
 
 _OPEN: dict[tuple[str, int, int], CardDB] = {}

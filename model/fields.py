@@ -114,6 +114,18 @@ def check_keys(d: dict, allowed: Iterable[str], file: str, where: str, what: str
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
+_NBSP = re.compile(r"[\u00a0\u2007\u202f]")  # no-break spaces: shown as a space
+
+
+def visible_name(v: str) -> str:
+    """A card database's name as people see it (model/cdb.py, docs/boards.md "Cards of a card
+    database"): without control or invisible formatting characters (``_CONTROL``, e.g. the
+    U+200E in "Danger! Disaster!" of cards-full.cdb), no-break spaces as spaces, no whitespace at
+    either end. Only for names read from a card database: a board's own names are never changed
+    (check_name refuses them)."""
+    return _NBSP.sub(" ", _CONTROL.sub("", v)).strip()
+
+
 def check_name(v: Any, file: str, where: str, what: str = "name") -> str:
     """A name shown to people (a card name, an id, a label): a non-empty string without control
     or invisible formatting characters."""
@@ -173,6 +185,7 @@ def check_text(v: Any, file: str, where: str, what: str = "text") -> str:
 __all__ = [
     "check_keys",
     "check_name",
+    "visible_name",
     "check_rule_ids",
     "check_text",
     "field_path",

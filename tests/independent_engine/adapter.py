@@ -45,7 +45,7 @@ class IndependentEngine:
     def start(self, board):
         doc = start_document(board)
         try:
-            return self.engine.start(doc["board"], doc["cards"])
+            return self.engine.start(doc["board"], doc["cards"], doc.get("ruleset"))
         except Refusal as e:
             raise EngineRefusal(f"this engine cannot play the board: {e}") from None
 

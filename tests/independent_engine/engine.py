@@ -182,12 +182,13 @@ class Engine:
 
     # -- start --------------------------------------------------------------------------------
 
-    def start(self, board: dict, cards: dict) -> dict:
+    def start(self, board: dict, cards: dict, ruleset: str | None = None) -> dict:
         """The initial state of a board (docs/boards.md), its cards numbered as bpcheck numbers
         them (docs/protocol.md "The board"); Refusal for anything this engine does not play."""
         self.cards = cards
-        if board.get("ruleset", "tcg") != "tcg":  # docs/boards.md: tcg (the default), ocg or goat
-            raise Refusal(f"ruleset: this engine plays the TCG rules only, not {board.get('ruleset')!r}")
+        ruleset = ruleset or board.get("ruleset", "tcg")  # docs/protocol.md "The ruleset": start's, else the board's, else tcg
+        if ruleset != "tcg":
+            raise Refusal(f"ruleset: this engine plays the TCG rules only, not {ruleset!r}")
         if board.get("step", "main1") != "main1":
             raise Refusal(f"step: this engine starts in Main Phase 1 only, not {board.get('step')!r}")
         for key in ("turn", "turn_player"):

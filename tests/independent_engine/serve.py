@@ -51,7 +51,7 @@ class Server:
             self.engine = Engine(self.bug)
             self.states, self.handles = [], {}
             try:
-                s = self.engine.start(req.get("board") or {}, req.get("cards") or {})
+                s = self.engine.start(req.get("board") or {}, req.get("cards") or {}, req.get("ruleset"))
             except Refusal as e:
                 self.engine = None
                 return {"error": f"this engine cannot play the board: {e}"}

@@ -164,6 +164,10 @@ def answer(duel, req):
             raise Refuse("this engine speaks protocol 2")
         return {"protocol": 2, "engine": ENGINE, "capabilities": {"unobserved": UNOBSERVED, "passcodes": True}}, duel
     if op == "start":
+        # the ruleset to play (docs/protocol.md, "The ruleset"; missing: the board's own, else tcg)
+        ruleset = req.get("ruleset") or req["board"].get("ruleset") or "tcg"
+        if ruleset != "tcg":
+            raise Refuse(f"this engine plays the TCG rules only, not {ruleset!r}")
         duel = Duel(req["board"], req["cards"])
         return {"state": 0}, duel
     if duel is None:
