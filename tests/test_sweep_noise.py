@@ -9,7 +9,9 @@ come out clean. Each card stands for one class of error that was fixed:
 - the monitor: a battle ended by a battler leaving the field at the start of the Damage Step with
   no ``battle_ended_early`` event from the engine ("Ninja Grandmaster Sasuke", "SPYRAL GEAR -
   Drone");
-- the sweep's boards: an empty Deck ended the duel when an effect drew ("Dark Mimic LV3");
+- the sweep's boards: an empty Deck ended the duel when an effect drew ("Dark Mimic LV3"); and
+  with a Deck, the adapter did not follow a draw (MSG_DRAW), so a drawn card moved again was an
+  engine fault ("Allure of Darkness");
 - the completeness and legality invariants: a card of a card database resolved an effect this turn
   (Misfortune: "You cannot conduct your Battle Phase"; Infected Mail: "it can attack your opponent
   directly"), or its text changes the attack rules ("Buster Gundil": a second and third attack),
@@ -58,6 +60,7 @@ FIXED = {
     12836042: ("Missing Force", "turn.legal-offered [choice-not-offered]"),
     6430659: ("Infected Mail", "attack.direct-legal [direct-past-monsters] (its resolved effect: a direct attack)"),
     4998619: ("Buster Gundil the Cubic Behemoth", "attack.target-once [declared-at-same-monster-again] (a second and third attack)"),
+    1475311: ("Allure of Darkness", "ENGINE-FAULT (the adapter lost the drawn cards: MSG_DRAW was not followed)"),
     296499: ("The Regulation of Tribe", "ENGINE-FAULT (ANNOUNCE_RACE), chain.lifo [engine-chain-differs]"),
     6728559: ("Archnemesys Protos", "ENGINE-FAULT (ANNOUNCE_ATTRIB), chain.lifo [engine-chain-differs]"),
 }

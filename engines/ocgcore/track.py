@@ -206,6 +206,8 @@ class Track:
             self.turn += 1
         elif kind == M.MSG_MOVE:
             self._move(p, out)
+        elif kind == M.MSG_DRAW:
+            self._draw(p, out)
         elif kind == M.MSG_SWAP:
             l1 = M.loc(p, 4)  # (bytes 0-3: the first card's code)
             l2 = M.loc(p, 18)
@@ -346,6 +348,21 @@ class Track:
 
     def _type(self, code: int) -> int:
         return self.names.type_of(code)
+
+    def _draw(self, p: bytes, out: list[Event]) -> None:
+        """MSG_DRAW (operations.cpp, draw): player u8, n u32, n x (code u32, position u32). The
+        core sends a draw as this message, not as MSG_MOVEs: each card leaves the top of the Deck
+        (its last place) for the end of the hand, a card_moved from deck to hand by an effect."""
+        con, n = p[0], M.u32(p, 1)
+        for k in range(n):
+            code = M.u32(p, 5 + 8 * k)
+            deck = self.piles.get((con, K.LOCATION_DECK), ())
+            uid = self.take(con, K.LOCATION_DECK, len(deck) - 1, code)
+            if uid is None:
+                raise TrackError(f"MSG_DRAW of {code} by {con}, where the tracker holds no such card in the Deck")
+            self.put(uid, con, K.LOCATION_HAND, len(self.piles.get((con, K.LOCATION_HAND), ())))
+            out.append(ev("card_moved", card=self.name(uid), card_uid=uid, owner=self.bp(self.cards[uid][1]),
+                          **{"from": "deck", "to": "hand"}, reason="effect"))
 
     def _move(self, p: bytes, out: list[Event]) -> None:
         code = M.u32(p, 0)
