@@ -188,7 +188,8 @@ MARKERS: tuple[Pattern, ...] = (
 
 # ATK/DEF changed directly by the resolution (002:48-49)
 ATK_CHANGE: tuple[Pattern, ...] = (
-    _p("atk-gain-lose", r"\b(?:gains?|loses?)\b[^.;:]{0,60}?\b(?:ATK|DEF)\b", "atk_change", "DS-ATK"),
+    # (not Life Points: "they gain Life Points equal to half the ATK of ...", Dark Cure)
+    _p("atk-gain-lose", r"\b(?:gains?|loses?)\b(?!\s+(?:\d+\s+)?(?:Life Points|LP)\b)[^.;:]{0,60}?\b(?:ATK|DEF)\b", "atk_change", "DS-ATK"),
     _p("atk-becomes", r"\b(?:ATK|DEF)\b[^.;:]{0,40}?\b(?:becomes?|is halved|are halved|is doubled|are doubled)\b", "atk_change", "DS-ATK"),
     _p("atk-verb", r"\b(?:[Ii]ncrease|[Dd]ecrease|[Rr]educe|[Hh]alve|[Dd]ouble|[Cc]hange)s?\b[^.;:]{0,40}?\b(?:ATK|DEF)\b", "atk_change", "DS-ATK"),
 )

@@ -447,6 +447,13 @@ def test_older_spell_trap_text_is_one_activation(full: CardDB) -> None:
     assert mf.effects[0].kind.value == "activation" and _ds(mf.effects[0]) == "NNNNN"
 
 
+def test_life_points_equal_to_atk_is_not_an_atk_change(full: CardDB) -> None:
+    """Dark Cure: "they gain Life Points equal to half the ATK of ..." changes LP, not ATK: its
+    activation as a Continuous Trap is not allowed in the Damage Step by DS-CONT-TRAP."""
+    act = profile(full.card("Dark Cure")).effects[0]
+    assert act.kind.value == "activation" and _ds(act) == "NNNNN"
+
+
 def test_response_to_damage_in_damage_step(full: CardDB) -> None:
     """DS-RESPOND-DAMAGE (002:63-64): "Numinous Healer" and "Attack and Receive" (named by the seed)
     activate in response to damage and may be activated in the Damage Step; a trigger on taking

@@ -52,6 +52,7 @@ FIXED = {
     126218: ("Skull Dice", "profile.damage-step-offered [not-allowed-in-sub-step]"),
     2130625: ("Numinous Healer", "profile.damage-step-offered [not-allowed-in-sub-step]"),
     2414168: ("Interrupt Resistor", "profile.damage-step-offered [not-allowed-in-sub-step]"),
+    3701074: ("Dark Cure", "profile.withheld [withheld-elsewhere-offered] (read as an ATK change: 'gain Life Points equal to half the ATK')"),
     2396042: ("Steel Cavalry of Dinon", "profile.trigger-event [trigger-without-event]"),
     4041838: ("Ninja Grandmaster Sasuke", "damage.substep-order [calculation-skipped]"),
     1102515: ("Dark Mimic LV3", "acc.duel-over [over-without-zero-lp]"),
