@@ -14,6 +14,9 @@ come out clean. Each card stands for one class of error that was fixed:
   (Misfortune: "You cannot conduct your Battle Phase"; Infected Mail: "it can attack your opponent
   directly"), or its text changes the attack rules ("Buster Gundil": a second and third attack),
   which bpcheck does not model: "not judged" (history db_resolved, view.ATTACK_RULE_TEXT; F28);
+- the adapter: a position changed by an effect with no chain open (Photon Crusher at the end of the
+  Damage Step, Level Limit - Area B's continuous effect) was reported as a manual change; only the
+  change of the monster a "change position" action names is manual now;
 - the adapter: declarations the core asks for (ANNOUNCE_NUMBER, ANNOUNCE_RACE, ANNOUNCE_ATTRIB:
   "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos") were engine faults.
 
@@ -60,6 +63,8 @@ FIXED = {
     4998619: ("Buster Gundil the Cubic Behemoth", "attack.target-once [declared-at-same-monster-again] (a second and third attack)"),
     296499: ("The Regulation of Tribe", "ENGINE-FAULT (ANNOUNCE_RACE), chain.lifo [engine-chain-differs]"),
     6728559: ("Archnemesys Protos", "ENGINE-FAULT (ANNOUNCE_ATTRIB), chain.lifo [engine-chain-differs]"),
+    1362589: ("Photon Crusher", "attack.position-change-applied [changed-by-other-action] (its own change at the end of the Damage Step)"),
+    3136426: ("Level Limit - Area B", "attack.position-change-applied [change-not-recorded], [changed-by-other-action] (a continuous effect's change)"),
 }
 
 

@@ -716,7 +716,7 @@ class OcgcoreEngine:
         player = node.track.bp(node.prompt.player)
         results: list[tuple[OcgAction, Node, list[Event]]] = []
         for kind, label, resp, uid in self._top_options(node):
-            for responses, child, events, declared in self._play(node, resp, kind):
+            for responses, child, events, declared in self._play(node, resp, kind, uid):
                 full, target, targets, cost = self._label(kind, label, child, events, responses)
                 if declared:
                     full += " (" + "; ".join(declared) + ")"
@@ -737,13 +737,14 @@ class OcgcoreEngine:
             children[a.label] = [a, child, events]
         node.children = children
 
-    def _play(self, node: Node, resp: bytes, kind: str) -> list[tuple[tuple[bytes, ...], Node, list[Event], tuple[str, ...]]]:
+    def _play(self, node: Node, resp: bytes, kind: str, uid=None) -> list[tuple[tuple[bytes, ...], Node, list[Event], tuple[str, ...]]]:
         """Answer ``resp`` at ``node``; if the answer opens choices inside the same action (costs,
         targets, an attack target), play each of them too. Returns the resulting nodes."""
         assert node.prompt is not None
         out = []
         first = node.track.copy()
         first.selecting_attack = kind == "attack"
+        first.repositioning = uid if kind == "change_position" and isinstance(uid, int) else None
         pre: list[Event] = [ev("passed", player=node.track.bp(node.prompt.player))] if kind == "pass" else []
         if kind == "decline":  # an optional trigger the core offered (SELECT_EFFECTYN), declined
             code, con, lc, seq, _pos = node.prompt.cards[0]
@@ -779,6 +780,7 @@ class OcgcoreEngine:
                     stack.append((so_far + (r2,), track, events, declared + ((lab,) if prompt.kind in ANNOUNCE_PROMPTS else ())))
                 continue
             track.selecting_attack = False
+            track.repositioning = None
             child = Node(tuple(path), prompt, track, terminal)
             child.obs = self._observe(duel, child)
             self._put(child.path, duel, dirty=prompt is not None and not terminal and prompt.kind in SCRIPT_PROMPTS and not is_replay_question(prompt, track))

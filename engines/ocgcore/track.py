@@ -65,7 +65,7 @@ def move_reason(reason: int, to_loc: int) -> str:
 class Track:
     __slots__ = ("swap", "turn", "phase", "step", "over", "winner", "field", "piles", "cards", "next_token",
                  "chain", "building", "attack", "in_calc", "names", "selecting_attack", "last_flip_by",
-                 "replaying", "opp_at_attack", "marked", "probe", "overlays")
+                 "replaying", "opp_at_attack", "marked", "probe", "overlays", "repositioning")
 
     def __init__(self, swap: int, names) -> None:
         self.swap = swap
@@ -92,6 +92,12 @@ class Track:
         self.probe = None  # () -> the uids the core shows destroyed by battle now (set while running)
         # uid of an Xyz monster -> the uids of its materials, in the core's order (tuples: copied cheaply)
         self.overlays: dict[int, tuple[int, ...]] = {}
+        # uid of the monster whose manual position change (the idle command's "change position")
+        # is being played: only its first MSG_POS_CHANGE is that change. The core's message does not
+        # say why a position changed; any other change is an effect's (one resolving in a chain, or
+        # one with no chain: Photon Crusher "at the end of the Damage Step", Level Limit - Area B's
+        # continuous effect), rule: MP2-POSITION
+        self.repositioning: int | None = None
 
     def copy(self) -> "Track":
         t = Track.__new__(Track)
@@ -105,6 +111,7 @@ class Track:
         t.selecting_attack, t.names, t.last_flip_by = self.selecting_attack, self.names, self.last_flip_by
         t.replaying, t.opp_at_attack, t.marked, t.probe = self.replaying, self.opp_at_attack, self.marked, None
         t.overlays = dict(self.overlays)
+        t.repositioning = self.repositioning
         return t
 
     # -- names and places ---------------------------------------------------------------------
@@ -224,7 +231,10 @@ class Track:
             if prev & 0xA and cur & 0x5:
                 out.append(ev("flipped", card=self.name(uid), card_uid=uid, by=self._flip_by(), face_up=True))
             else:
-                out.append(ev("position_changed", card=self.name(uid), card_uid=uid, **{"from": frm, "to": to}, by="effect" if self.chain else "manual"))
+                manual = uid == self.repositioning and not self.chain
+                if manual:
+                    self.repositioning = None  # one manual change per action; what follows is an effect's
+                out.append(ev("position_changed", card=self.name(uid), card_uid=uid, **{"from": frm, "to": to}, by="manual" if manual else "effect"))
         elif kind == M.MSG_SPSUMMONING:
             code = M.u32(p, 0)
             con, lc, seq, pos = M.loc(p, 4)
