@@ -17,6 +17,9 @@ come out clean. Each card stands for one class of error that was fixed:
 - the adapter: a position changed by an effect with no chain open (Photon Crusher at the end of the
   Damage Step, Level Limit - Area B's continuous effect) was reported as a manual change; only the
   change of the monster a "change position" action names is manual now;
+- the adapter: the Damage-Step sub-steps read from the chain prompts' timing hints only ("before
+  damage calculation" named the start of the Damage Step: Kabuki Dragon, Performapal Odd-Eyes
+  Minitaurus); the core's HINT_EVENT names each window;
 - the adapter: declarations the core asks for (ANNOUNCE_NUMBER, ANNOUNCE_RACE, ANNOUNCE_ATTRIB:
   "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos") were engine faults.
 
@@ -64,6 +67,8 @@ FIXED = {
     296499: ("The Regulation of Tribe", "ENGINE-FAULT (ANNOUNCE_RACE), chain.lifo [engine-chain-differs]"),
     6728559: ("Archnemesys Protos", "ENGINE-FAULT (ANNOUNCE_ATTRIB), chain.lifo [engine-chain-differs]"),
     1362589: ("Photon Crusher", "attack.position-change-applied [changed-by-other-action] (its own change at the end of the Damage Step)"),
+    7541475: ("Kabuki Dragon", "profile.damage-step-offered [not-allowed-in-sub-step] (before damage calculation named the start of the Damage Step)"),
+    10731333: ("Performapal Odd-Eyes Minitaurus", "profile.damage-step-offered [not-allowed-in-sub-step] (during damage calculation named the start)"),
     3136426: ("Level Limit - Area B", "attack.position-change-applied [change-not-recorded], [changed-by-other-action] (a continuous effect's change)"),
 }
 
@@ -103,3 +108,39 @@ def test_a_declaration_is_an_action_named_by_what_is_declared(tmp_path: Path) ->
     assert declared, sorted(labels)
     assert all(" (declare " in x for x in declared), declared
     assert len(declared) > 1  # one action per amount the core lists
+
+
+def _steps_offered(tmp_path: Path, code: int, situation: str, attack: str, card: str) -> set[str]:
+    """The steps in which the core offers `card`'s activation on the sweep's `situation` board, the
+    attack `attack` declared and every other decision a pass (the activation declined)."""
+    doc = board_document(open_db(FULL).card(code), situation)
+    path = write_board(doc, tmp_path / f"{code}-{situation}.toml")
+    eng = make_engine("ocgcore", cards_db=FULL)
+    state = eng.start(load_board(str(path), cards_db=FULL))
+    steps: set[str] = set()
+    for _ in range(60):
+        if eng.is_terminal(state):
+            break
+        obs = eng.observe(state)
+        actions = {a.label: a for a in eng.legal_actions(state)}
+        if any(x.startswith(f"activate {card}") for x in actions):
+            steps.add(obs["step"])
+        if obs["step"] == "main2":
+            break
+        pick = next((x for x in ("enter Battle Phase", attack, "pass", f"decline {card}", "end Battle Phase") if x in actions), None)
+        assert pick is not None, sorted(actions)
+        state = eng.apply(state, actions[pick])[0]
+    return steps
+
+
+def test_the_damage_step_sub_step_is_the_one_the_core_announces(tmp_path: Path) -> None:
+    """The core names each Damage-Step window with a MSG_HINT (HINT_EVENT 40-44); the adapter read
+    only the chain prompts' timing hints, so "before damage calculation" (Kabuki Dragon) was
+    damage_step_start and "After damage calculation" (D.D. Warrior Lady's trigger, offered on its own)
+    was damage_step_during_calculation (F33): each is offered in the sub-step its text names."""
+    assert _steps_offered(tmp_path, 7541475, "attacker", "attack Kabuki Dragon -> Mokey Mokey [P2 M1]",
+                          "Kabuki Dragon") == {"damage_step_before_calculation"}
+    assert _steps_offered(tmp_path, 7572887, "attacked", "attack Battle Ox [P1 M1] -> D.D. Warrior Lady",
+                          "D.D. Warrior Lady") == {"damage_step_after_calculation_1"}
+    assert _steps_offered(tmp_path, 10731333, "attacker", "attack Performapal Odd-Eyes Minitaurus -> Mokey Mokey [P2 M1]",
+                          "Performapal Odd-Eyes Minitaurus") == {"damage_step_during_calculation"}

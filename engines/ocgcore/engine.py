@@ -1140,7 +1140,7 @@ def infer_step(track: Track, pr: M.Prompt, events: list[Event], stores_replays: 
         step = "battle_step"
     else:
         return
-    track.set_step(step, events)
+    track.advance_damage_step(step, events)
 
 
 REPLAY_QUESTION = 30  # the core's string for "replay or not" (its battle processor, step 11)

@@ -22,6 +22,16 @@ PHASE_STEPS = {
 }
 DS_ORDER = ("damage_step_start", "damage_step_before_calculation", "damage_step_during_calculation",
             "damage_step_after_calculation_1", "damage_step_after_calculation_2", "damage_step_end")
+# The core names each Damage-Step window it opens with a MSG_HINT of type HINT_EVENT (1) to both
+# players just before the window (its damage-step processor, processor.cpp: 40 at the start of the
+# Damage Step, :2310; 41 before damage calculation, :2350; 42 during damage calculation, :2381; 43
+# after damage calculation, :2632; 44 at the end of the Damage Step, after the monsters destroyed by
+# battle were sent, :2697). The chain prompts' timing hints cannot tell the first two apart
+# (TIMING_DAMAGE_STEP is set only for the before-calculation window, :2355), and a trigger offered
+# on its own (SELECT_EFFECTYN) has none, so the sub-step is read from these. rule: DS-SUBSTEPS
+HINT_EVENT = 1
+DS_HINTS = {40: "damage_step_start", 41: "damage_step_before_calculation", 42: "damage_step_during_calculation",
+            43: "damage_step_after_calculation_1", 44: "damage_step_end"}
 PILE_LOCS = (K.LOCATION_HAND, K.LOCATION_GRAVE, K.LOCATION_REMOVED, K.LOCATION_DECK, K.LOCATION_EXTRA)
 ZONE_NAMES = {K.LOCATION_DECK: "deck", K.LOCATION_HAND: "hand", K.LOCATION_MZONE: "monster_zone",
               K.LOCATION_SZONE: "spell_trap_zone", K.LOCATION_GRAVE: "graveyard", K.LOCATION_REMOVED: "banished",
@@ -189,6 +199,15 @@ class Track:
                 out.append(ev("phase_changed", **{"from": self.step, "to": step}))
             self.step = step
 
+    def advance_damage_step(self, step: str, out: list[Event]) -> None:
+        """Enter the Damage-Step sub-step ``step`` unless the duel is already past it: inside the
+        Damage Step a step is only ever left forwards (a prompt's lingering timing hint, or the
+        old six-step window after the calculation with TIMING_DAMAGE_CAL, processor.cpp:2596, does
+        not take it back)."""
+        if self.step in DS_ORDER and step in DS_ORDER and DS_ORDER.index(step) < DS_ORDER.index(self.step):
+            return
+        self.set_step(step, out)
+
     def probe_marks(self, out: list[Event]) -> None:
         if self.probe is not None:
             self._marks(out)
@@ -306,6 +325,11 @@ class Track:
                 self.attack = None  # a negated attack is over (the core goes back to the battle command)
         elif kind == M.MSG_DAMAGE_STEP_START:
             self.set_step("damage_step_start", out)
+        elif kind == M.MSG_HINT:
+            if p[0] == HINT_EVENT and self.attack is not None and self.step in DS_ORDER:
+                step = DS_HINTS.get(int.from_bytes(p[2:10], "little"))
+                if step is not None:
+                    self.advance_damage_step(step, out)
         elif kind == M.MSG_BATTLE:
             a = M.loc(p, 0)
             aa = M.u32(p, 10)
