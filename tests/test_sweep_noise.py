@@ -20,6 +20,9 @@ come out clean. Each card stands for one class of error that was fixed:
 - the adapter: the Damage-Step sub-steps read from the chain prompts' timing hints only ("before
   damage calculation" named the start of the Damage Step: Kabuki Dragon, Performapal Odd-Eyes
   Minitaurus); the core's HINT_EVENT names each window;
+- the window invariant: an Ignition effect whose text names the Battle Phase ("Once per turn, during
+  your Battle Phase (except during the Damage Step)": Performapal Turn Toad) judged by Spell Speed
+  1's Main Phase alone;
 - the adapter: declarations the core asks for (ANNOUNCE_NUMBER, ANNOUNCE_RACE, ANNOUNCE_ATTRIB:
   "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos") were engine faults.
 
@@ -39,8 +42,10 @@ from bpcheck.engines.ocgcore import default_paths
 from bpcheck.engines.registry import make_engine
 from bpcheck.harness.board_writer import write_board
 from bpcheck.harness.sweep import board_document
+from bpcheck.invariants.profiled import window_verdict
 from bpcheck.model.board import load_board
 from bpcheck.model.cdb import open_db
+from bpcheck.model.profile import profile
 
 LIB, SCRIPTS, CARDS = default_paths()
 FULL = os.path.join(os.path.dirname(CARDS), "cards-full.cdb")
@@ -67,6 +72,7 @@ FIXED = {
     296499: ("The Regulation of Tribe", "ENGINE-FAULT (ANNOUNCE_RACE), chain.lifo [engine-chain-differs]"),
     6728559: ("Archnemesys Protos", "ENGINE-FAULT (ANNOUNCE_ATTRIB), chain.lifo [engine-chain-differs]"),
     1362589: ("Photon Crusher", "attack.position-change-applied [changed-by-other-action] (its own change at the end of the Damage Step)"),
+    4239451: ("Performapal Turn Toad", "profile.window-offered [outside-window] (an Ignition effect 'during your Battle Phase')"),
     7541475: ("Kabuki Dragon", "profile.damage-step-offered [not-allowed-in-sub-step] (before damage calculation named the start of the Damage Step)"),
     10731333: ("Performapal Odd-Eyes Minitaurus", "profile.damage-step-offered [not-allowed-in-sub-step] (during damage calculation named the start)"),
     3136426: ("Level Limit - Area B", "attack.position-change-applied [change-not-recorded], [changed-by-other-action] (a continuous effect's change)"),
@@ -144,3 +150,25 @@ def test_the_damage_step_sub_step_is_the_one_the_core_announces(tmp_path: Path) 
                           "D.D. Warrior Lady") == {"damage_step_after_calculation_1"}
     assert _steps_offered(tmp_path, 10731333, "attacker", "attack Performapal Odd-Eyes Minitaurus -> Mokey Mokey [P2 M1]",
                           "Performapal Odd-Eyes Minitaurus") == {"damage_step_during_calculation"}
+
+
+def test_an_ignition_effect_that_names_the_battle_phase_is_allowed_there_only() -> None:
+    """Performapal Turn Toad's monster effect: "Once per turn, during your Battle Phase (except during
+    the Damage Step): You can target 1 monster you control; ..." (Spell Speed 1, CH-SPEED1 with the
+    window its text names)."""
+    prof = profile(open_db(FULL).card(4239451))
+    scale, monster = prof.effects[:2]
+    assert (scale.section, monster.section) == ("pendulum", "monster")
+    assert monster.windows.value and "battle_phase" in monster.windows.value
+
+    def verdict(e, step, player=0, chain_open=False):
+        return window_verdict(e, {"turn_player": 0, "step": step, "attack": None}, player, chain_open)[0]
+
+    assert verdict(monster, "battle_start_step") is True
+    assert verdict(monster, "battle_step") is True
+    assert verdict(monster, "battle_step", chain_open=True) is False  # Spell Speed 1: an empty chain
+    assert verdict(monster, "battle_step", player=1) is False  # "your Battle Phase": the turn player's
+    assert verdict(monster, "damage_step_start") is False  # "except during the Damage Step"
+    assert verdict(monster, "main1") is False  # its text names the Battle Phase only
+    assert verdict(scale, "main1") is True
+    assert verdict(scale, "battle_step") is False  # the Pendulum Effect names no window: Main Phase only
