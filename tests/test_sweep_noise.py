@@ -23,6 +23,10 @@ come out clean. Each card stands for one class of error that was fixed:
 - the window invariant: an Ignition effect whose text names the Battle Phase ("Once per turn, during
   your Battle Phase (except during the Damage Step)": Performapal Turn Toad) judged by Spell Speed
   1's Main Phase alone;
+- the adapter and damage.destroyed-mark: a destruction replacement ("If it would be destroyed by
+  battle, you can destroy this card instead": Fighting Spirit, Power of the Guardians), a card
+  script's SELECT_EFFECTYN, was offered as an activation, and the mark that follows its refusal,
+  still in the calculation's sub-step, was judged "not by damage calculation";
 - the adapter: declarations the core asks for (ANNOUNCE_NUMBER, ANNOUNCE_RACE, ANNOUNCE_ATTRIB:
   "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos") were engine faults.
 
@@ -73,6 +77,8 @@ FIXED = {
     6728559: ("Archnemesys Protos", "ENGINE-FAULT (ANNOUNCE_ATTRIB), chain.lifo [engine-chain-differs]"),
     1362589: ("Photon Crusher", "attack.position-change-applied [changed-by-other-action] (its own change at the end of the Damage Step)"),
     4239451: ("Performapal Turn Toad", "profile.window-offered [outside-window] (an Ignition effect 'during your Battle Phase')"),
+    1118137: ("Power of the Guardians", "damage.destroyed-mark [marked-outside-calculation] (a destruction replacement declined)"),
+    6178850: ("Fighting Spirit", "damage.destroyed-mark [marked-outside-calculation], profile.damage-step-offered (its replacement offered as an activation)"),
     7541475: ("Kabuki Dragon", "profile.damage-step-offered [not-allowed-in-sub-step] (before damage calculation named the start of the Damage Step)"),
     10731333: ("Performapal Odd-Eyes Minitaurus", "profile.damage-step-offered [not-allowed-in-sub-step] (during damage calculation named the start)"),
     3136426: ("Level Limit - Area B", "attack.position-change-applied [change-not-recorded], [changed-by-other-action] (a continuous effect's change)"),
@@ -172,3 +178,26 @@ def test_an_ignition_effect_that_names_the_battle_phase_is_allowed_there_only() 
     assert verdict(monster, "main1") is False  # its text names the Battle Phase only
     assert verdict(scale, "main1") is True
     assert verdict(scale, "battle_step") is False  # the Pendulum Effect names no window: Main Phase only
+
+
+def test_a_destruction_replacement_is_a_choice_not_an_activation(tmp_path: Path) -> None:
+    """Fighting Spirit: "If it would be destroyed by battle, you can destroy this card instead." The
+    core asks the script's question (SELECT_EFFECTYN, string 96) after damage calculation: a choice."""
+    path = write_board(board_document(open_db(FULL).card(6178850), "face-up-opponent"), tmp_path / "spirit.toml")
+    eng = make_engine("ocgcore", cards_db=FULL)
+    state = eng.start(load_board(str(path), cards_db=FULL))
+    offered: list[tuple[str, str, str]] = []
+    for _ in range(60):
+        if eng.is_terminal(state):
+            break
+        obs = eng.observe(state)
+        actions = {a.label: a for a in eng.legal_actions(state)}
+        offered += [(obs["step"], a.kind, x) for x, a in actions.items() if "Fighting Spirit" in x]
+        if obs["step"] == "main2":
+            break
+        pick = next((x for x in ("enter Battle Phase", "attack Battle Ox [P1 M1] -> Mokey Mokey [P2 M1]", "pass", "choose no: Fighting Spirit",
+                                 "end Battle Phase") if x in actions), None)
+        assert pick is not None, sorted(actions)
+        state = eng.apply(state, actions[pick])[0]
+    assert sorted(offered) == [("damage_step_during_calculation", "choose", "choose no: Fighting Spirit"),
+                               ("damage_step_during_calculation", "choose", "choose yes: Fighting Spirit")], offered

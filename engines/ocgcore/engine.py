@@ -612,7 +612,7 @@ class OcgcoreEngine:
             for i, ch in enumerate(pr.chains):
                 ref, u = self._card_ref(t, ch[1], ch[2], ch[3])
                 out.append(("trigger" if pr.forced else "activate", f"activate {ref}", M.int_response(i), u))
-        elif pr.kind == M.MSG_SELECT_EFFECTYN:
+        elif pr.kind == M.MSG_SELECT_EFFECTYN and pr.description in TRIGGER_QUESTIONS:
             code, con, lc, seq, _pos = pr.cards[0]
             ref, u = self._card_ref(t, con, lc, seq)
             out.append(("trigger", f"activate {ref}", M.int_response(1), u))
@@ -1142,6 +1142,13 @@ def infer_step(track: Track, pr: M.Prompt, events: list[Event], stores_replays: 
         return
     track.advance_damage_step(step, events)
 
+
+# The descriptions of the core's own "activate this optional trigger?" questions (SELECT_EFFECTYN:
+# processor.cpp:443, a lone optional trigger; :743, string 221; :3761, string 94, a Trap's trigger in
+# a new chain). Any other SELECT_EFFECTYN outside an activation is a card script's question
+# (Duel.SelectEffectYesNo): a destruction replacement ("you can destroy this card instead":
+# Fighting Spirit, Power of the Guardians, string 96) is a choice, not an activation. rule: DS-DESTROYED-MARK
+TRIGGER_QUESTIONS = (0, 221, 94)
 
 REPLAY_QUESTION = 30  # the core's string for "replay or not" (its battle processor, step 11)
 
