@@ -27,6 +27,9 @@ come out clean. Each card stands for one class of error that was fixed:
   battle, you can destroy this card instead": Fighting Spirit, Power of the Guardians), a card
   script's SELECT_EFFECTYN, was offered as an activation, and the mark that follows its refusal,
   still in the calculation's sub-step, was judged "not by damage calculation";
+- the adapter: LP set by an effect (the core's MSG_LPUPDATE, Duel.SetLP: Michion, the Timelord,
+  Psychic Fervor) had no event; it is ``lp_lost`` (or ``lp_gained``) by the change the tracker
+  computes from the LP messages before it;
 - the adapter: declarations the core asks for (ANNOUNCE_NUMBER, ANNOUNCE_RACE, ANNOUNCE_ATTRIB:
   "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos") were engine faults.
 
@@ -79,6 +82,8 @@ FIXED = {
     4239451: ("Performapal Turn Toad", "profile.window-offered [outside-window] (an Ignition effect 'during your Battle Phase')"),
     1118137: ("Power of the Guardians", "damage.destroyed-mark [marked-outside-calculation] (a destruction replacement declined)"),
     6178850: ("Fighting Spirit", "damage.destroyed-mark [marked-outside-calculation], profile.damage-step-offered (its replacement offered as an activation)"),
+    7733560: ("Michion, the Timelord", "acc.lp-ledger [lp-unaccounted] (Duel.SetLP: 'Halve your opponent's LP')"),
+    26773909: ("Psychic Fervor", "acc.lp-ledger [lp-unaccounted] (Duel.SetLP: 'you lose LP equal to its ATK')"),
     7541475: ("Kabuki Dragon", "profile.damage-step-offered [not-allowed-in-sub-step] (before damage calculation named the start of the Damage Step)"),
     10731333: ("Performapal Odd-Eyes Minitaurus", "profile.damage-step-offered [not-allowed-in-sub-step] (during damage calculation named the start)"),
     3136426: ("Level Limit - Area B", "attack.position-change-applied [change-not-recorded], [changed-by-other-action] (a continuous effect's change)"),
@@ -201,3 +206,25 @@ def test_a_destruction_replacement_is_a_choice_not_an_activation(tmp_path: Path)
         state = eng.apply(state, actions[pick])[0]
     assert sorted(offered) == [("damage_step_during_calculation", "choose", "choose no: Fighting Spirit"),
                                ("damage_step_during_calculation", "choose", "choose yes: Fighting Spirit")], offered
+
+
+def test_lp_set_by_an_effect_is_an_lp_lost_event(tmp_path: Path) -> None:
+    """Psychic Fervor: "you lose LP equal to its ATK" (Duel.SetLP): an ``lp_lost`` event of that
+    amount, naming the card, and the LP the core then reports match it."""
+    path = write_board(board_document(open_db(FULL).card(26773909), "set-own"), tmp_path / "fervor.toml")
+    eng = make_engine("ocgcore", cards_db=FULL)
+    state = eng.start(load_board(str(path), cards_db=FULL))
+    lost = []
+    for _ in range(60):
+        if eng.is_terminal(state) or lost:
+            break
+        actions = {a.label: a for a in eng.legal_actions(state)}
+        pick = next((x for x in sorted(actions) if x.startswith("activate Psychic Fervor")), None)
+        pick = pick or next((x for x in ("enter Battle Phase", "pass") if x in actions), None)
+        assert pick is not None, sorted(actions)
+        before = eng.observe(state)
+        state, events = eng.apply(state, actions[pick])[:2]
+        lost = [e for e in events if e.kind == "lp_lost"]
+    assert [(e["player"], e["card"]) for e in lost] == [(0, "Psychic Fervor")], lost
+    after = eng.observe(state)
+    assert after["players"][0]["lp"] == before["players"][0]["lp"] - lost[0]["amount"] and lost[0]["amount"] > 0

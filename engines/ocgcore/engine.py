@@ -298,6 +298,7 @@ class OcgcoreEngine:
         pz = self.puzzle
         assert pz is not None
         t = Track(pz.swap, self.names)
+        t.lp = (pz.lp[0], pz.lp[1])
         for (con, loc, seq), (uid, code, _name) in pz.field.items():
             t.field[(con, loc, seq)] = uid
             t.cards[uid] = (code, con)

@@ -75,7 +75,7 @@ def move_reason(reason: int, to_loc: int) -> str:
 class Track:
     __slots__ = ("swap", "turn", "phase", "step", "over", "winner", "field", "piles", "cards", "next_token",
                  "chain", "building", "attack", "in_calc", "names", "selecting_attack", "last_flip_by",
-                 "replaying", "opp_at_attack", "marked", "probe", "overlays", "repositioning")
+                 "replaying", "opp_at_attack", "marked", "probe", "overlays", "repositioning", "lp")
 
     def __init__(self, swap: int, names) -> None:
         self.swap = swap
@@ -108,6 +108,10 @@ class Track:
         # one with no chain: Photon Crusher "at the end of the Damage Step", Level Limit - Area B's
         # continuous effect), rule: MP2-POSITION
         self.repositioning: int | None = None
+        # each core player's LP as the LP messages left them (the board's LP to begin with): the core's
+        # MSG_LPUPDATE (Duel.SetLP: "Halve your opponent's LP", "you lose LP equal to ...") gives
+        # the new LP only, and its event says by how much they changed
+        self.lp: tuple[int, int] = (0, 0)
 
     def copy(self) -> "Track":
         t = Track.__new__(Track)
@@ -122,6 +126,7 @@ class Track:
         t.replaying, t.opp_at_attack, t.marked, t.probe = self.replaying, self.opp_at_attack, self.marked, None
         t.overlays = dict(self.overlays)
         t.repositioning = self.repositioning
+        t.lp = self.lp
         return t
 
     # -- names and places ---------------------------------------------------------------------
@@ -349,15 +354,28 @@ class Track:
             self.in_calc = True
         elif kind == M.MSG_DAMAGE:
             player, amount = self.bp(p[0]), M.u32(p, 1)
+            self._set_lp(p[0], self.lp[p[0]] - amount)
             if self.in_calc and self.attack:
                 out.append(ev("battle_damage", player=player, amount=amount, attacker_uid=self.attack[0], target_uid=self.attack[1]))
             else:
                 src = self.name(self.chain[-1][0]) if self.chain else None
                 out.append(ev("effect_damage", player=player, amount=amount, card=src))
         elif kind == M.MSG_RECOVER:
+            self._set_lp(p[0], self.lp[p[0]] + M.u32(p, 1))
             out.append(ev("lp_gained", player=self.bp(p[0]), amount=M.u32(p, 1)))
         elif kind == M.MSG_PAY_LPCOST:
+            self._set_lp(p[0], self.lp[p[0]] - M.u32(p, 1))
             out.append(ev("lp_paid", player=self.bp(p[0]), amount=M.u32(p, 1)))
+        elif kind == M.MSG_LPUPDATE:
+            # LP set by an effect (Duel.SetLP): a gain, or a loss that is not damage
+            new = M.u32(p, 1)
+            delta = new - self.lp[p[0]]
+            self._set_lp(p[0], new)
+            if delta > 0:
+                out.append(ev("lp_gained", player=self.bp(p[0]), amount=delta))
+            elif delta < 0:
+                src = self.name(self.chain[-1][0]) if self.chain else None
+                out.append(ev("lp_lost", player=self.bp(p[0]), amount=-delta, card=src))
         elif kind == M.MSG_DAMAGE_STEP_END:
             self.marked = frozenset()
             if self.attack:
@@ -374,6 +392,11 @@ class Track:
             out.append(ev("duel_over", winner=self.winner, reason="lp_zero" if p[1] == 1 else f"core_reason_{p[1]}"))
         if kind in (M.MSG_CHAINING, M.MSG_CHAIN_SOLVING, M.MSG_DAMAGE_STEP_END):
             self.in_calc = False
+
+    def _set_lp(self, core_player: int, lp: int) -> None:
+        lps = list(self.lp)
+        lps[core_player] = max(lp, 0)  # (the core's LP never go below 0)
+        self.lp = (lps[0], lps[1])
 
     def _flip_by(self) -> str:
         return "battle" if self.step.startswith("damage_step") and not self.chain else "effect"
