@@ -30,6 +30,9 @@ come out clean. Each card stands for one class of error that was fixed:
 - the adapter: LP set by an effect (the core's MSG_LPUPDATE, Duel.SetLP: Michion, the Timelord,
   Psychic Fervor) had no event; it is ``lp_lost`` (or ``lp_gained``) by the change the tracker
   computes from the LP messages before it;
+- the chain invariants: a Spell Speed 1 activation demanded in the core's response window before its
+  idle command (Chaos Sorcerer, F25), a trigger's new chain read as links of the chain that had just
+  resolved (The Winged Dragon of Ra - Immortal Phoenix);
 - the adapter: declarations the core asks for (ANNOUNCE_NUMBER, ANNOUNCE_RACE, ANNOUNCE_ATTRIB:
   "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos") were engine faults.
 
@@ -84,6 +87,8 @@ FIXED = {
     6178850: ("Fighting Spirit", "damage.destroyed-mark [marked-outside-calculation], profile.damage-step-offered (its replacement offered as an activation)"),
     7733560: ("Michion, the Timelord", "acc.lp-ledger [lp-unaccounted] (Duel.SetLP: 'Halve your opponent's LP')"),
     26773909: ("Psychic Fervor", "acc.lp-ledger [lp-unaccounted] (Duel.SetLP: 'you lose LP equal to its ATK')"),
+    9596126: ("Chaos Sorcerer", "chain.legal-offered [activation-not-offered] (its Ignition effect in the core's response window)"),
+    10000090: ("The Winged Dragon of Ra - Immortal Phoenix", "chain.lifo [resolution-order] (a new chain right after one resolved)"),
     7541475: ("Kabuki Dragon", "profile.damage-step-offered [not-allowed-in-sub-step] (before damage calculation named the start of the Damage Step)"),
     10731333: ("Performapal Odd-Eyes Minitaurus", "profile.damage-step-offered [not-allowed-in-sub-step] (during damage calculation named the start)"),
     3136426: ("Level Limit - Area B", "attack.position-change-applied [change-not-recorded], [changed-by-other-action] (a continuous effect's change)"),
