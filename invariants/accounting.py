@@ -29,7 +29,7 @@ from bpcheck.model import arith
 _ON_CHAIN = ON_CHAIN
 
 FAMILY = "accounting"
-_LP_KINDS = frozenset({"battle_damage", "effect_damage", "lp_paid", "lp_gained"})
+_LP_KINDS = frozenset({"battle_damage", "effect_damage", "lp_paid", "lp_gained", "lp_lost"})
 
 # -- protections against battle (the monitor's own, from what resolved; never the engine's lingering)
 
@@ -400,7 +400,8 @@ def destroyed_by_battle(t):
 
 @invariant(
     "acc.lp-ledger",
-    "LP change only through battle damage, effect damage, LP costs and LP gains, each with its event.",
+    "LP change only through battle damage, effect damage, LP costs, LP gains and LP lost by an effect (\"halve your opponent's "
+    "LP\"), each with its event.",
     ["LP-ZERO", "CH-COST", "ATK-COST"],
     "transition",
     FAMILY,
@@ -413,7 +414,7 @@ def lp_ledger(t):
         before, after = t.before["players"][p]["lp"], t.after["players"][p]["lp"]
         delta = 0
         for e in lp_events:
-            if e.kind in ("battle_damage", "effect_damage", "lp_paid") and e["player"] == p:
+            if e.kind in ("battle_damage", "effect_damage", "lp_paid", "lp_lost") and e["player"] == p:
                 delta = arith.sub(delta, e["amount"])
             elif e.kind == "lp_gained" and e["player"] == p:
                 delta = arith.add(delta, e["amount"])

@@ -434,7 +434,8 @@ def position_change(obs, actions, ctx):
 @invariant(
     "attack.position-change-applied",
     "A manual battle position change turns that one monster from face-up Attack to face-up Defense Position or back, and a "
-    "monster's position changes manually only by that action.",
+    "monster's position changes manually only by that action (an effect that changes it again at once is seen as its own, later "
+    "position_changed event).",
     ["MP2-POSITION"],
     "transition",
     FAMILY,
@@ -467,5 +468,10 @@ def position_change_applied(t):
             return f"{who} is not on the field after {a['label']!r}, and no event moved it"
         return True
     if m2["position"] != want:
-        return f"{a['label']!r} left {card_ref(t.after, uid)} in {m2['position']} position (it was in {m['position']})"
+        # an effect may change it again at once (Level Limit - Area B: "Change all face-up Level 4
+        # or higher monsters to Defense Position"): only if that change is seen, after the manual one
+        changes = [e for e in t.of("position_changed") if e.get("card_uid") == uid]
+        later = changes[changes.index(manual[0]) + 1 :]
+        if not (later and all(e.get("by") != "manual" for e in later) and later[-1].get("to") == m2["position"]):
+            return f"{a['label']!r} left {card_ref(t.after, uid)} in {m2['position']} position (it was in {m['position']})"
     return True

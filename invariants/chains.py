@@ -235,12 +235,21 @@ def lifo(t):
     if not links and not after_links and not resolved and not t.after["chain"]:
         return None
     if resolved:
-        expect = [l[0] for l in reversed(links)]
-        # links added in this very transition resolve first, then those that were there before
-        added = [e["card_uid"] for e in reversed(t.of("chain_link_added"))]
-        expect = added + expect
-        if resolved != expect[: len(resolved)]:
-            return f"chain resolved in order {card_refs(t.before, resolved, t.after)}, expected {card_refs(t.before, expect, t.after)}"
+        # the events in order: links added in this very transition resolve first, then those that
+        # were there before; a link added after the chain resolved (a trigger starting a new chain:
+        # The Winged Dragon of Ra - Immortal Phoenix when Ra is sent to the GY) is another chain's
+        stack = [l[0] for l in links]
+        done: list = []
+        for e in t.events:
+            if e.kind == "chain_link_added":
+                stack.append(e["card_uid"])
+            elif e.kind == "chain_link_resolved":
+                if not stack or stack[-1] != e["card_uid"]:
+                    got = done + [x for x in resolved[len(done) :]]
+                    return f"chain resolved in order {card_refs(t.before, got, t.after)}, expected {card_refs(t.before, done + stack[::-1], t.after)}"
+                done.append(stack.pop())
+            elif e.kind == "chain_resolved":
+                stack = []
     if not t.after["over"]:
         chain = t.after["chain"]
         says = [l["card_uid"] for l in chain]

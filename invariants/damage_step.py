@@ -200,7 +200,8 @@ def flip_after_calc(t):
 
 @invariant(
     "damage.destroyed-mark",
-    "Monsters are marked destroyed by battle only by damage calculation and stay on the field until destroyed-by-battle monsters "
+    "Monsters are marked destroyed by battle only by damage calculation (in its sub-step, after it: a replacement may be declined "
+    "first) and stay on the field until destroyed-by-battle monsters "
     "are sent to the Graveyard at the end of the Damage Step: until then none is destroyed again (by an effect, its own included, "
     "or a rule) or leaves the field in any other way (banished, sent to the Graveyard, returned to the hand or Deck); all of them "
     "go then, by battle, except one whose face-up Equip Card is destroyed instead, by its card data; the engine's destroyed_by_battle shows exactly the marked monsters.",
@@ -213,7 +214,11 @@ def flip_after_calc(t):
 def mark_at_calc(t):
     marked = set(t.mon.battle.destroyed)
     seen = bool(marked)
-    calc = False
+    # a monster that would be destroyed by this calculation may be marked only after a replacement
+    # for it was declined ("you can destroy this card instead": Fighting Spirit), an action later,
+    # still in the calculation's sub-step: the calculation is the monitor's history (its
+    # damage_calculation event), not the engine's word. rule: DS-DESTROYED-MARK
+    calc = bool(t.mon.battle.calculated) and t.before["step"] == "damage_step_during_calculation"
     entered_end = False
     for step, e in walk(t) if not _MARK_KINDS.isdisjoint(t.kind_set()) else _walk_reads(t) or ():
         k = e.kind

@@ -750,7 +750,13 @@ def activations_offered(obs, actions, ctx):
             offered.setdefault(a.get("card_uid"), set()).add((a.get("effect"), frozenset(a.get("cost") or ()), frozenset(a.get("targets") or ())))
     due = False
     undecided: str | None = None
+    # the EDOPro core's response window before its idle command (F25): a Spell Speed 1 Spell or
+    # Ignition effect starts a chain at the open game state its pass leads to, and is judged there
+    # (Chaos Sorcerer after "change position" in Main Phase 2). rule: CH-SPEED1
+    window = _response_window(obs, actions, mon)
     for uid, name, idx, loc, card, uids in list(_candidates(obs, cards, p)):
+        if window and cards.speed(name, idx) == 1 and (cards.effect(name, idx) or {}).get("type") in ("activate", "ignition"):
+            continue
         try:
             ways = activation_variants(obs, mon, cards, p, uid, name, idx, loc, card)
         except Unknown as u:

@@ -146,6 +146,7 @@ def damage_step_offered(obs, actions, ctx):
 
 _TURN_WINDOWS = {"your_turn", "opponent_turn", "either_turn"}
 _NOT_WINDOWS = {"not_damage_step", "not_end_phase", "not_turn_sent_to_gy"}
+_BP_WINDOWS = {"battle_phase", "start_of_battle_phase", "end_of_battle_phase"}
 
 
 def _time_ok(w: str, obs: dict, p: int) -> bool | None:
@@ -191,7 +192,12 @@ def window_verdict(e, obs: dict, p: int, chain_open: bool) -> tuple[bool | None,
     if not e.speed.decided or not e.windows.decided:
         return None, "its Spell Speed or windows"
     tp, step = obs["turn_player"], obs["step"]
-    if e.speed.value == 1 and not (p == tp and step in ("main1", "main2") and not chain_open):  # rule: CH-SPEED1
+    # An Ignition effect whose text names the Battle Phase ("Once per turn, during your Battle Phase
+    # (except during the Damage Step): You can ...", Performapal Turn Toad) is one of the effects
+    # 000:160's "Most Effect Monsters" leaves out: its text's window, still the turn player's with
+    # an empty chain. rule: CH-SPEED1, WIN-TEXT
+    bp_text = e.speed.rule == "SS1-IGNITION" and step in _BATTLE and bool(_BP_WINDOWS & set(e.windows.value))
+    if e.speed.value == 1 and not (p == tp and (step in ("main1", "main2") or bp_text) and not chain_open):  # rule: CH-SPEED1
         return False, f"Spell Speed 1 ({_cite(e.speed.rule)}): only its controller's Main Phase with an empty chain"
     ws = list(e.windows.value)
     turn = [w for w in ws if w in _TURN_WINDOWS]
@@ -215,7 +221,8 @@ def window_verdict(e, obs: dict, p: int, chain_open: bool) -> tuple[bool | None,
 @invariant(
     "profile.window-offered",
     "A card of a card database is offered for activation (not as a trigger) only where its profile lets one of its effects be "
-    "activated: a Spell Speed 1 card or effect only by the turn player in their Main Phase with an empty chain, and each "
+    "activated: a Spell Speed 1 card or effect only by the turn player in their Main Phase with an empty chain (an Ignition "
+    "effect whose text names the Battle Phase also there), and each "
     "effect only in the windows its text names (\"during your opponent's turn\", \"during the Battle Phase\", \"when an "
     "opponent's monster declares an attack\", \"except during the Damage Step\", ...); a card with a trigger or Flip effect "
     "is left to profile.trigger-event; not judged where the profile leaves a kind, speed or window unknown.",

@@ -32,6 +32,7 @@ EVENT_KINDS = {
     "control_changed",  # card, card_uid, from_player, to_player
     "lp_paid",  # player, amount
     "lp_gained",  # player, amount
+    "lp_lost",  # player, amount, card (None: no chain link): LP lost by an effect that is not damage
     "effect_damage",  # player, amount, card
     "battle_damage",  # player, amount, attacker_uid, target_uid
     "damage_calculation",  # attacker_uid, target_uid, attacker_atk, target_value, target_position

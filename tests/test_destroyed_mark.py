@@ -16,6 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from bpcheck.engines.reference import ReferenceEngine
+from bpcheck.explorers.checking import EngineSystem
+from bpcheck.invariants import REGISTRY
+from bpcheck.invariants.base import Transition
+from bpcheck.model.board import load_board
+from bpcheck.model.events import ev
+
 ROOT = Path(__file__).resolve().parent.parent
 BOARDS = ROOT / "boards"
 ENGINES = ROOT / "tests" / "engines"
@@ -175,3 +182,33 @@ def test_reflect_bounder_that_survives_the_battle_destroys_itself_unflagged():
         assert verdict is True, verdict
         seen += 1
     assert seen
+
+
+def _to_step(step: str):
+    """The reference model on rule-ds-reflect-bounder: Summoned Skull attacks Reflect Bounder, passes
+    until `step`; (the system, the state)."""
+    es = EngineSystem(ReferenceEngine(), load_board(BOARDS / "rule-ds-reflect-bounder.toml"), [REGISTRY[INV]])
+    s = es.initial_states()[0]
+    for _ in range(60):
+        if s[1]["step"] == step:
+            return es, s
+        acts = {a.label: a for a in es.actions(s)}
+        attack = [x for x in acts if x.startswith("attack Summoned Skull") and x.endswith("-> Reflect Bounder")]
+        pick = next(x for x in ("enter Battle Phase", *attack, "pass") if x in acts)
+        s, _info = es.step(s, acts[pick])
+    raise AssertionError(f"{step} not reached")
+
+
+def test_a_mark_before_damage_calculation_is_caught_even_in_its_sub_step():
+    """A mark in the calculation's sub-step after an action that is not the calculation (the core
+    asks a destruction replacement there, F33) is judged from the monitor's history: with no
+    damage_calculation seen for this battle it is not by damage calculation."""
+    check = REGISTRY[INV].check
+    _es, s = _to_step("damage_step_before_calculation")
+    uid = next(m["uid"] for m in s[1]["players"][1]["monsters"] if m)
+    mark = ev("destroyed_by_battle", card="Reflect Bounder", card_uid=uid, controller=1)
+    for step in ("damage_step_before_calculation", "damage_step_during_calculation"):
+        obs = {**s[1], "step": step}  # (the monitor has seen no damage calculation for this battle)
+        assert not s[2].battle.calculated
+        t = Transition(obs, {"kind": "choose", "label": "choose no: Fighting Spirit"}, [mark], obs, s[2])
+        assert check(t) == f"Reflect Bounder [P2 M1] became destroyed by battle in {step}, not by damage calculation"

@@ -13,6 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from bpcheck.engines.reference import ReferenceEngine
+from bpcheck.explorers.checking import EngineSystem
+from bpcheck.invariants import REGISTRY
+from bpcheck.invariants.base import Transition
+from bpcheck.model.board import load_board
+from bpcheck.model.events import ev
+
 ROOT = Path(__file__).resolve().parent.parent
 BOARDS = ROOT / "boards"
 DATA = ROOT / "tests" / "data"
@@ -314,3 +321,31 @@ def test_the_monitor_reads_which_effect_of_its_own_resolved():
     assert unnamed.extra is None and not unnamed.stopped
     with pytest.raises(Unknown):
         allowed_attacks(unnamed, bls)
+def test_a_chain_that_begins_after_one_resolved_is_another_chain():
+    """chain.lifo reads the events in order: a link added after chain_resolved (a trigger starting a
+    new chain at once: The Winged Dragon of Ra - Immortal Phoenix when Ra is sent to the GY, F33) is
+    not a link of the chain that resolved; one added before it still resolves first."""
+    es = EngineSystem(ReferenceEngine(), load_board(BOARDS / "rule-ch-lifo-ring.toml"), [REGISTRY["chain.lifo"]])
+    s = es.initial_states()[0]
+    for want in ("enter Battle Phase", "activate Reinforcements -> Battle Ox", "activate Ring of Destruction -> Battle Ox", "pass"):
+        s, _info = es.step(s, {a.label: a for a in es.actions(s)}[want])
+    assert [link["card_uid"] for link in s[1]["chain"]] == [2, 4]
+    a = {a.label: a for a in es.actions(s)}["pass"]
+    s2, info = es.step(s, a)  # the chain resolves: Ring of Destruction, then Reinforcements
+    check = REGISTRY["chain.lifo"].check
+
+    def lifo(events, after):
+        t = Transition(s[1], a.to_dict(), events, after, s[2])
+        return check(Transition(s[1], a.to_dict(), events, after, s[2], mon_after=s[2].advance(t)))
+
+    assert lifo(info, s2[1]) is True
+    new = ev("chain_link_added", link=1, card="Rush Recklessly", card_uid=3, player=0, targets=(), step="battle_start_step")
+    after = {**s2[1], "chain": [{**s[1]["chain"][0], "card_uid": 3, "card": "Rush Recklessly", "link": 1}]}
+    assert lifo([*info, new], after) is True
+    # the same link added before the chain resolved would have had to resolve first
+    early = [*info[:1], new, *info[1:]]
+    assert lifo(early, after).startswith("chain resolved in order [Ring of Destruction [P2 S1], Reinforcements [P1 S1]], expected [Rush Recklessly")
+    # and a chain resolved first in, first out is caught
+    uids = [e["card_uid"] for e in info if e.kind == "chain_link_resolved"]
+    fifo = [e for e in info if e.kind != "chain_link_resolved"] + [e for e in info if e.kind == "chain_link_resolved"][::-1]
+    assert uids == [4, 2] and lifo(fifo, s2[1]).startswith("chain resolved in order [Reinforcements [P1 S1]")

@@ -161,6 +161,31 @@ def test_the_change_itself_turns_that_one_monster():
     assert applied(Transition(s[1], a.to_dict(), info, gone, s[2])) == "Gemini Elf [P1 M2] is not on the field after 'change position Gemini Elf', and no event moved it"
 
 
+def test_an_effect_that_changes_the_position_back_at_once_is_its_own_event():
+    # Level Limit - Area B ("Change all face-up Level 4 or higher monsters to Defense Position"): on
+    # the core a manual change to Attack Position is followed, in the same action, by the effect's
+    # change back (the sweep, F33)
+    es, s = _play(ReferenceEngine(), "rule-atk-position.toml", ["enter Battle Phase", "end Battle Phase"], until="main2")
+    a = {a.label: a for a in es.actions(s)}["change position Gemini Elf"]
+    s2, info = es.step(s, a)
+    applied = REGISTRY["attack.position-change-applied"].check
+    manual = next(e for e in info if e.kind == "position_changed")
+    uid = manual.get("card_uid")
+    back = ev("position_changed", card="Gemini Elf", card_uid=uid, **{"from": "defense", "to": "attack"}, by="effect")
+    unchanged = copy.deepcopy(s2[1])
+    unchanged["players"][0]["monsters"][1]["position"] = "attack"
+    assert applied(Transition(s[1], a.to_dict(), [*info, back], unchanged, s[2])) is True
+    # the same position with no effect seen: the change did not happen
+    assert applied(Transition(s[1], a.to_dict(), info, unchanged, s[2])) == (
+        "'change position Gemini Elf' left Gemini Elf [P1 M2] in attack position (it was in attack)")
+    # an effect's change to another position than the one the monster is in does not excuse it
+    wrong = ev("position_changed", card="Gemini Elf", card_uid=uid, **{"from": "defense", "to": "facedown"}, by="effect")
+    assert applied(Transition(s[1], a.to_dict(), [*info, wrong], unchanged, s[2])) is not True
+    # a second manual change in the same action is not one manual change
+    twice = ev("position_changed", card="Gemini Elf", card_uid=uid, **{"from": "defense", "to": "attack"}, by="manual")
+    assert applied(Transition(s[1], a.to_dict(), [*info, twice], unchanged, s[2])) is not True
+
+
 def test_a_monster_its_own_effect_destroys_in_defense_position_may_leave_by_the_change(tmp_path):
     # Berserk Gorilla: "If this card is in face-up Defense Position, destroy it." (found by bpcheck fuzz)
     board = tmp_path / "gorilla.toml"

@@ -241,3 +241,13 @@ def test_the_withheld_history_keeps_windows_joined_by_passes_only(board):
                                        player=0, speed=2, targets=[])])) == ()
     assert _profile_offers(kept, t([], to=dict(obs, step="main2"))) == ()
     assert _profile_offers((), t([], off=None)) == ()  # (a runner that does not say what was offered: nothing kept)
+
+
+def test_a_response_window_owes_spell_speed_1_activations_to_the_state_after_its_pass():
+    # 000-replay-6: P1's Chaos Sorcerer ("Once per turn: You can target 1 face-up monster on the
+    # field; banish it") may be activated in Main Phase 1; an engine that asks P1 only for a
+    # response first (F25) offers it after that pass (F33: the core after "change position")
+    board = load_board(ROOT / "boards" / "000-replay-6.toml")
+    _es, kept = _run(PE.response_window_kept(), board, "chain.legal-offered")
+    assert not kept.violations, [(v.prop, v.message) for v in kept.violations]
+    assert kept.props["chain.legal-offered"].checked > 0

@@ -16,6 +16,25 @@ come out clean. Each card stands for one class of error that was fixed:
   (Misfortune: "You cannot conduct your Battle Phase"; Infected Mail: "it can attack your opponent
   directly"), or its text changes the attack rules ("Buster Gundil": a second and third attack),
   which bpcheck does not model: "not judged" (history db_resolved, view.ATTACK_RULE_TEXT; F28);
+- the adapter: a position changed by an effect with no chain open (Photon Crusher at the end of the
+  Damage Step, Level Limit - Area B's continuous effect) was reported as a manual change; only the
+  change of the monster a "change position" action names is manual now;
+- the adapter: the Damage-Step sub-steps read from the chain prompts' timing hints only ("before
+  damage calculation" named the start of the Damage Step: Kabuki Dragon, Performapal Odd-Eyes
+  Minitaurus); the core's HINT_EVENT names each window;
+- the window invariant: an Ignition effect whose text names the Battle Phase ("Once per turn, during
+  your Battle Phase (except during the Damage Step)": Performapal Turn Toad) judged by Spell Speed
+  1's Main Phase alone;
+- the adapter and damage.destroyed-mark: a destruction replacement ("If it would be destroyed by
+  battle, you can destroy this card instead": Fighting Spirit, Power of the Guardians), a card
+  script's SELECT_EFFECTYN, was offered as an activation, and the mark that follows its refusal,
+  still in the calculation's sub-step, was judged "not by damage calculation";
+- the adapter: LP set by an effect (the core's MSG_LPUPDATE, Duel.SetLP: Michion, the Timelord,
+  Psychic Fervor) had no event; it is ``lp_lost`` (or ``lp_gained``) by the change the tracker
+  computes from the LP messages before it;
+- the chain invariants: a Spell Speed 1 activation demanded in the core's response window before its
+  idle command (Chaos Sorcerer, F25), a trigger's new chain read as links of the chain that had just
+  resolved (The Winged Dragon of Ra - Immortal Phoenix);
 - the adapter: declarations the core asks for (ANNOUNCE_NUMBER, ANNOUNCE_RACE, ANNOUNCE_ATTRIB:
   "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos") were engine faults.
 
@@ -35,8 +54,10 @@ from bpcheck.engines.ocgcore import default_paths
 from bpcheck.engines.registry import make_engine
 from bpcheck.harness.board_writer import write_board
 from bpcheck.harness.sweep import board_document
+from bpcheck.invariants.profiled import window_verdict
 from bpcheck.model.board import load_board
 from bpcheck.model.cdb import open_db
+from bpcheck.model.profile import profile
 
 LIB, SCRIPTS, CARDS = default_paths()
 FULL = os.path.join(os.path.dirname(CARDS), "cards-full.cdb")
@@ -64,6 +85,17 @@ FIXED = {
     1475311: ("Allure of Darkness", "ENGINE-FAULT (the adapter lost the drawn cards: MSG_DRAW was not followed)"),
     296499: ("The Regulation of Tribe", "ENGINE-FAULT (ANNOUNCE_RACE), chain.lifo [engine-chain-differs]"),
     6728559: ("Archnemesys Protos", "ENGINE-FAULT (ANNOUNCE_ATTRIB), chain.lifo [engine-chain-differs]"),
+    1362589: ("Photon Crusher", "attack.position-change-applied [changed-by-other-action] (its own change at the end of the Damage Step)"),
+    4239451: ("Performapal Turn Toad", "profile.window-offered [outside-window] (an Ignition effect 'during your Battle Phase')"),
+    1118137: ("Power of the Guardians", "damage.destroyed-mark [marked-outside-calculation] (a destruction replacement declined)"),
+    6178850: ("Fighting Spirit", "damage.destroyed-mark [marked-outside-calculation], profile.damage-step-offered (its replacement offered as an activation)"),
+    7733560: ("Michion, the Timelord", "acc.lp-ledger [lp-unaccounted] (Duel.SetLP: 'Halve your opponent's LP')"),
+    26773909: ("Psychic Fervor", "acc.lp-ledger [lp-unaccounted] (Duel.SetLP: 'you lose LP equal to its ATK')"),
+    9596126: ("Chaos Sorcerer", "chain.legal-offered [activation-not-offered] (its Ignition effect in the core's response window)"),
+    10000090: ("The Winged Dragon of Ra - Immortal Phoenix", "chain.lifo [resolution-order] (a new chain right after one resolved)"),
+    7541475: ("Kabuki Dragon", "profile.damage-step-offered [not-allowed-in-sub-step] (before damage calculation named the start of the Damage Step)"),
+    10731333: ("Performapal Odd-Eyes Minitaurus", "profile.damage-step-offered [not-allowed-in-sub-step] (during damage calculation named the start)"),
+    3136426: ("Level Limit - Area B", "attack.position-change-applied [change-not-recorded], [changed-by-other-action] (a continuous effect's change)"),
 }
 
 
@@ -102,3 +134,106 @@ def test_a_declaration_is_an_action_named_by_what_is_declared(tmp_path: Path) ->
     assert declared, sorted(labels)
     assert all(" (declare " in x for x in declared), declared
     assert len(declared) > 1  # one action per amount the core lists
+
+
+def _steps_offered(tmp_path: Path, code: int, situation: str, attack: str, card: str) -> set[str]:
+    """The steps in which the core offers `card`'s activation on the sweep's `situation` board, the
+    attack `attack` declared and every other decision a pass (the activation declined)."""
+    doc = board_document(open_db(FULL).card(code), situation)
+    path = write_board(doc, tmp_path / f"{code}-{situation}.toml")
+    eng = make_engine("ocgcore", cards_db=FULL)
+    state = eng.start(load_board(str(path), cards_db=FULL))
+    steps: set[str] = set()
+    for _ in range(60):
+        if eng.is_terminal(state):
+            break
+        obs = eng.observe(state)
+        actions = {a.label: a for a in eng.legal_actions(state)}
+        if any(x.startswith(f"activate {card}") for x in actions):
+            steps.add(obs["step"])
+        if obs["step"] == "main2":
+            break
+        pick = next((x for x in ("enter Battle Phase", attack, "pass", f"decline {card}", "end Battle Phase") if x in actions), None)
+        assert pick is not None, sorted(actions)
+        state = eng.apply(state, actions[pick])[0]
+    return steps
+
+
+def test_the_damage_step_sub_step_is_the_one_the_core_announces(tmp_path: Path) -> None:
+    """The core names each Damage-Step window with a MSG_HINT (HINT_EVENT 40-44); the adapter read
+    only the chain prompts' timing hints, so "before damage calculation" (Kabuki Dragon) was
+    damage_step_start and "After damage calculation" (D.D. Warrior Lady's trigger, offered on its own)
+    was damage_step_during_calculation (F33): each is offered in the sub-step its text names."""
+    assert _steps_offered(tmp_path, 7541475, "attacker", "attack Kabuki Dragon -> Mokey Mokey [P2 M1]",
+                          "Kabuki Dragon") == {"damage_step_before_calculation"}
+    assert _steps_offered(tmp_path, 7572887, "attacked", "attack Battle Ox [P1 M1] -> D.D. Warrior Lady",
+                          "D.D. Warrior Lady") == {"damage_step_after_calculation_1"}
+    assert _steps_offered(tmp_path, 10731333, "attacker", "attack Performapal Odd-Eyes Minitaurus -> Mokey Mokey [P2 M1]",
+                          "Performapal Odd-Eyes Minitaurus") == {"damage_step_during_calculation"}
+
+
+def test_an_ignition_effect_that_names_the_battle_phase_is_allowed_there_only() -> None:
+    """Performapal Turn Toad's monster effect: "Once per turn, during your Battle Phase (except during
+    the Damage Step): You can target 1 monster you control; ..." (Spell Speed 1, CH-SPEED1 with the
+    window its text names)."""
+    prof = profile(open_db(FULL).card(4239451))
+    scale, monster = prof.effects[:2]
+    assert (scale.section, monster.section) == ("pendulum", "monster")
+    assert monster.windows.value and "battle_phase" in monster.windows.value
+
+    def verdict(e, step, player=0, chain_open=False):
+        return window_verdict(e, {"turn_player": 0, "step": step, "attack": None}, player, chain_open)[0]
+
+    assert verdict(monster, "battle_start_step") is True
+    assert verdict(monster, "battle_step") is True
+    assert verdict(monster, "battle_step", chain_open=True) is False  # Spell Speed 1: an empty chain
+    assert verdict(monster, "battle_step", player=1) is False  # "your Battle Phase": the turn player's
+    assert verdict(monster, "damage_step_start") is False  # "except during the Damage Step"
+    assert verdict(monster, "main1") is False  # its text names the Battle Phase only
+    assert verdict(scale, "main1") is True
+    assert verdict(scale, "battle_step") is False  # the Pendulum Effect names no window: Main Phase only
+
+
+def test_a_destruction_replacement_is_a_choice_not_an_activation(tmp_path: Path) -> None:
+    """Fighting Spirit: "If it would be destroyed by battle, you can destroy this card instead." The
+    core asks the script's question (SELECT_EFFECTYN, string 96) after damage calculation: a choice."""
+    path = write_board(board_document(open_db(FULL).card(6178850), "face-up-opponent"), tmp_path / "spirit.toml")
+    eng = make_engine("ocgcore", cards_db=FULL)
+    state = eng.start(load_board(str(path), cards_db=FULL))
+    offered: list[tuple[str, str, str]] = []
+    for _ in range(60):
+        if eng.is_terminal(state):
+            break
+        obs = eng.observe(state)
+        actions = {a.label: a for a in eng.legal_actions(state)}
+        offered += [(obs["step"], a.kind, x) for x, a in actions.items() if "Fighting Spirit" in x]
+        if obs["step"] == "main2":
+            break
+        pick = next((x for x in ("enter Battle Phase", "attack Battle Ox [P1 M1] -> Mokey Mokey [P2 M1]", "pass", "choose no: Fighting Spirit",
+                                 "end Battle Phase") if x in actions), None)
+        assert pick is not None, sorted(actions)
+        state = eng.apply(state, actions[pick])[0]
+    assert sorted(offered) == [("damage_step_during_calculation", "choose", "choose no: Fighting Spirit"),
+                               ("damage_step_during_calculation", "choose", "choose yes: Fighting Spirit")], offered
+
+
+def test_lp_set_by_an_effect_is_an_lp_lost_event(tmp_path: Path) -> None:
+    """Psychic Fervor: "you lose LP equal to its ATK" (Duel.SetLP): an ``lp_lost`` event of that
+    amount, naming the card, and the LP the core then reports match it."""
+    path = write_board(board_document(open_db(FULL).card(26773909), "set-own"), tmp_path / "fervor.toml")
+    eng = make_engine("ocgcore", cards_db=FULL)
+    state = eng.start(load_board(str(path), cards_db=FULL))
+    lost = []
+    for _ in range(60):
+        if eng.is_terminal(state) or lost:
+            break
+        actions = {a.label: a for a in eng.legal_actions(state)}
+        pick = next((x for x in sorted(actions) if x.startswith("activate Psychic Fervor")), None)
+        pick = pick or next((x for x in ("enter Battle Phase", "pass") if x in actions), None)
+        assert pick is not None, sorted(actions)
+        before = eng.observe(state)
+        state, events = eng.apply(state, actions[pick])[:2]
+        lost = [e for e in events if e.kind == "lp_lost"]
+    assert [(e["player"], e["card"]) for e in lost] == [(0, "Psychic Fervor")], lost
+    after = eng.observe(state)
+    assert after["players"][0]["lp"] == before["players"][0]["lp"] - lost[0]["amount"] and lost[0]["amount"] > 0

@@ -298,6 +298,7 @@ class OcgcoreEngine:
         pz = self.puzzle
         assert pz is not None
         t = Track(pz.swap, self.names)
+        t.lp = (pz.lp[0], pz.lp[1])
         for (con, loc, seq), (uid, code, _name) in pz.field.items():
             t.field[(con, loc, seq)] = uid
             t.cards[uid] = (code, con)
@@ -612,7 +613,7 @@ class OcgcoreEngine:
             for i, ch in enumerate(pr.chains):
                 ref, u = self._card_ref(t, ch[1], ch[2], ch[3])
                 out.append(("trigger" if pr.forced else "activate", f"activate {ref}", M.int_response(i), u))
-        elif pr.kind == M.MSG_SELECT_EFFECTYN:
+        elif pr.kind == M.MSG_SELECT_EFFECTYN and pr.description in TRIGGER_QUESTIONS:
             code, con, lc, seq, _pos = pr.cards[0]
             ref, u = self._card_ref(t, con, lc, seq)
             out.append(("trigger", f"activate {ref}", M.int_response(1), u))
@@ -716,7 +717,7 @@ class OcgcoreEngine:
         player = node.track.bp(node.prompt.player)
         results: list[tuple[OcgAction, Node, list[Event]]] = []
         for kind, label, resp, uid in self._top_options(node):
-            for responses, child, events, declared in self._play(node, resp, kind):
+            for responses, child, events, declared in self._play(node, resp, kind, uid):
                 full, target, targets, cost = self._label(kind, label, child, events, responses)
                 if declared:
                     full += " (" + "; ".join(declared) + ")"
@@ -737,13 +738,14 @@ class OcgcoreEngine:
             children[a.label] = [a, child, events]
         node.children = children
 
-    def _play(self, node: Node, resp: bytes, kind: str) -> list[tuple[tuple[bytes, ...], Node, list[Event], tuple[str, ...]]]:
+    def _play(self, node: Node, resp: bytes, kind: str, uid=None) -> list[tuple[tuple[bytes, ...], Node, list[Event], tuple[str, ...]]]:
         """Answer ``resp`` at ``node``; if the answer opens choices inside the same action (costs,
         targets, an attack target), play each of them too. Returns the resulting nodes."""
         assert node.prompt is not None
         out = []
         first = node.track.copy()
         first.selecting_attack = kind == "attack"
+        first.repositioning = uid if kind == "change_position" and isinstance(uid, int) else None
         pre: list[Event] = [ev("passed", player=node.track.bp(node.prompt.player))] if kind == "pass" else []
         if kind == "decline":  # an optional trigger the core offered (SELECT_EFFECTYN), declined
             code, con, lc, seq, _pos = node.prompt.cards[0]
@@ -779,6 +781,7 @@ class OcgcoreEngine:
                     stack.append((so_far + (r2,), track, events, declared + ((lab,) if prompt.kind in ANNOUNCE_PROMPTS else ())))
                 continue
             track.selecting_attack = False
+            track.repositioning = None
             child = Node(tuple(path), prompt, track, terminal)
             child.obs = self._observe(duel, child)
             self._put(child.path, duel, dirty=prompt is not None and not terminal and prompt.kind in SCRIPT_PROMPTS and not is_replay_question(prompt, track))
@@ -1138,8 +1141,15 @@ def infer_step(track: Track, pr: M.Prompt, events: list[Event], stores_replays: 
         step = "battle_step"
     else:
         return
-    track.set_step(step, events)
+    track.advance_damage_step(step, events)
 
+
+# The descriptions of the core's own "activate this optional trigger?" questions (SELECT_EFFECTYN:
+# processor.cpp:443, a lone optional trigger; :743, string 221; :3761, string 94, a Trap's trigger in
+# a new chain). Any other SELECT_EFFECTYN outside an activation is a card script's question
+# (Duel.SelectEffectYesNo): a destruction replacement ("you can destroy this card instead":
+# Fighting Spirit, Power of the Guardians, string 96) is a choice, not an activation. rule: DS-DESTROYED-MARK
+TRIGGER_QUESTIONS = (0, 221, 94)
 
 REPLAY_QUESTION = 30  # the core's string for "replay or not" (its battle processor, step 11)
 

@@ -22,6 +22,16 @@ PHASE_STEPS = {
 }
 DS_ORDER = ("damage_step_start", "damage_step_before_calculation", "damage_step_during_calculation",
             "damage_step_after_calculation_1", "damage_step_after_calculation_2", "damage_step_end")
+# The core names each Damage-Step window it opens with a MSG_HINT of type HINT_EVENT (1) to both
+# players just before the window (its damage-step processor, processor.cpp: 40 at the start of the
+# Damage Step, :2310; 41 before damage calculation, :2350; 42 during damage calculation, :2381; 43
+# after damage calculation, :2632; 44 at the end of the Damage Step, after the monsters destroyed by
+# battle were sent, :2697). The chain prompts' timing hints cannot tell the first two apart
+# (TIMING_DAMAGE_STEP is set only for the before-calculation window, :2355), and a trigger offered
+# on its own (SELECT_EFFECTYN) has none, so the sub-step is read from these. rule: DS-SUBSTEPS
+HINT_EVENT = 1
+DS_HINTS = {40: "damage_step_start", 41: "damage_step_before_calculation", 42: "damage_step_during_calculation",
+            43: "damage_step_after_calculation_1", 44: "damage_step_end"}
 PILE_LOCS = (K.LOCATION_HAND, K.LOCATION_GRAVE, K.LOCATION_REMOVED, K.LOCATION_DECK, K.LOCATION_EXTRA)
 ZONE_NAMES = {K.LOCATION_DECK: "deck", K.LOCATION_HAND: "hand", K.LOCATION_MZONE: "monster_zone",
               K.LOCATION_SZONE: "spell_trap_zone", K.LOCATION_GRAVE: "graveyard", K.LOCATION_REMOVED: "banished",
@@ -65,7 +75,7 @@ def move_reason(reason: int, to_loc: int) -> str:
 class Track:
     __slots__ = ("swap", "turn", "phase", "step", "over", "winner", "field", "piles", "cards", "next_token",
                  "chain", "building", "attack", "in_calc", "names", "selecting_attack", "last_flip_by",
-                 "replaying", "opp_at_attack", "marked", "probe", "overlays")
+                 "replaying", "opp_at_attack", "marked", "probe", "overlays", "repositioning", "lp")
 
     def __init__(self, swap: int, names) -> None:
         self.swap = swap
@@ -92,6 +102,16 @@ class Track:
         self.probe = None  # () -> the uids the core shows destroyed by battle now (set while running)
         # uid of an Xyz monster -> the uids of its materials, in the core's order (tuples: copied cheaply)
         self.overlays: dict[int, tuple[int, ...]] = {}
+        # uid of the monster whose manual position change (the idle command's "change position")
+        # is being played: only its first MSG_POS_CHANGE is that change. The core's message does not
+        # say why a position changed; any other change is an effect's (one resolving in a chain, or
+        # one with no chain: Photon Crusher "at the end of the Damage Step", Level Limit - Area B's
+        # continuous effect), rule: MP2-POSITION
+        self.repositioning: int | None = None
+        # each core player's LP as the LP messages left them (the board's LP to begin with): the core's
+        # MSG_LPUPDATE (Duel.SetLP: "Halve your opponent's LP", "you lose LP equal to ...") gives
+        # the new LP only, and its event says by how much they changed
+        self.lp: tuple[int, int] = (0, 0)
 
     def copy(self) -> "Track":
         t = Track.__new__(Track)
@@ -105,6 +125,8 @@ class Track:
         t.selecting_attack, t.names, t.last_flip_by = self.selecting_attack, self.names, self.last_flip_by
         t.replaying, t.opp_at_attack, t.marked, t.probe = self.replaying, self.opp_at_attack, self.marked, None
         t.overlays = dict(self.overlays)
+        t.repositioning = self.repositioning
+        t.lp = self.lp
         return t
 
     # -- names and places ---------------------------------------------------------------------
@@ -182,6 +204,15 @@ class Track:
                 out.append(ev("phase_changed", **{"from": self.step, "to": step}))
             self.step = step
 
+    def advance_damage_step(self, step: str, out: list[Event]) -> None:
+        """Enter the Damage-Step sub-step ``step`` unless the duel is already past it: inside the
+        Damage Step a step is only ever left forwards (a prompt's lingering timing hint, or the
+        old six-step window after the calculation with TIMING_DAMAGE_CAL, processor.cpp:2596, does
+        not take it back)."""
+        if self.step in DS_ORDER and step in DS_ORDER and DS_ORDER.index(step) < DS_ORDER.index(self.step):
+            return
+        self.set_step(step, out)
+
     def probe_marks(self, out: list[Event]) -> None:
         if self.probe is not None:
             self._marks(out)
@@ -226,7 +257,10 @@ class Track:
             if prev & 0xA and cur & 0x5:
                 out.append(ev("flipped", card=self.name(uid), card_uid=uid, by=self._flip_by(), face_up=True))
             else:
-                out.append(ev("position_changed", card=self.name(uid), card_uid=uid, **{"from": frm, "to": to}, by="effect" if self.chain else "manual"))
+                manual = uid == self.repositioning and not self.chain
+                if manual:
+                    self.repositioning = None  # one manual change per action; what follows is an effect's
+                out.append(ev("position_changed", card=self.name(uid), card_uid=uid, **{"from": frm, "to": to}, by="manual" if manual else "effect"))
         elif kind == M.MSG_SPSUMMONING:
             code = M.u32(p, 0)
             con, lc, seq, pos = M.loc(p, 4)
@@ -298,6 +332,11 @@ class Track:
                 self.attack = None  # a negated attack is over (the core goes back to the battle command)
         elif kind == M.MSG_DAMAGE_STEP_START:
             self.set_step("damage_step_start", out)
+        elif kind == M.MSG_HINT:
+            if p[0] == HINT_EVENT and self.attack is not None and self.step in DS_ORDER:
+                step = DS_HINTS.get(int.from_bytes(p[2:10], "little"))
+                if step is not None:
+                    self.advance_damage_step(step, out)
         elif kind == M.MSG_BATTLE:
             a = M.loc(p, 0)
             aa = M.u32(p, 10)
@@ -317,15 +356,28 @@ class Track:
             self.in_calc = True
         elif kind == M.MSG_DAMAGE:
             player, amount = self.bp(p[0]), M.u32(p, 1)
+            self._set_lp(p[0], self.lp[p[0]] - amount)
             if self.in_calc and self.attack:
                 out.append(ev("battle_damage", player=player, amount=amount, attacker_uid=self.attack[0], target_uid=self.attack[1]))
             else:
                 src = self.name(self.chain[-1][0]) if self.chain else None
                 out.append(ev("effect_damage", player=player, amount=amount, card=src))
         elif kind == M.MSG_RECOVER:
+            self._set_lp(p[0], self.lp[p[0]] + M.u32(p, 1))
             out.append(ev("lp_gained", player=self.bp(p[0]), amount=M.u32(p, 1)))
         elif kind == M.MSG_PAY_LPCOST:
+            self._set_lp(p[0], self.lp[p[0]] - M.u32(p, 1))
             out.append(ev("lp_paid", player=self.bp(p[0]), amount=M.u32(p, 1)))
+        elif kind == M.MSG_LPUPDATE:
+            # LP set by an effect (Duel.SetLP): a gain, or a loss that is not damage
+            new = M.u32(p, 1)
+            delta = new - self.lp[p[0]]
+            self._set_lp(p[0], new)
+            if delta > 0:
+                out.append(ev("lp_gained", player=self.bp(p[0]), amount=delta))
+            elif delta < 0:
+                src = self.name(self.chain[-1][0]) if self.chain else None
+                out.append(ev("lp_lost", player=self.bp(p[0]), amount=-delta, card=src))
         elif kind == M.MSG_DAMAGE_STEP_END:
             self.marked = frozenset()
             if self.attack:
@@ -342,6 +394,11 @@ class Track:
             out.append(ev("duel_over", winner=self.winner, reason="lp_zero" if p[1] == 1 else f"core_reason_{p[1]}"))
         if kind in (M.MSG_CHAINING, M.MSG_CHAIN_SOLVING, M.MSG_DAMAGE_STEP_END):
             self.in_calc = False
+
+    def _set_lp(self, core_player: int, lp: int) -> None:
+        lps = list(self.lp)
+        lps[core_player] = max(lp, 0)  # (the core's LP never go below 0)
+        self.lp = (lps[0], lps[1])
 
     def _flip_by(self) -> str:
         return "battle" if self.step.startswith("damage_step") and not self.chain else "effect"
