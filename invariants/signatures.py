@@ -74,7 +74,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
     "attack.count": {
         "engine-count-differs": "the engine reports attacks_declared = ",
         "more-attacks-than-targets": " attacks but was declared at only ",
-        "second-attack": " attacks this turn; it may declare one",
+        "second-attack": " attacks this turn; it may declare ",
     },
     "attack.target-once": {
         "declared-at-same-monster-again": ", which it was already declared at",
@@ -222,6 +222,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "sent-before-damage-step-end": ", before the end of the Damage Step",
         "left-field-while-marked": "; it stays on the field until destroyed-by-battle monsters are sent to the Graveyard",
         "destroyed-again": "; no effect or rule destroys a monster destroyed by battle before it is sent to the Graveyard",
+        "sent-although-replaced": " is destroyed instead of it",
     },
     "damage.battle-gy-trigger": {
         "pending-not-sent-by-battle": " trigger became pending, but it was not sent to the Graveyard by battle",

@@ -7,7 +7,6 @@ bug must pass.
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
