@@ -173,6 +173,8 @@ def companion(card: Card, db) -> Card | None:
     for name in QUOTED_RX.findall(card.text):
         if name == card.name:
             continue
+        if not name.strip().isdigit() and not db.has_name(name):  # most quoted names are archetypes:
+            continue  # no card, and no near names looked for (db.card's error offers them)
         try:
             other = db.card(name)
         except InputError:

@@ -241,3 +241,15 @@ def test_cards_unknown_database_card_is_exit_2(run_cli):
     assert code == 2 and out == "" and "no card named 'Honnest'" in err and "did you mean 'Honest'" in err
     code, out, err = run_cli("cards", "Honest", "--profile")
     assert code == 2 and "--cards-db" in err
+
+
+def test_has_name_answers_as_card_finds_a_name_without_looking_for_near_names():
+    """CardDB.has_name (the sweep asks it for every quoted name of a text, most of them
+    archetypes): true exactly where card() finds the name, never a near spelling."""
+    _need(FULL)
+    db = CardDB(FULL)
+    assert db.has_name("Umi") and db.card("Umi").name == "Umi"
+    assert not db.has_name("umi") and not db.has_name("Umii")  # card() refuses both, offering "Umi"
+    with pytest.raises(InputError, match="did you mean 'Umi'"):
+        db.card("umi")
+    assert not db.has_name("Blue-Eyes")  # an archetype, no card of that name

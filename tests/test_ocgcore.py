@@ -462,3 +462,43 @@ def test_every_report_lists_what_was_not_compared(tmp_path):
     notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     nc = [n for n in notes if "not compared" in n["message"]["text"]]
     assert len(nc) == 1 and "open_windows" in nc[0]["properties"]["not_compared"]
+
+
+def test_the_card_database_is_read_once_per_process_and_the_cache_is_bounded(tmp_path):
+    """Every engine of a process shares one read of a card database (an engine is made per board:
+    a sweep read the full database once per board, and its memory grew with it); a file changed
+    since is read again; at most CARD_DATABASES paths are kept, the least recently used dropped."""
+    import shutil
+    import sqlite3
+
+    from bpcheck.engines.ocgcore import core as K
+
+    b = board("rule-calc-direct.toml")
+    e1, e2 = OcgcoreEngine(), OcgcoreEngine()
+    e1.start(b)
+    e2.start(b)
+    assert e1._cards is e2._cards
+    e1.close()
+    e2.close()
+
+    src = default_paths()[2]
+    copies = []
+    for i in range(K.CARD_DATABASES + 2):
+        p = tmp_path / f"cards{i}.cdb"
+        shutil.copyfile(src, p)
+        copies.append(str(p))
+    first = K.card_database(copies[0])
+    assert K.card_database(copies[0]) is first
+    for p in copies[1:]:
+        K.card_database(p)
+        assert len(K._CDBS) <= K.CARD_DATABASES
+    assert str(copies[0]) not in K._CDBS  # the least recently used, dropped
+    assert K.card_database(copies[-1]) is K.card_database(copies[-1])
+
+    new_code = 999_999_001
+    assert new_code not in K.card_database(copies[-1]).rows
+    with sqlite3.connect(copies[-1]) as db:  # the file changes: its size and mtime
+        db.execute("INSERT INTO datas (id, ot, alias, setcode, type, atk, def, level, race, attribute, category) VALUES (?, 3, 0, 0, 17, 1000, 1000, 4, 1, 1, 0)", (new_code,))
+        db.execute("INSERT INTO texts (id, name, desc) VALUES (?, 'Planted Normal', '')", (new_code,))
+    again = K.card_database(copies[-1])
+    assert again.rows[new_code] == (0, 0, 17, 4, 1, 1, 1000, 1000) and again.names[new_code] == "Planted Normal"

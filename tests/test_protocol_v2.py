@@ -338,3 +338,20 @@ def test_a_window_the_engine_opens_and_the_reference_lacks(run_cli, tmp_path):
     assert d[0]["message"] == "the engine opens a window for P1 in main2 (offering 'pass') that the reference lacks"
     # Lockstep went on past it: the rest of the engine's graph was compared.
     assert rows(doc)["DIFF"]["checked"] > doc["boards"][0]["states"]
+
+
+def test_first_missing_is_the_first_sorted_container_whatever_the_form_of_its_arguments():
+    """first_missing (asked per invariant and field on every board, memoised): the first
+    unobserved path, sorted, that is a read path or holds it; the same answer for a list, a
+    generator, duplicates or another order of the same paths, and a bad path still refused."""
+    from bpcheck.engines.observation_paths import first_missing
+
+    un = ["players[].lp.x", "players", "chain[].speed"]
+    assert first_missing(["players[].lp", "chain"], un) == "players"
+    assert first_missing((p for p in ["chain", "players[].lp", "chain"]), reversed(un)) == "players"
+    assert first_missing(["chain"], un) is None  # a field inside a part read whole does not take it away
+    assert first_missing(["open_windows.summon"], ["open_windows"]) == "open_windows"
+    assert first_missing(["open_windows"], ["open_windows.summon"]) is None
+    assert first_missing(["a.b", "z"], ["z", "a"]) == "a"
+    with pytest.raises(ValueError):
+        first_missing(["players..lp"], ["players"])

@@ -188,6 +188,31 @@ class CardDatabase:
         return row[2] if row else 0
 
 
+CARD_DATABASES = 4  # card databases kept read in a process (one per path: a sweep, a check, a test or two)
+_CDBS: dict[str, tuple[tuple[int, int], CardDatabase]] = {}  # absolute path -> ((mtime, size), its rows)
+
+
+def card_database(path: str) -> CardDatabase:
+    """The :class:`CardDatabase` of ``path``, read once per process and shared by every engine
+    (an engine is made per board: reading the full database of 10,628 cards per board cost 0.1 s
+    and its dictionaries, churned per board, grew a sweep's memory; docs/performance.md). Nothing
+    writes to it. A file changed since (its mtime or size) is read again; at most
+    :data:`CARD_DATABASES` paths are kept, the least recently used one dropped first."""
+    p = os.path.abspath(path)
+    try:
+        st = os.stat(p)
+        stamp = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        return CardDatabase(path)  # the reader says what is wrong with it
+    hit = _CDBS.pop(p, None)
+    if hit is None or hit[0] != stamp:
+        hit = (stamp, CardDatabase(path))
+    _CDBS[p] = hit  # (re)inserted last: the most recently used
+    while len(_CDBS) > CARD_DATABASES:
+        del _CDBS[next(iter(_CDBS))]
+    return hit[1]
+
+
 class Duel:
     """One live duel in the core. Messages come back as ``(type, payload bytes)`` pairs."""
 

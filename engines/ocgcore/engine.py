@@ -219,7 +219,7 @@ class OcgcoreEngine:
             raise EngineRefusal(f"{self.scripts} holds no utility.lua (set OCG_SCRIPTS to the CardScripts folder)")
         try:
             self._core = K.CoreLibrary.load(self.library_path)
-            self._cards = K.CardDatabase(self.cards_path)
+            self._cards = K.card_database(self.cards_path)  # shared: read once per process
         except K.CoreError as e:
             raise EngineRefusal(str(e)) from None
 
