@@ -12,7 +12,7 @@ from __future__ import annotations
 from bpcheck.invariants.base import NotJudged, by_history, invariant, part_not_evaluated
 from bpcheck.invariants.cards import DAMAGE_STEPS, STAT_CHANGE_STEPS
 from bpcheck.invariants.monitor import history, left_field
-from bpcheck.invariants.view import card_ref, card_refs, destroyed_instead, fact, find_spell, monster, monster_fields, monsters
+from bpcheck.invariants.view import card_ref, card_refs, destroyed_instead, fact, find_spell, monster, monster_fields, monsters, spell_fields
 
 FAMILY = "damage step"
 
@@ -208,7 +208,8 @@ def flip_after_calc(t):
     ["DS-DESTROYED-MARK", "DS-NO-TARGET-DESTROYED", "DS-SELF-DESTROY", "DS-SUBSTEPS", "DS-SEND-OWNER-GY", "DS-INSTEAD"],
     "transition",
     FAMILY,
-    reads=["step", "over", *monster_fields("uid")],
+    # (the spells: an Equip Card destroyed instead of its monster, DS-INSTEAD)
+    reads=["step", "over", *monster_fields("uid"), "players[].field_zone", *spell_fields("card", "equipped_to", "face_up")],
     fields={"players[].monsters[].destroyed_by_battle": by_history("the battle history (the monsters marked destroyed by battle)")},
 )
 def mark_at_calc(t):

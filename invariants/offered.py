@@ -723,7 +723,7 @@ def _candidates(obs: dict, cards, p: int):
     "actions",
     "chains and windows",
     reads=sorted({
-        "step", "phase", "turn_player", "to_act", "over", "attack", "attack.attacker", "attack.target", "players[].lp",
+        "step", "phase", "turn_player", "to_act", "over", "attack", "attack.attacker", "attack.target", "players[].lp", "chain",
         *monster_fields("uid", "card", "controller", "position", "atk"), *spell_fields("uid", "card", "face_up", "attached_to"),
         *pile_fields("uid", "card"),
     }),  # fmt: skip

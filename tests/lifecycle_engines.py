@@ -37,6 +37,9 @@ class _Slowable(ReferenceEngine):
     def apply(self, state, action):
         when = os.environ.get("LIFECYCLE_SLOW_WHEN")
         here = not os.environ.get("LIFECYCLE_SLOW_WORKERS") or multiprocessing.parent_process() is not None
+        before = float(os.environ.get("LIFECYCLE_SLOW_BEFORE", "0") or 0)
+        if self._slow and here and before and when and not os.path.exists(when):
+            time.sleep(before)  # a little slow until then: the run outlasts progress.FIRST_AFTER on any machine
         if self._slow and here and (not when or os.path.exists(when)):
             if self._announce:  # the test waits for this file: the slow board is being explored
                 with open(self._announce, "a") as f:

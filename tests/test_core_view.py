@@ -35,6 +35,11 @@ _spec.loader.exec_module(core_view)
 # chain.counter-trap-offered and chain.legal-offered take the chain from the monitor and the card
 # activation from the card data, damage.lingering-end follows the effects the events applied.)
 BLIND = {"replay-is-second-attack"}
+# - extra-attack-without-effect: the core does not name the effect a chain link resolves, so the
+#   monitor cannot tell Black Luster Soldier's extra-attack effect from its banish and the attack
+#   checks say "not judged" (DS-EXTRA-ATTACK); the mutant's unbounded attacks still show, as a
+#   cycle of the state graph only.
+CYCLE_ONLY = {"extra-attack-without-effect"}
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
@@ -44,6 +49,9 @@ def test_the_mutant_is_caught_with_the_cores_view(name):
         assert r.status == "pass", f"{name} is now caught with the core's view ({[v.prop for v in r.violations]}): take it out of BLIND and update docs/ocgcore.md"
         return
     assert r.status == "fail", f"{name} passes with the core's view; not evaluated: {blind}"
+    if name in CYCLE_ONLY:
+        assert {v.prop for v in r.violations} == {"CYCLE"}, f"{name} is now caught by an invariant with the core's view: take it out of CYCLE_ONLY"
+        return
     assert "CYCLE" not in {v.prop for v in r.violations} or len(r.violations) > 1
 
 

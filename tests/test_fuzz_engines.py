@@ -49,7 +49,7 @@ def test_the_node_engine_fuzzes_green_on_boards_of_the_cards_it_plays(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == (
-        "cards: the engine refused 57 of the pool's 67 cards offered alone on a board; boards are drawn from the other 10 "
+        "cards: the engine refused 59 of the pool's 69 cards offered alone on a board; boards are drawn from the other 10 "
         "(--cards NAMES to choose): " + ", ".join(VANILLA)
     ), lines[0]
     assert lines[1].startswith("fuzz: 12 boards drawn, ") and "refused" not in lines[1]
@@ -58,7 +58,7 @@ def test_the_node_engine_fuzzes_green_on_boards_of_the_cards_it_plays(tmp_path):
     assert doc["verdict"] == "pass" and doc["cards"] == VANILLA
     assert doc["stats"]["skipped"] == 0 and doc["stats"]["explored"] == 12 and doc["stats"]["states"] > 12
     refused = doc["cards_refused"]  # card -> the engine's own words, from its error reply to `start`
-    assert len(refused) == 57 and not set(refused) & set(VANILLA)
+    assert len(refused) == 59 and not set(refused) & set(VANILLA)
     assert "this engine plays no Spell or Trap Cards" in refused["Mirror Force"], refused["Mirror Force"]
     assert "is not a vanilla monster" in refused["Dark Elf"], refused["Dark Elf"]
 
@@ -120,9 +120,9 @@ def test_an_in_process_engine_reading_only_the_document_is_fuzzed(run_cli, monke
     assert out.startswith("fuzz: 6 boards drawn") and "PASS  no invariant broken on the 6 boards explored" in out
     drawn = [d for d in document_only.seen if d["path"] == "<drawn board>"]
     offered = [d for d in document_only.seen if d["path"].startswith("<card probe: ")]
-    assert len(drawn) == 6 and len(offered) == 67  # every card offered alone, then the boards drawn
+    assert len(drawn) == 6 and len(offered) == 69  # every card offered alone, then the boards drawn
     for d in drawn:
-        assert set(d) == {"board", "path", "cards"} and d["board"]["name"] == "drawn board"
+        assert set(d) == {"board", "path", "cards", "ruleset"} and d["board"]["name"] == "drawn board" and d["ruleset"] == "tcg"
         names = {m["card"] for side in ("p1", "p2") for m in d["board"][side].get("monsters", [])}
         assert names <= set(d["cards"])  # every card it must play, defined by name
 

@@ -402,7 +402,10 @@ def test_a_signal_is_acted_on_in_the_middle_of_a_chunk_with_workers(tmp_path):
         p = subprocess.Popen(
             [sys.executable, "-m", "bpcheck", "check", board, "-j", "2", "--engine", "lifecycle_engines:slow_buggy", "--json", str(out)],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=err_file, text=True,
-            env=env(LIFECYCLE_SLOW="120", LIFECYCLE_SLOW_WHEN=str(when), LIFECYCLE_SLOW_WORKERS="1", LIFECYCLE_STARTED=str(started), PYTHONUNBUFFERED="1", CI="1"),
+            # (0.02 s an action until then: the first counterexample note waits for progress.FIRST_AFTER,
+            # 2 s, and a quiet machine finished the whole board sooner; under load it did not)
+            env=env(LIFECYCLE_SLOW="120", LIFECYCLE_SLOW_BEFORE="0.02", LIFECYCLE_SLOW_WHEN=str(when), LIFECYCLE_SLOW_WORKERS="1",
+                    LIFECYCLE_STARTED=str(started), PYTHONUNBUFFERED="1", CI="1"),
             start_new_session=True,
         )
         try:

@@ -596,6 +596,9 @@ const OPS = {
   start(req) {
     if (typeof req.board !== 'object' || req.board === null) throw new RequestError("'start' needs the board as an object");
     if (typeof req.cards !== 'object' || req.cards === null) throw new RequestError("'start' needs the cards as an object");
+    // the ruleset to play (docs/protocol.md, "The ruleset"; missing: the board's own, else tcg)
+    const ruleset = req.ruleset ?? req.board.ruleset ?? 'tcg';
+    if (ruleset !== 'tcg') throw new RequestError(`this engine plays the TCG rules only, not ${JSON.stringify(ruleset)}`);
     const s = stateFromBoard(req.board, req.cards);
     states = [];
     handles = new Map();
