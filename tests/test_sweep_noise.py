@@ -35,6 +35,7 @@ come out clean. Each card stands for one class of error that was fixed:
 - the chain invariants: a Spell Speed 1 activation demanded in the core's response window before its
   idle command (Chaos Sorcerer, F25), a trigger's new chain read as links of the chain that had just
   resolved (The Winged Dragon of Ra - Immortal Phoenix);
+- the adapter: a switch of control (MSG_SWAP: "Creature Seizure") crashed the tracker;
 - the adapter: declarations the core asks for (ANNOUNCE_NUMBER, ANNOUNCE_RACE, ANNOUNCE_ATTRIB:
   "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos") were engine faults.
 
@@ -71,6 +72,7 @@ pytestmark = pytest.mark.skipif(
 # passcode: (name, what the sweep said before the fix)
 FIXED = {
     126218: ("Skull Dice", "profile.damage-step-offered [not-allowed-in-sub-step]"),
+    15305240: ("Creature Seizure", "ENGINE-FAULT (crash: UnboundLocalError in the tracker's MSG_SWAP, a control switch)"),
     2130625: ("Numinous Healer", "profile.damage-step-offered [not-allowed-in-sub-step]"),
     2414168: ("Interrupt Resistor", "profile.damage-step-offered [not-allowed-in-sub-step]"),
     3701074: ("Dark Cure", "profile.withheld [withheld-elsewhere-offered] (read as an ATK change: 'gain Life Points equal to half the ATK')"),

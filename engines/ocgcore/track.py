@@ -247,7 +247,6 @@ class Track:
                 self.put(u1, *l2[:3])
             if u2 is not None:
                 self.put(u2, *l1[:3])
-            del code1
         elif kind == M.MSG_POS_CHANGE:
             code, con, lc, seq, prev, cur = M.U32.unpack_from(p, 0)[0], p[4], p[5], p[6], p[7], p[8]
             uid = self.at(con, lc, seq)
