@@ -65,6 +65,9 @@ def attack_count(obs, ctx):
             if n > allowed:
                 return f"{card_ref(obs, m['uid'])} declared {n} attacks but was declared at only {allowed} targets"
         elif n > allowed_attacks(rec, m["card"]):  # rule: ATK-ONCE, DS-EXTRA-ATTACK (a resolved effect of its own gave it more)
+            unknown_rules = db_rules_unknown(obs, ctx.mon, ctx.cards, {m["uid"]})
+            if unknown_rules is not None:  # a card of a card database may have given it more (F28)
+                return NotJudged(unknown_rules)
             return f"{card_ref(obs, m['uid'])} declared {n} attacks this turn; it may declare {allowed_attacks(rec, m['card'])}"
     return True if seen else None
 
@@ -270,6 +273,9 @@ def targets_offered(obs, actions, ctx):
             if t is None and rec.declared:
                 return f"{a['label']} is offered but {card_ref(obs, m['uid'])} already attacked this turn"
         elif rec.declared >= allowed_attacks(rec, m["card"]):  # rule: ATK-ONCE, DS-EXTRA-ATTACK
+            unknown_rules = db_rules_unknown(obs, ctx.mon, ctx.cards, {m["uid"]})
+            if unknown_rules is not None:  # a card of a card database may have given it more (F28)
+                return NotJudged(unknown_rules)
             return f"{a['label']} is offered but {card_ref(obs, m['uid'])} already declared {rec.declared} attack(s) this turn"
     return True
 

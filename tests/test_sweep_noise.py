@@ -72,6 +72,7 @@ pytestmark = pytest.mark.skipif(
 # passcode: (name, what the sweep said before the fix)
 FIXED = {
     126218: ("Skull Dice", "profile.damage-step-offered [not-allowed-in-sub-step]"),
+    21900719: ("Twin Swords of Flashing Light - Tryce", "attack.count [second-attack], attack.offered-legal [no-attack-left] ('it can make a second attack': F28 did not reach the counts)"),
     15305240: ("Creature Seizure", "ENGINE-FAULT (crash: UnboundLocalError in the tracker's MSG_SWAP, a control switch)"),
     2130625: ("Numinous Healer", "profile.damage-step-offered [not-allowed-in-sub-step]"),
     2414168: ("Interrupt Resistor", "profile.damage-step-offered [not-allowed-in-sub-step]"),
