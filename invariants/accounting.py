@@ -235,6 +235,12 @@ def text_mods(t, calc, kinds) -> list | NotJudged:
         if prof is not None and any(m.section != "monster" and (m.kind in kinds or m.kind == "other") for m in prof.battle_mods):
             m = next(m for m in prof.battle_mods if m.section != "monster" and (m.kind in kinds or m.kind == "other"))
             return NotJudged(f"{sp['card']}: its text \"{m.evidence.quote}\" ({m.kind}) applies from a Spell & Trap Zone (not computed)")
+    for p in obs["players"]:
+        for pc in p.get("pendulum") or ():
+            prof = cards.profile(pc["card"]) if pc is not None and type(pc.get("card")) is str else None
+            m = next((m for m in prof.battle_mods if m.section == "pendulum" and (m.kind in kinds or m.kind == "other")), None) if prof else None
+            if m is not None:
+                return NotJudged(f"{pc['card']}: its Pendulum Effect \"{m.evidence.quote}\" ({m.kind}) applies from a Pendulum Zone (not computed)")
     return out
 
 

@@ -125,6 +125,8 @@ RULES: dict[str, Rule] = dict([
        f"{S002}:50"),
     _r("DS-CONT-TRAP-UNSURE", "a Continuous Trap whose ATK/DEF change is in an activated effect: allowed only if that effect is activated with the card ('Desperate Tag'), not decidable from the text",
        f"{S002}:50: UNKNOWN"),
+    _r("DS-DESTROYED-EVENT", "a card or effect that activates when a monster is destroyed by battle (and sent to the Graveyard), or destroyed in general, is activated at the end of the Damage Step",
+       f"{S002}:186 (Cards and effects that activate \"[when/if] [a monster] is destroyed by battle (and sent to the Graveyard)\"... will now activate at this time), 190 (... when a monster is destroyed in general are activated at this time)"),
     _r("DS-NOT-LISTED", "a fast card or effect that is none of the above cannot be activated in the Damage Step",
        f"{S002}:38-39 (The Damage Step has specific rules that govern what can or cannot be activated); {S000}:183 ('Waboku', 'Mirror Force' ... cannot); {S003}:53"),
     _r("DS-NONE", "text that is not activated has no activation in the Damage Step", "no activation"),
@@ -924,6 +926,10 @@ def _damage_step(card, t, k, kind, optional, speed, marks, body_s, e, cond, res_
                 "ocg": {s: Decision(False, "DS-NEGATE-RESPONSE-TCG", ev) for s in SUBSTEPS}}
     if atk:
         return _atk_ds(t, body_s, e, cond, atk, res_start)
+    destroyed = DESTROYED_EVENT_RX.search(t, *cond) if cond is not None else None
+    if destroyed:  # rule: DS-DESTROYED-EVENT (a Trap "When a monster you control is destroyed by battle: ...")
+        return _all_by(lambda s: s == "end", "DS-DESTROYED-EVENT",
+                       (Evidence(span=(destroyed.start(), destroyed.end()), quote=destroyed.group(0)),))
     return _all(False, "DS-NOT-LISTED", (seg_ev,) if k != "activation" else kind.evidence + (seg_ev,))
 
 
@@ -973,8 +979,12 @@ def profile_dict(card: C.Card) -> dict:
 
 BD_KEYWORDS = re.compile(
     r"battle damage|destroyed by battle|piercing|inflict the difference|damage becomes|that much LP instead|"
-    r"cannot be destroyed(?! by (?:your opponent's |an opponent's |your |)(?:card )?effects?)", re.I)
+    r"cannot be destroyed(?! by (?:your opponent's |an opponent's |your |)(?:card )?effects?)|"
+    r"would be destroyed(?! by (?:your opponent's |an opponent's |your |a |)(?:card )?effects?)", re.I)
 # a trigger's event, not a change of the damage calculation
+# an activation condition on a monster destroyed (by battle, or in general: 002:186, 190)
+DESTROYED_EVENT_RX = re.compile(r"\b(?:when|if)\b[^:;.]*?\b(?:is|are) destroyed(?: by battle)?(?: and sent to (?:the|your|its owner's) (?:GY|Graveyard))?\b"
+                                r"(?! by (?:a |an |your opponent's |)card effects?)", re.I)
 BD_EVENT = re.compile(r"\b(?:if|when)\b[^,:;]*?\b(?:(?:is|are|was|were) destroyed by battle(?: and sent to the (?:GY|Graveyard))?|"
                       r"(?:inflicts?|takes?) battle damage\b[^,:;]*)", re.I)
 _SUBJ_RACE = r"(?P<race>[A-Z][\w-]*?)(?:-Type)?"
@@ -1043,6 +1053,8 @@ BD_TEMPLATES = (
         r"this card can attack your opponent directly, but when it uses this effect, any battle damage it inflicts to your opponent is halved", re.I),
      lambda m: [dict(kind="halve", rule="BD-HALVE", role="attacker", direct=True, to="opponent", conditions=(("direct_by_effect",),))]),
 )
+# a text that grants the bullets after it to another monster
+GRANTED_RX = re.compile(r"\bgains? (?:this|these|the following) effects?\b", re.I)
 _BD_SELF_ONLY = re.compile(r"^(?:● )?(?:this card|if this card|when this card|the first time this card|this face-up card)\b|involving this card", re.I)
 
 
@@ -1087,6 +1099,13 @@ def battle_mods(card: C.Card, prof: CardProfile) -> list[BattleMod]:
             en = s + len(sent)
             if not BD_KEYWORDS.search(BD_EVENT.sub(" ", sent)):
                 continue  # (none, or only a trigger's event: "If this card is destroyed by battle, ...")
+            if sent.startswith("●") and GRANTED_RX.search(t, e.span[0], s):
+                # "An Xyz Monster ... using this card as material gains this effect.\n● Cannot be destroyed by
+                # battle.": the bullet is another monster's text, not this card's
+                kind, rule = _bd_kind(sent)
+                out.append(BattleMod(kind, rule, Evidence(span=(s, en), quote=sent), e.section, False,
+                                     "granted to another monster ('gains this effect')"))
+                continue
             colon = _top_level(t, s, en, ":")
             if colon >= 0 and not NUMBER_RX.match(sent):
                 rest = t[colon + 1:en]

@@ -73,6 +73,11 @@ pytestmark = pytest.mark.skipif(
 FIXED = {
     126218: ("Skull Dice", "profile.damage-step-offered [not-allowed-in-sub-step]"),
     21900719: ("Twin Swords of Flashing Light - Tryce", "attack.count [second-attack], attack.offered-legal [no-attack-left] ('it can make a second attack': F28 did not reach the counts)"),
+    19590644: ("Setuppercut", "profile.damage-step-offered [not-allowed-in-sub-step] (a Trap 'When a monster you control is destroyed by battle': 002:186)"),
+    18271561: ("Chthonian Blast", "profile.damage-step-offered [not-allowed-in-sub-step] ('destroyed and sent to the Graveyard': 002:73, 190)"),
+    11845050: ("Right-Hand Shark", "acc.destroyed-by-battle [destroyed-differs] ('Cannot be destroyed by battle' granted to an Xyz Monster read as its own)"),
+    16259549: ("Number 49: Fortune Tune", "acc.destroyed-by-battle [destroyed-differs] ('would be destroyed, you can detach 1 Xyz Material ... instead' not read)"),
+    21970285: ("Dragon Horn Hunter", "acc.battle-damage [damage-differs] (a Pendulum Effect's 'you take no battle damage' from the Pendulum Zone)"),
     15305240: ("Creature Seizure", "ENGINE-FAULT (crash: UnboundLocalError in the tracker's MSG_SWAP, a control switch)"),
     2130625: ("Numinous Healer", "profile.damage-step-offered [not-allowed-in-sub-step]"),
     2414168: ("Interrupt Resistor", "profile.damage-step-offered [not-allowed-in-sub-step]"),
