@@ -87,7 +87,7 @@ def _protections(prev, t):
 # battle_mods, model/profile.py; docs/profiles.md "Battle modifications"). Pool cards and a
 # board's [[card]] tables have no profile: their continuous effects are the card data's.
 
-_DAMAGE_KINDS = frozenset({"piercing", "no_damage", "double", "halve", "reflect", "other"})
+_DAMAGE_KINDS = frozenset({"piercing", "no_damage", "double", "halve", "reflect", "gain", "other"})
 _DESTROY_KINDS = frozenset({"indestructible", "replacement", "other"})
 
 
@@ -238,7 +238,7 @@ def text_mods(t, calc, kinds) -> list | NotJudged:
     return out
 
 
-_DAMAGE_TEXT = frozenset({"piercing", "no_damage", "double", "halve", "reflect"})
+_DAMAGE_TEXT = frozenset({"piercing", "no_damage", "double", "halve", "reflect", "gain"})
 _DESTROY_TEXT = frozenset({"indestructible", "replacement"})
 
 
@@ -246,7 +246,7 @@ def _with_text(expect: dict, mods: list, e, tp: int) -> dict | NotJudged:
     """The battle damage of damage calculation `e` with the battle modifications of card texts
     `mods` (text_mods): piercing first (the DEF difference to the defender's controller), then a
     doubling, halving or redirection (one at most: their order is not computed), then "no battle
-    damage"."""
+    damage" and damage gained as LP instead (none taken)."""
     out = dict(expect)
     atk, val = e["attacker_atk"], e["target_value"]
     if any(m.kind == "piercing" for m, _s, _h in mods) and e["target_uid"] is not None and e["target_position"] != "attack":
@@ -272,6 +272,10 @@ def _with_text(expect: dict, mods: list, e, tp: int) -> dict | NotJudged:
     for m, src, _h in mods:
         if m.kind == "no_damage":
             out[src["controller"] if m.to == "you" else 1 - src["controller"]] = 0
+        elif m.kind == "gain":  # (the damage is gained as LP instead: no battle damage to anyone)
+            me = src["controller"]
+            for p in ([me] if m.to == "you" else [1 - me] if m.to == "opponent" else [0, 1]):
+                out[p] = 0
     return out
 
 
@@ -287,7 +291,7 @@ def _protected(t, what, player):
     "acc.battle-damage",
     "Battle damage equals the damage-calculation result: the ATK difference to the weaker side's controller, the DEF difference to "
     "the attacker's controller, the ATK for a direct attack; none where an effect prevents it. For a face-up card of a card "
-    "database, what its text does to the damage (its profile's battle modifications: piercing, no, doubled, halved or "
+    "database, what its text does to the damage (its profile's battle modifications: piercing, no, doubled, halved, gained as LP or "
     "redirected battle damage, each with its conditions) is computed where the profile is sure of the wording, else the "
     "battle is not judged.",
     ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-CALC-DIRECT", "DS-LEGAL-DAMAGE-TIMING"],
