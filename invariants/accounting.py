@@ -193,10 +193,13 @@ def _affected(cards, mod, src: dict, obs: dict, calc) -> tuple[set | None, str]:
     return hit, ""
 
 
-def text_mods(t, calc, kinds) -> list | NotJudged:
+def text_mods(t, calc, kinds, unsure_no_damage: list | None = None) -> list | NotJudged:
     """The battle modifications of kinds `kinds` that the texts of the face-up cards of a card
     database on the field apply to the battle of `calc`: [(mod, card, uids affected)], or
-    NotJudged naming the card and the sentence where the profile is not sure (docs/profiles.md)."""
+    NotJudged naming the card and the sentence where the profile is not sure (docs/profiles.md).
+    ``unsure_no_damage``: a list that takes, instead of a NotJudged, the unsure "you take no
+    damage" sentences whose player is known ((player, NotJudged)): they matter only if that player
+    is to take battle damage, which the caller decides."""
     cards = t.cards
     if not getattr(cards, "rows", None):
         return []
@@ -216,6 +219,10 @@ def text_mods(t, calc, kinds) -> list | NotJudged:
                 lo = (mod.evidence.quote or "").lower()
                 touches = ("damage" in lo and bool(kinds & _DAMAGE_KINDS)) or ("destr" in lo and bool(kinds & _DESTROY_KINDS))
                 if not touches or (mod.self_only and src["uid"] not in battlers):
+                    continue
+                if unsure_no_damage is not None and mod.kind == "no_damage" and mod.to in ("you", "opponent"):
+                    player = src["controller"] if mod.to == "you" else 1 - src["controller"]
+                    unsure_no_damage.append((player, NotJudged(f"{src['card']}: its text \"{mod.evidence.quote}\" ({mod.kind}, {mod.rule}): {mod.why}")))
                     continue
                 return NotJudged(f"{src['card']}: its text \"{mod.evidence.quote}\" ({mod.kind}, {mod.rule}): {mod.why}")
             if mod.kind not in kinds:
@@ -326,7 +333,8 @@ def battle_damage(t):
     for p in (0, 1):
         if _protected(t, "no_battle_damage", p):
             expect[p] = 0
-    mods = text_mods(t, e, _DAMAGE_TEXT)
+    unsure: list = []
+    mods = text_mods(t, e, _DAMAGE_TEXT, unsure)
     if isinstance(mods, NotJudged):
         return mods
     applied = ""
@@ -335,6 +343,9 @@ def battle_damage(t):
         if isinstance(expect, NotJudged):
             return expect
         applied = " (with the text of " + ", ".join(f"{src['card']}: {m.kind}" for m, src, _h in mods) + ")"
+    for player, why in unsure:  # an unsure "you take no damage": judged where that player takes none anyway
+        if arith.ne(expect[player], 0):
+            return why
     got = {0: 0, 1: 0}
     for d in t.of("battle_damage"):
         got[d["player"]] = arith.add(got[d["player"]], d["amount"])

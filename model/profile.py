@@ -1052,6 +1052,7 @@ BD_TEMPLATES = (
 BD_WHY_GRANTED = "granted by an effect of this card (\"If you do, this card gets the following effect\"): whether it was granted is not computed"
 BD_ONCE_PER_TURN = re.compile(r"once per turn, (?:if|when)\b", re.I)
 BD_WHY_ONCE = "once per turn: whether it was already applied this turn (to any damage it names) is not computed"
+BD_YOU_NO_DAMAGE = re.compile(r"\bif you would take [^,]*damage, you take no damage$", re.I)
 _BD_SELF_ONLY = re.compile(r"^(?:● )?(?:this card|if this card|when this card|the first time this card|this face-up card)\b|involving this card", re.I)
 
 
@@ -1143,7 +1144,9 @@ def battle_mods(card: C.Card, prof: CardProfile) -> list[BattleMod]:
             else:
                 kind, rule = _bd_kind(sent)
                 self_only = bool(_BD_SELF_ONLY.search(sent)) and '"' not in sent and "you control" not in sent.lower()
-                why = (BD_WHY_GRANTED if by_effect else BD_WHY_ONCE if BD_ONCE_PER_TURN.match(body)
-                       else "a wording the reader does not compute")
-                out.append(BattleMod(kind, rule, ev, e.section, False, why, self_only=self_only))
+                once = not by_effect and bool(BD_ONCE_PER_TURN.match(body))
+                why = BD_WHY_GRANTED if by_effect else BD_WHY_ONCE if once else "a wording the reader does not compute"
+                # whose damage an unsure "you take no damage" prevents (only that player's damage can change)
+                to = "you" if once and kind == "no_damage" and BD_YOU_NO_DAMAGE.search(body) else None
+                out.append(BattleMod(kind, rule, ev, e.section, False, why, to=to, self_only=self_only))
     return out

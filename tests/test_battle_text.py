@@ -123,7 +123,7 @@ def test_damage_gained_as_lp_once_per_turn_and_a_granted_bullet(full):
     medic = profile(full.card("Muscle Medic")).battle_mods[0]
     assert (medic.rule, medic.evidence.pattern) == ("BD-GAIN", "bd-gain") and RULES["BD-GAIN"].cite
     gardna = profile(full.card("Secure Gardna")).battle_mods
-    assert [(b.kind, b.sure, b.self_only) for b in gardna] == [("no_damage", False, False)]
+    assert [(b.kind, b.sure, b.self_only, b.to) for b in gardna] == [("no_damage", False, False, "you")]
     assert gardna[0].evidence.quote == "Once per turn, if you would take battle or effect damage, you take no damage."
     assert gardna[0].why.startswith("once per turn")
     for name in ("Familiar-Possessed - Hiita", "Familiar-Possessed - Wynn"):
@@ -222,6 +222,11 @@ def test_once_per_turn_and_granted_texts_are_not_judged(tmp_path):
         assert not _msgs(r, "acc.battle-damage"), [v.message for v in r.violations]
         reasons = es.not_judged.get("acc.battle-damage", set())
         assert any(x.startswith(f"{card}: its text") for x in reasons), (card, reasons)
+    # Secure Gardna's "you take no damage" can change only its controller's damage: a battle where
+    # that player takes none anyway (Gardna attacks Mokey Mokey) is judged
+    es, r = _run(_board(tmp_path, ["Secure Gardna"], ["Mokey Mokey"]))
+    assert r.props["acc.battle-damage"].checked > 0 and not _msgs(r, "acc.battle-damage")
+    assert not es.not_judged.get("acc.battle-damage"), es.not_judged
 
 
 # -- the real core --------------------------------------------------------------------------------
