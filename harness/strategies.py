@@ -29,6 +29,8 @@ indexed once per process (:func:`db_index`: each card's facts and its profile,
 card is drawn from one of four groups chosen evenly, the plain Normal Monsters (which the
 reference model plays; one draw in six), the cards with a Battle Phase effect (three in six), the
 cards with a fast effect or a trigger (one in six), and every card that may go there (one in six).
+Such boards also get Master Rule 5's places (:func:`_extra_places`): Xyz materials, a monster in
+an Extra Monster Zone (Link monsters among them) and cards in the Pendulum Zones.
 """
 
 from __future__ import annotations
@@ -387,8 +389,16 @@ def _choice_of(entries: list[DbEntry]) -> CardChoice:
     def in_deck(e):  # a hand or a Deck: no Tokens, no Extra Deck monsters
         return not e.card.is_token and not e.card.is_extra_deck
 
+    def extra_zone(e):  # an Extra Monster Zone: a monster Summoned from the Extra Deck (docs/boards.md)
+        return monster(e) and not e.card.is_token and (e.card.is_extra_deck or e.card.has_type(cdb.TYPE_PENDULUM))
+
+    def pendulum(e):  # a Pendulum Zone: a Pendulum monster card
+        return monster(e) and e.card.has_type(cdb.TYPE_PENDULUM)
+
     groups = {
         "monsters": grouped(monster),
+        "extra_monsters": grouped(extra_zone),
+        "pendulum": grouped(pendulum),
         "spells": grouped(on_field_spell),
         "field_spells": grouped(field),
         "hand": grouped(in_deck),
@@ -697,9 +707,46 @@ def _documents(draw, choice: CardChoice, max_monsters, max_spells, max_hand, max
                 else:
                     pd[pile] = draw(_pile(favoured, choice.piles, n))
         doc[f"p{side + 1}"] = pd
+    if choice.groups is not None:  # drawn after everything else: the draws above stay as they were
+        _extra_places(draw, choice, doc, tp - 1)
     if choice.extra:
         doc["card"] = [dict(c) for c in choice.extra]
     return doc
+
+
+# Pendulum Zone k is Spell & Trap Zone PENDULUM_ZONES[k - 1] (docs/boards.md)
+PENDULUM_ZONES = (1, 5)
+
+
+def _extra_places(draw, choice: CardChoice, doc: dict, turn_player: int) -> None:
+    """The places of Master Rule 5 that boards of a card database have (docs/boards.md, "Xyz
+    materials, Extra Monster Zones, Pendulum Zones"): materials under a face-up Xyz monster (most
+    of them: an Xyz monster without materials cannot use its own effects), a monster Summoned from
+    the Extra Deck (a Link monster among them) in an Extra Monster Zone for one side in three,
+    and Pendulum monster cards in the Pendulum Zones left free by the Spell & Trap Zones, one side in
+    four. Each shrinks away (no materials, no Extra Monster Zone, no Pendulum Zone)."""
+    used_emz: set[int] = set()  # as P1 sees them: P1's zone z is P2's zone 3 - z
+    for side in (0, 1):
+        pd = doc[f"p{side + 1}"]
+        if any(choice.groups["extra_monsters"]) and draw(_rare(3)):
+            free = [z for z in (1, 2) if (z if side == 0 else 3 - z) not in used_emz]
+            if free:
+                z = draw(st.sampled_from(free))
+                used_emz.add(z if side == 0 else 3 - z)
+                name = draw(_grouped(choice, "extra_monsters"))
+                c = choice.card(name)
+                pos = "attack" if c.has_type(cdb.TYPE_LINK) else draw(_positions(False, side == turn_player))
+                pd["extra_monsters"] = [{"zone": z, "card": name, "position": pos}]
+        for entry in [*pd.get("monsters", ()), *pd.get("extra_monsters", ())]:
+            c = choice.card(entry["card"])
+            if c.has_type(cdb.TYPE_XYZ) and entry["position"] != "facedown" and any(choice.groups["graveyard"]) and draw(_likely(4)):
+                entry["materials"] = draw(_db_pile(choice, "graveyard", 2))
+        if any(choice.groups["pendulum"]) and draw(_rare(4)):
+            taken = {sp["zone"] for sp in pd.get("spells", ())}
+            free = [k for k, z in enumerate(PENDULUM_ZONES, 1) if z not in taken]
+            zones = draw(st.lists(st.sampled_from(free), unique=True, min_size=1, max_size=len(free))) if free else []
+            if zones:
+                pd["pendulum"] = [{"zone": k, "card": draw(_grouped(choice, "pendulum"))} for k in sorted(zones)]
 
 
 def boards(cards: Sequence[str] | None = None, extra_cards: Sequence[dict] = (), **kw: Any) -> st.SearchStrategy[Board]:

@@ -27,6 +27,7 @@ import dataclasses
 import json
 import os
 import re
+import sys
 import tempfile
 import tomllib
 import weakref
@@ -36,6 +37,7 @@ from typing import Callable
 
 from bpcheck import __version__
 from bpcheck.errors import InputError
+from bpcheck.explorers.cluster import active as cluster_active
 from bpcheck.harness.board_writer import write_board
 from bpcheck.harness.check import CheckOptions, CheckRun
 from bpcheck.harness import lifecycle
@@ -75,6 +77,7 @@ class SweepOptions:
     type: str | None = None
     max_states: int = 2000
     jobs: int | None = 1
+    cluster: str | None = None  # --cluster ADDRESS: each batch's boards on Ray (docs/cluster.md)
     batch: int = 16  # cards per CheckRun (and per write of --json)
     invariants: str | None = None
     baseline: str | None = None
@@ -462,8 +465,11 @@ class SweepRun:
                 Path(o.boards).mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise InputError(o.boards, "--boards", f"cannot create the folder: {e.strerror or e}") from None
-        check = CheckRun(self._check_options(), self.invariants)
-        check.prepare([])  # the engine, the card database: refused now, not per batch
+        check = CheckRun(self._check_options(connect=True), self.invariants)
+        check.prepare([])  # the engine, the card database, the cluster: refused now, not per batch
+        c = cluster_active()
+        if o.cluster and c is not None and not o.quiet:
+            sys.stderr.write(f"bpcheck: {c.describe()} (connected in {c.started:.1f} s)\n")
 
     def _read_resume(self, path: str) -> dict[int, dict]:
         if not os.path.exists(path):
@@ -500,9 +506,13 @@ class SweepRun:
         entry["verdict"] = card_verdict(entry)
         return entry
 
-    def _check_options(self) -> CheckOptions:
+    def _check_options(self, connect: bool = False) -> CheckOptions:
+        """The options of a batch's check run; ``connect``: the one made in :meth:`prepare`, which
+        connects to the ``--cluster`` (and checks that every node can build the engine) once; the
+        batches then run on the cluster it made active (``-j``: its workers by default)."""
         o = self.opts
         return CheckOptions(engine=o.engine, cards_db=o.cards_db, max_states=o.max_states, jobs=o.jobs, quiet=True, command="sweep",
+                            cluster=o.cluster if connect else None,
                             scripts_overlay=os.path.abspath(o.scripts_overlay) if o.scripts_overlay else None)
 
     def boards_dir(self) -> Path:

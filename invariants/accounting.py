@@ -87,7 +87,7 @@ def _protections(prev, t):
 # battle_mods, model/profile.py; docs/profiles.md "Battle modifications"). Pool cards and a
 # board's [[card]] tables have no profile: their continuous effects are the card data's.
 
-_DAMAGE_KINDS = frozenset({"piercing", "no_damage", "double", "halve", "reflect", "other"})
+_DAMAGE_KINDS = frozenset({"piercing", "no_damage", "double", "halve", "reflect", "gain", "other"})
 _DESTROY_KINDS = frozenset({"indestructible", "replacement", "other"})
 
 
@@ -193,10 +193,13 @@ def _affected(cards, mod, src: dict, obs: dict, calc) -> tuple[set | None, str]:
     return hit, ""
 
 
-def text_mods(t, calc, kinds) -> list | NotJudged:
+def text_mods(t, calc, kinds, unsure_no_damage: list | None = None) -> list | NotJudged:
     """The battle modifications of kinds `kinds` that the texts of the face-up cards of a card
     database on the field apply to the battle of `calc`: [(mod, card, uids affected)], or
-    NotJudged naming the card and the sentence where the profile is not sure (docs/profiles.md)."""
+    NotJudged naming the card and the sentence where the profile is not sure (docs/profiles.md).
+    ``unsure_no_damage``: a list that takes, instead of a NotJudged, the unsure "you take no
+    damage" sentences whose player is known ((player, NotJudged)): they matter only if that player
+    is to take battle damage, which the caller decides."""
     cards = t.cards
     if not getattr(cards, "rows", None):
         return []
@@ -216,6 +219,10 @@ def text_mods(t, calc, kinds) -> list | NotJudged:
                 lo = (mod.evidence.quote or "").lower()
                 touches = ("damage" in lo and bool(kinds & _DAMAGE_KINDS)) or ("destr" in lo and bool(kinds & _DESTROY_KINDS))
                 if not touches or (mod.self_only and src["uid"] not in battlers):
+                    continue
+                if unsure_no_damage is not None and mod.kind == "no_damage" and mod.to in ("you", "opponent"):
+                    player = src["controller"] if mod.to == "you" else 1 - src["controller"]
+                    unsure_no_damage.append((player, NotJudged(f"{src['card']}: its text \"{mod.evidence.quote}\" ({mod.kind}, {mod.rule}): {mod.why}")))
                     continue
                 return NotJudged(f"{src['card']}: its text \"{mod.evidence.quote}\" ({mod.kind}, {mod.rule}): {mod.why}")
             if mod.kind not in kinds:
@@ -244,7 +251,7 @@ def text_mods(t, calc, kinds) -> list | NotJudged:
     return out
 
 
-_DAMAGE_TEXT = frozenset({"piercing", "no_damage", "double", "halve", "reflect"})
+_DAMAGE_TEXT = frozenset({"piercing", "no_damage", "double", "halve", "reflect", "gain"})
 _DESTROY_TEXT = frozenset({"indestructible", "replacement"})
 
 
@@ -252,7 +259,7 @@ def _with_text(expect: dict, mods: list, e, tp: int) -> dict | NotJudged:
     """The battle damage of damage calculation `e` with the battle modifications of card texts
     `mods` (text_mods): piercing first (the DEF difference to the defender's controller), then a
     doubling, halving or redirection (one at most: their order is not computed), then "no battle
-    damage"."""
+    damage" and damage gained as LP instead (none taken)."""
     out = dict(expect)
     atk, val = e["attacker_atk"], e["target_value"]
     if any(m.kind == "piercing" for m, _s, _h in mods) and e["target_uid"] is not None and e["target_position"] != "attack":
@@ -278,6 +285,10 @@ def _with_text(expect: dict, mods: list, e, tp: int) -> dict | NotJudged:
     for m, src, _h in mods:
         if m.kind == "no_damage":
             out[src["controller"] if m.to == "you" else 1 - src["controller"]] = 0
+        elif m.kind == "gain":  # (the damage is gained as LP instead: no battle damage to anyone)
+            me = src["controller"]
+            for p in ([me] if m.to == "you" else [1 - me] if m.to == "opponent" else [0, 1]):
+                out[p] = 0
     return out
 
 
@@ -293,7 +304,7 @@ def _protected(t, what, player):
     "acc.battle-damage",
     "Battle damage equals the damage-calculation result: the ATK difference to the weaker side's controller, the DEF difference to "
     "the attacker's controller, the ATK for a direct attack; none where an effect prevents it. For a face-up card of a card "
-    "database, what its text does to the damage (its profile's battle modifications: piercing, no, doubled, halved or "
+    "database, what its text does to the damage (its profile's battle modifications: piercing, no, doubled, halved, gained as LP or "
     "redirected battle damage, each with its conditions) is computed where the profile is sure of the wording, else the "
     "battle is not judged.",
     ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-CALC-DIRECT", "DS-LEGAL-DAMAGE-TIMING"],
@@ -328,7 +339,8 @@ def battle_damage(t):
     for p in (0, 1):
         if _protected(t, "no_battle_damage", p):
             expect[p] = 0
-    mods = text_mods(t, e, _DAMAGE_TEXT)
+    unsure: list = []
+    mods = text_mods(t, e, _DAMAGE_TEXT, unsure)
     if isinstance(mods, NotJudged):
         return mods
     applied = ""
@@ -337,6 +349,9 @@ def battle_damage(t):
         if isinstance(expect, NotJudged):
             return expect
         applied = " (with the text of " + ", ".join(f"{src['card']}: {m.kind}" for m, src, _h in mods) + ")"
+    for player, why in unsure:  # an unsure "you take no damage": judged where that player takes none anyway
+        if arith.ne(expect[player], 0):
+            return why
     got = {0: 0, 1: 0}
     for d in t.of("battle_damage"):
         got[d["player"]] = arith.add(got[d["player"]], d["amount"])

@@ -149,6 +149,8 @@ RULES: dict[str, Rule] = dict([
        f"{S002}:135-138; the card's text"),
     _r("BD-INDESTRUCTIBLE", "'... cannot be destroyed by battle': a continuous effect that prevents destruction by battle applies at damage calculation",
        f"{S002}:122 (If there is a Continuous effect that can prevent a monster from being destroyed by battle ... at this time)"),
+    _r("BD-GAIN", "'If a player would take damage from a battle involving this card, they gain that much LP, instead': no battle damage from its battles; each player gains what they would have taken",
+       f"{S002}:135-138 (Battle damage is inflicted [at damage calculation]); the card's text (a replacement of the damage)"),
     _r("BD-REPLACE", "'would be destroyed by battle ... instead' / 'it is not destroyed': a replacement, done when destroyed-by-battle monsters are sent to the GY",
        f"{S002}:122, 175 (something to be done 'instead' of a monster being destroyed by battle)"),
     _r("BD-OTHER", "other text about battle damage or destruction by battle, in a wording the reader does not compute: UNKNOWN",
@@ -351,7 +353,7 @@ class EffectProfile:
 class BattleMod:
     """What a sentence of a card's text that is not activated does to damage calculation
     (docs/profiles.md "Battle modifications"). ``kind``: ``piercing``, ``no_damage``, ``double``,
-    ``halve``, ``reflect``, ``indestructible``, ``replacement`` or ``other``. ``sure``: the
+    ``halve``, ``reflect``, ``gain`` (the damage becomes LP gained), ``indestructible``, ``replacement`` or ``other``. ``sure``: the
     sentence is one of the wordings the reader computes (then ``scope``, ``role``, ``direct``,
     ``to`` and ``conditions`` say exactly when and to whom it applies); otherwise only its kind is
     known and ``why`` says so. ``self_only``: the sentence is about this card's own battles (an
@@ -978,7 +980,8 @@ def profile_dict(card: C.Card) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 BD_KEYWORDS = re.compile(
-    r"battle damage|destroyed by battle|piercing|inflict the difference|damage becomes|that much LP instead|"
+    r"battle damage|would take battle or effect damage|damage from a battle|destroyed by battle|piercing|inflict the difference|"
+    r"damage becomes|that much LP instead|"
     r"cannot be destroyed(?! by (?:your opponent's |an opponent's |your |)(?:card )?effects?)|"
     r"would be destroyed(?! by (?:your opponent's |an opponent's |your |a |)(?:card )?effects?)", re.I)
 # a trigger's event, not a change of the damage calculation
@@ -1049,12 +1052,19 @@ BD_TEMPLATES = (
      lambda m: [dict(kind="halve", rule="BD-HALVE", role="battler", to="both")]),
     ("bd-halve-opponent", re.compile(r"any battle damage your opponent takes from (?:attacks|battles) involving this card is halved", re.I),
      lambda m: [dict(kind="halve", rule="BD-HALVE", role="battler", to="opponent")]),
+    ("bd-gain", re.compile(r"if a player would take damage from a battle involving this card, they gain that much LP,? instead", re.I),
+     lambda m: [dict(kind="gain", rule="BD-GAIN", role="battler", to="both")]),
     ("bd-halve-direct", re.compile(
         r"this card can attack your opponent directly, but when it uses this effect, any battle damage it inflicts to your opponent is halved", re.I),
      lambda m: [dict(kind="halve", rule="BD-HALVE", role="attacker", direct=True, to="opponent", conditions=(("direct_by_effect",),))]),
 )
 # a text that grants the bullets after it to another monster
 GRANTED_RX = re.compile(r"\bgains? (?:this|these|the following) effects?\b", re.I)
+# why a sentence is not computed though its kind is known
+BD_WHY_GRANTED = "granted by an effect of this card (\"If you do, this card gets the following effect\"): whether it was granted is not computed"
+BD_ONCE_PER_TURN = re.compile(r"once per turn, (?:if|when)\b", re.I)
+BD_WHY_ONCE = "once per turn: whether it was already applied this turn (to any damage it names) is not computed"
+BD_YOU_NO_DAMAGE = re.compile(r"\bif you would take [^,]*damage, you take no damage$", re.I)
 _BD_SELF_ONLY = re.compile(r"^(?:● )?(?:this card|if this card|when this card|the first time this card|this face-up card)\b|involving this card", re.I)
 
 
@@ -1062,7 +1072,9 @@ def _bd_kind(sent: str) -> tuple[str, str]:
     lo = sent.lower()
     if "piercing" in lo or "inflict the difference" in lo:
         return "piercing", "BD-PIERCE"
-    if "no battle damage" in lo:
+    if "gain" in lo and "lp" in lo and "instead" in lo:
+        return "gain", "BD-GAIN"
+    if "no battle damage" in lo or "take no damage" in lo:
         return "no_damage", "BD-NO-DAMAGE"
     if "double" in lo or "twice" in lo:
         return "double", "BD-DOUBLE"
@@ -1093,8 +1105,8 @@ def battle_mods(card: C.Card, prof: CardProfile) -> list[BattleMod]:
             pieces = [(a, b) for a, b in zip(bounds, bounds[1:]) if t[a:b].strip()]
             # an activated effect's own sentences go through the chain; a bullet it grants (a Gemini
             # monster's "... with this effect: ● ...") is read as the card's text
-            spans += [x for x in pieces if t[x[0]] == "●"] if activated else pieces
-        for s, en in spans:
+            spans += [(a, b, True) for a, b in pieces if t[a] == "●"] if activated else [(a, b, False) for a, b in pieces]
+        for s, en, granted in spans:
             sent = t[s:en].rstrip()
             en = s + len(sent)
             if not BD_KEYWORDS.search(BD_EVENT.sub(" ", sent)):
@@ -1132,17 +1144,28 @@ def battle_mods(card: C.Card, prof: CardProfile) -> list[BattleMod]:
                         body = body[m.end() + 2:]
                         changed = True
             ev = Evidence(span=(s, en), quote=sent)
+            # a bullet an activated effect grants ("If you do, this card gets the following effect: ● ...")
+            # applies only once that effect resolved (a Gemini monster's is its `gemini` condition)
+            by_effect = granted and not gemini
             for pid, rx, build in BD_TEMPLATES:
                 m = rx.fullmatch(body)
                 if m:
                     for kw in build(m):
                         kw.setdefault("scope", ("self",))
                         kw["conditions"] = tuple(conds) + tuple(kw.get("conditions", ()))
+                        if by_effect:
+                            kw.update(sure=False, why=BD_WHY_GRANTED, self_only=kw["scope"] == ("self",))
+                        else:
+                            kw["sure"] = True
                         out.append(BattleMod(evidence=Evidence(span=(s, en), quote=sent, pattern="+".join([*ids, pid])),
-                                             section=e.section, sure=True, **kw))
+                                             section=e.section, **kw))
                     break
             else:
                 kind, rule = _bd_kind(sent)
                 self_only = bool(_BD_SELF_ONLY.search(sent)) and '"' not in sent and "you control" not in sent.lower()
-                out.append(BattleMod(kind, rule, ev, e.section, False, "a wording the reader does not compute", self_only=self_only))
+                once = not by_effect and bool(BD_ONCE_PER_TURN.match(body))
+                why = BD_WHY_GRANTED if by_effect else BD_WHY_ONCE if once else "a wording the reader does not compute"
+                # whose damage an unsure "you take no damage" prevents (only that player's damage can change)
+                to = "you" if once and kind == "no_damage" and BD_YOU_NO_DAMAGE.search(body) else None
+                out.append(BattleMod(kind, rule, ev, e.section, False, why, to=to, self_only=self_only))
     return out

@@ -112,6 +112,31 @@ def test_a_wording_it_does_not_compute_is_unsure_never_a_guess(full):
     assert [(b.kind, b.sure, b.why) for b in volt] == [("piercing", False, "granted on the condition its bullet names")]
 
 
+def test_damage_gained_as_lp_once_per_turn_and_a_granted_bullet(full):
+    """The three texts that gave the sweep findings on the bug-free core (docs/ocgcore-findings.md
+    F33): Muscle Medic's "they gain that much LP, instead" is computed (BD-GAIN, every battle of
+    the card, both players); Secure Gardna's "Once per turn, if you would take battle or effect
+    damage, you take no damage" is known as no damage but not computed (whether it was used this
+    turn); the Familiar-Possessed bullet "If you do, this card gets the following effect: ● ... inflict
+    the difference" is piercing granted by the card's own Summon procedure: not computed."""
+    assert _mods(full, "Muscle Medic") == [("gain", True, ("self",), "battler", "both", ())]
+    medic = profile(full.card("Muscle Medic")).battle_mods[0]
+    assert (medic.rule, medic.evidence.pattern) == ("BD-GAIN", "bd-gain") and RULES["BD-GAIN"].cite
+    gardna = profile(full.card("Secure Gardna")).battle_mods
+    assert [(b.kind, b.sure, b.self_only, b.to) for b in gardna] == [("no_damage", False, False, "you")]
+    assert gardna[0].evidence.quote == "Once per turn, if you would take battle or effect damage, you take no damage."
+    assert gardna[0].why.startswith("once per turn")
+    for name in ("Familiar-Possessed - Hiita", "Familiar-Possessed - Wynn"):
+        fam = profile(full.card(name)).battle_mods
+        assert [(b.kind, b.sure, b.self_only, b.evidence.pattern) for b in fam] == [("piercing", False, True, "bd-pierce-difference")], name
+        assert "granted by an effect of this card" in fam[0].why
+    # a Gemini monster's bullet stays computed, with its `gemini` condition
+    assert _mods(full, "Gemini Lancer")[0][1] is True
+    # effect damage alone is no battle text; "inflicts battle or effect damage" is an event
+    assert profile(full.card("D/D/D Oracle King d'Arc")).battle_mods == []
+    assert profile(full.card("Trickstar Light Stage")).battle_mods == []
+
+
 def test_the_reader_against_the_hand_labels(full, capsys):
     labels = tomllib.loads(LABELS.read_text(encoding="utf-8"))["battle"]
     found = right = labelled = sure = sure_right = 0
@@ -177,6 +202,31 @@ def test_an_unsure_wording_is_not_judged_and_names_the_sentence(tmp_path):
     reasons = es.not_judged.get("acc.battle-damage", set())
     assert any(x.startswith("Speedroid Hexasaucer: its text \"Both players take any battle damage from attacks involving this card.\" (other, BD-OTHER)")
                for x in reasons), reasons
+
+
+def test_damage_taken_where_the_text_gains_it_as_lp_is_caught(tmp_path):
+    # Muscle Medic (2200) attacked by Battle Ox (1700) and attacking Mokey Mokey (300): no battle
+    # damage to anyone; the engine that forgets the text deals 500 / 1900
+    for p1, p2, gives in ((["Battle Ox"], ["Muscle Medic"], "gives P1 0, P2 0 (with the text of Muscle Medic: gain)"),
+                          (["Muscle Medic"], ["Mokey Mokey"], "gives P1 0, P2 0 (with the text of Muscle Medic: gain)")):
+        _es, r = _run(_board(tmp_path, p1, p2))
+        msgs = _msgs(r, "acc.battle-damage")
+        assert msgs and signature_of("acc.battle-damage", msgs[0]) == "damage-differs", (p1, p2, [v.message for v in r.violations])
+        assert gives in msgs[0], msgs[0]
+
+
+def test_once_per_turn_and_granted_texts_are_not_judged(tmp_path):
+    for p1, p2, card in ((["Battle Ox"], ["Secure Gardna"], "Secure Gardna"),
+                         (["Familiar-Possessed - Hiita"], ["Mokey Mokey@defense"], "Familiar-Possessed - Hiita")):
+        es, r = _run(_board(tmp_path, p1, p2))
+        assert not _msgs(r, "acc.battle-damage"), [v.message for v in r.violations]
+        reasons = es.not_judged.get("acc.battle-damage", set())
+        assert any(x.startswith(f"{card}: its text") for x in reasons), (card, reasons)
+    # Secure Gardna's "you take no damage" can change only its controller's damage: a battle where
+    # that player takes none anyway (Gardna attacks Mokey Mokey) is judged
+    es, r = _run(_board(tmp_path, ["Secure Gardna"], ["Mokey Mokey"]))
+    assert r.props["acc.battle-damage"].checked > 0 and not _msgs(r, "acc.battle-damage")
+    assert not es.not_judged.get("acc.battle-damage"), es.not_judged
 
 
 # -- the real core --------------------------------------------------------------------------------

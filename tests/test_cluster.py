@@ -15,6 +15,7 @@ gets some of them starts a cluster of its own, in its own namespace, and they st
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import shutil
@@ -380,3 +381,53 @@ def test_a_bad_cluster_address_is_bad_usage(run_cli, address, problem):
     pytest.importorskip("ray")  # (nothing is started: the address is refused first)
     code, _out, err = run_cli("check", "boards/000-replay-2.toml", "--cluster", address)
     assert code == 2 and problem in err and "--cluster" in err
+
+
+@pytest.mark.heavy
+def test_sweep_on_a_local_ray_cluster_gives_the_json_bytes_of_one_process(tmp_path):
+    """`bpcheck sweep --cluster local:2` (docs/sweep.md, docs/cluster.md): a small sweep of the
+    real core over the full card database, in two batches, on a local two-worker Ray that the
+    command starts inside a network namespace made for it (loopback only), writes the --json bytes
+    and the stdout of `-j 1`; its stderr names the cluster (before, SweepOptions dropped
+    --cluster and the sweep ran in one process)."""
+    import importlib.util
+
+    from bpcheck.engines.ocgcore import default_paths
+
+    if importlib.util.find_spec("ray") is None:
+        _unavailable("Ray is not installed (pip install 'bpcheck[cluster]'): sweep --cluster cannot be tried")
+    for tool in ("unshare", "ip"):
+        if shutil.which(tool) is None:
+            _unavailable(f"{tool} is not installed: the local cluster runs in a network namespace of its own")
+    probe = subprocess.run(["unshare", "-n", "sh", "-c", "ip link set lo up"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        _unavailable(f"network namespaces are not allowed here (unshare -n: {probe.stderr.strip() or probe.returncode})")
+    lib, scripts, cards = default_paths(str(ROOT))
+    full = os.path.join(os.path.dirname(cards), "cards-full.cdb")
+    missing = [p for p in (lib, scripts, cards, full) if not os.path.exists(p)]
+    if missing:
+        if os.environ.get("BPCHECK_REQUIRE_OCGCORE") == "1":
+            pytest.fail(f"the EDOPro core is required here (BPCHECK_REQUIRE_OCGCORE=1) but {', '.join(missing)} not found")
+        pytest.skip(f"the EDOPro core or the full card database is not there ({', '.join(missing)})")
+    from bpcheck.model.cdb import open_db
+
+    codes = [str(c) for c in sorted(open_db(full).codes())[:8]]
+    boards = str(tmp_path / "boards")  # (the same folder for both: the JSON names the board files)
+    args = ["sweep", *codes, "--engine", "ocgcore", "--cards-db", full, "--max-states", "300", "--batch", "4", "--boards", boards]
+    code1, out1, err1 = local(*args, "-j", "1", "--json", str(tmp_path / "a.json"))
+    assert code1 in (0, 1), err1
+    ray_tmp = tempfile.mkdtemp(prefix="bpray-", dir="/tmp")  # short: Ray's socket paths must fit in 107 bytes
+    try:
+        p = subprocess.run(
+            ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', sys.executable, "-m", "bpcheck",
+             *args, "--cluster", "local:2", "--json", str(tmp_path / "b.json")],
+            cwd=ROOT, capture_output=True, text=True, env=_env(RAY_TMPDIR=ray_tmp), timeout=900,
+        )
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    assert p.returncode == code1, p.stderr[-3000:]
+    assert "bpcheck: Ray cluster local:2: 1 node(s), 2 worker CPU(s)" in p.stderr, p.stderr[-3000:]
+    same_json(tmp_path / "a.json", tmp_path / "b.json")
+    assert p.stdout == out1
+    doc = json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))
+    assert doc["complete"] and doc["judged"] == len(codes) and sum(c["played"] for c in doc["cards"]) > 0

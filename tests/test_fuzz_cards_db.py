@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from bpcheck.engines.ocgcore import default_paths
 from bpcheck.harness.board_writer import document_board
 from bpcheck.harness.strategies import battle_tier, board_documents, db_index
-from bpcheck.model.cdb import TYPE_LINK, TYPE_MONSTER, TYPE_NORMAL, TYPE_TOKEN, open_db
+from bpcheck.model.cdb import TYPE_LINK, TYPE_MONSTER, TYPE_NORMAL, TYPE_TOKEN, TYPE_XYZ, open_db
 from bpcheck.model.profile import profile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -210,3 +210,116 @@ def test_planted_script_bug_is_found_from_random_boards_and_the_original_is_not(
     monkeypatch.delenv("OCG_SCRIPTS_OVERLAY")
     code, out, _ = run_cli(*check)
     assert code == 0, out
+
+
+# -- Master Rule 5's places: Xyz materials, Extra Monster Zones, Pendulum Zones -------------------
+
+
+def _features(doc: dict, db) -> set[str]:
+    """Which of the places of docs/boards.md ("Xyz materials, Extra Monster Zones, Pendulum
+    Zones") a drawn board document uses, read from the document and the database rows."""
+    out = set()
+    for side in ("p1", "p2"):
+        pd = doc.get(side, {})
+        for m in [*pd.get("monsters", ()), *pd.get("extra_monsters", ())]:
+            if m.get("materials"):
+                assert db.get(m["card"]).type & TYPE_XYZ, m
+                out.add("xyz-materials")
+        for m in pd.get("extra_monsters", ()):
+            out.add("link-in-emz" if db.get(m["card"]).type & TYPE_LINK else "extra-in-emz")
+        if pd.get("pendulum"):
+            out.add("pendulum")
+    return out
+
+
+@needs_db
+def test_drawn_boards_have_xyz_materials_extra_monster_zones_and_pendulum_zones():
+    db = open_db(FULL)
+    docs = draw(120)
+    seen: dict[str, int] = {}
+    for doc in docs:
+        document_board(doc, cards_db=FULL)  # valid by construction: the loader accepts each
+        for f in _features(doc, db):
+            seen[f] = seen.get(f, 0) + 1
+        for side in ("p1", "p2"):
+            pd = doc.get(side, {})
+            spell_zones = {sp["zone"] for sp in pd.get("spells", ())}
+            assert not any({1: 1, 2: 5}[p["zone"]] in spell_zones for p in pd.get("pendulum", ())), pd
+    # each drawn on a share of 120 boards (measured, seed 0: materials on 19, a Link monster in an
+    # Extra Monster Zone on 4, another Extra Deck monster there on 23, Pendulum Zones on 23)
+    assert seen.get("xyz-materials", 0) >= 3 and seen.get("link-in-emz", 0) >= 2 and seen.get("pendulum", 0) >= 10, seen
+    # the pool (no database) draws none of them
+    pool_docs = []
+
+    @settings(max_examples=60, database=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck), deadline=None)
+    @seed(0)
+    @given(board_documents())
+    def collect(doc):
+        pool_docs.append(doc)
+
+    collect()
+    assert not any(k in pd for d in pool_docs for pd in (d["p1"], d["p2"]) for k in ("extra_monsters", "pendulum"))
+
+
+@needs_core
+def test_xyz_materials_link_monsters_and_pendulum_zones_are_played_on_the_real_core(tmp_path):
+    """Boards drawn from the full database with each place: the real core starts each, reports the
+    materials, the Extra Monster Zone's monster and the Pendulum Zone's card where the board put
+    them, and plays the board into its Battle Phase."""
+    from bpcheck.engines.interface import EngineRefusal
+    from bpcheck.engines.registry import make_engine
+
+    db = open_db(FULL)
+    eng = make_engine("ocgcore", cards_db=FULL)
+    played: dict[str, int] = {}
+    entered: dict[str, int] = {}
+    refused: list[str] = []
+    for i, doc in enumerate(draw(120, seed_value=4)):
+        feats = _features(doc, db) - {"extra-in-emz"}
+        if not feats or all(played.get(f, 0) >= 2 for f in feats):
+            continue
+        board = document_board(doc, cards_db=FULL)
+        try:
+            state = eng.start(board)
+        except EngineRefusal as r:
+            refused.append(str(r))
+            continue
+        obs = eng.observe(state)
+        for p, side in enumerate(("p1", "p2")):
+            pd = doc.get(side, {})
+            seen = obs["players"][p]
+            for m in pd.get("extra_monsters", ()):
+                got = seen["extra_monsters"][m["zone"] - 1]
+                assert got is not None and int(got["passcode"]) == m["card"], (m, seen["extra_monsters"])
+                if db.get(m["card"]).type & TYPE_LINK:
+                    assert got["position"] == "attack"
+            for k in pd.get("pendulum", ()):
+                got = seen["pendulum"][k["zone"] - 1]
+                assert got is not None and int(got["passcode"]) == k["card"] and got["face_up"], (k, seen["pendulum"])
+            hosts = [(m, seen["monsters"][m["zone"] - 1]) for m in pd.get("monsters", ()) if m.get("materials")]
+            hosts += [(m, seen["extra_monsters"][m["zone"] - 1]) for m in pd.get("extra_monsters", ()) if m.get("materials")]
+            for m, got in hosts:
+                assert [int(x["passcode"]) for x in got["materials"]] == m["materials"], (m, got)
+        # played: into the Battle Phase where the core offers it (not on turn 1, nor where a card
+        # keeps the turn player out of it), else the first action it offers, a few steps
+        for _ in range(12):
+            if eng.is_terminal(state):
+                break
+            actions = {a.label: a for a in eng.legal_actions(state)}
+            assert actions
+            pick = next((x for x in ("enter Battle Phase", "pass") if x in actions), sorted(actions)[0])
+            state = eng.apply(state, actions[pick])[0]
+            if pick == "enter Battle Phase":
+                for _ in range(8):  # (the other player may answer first, still in Main Phase 1)
+                    if eng.is_terminal(state) or eng.observe(state)["step"] != "main1":
+                        break
+                    actions = {a.label: a for a in eng.legal_actions(state)}
+                    state = eng.apply(state, actions["pass"] if "pass" in actions else actions[sorted(actions)[0]])[0]
+                assert eng.is_terminal(state) or eng.observe(state)["step"].startswith(("battle", "damage")), eng.observe(state)["step"]
+                for f in feats:
+                    entered[f] = entered.get(f, 0) + 1
+                break
+        for f in feats:
+            played[f] = played.get(f, 0) + 1
+    assert all(played.get(f, 0) >= 2 for f in ("xyz-materials", "link-in-emz", "pendulum")), (played, refused)
+    assert all(entered.get(f, 0) >= 1 for f in ("xyz-materials", "link-in-emz", "pendulum")), (entered, played)

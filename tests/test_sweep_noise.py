@@ -36,6 +36,11 @@ come out clean. Each card stands for one class of error that was fixed:
   idle command (Chaos Sorcerer, F25), a trigger's new chain read as links of the chain that had just
   resolved (The Winged Dragon of Ra - Immortal Phoenix);
 - the adapter: a switch of control (MSG_SWAP: "Creature Seizure") crashed the tracker;
+- the battle-damage texts the profile reader did not compute (acc.battle-damage read the core's
+  right damage as wrong): "they gain that much LP, instead" (Muscle Medic, computed: BD-GAIN), "Once
+  per turn, if you would take battle or effect damage, you take no damage" (Secure Gardna: not
+  judged, whether it was used this turn), a piercing bullet granted by the card's own Summon
+  procedure (Familiar-Possessed - Hiita: not judged, whether it was Summoned that way);
 - the adapter: declarations the core asks for (ANNOUNCE_NUMBER, ANNOUNCE_RACE, ANNOUNCE_ATTRIB:
   "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos") were engine faults.
 
@@ -103,6 +108,9 @@ FIXED = {
     10000090: ("The Winged Dragon of Ra - Immortal Phoenix", "chain.lifo [resolution-order] (a new chain right after one resolved)"),
     7541475: ("Kabuki Dragon", "profile.damage-step-offered [not-allowed-in-sub-step] (before damage calculation named the start of the Damage Step)"),
     10731333: ("Performapal Odd-Eyes Minitaurus", "profile.damage-step-offered [not-allowed-in-sub-step] (during damage calculation named the start)"),
+    2220237: ("Secure Gardna", "acc.battle-damage [damage-differs] ('Once per turn, if you would take battle or effect damage, you take no damage' not read)"),
+    4376658: ("Familiar-Possessed - Hiita", "acc.battle-damage [damage-differs] (piercing granted 'If you do' read as always on)"),
+    4848423: ("Muscle Medic", "acc.battle-damage [damage-differs] ('they gain that much LP, instead' not read)"),
     3136426: ("Level Limit - Area B", "attack.position-change-applied [change-not-recorded], [changed-by-other-action] (a continuous effect's change)"),
 }
 
