@@ -237,3 +237,32 @@ def test_lp_set_by_an_effect_is_an_lp_lost_event(tmp_path: Path) -> None:
     assert [(e["player"], e["card"]) for e in lost] == [(0, "Psychic Fervor")], lost
     after = eng.observe(state)
     assert after["players"][0]["lp"] == before["players"][0]["lp"] - lost[0]["amount"] and lost[0]["amount"] > 0
+
+
+def _start(tmp_path: Path, code: int, situation: str):
+    path = write_board(board_document(open_db(FULL).card(code), situation), tmp_path / f"{code}-{situation}.toml")
+    eng = make_engine("ocgcore", cards_db=FULL)
+    return eng, eng.start(load_board(str(path), cards_db=FULL))
+
+
+def test_the_turn_start_is_played_through_in_a_fixed_way(tmp_path: Path) -> None:
+    """Standby Phase triggers before the board's Main Phase 1 (issue 30: "the core asks SELECT_CHAIN
+    before the board's Main Phase 1" refused the board). Lava Golem's mandatory "during your Standby
+    Phase: Take 1000 damage" is activated (a forced SELECT_CHAIN); The Regulation of Tribe's
+    maintenance ("Tribute 1 monster ... If you do not, this card is destroyed", SELECT_YESNO) is
+    answered yes, the first monster Tributed, so the card stays where the board puts it. Both boards
+    start in Main Phase 1, the same way every time."""
+    eng, state = _start(tmp_path, 102380, "attacker")
+    obs = eng.observe(state)
+    assert obs["step"] == "main1"
+    assert [p["lp"] for p in obs["players"]] == [7000, 8000]  # the trigger resolved: 1000 damage to P1
+    assert obs["players"][0]["monsters"][0]["card"] == "Lava Golem"
+    again = make_engine("ocgcore", cards_db=FULL).start(load_board(str(tmp_path / "102380-attacker.toml"), cards_db=FULL))
+    assert again.path == state.path and len(state.path) > 2  # the answers are part of the path, and fixed
+
+    eng, state = _start(tmp_path, 296499, "face-up-own")
+    obs = eng.observe(state)
+    assert obs["step"] == "main1"
+    assert obs["players"][0]["spells"][0]["card"] == "The Regulation of Tribe"
+    assert obs["players"][0]["monsters"] == [None] * 5
+    assert [c["card"] for c in obs["players"][0]["graveyard"]] == ["Battle Ox"]  # Tributed for the maintenance

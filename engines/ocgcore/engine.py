@@ -516,11 +516,7 @@ class OcgcoreEngine:
 
     def _auto_response(self, pr: M.Prompt, track: Track, before_main: bool) -> bytes | None:
         if before_main and track.phase in (0, K.PHASE_DRAW, K.PHASE_STANDBY):
-            if pr.kind == M.MSG_SELECT_CHAIN and not pr.forced:
-                return M.int_response(-1)
-            if pr.kind == M.MSG_SELECT_EFFECTYN:
-                return M.int_response(0)
-            raise EngineRefusal(f"the core asks {pr.name} before the board's Main Phase 1")
+            return self._setup_response(pr, track)
         if pr.kind in (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD):
             places = M.free_places(pr)
             if len(places) < pr.place_count:
@@ -529,6 +525,34 @@ class OcgcoreEngine:
         if pr.kind == M.MSG_SORT_CHAIN or pr.kind == M.MSG_SORT_CARD:
             return bytes([0xFF])
         return None
+
+    def _setup_response(self, pr: M.Prompt, track: Track) -> bytes:
+        """The fixed answer to a question the core asks in the Draw or Standby Phase, before the
+        board's Main Phase 1 (docs/ocgcore.md, "The turn's start"). The board is the state at Main
+        Phase 1, so the turn's start is set-up, not explored: an optional trigger is declined
+        (SELECT_CHAIN: pass; SELECT_EFFECTYN: no), a mandatory one activated (a forced SELECT_CHAIN:
+        the first the core lists), a maintenance question answered "yes" (SELECT_YESNO: pay the cost,
+        so the card stays where the board puts it), and any other question a card script asks while
+        such a trigger resolves gets its first answer in the adapter's order (the first card(s), the
+        first option, the first declaration); zones as everywhere (the lowest free zone)."""
+        if pr.kind == M.MSG_SELECT_CHAIN:
+            return M.int_response(0 if pr.forced and pr.chains else -1)
+        if pr.kind == M.MSG_SELECT_EFFECTYN:
+            return M.int_response(0)
+        if pr.kind == M.MSG_SELECT_YESNO:
+            return M.int_response(1)
+        if pr.kind in (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD, M.MSG_SORT_CHAIN, M.MSG_SORT_CARD):
+            auto = self._auto_response(pr, track, False)
+            assert auto is not None
+            return auto
+        if pr.kind in SCRIPT_PROMPTS:
+            try:
+                options = self._choice_options(track, pr, inside=True)
+            except SystemFault:
+                options = []
+            if options:
+                return options[0][2]
+        raise EngineRefusal(f"the core asks {pr.name} before the board's Main Phase 1, which the adapter cannot answer there")
 
     @staticmethod
     def _log_tail(d: K.Duel) -> str:
