@@ -51,6 +51,7 @@ import pytest
 
 from bpcheck.cli.main import main
 from bpcheck.engines.ocgcore import default_paths
+from bpcheck.engines.ocgcore import messages as M
 from bpcheck.engines.registry import make_engine
 from bpcheck.harness.board_writer import write_board
 from bpcheck.harness.sweep import board_document
@@ -266,3 +267,35 @@ def test_the_turn_start_is_played_through_in_a_fixed_way(tmp_path: Path) -> None
     assert obs["players"][0]["spells"][0]["card"] == "The Regulation of Tribe"
     assert obs["players"][0]["monsters"] == [None] * 5
     assert [c["card"] for c in obs["players"][0]["graveyard"]] == ["Battle Ox"]  # Tributed for the maintenance
+
+
+def test_a_declared_card_name_is_a_choice_among_the_duels_cards(tmp_path: Path) -> None:
+    """Cloak and Dagger: "Declare 1 Monster Card name" (MSG_ANNOUNCE_CARD, filter TYPE_MONSTER
+    OPCODE_ISTYPE) was an engine fault. It is a choice: every monster of the duel, then the first
+    monster of the database outside it (Ten Thousand Dragon, passcode 10000), named by the card
+    declared; the trap itself is not offered. The adapter's reading of the filter agrees with the
+    core's own: every card it offers is accepted, and of a sample of the database, the core accepts
+    exactly the cards the adapter's filter accepts (it answers any other with MSG_RETRY)."""
+    eng, state = _start(tmp_path, 8323633, "set-own")
+    for label in ("activate Cloak and Dagger", "pass", "pass"):
+        state = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}[label])[0]
+    labels = sorted(a.label for a in eng.legal_actions(state))
+    assert labels == ["declare Battle Ox", "declare Mokey Mokey", "declare Ten Thousand Dragon"], labels
+    after = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}["declare Mokey Mokey"])[0]
+    assert eng.observe(after)["step"] == "main1" and not eng.is_terminal(after)
+
+    opcodes = list(state.prompt.options)
+    cards = eng._cards
+    sample = sorted(cards.rows)[::400] + [8323633, 5053103]
+    accepted, adapter = [], []
+    for code in sample:
+        alias, setcode, typ, _lv, attr, race = cards.rows[code][:6]
+        sets = [(setcode >> (16 * i)) & 0xFFFF for i in range(4) if (setcode >> (16 * i)) & 0xFFFF]
+        adapter.append(M.declarable(code, alias, sets, typ, race, attr, opcodes))
+        duel = eng._take(state.path)
+        duel.respond(M.card_response(code))
+        duel.process()
+        accepted.append(not any(kind == M.MSG_RETRY for kind, _p in duel.messages()))
+        duel.close()
+    assert accepted == adapter, [(c, a, b) for c, a, b in zip(sample, accepted, adapter) if a != b]
+    assert 0 < sum(accepted) < len(sample)  # the sample holds both kinds

@@ -81,10 +81,11 @@ SUB_PROMPTS = (M.MSG_SELECT_CARD, M.MSG_SELECT_TRIBUTE, M.MSG_SELECT_UNSELECT_CA
                M.MSG_SELECT_YESNO, M.MSG_SELECT_EFFECTYN, M.MSG_SELECT_POSITION)
 # declarations a card asks for ("declare 1 Type", an LP cost in hundreds): inside an action, and
 # named in its label, since no event says what was declared
-ANNOUNCE_PROMPTS = (M.MSG_ANNOUNCE_RACE, M.MSG_ANNOUNCE_ATTRIB, M.MSG_ANNOUNCE_NUMBER)
+ANNOUNCE_PROMPTS = (M.MSG_ANNOUNCE_RACE, M.MSG_ANNOUNCE_ATTRIB, M.MSG_ANNOUNCE_NUMBER, M.MSG_ANNOUNCE_CARD)
 PARSE_CACHE = 4096  # distinct location replies kept parsed
 OBS_CACHE = 4096  # distinct observations kept built (a few KB each)
 SCRIPT_PROMPTS = SUB_PROMPTS + ANNOUNCE_PROMPTS + (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD)  # questions card scripts ask
+_DECLARABLE: dict[tuple, list[int]] = {}  # (database, ANNOUNCE_CARD opcodes) -> its first declarable passcodes
 MAX_AUTO = 200  # automatic answers in a row before the adapter calls the core stuck
 
 
@@ -703,9 +704,49 @@ class OcgcoreEngine:
         elif pr.kind == M.MSG_ANNOUNCE_NUMBER:
             for i, n in enumerate(pr.options):
                 out.append(("choose", f"declare {n}", M.int_response(i), None))
+        elif pr.kind == M.MSG_ANNOUNCE_CARD:
+            # "declare 1 card name" (Cloak and Dagger, Great Phantom Thief): a bounded candidate
+            # set, docs/ocgcore.md: every card of the duel the filter allows, then the first card of
+            # the database (by passcode) outside the duel that it allows, standing for "a name not
+            # in this duel"; each named by the card declared
+            for code in self._declarable_names(t, pr.options):
+                out.append(("choose", f"declare {self._cards.names.get(code, code) if self._cards else code}", M.card_response(code), None))
         else:
             raise SystemFault("engine-fault", f"the core asks {pr.name}, which the adapter cannot answer")
         return out
+
+    def _declarable_names(self, t: Track, opcodes: list[int]) -> list[int]:
+        """The passcodes an ANNOUNCE_CARD with these opcodes is answered with: the duel's cards
+        (the tracker's, and the card an alternate artwork is an alias of) that the core would
+        accept, by passcode, then the first card of the database outside the duel that it would
+        accept (none when there is none)."""
+        db = self._cards
+        if db is None:
+            return []
+
+        def ok(code: int) -> bool:
+            row = db.rows.get(code)
+            if row is None:
+                return False
+            alias, setcode, typ, _level, attr, race = row[:6]
+            setcodes = [(setcode >> (16 * i)) & 0xFFFF for i in range(4) if (setcode >> (16 * i)) & 0xFFFF]
+            return M.declarable(code, alias, setcodes, typ, race, attr, opcodes)
+
+        in_duel = set()
+        for code, _owner in t.cards.values():
+            in_duel.add(code)
+            alias = db.rows.get(code, (0,))[0]
+            if alias:
+                in_duel.add(alias)
+        out = sorted(c for c in in_duel if ok(c))
+        key = (db.path, tuple(opcodes))
+        order = _DECLARABLE.get(key)
+        if order is None:
+            order = _DECLARABLE[key] = [c for c in sorted(db.rows) if ok(c)][:64]
+            while len(_DECLARABLE) > 64:
+                del _DECLARABLE[next(iter(_DECLARABLE))]
+        other = next((c for c in order if c not in in_duel), None)
+        return out + ([other] if other is not None else [])
 
     def legal_actions(self, node: Node) -> list[OcgAction]:
         if node.terminal or node.prompt is None:
