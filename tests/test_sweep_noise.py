@@ -299,3 +299,54 @@ def test_a_declared_card_name_is_a_choice_among_the_duels_cards(tmp_path: Path) 
         duel.close()
     assert accepted == adapter, [(c, a, b) for c, a, b in zip(sample, accepted, adapter) if a != b]
     assert 0 < sum(accepted) < len(sample)  # the sample holds both kinds
+
+
+BORROWED = """name = "borrowed"
+description = "P1 controls P2's Mokey Mokey"
+turn = 2
+turn_player = 1
+
+[p1]
+lp = 8000
+monsters = [
+  { zone = 1, card = "Battle Ox", position = "attack" },
+  { zone = 3, card = "Mokey Mokey", position = "attack", owner = 2 },
+]
+
+[p2]
+lp = 8000
+monsters = [{ zone = 2, card = "Gene-Warped Warwolf", position = "attack" }]
+"""
+
+
+def test_a_monster_under_its_non_owners_control_stays_where_the_board_puts_it(tmp_path: Path) -> None:
+    """A board monster controlled by its non-owner: the core gave it back to its owner before Main
+    Phase 1 (no effect gave the control) and asked the owner for a zone (SELECT_PLACE), which
+    refused the board. The puzzle now gives it the core's own permanent control effect: it starts
+    in Main Phase 1 where the board puts it, with its owner, and no zone is asked."""
+    path = tmp_path / "borrowed.toml"
+    path.write_text(BORROWED, encoding="utf-8")
+    eng = make_engine("ocgcore", cards_db=FULL)
+    state = eng.start(load_board(str(path), cards_db=FULL))
+    obs = eng.observe(state)
+    assert obs["step"] == "main1" and state.path == ()
+    mon = obs["players"][0]["monsters"][2]
+    assert (mon["card"], mon["owner"]) == ("Mokey Mokey", 1)
+    assert [m and m["card"] for m in obs["players"][1]["monsters"]] == [None, "Gene-Warped Warwolf", None, None, None]
+
+
+def test_a_control_change_is_control_changed_not_a_move(tmp_path: Path) -> None:
+    """Creature Swap ("Each player selects 1 monster they control and switches control of those
+    monsters"): the core's MSG_SWAP crashed the tracker (a stray `del`), and a monster taken over
+    was a card_moved from the Monster Zone to the Monster Zone, as if it left the field; each is
+    now the model's control_changed, and the monsters stand on their new sides."""
+    eng, state = _start(tmp_path, 31036355, "set-own")
+    for label in ("activate Creature Swap", "pass", "pass", "choose Battle Ox [P1 M1]"):
+        state = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}[label])[0]
+    state, events = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}["choose Mokey Mokey [P2 M1]"])[:2]
+    changed = [(e["card"], e["from_player"], e["to_player"]) for e in events if e.kind == "control_changed"]
+    assert changed == [("Battle Ox", 0, 1), ("Mokey Mokey", 1, 0)], events
+    assert not [e for e in events if e.kind == "card_moved" and e.get("from") == "monster_zone"]
+    obs = eng.observe(state)
+    assert (obs["players"][0]["monsters"][0]["card"], obs["players"][0]["monsters"][0]["owner"]) == ("Mokey Mokey", 1)
+    assert (obs["players"][1]["monsters"][0]["card"], obs["players"][1]["monsters"][0]["owner"]) == ("Battle Ox", 0)
