@@ -96,6 +96,7 @@ FIXED = {
     10000090: ("The Winged Dragon of Ra - Immortal Phoenix", "chain.lifo [resolution-order] (a new chain right after one resolved)"),
     7541475: ("Kabuki Dragon", "profile.damage-step-offered [not-allowed-in-sub-step] (before damage calculation named the start of the Damage Step)"),
     10731333: ("Performapal Odd-Eyes Minitaurus", "profile.damage-step-offered [not-allowed-in-sub-step] (during damage calculation named the start)"),
+    21770260: ("Jam Breeding Machine", "refused (SELECT_CHAIN before Main Phase 1); then attack.position-change [engine-summoned-flag-differs] (its Standby Phase Token)"),
     3136426: ("Level Limit - Area B", "attack.position-change-applied [change-not-recorded], [changed-by-other-action] (a continuous effect's change)"),
 }
 
