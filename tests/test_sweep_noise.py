@@ -36,7 +36,13 @@ come out clean. Each card stands for one class of error that was fixed:
   idle command (Chaos Sorcerer, F25), a trigger's new chain read as links of the chain that had just
   resolved (The Winged Dragon of Ra - Immortal Phoenix);
 - the adapter: declarations the core asks for (ANNOUNCE_NUMBER, ANNOUNCE_RACE, ANNOUNCE_ATTRIB:
-  "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos") were engine faults.
+  "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos"; ANNOUNCE_CARD: "Cloak and
+  Dagger") were engine faults;
+- the adapter (issue 30's last refusals): a Standby Phase trigger or maintenance cost before the
+  board's Main Phase 1 refused the board ("Lava Golem", "The Regulation of Tribe", "Jam Breeding
+  Machine", whose Token the board does not place); a board monster under its non-owner's control
+  was handed back by the core (SELECT_PLACE refused the board); Creature Swap's MSG_SWAP crashed
+  the tracker, and a control change was a move between Monster Zones.
 
 Without the core and the full database every test here skips and says which path was missing
 (unless BPCHECK_REQUIRE_OCGCORE=1, where that fails), as tests/test_sweep.py."""
