@@ -174,6 +174,9 @@ def _memo(fn):
 _FLAGS = ("set_this_turn", "summoned_this_turn")
 
 
+FIRST_TOKEN_UID = 1000  # cards created during play are numbered from here (docs/protocol.md, "The board")
+
+
 def board_flags(doc: dict) -> dict[int, frozenset[str]]:
     """uid -> the flags of ``_FLAGS`` the board document gives that card, the cards numbered as
     bpcheck numbers them (docs/protocol.md, "The board"): 1, 2, ... in file order, P1 then P2,
@@ -267,8 +270,12 @@ class CardFacts:
     def placed_this_turn(self, uid: int, flag: str) -> bool | None:
         """Whether the board places card `uid` with `flag` (``set_this_turn`` or
         ``summoned_this_turn``): what only the board says (no Set happens in the Battle Phase,
-        and a Summon during play is an event). None when the run has no board document."""
-        if self.placed is None:
+        and a Summon during play is an event). None when the run has no board document, and for
+        a card the board does not place (a Token, uid from 1000: docs/protocol.md) that stands
+        on the field from the first state: an engine that plays the turn's start before the
+        board's Main Phase 1 may Summon it there (the EDOPro core: "During each of your Standby
+        Phases: Special Summon 1 Slime Token", docs/ocgcore.md), and no event said so."""
+        if self.placed is None or uid >= FIRST_TOKEN_UID:
             return UNKNOWN
         return flag in self.placed.get(uid, frozenset())
 

@@ -35,14 +35,19 @@ come out clean. Each card stands for one class of error that was fixed:
 - the chain invariants: a Spell Speed 1 activation demanded in the core's response window before its
   idle command (Chaos Sorcerer, F25), a trigger's new chain read as links of the chain that had just
   resolved (The Winged Dragon of Ra - Immortal Phoenix);
-- the adapter: a switch of control (MSG_SWAP: "Creature Seizure") crashed the tracker;
 - the battle-damage texts the profile reader did not compute (acc.battle-damage read the core's
   right damage as wrong): "they gain that much LP, instead" (Muscle Medic, computed: BD-GAIN), "Once
   per turn, if you would take battle or effect damage, you take no damage" (Secure Gardna: not
   judged, whether it was used this turn), a piercing bullet granted by the card's own Summon
   procedure (Familiar-Possessed - Hiita: not judged, whether it was Summoned that way);
 - the adapter: declarations the core asks for (ANNOUNCE_NUMBER, ANNOUNCE_RACE, ANNOUNCE_ATTRIB:
-  "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos") were engine faults.
+  "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos"; ANNOUNCE_CARD: "Cloak and
+  Dagger") were engine faults;
+- the adapter (issue 30's last refusals): a Standby Phase trigger or maintenance cost before the
+  board's Main Phase 1 refused the board ("Lava Golem", "The Regulation of Tribe", "Jam Breeding
+  Machine", whose Token the board does not place); a board monster under its non-owner's control
+  was handed back by the core (SELECT_PLACE refused the board); Creature Swap's MSG_SWAP crashed
+  the tracker, and a control change was a move between Monster Zones.
 
 Without the core and the full database every test here skips and says which path was missing
 (unless BPCHECK_REQUIRE_OCGCORE=1, where that fails), as tests/test_sweep.py."""
@@ -57,6 +62,7 @@ import pytest
 
 from bpcheck.cli.main import main
 from bpcheck.engines.ocgcore import default_paths
+from bpcheck.engines.ocgcore import messages as M
 from bpcheck.engines.registry import make_engine
 from bpcheck.harness.board_writer import write_board
 from bpcheck.harness.sweep import board_document
@@ -111,6 +117,7 @@ FIXED = {
     2220237: ("Secure Gardna", "acc.battle-damage [damage-differs] ('Once per turn, if you would take battle or effect damage, you take no damage' not read)"),
     4376658: ("Familiar-Possessed - Hiita", "acc.battle-damage [damage-differs] (piercing granted 'If you do' read as always on)"),
     4848423: ("Muscle Medic", "acc.battle-damage [damage-differs] ('they gain that much LP, instead' not read)"),
+    21770260: ("Jam Breeding Machine", "refused (SELECT_CHAIN before Main Phase 1); then attack.position-change [engine-summoned-flag-differs] (its Standby Phase Token)"),
     3136426: ("Level Limit - Area B", "attack.position-change-applied [change-not-recorded], [changed-by-other-action] (a continuous effect's change)"),
 }
 
@@ -253,3 +260,115 @@ def test_lp_set_by_an_effect_is_an_lp_lost_event(tmp_path: Path) -> None:
     assert [(e["player"], e["card"]) for e in lost] == [(0, "Psychic Fervor")], lost
     after = eng.observe(state)
     assert after["players"][0]["lp"] == before["players"][0]["lp"] - lost[0]["amount"] and lost[0]["amount"] > 0
+
+
+def _start(tmp_path: Path, code: int, situation: str):
+    path = write_board(board_document(open_db(FULL).card(code), situation), tmp_path / f"{code}-{situation}.toml")
+    eng = make_engine("ocgcore", cards_db=FULL)
+    return eng, eng.start(load_board(str(path), cards_db=FULL))
+
+
+def test_the_turn_start_is_played_through_in_a_fixed_way(tmp_path: Path) -> None:
+    """Standby Phase triggers before the board's Main Phase 1 (issue 30: "the core asks SELECT_CHAIN
+    before the board's Main Phase 1" refused the board). Lava Golem's mandatory "during your Standby
+    Phase: Take 1000 damage" is activated (a forced SELECT_CHAIN); The Regulation of Tribe's
+    maintenance ("Tribute 1 monster ... If you do not, this card is destroyed", SELECT_YESNO) is
+    answered yes, the first monster Tributed, so the card stays where the board puts it. Both boards
+    start in Main Phase 1, the same way every time."""
+    eng, state = _start(tmp_path, 102380, "attacker")
+    obs = eng.observe(state)
+    assert obs["step"] == "main1"
+    assert [p["lp"] for p in obs["players"]] == [7000, 8000]  # the trigger resolved: 1000 damage to P1
+    assert obs["players"][0]["monsters"][0]["card"] == "Lava Golem"
+    again = make_engine("ocgcore", cards_db=FULL).start(load_board(str(tmp_path / "102380-attacker.toml"), cards_db=FULL))
+    assert again.path == state.path and len(state.path) > 2  # the answers are part of the path, and fixed
+
+    eng, state = _start(tmp_path, 296499, "face-up-own")
+    obs = eng.observe(state)
+    assert obs["step"] == "main1"
+    assert obs["players"][0]["spells"][0]["card"] == "The Regulation of Tribe"
+    assert obs["players"][0]["monsters"] == [None] * 5
+    assert [c["card"] for c in obs["players"][0]["graveyard"]] == ["Battle Ox"]  # Tributed for the maintenance
+
+
+def test_a_declared_card_name_is_a_choice_among_the_duels_cards(tmp_path: Path) -> None:
+    """Cloak and Dagger: "Declare 1 Monster Card name" (MSG_ANNOUNCE_CARD, filter TYPE_MONSTER
+    OPCODE_ISTYPE) was an engine fault. It is a choice: every monster of the duel, then the first
+    monster of the database outside it (Ten Thousand Dragon, passcode 10000), named by the card
+    declared; the trap itself is not offered. The adapter's reading of the filter agrees with the
+    core's own: every card it offers is accepted, and of a sample of the database, the core accepts
+    exactly the cards the adapter's filter accepts (it answers any other with MSG_RETRY)."""
+    eng, state = _start(tmp_path, 8323633, "set-own")
+    for label in ("activate Cloak and Dagger", "pass", "pass"):
+        state = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}[label])[0]
+    labels = sorted(a.label for a in eng.legal_actions(state))
+    assert labels == ["declare Battle Ox", "declare Mokey Mokey", "declare Ten Thousand Dragon"], labels
+    after = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}["declare Mokey Mokey"])[0]
+    assert eng.observe(after)["step"] == "main1" and not eng.is_terminal(after)
+
+    opcodes = list(state.prompt.options)
+    cards = eng._cards
+    sample = sorted(cards.rows)[::400] + [8323633, 5053103]
+    accepted, adapter = [], []
+    for code in sample:
+        alias, setcode, typ, _lv, attr, race = cards.rows[code][:6]
+        sets = [(setcode >> (16 * i)) & 0xFFFF for i in range(4) if (setcode >> (16 * i)) & 0xFFFF]
+        adapter.append(M.declarable(code, alias, sets, typ, race, attr, opcodes))
+        duel = eng._take(state.path)
+        duel.respond(M.card_response(code))
+        duel.process()
+        accepted.append(not any(kind == M.MSG_RETRY for kind, _p in duel.messages()))
+        duel.close()
+    assert accepted == adapter, [(c, a, b) for c, a, b in zip(sample, accepted, adapter) if a != b]
+    assert 0 < sum(accepted) < len(sample)  # the sample holds both kinds
+
+
+BORROWED = """name = "borrowed"
+description = "P1 controls P2's Mokey Mokey"
+turn = 2
+turn_player = 1
+
+[p1]
+lp = 8000
+monsters = [
+  { zone = 1, card = "Battle Ox", position = "attack" },
+  { zone = 3, card = "Mokey Mokey", position = "attack", owner = 2 },
+]
+
+[p2]
+lp = 8000
+monsters = [{ zone = 2, card = "Gene-Warped Warwolf", position = "attack" }]
+"""
+
+
+def test_a_monster_under_its_non_owners_control_stays_where_the_board_puts_it(tmp_path: Path) -> None:
+    """A board monster controlled by its non-owner: the core gave it back to its owner before Main
+    Phase 1 (no effect gave the control) and asked the owner for a zone (SELECT_PLACE), which
+    refused the board. The puzzle now gives it the core's own permanent control effect: it starts
+    in Main Phase 1 where the board puts it, with its owner, and no zone is asked."""
+    path = tmp_path / "borrowed.toml"
+    path.write_text(BORROWED, encoding="utf-8")
+    eng = make_engine("ocgcore", cards_db=FULL)
+    state = eng.start(load_board(str(path), cards_db=FULL))
+    obs = eng.observe(state)
+    assert obs["step"] == "main1" and state.path == ()
+    mon = obs["players"][0]["monsters"][2]
+    assert (mon["card"], mon["owner"]) == ("Mokey Mokey", 1)
+    assert [m and m["card"] for m in obs["players"][1]["monsters"]] == [None, "Gene-Warped Warwolf", None, None, None]
+
+
+def test_a_control_change_is_control_changed_not_a_move(tmp_path: Path) -> None:
+    """Creature Swap ("Each player selects 1 monster they control and switches control of those
+    monsters"): the core's MSG_SWAP crashed the tracker (a stray `del`), and a monster taken over
+    was a card_moved from the Monster Zone to the Monster Zone, as if it left the field; each is
+    now the model's control_changed, and the monsters stand on their new sides."""
+    eng, state = _start(tmp_path, 31036355, "set-own")
+    for label in ("activate Creature Swap", "pass", "pass", "choose Battle Ox [P1 M1]"):
+        state = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}[label])[0]
+    state, events = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}["choose Mokey Mokey [P2 M1]"])[:2]
+    changed = [(e["card"], e["from_player"], e["to_player"]) for e in events if e.kind == "control_changed"]
+    assert changed == [("Battle Ox", 0, 1), ("Mokey Mokey", 1, 0)], events
+    assert not [e for e in events if e.kind == "card_moved" and e.get("from") == "monster_zone"]
+    obs = eng.observe(state)
+    assert (obs["players"][0]["monsters"][0]["card"], obs["players"][0]["monsters"][0]["owner"]) == ("Mokey Mokey", 1)
+    assert (obs["players"][1]["monsters"][0]["card"], obs["players"][1]["monsters"][0]["owner"]) == ("Battle Ox", 0)

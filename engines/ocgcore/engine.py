@@ -81,10 +81,11 @@ SUB_PROMPTS = (M.MSG_SELECT_CARD, M.MSG_SELECT_TRIBUTE, M.MSG_SELECT_UNSELECT_CA
                M.MSG_SELECT_YESNO, M.MSG_SELECT_EFFECTYN, M.MSG_SELECT_POSITION)
 # declarations a card asks for ("declare 1 Type", an LP cost in hundreds): inside an action, and
 # named in its label, since no event says what was declared
-ANNOUNCE_PROMPTS = (M.MSG_ANNOUNCE_RACE, M.MSG_ANNOUNCE_ATTRIB, M.MSG_ANNOUNCE_NUMBER)
+ANNOUNCE_PROMPTS = (M.MSG_ANNOUNCE_RACE, M.MSG_ANNOUNCE_ATTRIB, M.MSG_ANNOUNCE_NUMBER, M.MSG_ANNOUNCE_CARD)
 PARSE_CACHE = 4096  # distinct location replies kept parsed
 OBS_CACHE = 4096  # distinct observations kept built (a few KB each)
 SCRIPT_PROMPTS = SUB_PROMPTS + ANNOUNCE_PROMPTS + (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD)  # questions card scripts ask
+_DECLARABLE: dict[tuple, list[int]] = {}  # (database, ANNOUNCE_CARD opcodes) -> its first declarable passcodes
 MAX_AUTO = 200  # automatic answers in a row before the adapter calls the core stuck
 
 
@@ -516,11 +517,7 @@ class OcgcoreEngine:
 
     def _auto_response(self, pr: M.Prompt, track: Track, before_main: bool) -> bytes | None:
         if before_main and track.phase in (0, K.PHASE_DRAW, K.PHASE_STANDBY):
-            if pr.kind == M.MSG_SELECT_CHAIN and not pr.forced:
-                return M.int_response(-1)
-            if pr.kind == M.MSG_SELECT_EFFECTYN:
-                return M.int_response(0)
-            raise EngineRefusal(f"the core asks {pr.name} before the board's Main Phase 1")
+            return self._setup_response(pr, track)
         if pr.kind in (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD):
             places = M.free_places(pr)
             if len(places) < pr.place_count:
@@ -529,6 +526,34 @@ class OcgcoreEngine:
         if pr.kind == M.MSG_SORT_CHAIN or pr.kind == M.MSG_SORT_CARD:
             return bytes([0xFF])
         return None
+
+    def _setup_response(self, pr: M.Prompt, track: Track) -> bytes:
+        """The fixed answer to a question the core asks in the Draw or Standby Phase, before the
+        board's Main Phase 1 (docs/ocgcore.md, "The turn's start"). The board is the state at Main
+        Phase 1, so the turn's start is set-up, not explored: an optional trigger is declined
+        (SELECT_CHAIN: pass; SELECT_EFFECTYN: no), a mandatory one activated (a forced SELECT_CHAIN:
+        the first the core lists), a maintenance question answered "yes" (SELECT_YESNO: pay the cost,
+        so the card stays where the board puts it), and any other question a card script asks while
+        such a trigger resolves gets its first answer in the adapter's order (the first card(s), the
+        first option, the first declaration); zones as everywhere (the lowest free zone)."""
+        if pr.kind == M.MSG_SELECT_CHAIN:
+            return M.int_response(0 if pr.forced and pr.chains else -1)
+        if pr.kind == M.MSG_SELECT_EFFECTYN:
+            return M.int_response(0)
+        if pr.kind == M.MSG_SELECT_YESNO:
+            return M.int_response(1)
+        if pr.kind in (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD, M.MSG_SORT_CHAIN, M.MSG_SORT_CARD):
+            auto = self._auto_response(pr, track, False)
+            assert auto is not None
+            return auto
+        if pr.kind in SCRIPT_PROMPTS:
+            try:
+                options = self._choice_options(track, pr, inside=True)
+            except SystemFault:
+                options = []
+            if options:
+                return options[0][2]
+        raise EngineRefusal(f"the core asks {pr.name} before the board's Main Phase 1, which the adapter cannot answer there")
 
     @staticmethod
     def _log_tail(d: K.Duel) -> str:
@@ -679,9 +704,49 @@ class OcgcoreEngine:
         elif pr.kind == M.MSG_ANNOUNCE_NUMBER:
             for i, n in enumerate(pr.options):
                 out.append(("choose", f"declare {n}", M.int_response(i), None))
+        elif pr.kind == M.MSG_ANNOUNCE_CARD:
+            # "declare 1 card name" (Cloak and Dagger, Great Phantom Thief): a bounded candidate
+            # set, docs/ocgcore.md: every card of the duel the filter allows, then the first card of
+            # the database (by passcode) outside the duel that it allows, standing for "a name not
+            # in this duel"; each named by the card declared
+            for code in self._declarable_names(t, pr.options):
+                out.append(("choose", f"declare {self._cards.names.get(code, code) if self._cards else code}", M.card_response(code), None))
         else:
             raise SystemFault("engine-fault", f"the core asks {pr.name}, which the adapter cannot answer")
         return out
+
+    def _declarable_names(self, t: Track, opcodes: list[int]) -> list[int]:
+        """The passcodes an ANNOUNCE_CARD with these opcodes is answered with: the duel's cards
+        (the tracker's, and the card an alternate artwork is an alias of) that the core would
+        accept, by passcode, then the first card of the database outside the duel that it would
+        accept (none when there is none)."""
+        db = self._cards
+        if db is None:
+            return []
+
+        def ok(code: int) -> bool:
+            row = db.rows.get(code)
+            if row is None:
+                return False
+            alias, setcode, typ, _level, attr, race = row[:6]
+            setcodes = [(setcode >> (16 * i)) & 0xFFFF for i in range(4) if (setcode >> (16 * i)) & 0xFFFF]
+            return M.declarable(code, alias, setcodes, typ, race, attr, opcodes)
+
+        in_duel = set()
+        for code, _owner in t.cards.values():
+            in_duel.add(code)
+            alias = db.rows.get(code, (0,))[0]
+            if alias:
+                in_duel.add(alias)
+        out = sorted(c for c in in_duel if ok(c))
+        key = (db.path, tuple(opcodes))
+        order = _DECLARABLE.get(key)
+        if order is None:
+            order = _DECLARABLE[key] = [c for c in sorted(db.rows) if ok(c)][:64]
+            while len(_DECLARABLE) > 64:
+                del _DECLARABLE[next(iter(_DECLARABLE))]
+        other = next((c for c in order if c not in in_duel), None)
+        return out + ([other] if other is not None else [])
 
     def legal_actions(self, node: Node) -> list[OcgAction]:
         if node.terminal or node.prompt is None:

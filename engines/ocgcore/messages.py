@@ -177,7 +177,9 @@ def parse_prompt(kind: int, p: bytes) -> Prompt:
         pr.count, pr.available = p[1], struct.unpack_from("<Q", p, 2)[0]
     elif kind == MSG_ANNOUNCE_ATTRIB:  # player u8, count u8, available u32
         pr.count, pr.available = p[1], u32(p, 2)
-    elif kind == MSG_ANNOUNCE_NUMBER:  # player u8, n u8, n x u64 (the numbers); answered by index
+    elif kind in (MSG_ANNOUNCE_NUMBER, MSG_ANNOUNCE_CARD):
+        # player u8, n u8, n x u64: the numbers (answered by index), or the filter's opcodes
+        # (answered with a passcode: playerop.cpp, AnnounceCard)
         pr.options = [struct.unpack_from("<Q", p, 2 + 8 * k)[0] for k in range(p[1])]
     return pr
 
@@ -219,3 +221,72 @@ def free_places(pr: Prompt) -> list[tuple[int, int, int]]:
             if not flag & (1 << (s + 8 + shift)):
                 out.append((side, 0x08, s))
     return out
+
+
+# Duel.AnnounceCard's filter: a stack program (ocgapi_constants.h OPCODE_*, the core's
+# playerop.cpp is_declarable), evaluated here on the card data the core reads from the same database
+OPCODE_BASE = 0x4000000000000000
+_BINARY = {0x00: lambda a, b: a + b, 0x01: lambda a, b: a - b, 0x02: lambda a, b: a * b,
+           0x03: lambda a, b: int(a / b) if b else None, 0x04: lambda a, b: int(bool(a) and bool(b)),
+           0x05: lambda a, b: int(bool(a) or bool(b)), 0x08: lambda a, b: a & b, 0x09: lambda a, b: a | b,
+           0x11: lambda a, b: a ^ b, 0x12: lambda a, b: a << (b & 63), 0x13: lambda a, b: a >> (b & 63)}
+_UNARY = {0x06: lambda a: -a, 0x07: lambda a: int(not a), 0x10: lambda a: ~a}
+OPCODE_ALLOW_ALIASES, OPCODE_ALLOW_TOKENS = OPCODE_BASE | 0x14 << 32, OPCODE_BASE | 0x15 << 32
+CARD_MARINE_DOLPHIN, CARD_TWINKLE_MOSS = 78734254, 13857930
+TYPE_MONSTER, TYPE_TOKEN = 0x1, 0x4000
+
+
+def _s64(v: int) -> int:
+    v &= (1 << 64) - 1
+    return v - (1 << 64) if v >> 63 else v
+
+
+def declarable(code: int, alias: int, setcodes: list[int], typ: int, race: int, attribute: int, opcodes: list[int]) -> bool:
+    """Whether a card may be declared under an ANNOUNCE_CARD filter, as the core decides it
+    (playerop.cpp is_declarable): the opcodes run on a stack, the card's facts pushed by the
+    GET/IS opcodes; the card may be declared when one non-zero value is left, it is no alias
+    (unless ALLOW_ALIASES) and no Token (unless ALLOW_TOKENS)."""
+    stack: list[int] = []
+    alias_ok = token_ok = False
+    for op in opcodes:
+        sub = (op >> 32) & 0x3FFFFFFF if op >> 62 == 1 and op & 0xFFFFFFFF == 0 else None
+        if sub is None or sub > 0x109 or (0x15 < sub < 0x100):
+            stack.append(_s64(op))  # a value
+        elif sub in _BINARY:
+            if len(stack) >= 2:
+                b, a = stack.pop(), stack.pop()
+                r = _BINARY[sub](a, b)
+                if r is None:
+                    return False  # division by zero: the core's behaviour is undefined
+                stack.append(_s64(r))
+        elif sub in _UNARY:
+            if stack:
+                stack.append(_s64(_UNARY[sub](stack.pop())))
+        elif op == OPCODE_ALLOW_ALIASES:
+            alias_ok = True
+        elif op == OPCODE_ALLOW_TOKENS:
+            token_ok = True
+        elif sub in (0x100, 0x102, 0x103, 0x104):  # ISCODE, ISTYPE, ISRACE, ISATTRIBUTE
+            if stack:
+                v = stack.pop()
+                fact = {0x100: code, 0x102: typ, 0x103: race, 0x104: attribute}[sub]
+                stack.append(int(fact == v & 0xFFFFFFFF) if sub == 0x100 else _s64(fact & v))
+        elif sub == 0x101:  # ISSETCARD
+            if stack:
+                sc = stack.pop() & 0xFFFFFFFF
+                settype, subtype = sc & 0xFFF, sc & 0xF000
+                stack.append(int(any((s & 0xFFF) == settype and (s & 0xF000 & subtype) == subtype for s in setcodes)))
+        elif sub in (0x105, 0x107, 0x108, 0x109):  # GETCODE, GETTYPE, GETRACE, GETATTRIBUTE
+            stack.append({0x105: code, 0x107: typ, 0x108: race, 0x109: attribute}[sub])
+        else:  # GETSETCARD (0x106): not implemented by the core either (the value is pushed)
+            stack.append(_s64(op))
+    if len(stack) != 1 or stack[0] == 0:
+        return False
+    if code in (CARD_MARINE_DOLPHIN, CARD_TWINKLE_MOSS):
+        return True
+    return (alias_ok or not alias) and (token_ok or (typ & (TYPE_MONSTER | TYPE_TOKEN)) != (TYPE_MONSTER | TYPE_TOKEN))
+
+
+def card_response(code: int) -> bytes:
+    """ANNOUNCE_CARD: the passcode declared (i32)."""
+    return struct.pack("<i", code)

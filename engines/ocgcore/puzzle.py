@@ -135,6 +135,19 @@ def build_puzzle(board: Board, cards: CardDatabase, *, comment: list[str] | None
             post.append(f"Debug.PreSummon({v}, {kind})")
         return v
 
+    def keep_control(v: str, owner_bp: int, bp: int, cp: int) -> None:
+        """A monster under its non-owner's control: Debug.AddCard puts it there, but with no
+        effect that gives the control the core's adjustment (processor.cpp, control_adjust: a
+        monster's controller is its owner unless an EFFECT_SET_CONTROL says otherwise) hands it
+        back to its owner before Main Phase 1, asking its owner for a zone (SELECT_PLACE). The
+        effect the core's own permanent control change registers (field.cpp set_control) keeps it
+        on the board's side."""
+        if owner_bp != bp:
+            post.append(f"do local e = Effect.CreateEffect({v}) e:SetType(EFFECT_TYPE_SINGLE) e:SetCode(EFFECT_SET_CONTROL) "
+                        f"e:SetProperty(EFFECT_FLAG_CANNOT_DISABLE) e:SetValue({cp}) "
+                        f"e:SetReset(RESET_EVENT|RESET_TOGRAVE|RESET_REMOVE|RESET_TOHAND|RESET_TODECK|RESET_OVERLAY|RESET_MSCHANGE) "
+                        f"{v}:RegisterEffect(e) end")
+
     def add_materials(host_uid: int, cp: int, seq: int) -> None:
         """Xyz materials: Debug.AddCard on the Monster Zone its Xyz monster stands in puts the
         card under it (the core's xyz_add), in the order given."""
@@ -155,6 +168,7 @@ def build_puzzle(board: Board, cards: CardDatabase, *, comment: list[str] | None
             if card.is_token:
                 raise EngineRefusal(f"P{bp + 1} M{i + 1}: {m.card} is a token on the board; a puzzle can only place real cards (tokens come from their effect)")
             v = add(m.card, m.uid, m.owner, cp, "LOCATION_MZONE", i, POS_LUA[m.pos])
+            keep_control(v, m.owner, bp, cp)
             pz.field[(cp, LOCATION_MZONE, i)] = (m.uid, passcode_of(m.card, board, cards), m.card)
             if m.set_this_turn:
                 post.append(f"{v}:SetStatus(STATUS_SET_TURN, true)")
@@ -169,6 +183,7 @@ def build_puzzle(board: Board, cards: CardDatabase, *, comment: list[str] | None
             if m is None:
                 continue
             v = add(m.card, m.uid, m.owner, cp, "LOCATION_EMZONE", k, POS_LUA[m.pos])
+            keep_control(v, m.owner, bp, cp)
             pz.field[(cp, LOCATION_MZONE, 5 + k)] = (m.uid, passcode_of(m.card, board, cards), m.card)
             if m.summoned_this_turn:
                 post.append(f"{v}:SetStatus(STATUS_SPSUMMON_TURN, true)")

@@ -247,6 +247,10 @@ class Track:
                 self.put(u1, *l2[:3])
             if u2 is not None:
                 self.put(u2, *l1[:3])
+            if l1[0] != l2[0] and l1[1] == l2[1] == K.LOCATION_MZONE:  # Creature Swap: each changes control
+                for u, a, b in ((u1, l1, l2), (u2, l2, l1)):
+                    if u is not None:
+                        out.append(ev("control_changed", card=self.name(u), card_uid=u, from_player=self.bp(a[0]), to_player=self.bp(b[0])))
         elif kind == M.MSG_POS_CHANGE:
             code, con, lc, seq, prev, cur = M.U32.unpack_from(p, 0)[0], p[4], p[5], p[6], p[7], p[8]
             uid = self.at(con, lc, seq)
@@ -459,6 +463,11 @@ class Track:
             return  # the summon message that follows says it
         if floc == tloc and fcon == tcon and floc not in PILE_LOCS:
             return  # moved within a zone row (a sequence change)
+        if floc == tloc == K.LOCATION_MZONE:
+            # a monster that changes control (the core's get_control moves it to the other side):
+            # it does not leave the field; the model's event for it (docs/model.md)
+            out.append(ev("control_changed", card=self.name(uid), card_uid=uid, from_player=self.bp(fcon), to_player=self.bp(tcon)))
+            return
         owner = self.bp(self.cards[uid][1])
         frm = "field_zone" if floc == K.LOCATION_SZONE and fseq == 5 else ZONE_NAMES.get(floc, f"loc_{floc:#x}")
         to = "field_zone" if tloc == K.LOCATION_SZONE and tseq == 5 else ZONE_NAMES.get(tloc, f"loc_{tloc:#x}")
