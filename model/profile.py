@@ -929,7 +929,7 @@ def _damage_step(card, t, k, kind, optional, speed, marks, body_s, e, cond, res_
     if atk:
         return _atk_ds(t, body_s, e, cond, atk, res_start)
     destroyed = DESTROYED_EVENT_RX.search(t, *cond) if cond is not None else None
-    if destroyed:  # rule: DS-DESTROYED-EVENT (a Trap "When a monster you control is destroyed by battle: ...")
+    if destroyed:  # the profile rule DS-DESTROYED-EVENT (a Trap "When a monster you control is destroyed by battle: ...")
         return _all_by(lambda s: s == "end", "DS-DESTROYED-EVENT",
                        (Evidence(span=(destroyed.start(), destroyed.end()), quote=destroyed.group(0)),))
     return _all(False, "DS-NOT-LISTED", (seg_ev,) if k != "activation" else kind.evidence + (seg_ev,))
