@@ -373,7 +373,7 @@ def counter_trap_offered(obs, actions, ctx):
     ["CH-NEGATE"],
     "transition",
     FAMILY,
-    events=["chain_link_resolved"],
+    events=["chain_link_resolved", "chain_link_added", "activation_negated"],
     reads=["over", *spell_fields("uid", "card", "face_up")],
     fields={
         **ON_CHAIN,
@@ -388,12 +388,35 @@ def negate_vs_destroy(t):
         if c is None or not c["face_up"]:
             on_chain.add(e["card_uid"])
     seen = False
+    # the chain by link number (the monitor's before this transition, then this transition's events):
+    # a card with two links on one chain (Cyber Dragon Infinity negating its own first activation)
+    # has one negated link and one that is not; the links resolve last in, first out
+    stack = [[l[0], bool(l[6])] for l in t.mon.chain.links]
     for e in t.events:
-        if e.kind == "activation_negated":
+        if e.kind == "chain_link_added":
+            del stack[e["link"] - 1:]
+            stack.extend([None] * (e["link"] - 1 - len(stack)))
+            stack.append([e["card_uid"], False])
+        elif e.kind == "activation_negated":
             negated.add(e["card_uid"])
+            if 1 <= e["link"] <= len(stack) and stack[e["link"] - 1] is not None:
+                stack[e["link"] - 1][1] = True
         elif e.kind == "chain_link_resolved":
             seen = True
             u = e["card_uid"]
+            top = stack.pop() if stack else None
+            if top is not None and top[0] == u:
+                link_negated = top[1]
+                if link_negated and not e["negated"]:
+                    return f"the activation of {card_ref(t.before, u, t.after)} was negated, but its link resolved as not negated"
+                if not link_negated:
+                    if e["negated"]:
+                        return f"{card_ref(t.before, u, t.after)}'s link resolved as negated, but no effect negated it (destroying a card does not negate its activation)"
+                    continue
+                kind = fact(t.cards.kind(e["card"]), e["card"], "its card type")[0]
+                if kind in ("spell", "trap") and u in on_chain and find_spell(t.after, u) is not None and not t.after["over"]:
+                    return f"the activation of {card_ref(t.after, u, t.before)} was negated, but the card stays on the field"
+                continue
             if u in negated:
                 if not e["negated"]:
                     return f"the activation of {card_ref(t.before, u, t.after)} was negated, but its link resolved as not negated"
