@@ -11,6 +11,7 @@ from bpcheck.invariants.base import NotJudged, by_board, by_history, invariant
 from bpcheck.invariants.monitor import COUNT_CAP, history, left_field
 from bpcheck.invariants.view import (
     allowed_attacks,
+    db_attack_effect,
     db_rules_unknown,
     ATTACKABLE,
     CANNOT_ATTACK,
@@ -132,6 +133,9 @@ def attack_when(t):
         if b["step"] != "battle_step":
             return f"an attack was declared in {b['step']}"
         if b["chain"] or t.mon.chain.links:
+            unknown = db_attack_effect(t)
+            if unknown is not None:  # (an effect that attacks: Mutant Mindmaster, Construction Train Signal Red)
+                return NotJudged(unknown)
             return "an attack was declared while a chain was open"
         m = monster(b, e["attacker_uid"])
         if m is None:

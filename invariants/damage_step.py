@@ -12,7 +12,7 @@ from __future__ import annotations
 from bpcheck.invariants.base import NotJudged, by_history, invariant, part_not_evaluated
 from bpcheck.invariants.cards import DAMAGE_STEPS, STAT_CHANGE_STEPS
 from bpcheck.invariants.monitor import history, left_field
-from bpcheck.invariants.view import card_ref, card_refs, destroyed_instead, fact, find_spell, monster, monster_fields, monsters, spell_fields
+from bpcheck.invariants.view import card_ref, card_refs, db_attack_effect, destroyed_instead, fact, find_spell, monster, monster_fields, monsters, spell_fields
 
 FAMILY = "damage step"
 
@@ -490,6 +490,9 @@ def calc_once(t):
     if len(calcs) > 1:
         return "damage calculation happened twice in one transition"
     if t.before["step"] != "damage_step_during_calculation":
+        unknown = db_attack_effect(t)
+        if unknown is not None:  # (Mutant Mindmaster: "attack with it instead", a calculation inside its resolution)
+            return NotJudged(unknown)
         return f"damage calculation happened in {t.before['step']}"
     a = t.before["attack"]
     if a is None or t.mon.battle.calculated:

@@ -394,8 +394,27 @@ ATTACK_RULE_TEXT = re.compile(
     r"|skip (?:your|their|the|his) (?:next )?Battle Phase|end the Battle Phase|must attack"
     r"|attack (?:your opponent |the opponent )?directly|(?:second|third) attack|attack (?:twice|all|each)"
     r"|cannot be (?:targeted for|selected as) an attack|cannot target [^.]{0,40}for attacks|negate the attack"
-    r"|Battle Phase twice|additional Battle Phase",
+    r"|Battle Phase twice|additional Battle Phase"
+    r"|attack with (?:it|that monster|this card) instead|a direct attack instead|proceed to damage calculation|change the attack target",
     re.I)
+
+
+def db_attack_effect(t) -> str | None:
+    """Why an attack or a damage calculation in transition `t` may be a card's doing, or None: a
+    card of a card database whose text changes the attack rules (:data:`ATTACK_RULE_TEXT`: "attack
+    with it instead", "proceed to damage calculation") is on the chain or resolves in `t`; bpcheck
+    models no attack an effect performs (F28, docs/ocgcore-findings.md F33 note 3)."""
+    rows = getattr(t.cards, "rows", None)
+    if not rows:
+        return None
+    names = [e["card"] for e in t.events if e.kind in ("chain_link_added", "chain_link_resolved")]
+    names += [l[1] for l in t.mon.chain.links]  # (card_uid, card, ...)
+    for name in names:
+        row = rows.get(name) if type(name) is str else None
+        m = ATTACK_RULE_TEXT.search(row.text) if row is not None else None
+        if m:
+            return f"{name} (a card of a card database) resolves with \"{m.group(0)}\": an attack an effect performs is not modelled"
+    return None
 
 
 def db_rules_unknown(obs: dict, mon, cards, uids=None) -> str | None:
