@@ -246,6 +246,16 @@ class InsteadAtDamageCalculation(Rules):
                     self.destroy(w, instead, by="effect")
 
 
+class OpponentSummonEffectsInDamageStep(Rules):
+    """An optional effect triggered by the opponent's Summon ("Naturia Horneedle") may be activated in
+    the Damage Step: DS-LEGAL-OPTIONAL-TRIGGER applied without its DS-OPPONENT-SUMMON exception."""
+
+    def damage_step_allows(self, s, c, eff):
+        if c.is_monster and eff.when == "summoned" and not eff.mandatory:
+            return True
+        return super().damage_step_allows(s, c, eff)
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -633,6 +643,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("extra-attack-without-effect", ExtraAttackWithoutEffect, "attack counts", "002-ds-extra-attack.toml"),
         Mutant("instead-ignored", InsteadIgnored, "damage step", "002-ds-instead.toml"),
         Mutant("instead-at-damage-calculation", InsteadAtDamageCalculation, "damage step", "002-ds-instead.toml"),
+        Mutant("opponent-summon-effects-in-damage-step", OpponentSummonEffectsInDamageStep, "damage step", "002-ds-opponent-summon.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

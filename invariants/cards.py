@@ -61,6 +61,7 @@ CONDITIONS = {
     "opponent_free_monster_zones_3", "battle_phase", "responding_to_opponent", "attacker_race_spellcaster",
     "opponent_summoned_atk_1500", "self_face_up_to_resolve", "opponent_battle_phase",
     "self_attacks_face_down_defense", "self_attacks_face_up_defense", "self_attacking_destroys_by_battle",
+    "opponent_summoned",
 }  # fmt: skip
 LOCATIONS = {"field", "hand", "graveyard"}
 # A target's fields (docs/cards.md "Targets") and the value each has when the card does not give it.
@@ -576,7 +577,7 @@ class CardFacts:
     def damage_step_window(self, name: str, effect_index: int | None) -> frozenset[str] | None:
         """The Damage-Step sub-steps in which this activation is legal (rules DS-LEGAL-COUNTER,
         DS-LEGAL-NEGATE, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER,
-        DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS, DS-EXTRA-ATTACK), or UNKNOWN."""
+        DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS, DS-EXTRA-ATTACK, DS-OPPONENT-SUMMON), or UNKNOWN."""
         k = self.kind(name)
         e = self.effect(name, effect_index)
         if k is None or e is None:
@@ -622,6 +623,11 @@ class CardFacts:
             return frozenset({"damage_step_after_calculation_1", "damage_step_after_calculation_2"})
         if when == "destroyed_by_battle_sent_to_gy":
             return frozenset({"damage_step_end"})
+        # An optional effect whose trigger is a monster Summoned by the opponent or to the
+        # opponent's side ("Naturia Horneedle"): never in the Damage Step, an ATK/DEF modifier
+        # included (DS-OPPONENT-SUMMON).
+        if when == "summoned" and not e.get("mandatory", False):
+            return frozenset()
         # Otherwise only a Quick-Play Spell, a Normal or Continuous Trap or a Quick Effect whose
         # own resolution changes ATK/DEF, up to the start of damage calculation (DS-LEGAL-STATS);
         # a Continuous Trap also by its continuous effect. Anything else: DS-ILLEGAL-OTHER.

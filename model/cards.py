@@ -75,6 +75,10 @@ CONDITIONS = {
     # and the attack target is marked destroyed by battle (after damage calculation (1): rule
     # DS-EXTRA-ATTACK)
     "self_attacking_destroys_by_battle",
+    # "When your opponent Special Summons a monster": a monster the opponent just Summoned (every
+    # Summon of the Battle Phase is a Special Summon) is still on the field ("Naturia Horneedle";
+    # never in the Damage Step: rule DS-OPPONENT-SUMMON)
+    "opponent_summoned",
 }
 
 STATIC_KINDS = {
@@ -357,6 +361,7 @@ SELECTORS = {
     "opponent_attack_position_monsters",
     "all_monsters",
     "summoned_opponent_monsters_atk_1500",
+    "summoned_opponent_monsters",  # "the Special Summoned monster": those the opponent just Summoned, still on the field
     "opponent_face_up_monsters",
     "attack_target",
 }
@@ -401,6 +406,12 @@ def _int_range(lo: int, hi: int):
 def _flag(v, file, where):
     if not isinstance(v, bool):
         raise InputError(file, where, f"expected a boolean, got {_tname(type(v))} {v!r}")
+    return v
+
+
+def _archetype(v, file, where):
+    if not isinstance(v, str) or not v:
+        raise InputError(file, where, f"expected an archetype name (a non-empty string), got {_tname(type(v))} {v!r}")
     return v
 
 
@@ -500,7 +511,11 @@ _STAT_AMOUNT = _amount_of(AMOUNT_NAMES, -MAX_STAT, MAX_STAT)
 OP_PARAMS: dict[str, tuple[frozenset[str], dict]] = {
     # costs
     "pay_lp": (frozenset({"amount"}), {"amount": _int_range(1, MAX_STAT)}),
-    "tribute": (frozenset({"side"}), {"side": _enum({"own"}, "side")}),
+    # "Tribute 1 face-up "Naturia" monster you control, except this card" (archetype, face, except_self)
+    "tribute": (
+        frozenset({"side"}),
+        {"side": _enum({"own"}, "side"), "archetype": _archetype, "face": _enum({"up"}, "face"), "except_self": _flag},
+    ),
     "discard": (frozenset(), {"count": _int_range(1, 60)}),
     "discard_self": (frozenset(), {}),
     "send_self_to_gy": (frozenset(), {}),

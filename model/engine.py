@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from bpcheck.model import arith
-from bpcheck.model.cards import Card, CardPool, Effect, TargetSpec
+from bpcheck.model.cards import Card, CardPool, Effect, Op, TargetSpec
 from bpcheck.model.events import EVENT_KINDS, Event
 from bpcheck.model.ops import run_op
 from bpcheck.model.state import (
@@ -695,6 +695,11 @@ class Rules:
             return True
         if eff.names_damage_step_timing:  # rule: DS-LEGAL-DAMAGE-TIMING
             return True
+        if eff.when == "summoned" and not eff.mandatory:
+            # rule: DS-OPPONENT-SUMMON (an optional effect whose trigger is a monster Summoned by the
+            # opponent or to the opponent's side, "Naturia Horneedle", cannot be activated in the
+            # Damage Step; an ATK/DEF modifier of that kind neither: checked before DS-LEGAL-STATS)
+            return False
         if c.is_monster and eff.type == "quick" and eff.negates_activation:
             # rule: DS-LEGAL-NEGATE (a Quick Effect that negates an activation: every sub-step,
             # damage calculation included; "Horus the Black Flame Dragon LV8")
@@ -845,6 +850,8 @@ class Rules:
             return f is not None and self.card(f[2].card).race == "Spellcaster"
         if cond == "opponent_summoned_atk_1500":
             return bool(self._bottomless_targets(s, p))
+        if cond == "opponent_summoned":  # "When your opponent Special Summons a monster" (rule: WIN-EVENT)
+            return bool(self._summoned_by_opponent(s, p))
         if cond == "opponent_battle_phase":  # "During your opponent's Battle Phase"
             return s.turn_player != p and s.step.phase == "battle"
         if cond in ("self_attacks_face_down_defense", "self_attacks_face_up_defense"):
@@ -864,6 +871,11 @@ class Rules:
             return self._controls_face_up(s, p, uid)
         raise AssertionError(f"condition {cond!r} has no implementation")
 
+    def _summoned_by_opponent(self, s: State, p: int) -> list[int]:
+        """The monsters player `p`'s opponent has just Summoned (the open state right after the
+        Summon, rule WIN-EVENT), still on the field."""
+        return [f[1] for f in s.fresh if f[0] == "summoned" and f[2] != p and s.find_monster(f[1]) is not None]
+
     def _bottomless_targets(self, s: State, p: int) -> list[int]:
         out = []
         for f in s.fresh:
@@ -877,14 +889,29 @@ class Rules:
         for o in eff.cost:
             if o.op == "pay_lp" and arith.lt(s.players[p].lp, o.get("amount"), "CH-COST"):
                 return False
-            if o.op == "tribute" and not self._tribute_options(s, p):
+            if o.op == "tribute" and not self._tribute_options(s, p, uid, o):
                 return False
             if o.op == "discard" and len([h for h in s.players[p].hand if h.uid != uid]) < o.get("count", 1):
                 return False
         return True
 
-    def _tribute_options(self, s: State, p: int) -> list[int]:
-        return [m.uid for m in s.players[p].monsters if m is not None and not m.destroyed_by_battle]
+    def _tribute_options(self, s: State, p: int, uid: int | None = None, o: Op | None = None) -> list[int]:
+        """The monsters player `p` may Tribute for a cost `o` of card `uid`: their own, not destroyed
+        by battle; with `archetype`, `face = "up"`, `except_self` those the text names ("Tribute 1
+        face-up "Naturia" monster you control, except this card")."""
+        out = []
+        for m in s.players[p].monsters:
+            if m is None or m.destroyed_by_battle:
+                continue
+            if o is not None:
+                if o.get("except_self") and m.uid == uid:
+                    continue
+                if o.get("face") == "up" and not m.pos.face_up:
+                    continue
+                if o.get("archetype") is not None and (not m.pos.face_up or o.get("archetype") not in self.card(m.card).archetypes):
+                    continue
+            out.append(m.uid)
+        return out
 
     def _resolution_possible(self, s: State, p: int, uid: int, c: Card, eff: Effect) -> bool:
         """Cards that cannot do anything may not be activated (e.g. no legal card in the Deck)."""
@@ -971,7 +998,7 @@ class Rules:
         cost_sets: list[tuple[int, ...]] = [()]
         for o in eff.cost:
             if o.op == "tribute":
-                cost_sets = [cs + (t,) for cs in cost_sets for t in self._tribute_options(s, p)]
+                cost_sets = [cs + (t,) for cs in cost_sets for t in self._tribute_options(s, p, uid, o)]
             elif o.op == "discard":
                 hand = [h.uid for h in s.players[p].hand if h.uid != uid]
                 cost_sets = [cs + (h,) for cs in cost_sets for h in hand]

@@ -39,7 +39,7 @@ def operation(name: str, *params: str, cost: bool = False):
 # Costs (paid at activation by the engine; rule: CH-COST). Registered for validation only.
 for _name, _params in (
     ("pay_lp", ("amount",)),
-    ("tribute", ("side",)),
+    ("tribute", ("side", "archetype", "face", "except_self")),
     ("discard", ("count",)),
     ("discard_self", ()),
     ("send_self_to_gy", ()),
@@ -113,6 +113,8 @@ def select(rules: "Rules", w: "_W", link: ChainLink, what: str) -> list[int]:
         return [m.uid for m in s.players[1 - p].monsters if m is not None and m.pos.face_up and _affected(rules, w, link, m.uid)]
     if what == "summoned_opponent_monsters_atk_1500":
         return [u for u in rules._bottomless_targets(s, p)]
+    if what == "summoned_opponent_monsters":  # "the Special Summoned monster" ("Naturia Horneedle")
+        return [u for u in rules._summoned_by_opponent(s, p) if _affected(rules, w, link, u)]
     raise AssertionError(f"unknown selector {what!r}")
 
 
