@@ -256,6 +256,14 @@ class OpponentSummonEffectsInDamageStep(Rules):
         return super().damage_step_allows(s, c, eff)
 
 
+class DestroyedByBattleTriggersNeedGraveyard(Rules):
+    """An "If this card is destroyed by battle" trigger that names no Graveyard ("Slate Warrior")
+    activates only from the Graveyard: banished by "Macro Cosmos", it does not."""
+
+    def _destroyed_by_battle_triggers(self, s, moved):
+        return super()._destroyed_by_battle_triggers(s, [e for e in moved if e["to"] == "graveyard"])
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -644,6 +652,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("instead-ignored", InsteadIgnored, "damage step", "002-ds-instead.toml"),
         Mutant("instead-at-damage-calculation", InsteadAtDamageCalculation, "damage step", "002-ds-instead.toml"),
         Mutant("opponent-summon-effects-in-damage-step", OpponentSummonEffectsInDamageStep, "damage step", "002-ds-opponent-summon.toml"),
+        Mutant("destroyed-by-battle-triggers-need-graveyard", DestroyedByBattleTriggersNeedGraveyard, "damage step", "002-ds-destroyed-by-battle.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

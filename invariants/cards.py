@@ -38,6 +38,7 @@ WHEN_DAMAGE_STEP = {
     "destroyed_by_battle_sent_to_gy",
     "destroys_by_battle",
     "destroys_by_battle_sent_to_gy",
+    "destroyed_by_battle",
 }
 OPS = {
     "destroy", "banish", "negate_activation", "modify_atk", "modify_def", "halve_atk", "set_position",
@@ -573,6 +574,14 @@ class CardFacts:
             return UNKNOWN
         return [i for i, e in enumerate(effs) if e.get("type") == "trigger" and e.get("when") == "destroyed_by_battle_sent_to_gy"]
 
+    def battle_destroyed_triggers(self, name: str) -> list[int] | None:
+        """Indexes of the card's "If this card is destroyed by battle" triggers that name no
+        Graveyard (DS-DESTROYED-BY-BATTLE)."""
+        effs = self.effects(name)
+        if effs is None:
+            return UNKNOWN
+        return [i for i, e in enumerate(effs) if e.get("type") == "trigger" and e.get("when") == "destroyed_by_battle"]
+
     @_memo
     def damage_step_window(self, name: str, effect_index: int | None) -> frozenset[str] | None:
         """The Damage-Step sub-steps in which this activation is legal (rules DS-LEGAL-COUNTER,
@@ -781,6 +790,7 @@ TRIGGER_STEP = {
     "destroyed_by_battle_sent_to_gy": ("damage_step_end",),
     "destroys_by_battle": ("damage_step_end",),  # DS-DESTROYS-BY-BATTLE
     "destroys_by_battle_sent_to_gy": ("damage_step_end",),
+    "destroyed_by_battle": ("damage_step_end",),  # DS-DESTROYED-BY-BATTLE
     "summoned": (),
     "attack_declared": (),
 }

@@ -51,6 +51,10 @@ WHEN_DAMAGE_STEP = {
     # and the destroyed monster is in the Graveyard as a monster)
     "destroys_by_battle",
     "destroys_by_battle_sent_to_gy",
+    # "If this card is destroyed by battle" (no Graveyard named): at the end of the Damage Step, if
+    # it left the field by battle to a place of public knowledge (the Graveyard, or banished by
+    # "Macro Cosmos"), wherever it went (rule: DS-DESTROYED-BY-BATTLE)
+    "destroyed_by_battle",
 }
 WHENS = WHEN_EVENT | WHEN_DAMAGE_STEP
 
@@ -362,6 +366,7 @@ SELECTORS = {
     "all_monsters",
     "summoned_opponent_monsters_atk_1500",
     "summoned_opponent_monsters",  # "the Special Summoned monster": those the opponent just Summoned, still on the field
+    "destroyer",  # "the monster that destroyed it": the other monster of this card's battle, still on the field
     "opponent_face_up_monsters",
     "attack_target",
 }

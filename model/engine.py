@@ -1176,7 +1176,10 @@ class Rules:
                 # rule: DS-END-TRIGGERS (at the end of the Damage Step, after the sending to the Graveyard)
                 # rule: DS-DESTROYS-BY-BATTLE (and the triggers of the monster that destroyed one)
                 self._gather_triggers(w, "destroyed_by_battle_sent_to_gy")
-                extra = self._destroyer_triggers(w.s, [e for e in w.events[sent_from:] if e.kind == "card_moved" and e["reason"] == "battle"])
+                moved = [e for e in w.events[sent_from:] if e.kind == "card_moved" and e["reason"] == "battle"]
+                extra = self._destroyer_triggers(w.s, moved)
+                # rule: DS-DESTROYED-BY-BATTLE ("If this card is destroyed by battle": wherever it went)
+                extra += self._destroyed_by_battle_triggers(w.s, moved)
                 if extra:
                     self._queue_triggers(w, list(w.s.triggers) + extra)
         elif st is Step.DS_END:
@@ -1517,6 +1520,25 @@ class Rules:
                     continue
                 if e.when == "destroys_by_battle" or (e.when == "destroys_by_battle_sent_to_gy" and on_field and left[other] == "graveyard"):
                     found.append(Trigger(controller, me, name, e.index, e.mandatory))
+        return found
+
+    def _destroyed_by_battle_triggers(self, s: State, moved: list[Event]) -> list[Trigger]:
+        """At the end of the Damage Step, the "If this card is destroyed by battle" triggers (no
+        Graveyard named) of the monsters that left the field by battle to a place of public
+        knowledge (the Graveyard, or banished by "Macro Cosmos"; a Token goes nowhere): they activate
+        wherever the monster went, for the player whose pile holds it (rule: DS-DESTROYED-BY-BATTLE)."""
+        found: list[Trigger] = []
+        for e in moved:
+            if e["to"] not in ("graveyard", "banished"):
+                continue
+            uid = e["card_uid"]
+            for pl, player in ((s.players[0], 0), (s.players[1], 1)):
+                g = next((x for x in getattr(pl, e["to"]) if x.uid == uid), None)
+                if g is None:
+                    continue
+                for eff in self.card(g.card).effects:
+                    if eff.type == "trigger" and eff.when == "destroyed_by_battle":
+                        found.append(Trigger(player, uid, g.card, eff.index, eff.mandatory))
         return found
 
     def _gather_triggers(self, w: _W, when: str) -> None:

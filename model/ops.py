@@ -113,6 +113,12 @@ def select(rules: "Rules", w: "_W", link: ChainLink, what: str) -> list[int]:
         return [m.uid for m in s.players[1 - p].monsters if m is not None and m.pos.face_up and _affected(rules, w, link, m.uid)]
     if what == "summoned_opponent_monsters_atk_1500":
         return [u for u in rules._bottomless_targets(s, p)]
+    if what == "destroyer":  # "the monster that destroyed it": the other monster of the battle, still on the field
+        a = s.attack
+        if a is None or a.target is None or link.card_uid not in (a.attacker, a.target):
+            return []
+        other = a.target if link.card_uid == a.attacker else a.attacker
+        return [other] if s.find_monster(other) is not None and _affected(rules, w, link, other) else []
     if what == "summoned_opponent_monsters":  # "the Special Summoned monster" ("Naturia Horneedle")
         return [u for u in rules._summoned_by_opponent(s, p) if _affected(rules, w, link, u)]
     raise AssertionError(f"unknown selector {what!r}")
