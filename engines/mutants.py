@@ -264,6 +264,14 @@ class DestroyedByBattleTriggersNeedGraveyard(Rules):
         return super()._destroyed_by_battle_triggers(s, [e for e in moved if e["to"] == "graveyard"])
 
 
+class DestroyedTriggersNotByBattle(Rules):
+    """A trigger on being destroyed in general ("Warm Worm": "If this card is destroyed") activates
+    after a card effect destroys the monster, not when it is destroyed by battle."""
+
+    def _destroyed_in_battle_triggers(self, s, moved):
+        return []
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -653,6 +661,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("instead-at-damage-calculation", InsteadAtDamageCalculation, "damage step", "002-ds-instead.toml"),
         Mutant("opponent-summon-effects-in-damage-step", OpponentSummonEffectsInDamageStep, "damage step", "002-ds-opponent-summon.toml"),
         Mutant("destroyed-by-battle-triggers-need-graveyard", DestroyedByBattleTriggersNeedGraveyard, "damage step", "002-ds-destroyed-by-battle.toml"),
+        Mutant("destroyed-triggers-not-by-battle", DestroyedTriggersNotByBattle, "damage step", "002-ds-destroyed-in-general.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

@@ -39,12 +39,13 @@ WHEN_DAMAGE_STEP = {
     "destroys_by_battle",
     "destroys_by_battle_sent_to_gy",
     "destroyed_by_battle",
+    "destroyed",
 }
 OPS = {
     "destroy", "banish", "negate_activation", "modify_atk", "modify_def", "halve_atk", "set_position",
     "change_position", "special_summon", "tokens", "negate_attack", "forbid_attack", "no_battle_damage",
     "battle_indestructible", "return_to_hand", "add_to_hand", "gain_lp", "damage", "take_control", "equip", "attach",
-    "choose_one", "end_battle_phase", "extra_attack",
+    "choose_one", "end_battle_phase", "extra_attack", "send_deck_to_gy",
 }  # fmt: skip
 # Operations whose own resolution changes ATK/DEF (rule: DS-LEGAL-STATS, "directly").
 STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
@@ -576,11 +577,12 @@ class CardFacts:
 
     def battle_destroyed_triggers(self, name: str) -> list[int] | None:
         """Indexes of the card's "If this card is destroyed by battle" triggers that name no
-        Graveyard (DS-DESTROYED-BY-BATTLE)."""
+        Graveyard (DS-DESTROYED-BY-BATTLE) and of its "If this card is destroyed" triggers
+        (destroyed in general, DS-DESTROYED-IN-GENERAL): both due when it left the field by battle."""
         effs = self.effects(name)
         if effs is None:
             return UNKNOWN
-        return [i for i, e in enumerate(effs) if e.get("type") == "trigger" and e.get("when") == "destroyed_by_battle"]
+        return [i for i, e in enumerate(effs) if e.get("type") == "trigger" and e.get("when") in ("destroyed_by_battle", "destroyed")]
 
     @_memo
     def damage_step_window(self, name: str, effect_index: int | None) -> frozenset[str] | None:
@@ -791,6 +793,9 @@ TRIGGER_STEP = {
     "destroys_by_battle": ("damage_step_end",),  # DS-DESTROYS-BY-BATTLE
     "destroys_by_battle_sent_to_gy": ("damage_step_end",),
     "destroyed_by_battle": ("damage_step_end",),  # DS-DESTROYED-BY-BATTLE
+    # DS-DESTROYED-IN-GENERAL: by battle at the end of the Damage Step; by a card effect after the
+    # Chain that destroyed it, in whichever sub-step ("Sasuke Samurai" destroys at its start)
+    "destroyed": DAMAGE_STEPS,
     "summoned": (),
     "attack_declared": (),
 }

@@ -318,7 +318,7 @@ def _left_by_battle_public(t) -> list:
     "\"Destroyed by battle and sent to the Graveyard\" triggers due: (card, effect) for each monster sent to the Graveyard by "
     "battle whose trigger can resolve (by its card data, a free Monster Zone of its owner and a Deck card it can Special "
     "Summon), and for each monster that left the field by battle to the Graveyard or banished whose card has an \"If this card "
-    "is destroyed by battle\" trigger naming no Graveyard, from that transition until the trigger is activated (a chain link of "
+    "is destroyed by battle\" trigger naming no Graveyard or an \"If this card is destroyed\" trigger, from that transition until the trigger is activated (a chain link of "
     "the card) or declined (trigger_declined), the duel or the turn ends. Never the engine's pending_triggers.",
 )
 def _battle_triggers(prev, t):
@@ -350,8 +350,9 @@ def _battle_triggers(prev, t):
     "\"Destroyed by battle and sent to the Graveyard\" triggers become pending only at the end of the Damage Step, for a monster "
     "sent to the Graveyard by battle in that transition, and each such monster's trigger does when it can resolve: it is "
     "activated or declined before anything else happens; an \"If this card is destroyed by battle\" trigger naming no "
-    "Graveyard, for a monster that left the field by battle to the Graveyard or banished, wherever it went.",
-    ["DS-END-TRIGGERS", "DS-DESTROYED-BY-BATTLE", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-SEND-OWNER-GY"],
+    "Graveyard, or on being destroyed in general, for a monster that left the field by battle to the Graveyard or banished, "
+    "wherever it went.",
+    ["DS-END-TRIGGERS", "DS-DESTROYED-BY-BATTLE", "DS-DESTROYED-IN-GENERAL", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-SEND-OWNER-GY"],
     "transition",
     FAMILY,
     reads=["step", "over", "turn", "players[].monsters", "players[].deck[].card"],
@@ -381,6 +382,13 @@ def battle_gy_trigger(t):
     for p in _new_triggers(t):
         if p["effect"] in fact(t.cards.battle_destroyed_triggers(p["card"]), p["card"], "its triggered effects"):
             seen = True
+            eff = fact(t.cards.effect(p["card"], p["effect"]), p["card"], "its triggered effects")
+            if eff.get("when") == "destroyed" and p["card_uid"] not in left:
+                # destroyed in general: by a card effect, pending once that Chain has resolved
+                # (DS-DESTROYED-IN-GENERAL); judged here only when destroyed by battle
+                if not any(e.kind == "destroyed" and e.get("card_uid") == p["card_uid"] for e in t.events):
+                    return f"{_ref(t, p['card_uid'])}'s \"destroyed\" trigger became pending, but it was not destroyed"
+                continue
             if p["card_uid"] not in left:
                 return f"{_ref(t, p['card_uid'])}'s \"destroyed by battle\" trigger became pending, but it did not leave the field by battle to a public place"
             if t.after["step"] != "damage_step_end":

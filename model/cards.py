@@ -55,6 +55,10 @@ WHEN_DAMAGE_STEP = {
     # it left the field by battle to a place of public knowledge (the Graveyard, or banished by
     # "Macro Cosmos"), wherever it went (rule: DS-DESTROYED-BY-BATTLE)
     "destroyed_by_battle",
+    # "If this card is destroyed" (in general): by battle, at the end of the Damage Step as
+    # destroyed_by_battle; by a card effect, once the Chain that destroyed it has resolved
+    # (rule: DS-DESTROYED-IN-GENERAL, "Warm Worm")
+    "destroyed",
 }
 WHENS = WHEN_EVENT | WHEN_DAMAGE_STEP
 
@@ -553,6 +557,9 @@ OP_PARAMS: dict[str, tuple[frozenset[str], dict]] = {
     ),
     "negate_attack": (frozenset(), {}),
     "forbid_attack": (frozenset({"what"}), {"what": _WHAT}),
+    # "send the top N cards of your opponent's Deck to the Graveyard" (the Deck's order is not
+    # modelled: the model keeps a Deck by name, the first N go)
+    "send_deck_to_gy": (frozenset({"count", "player"}), {"count": _int_range(1, 60), "player": _enum({"opponent"}, "player")}),
     # "It can make a second attack in a row": one more attack declaration this turn (rule: DS-EXTRA-ATTACK)
     "extra_attack": (frozenset({"what"}), {"what": _WHAT}),
     "no_battle_damage": (frozenset({"to"}), {"to": _enum({"you", "opponent"}, "player"), "until": _enum(LINGERING_UNTIL, "duration")}),

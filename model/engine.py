@@ -1180,6 +1180,8 @@ class Rules:
                 extra = self._destroyer_triggers(w.s, moved)
                 # rule: DS-DESTROYED-BY-BATTLE ("If this card is destroyed by battle": wherever it went)
                 extra += self._destroyed_by_battle_triggers(w.s, moved)
+                # rule: DS-DESTROYED-IN-GENERAL ("If this card is destroyed", destroyed by battle)
+                extra += self._destroyed_in_battle_triggers(w.s, moved)
                 if extra:
                     self._queue_triggers(w, list(w.s.triggers) + extra)
         elif st is Step.DS_END:
@@ -1522,6 +1524,27 @@ class Rules:
                     found.append(Trigger(controller, me, name, e.index, e.mandatory))
         return found
 
+    def _destroyed_in_battle_triggers(self, s: State, moved: list[Event]) -> list[Trigger]:
+        """At the end of the Damage Step, the "If this card is destroyed" triggers (destroyed in
+        general) of the monsters that left the field by battle (rule: DS-DESTROYED-IN-GENERAL)."""
+        return self._destroyed_triggers(s, [e["card_uid"] for e in moved])
+
+    def _destroyed_triggers(self, s: State, uids: list[int]) -> list[Trigger]:
+        """The "If this card is destroyed" triggers (destroyed in general) of the monsters `uids`,
+        destroyed and now in a Graveyard or banished (public): activated from there by the player
+        whose pile holds the card (rule: DS-DESTROYED-IN-GENERAL)."""
+        found: list[Trigger] = []
+        for uid in uids:
+            for player in (0, 1):
+                pl = s.players[player]
+                g = next((x for x in pl.graveyard + pl.banished if x.uid == uid), None)
+                if g is None:
+                    continue
+                for eff in self.card(g.card).effects:
+                    if eff.type == "trigger" and eff.when == "destroyed":
+                        found.append(Trigger(player, uid, g.card, eff.index, eff.mandatory))
+        return found
+
     def _destroyed_by_battle_triggers(self, s: State, moved: list[Event]) -> list[Trigger]:
         """At the end of the Damage Step, the "If this card is destroyed by battle" triggers (no
         Graveyard named) of the monsters that left the field by battle to a place of public
@@ -1758,6 +1781,13 @@ class Rules:
         )
         w.emit("chain_resolved")
         self._cleanup(w)
+        dead = [f[1] for f in w.s.fresh if f[0] == "destroyed"]
+        if dead:
+            # rule: DS-DESTROYED-IN-GENERAL ("If this card is destroyed" by a card effect: once the
+            # Chain has resolved, a new Chain)
+            w.s = replace(w.s, fresh=tuple(f for f in w.s.fresh if f[0] != "destroyed"))
+            if not w.s.over:
+                self._queue_triggers(w, self._destroyed_triggers(w.s, dead))
         if any(l.what == "end_battle_phase" for l in w.s.lingering):
             self.end_battle_phase(w)
         if w.s.step is Step.BP_BATTLE:
@@ -1774,7 +1804,15 @@ class Rules:
                 key = ("summoned", e["card_uid"], e["player"])
                 if key not in out:
                     out.append(key)
+            elif e.kind == "destroyed" and self._has_destroyed_trigger(e["card"]):
+                # rule: DS-DESTROYED-IN-GENERAL (its trigger waits for the end of the Chain)
+                key = ("destroyed", e["card_uid"], 0)
+                if key not in out:
+                    out.append(key)
         return self._damage_windows(w, out)
+
+    def _has_destroyed_trigger(self, name: str) -> bool:
+        return any(e.type == "trigger" and e.when == "destroyed" for e in self.card(name).effects)
 
     def _damage_windows(self, w: _W, acc: list[tuple]) -> list[tuple]:
         """A player who took damage in this transition may answer it ("when you take damage":
@@ -1953,6 +1991,14 @@ class Rules:
         if card.linked_monster is not None and w.s.find_monster(card.linked_monster) is not None:
             # Call of the Haunted left the field: destroy that monster (its text; CARD-CONT-TARGET).
             self.destroy(w, card.linked_monster, by="effect")
+
+    def deck_to_graveyard(self, w: _W, p: int, ref: CardRef) -> None:
+        """Send a card of player `p`'s Deck to the Graveyard (banished under "Macro Cosmos")."""
+        me = w.s.players[p]
+        w.s = w.s.with_player(p, replace(me, deck=tuple(x for x in me.deck if x.uid != ref.uid)))
+        pile = self._dest_pile(w, "graveyard")
+        self._add_to_pile(w, p, ref, pile)
+        w.emit("card_moved", card=ref.card, card_uid=ref.uid, owner=ref.owner, **{"from": "deck", "to": pile}, reason="effect")
 
     def _move_from_hand(self, w: _W, p: int, uid: int, dest: str, reason: str) -> None:
         me = w.s.players[p]

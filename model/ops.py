@@ -372,6 +372,16 @@ def _damage(rules, w, link, op, chosen):
     return None
 
 
+@operation("send_deck_to_gy", "count", "player")
+def _send_deck_to_gy(rules, w, link, op, chosen):
+    """"Send the top N cards of your opponent's Deck to the Graveyard" (the Deck's order is not
+    modelled: the first N of the Deck as the model keeps it, by name)."""
+    p = 1 - link.controller
+    for ref in w.s.players[p].deck[: op.get("count")]:
+        rules.deck_to_graveyard(w, p, ref)
+    return None
+
+
 @operation("take_control", "what", "until")
 def _take_control(rules, w, link, op, chosen):
     for u in select(rules, w, link, op.get("what")):

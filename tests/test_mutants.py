@@ -34,6 +34,7 @@ KILLERS = {
     "instead-at-damage-calculation": "damage.destroyed-mark",
     "opponent-summon-effects-in-damage-step": "damage.activation-legal",
     "destroyed-by-battle-triggers-need-graveyard": "damage.battle-gy-trigger",
+    "destroyed-triggers-not-by-battle": "damage.battle-gy-trigger",
     "declaration-window-stays-open": "window.attack-declaration",
     "flip-effect-before-calculation": "damage.flip-after-calculation",
     "targets-destroyed-by-battle": "damage.no-destroyed-target",
