@@ -338,7 +338,11 @@ def _battle_triggers(prev, t):
                     due.add((e["card_uid"], i))
         # "If this card is destroyed by battle" (no Graveyard named): due wherever it went, if public
         # (DS-DESTROYED-BY-BATTLE)
+        # (an engine that places a lone mandatory trigger itself does it in the same transition)
+        placed = {e.get("card_uid") for e in t.events if e.kind in ("chain_link_added", "trigger_declined")}
         for e in _left_by_battle_public(t):
+            if e["card_uid"] in placed:
+                continue
             for i in t.cards.battle_destroyed_triggers(e.get("card")) or ():
                 due.add((e["card_uid"], i))
     new = tuple(sorted(due))
@@ -370,7 +374,7 @@ def battle_gy_trigger(t):
         handled = {e["card_uid"] for e in t.events if e.kind in ("chain_link_added", "trigger_declined")}
         if not handled & {d[0] for d in due}:
             return (
-                f"{card_ref(t.before, due[0][0], t.after)} was sent to the Graveyard by battle and its trigger can resolve, but "
+                f"{card_ref(t.before, due[0][0], t.after)} left the field by battle and its trigger can resolve, but "
                 f"{t.action.get('label')!r} neither activates nor declines it"
             )
     sent = {e["card_uid"]: e for e in _sent_by_battle(t)}
