@@ -246,6 +246,32 @@ class InsteadAtDamageCalculation(Rules):
                     self.destroy(w, instead, by="effect")
 
 
+class OpponentSummonEffectsInDamageStep(Rules):
+    """An optional effect triggered by the opponent's Summon ("Naturia Horneedle") may be activated in
+    the Damage Step: DS-LEGAL-OPTIONAL-TRIGGER applied without its DS-OPPONENT-SUMMON exception."""
+
+    def damage_step_allows(self, s, c, eff):
+        if c.is_monster and eff.when == "summoned" and not eff.mandatory:
+            return True
+        return super().damage_step_allows(s, c, eff)
+
+
+class DestroyedByBattleTriggersNeedGraveyard(Rules):
+    """An "If this card is destroyed by battle" trigger that names no Graveyard ("Slate Warrior")
+    activates only from the Graveyard: banished by "Macro Cosmos", it does not."""
+
+    def _destroyed_by_battle_triggers(self, s, moved):
+        return super()._destroyed_by_battle_triggers(s, [e for e in moved if e["to"] == "graveyard"])
+
+
+class DestroyedTriggersNotByBattle(Rules):
+    """A trigger on being destroyed in general ("Warm Worm": "If this card is destroyed") activates
+    after a card effect destroys the monster, not when it is destroyed by battle."""
+
+    def _destroyed_in_battle_triggers(self, s, moved):
+        return []
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -633,6 +659,9 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("extra-attack-without-effect", ExtraAttackWithoutEffect, "attack counts", "002-ds-extra-attack.toml"),
         Mutant("instead-ignored", InsteadIgnored, "damage step", "002-ds-instead.toml"),
         Mutant("instead-at-damage-calculation", InsteadAtDamageCalculation, "damage step", "002-ds-instead.toml"),
+        Mutant("opponent-summon-effects-in-damage-step", OpponentSummonEffectsInDamageStep, "damage step", "002-ds-opponent-summon.toml"),
+        Mutant("destroyed-by-battle-triggers-need-graveyard", DestroyedByBattleTriggersNeedGraveyard, "damage step", "002-ds-destroyed-by-battle.toml"),
+        Mutant("destroyed-triggers-not-by-battle", DestroyedTriggersNotByBattle, "damage step", "002-ds-destroyed-in-general.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

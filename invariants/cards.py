@@ -38,12 +38,14 @@ WHEN_DAMAGE_STEP = {
     "destroyed_by_battle_sent_to_gy",
     "destroys_by_battle",
     "destroys_by_battle_sent_to_gy",
+    "destroyed_by_battle",
+    "destroyed",
 }
 OPS = {
     "destroy", "banish", "negate_activation", "modify_atk", "modify_def", "halve_atk", "set_position",
     "change_position", "special_summon", "tokens", "negate_attack", "forbid_attack", "no_battle_damage",
     "battle_indestructible", "return_to_hand", "add_to_hand", "gain_lp", "damage", "take_control", "equip", "attach",
-    "choose_one", "end_battle_phase", "extra_attack",
+    "choose_one", "end_battle_phase", "extra_attack", "send_deck_to_gy",
 }  # fmt: skip
 # Operations whose own resolution changes ATK/DEF (rule: DS-LEGAL-STATS, "directly").
 STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
@@ -61,6 +63,7 @@ CONDITIONS = {
     "opponent_free_monster_zones_3", "battle_phase", "responding_to_opponent", "attacker_race_spellcaster",
     "opponent_summoned_atk_1500", "self_face_up_to_resolve", "opponent_battle_phase",
     "self_attacks_face_down_defense", "self_attacks_face_up_defense", "self_attacking_destroys_by_battle",
+    "opponent_summoned",
 }  # fmt: skip
 LOCATIONS = {"field", "hand", "graveyard"}
 # A target's fields (docs/cards.md "Targets") and the value each has when the card does not give it.
@@ -579,11 +582,20 @@ class CardFacts:
             return UNKNOWN
         return [i for i, e in enumerate(effs) if e.get("type") == "trigger" and e.get("when") == "destroyed_by_battle_sent_to_gy"]
 
+    def battle_destroyed_triggers(self, name: str) -> list[int] | None:
+        """Indexes of the card's "If this card is destroyed by battle" triggers that name no
+        Graveyard (DS-DESTROYED-BY-BATTLE) and of its "If this card is destroyed" triggers
+        (destroyed in general, DS-DESTROYED-IN-GENERAL): both due when it left the field by battle."""
+        effs = self.effects(name)
+        if effs is None:
+            return UNKNOWN
+        return [i for i, e in enumerate(effs) if e.get("type") == "trigger" and e.get("when") in ("destroyed_by_battle", "destroyed")]
+
     @_memo
     def damage_step_window(self, name: str, effect_index: int | None) -> frozenset[str] | None:
         """The Damage-Step sub-steps in which this activation is legal (rules DS-LEGAL-COUNTER,
         DS-LEGAL-NEGATE, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER,
-        DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS, DS-EXTRA-ATTACK), or UNKNOWN."""
+        DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS, DS-EXTRA-ATTACK, DS-OPPONENT-SUMMON), or UNKNOWN."""
         k = self.kind(name)
         e = self.effect(name, effect_index)
         if k is None or e is None:
@@ -629,6 +641,11 @@ class CardFacts:
             return frozenset({"damage_step_after_calculation_1", "damage_step_after_calculation_2"})
         if when == "destroyed_by_battle_sent_to_gy":
             return frozenset({"damage_step_end"})
+        # An optional effect whose trigger is a monster Summoned by the opponent or to the
+        # opponent's side ("Naturia Horneedle"): never in the Damage Step, an ATK/DEF modifier
+        # included (DS-OPPONENT-SUMMON).
+        if when == "summoned" and not e.get("mandatory", False):
+            return frozenset()
         # Otherwise only a Quick-Play Spell, a Normal or Continuous Trap or a Quick Effect whose
         # own resolution changes ATK/DEF, up to the start of damage calculation (DS-LEGAL-STATS);
         # a Continuous Trap also by its continuous effect. Anything else: DS-ILLEGAL-OTHER.
@@ -782,6 +799,10 @@ TRIGGER_STEP = {
     "destroyed_by_battle_sent_to_gy": ("damage_step_end",),
     "destroys_by_battle": ("damage_step_end",),  # DS-DESTROYS-BY-BATTLE
     "destroys_by_battle_sent_to_gy": ("damage_step_end",),
+    "destroyed_by_battle": ("damage_step_end",),  # DS-DESTROYED-BY-BATTLE
+    # DS-DESTROYED-IN-GENERAL: by battle at the end of the Damage Step; by a card effect after the
+    # Chain that destroyed it, in whichever sub-step ("Sasuke Samurai" destroys at its start)
+    "destroyed": DAMAGE_STEPS,
     "summoned": (),
     "attack_declared": (),
 }

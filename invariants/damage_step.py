@@ -64,8 +64,9 @@ def _ref(t, uid):
     "damage.activation-legal",
     "Every activation in a Damage-Step sub-step is allowed there by its card data: a Counter Trap; a monster's Quick Effect that "
     "negates an activation; a Quick-Play Spell, Trap or Quick Effect that directly changes ATK/DEF, before damage calculation; an "
-    "effect naming a Damage-Step timing, at that timing; a triggered or flip effect, in the sub-step of its event.",
-    ["DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-START-TRIGGERS", "DS-DAMAGE-RESPONSE", "DS-DESTROYS-BY-BATTLE", "DS-EXTRA-ATTACK", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-LEGAL-MANDATORY", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-ILLEGAL-OTHER"],
+    "effect naming a Damage-Step timing, at that timing; a triggered or flip effect, in the sub-step of its event; never an "
+    "optional effect triggered by the opponent's Summon.",
+    ["DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-START-TRIGGERS", "DS-DAMAGE-RESPONSE", "DS-DESTROYS-BY-BATTLE", "DS-EXTRA-ATTACK", "DS-OPPONENT-SUMMON", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-LEGAL-MANDATORY", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-ILLEGAL-OTHER"],
     "transition",
     FAMILY,
     events=["chain_link_added"],
@@ -306,12 +307,19 @@ def _sent_by_battle(t) -> list:
     return [e for e in t.of("card_moved") if e.get("reason") == "battle" and e.get("to") == "graveyard"]
 
 
+def _left_by_battle_public(t) -> list:
+    """The card_moved events of monsters that left the field by battle to a place of public
+    knowledge: the Graveyard, or banished ("Macro Cosmos"); a Token goes nowhere (DS-DESTROYED-BY-BATTLE)."""
+    return [e for e in t.of("card_moved") if e.get("reason") == "battle" and e.get("to") in ("graveyard", "banished")]
+
+
 @history(
     "battle_triggers",
     "\"Destroyed by battle and sent to the Graveyard\" triggers due: (card, effect) for each monster sent to the Graveyard by "
     "battle whose trigger can resolve (by its card data, a free Monster Zone of its owner and a Deck card it can Special "
-    "Summon), from that transition until the trigger is activated (a chain link of the card) or declined (trigger_declined), "
-    "the duel or the turn ends. Never the engine's pending_triggers.",
+    "Summon), and for each monster that left the field by battle to the Graveyard or banished whose card has an \"If this card "
+    "is destroyed by battle\" trigger naming no Graveyard or an \"If this card is destroyed\" trigger, from that transition until the trigger is activated (a chain link of "
+    "the card) or declined (trigger_declined), the duel or the turn ends. Never the engine's pending_triggers.",
 )
 def _battle_triggers(prev, t):
     if not prev and "card_moved" not in t.kind_set():
@@ -328,6 +336,15 @@ def _battle_triggers(prev, t):
             for i in t.cards.battle_gy_triggers(e.get("card")) or ():
                 if _trigger_resolvable(t.cards, t.after, e, i) is True:
                     due.add((e["card_uid"], i))
+        # "If this card is destroyed by battle" (no Graveyard named): due wherever it went, if public
+        # (DS-DESTROYED-BY-BATTLE)
+        # (an engine that places a lone mandatory trigger itself does it in the same transition)
+        placed = {e.get("card_uid") for e in t.events if e.kind in ("chain_link_added", "trigger_declined")}
+        for e in _left_by_battle_public(t):
+            if e["card_uid"] in placed:
+                continue
+            for i in t.cards.battle_destroyed_triggers(e.get("card")) or ():
+                due.add((e["card_uid"], i))
     new = tuple(sorted(due))
     return prev if new == prev else new
 
@@ -336,8 +353,10 @@ def _battle_triggers(prev, t):
     "damage.battle-gy-trigger",
     "\"Destroyed by battle and sent to the Graveyard\" triggers become pending only at the end of the Damage Step, for a monster "
     "sent to the Graveyard by battle in that transition, and each such monster's trigger does when it can resolve: it is "
-    "activated or declined before anything else happens.",
-    ["DS-END-TRIGGERS", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-SEND-OWNER-GY"],
+    "activated or declined before anything else happens; an \"If this card is destroyed by battle\" trigger naming no "
+    "Graveyard, or on being destroyed in general, for a monster that left the field by battle to the Graveyard or banished, "
+    "wherever it went.",
+    ["DS-END-TRIGGERS", "DS-DESTROYED-BY-BATTLE", "DS-DESTROYED-IN-GENERAL", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-SEND-OWNER-GY"],
     "transition",
     FAMILY,
     reads=["step", "over", "turn", "players[].monsters", "players[].deck[].card"],
@@ -355,15 +374,30 @@ def battle_gy_trigger(t):
         handled = {e["card_uid"] for e in t.events if e.kind in ("chain_link_added", "trigger_declined")}
         if not handled & {d[0] for d in due}:
             return (
-                f"{card_ref(t.before, due[0][0], t.after)} was sent to the Graveyard by battle and its trigger can resolve, but "
+                f"{card_ref(t.before, due[0][0], t.after)} left the field by battle and its trigger can resolve, but "
                 f"{t.action.get('label')!r} neither activates nor declines it"
             )
     sent = {e["card_uid"]: e for e in _sent_by_battle(t)}
+    left = {e["card_uid"]: e for e in _left_by_battle_public(t)}
     if not sent and not t.of("card_moved"):
         return True if seen else None
     observed = "pending_triggers" in t.after
     pending = {(p["card_uid"], p["effect"]): p for p in t.after["pending_triggers"]} if observed else {}
     for p in _new_triggers(t):
+        if p["effect"] in fact(t.cards.battle_destroyed_triggers(p["card"]), p["card"], "its triggered effects"):
+            seen = True
+            eff = fact(t.cards.effect(p["card"], p["effect"]), p["card"], "its triggered effects")
+            if eff.get("when") == "destroyed" and p["card_uid"] not in left:
+                # destroyed in general: by a card effect, pending once that Chain has resolved
+                # (DS-DESTROYED-IN-GENERAL); judged here only when destroyed by battle
+                if not any(e.kind == "destroyed" and e.get("card_uid") == p["card_uid"] for e in t.events):
+                    return f"{_ref(t, p['card_uid'])}'s \"destroyed\" trigger became pending, but it was not destroyed"
+                continue
+            if p["card_uid"] not in left:
+                return f"{_ref(t, p['card_uid'])}'s \"destroyed by battle\" trigger became pending, but it did not leave the field by battle to a public place"
+            if t.after["step"] != "damage_step_end":
+                return f"{_ref(t, p['card_uid'])}'s \"destroyed by battle\" trigger became pending in {t.after['step']}"
+            continue
         effs = fact(t.cards.battle_gy_triggers(p["card"]), p["card"], "its triggered effects")
         if p["effect"] not in effs:
             continue
@@ -385,6 +419,11 @@ def battle_gy_trigger(t):
                 return NotJudged(f"{e['card']}: whether its trigger can resolve cannot be read from its card data")
             if can and observed:
                 return f"{_ref(t, uid)} was sent to the Graveyard by battle but its trigger is not pending (a card in the Deck can be Summoned)"
+    for uid, e in left.items():
+        for i in fact(t.cards.battle_destroyed_triggers(e["card"]), e["card"], "its triggered effects"):
+            seen = True
+            if observed and (uid, i) not in pending:
+                return f"{_ref(t, uid)} left the field by battle ({e['to']}) but its \"destroyed by battle\" trigger is not pending"
     return True if seen else None
 
 

@@ -480,6 +480,8 @@ def _condition(obs, mon, cards, p, uid, name, cond) -> bool:
                 if arith.ge(m["atk"], 1500):
                     return True
         return False
+    if cond == "opponent_summoned":  # "When your opponent Special Summons a monster": one they just Summoned, still on the field
+        return any(by != p and monster(obs, u) is not None for u, by in mon["summons"][3])
     if cond == "opponent_battle_phase":  # "During your opponent's Battle Phase"
         return tp != p and obs["phase"] == "battle"
     if cond in ("self_attacks_face_down_defense", "self_attacks_face_up_defense"):
@@ -644,6 +646,13 @@ def activation_variants(obs, mon, cards, p: int, uid: int, name: str, idx: int, 
                 return []
         elif op == "tribute":
             own = [m["uid"] for m in me["monsters"] if m is not None and m["uid"] not in mon.battle.destroyed]
+            # "Tribute 1 face-up "Naturia" monster you control, except this card"
+            if c.get("except_self"):
+                own = [u for u in own if u != uid]
+            if c.get("face") == "up" or c.get("archetype") is not None:
+                own = [u for u in own if monster(obs, u)["position"] != "facedown"]
+            if c.get("archetype") is not None:
+                own = [u for u in own if c["archetype"] in (cards.stat(monster(obs, u)["card"], "archetypes") or ())]
             costs = [cs + (u,) for cs in costs for u in own if u not in cs]
         elif op == "discard":
             hand = [h["uid"] for h in me["hand"] if h["uid"] != uid]

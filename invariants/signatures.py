@@ -229,6 +229,9 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "pending-in-wrong-sub-step": " trigger became pending in ",
         "trigger-not-pending": " was sent to the Graveyard by battle but its trigger is not pending",
         "trigger-not-handled": " neither activates nor declines it$",
+        "pending-not-left-by-battle": " trigger became pending, but it did not leave the field by battle to a public place",
+        "pending-not-destroyed": " trigger became pending, but it was not destroyed$",
+        "destroyed-trigger-not-pending": " trigger is not pending$",
     },
     "damage.substep-order": {
         "ocg-flip-substep": " but the OCG flips a face-down target at Before Damage Calculation",

@@ -51,6 +51,14 @@ WHEN_DAMAGE_STEP = {
     # and the destroyed monster is in the Graveyard as a monster)
     "destroys_by_battle",
     "destroys_by_battle_sent_to_gy",
+    # "If this card is destroyed by battle" (no Graveyard named): at the end of the Damage Step, if
+    # it left the field by battle to a place of public knowledge (the Graveyard, or banished by
+    # "Macro Cosmos"), wherever it went (rule: DS-DESTROYED-BY-BATTLE)
+    "destroyed_by_battle",
+    # "If this card is destroyed" (in general): by battle, at the end of the Damage Step as
+    # destroyed_by_battle; by a card effect, once the Chain that destroyed it has resolved
+    # (rule: DS-DESTROYED-IN-GENERAL, "Warm Worm")
+    "destroyed",
 }
 WHENS = WHEN_EVENT | WHEN_DAMAGE_STEP
 
@@ -75,6 +83,10 @@ CONDITIONS = {
     # and the attack target is marked destroyed by battle (after damage calculation (1): rule
     # DS-EXTRA-ATTACK)
     "self_attacking_destroys_by_battle",
+    # "When your opponent Special Summons a monster": a monster the opponent just Summoned (every
+    # Summon of the Battle Phase is a Special Summon) is still on the field ("Naturia Horneedle";
+    # never in the Damage Step: rule DS-OPPONENT-SUMMON)
+    "opponent_summoned",
 }
 
 STATIC_KINDS = {
@@ -357,6 +369,8 @@ SELECTORS = {
     "opponent_attack_position_monsters",
     "all_monsters",
     "summoned_opponent_monsters_atk_1500",
+    "summoned_opponent_monsters",  # "the Special Summoned monster": those the opponent just Summoned, still on the field
+    "destroyer",  # "the monster that destroyed it": the other monster of this card's battle, still on the field
     "opponent_face_up_monsters",
     "attack_target",
 }
@@ -401,6 +415,12 @@ def _int_range(lo: int, hi: int):
 def _flag(v, file, where):
     if not isinstance(v, bool):
         raise InputError(file, where, f"expected a boolean, got {_tname(type(v))} {v!r}")
+    return v
+
+
+def _archetype(v, file, where):
+    if not isinstance(v, str) or not v:
+        raise InputError(file, where, f"expected an archetype name (a non-empty string), got {_tname(type(v))} {v!r}")
     return v
 
 
@@ -500,7 +520,11 @@ _STAT_AMOUNT = _amount_of(AMOUNT_NAMES, -MAX_STAT, MAX_STAT)
 OP_PARAMS: dict[str, tuple[frozenset[str], dict]] = {
     # costs
     "pay_lp": (frozenset({"amount"}), {"amount": _int_range(1, MAX_STAT)}),
-    "tribute": (frozenset({"side"}), {"side": _enum({"own"}, "side")}),
+    # "Tribute 1 face-up "Naturia" monster you control, except this card" (archetype, face, except_self)
+    "tribute": (
+        frozenset({"side"}),
+        {"side": _enum({"own"}, "side"), "archetype": _archetype, "face": _enum({"up"}, "face"), "except_self": _flag},
+    ),
     "discard": (frozenset(), {"count": _int_range(1, 60)}),
     "discard_self": (frozenset(), {}),
     "send_self_to_gy": (frozenset(), {}),
@@ -533,6 +557,9 @@ OP_PARAMS: dict[str, tuple[frozenset[str], dict]] = {
     ),
     "negate_attack": (frozenset(), {}),
     "forbid_attack": (frozenset({"what"}), {"what": _WHAT}),
+    # "send the top N cards of your opponent's Deck to the Graveyard" (the Deck's order is not
+    # modelled: the model keeps a Deck by name, the first N go)
+    "send_deck_to_gy": (frozenset({"count", "player"}), {"count": _int_range(1, 60), "player": _enum({"opponent"}, "player")}),
     # "It can make a second attack in a row": one more attack declaration this turn (rule: DS-EXTRA-ATTACK)
     "extra_attack": (frozenset({"what"}), {"what": _WHAT}),
     "no_battle_damage": (frozenset({"to"}), {"to": _enum({"you", "opponent"}, "player"), "until": _enum(LINGERING_UNTIL, "duration")}),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from bpcheck.model import arith
-from bpcheck.model.cards import Card, CardPool, Effect, TargetSpec
+from bpcheck.model.cards import Card, CardPool, Effect, Op, TargetSpec
 from bpcheck.model.events import EVENT_KINDS, Event
 from bpcheck.model.ops import run_op
 from bpcheck.model.state import (
@@ -695,6 +695,11 @@ class Rules:
             return True
         if eff.names_damage_step_timing:  # rule: DS-LEGAL-DAMAGE-TIMING
             return True
+        if eff.when == "summoned" and not eff.mandatory:
+            # rule: DS-OPPONENT-SUMMON (an optional effect whose trigger is a monster Summoned by the
+            # opponent or to the opponent's side, "Naturia Horneedle", cannot be activated in the
+            # Damage Step; an ATK/DEF modifier of that kind neither: checked before DS-LEGAL-STATS)
+            return False
         if c.is_monster and eff.type == "quick" and eff.negates_activation:
             # rule: DS-LEGAL-NEGATE (a Quick Effect that negates an activation: every sub-step,
             # damage calculation included; "Horus the Black Flame Dragon LV8")
@@ -845,6 +850,8 @@ class Rules:
             return f is not None and self.card(f[2].card).race == "Spellcaster"
         if cond == "opponent_summoned_atk_1500":
             return bool(self._bottomless_targets(s, p))
+        if cond == "opponent_summoned":  # "When your opponent Special Summons a monster" (rule: WIN-EVENT)
+            return bool(self._summoned_by_opponent(s, p))
         if cond == "opponent_battle_phase":  # "During your opponent's Battle Phase"
             return s.turn_player != p and s.step.phase == "battle"
         if cond in ("self_attacks_face_down_defense", "self_attacks_face_up_defense"):
@@ -864,6 +871,11 @@ class Rules:
             return self._controls_face_up(s, p, uid)
         raise AssertionError(f"condition {cond!r} has no implementation")
 
+    def _summoned_by_opponent(self, s: State, p: int) -> list[int]:
+        """The monsters player `p`'s opponent has just Summoned (the open state right after the
+        Summon, rule WIN-EVENT), still on the field."""
+        return [f[1] for f in s.fresh if f[0] == "summoned" and f[2] != p and s.find_monster(f[1]) is not None]
+
     def _bottomless_targets(self, s: State, p: int) -> list[int]:
         out = []
         for f in s.fresh:
@@ -877,14 +889,29 @@ class Rules:
         for o in eff.cost:
             if o.op == "pay_lp" and arith.lt(s.players[p].lp, o.get("amount"), "CH-COST"):
                 return False
-            if o.op == "tribute" and not self._tribute_options(s, p):
+            if o.op == "tribute" and not self._tribute_options(s, p, uid, o):
                 return False
             if o.op == "discard" and len([h for h in s.players[p].hand if h.uid != uid]) < o.get("count", 1):
                 return False
         return True
 
-    def _tribute_options(self, s: State, p: int) -> list[int]:
-        return [m.uid for m in s.players[p].monsters if m is not None and not m.destroyed_by_battle]
+    def _tribute_options(self, s: State, p: int, uid: int | None = None, o: Op | None = None) -> list[int]:
+        """The monsters player `p` may Tribute for a cost `o` of card `uid`: their own, not destroyed
+        by battle; with `archetype`, `face = "up"`, `except_self` those the text names ("Tribute 1
+        face-up "Naturia" monster you control, except this card")."""
+        out = []
+        for m in s.players[p].monsters:
+            if m is None or m.destroyed_by_battle:
+                continue
+            if o is not None:
+                if o.get("except_self") and m.uid == uid:
+                    continue
+                if o.get("face") == "up" and not m.pos.face_up:
+                    continue
+                if o.get("archetype") is not None and (not m.pos.face_up or o.get("archetype") not in self.card(m.card).archetypes):
+                    continue
+            out.append(m.uid)
+        return out
 
     def _resolution_possible(self, s: State, p: int, uid: int, c: Card, eff: Effect) -> bool:
         """Cards that cannot do anything may not be activated (e.g. no legal card in the Deck)."""
@@ -971,7 +998,7 @@ class Rules:
         cost_sets: list[tuple[int, ...]] = [()]
         for o in eff.cost:
             if o.op == "tribute":
-                cost_sets = [cs + (t,) for cs in cost_sets for t in self._tribute_options(s, p)]
+                cost_sets = [cs + (t,) for cs in cost_sets for t in self._tribute_options(s, p, uid, o)]
             elif o.op == "discard":
                 hand = [h.uid for h in s.players[p].hand if h.uid != uid]
                 cost_sets = [cs + (h,) for cs in cost_sets for h in hand]
@@ -1149,7 +1176,12 @@ class Rules:
                 # rule: DS-END-TRIGGERS (at the end of the Damage Step, after the sending to the Graveyard)
                 # rule: DS-DESTROYS-BY-BATTLE (and the triggers of the monster that destroyed one)
                 self._gather_triggers(w, "destroyed_by_battle_sent_to_gy")
-                extra = self._destroyer_triggers(w.s, [e for e in w.events[sent_from:] if e.kind == "card_moved" and e["reason"] == "battle"])
+                moved = [e for e in w.events[sent_from:] if e.kind == "card_moved" and e["reason"] == "battle"]
+                extra = self._destroyer_triggers(w.s, moved)
+                # rule: DS-DESTROYED-BY-BATTLE ("If this card is destroyed by battle": wherever it went)
+                extra += self._destroyed_by_battle_triggers(w.s, moved)
+                # rule: DS-DESTROYED-IN-GENERAL ("If this card is destroyed", destroyed by battle)
+                extra += self._destroyed_in_battle_triggers(w.s, moved)
                 if extra:
                     self._queue_triggers(w, list(w.s.triggers) + extra)
         elif st is Step.DS_END:
@@ -1492,6 +1524,46 @@ class Rules:
                     found.append(Trigger(controller, me, name, e.index, e.mandatory))
         return found
 
+    def _destroyed_in_battle_triggers(self, s: State, moved: list[Event]) -> list[Trigger]:
+        """At the end of the Damage Step, the "If this card is destroyed" triggers (destroyed in
+        general) of the monsters that left the field by battle (rule: DS-DESTROYED-IN-GENERAL)."""
+        return self._destroyed_triggers(s, [e["card_uid"] for e in moved])
+
+    def _destroyed_triggers(self, s: State, uids: list[int]) -> list[Trigger]:
+        """The "If this card is destroyed" triggers (destroyed in general) of the monsters `uids`,
+        destroyed and now in a Graveyard or banished (public): activated from there by the player
+        whose pile holds the card (rule: DS-DESTROYED-IN-GENERAL)."""
+        found: list[Trigger] = []
+        for uid in uids:
+            for player in (0, 1):
+                pl = s.players[player]
+                g = next((x for x in pl.graveyard + pl.banished if x.uid == uid), None)
+                if g is None:
+                    continue
+                for eff in self.card(g.card).effects:
+                    if eff.type == "trigger" and eff.when == "destroyed":
+                        found.append(Trigger(player, uid, g.card, eff.index, eff.mandatory))
+        return found
+
+    def _destroyed_by_battle_triggers(self, s: State, moved: list[Event]) -> list[Trigger]:
+        """At the end of the Damage Step, the "If this card is destroyed by battle" triggers (no
+        Graveyard named) of the monsters that left the field by battle to a place of public
+        knowledge (the Graveyard, or banished by "Macro Cosmos"; a Token goes nowhere): they activate
+        wherever the monster went, for the player whose pile holds it (rule: DS-DESTROYED-BY-BATTLE)."""
+        found: list[Trigger] = []
+        for e in moved:
+            if e["to"] not in ("graveyard", "banished"):
+                continue
+            uid = e["card_uid"]
+            for pl, player in ((s.players[0], 0), (s.players[1], 1)):
+                g = next((x for x in getattr(pl, e["to"]) if x.uid == uid), None)
+                if g is None:
+                    continue
+                for eff in self.card(g.card).effects:
+                    if eff.type == "trigger" and eff.when == "destroyed_by_battle":
+                        found.append(Trigger(player, uid, g.card, eff.index, eff.mandatory))
+        return found
+
     def _gather_triggers(self, w: _W, when: str) -> None:
         """Collect the triggered effects for `when`; turn player's first, mandatory before
         optional (rule: DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER)."""
@@ -1709,6 +1781,13 @@ class Rules:
         )
         w.emit("chain_resolved")
         self._cleanup(w)
+        dead = [f[1] for f in w.s.fresh if f[0] == "destroyed"]
+        if dead:
+            # rule: DS-DESTROYED-IN-GENERAL ("If this card is destroyed" by a card effect: once the
+            # Chain has resolved, a new Chain)
+            w.s = replace(w.s, fresh=tuple(f for f in w.s.fresh if f[0] != "destroyed"))
+            if not w.s.over:
+                self._queue_triggers(w, self._destroyed_triggers(w.s, dead))
         if any(l.what == "end_battle_phase" for l in w.s.lingering):
             self.end_battle_phase(w)
         if w.s.step is Step.BP_BATTLE:
@@ -1725,7 +1804,15 @@ class Rules:
                 key = ("summoned", e["card_uid"], e["player"])
                 if key not in out:
                     out.append(key)
+            elif e.kind == "destroyed" and self._has_destroyed_trigger(e["card"]):
+                # rule: DS-DESTROYED-IN-GENERAL (its trigger waits for the end of the Chain)
+                key = ("destroyed", e["card_uid"], 0)
+                if key not in out:
+                    out.append(key)
         return self._damage_windows(w, out)
+
+    def _has_destroyed_trigger(self, name: str) -> bool:
+        return any(e.type == "trigger" and e.when == "destroyed" for e in self.card(name).effects)
 
     def _damage_windows(self, w: _W, acc: list[tuple]) -> list[tuple]:
         """A player who took damage in this transition may answer it ("when you take damage":
@@ -1904,6 +1991,14 @@ class Rules:
         if card.linked_monster is not None and w.s.find_monster(card.linked_monster) is not None:
             # Call of the Haunted left the field: destroy that monster (its text; CARD-CONT-TARGET).
             self.destroy(w, card.linked_monster, by="effect")
+
+    def deck_to_graveyard(self, w: _W, p: int, ref: CardRef) -> None:
+        """Send a card of player `p`'s Deck to the Graveyard (banished under "Macro Cosmos")."""
+        me = w.s.players[p]
+        w.s = w.s.with_player(p, replace(me, deck=tuple(x for x in me.deck if x.uid != ref.uid)))
+        pile = self._dest_pile(w, "graveyard")
+        self._add_to_pile(w, p, ref, pile)
+        w.emit("card_moved", card=ref.card, card_uid=ref.uid, owner=ref.owner, **{"from": "deck", "to": pile}, reason="effect")
 
     def _move_from_hand(self, w: _W, p: int, uid: int, dest: str, reason: str) -> None:
         me = w.s.players[p]

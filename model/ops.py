@@ -39,7 +39,7 @@ def operation(name: str, *params: str, cost: bool = False):
 # Costs (paid at activation by the engine; rule: CH-COST). Registered for validation only.
 for _name, _params in (
     ("pay_lp", ("amount",)),
-    ("tribute", ("side",)),
+    ("tribute", ("side", "archetype", "face", "except_self")),
     ("discard", ("count",)),
     ("discard_self", ()),
     ("send_self_to_gy", ()),
@@ -113,6 +113,14 @@ def select(rules: "Rules", w: "_W", link: ChainLink, what: str) -> list[int]:
         return [m.uid for m in s.players[1 - p].monsters if m is not None and m.pos.face_up and _affected(rules, w, link, m.uid)]
     if what == "summoned_opponent_monsters_atk_1500":
         return [u for u in rules._bottomless_targets(s, p)]
+    if what == "destroyer":  # "the monster that destroyed it": the other monster of the battle, still on the field
+        a = s.attack
+        if a is None or a.target is None or link.card_uid not in (a.attacker, a.target):
+            return []
+        other = a.target if link.card_uid == a.attacker else a.attacker
+        return [other] if s.find_monster(other) is not None and _affected(rules, w, link, other) else []
+    if what == "summoned_opponent_monsters":  # "the Special Summoned monster" ("Naturia Horneedle")
+        return [u for u in rules._summoned_by_opponent(s, p) if _affected(rules, w, link, u)]
     raise AssertionError(f"unknown selector {what!r}")
 
 
@@ -361,6 +369,16 @@ def _damage(rules, w, link, op, chosen):
     if to == "controller":
         p = link.controller
     rules.effect_damage(w, p, _amount(rules, w, link, op.get("amount")) + _per_copy(w, link, op), link.card)
+    return None
+
+
+@operation("send_deck_to_gy", "count", "player")
+def _send_deck_to_gy(rules, w, link, op, chosen):
+    """"Send the top N cards of your opponent's Deck to the Graveyard" (the Deck's order is not
+    modelled: the first N of the Deck as the model keeps it, by name)."""
+    p = 1 - link.controller
+    for ref in w.s.players[p].deck[: op.get("count")]:
+        rules.deck_to_graveyard(w, p, ref)
     return None
 
 

@@ -32,6 +32,9 @@ KILLERS = {
     "instead-ignored": "damage.destroyed-mark",
     # the monster was marked by damage calculation and the engine reports it unmarked at once
     "instead-at-damage-calculation": "damage.destroyed-mark",
+    "opponent-summon-effects-in-damage-step": "damage.activation-legal",
+    "destroyed-by-battle-triggers-need-graveyard": "damage.battle-gy-trigger",
+    "destroyed-triggers-not-by-battle": "damage.battle-gy-trigger",
     "declaration-window-stays-open": "window.attack-declaration",
     "flip-effect-before-calculation": "damage.flip-after-calculation",
     "targets-destroyed-by-battle": "damage.no-destroyed-target",
