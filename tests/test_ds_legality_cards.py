@@ -68,3 +68,36 @@ def test_the_model_agrees_with_the_profile_reader_and_the_seed(name, ruleset, fu
         for step in steps:
             model = rules.damage_step_allows(replace(state, step=step), card, card.effects[pool_idx])
             assert model == read == seed[ruleset], f"{name} under {ruleset} at {step.value}: model {model}, profile {read}, seed {seed[ruleset]}"
+
+
+# 002:53 and 002:74 name cards, not a wording: the profile reader applies the seed's rulings to
+# their card activation by name (DS-NAMED-REFUSED, DS-NAMED-ALLOWED), whatever their text says
+# (three of them change ATK/DEF, which alone would allow them before damage calculation: DS-ATK).
+NAMED = {
+    "Scrap Sheen": ("DS-NAMED-REFUSED", {"tcg": False, "ocg": False}),
+    "Zero Force": ("DS-NAMED-REFUSED", {"tcg": False, "ocg": False}),
+    "Curse of Anubis": ("DS-NAMED-REFUSED", {"tcg": False, "ocg": False}),
+    "Chthonian Blast": ("DS-NAMED-ALLOWED", {"tcg": True, "ocg": True}),
+    "Muko": ("DS-NAMED-ALLOWED", {"tcg": True, "ocg": False}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAMED))
+def test_the_cards_002_names_are_read_by_their_ruling(name, full):
+    rule, want = NAMED[name]
+    prof = profile(full.card(name))
+    acts = [e for e in prof.effects if e.kind.value == "activation"]
+    assert len(acts) == 1, f"{name}: {[e.kind.value for e in prof.effects]}"
+    ds = acts[0].damage_step
+    for rs in ("tcg", "ocg"):
+        for sub in SUBSTEPS:
+            d = ds[rs][sub]
+            assert (d.value, d.rule) == (want[rs], rule), f"{name} {rs} {sub}: {d.value} by {d.rule}"
+
+
+def test_desrook_archfiend_s_ruling_is_its_optional_trigger(full):
+    # 002:74 names it with Chthonian Blast: the reader allows its trigger (sent from the hand when
+    # a "Terrorking Archfiend" is destroyed) as an optional trigger, in every sub-step, both rulesets
+    prof = profile(full.card("Desrook Archfiend"))
+    trig = [e for e in prof.effects if e.damage_step is not None and e.kind.value == "trigger"]
+    assert trig and all(e.damage_step[rs][s].value is True for e in trig for rs in ("tcg", "ocg") for s in SUBSTEPS)
