@@ -445,6 +445,15 @@ class OcgStartStepUnderTcg(Rules):
     start_step_turn_player_only = True
 
 
+class OcgNegateEffectUnderTcg(Rules):
+    """The OCG's reading of Quick Effects that negate an activated effect under the TCG: "Skull
+    Meister" is refused in the Damage Step, as if the TCG did not allow it there (the ocg ruleset's
+    hook, model/rulesets.py, applied where the TCG rule holds: Mystic Tomato's effect activated in
+    the Graveyard at the end of the Damage Step cannot be answered)."""
+
+    negate_effect_in_damage_step = False
+
+
 class SkippedBattlePhaseHasMainPhase2(Rules):
     """Skipping the Battle Phase leads to Main Phase 2 (the turn player may still change
     positions and activate cards there), not to the End Phase."""
@@ -679,6 +688,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("battle-phase-without-end-step", BattlePhaseWithoutEndStep, "turn structure", "002-skip-battle-phase.toml"),
         Mutant("end-step-without-priority", EndStepWithoutPriority, "turn structure", "002-skip-battle-phase.toml"),
         Mutant("ocg-start-step-under-tcg", OcgStartStepUnderTcg, "chains and windows", "000-replay-1.toml"),
+        Mutant("ocg-negate-effect-under-tcg", OcgNegateEffectUnderTcg, "damage step", "002-ds-negate-effect.toml"),
         Mutant("equip-outlives-its-monster", EquipOutlivesItsMonster, "accounting", "rule-card-cont-target.toml"),
         Mutant("call-of-the-haunted-keeps-its-monster", CallOfTheHauntedKeepsItsMonster, "accounting", "rule-card-cont-target.toml"),
         Mutant("call-of-the-haunted-forgets-its-monster", CallOfTheHauntedForgetsItsMonster, "accounting", "rule-card-cont-target.toml"),

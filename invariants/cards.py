@@ -27,7 +27,9 @@ PROTECTION_OPS = frozenset({"no_battle_damage", "battle_indestructible"})
 
 # The vocabulary of docs/cards.md, restated. A word outside it makes a fact UNKNOWN.
 EFFECT_TYPES = {"activate", "quick", "ignition", "trigger", "flip"}
-WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated"}
+WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated", "opponent_graveyard_effect_activated"}
+# Timings answering the activation on top of the chain directly (DS-LEGAL-NEGATE-EFFECT).
+WHEN_RESPONSE = {"trap_activated", "spell_activated", "opponent_graveyard_effect_activated"}
 WHEN_DAMAGE_STEP = {
     "damage_step",
     "start_of_damage_step",
@@ -42,7 +44,7 @@ WHEN_DAMAGE_STEP = {
     "destroyed",
 }
 OPS = {
-    "destroy", "banish", "negate_activation", "modify_atk", "modify_def", "halve_atk", "set_position",
+    "destroy", "banish", "negate_activation", "negate_effect", "modify_atk", "modify_def", "halve_atk", "set_position",
     "change_position", "special_summon", "tokens", "negate_attack", "forbid_attack", "no_battle_damage",
     "battle_indestructible", "return_to_hand", "add_to_hand", "gain_lp", "damage", "take_control", "equip", "attach",
     "choose_one", "end_battle_phase", "extra_attack", "send_deck_to_gy",
@@ -594,7 +596,7 @@ class CardFacts:
     @_memo
     def damage_step_window(self, name: str, effect_index: int | None) -> frozenset[str] | None:
         """The Damage-Step sub-steps in which this activation is legal (rules DS-LEGAL-COUNTER,
-        DS-LEGAL-NEGATE, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER,
+        DS-LEGAL-NEGATE, DS-LEGAL-NEGATE-EFFECT, OCG-DS-NEGATE-EFFECT, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER,
         DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS, DS-EXTRA-ATTACK, DS-OPPONENT-SUMMON), or UNKNOWN."""
         k = self.kind(name)
         e = self.effect(name, effect_index)
@@ -621,6 +623,12 @@ class CardFacts:
         # A monster's Quick Effect that negates an activation: every sub-step, damage calculation
         # included (DS-LEGAL-NEGATE).
         if kind == "monster" and typ == "quick" and any(o.get("op") == "negate_activation" for o in ops):
+            return frozenset(DAMAGE_STEPS)
+        # TCG only: a monster's Quick Effect that must be activated directly in response to an
+        # effect's activation to negate that effect only ("Skull Meister"), every sub-step
+        # (DS-LEGAL-NEGATE-EFFECT); in the OCG not for this reason alone (OCG-DS-NEGATE-EFFECT).
+        negates_effect = when in WHEN_RESPONSE and any(o.get("op") == "negate_effect" for o in ops)
+        if kind == "monster" and typ == "quick" and negates_effect and self.ruleset != "ocg":
             return frozenset(DAMAGE_STEPS)
         # An effect whose text names a Damage-Step timing is legal at that timing only
         # (DS-LEGAL-DAMAGE-TIMING); "the Damage Step" (Honest, TCG) up to and including damage

@@ -63,10 +63,11 @@ def _ref(t, uid):
 @invariant(
     "damage.activation-legal",
     "Every activation in a Damage-Step sub-step is allowed there by its card data: a Counter Trap; a monster's Quick Effect that "
-    "negates an activation; a Quick-Play Spell, Trap or Quick Effect that directly changes ATK/DEF, before damage calculation; an "
+    "negates an activation; under tcg and goat, a monster's Quick Effect that answers an effect's activation directly to negate "
+    "that effect only; a Quick-Play Spell, Trap or Quick Effect that directly changes ATK/DEF, before damage calculation; an "
     "effect naming a Damage-Step timing, at that timing; a triggered or flip effect, in the sub-step of its event; never an "
     "optional effect triggered by the opponent's Summon.",
-    ["DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-START-TRIGGERS", "DS-DAMAGE-RESPONSE", "DS-DESTROYS-BY-BATTLE", "DS-EXTRA-ATTACK", "DS-OPPONENT-SUMMON", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-LEGAL-MANDATORY", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-ILLEGAL-OTHER"],
+    ["DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-LEGAL-NEGATE-EFFECT", "OCG-DS-NEGATE-EFFECT", "DS-START-TRIGGERS", "DS-DAMAGE-RESPONSE", "DS-DESTROYS-BY-BATTLE", "DS-EXTRA-ATTACK", "DS-OPPONENT-SUMMON", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-LEGAL-MANDATORY", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-ILLEGAL-OTHER"],
     "transition",
     FAMILY,
     events=["chain_link_added"],

@@ -218,6 +218,9 @@ class ChainHistory(NamedTuple):
     # or 2 once the chain began to resolve (two passes in succession, or a link resolved): in
     # mid-resolution only a choice an effect asks can be pending (PRI-PASS-PASS, CH-LIFO)
     rounds: int
+    # card uids of the links on the chain whose effect (not activation) an effect_negated event
+    # negated: they resolve doing nothing (DS-LEGAL-NEGATE-EFFECT)
+    effect_negated: tuple = ()
 
     @property
     def resolving(self) -> bool:
@@ -276,7 +279,7 @@ def _attacks(prev, t):
                 changed = True
         elif k == "chain_link_resolved":
             uid = e.get("card_uid")
-            effect, negated = None, bool(e.get("negated"))
+            effect, negated = None, bool(e.get("negated")) or (t.mon is not None and uid in t.mon.chain.effect_negated)
             for i in range(len(links) - 1, -1, -1):  # the last link of that card resolves first (CH-LIFO)
                 if links[i][0] == uid:
                     effect, negated = links[i][2], negated or links[i][6]
@@ -564,7 +567,7 @@ def _battle(prev, t):
     return (tuple(sorted(d)), tuple(sorted(f)), calculated, ended)
 
 
-_CHAIN_READS = frozenset({"phase_changed", "chain_link_added", "activation_negated", "chain_link_resolved", "chain_resolved", "passed"})
+_CHAIN_READS = frozenset({"phase_changed", "chain_link_added", "activation_negated", "effect_negated", "chain_link_resolved", "chain_resolved", "passed"})
 
 
 @history(
@@ -572,11 +575,12 @@ _CHAIN_READS = frozenset({"phase_changed", "chain_link_added", "activation_negat
     "The chain as its links were added (card, effect, player, spell speed, targets, negated) until they resolve; whether "
     "a link already resolved negated the attack (what the resolved links did, kept only as that); chains started during "
     "damage calculation; whether the chain began to resolve (two passes in succession since its last link, or a link "
-    "resolved). Never the engine's chain, chain[].negated, on_chain or choice.",
-    initial=((), False, 0, 0),
+    "resolved); the links whose effect (not activation) was negated (effect_negated events). Never the engine's chain, "
+    "chain[].negated, on_chain or choice.",
+    initial=((), False, 0, 0, ()),
 )
 def _chain(prev, t):
-    links, negated_attack, calc, rounds = prev
+    links, negated_attack, calc, rounds, eff_neg = prev
     kinds = t.kind_set()
     if not links and "chain_link_added" not in kinds and "phase_changed" not in kinds:
         return prev
@@ -603,10 +607,14 @@ def _chain(prev, t):
                 if links[i][0] == uid:
                     links[i] = links[i][:6] + (True,)
                     break
+        elif k == "effect_negated":
+            if e.get("card_uid") not in eff_neg:
+                eff_neg = tuple(sorted((*eff_neg, e.get("card_uid"))))
         elif k == "chain_link_resolved":
             rounds = 2
             uid = e.get("card_uid")
-            negated = bool(e.get("negated"))
+            negated = bool(e.get("negated")) or uid in eff_neg
+            eff_neg = tuple(u for u in eff_neg if u != uid)
             for i in range(len(links) - 1, -1, -1):
                 if links[i][0] == uid:
                     negated = negated or links[i][6]
@@ -616,10 +624,10 @@ def _chain(prev, t):
                 f = t.cards.negates_attack(e.get("card")) if t.cards is not None else None
                 negated_attack = None if f is None else (f or negated_attack)
         elif k == "chain_resolved":
-            links, negated_attack = [], False
+            links, negated_attack, eff_neg = [], False, ()
     if not links:
-        rounds = 0
-    return (tuple(links), negated_attack, calc, rounds)
+        rounds, eff_neg = 0, ()
+    return (tuple(links), negated_attack, calc, rounds, eff_neg)
 
 
 @history(

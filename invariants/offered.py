@@ -513,6 +513,15 @@ def _timing(obs, mon, cards, spec, p: int | None = None) -> bool:
             return False
         top = fact(cards.kind(links[-1][1]), links[-1][1], "its card type")[0]
         return top == ("trap" if when == "trap_activated" else "spell")
+    if when == "opponent_graveyard_effect_activated":  # "When a card effect is activated in your opponent's GY" (directly in response)
+        links = mon.chain.links
+        if not links or links[-1][6] or links[-1][0] in mon.chain.effect_negated:
+            return False
+        _uid, top, idx, player = links[-1][:4]
+        if player is None or player == p or idx is None:
+            return False
+        eff = fact(cards.effect(top, idx), top, "its effect")
+        return eff.get("location", "field") == "graveyard"
     if when == "damage_taken":  # rule: DS-DAMAGE-RESPONSE (the monitor's damage_window)
         return p in mon["damage_window"][0]
     if when == "during_damage_calculation":
@@ -727,7 +736,7 @@ def _candidates(obs: dict, cards, p: int):
     "by the turn player in a Main Phase with an empty chain), the Damage Step allows it, its own timing and conditions hold, "
     "its costs can be paid, it has targets and its resolution can do something.",
     ["CH-SPEED", "CH-SPEED1", "CH-QP-HAND", "CH-SET-TURN", "CH-COST", "WIN-ATTACK-DECL", "WIN-BEFORE-DS", "WIN-EVENT",
-     "WIN-COUNTER", "DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-DAMAGE-RESPONSE", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-DURING-CALC-ONE-CHAIN",
+     "WIN-COUNTER", "DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-LEGAL-NEGATE-EFFECT", "OCG-DS-NEGATE-EFFECT", "DS-DAMAGE-RESPONSE", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-DURING-CALC-ONE-CHAIN",
      "DS-NO-TARGET-DESTROYED", "OCG-START-STEP-TP", "OCG-BATTLE-ONE-CHAIN", "OCG-DS-CALC-SAYS-SO"],
     "actions",
     "chains and windows",

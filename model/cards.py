@@ -34,7 +34,11 @@ EFFECT_TYPES = {"activate", "quick", "ignition", "trigger", "flip"}
 
 # "when" timings. Those naming a Damage-Step timing make an effect legal in the Damage Step
 # by its own text (rule: DS-LEGAL-DAMAGE-TIMING).
-WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated"}
+WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated", "opponent_graveyard_effect_activated"}
+# Timings that answer the activation on top of the chain directly ("when a Spell Card is
+# activated", "When a card effect is activated in your opponent's GY"): an effect with one of them
+# must be activated directly in response to what it answers (rule: DS-LEGAL-NEGATE-EFFECT).
+WHEN_RESPONSE = {"trap_activated", "spell_activated", "opponent_graveyard_effect_activated"}
 WHEN_DAMAGE_STEP = {
     "damage_step",  # the text names the Damage Step: up to and including damage calculation
     "start_of_damage_step",  # a trigger "at the start of the Damage Step" (rule: DS-START-TRIGGERS)
@@ -187,6 +191,12 @@ class Effect:
     def negates_activation(self) -> bool:
         """True when resolving this effect negates an activation (rule: DS-LEGAL-NEGATE)."""
         return any(o.op == "negate_activation" for o in self.ops)
+
+    @property
+    def negates_effect_in_response(self) -> bool:
+        """True when resolving this effect negates the activated effect it answers directly, not
+        its activation ("Skull Meister": "negate that effect"; rule: DS-LEGAL-NEGATE-EFFECT)."""
+        return self.when in WHEN_RESPONSE and any(o.op == "negate_effect" for o in self.ops)
 
     @property
     def names_damage_step_timing(self) -> bool:
@@ -535,6 +545,7 @@ OP_PARAMS: dict[str, tuple[frozenset[str], dict]] = {
     ),
     "banish": (frozenset({"what"}), {"what": _WHAT}),
     "negate_activation": (frozenset(), {"destroy": _flag}),
+    "negate_effect": (frozenset(), {}),
     "modify_atk": (frozenset({"what", "amount"}), {"what": _WHAT, "amount": _STAT_AMOUNT, "until": _enum(MOD_UNTIL, "duration")}),
     "modify_def": (frozenset({"what", "amount"}), {"what": _WHAT, "amount": _STAT_AMOUNT, "until": _enum(MOD_UNTIL, "duration")}),
     "halve_atk": (frozenset({"what"}), {"what": _WHAT, "until": _enum(MOD_UNTIL, "duration")}),

@@ -145,6 +145,10 @@ class Rules:
     # A replay the player does not attack again after is stored: the declaration does not count
     # (rule: GOAT-RPL-STORED); TCG: it counts (RPL-COUNTS).
     replay_stores_attack = False
+    # A monster's Quick Effect that must be activated directly in response to an effect's
+    # activation to negate that effect only ("Skull Meister") may be activated in the Damage Step
+    # (rule: DS-LEGAL-NEGATE-EFFECT, TCG only); OCG: not for this reason alone (OCG-DS-NEGATE-EFFECT).
+    negate_effect_in_damage_step = True
 
     def __init__(self, pool: CardPool) -> None:
         self.pool = pool
@@ -704,13 +708,15 @@ class Rules:
             # rule: DS-LEGAL-NEGATE (a Quick Effect that negates an activation: every sub-step,
             # damage calculation included; "Horus the Black Flame Dragon LV8")
             return True
+        if c.is_monster and eff.type == "quick" and eff.negates_effect_in_response and self.negate_effect_in_damage_step:
+            # rule: DS-LEGAL-NEGATE-EFFECT (TCG only: a Quick Effect that must be activated directly
+            # in response to an effect's activation to negate that effect only, "Skull Meister";
+            # OCG-DS-NEGATE-EFFECT: not for this reason alone)
+            return True
         if s.step in self.stat_change_steps:  # rule: DS-LEGAL-STATS
             if c.kind == "trap" and c.subtype == "continuous":
                 return eff.changes_stats_directly or c.static_changes_stats()
             return eff.changes_stats_directly
-        # No pool card has a Quick Effect that negates an activated *effect* (not the activation),
-        # so 002's TCG-only case of such effects in the Damage Step is not told apart from the OCG
-        # here (docs/rulesets.md).
         return False  # rule: DS-ILLEGAL-OTHER
 
     def _can_activate(self, s: State, p: int, uid: int, c: Card, eff: Effect, loc: str) -> bool:
@@ -800,6 +806,12 @@ class Rules:
             top = s.chain[-1]
             want = "trap" if w == "trap_activated" else "spell"
             return top.is_card_activation and top.card_kind == want and not top.negated
+        if w == "opponent_graveyard_effect_activated":  # "When a card effect is activated in your opponent's GY"
+            if not s.chain:
+                return False
+            top = s.chain[-1]
+            activated_in_gy = self.card(top.card).effects[top.effect].location == "graveyard"
+            return top.controller != p and activated_in_gy and not top.negated and not top.effect_negated
         if w == "damage_taken":  # rule: DS-DAMAGE-RESPONSE ("when you take damage": right after it)
             return any(f[0] == "damage_taken" and f[1] == p for f in s.fresh)
         if w == "during_damage_calculation":
@@ -926,7 +938,7 @@ class Rules:
                     return False
             if o.op == "take_control" and all(m is not None for m in s.players[p].monsters):
                 return False
-            if o.op == "negate_activation" and not s.chain:
+            if o.op in ("negate_activation", "negate_effect") and not s.chain:
                 return False
         return True
 
@@ -1748,7 +1760,8 @@ class Rules:
                 chosen = None
             c = self.card(link.card)
             eff = c.effects[link.effect]
-            if not link.negated and self._link_still_valid(w, link):
+            # an effect negated ("negate that effect", DS-LEGAL-NEGATE-EFFECT) resolves doing nothing
+            if not link.negated and not link.effect_negated and self._link_still_valid(w, link):
                 while op_index < len(eff.ops):
                     req = run_op(self, w, link, eff.ops[op_index], op_index, chosen)
                     chosen = None

@@ -187,6 +187,19 @@ def _negate_activation(rules, w, link, op, chosen):
     return None
 
 
+@operation("negate_effect")
+def _negate_effect(rules, w, link, op, chosen):
+    # "negate that effect": the effect of the link directly below this one is negated, not its
+    # activation; it resolves doing nothing (rule: DS-LEGAL-NEGATE-EFFECT)
+    chain = w.s.chain
+    if not chain:
+        return None
+    below = chain[-1]
+    w.s = _replace(w.s, chain=chain[:-1] + (_replace(below, effect_negated=True),))
+    w.emit("effect_negated", link=len(chain), card=below.card, card_uid=below.card_uid, by=link.card)
+    return None
+
+
 def _mod_op(stat: str, kind: str):
     def run(rules, w, link, op, chosen):
         for u in select(rules, w, link, op.get("what")):

@@ -236,6 +236,9 @@ class ChainLink:
     is_card_activation: bool = False  # a Spell/Trap Card activation (for Counter Traps)
     card_kind: str = ""
     cost_info: tuple[tuple[str, int], ...] = ()  # values fixed by costs (tributed ATK, ...)
+    # its effect (not its activation) was negated: it resolves doing nothing ("Skull Meister",
+    # rule: DS-LEGAL-NEGATE-EFFECT)
+    effect_negated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

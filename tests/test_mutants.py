@@ -55,6 +55,8 @@ KILLERS = {
     "battle-phase-without-end-step": "turn.battle-steps",
     "end-step-without-priority": "priority.pass-pass",
     "ocg-start-step-under-tcg": "chain.legal-offered",
+    # an omission: Skull Meister is not offered against Mystic Tomato's effect in the Damage Step
+    "ocg-negate-effect-under-tcg": "chain.legal-offered",
     "equip-outlives-its-monster": "acc.continuous-target",
     "call-of-the-haunted-keeps-its-monster": "acc.linked-monster",
     # no bond recorded: the engine's linked_monster disagrees with the monitor's bond at once
