@@ -246,6 +246,50 @@ class InsteadAtDamageCalculation(Rules):
                     self.destroy(w, instead, by="effect")
 
 
+class DamageStepBoostAtCalculationOnly(Rules):
+    """A monster's continuous effect that applies "during the Damage Step only" (Steamroid) is
+    applied at damage calculation only, not from the start of the Damage Step."""
+
+    def _damage_step_mods(self, s, uid):
+        if s.step is not Step.DS_DURING_CALC:
+            return []
+        return super()._damage_step_mods(s, uid)
+
+
+class CalculationHalvingIgnored(Rules):
+    """A continuous effect applied at damage calculation only (Gaia Plate the Earth Giant's
+    halving of the monster battling it) is never applied."""
+
+    def _calculation_continuous(self, s, attacker, target, atk_a, value):
+        return atk_a, value
+
+
+class CalculationHalvingFromDamageStepStart(Rules):
+    """A continuous effect applied at damage calculation only (Gaia Plate the Earth Giant's
+    halving of the monster battling it) applies from the start of the Damage Step instead: the
+    battling monster's ATK shows halved in every sub-step, and damage calculation uses it as it is."""
+
+    def damage_step_key(self, s):
+        a = s.attack
+        if a is None or a.target is None or not s.step.in_damage_step:
+            return None
+        return (a.attacker, a.target)
+
+    def _damage_step_mods(self, s, uid):
+        out = super()._damage_step_mods(s, uid)
+        a = s.attack
+        if self.damage_step_key(s) is None or uid not in (a.attacker, a.target):
+            return out
+        other = a.target if uid == a.attacker else a.attacker
+        for _side, src_uid, src, st in self._active_statics(s):
+            if st.apply == "halve_battler_at_calculation" and src_uid == other:
+                out = out + [(src.card, "atk", "halve", 0)]
+        return out
+
+    def _calculation_continuous(self, s, attacker, target, atk_a, value):
+        return atk_a, value
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -633,6 +677,9 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("extra-attack-without-effect", ExtraAttackWithoutEffect, "attack counts", "002-ds-extra-attack.toml"),
         Mutant("instead-ignored", InsteadIgnored, "damage step", "002-ds-instead.toml"),
         Mutant("instead-at-damage-calculation", InsteadAtDamageCalculation, "damage step", "002-ds-instead.toml"),
+        Mutant("damage-step-boost-at-calculation-only", DamageStepBoostAtCalculationOnly, "accounting", "002-ds-start-cont.toml"),
+        Mutant("calculation-halving-ignored", CalculationHalvingIgnored, "accounting", "002-ds-calc-cont.toml"),
+        Mutant("calculation-halving-from-damage-step-start", CalculationHalvingFromDamageStepStart, "accounting", "002-ds-calc-cont.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

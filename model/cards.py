@@ -94,6 +94,13 @@ STATIC_KINDS = {
     # "If it would be destroyed by battle, destroy this card instead." (an Equip Card: Mirror of
     # Yata), done when destroyed-by-battle monsters are sent to the Graveyard (rule: DS-INSTEAD)
     "destroy_self_instead_of_battle",
+    # "... gains/loses N ATK during the Damage Step only" when this card attacks / is attacked by
+    # an opponent's monster (Steamroid): applied from the start of the Damage Step to its end
+    # (rule: DS-START-CONT)
+    "damage_step_atk",
+    # "Halve the ATK and DEF of any monster that battles with this card" (Gaia Plate the Earth
+    # Giant): applied at damage calculation only (rule: DS-CALC-CONT)
+    "halve_battler_at_calculation",
 }
 STATIC_TARGETS = {"self", "equipped", "attached", "all_monsters", "all_cards"}
 # Statics that directly change ATK/DEF (rule: DS-LEGAL-STATS, Continuous Traps).
@@ -591,6 +598,8 @@ STATIC_PARAMS: dict[str, tuple[frozenset[str], dict, set[str]]] = {
     "banish_instead_of_graveyard": (frozenset(), {}, {"all_cards"}),
     "halve_attackers": (frozenset(), {}, {"all_monsters"}),
     "destroy_self_instead_of_battle": (frozenset(), {}, {"equipped"}),
+    "damage_step_atk": (frozenset({"amount", "if_self"}), {"amount": _int_range(-MAX_STAT, MAX_STAT), "if_self": _enum({"attacks", "attacked"}, "battle role")}, {"self"}),
+    "halve_battler_at_calculation": (frozenset(), {}, {"self"}),
 }
 
 

@@ -456,11 +456,67 @@ class Rules:
                 atk = arith.halve(atk)
         return arith.clamp0(atk), arith.clamp0(dfn), mods
 
+    def battle_stats(self, s: State, uid: int) -> tuple[int, int, list[tuple[str, str, str, int]]]:
+        """:meth:`stat_breakdown` with the continuous effects that apply during the Damage Step
+        only ("Steamroid"): those depend on the step and the attack, which the players' memo of
+        stat_breakdown does not see, so they are added here, unmemoised (rule: DS-START-CONT)."""
+        atk, dfn, mods = self.stat_breakdown(s, uid)
+        extra = self._damage_step_mods(s, uid)
+        if not extra:
+            return atk, dfn, mods
+        # (recomputed from the base with every modifier: additions first, then halvings)
+        c = self.card(self.name_of(s, uid))
+        atk, dfn = (0 if c.atk is None else c.atk), (0 if c.def_ is None else c.def_)
+        mods = mods + extra
+        for _src, stat, kind, amount in mods:
+            if kind == "add":
+                if stat == "atk":
+                    atk = arith.add(atk, amount)
+                else:
+                    dfn = arith.add(dfn, amount)
+        for _src, stat, kind, _amount in mods:
+            if kind == "halve" and stat == "atk":
+                atk = arith.halve(atk)
+        return arith.clamp0(atk), arith.clamp0(dfn), mods
+
+    def _damage_step_mods(self, s: State, uid: int) -> list[tuple[str, str, str, int]]:
+        """The ATK changes of monster `uid`'s own continuous effects that apply "during the
+        Damage Step only": from the start of the Damage Step, before its "at the start of the
+        Damage Step" chain, to its end (rule: DS-START-CONT). "If this card attacks an
+        opponent's monster" / "is attacked by an opponent's monster": the attack has a target."""
+        if self.damage_step_key(s) is None:
+            return []
+        a = s.attack
+        assert a is not None
+        if uid == a.attacker:
+            role = "attacks"
+        elif uid == a.target:
+            role = "attacked"
+        else:
+            return []
+        out = []
+        for _side, src_uid, src, st in self._active_statics(s):
+            if st.apply == "damage_step_atk" and src_uid == uid and st.get("if_self") == role:
+                out.append((src.card, "atk", "add", st.get("amount", 0)))
+        return out
+
+    def damage_step_key(self, s: State) -> tuple[int, int] | None:
+        """(attacker, target) when a continuous effect that applies during the Damage Step only
+        may apply in `s` (rule: DS-START-CONT), else None: what the players' memo of an
+        observation must be told apart by."""
+        a = s.attack
+        if a is None or a.target is None or not s.step.in_damage_step:
+            return None
+        memo = self._memo(s)
+        if memo is not None and "damage_step_atk" not in self._field_kinds(s, memo):
+            return None
+        return (a.attacker, a.target)
+
     def atk(self, s: State, uid: int) -> int:
-        return self.stat_breakdown(s, uid)[0]
+        return self.battle_stats(s, uid)[0]
 
     def defense(self, s: State, uid: int) -> int:
-        return self.stat_breakdown(s, uid)[1]
+        return self.battle_stats(s, uid)[1]
 
     # -- attacks --------------------------------------------------------------------------------
 
@@ -1364,6 +1420,7 @@ class Rules:
         else:
             _side, _i, t = s.find_monster(a.target)  # type: ignore[misc]
             value = self.atk(s, t.uid) if t.pos is Pos.ATK else self.defense(s, t.uid)
+            atk_a, value = self._calculation_continuous(s, a.attacker, t.uid, atk_a, value)
             w.emit("damage_calculation", attacker_uid=a.attacker, target_uid=t.uid, attacker_atk=atk_a, target_value=value, target_position=t.pos.value)
             destroy, damage = self.battle_result(tp, a.attacker, atk_a, t.uid, t.pos, value)
         for player, amount in damage:
@@ -1387,6 +1444,19 @@ class Rules:
         # survived the battle, is destroyed by its effect now (rule: DS-SELF-DESTROY).
         self._cleanup(w)
         self._check_lp(w)
+
+    def _calculation_continuous(self, s: State, attacker: int, target: int, atk_a: int, value: int) -> tuple[int, int]:
+        """The attacker's ATK and the target's ATK or DEF with the continuous effects applied at
+        damage calculation only, after its chain ("Gaia Plate the Earth Giant": "Halve the ATK
+        and DEF of any monster that battles with this card"): (rule: DS-CALC-CONT)."""
+        for _side, src_uid, _src, st in self._active_statics(s):
+            if st.apply != "halve_battler_at_calculation":
+                continue
+            if src_uid == attacker:
+                value = arith.halve(value)
+            elif src_uid == target:
+                atk_a = arith.halve(atk_a)
+        return atk_a, value
 
     def battle_result(
         self, tp: int, attacker: int, atk_a: int, target: int | None, pos: Pos | None, value: int | None

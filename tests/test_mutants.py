@@ -32,6 +32,11 @@ KILLERS = {
     "instead-ignored": "damage.destroyed-mark",
     # the monster was marked by damage calculation and the engine reports it unmarked at once
     "instead-at-damage-calculation": "damage.destroyed-mark",
+    # Steamroid's ATK does not change on entering the Damage Step
+    "damage-step-boost-at-calculation-only": "acc.damage-step-continuous",
+    "calculation-halving-ignored": "acc.battle-damage",
+    # Blue-Eyes' ATK drops to 1500 on entering the Damage Step, which no card data of the board does
+    "calculation-halving-from-damage-step-start": "acc.damage-step-continuous",
     "declaration-window-stays-open": "window.attack-declaration",
     "flip-effect-before-calculation": "damage.flip-after-calculation",
     "targets-destroyed-by-battle": "damage.no-destroyed-target",
