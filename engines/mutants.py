@@ -290,6 +290,23 @@ class CalculationHalvingFromDamageStepStart(Rules):
         return atk_a, value
 
 
+class BattleDamageRedirectIgnored(Rules):
+    """A continuous effect that gives its controller's battle damage to the opponent ("Amazoness
+    Swords Woman") is never applied: the controller takes it."""
+
+    def _damage_redirected(self, s, attacker, target, damage):
+        return damage
+
+
+class BattleDamageRedirectEveryBattle(Rules):
+    """That effect applies to every battle of its controller's monsters, not only to battles
+    involving the card itself."""
+
+    def _damage_redirected(self, s, attacker, target, damage):
+        sides = {side for side, _u, _src, st in self._active_statics(s) if st.apply == "battle_damage_to_opponent"}
+        return sorted((1 - p if p in sides else p, a) for p, a in damage)
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -680,6 +697,8 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("damage-step-boost-at-calculation-only", DamageStepBoostAtCalculationOnly, "accounting", "002-ds-start-cont.toml"),
         Mutant("calculation-halving-ignored", CalculationHalvingIgnored, "accounting", "002-ds-calc-cont.toml"),
         Mutant("calculation-halving-from-damage-step-start", CalculationHalvingFromDamageStepStart, "accounting", "002-ds-calc-cont.toml"),
+        Mutant("battle-damage-redirect-ignored", BattleDamageRedirectIgnored, "accounting", "002-ds-damage-cont.toml"),
+        Mutant("battle-damage-redirect-every-battle", BattleDamageRedirectEveryBattle, "accounting", "002-ds-damage-cont.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

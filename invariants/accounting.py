@@ -291,13 +291,15 @@ def _protected(t, what, player):
     "database, what its text does to the damage (its profile's battle modifications: piercing, no, doubled, halved or "
     "redirected battle damage, each with its conditions) is computed where the profile is sure of the wording, else the "
     "battle is not judged. The values damage calculation uses are the battlers' ATK/DEF before it, halved where the card data "
-    "of the face-up monster a battler battles halves it at damage calculation only (\"Gaia Plate the Earth Giant\").",
-    ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-CALC-DIRECT", "DS-LEGAL-DAMAGE-TIMING", "DS-CALC-CONT"],
+    "of the face-up monster a battler battles halves it at damage calculation only (\"Gaia Plate the Earth Giant\"); the "
+    "battle damage a face-up battler's controller would take goes to the opponent where that battler's card data says so "
+    "(\"Amazoness Swords Woman\").",
+    ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-CALC-DIRECT", "DS-LEGAL-DAMAGE-TIMING", "DS-CALC-CONT", "DS-DAMAGE-CONT"],
     "transition",
     FAMILY,
     events=["damage_calculation", "battle_damage"],
     # (protections: the monitor's, from what resolved; never the engine's lingering)
-    reads=["turn_player", *monster_fields("uid", "atk", "def")],
+    reads=["turn_player", *monster_fields("uid", "atk", "def", "card", "controller", "position", "destroyed_by_battle")],
 )
 def battle_damage(t):
     calcs = t.of("damage_calculation")
@@ -321,6 +323,17 @@ def battle_damage(t):
         val = e["target_value"]
         if arith.lt(atk, val):
             expect[tp] = arith.sub(val, atk)
+    # rule: DS-DAMAGE-CONT (by the card data of a face-up battler: its controller's battle damage
+    # goes to the opponent; then "no battle damage" protects the player who would take it)
+    for uid in (e["attacker_uid"], e["target_uid"]):
+        b = monster(t.before, uid)
+        if b is None or b["position"] == "facedown" or negated(t.before, uid, t.cards, t.mon):
+            continue
+        # (a card of a card database, whose effects are not data: its text's redirection is its
+        # profile's, computed by text_mods below)
+        if t.cards.gives_battle_damage_to_opponent(b["card"]):
+            me = b["controller"]
+            expect[1 - me], expect[me] = arith.add(expect[1 - me], expect[me]), 0
     for p in (0, 1):
         if _protected(t, "no_battle_damage", p):
             expect[p] = 0
@@ -365,7 +378,8 @@ def _at_calculation(t, value, other: dict | None):
     card data ("Gaia Plate the Earth Giant", rule: DS-CALC-CONT)."""
     if other is None or other["position"] == "facedown" or other["destroyed_by_battle"] or negated(t.before, other["uid"], t.cards, t.mon):
         return value, ""
-    if not fact(t.cards.halves_battler_at_calculation(other["card"]), other["card"], "whether it halves the monster it battles"):
+    # (a card of a card database, whose effects are not data: unknown here, as before this rule)
+    if not t.cards.halves_battler_at_calculation(other["card"]):
         return value, ""
     if isinstance(value, int) and value % 2:
         return NotJudged(f"{other['card']}: halving an odd value ({value}) at damage calculation: the rounding is not in its text"), ""

@@ -52,6 +52,7 @@ STATICS = {
     "cannot_be_attacked", "unaffected_by_spells", "attack_each_monster", "attack_cost", "direct_attack", "must_attack",
     "destroy_if_face_up_defense", "modify_stats", "modify_atk", "cannot_attack", "negate_effects", "banish_instead_of_graveyard",
     "halve_attackers", "damage_step_atk", "halve_battler_at_calculation",
+    "battle_damage_to_opponent",
 }  # fmt: skip
 STAT_STATICS = {"modify_stats", "modify_atk", "halve_attackers"}
 COSTS = {"pay_lp", "tribute", "discard", "discard_self", "send_self_to_gy"}
@@ -393,6 +394,12 @@ class CardFacts:
         """The monster halves the ATK and DEF of the monster battling it, at damage calculation
         only ("Gaia Plate the Earth Giant", DS-CALC-CONT)."""
         return self._static(name, "halve_battler_at_calculation", "self")
+
+    @_memo
+    def gives_battle_damage_to_opponent(self, name: str) -> bool | None:
+        """"Your opponent takes any battle damage you would have taken from battles involving
+        this card instead" ("Amazoness Swords Woman", DS-DAMAGE-CONT)."""
+        return self._static(name, "battle_damage_to_opponent", "self")
 
     @_memo
     def attack_cost(self, name: str) -> int | None:

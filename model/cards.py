@@ -101,6 +101,10 @@ STATIC_KINDS = {
     # "Halve the ATK and DEF of any monster that battles with this card" (Gaia Plate the Earth
     # Giant): applied at damage calculation only (rule: DS-CALC-CONT)
     "halve_battler_at_calculation",
+    # "Your opponent takes any battle damage you would have taken from battles involving this
+    # card instead." (Amazoness Swords Woman), applied as battle damage is inflicted (rule:
+    # DS-DAMAGE-CONT)
+    "battle_damage_to_opponent",
 }
 STATIC_TARGETS = {"self", "equipped", "attached", "all_monsters", "all_cards"}
 # Statics that directly change ATK/DEF (rule: DS-LEGAL-STATS, Continuous Traps).
@@ -600,6 +604,7 @@ STATIC_PARAMS: dict[str, tuple[frozenset[str], dict, set[str]]] = {
     "destroy_self_instead_of_battle": (frozenset(), {}, {"equipped"}),
     "damage_step_atk": (frozenset({"amount", "if_self"}), {"amount": _int_range(-MAX_STAT, MAX_STAT), "if_self": _enum({"attacks", "attacked"}, "battle role")}, {"self"}),
     "halve_battler_at_calculation": (frozenset(), {}, {"self"}),
+    "battle_damage_to_opponent": (frozenset(), {}, {"self"}),
 }
 
 

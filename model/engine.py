@@ -1423,6 +1423,7 @@ class Rules:
             atk_a, value = self._calculation_continuous(s, a.attacker, t.uid, atk_a, value)
             w.emit("damage_calculation", attacker_uid=a.attacker, target_uid=t.uid, attacker_atk=atk_a, target_value=value, target_position=t.pos.value)
             destroy, damage = self.battle_result(tp, a.attacker, atk_a, t.uid, t.pos, value)
+        damage = self._damage_redirected(s, a.attacker, a.target, damage)
         for player, amount in damage:
             if arith.le(amount, 0) or self._lingering_for(w.s, "no_battle_damage", player):
                 continue
@@ -1457,6 +1458,24 @@ class Rules:
             elif src_uid == target:
                 atk_a = arith.halve(atk_a)
         return atk_a, value
+
+    def _damage_redirected(self, s: State, attacker: int, target: int | None, damage: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The battle damage [(player, amount)] with the continuous effects applied as it is
+        inflicted: "Your opponent takes any battle damage you would have taken from battles
+        involving this card instead" (Amazoness Swords Woman) gives its controller's battle
+        damage to the opponent (rule: DS-DAMAGE-CONT)."""
+        redirect = {
+            side
+            for side, src_uid, _src, st in self._active_statics(s)
+            if st.apply == "battle_damage_to_opponent" and src_uid in (attacker, target)
+        }
+        if not redirect:
+            return damage
+        out: dict[int, int] = {}
+        for player, amount in damage:
+            to = 1 - player if player in redirect else player
+            out[to] = arith.add(out.get(to, 0), amount)
+        return sorted(out.items())
 
     def battle_result(
         self, tp: int, attacker: int, atk_a: int, target: int | None, pos: Pos | None, value: int | None

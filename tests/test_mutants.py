@@ -37,6 +37,8 @@ KILLERS = {
     "calculation-halving-ignored": "acc.battle-damage",
     # Blue-Eyes' ATK drops to 1500 on entering the Damage Step, which no card data of the board does
     "calculation-halving-from-damage-step-start": "acc.damage-step-continuous",
+    "battle-damage-redirect-ignored": "acc.battle-damage",
+    "battle-damage-redirect-every-battle": "acc.battle-damage",
     "declaration-window-stays-open": "window.attack-declaration",
     "flip-effect-before-calculation": "damage.flip-after-calculation",
     "targets-destroyed-by-battle": "damage.no-destroyed-target",
