@@ -307,6 +307,34 @@ class BattleDamageRedirectEveryBattle(Rules):
         return sorted((1 - p if p in sides else p, a) for p, a in damage)
 
 
+class BattleBanishIgnored(Rules):
+    """A monster's effect that banishes an opponent's monster it destroys by battle ("Dark
+    Magician of Chaos") is ignored: the monster goes to the Graveyard."""
+
+    def _battle_banishers(self, s, attacker, target):
+        return []
+
+
+class OwnBanishIgnoredByBattle(Rules):
+    """"If this face-up card would leave the field, banish it instead" no longer applies once the
+    monster is destroyed by battle (treated as any other continuous effect of a destroyed-by-battle
+    monster): it goes to the Graveyard."""
+
+    def _banishes_itself(self, s, m):
+        return False if m.destroyed_by_battle else super()._banishes_itself(s, m)
+
+
+class BattleBanishAtCalculation(Rules):
+    """The monster that "Dark Magician of Chaos" destroys by battle is banished at damage
+    calculation, not when destroyed-by-battle monsters leave the field."""
+
+    def _damage_calculation(self, w):
+        super()._damage_calculation(w)
+        for _side, _i, m in list(w.s.monsters()):
+            if m.destroyed_by_battle and m.banish_when_sent:
+                self._move_from_field(w, m.uid, "banished", reason="battle")
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -699,6 +727,9 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("calculation-halving-from-damage-step-start", CalculationHalvingFromDamageStepStart, "accounting", "002-ds-calc-cont.toml"),
         Mutant("battle-damage-redirect-ignored", BattleDamageRedirectIgnored, "accounting", "002-ds-damage-cont.toml"),
         Mutant("battle-damage-redirect-every-battle", BattleDamageRedirectEveryBattle, "accounting", "002-ds-damage-cont.toml"),
+        Mutant("battle-banish-ignored", BattleBanishIgnored, "damage step", "002-ds-banish-battle.toml"),
+        Mutant("own-banish-ignored-by-battle", OwnBanishIgnoredByBattle, "damage step", "002-ds-banish-battle.toml"),
+        Mutant("battle-banish-at-calculation", BattleBanishAtCalculation, "damage step", "002-ds-banish-battle.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

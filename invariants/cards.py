@@ -52,7 +52,7 @@ STATICS = {
     "cannot_be_attacked", "unaffected_by_spells", "attack_each_monster", "attack_cost", "direct_attack", "must_attack",
     "destroy_if_face_up_defense", "modify_stats", "modify_atk", "cannot_attack", "negate_effects", "banish_instead_of_graveyard",
     "halve_attackers", "damage_step_atk", "halve_battler_at_calculation",
-    "battle_damage_to_opponent",
+    "battle_damage_to_opponent", "banish_destroyed_by_battle", "banish_self_leaving_field",
 }  # fmt: skip
 STAT_STATICS = {"modify_stats", "modify_atk", "halve_attackers"}
 COSTS = {"pay_lp", "tribute", "discard", "discard_self", "send_self_to_gy"}
@@ -400,6 +400,17 @@ class CardFacts:
         """"Your opponent takes any battle damage you would have taken from battles involving
         this card instead" ("Amazoness Swords Woman", DS-DAMAGE-CONT)."""
         return self._static(name, "battle_damage_to_opponent", "self")
+
+    @_memo
+    def banishes_destroyed_by_battle(self, name: str) -> bool | None:
+        """"If this card destroys an opponent's monster by battle, ...: Banish that opponent's
+        monster" ("Dark Magician of Chaos", DS-BANISH-BATTLE)."""
+        return self._static(name, "banish_destroyed_by_battle", "self")
+
+    @_memo
+    def banishes_itself_leaving_field(self, name: str) -> bool | None:
+        """"If this face-up card would leave the field, banish it instead" (DS-BANISH-BATTLE)."""
+        return self._static(name, "banish_self_leaving_field", "self")
 
     @_memo
     def attack_cost(self, name: str) -> int | None:

@@ -105,6 +105,14 @@ STATIC_KINDS = {
     # card instead." (Amazoness Swords Woman), applied as battle damage is inflicted (rule:
     # DS-DAMAGE-CONT)
     "battle_damage_to_opponent",
+    # "If this card destroys an opponent's monster by battle, ...: Banish that opponent's monster"
+    # (Dark Magician of Chaos): decided at damage calculation, done when destroyed-by-battle
+    # monsters leave the field (rule: DS-BANISH-BATTLE)
+    "banish_destroyed_by_battle",
+    # "If this face-up card would leave the field, banish it instead." (Dark Magician of Chaos,
+    # Exodius the Ultimate Forbidden Lord): it changes where the card goes, so it still applies
+    # to the card destroyed by battle (rule: DS-BANISH-BATTLE)
+    "banish_self_leaving_field",
 }
 STATIC_TARGETS = {"self", "equipped", "attached", "all_monsters", "all_cards"}
 # Statics that directly change ATK/DEF (rule: DS-LEGAL-STATS, Continuous Traps).
@@ -605,6 +613,8 @@ STATIC_PARAMS: dict[str, tuple[frozenset[str], dict, set[str]]] = {
     "damage_step_atk": (frozenset({"amount", "if_self"}), {"amount": _int_range(-MAX_STAT, MAX_STAT), "if_self": _enum({"attacks", "attacked"}, "battle role")}, {"self"}),
     "halve_battler_at_calculation": (frozenset(), {}, {"self"}),
     "battle_damage_to_opponent": (frozenset(), {}, {"self"}),
+    "banish_destroyed_by_battle": (frozenset(), {}, {"self"}),
+    "banish_self_leaving_field": (frozenset(), {}, {"self"}),
 }
 
 

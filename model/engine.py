@@ -1429,6 +1429,7 @@ class Rules:
                 continue
             self._lose_lp(w, player, amount)
             w.emit("battle_damage", player=player, amount=amount, attacker_uid=a.attacker, target_uid=a.target)
+        banishers = self._battle_banishers(s, a.attacker, a.target)
         for uid in destroy:
             f = w.s.find_monster(uid)
             if f is None:
@@ -1436,7 +1437,9 @@ class Rules:
             side, i, m = f
             if self._lingering_for(w.s, "battle_indestructible", side):
                 continue
-            self._put_monster(w, side, i, replace(m, destroyed_by_battle=True))
+            # rule: DS-BANISH-BATTLE (whether it will be banished is decided now)
+            banish = any(b != uid and bside != side for b, bside in banishers)
+            self._put_monster(w, side, i, replace(m, destroyed_by_battle=True, banish_when_sent=banish))
             w.emit("destroyed_by_battle", card=m.card, card_uid=uid, controller=side)
         w.s = replace(w.s, attack=replace(w.s.attack, calculated=True))  # type: ignore[arg-type]
         # Modifiers lasting "during damage calculation only" end now.
@@ -1458,6 +1461,16 @@ class Rules:
             elif src_uid == target:
                 atk_a = arith.halve(atk_a)
         return atk_a, value
+
+    def _battle_banishers(self, s: State, attacker: int, target: int | None) -> list[tuple[int, int]]:
+        """(uid, controller) of each battler whose effect banishes an opponent's monster it
+        destroys by battle ("Dark Magician of Chaos"), as damage calculation finds them (rule:
+        DS-BANISH-BATTLE)."""
+        return [
+            (src_uid, side)
+            for side, src_uid, _src, st in self._active_statics(s)
+            if st.apply == "banish_destroyed_by_battle" and src_uid in (attacker, target)
+        ]
 
     def _damage_redirected(self, s: State, attacker: int, target: int | None, damage: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """The battle damage [(player, amount)] with the continuous effects applied as it is
@@ -1506,11 +1519,22 @@ class Rules:
             if instead is not None:
                 # rule: DS-INSTEAD (done now, when destroyed-by-battle monsters are sent to the
                 # Graveyard: the monster stays, no longer destroyed by battle)
-                self._put_monster(w, side, i, replace(m, destroyed_by_battle=False))
+                self._put_monster(w, side, i, replace(m, destroyed_by_battle=False, banish_when_sent=False))
                 self.destroy(w, instead, by="effect")
                 continue
-            self._move_from_field(w, m.uid, "graveyard", reason="battle")
+            # rule: DS-BANISH-BATTLE (decided at damage calculation; its own "banish it instead")
+            dest = "banished" if m.banish_when_sent else "graveyard"
+            self._move_from_field(w, m.uid, dest, reason="battle")
         self._cleanup(w)
+
+    def _banishes_itself(self, s: State, m) -> bool:
+        """"If this face-up card would leave the field, banish it instead": a continuous effect
+        that changes where the card goes, so it applies to the monster destroyed by battle too
+        (002: "except those ... that change where they go when they're destroyed"), unless its
+        effects are negated (rule: DS-BANISH-BATTLE)."""
+        if not m.pos.face_up or m.uid in self._find_negated(s):
+            return False
+        return any(st.apply == "banish_self_leaving_field" for st in self.card(m.card).statics)
 
     def _destroyed_instead(self, s: State, uid: int) -> int | None:
         """The face-up Equip Card equipped to monster `uid` that is destroyed instead of it being
@@ -1961,6 +1985,8 @@ class Rules:
         f = w.s.find_monster(uid)
         if f is not None:
             side, i, m = f
+            if dest != "banished" and self._banishes_itself(w.s, m):
+                dest = "banished"  # rule: DS-BANISH-BATTLE ("If this face-up card would leave the field, banish it instead")
             self._put_monster(w, side, i, None)
             c = self.card(m.card)
             if c.is_token:

@@ -39,6 +39,10 @@ KILLERS = {
     "calculation-halving-from-damage-step-start": "acc.damage-step-continuous",
     "battle-damage-redirect-ignored": "acc.battle-damage",
     "battle-damage-redirect-every-battle": "acc.battle-damage",
+    "battle-banish-ignored": "damage.banished-by-battle",
+    "own-banish-ignored-by-battle": "damage.banished-by-battle",
+    # Summoned Skull leaves the field at damage calculation, before the end of the Damage Step
+    "battle-banish-at-calculation": "damage.destroyed-mark",
     "declaration-window-stays-open": "window.attack-declaration",
     "flip-effect-before-calculation": "damage.flip-after-calculation",
     "targets-destroyed-by-battle": "damage.no-destroyed-target",
