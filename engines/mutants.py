@@ -335,6 +335,24 @@ class BattleBanishAtCalculation(Rules):
                 self._move_from_field(w, m.uid, "banished", reason="battle")
 
 
+class BattleNegationIgnored(Rules):
+    """"Negate the effects of monsters destroyed by battle with Fiend-Type monsters you control"
+    ("Dark Ruler Ha Des") is ignored: the destroyed monster's trigger activates."""
+
+    def _negates_destroyed_by(self, s, destroyer, victim_side):
+        return False
+
+
+class BattleNegationAnyDestroyer(Rules):
+    """That negation applies to every monster destroyed by battle while "Dark Ruler Ha Des" is
+    face-up, whatever destroyed it (the Fiend condition is left out)."""
+
+    def _negates_destroyed_by(self, s, destroyer, victim_side):
+        return any(
+            st.apply == "negate_destroyed_by_own_fiends" and side != victim_side for side, _u, _src, st in self._active_statics(s)
+        )
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -730,6 +748,8 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("battle-banish-ignored", BattleBanishIgnored, "damage step", "002-ds-banish-battle.toml"),
         Mutant("own-banish-ignored-by-battle", OwnBanishIgnoredByBattle, "damage step", "002-ds-banish-battle.toml"),
         Mutant("battle-banish-at-calculation", BattleBanishAtCalculation, "damage step", "002-ds-banish-battle.toml"),
+        Mutant("battle-negation-ignored", BattleNegationIgnored, "damage step", "002-ds-negate-battle.toml"),
+        Mutant("battle-negation-any-destroyer", BattleNegationAnyDestroyer, "damage step", "002-ds-negate-battle.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

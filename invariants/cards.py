@@ -53,6 +53,7 @@ STATICS = {
     "destroy_if_face_up_defense", "modify_stats", "modify_atk", "cannot_attack", "negate_effects", "banish_instead_of_graveyard",
     "halve_attackers", "damage_step_atk", "halve_battler_at_calculation",
     "battle_damage_to_opponent", "banish_destroyed_by_battle", "banish_self_leaving_field",
+    "negate_destroyed_by_own_fiends",
 }  # fmt: skip
 STAT_STATICS = {"modify_stats", "modify_atk", "halve_attackers"}
 COSTS = {"pay_lp", "tribute", "discard", "discard_self", "send_self_to_gy"}
@@ -411,6 +412,12 @@ class CardFacts:
     def banishes_itself_leaving_field(self, name: str) -> bool | None:
         """"If this face-up card would leave the field, banish it instead" (DS-BANISH-BATTLE)."""
         return self._static(name, "banish_self_leaving_field", "self")
+
+    @_memo
+    def negates_destroyed_by_own_fiends(self, name: str) -> bool | None:
+        """"Negate the effects of monsters destroyed by battle with Fiend-Type monsters you
+        control" ("Dark Ruler Ha Des", DS-NEGATE-BATTLE)."""
+        return self._static(name, "negate_destroyed_by_own_fiends", "self")
 
     @_memo
     def attack_cost(self, name: str) -> int | None:

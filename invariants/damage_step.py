@@ -318,6 +318,34 @@ def _sent_by_battle(t) -> list:
 
 
 @history(
+    "battle_negated",
+    "The battlers of the current turn's battles whose effects are negated if damage calculation destroys them by battle: each "
+    "whose opponent's monster in the battle was, in the observation before the damage_calculation event, a Fiend controlled by "
+    "the controller of a face-up \"Dark Ruler Ha Des\" (by the card data: a card whose continuous effects say \"Negate the "
+    "effects of monsters destroyed by battle with Fiend-Type monsters you control\"), its effects not negated (decided then, "
+    "002 OCG). Forgotten when the turn ends. Never the engine's bookkeeping.",
+)
+def _battle_negated(prev, t):
+    if prev and t.before.get("turn") != t.after.get("turn"):
+        prev = ()
+    if "damage_calculation" not in t.kind_set():
+        return prev
+    e = t.of("damage_calculation")[0]
+    out = set(prev)
+    for uid, other in ((e["attacker_uid"], e["target_uid"]), (e["target_uid"], e["attacker_uid"])):
+        me, them = monster(t.before, uid), monster(t.before, other)
+        if me is None or them is None or me["controller"] == them["controller"] or t.cards.stat(them["card"], "race") != "Fiend":
+            continue  # (its Type by its card data)
+        for src in monsters(t.before):  # rule: DS-NEGATE-BATTLE (decided at damage calculation)
+            if src["controller"] != them["controller"] or src["position"] == "facedown" or negated(t.before, src["uid"], t.cards, t.mon):
+                continue
+            if t.cards.negates_destroyed_by_own_fiends(src["card"]):
+                out.add(uid)
+    new = tuple(sorted(out))
+    return prev if new == prev else new
+
+
+@history(
     "battle_triggers",
     "\"Destroyed by battle and sent to the Graveyard\" triggers due: (card, effect) for each monster sent to the Graveyard by "
     "battle whose trigger can resolve (by its card data, a free Monster Zone of its owner and a Deck card it can Special "
@@ -336,6 +364,8 @@ def _battle_triggers(prev, t):
                 due = {d for d in due if d[0] != e.get("card_uid")}
     if t.cards is not None and not t.after.get("over"):
         for e in _sent_by_battle(t):
+            if e["card_uid"] in t.mon["battle_negated"]:
+                continue  # rule: DS-NEGATE-BATTLE (its effects are negated: no trigger is due)
             for i in t.cards.battle_gy_triggers(e.get("card")) or ():
                 if _trigger_resolvable(t.cards, t.after, e, i) is True:
                     due.add((e["card_uid"], i))
@@ -347,8 +377,9 @@ def _battle_triggers(prev, t):
     "damage.battle-gy-trigger",
     "\"Destroyed by battle and sent to the Graveyard\" triggers become pending only at the end of the Damage Step, for a monster "
     "sent to the Graveyard by battle in that transition, and each such monster's trigger does when it can resolve: it is "
-    "activated or declined before anything else happens.",
-    ["DS-END-TRIGGERS", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-SEND-OWNER-GY"],
+    "activated or declined before anything else happens; none for a monster whose effects are negated by the card data of the "
+    "side that destroyed it (\"Dark Ruler Ha Des\", decided at damage calculation).",
+    ["DS-END-TRIGGERS", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-SEND-OWNER-GY", "DS-NEGATE-BATTLE"],
     "transition",
     FAMILY,
     reads=["step", "over", "turn", "players[].monsters", "players[].deck[].card"],
@@ -389,6 +420,10 @@ def battle_gy_trigger(t):
         effs = fact(t.cards.battle_gy_triggers(e["card"]), e["card"], "its triggered effects")
         for i in effs:
             seen = True
+            if uid in t.mon["battle_negated"]:  # rule: DS-NEGATE-BATTLE
+                if (uid, i) in pending:
+                    return f"{_ref(t, uid)}'s \"destroyed by battle\" trigger became pending, but its effects are negated (it was destroyed by battle with a Fiend of the controller of a face-up card that negates them, by its card data)"
+                continue
             if (uid, i) in pending:
                 continue
             can = _trigger_resolvable(t.cards, t.after, e, i)

@@ -113,6 +113,9 @@ STATIC_KINDS = {
     # Exodius the Ultimate Forbidden Lord): it changes where the card goes, so it still applies
     # to the card destroyed by battle (rule: DS-BANISH-BATTLE)
     "banish_self_leaving_field",
+    # "Negate the effects of monsters destroyed by battle with Fiend-Type monsters you control."
+    # (Dark Ruler Ha Des): decided at damage calculation (rule: DS-NEGATE-BATTLE)
+    "negate_destroyed_by_own_fiends",
 }
 STATIC_TARGETS = {"self", "equipped", "attached", "all_monsters", "all_cards"}
 # Statics that directly change ATK/DEF (rule: DS-LEGAL-STATS, Continuous Traps).
@@ -615,6 +618,7 @@ STATIC_PARAMS: dict[str, tuple[frozenset[str], dict, set[str]]] = {
     "battle_damage_to_opponent": (frozenset(), {}, {"self"}),
     "banish_destroyed_by_battle": (frozenset(), {}, {"self"}),
     "banish_self_leaving_field": (frozenset(), {}, {"self"}),
+    "negate_destroyed_by_own_fiends": (frozenset(), {}, {"self"}),
 }
 
 

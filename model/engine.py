@@ -327,7 +327,8 @@ class Rules:
         return self._statics_val[1]
 
     def _find_negated(self, s: State) -> frozenset[int]:
-        out = set()
+        # rule: DS-NEGATE-BATTLE (a monster Dark Ruler Ha Des's Fiend destroyed by battle)
+        out = {m.uid for _side, _i, m in s.monsters() if m.battle_negated}
         for _side, _i, c in s.spell_traps():
             if c.face_up and not c.activating and c.attached_to is not None:
                 if any(st.apply == "negate_effects" for st in self.card(c.card).statics):
@@ -1439,7 +1440,10 @@ class Rules:
                 continue
             # rule: DS-BANISH-BATTLE (whether it will be banished is decided now)
             banish = any(b != uid and bside != side for b, bside in banishers)
-            self._put_monster(w, side, i, replace(m, destroyed_by_battle=True, banish_when_sent=banish))
+            # rule: DS-NEGATE-BATTLE (whether its effects are negated is decided now)
+            other = a.target if uid == a.attacker else a.attacker
+            neg = other is not None and self._negates_destroyed_by(s, other, side)
+            self._put_monster(w, side, i, replace(m, destroyed_by_battle=True, banish_when_sent=banish, battle_negated=neg))
             w.emit("destroyed_by_battle", card=m.card, card_uid=uid, controller=side)
         w.s = replace(w.s, attack=replace(w.s.attack, calculated=True))  # type: ignore[arg-type]
         # Modifiers lasting "during damage calculation only" end now.
@@ -1461,6 +1465,16 @@ class Rules:
             elif src_uid == target:
                 atk_a = arith.halve(atk_a)
         return atk_a, value
+
+    def _negates_destroyed_by(self, s: State, destroyer: int, victim_side: int) -> bool:
+        """A monster of `victim_side` destroyed by battle with monster `destroyer` has its effects
+        negated: `destroyer` is a Fiend controlled by the controller of a face-up "Dark Ruler Ha
+        Des" ("Negate the effects of monsters destroyed by battle with Fiend-Type monsters you
+        control"), as damage calculation finds them (rule: DS-NEGATE-BATTLE)."""
+        f = s.find_monster(destroyer)
+        if f is None or f[0] == victim_side or self.card(f[2].card).race != "Fiend":
+            return False
+        return any(st.apply == "negate_destroyed_by_own_fiends" and side == f[0] for side, _u, _src, st in self._active_statics(s))
 
     def _battle_banishers(self, s: State, attacker: int, target: int | None) -> list[tuple[int, int]]:
         """(uid, controller) of each battler whose effect banishes an opponent's monster it
@@ -1519,12 +1533,15 @@ class Rules:
             if instead is not None:
                 # rule: DS-INSTEAD (done now, when destroyed-by-battle monsters are sent to the
                 # Graveyard: the monster stays, no longer destroyed by battle)
-                self._put_monster(w, side, i, replace(m, destroyed_by_battle=False, banish_when_sent=False))
+                self._put_monster(w, side, i, replace(m, destroyed_by_battle=False, banish_when_sent=False, battle_negated=False))
                 self.destroy(w, instead, by="effect")
                 continue
             # rule: DS-BANISH-BATTLE (decided at damage calculation; its own "banish it instead")
             dest = "banished" if m.banish_when_sent else "graveyard"
             self._move_from_field(w, m.uid, dest, reason="battle")
+            if m.battle_negated:
+                # rule: DS-NEGATE-BATTLE (negated in the Graveyard too: its "destroyed by battle" triggers)
+                w.s = replace(w.s, fresh=w.s.fresh + (("battle_negated", m.uid),))
         self._cleanup(w)
 
     def _banishes_itself(self, s: State, m) -> bool:
@@ -1619,7 +1636,7 @@ class Rules:
                     continue
                 uid, owner = f[1], f[2]
                 g = next((x for x in s.players[owner].graveyard if x.uid == uid), None)
-                if g is None:
+                if g is None or ("battle_negated", uid) in s.fresh:  # rule: DS-NEGATE-BATTLE
                     continue
                 # rule: CARD-FACEDOWN-DESTROYED (a non-Flip Graveyard trigger activates even if the
                 # monster was face-down: no face-up check here)

@@ -130,7 +130,7 @@ VERBATIM_TEXT = ["Horus the Black Flame Dragon LV8", "Half or Nothing", "Sasuke 
                  "Attack and Receive", "Numinous Healer", "Masked Chopper", "Fossil Tusker",
                  "Black Luster Soldier - Envoy of the Beginning", "Mirror of Yata", "Steamroid",
                  "Gaia Plate the Earth Giant", "Amazoness Swords Woman",
-                 "Dark Magician of Chaos"]
+                 "Dark Magician of Chaos", "Dark Ruler Ha Des"]
 
 
 def _full_texts() -> dict[int, str]:

@@ -43,6 +43,9 @@ KILLERS = {
     "own-banish-ignored-by-battle": "damage.banished-by-battle",
     # Summoned Skull leaves the field at damage calculation, before the end of the Damage Step
     "battle-banish-at-calculation": "damage.destroyed-mark",
+    "battle-negation-ignored": "damage.battle-gy-trigger",
+    # the Battle Ox line: Mystic Tomato's trigger can resolve but is not pending
+    "battle-negation-any-destroyer": "damage.battle-gy-trigger",
     "declaration-window-stays-open": "window.attack-declaration",
     "flip-effect-before-calculation": "damage.flip-after-calculation",
     "targets-destroyed-by-battle": "damage.no-destroyed-target",
