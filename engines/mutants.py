@@ -272,6 +272,113 @@ class DestroyedTriggersNotByBattle(Rules):
         return []
 
 
+class DamageStepBoostAtCalculationOnly(Rules):
+    """A monster's continuous effect that applies "during the Damage Step only" (Steamroid) is
+    applied at damage calculation only, not from the start of the Damage Step."""
+
+    def _damage_step_mods(self, s, uid):
+        if s.step is not Step.DS_DURING_CALC:
+            return []
+        return super()._damage_step_mods(s, uid)
+
+
+class CalculationHalvingIgnored(Rules):
+    """A continuous effect applied at damage calculation only (Gaia Plate the Earth Giant's
+    halving of the monster battling it) is never applied."""
+
+    def _calculation_continuous(self, s, attacker, target, atk_a, value):
+        return atk_a, value
+
+
+class CalculationHalvingFromDamageStepStart(Rules):
+    """A continuous effect applied at damage calculation only (Gaia Plate the Earth Giant's
+    halving of the monster battling it) applies from the start of the Damage Step instead: the
+    battling monster's ATK shows halved in every sub-step, and damage calculation uses it as it is."""
+
+    def damage_step_key(self, s):
+        a = s.attack
+        if a is None or a.target is None or not s.step.in_damage_step:
+            return None
+        return (a.attacker, a.target)
+
+    def _damage_step_mods(self, s, uid):
+        out = super()._damage_step_mods(s, uid)
+        a = s.attack
+        if self.damage_step_key(s) is None or uid not in (a.attacker, a.target):
+            return out
+        other = a.target if uid == a.attacker else a.attacker
+        for _side, src_uid, src, st in self._active_statics(s):
+            if st.apply == "halve_battler_at_calculation" and src_uid == other:
+                out = out + [(src.card, "atk", "halve", 0)]
+        return out
+
+    def _calculation_continuous(self, s, attacker, target, atk_a, value):
+        return atk_a, value
+
+
+class BattleDamageRedirectIgnored(Rules):
+    """A continuous effect that gives its controller's battle damage to the opponent ("Amazoness
+    Swords Woman") is never applied: the controller takes it."""
+
+    def _damage_redirected(self, s, attacker, target, damage):
+        return damage
+
+
+class BattleDamageRedirectEveryBattle(Rules):
+    """That effect applies to every battle of its controller's monsters, not only to battles
+    involving the card itself."""
+
+    def _damage_redirected(self, s, attacker, target, damage):
+        sides = {side for side, _u, _src, st in self._active_statics(s) if st.apply == "battle_damage_to_opponent"}
+        return sorted((1 - p if p in sides else p, a) for p, a in damage)
+
+
+class BattleBanishIgnored(Rules):
+    """A monster's effect that banishes an opponent's monster it destroys by battle ("Dark
+    Magician of Chaos") is ignored: the monster goes to the Graveyard."""
+
+    def _battle_banishers(self, s, attacker, target):
+        return []
+
+
+class OwnBanishIgnoredByBattle(Rules):
+    """"If this face-up card would leave the field, banish it instead" no longer applies once the
+    monster is destroyed by battle (treated as any other continuous effect of a destroyed-by-battle
+    monster): it goes to the Graveyard."""
+
+    def _banishes_itself(self, s, m):
+        return False if m.destroyed_by_battle else super()._banishes_itself(s, m)
+
+
+class BattleBanishAtCalculation(Rules):
+    """The monster that "Dark Magician of Chaos" destroys by battle is banished at damage
+    calculation, not when destroyed-by-battle monsters leave the field."""
+
+    def _damage_calculation(self, w):
+        super()._damage_calculation(w)
+        for _side, _i, m in list(w.s.monsters()):
+            if m.destroyed_by_battle and m.banish_when_sent:
+                self._move_from_field(w, m.uid, "banished", reason="battle")
+
+
+class BattleNegationIgnored(Rules):
+    """"Negate the effects of monsters destroyed by battle with Fiend-Type monsters you control"
+    ("Dark Ruler Ha Des") is ignored: the destroyed monster's trigger activates."""
+
+    def _negates_destroyed_by(self, s, destroyer, victim_side):
+        return False
+
+
+class BattleNegationAnyDestroyer(Rules):
+    """That negation applies to every monster destroyed by battle while "Dark Ruler Ha Des" is
+    face-up, whatever destroyed it (the Fiend condition is left out)."""
+
+    def _negates_destroyed_by(self, s, destroyer, victim_side):
+        return any(
+            st.apply == "negate_destroyed_by_own_fiends" and side != victim_side for side, _u, _src, st in self._active_statics(s)
+        )
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -671,6 +778,16 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("opponent-summon-effects-in-damage-step", OpponentSummonEffectsInDamageStep, "damage step", "002-ds-opponent-summon.toml"),
         Mutant("destroyed-by-battle-triggers-need-graveyard", DestroyedByBattleTriggersNeedGraveyard, "damage step", "002-ds-destroyed-by-battle.toml"),
         Mutant("destroyed-triggers-not-by-battle", DestroyedTriggersNotByBattle, "damage step", "002-ds-destroyed-in-general.toml"),
+        Mutant("damage-step-boost-at-calculation-only", DamageStepBoostAtCalculationOnly, "accounting", "002-ds-start-cont.toml"),
+        Mutant("calculation-halving-ignored", CalculationHalvingIgnored, "accounting", "002-ds-calc-cont.toml"),
+        Mutant("calculation-halving-from-damage-step-start", CalculationHalvingFromDamageStepStart, "accounting", "002-ds-calc-cont.toml"),
+        Mutant("battle-damage-redirect-ignored", BattleDamageRedirectIgnored, "accounting", "002-ds-damage-cont.toml"),
+        Mutant("battle-damage-redirect-every-battle", BattleDamageRedirectEveryBattle, "accounting", "002-ds-damage-cont.toml"),
+        Mutant("battle-banish-ignored", BattleBanishIgnored, "damage step", "002-ds-banish-battle.toml"),
+        Mutant("own-banish-ignored-by-battle", OwnBanishIgnoredByBattle, "damage step", "002-ds-banish-battle.toml"),
+        Mutant("battle-banish-at-calculation", BattleBanishAtCalculation, "damage step", "002-ds-banish-battle.toml"),
+        Mutant("battle-negation-ignored", BattleNegationIgnored, "damage step", "002-ds-negate-battle.toml"),
+        Mutant("battle-negation-any-destroyer", BattleNegationAnyDestroyer, "damage step", "002-ds-negate-battle.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

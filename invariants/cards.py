@@ -55,7 +55,9 @@ STATICS = {
     "destroy_self_instead_of_battle",
     "cannot_be_attacked", "unaffected_by_spells", "attack_each_monster", "attack_cost", "direct_attack", "must_attack",
     "destroy_if_face_up_defense", "modify_stats", "modify_atk", "cannot_attack", "negate_effects", "banish_instead_of_graveyard",
-    "halve_attackers",
+    "halve_attackers", "damage_step_atk", "halve_battler_at_calculation",
+    "battle_damage_to_opponent", "banish_destroyed_by_battle", "banish_self_leaving_field",
+    "negate_destroyed_by_own_fiends",
 }  # fmt: skip
 STAT_STATICS = {"modify_stats", "modify_atk", "halve_attackers"}
 COSTS = {"pay_lp", "tribute", "discard", "discard_self", "send_self_to_gy"}
@@ -389,6 +391,45 @@ class CardFacts:
         """An Equip Card destroyed instead of its monster being destroyed by battle (Mirror of
         Yata: "If it would be destroyed by battle, destroy this card instead", DS-INSTEAD)."""
         return self._static(name, "destroy_self_instead_of_battle", "equipped")
+
+    @_memo
+    def damage_step_atk(self, name: str, role: str) -> int | None:
+        """The ATK the monster's own continuous effect adds "during the Damage Step only" when it
+        attacks an opponent's monster (`role` "attacks") or is attacked by one ("attacked"):
+        "Steamroid" (DS-START-CONT); 0 when it has none."""
+        sts = self.statics(name)
+        if sts is None:
+            return UNKNOWN
+        return sum(int(s.get("amount", 0)) for s in sts if s.get("apply") == "damage_step_atk" and s.get("if_self") == role)
+
+    @_memo
+    def halves_battler_at_calculation(self, name: str) -> bool | None:
+        """The monster halves the ATK and DEF of the monster battling it, at damage calculation
+        only ("Gaia Plate the Earth Giant", DS-CALC-CONT)."""
+        return self._static(name, "halve_battler_at_calculation", "self")
+
+    @_memo
+    def gives_battle_damage_to_opponent(self, name: str) -> bool | None:
+        """"Your opponent takes any battle damage you would have taken from battles involving
+        this card instead" ("Amazoness Swords Woman", DS-DAMAGE-CONT)."""
+        return self._static(name, "battle_damage_to_opponent", "self")
+
+    @_memo
+    def banishes_destroyed_by_battle(self, name: str) -> bool | None:
+        """"If this card destroys an opponent's monster by battle, ...: Banish that opponent's
+        monster" ("Dark Magician of Chaos", DS-BANISH-BATTLE)."""
+        return self._static(name, "banish_destroyed_by_battle", "self")
+
+    @_memo
+    def banishes_itself_leaving_field(self, name: str) -> bool | None:
+        """"If this face-up card would leave the field, banish it instead" (DS-BANISH-BATTLE)."""
+        return self._static(name, "banish_self_leaving_field", "self")
+
+    @_memo
+    def negates_destroyed_by_own_fiends(self, name: str) -> bool | None:
+        """"Negate the effects of monsters destroyed by battle with Fiend-Type monsters you
+        control" ("Dark Ruler Ha Des", DS-NEGATE-BATTLE)."""
+        return self._static(name, "negate_destroyed_by_own_fiends", "self")
 
     @_memo
     def attack_cost(self, name: str) -> int | None:

@@ -12,7 +12,19 @@ from __future__ import annotations
 from bpcheck.invariants.base import NotJudged, by_history, invariant, part_not_evaluated
 from bpcheck.invariants.cards import DAMAGE_STEPS, STAT_CHANGE_STEPS
 from bpcheck.invariants.monitor import history, left_field
-from bpcheck.invariants.view import card_ref, card_refs, db_attack_effect, destroyed_instead, fact, find_spell, monster, monster_fields, monsters, spell_fields
+from bpcheck.invariants.view import (
+    card_ref,
+    card_refs,
+    db_attack_effect,
+    destroyed_instead,
+    fact,
+    find_spell,
+    monster,
+    monster_fields,
+    monsters,
+    negated,
+    spell_fields,
+)
 
 FAMILY = "damage step"
 
@@ -315,6 +327,34 @@ def _left_by_battle_public(t) -> list:
 
 
 @history(
+    "battle_negated",
+    "The battlers of the current turn's battles whose effects are negated if damage calculation destroys them by battle: each "
+    "whose opponent's monster in the battle was, in the observation before the damage_calculation event, a Fiend controlled by "
+    "the controller of a face-up \"Dark Ruler Ha Des\" (by the card data: a card whose continuous effects say \"Negate the "
+    "effects of monsters destroyed by battle with Fiend-Type monsters you control\"), its effects not negated (decided then, "
+    "002 OCG). Forgotten when the turn ends. Never the engine's bookkeeping.",
+)
+def _battle_negated(prev, t):
+    if prev and t.before.get("turn") != t.after.get("turn"):
+        prev = ()
+    if "damage_calculation" not in t.kind_set():
+        return prev
+    e = t.of("damage_calculation")[0]
+    out = set(prev)
+    for uid, other in ((e["attacker_uid"], e["target_uid"]), (e["target_uid"], e["attacker_uid"])):
+        me, them = monster(t.before, uid), monster(t.before, other)
+        if me is None or them is None or me["controller"] == them["controller"] or t.cards.stat(them["card"], "race") != "Fiend":
+            continue  # (its Type by its card data)
+        for src in monsters(t.before):  # rule: DS-NEGATE-BATTLE (decided at damage calculation)
+            if src["controller"] != them["controller"] or src["position"] == "facedown" or negated(t.before, src["uid"], t.cards, t.mon):
+                continue
+            if t.cards.negates_destroyed_by_own_fiends(src["card"]):
+                out.add(uid)
+    new = tuple(sorted(out))
+    return prev if new == prev else new
+
+
+@history(
     "battle_triggers",
     "\"Destroyed by battle and sent to the Graveyard\" triggers due: (card, effect) for each monster sent to the Graveyard by "
     "battle whose trigger can resolve (by its card data, a free Monster Zone of its owner and a Deck card it can Special "
@@ -334,6 +374,8 @@ def _battle_triggers(prev, t):
                 due = {d for d in due if d[0] != e.get("card_uid")}
     if t.cards is not None and not t.after.get("over"):
         for e in _sent_by_battle(t):
+            if e["card_uid"] in t.mon["battle_negated"]:
+                continue  # rule: DS-NEGATE-BATTLE (its effects are negated: no trigger is due)
             for i in t.cards.battle_gy_triggers(e.get("card")) or ():
                 if _trigger_resolvable(t.cards, t.after, e, i) is True:
                     due.add((e["card_uid"], i))
@@ -356,8 +398,9 @@ def _battle_triggers(prev, t):
     "sent to the Graveyard by battle in that transition, and each such monster's trigger does when it can resolve: it is "
     "activated or declined before anything else happens; an \"If this card is destroyed by battle\" trigger naming no "
     "Graveyard, or on being destroyed in general, for a monster that left the field by battle to the Graveyard or banished, "
-    "wherever it went.",
-    ["DS-END-TRIGGERS", "DS-DESTROYED-BY-BATTLE", "DS-DESTROYED-IN-GENERAL", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-SEND-OWNER-GY"],
+    "wherever it went; none for a monster whose effects are negated by the card data of the side that destroyed it "
+    "(\"Dark Ruler Ha Des\", decided at damage calculation).",
+    ["DS-END-TRIGGERS", "DS-DESTROYED-BY-BATTLE", "DS-DESTROYED-IN-GENERAL", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-SEND-OWNER-GY", "DS-NEGATE-BATTLE"],
     "transition",
     FAMILY,
     reads=["step", "over", "turn", "players[].monsters", "players[].deck[].card"],
@@ -413,6 +456,10 @@ def battle_gy_trigger(t):
         effs = fact(t.cards.battle_gy_triggers(e["card"]), e["card"], "its triggered effects")
         for i in effs:
             seen = True
+            if uid in t.mon["battle_negated"]:  # rule: DS-NEGATE-BATTLE
+                if (uid, i) in pending:
+                    return f"{_ref(t, uid)}'s \"destroyed by battle\" trigger became pending, but its effects are negated (it was destroyed by battle with a Fiend of the controller of a face-up card that negates them, by its card data)"
+                continue
             if (uid, i) in pending:
                 continue
             can = _trigger_resolvable(t.cards, t.after, e, i)
@@ -755,3 +802,72 @@ def facedown_destroyed_flip(t):
 
 
 __all__ = ["STAT_CHANGE_STEPS", "walk"]
+
+
+# -- where a monster destroyed by battle goes (DS-BANISH-BATTLE) -------------------------------
+
+
+def _banisher(t, obs, uid: int | None) -> bool:
+    """Monster `uid` is face-up in `obs`, its effects not negated, and by its card data banishes
+    an opponent's monster it destroys by battle ("Dark Magician of Chaos"). A card of a card
+    database, whose effects are not data, is not one here (its profile does not read this)."""
+    m = monster(obs, uid)
+    if m is None or m["position"] == "facedown" or negated(obs, uid, t.cards, t.mon):
+        return False
+    return bool(t.cards.banishes_destroyed_by_battle(m["card"]))
+
+
+@history(
+    "battle_banish",
+    "The battlers of the current Damage Step that damage calculation would banish if it destroyed them by battle: each whose "
+    "opponent's monster in the battle was, in the observation before the damage_calculation event, face-up, not negated, and by "
+    "its card data banishes an opponent's monster it destroys by battle (decided then, 002 OCG). Forgotten when the Damage Step "
+    "ends. Never the engine's bookkeeping.",
+)
+def _battle_banish(prev, t):
+    kinds = t.kind_set()
+    if "damage_calculation" not in kinds:
+        if prev and "phase_changed" in kinds and not str(t.after.get("step", "")).startswith("damage_step"):
+            return ()
+        return prev
+    e = t.of("damage_calculation")[0]
+    out = set(prev)
+    for uid, other in ((e["attacker_uid"], e["target_uid"]), (e["target_uid"], e["attacker_uid"])):
+        me, them = monster(t.before, uid), monster(t.before, other)
+        if me is None or them is None or me["controller"] == them["controller"]:
+            continue
+        if _banisher(t, t.before, other):  # rule: DS-BANISH-BATTLE (decided at damage calculation)
+            out.add(uid)
+    new = tuple(sorted(out))
+    return prev if new == prev else new
+
+
+@invariant(
+    "damage.banished-by-battle",
+    "A monster destroyed by battle is banished, not sent to the Graveyard, when it leaves the field by battle if the monster it "
+    "battled banishes an opponent's monster it destroys by battle by its card data (\"Dark Magician of Chaos\"; decided at damage "
+    "calculation: so even if that monster left the field since), or if its own card data says \"If this face-up card would "
+    "leave the field, banish it instead\" (it was face-up and not negated). Other destinations are not judged here.",
+    ["DS-BANISH-BATTLE", "DS-SEND-OWNER-GY"],
+    "transition",
+    FAMILY,
+    events=["card_moved"],
+    reads=[*monster_fields("uid", "card", "controller", "position"), *spell_fields("card", "face_up", "attached_to")],
+)
+def banished_by_battle(t):
+    judged = False
+    for e in t.of("card_moved"):
+        if e.get("from") != "monster_zone" or e.get("reason") != "battle":
+            continue
+        uid = e["card_uid"]
+        m = monster(t.before, uid)
+        own = m is not None and m["position"] != "facedown" and not negated(t.before, uid, t.cards, t.mon)
+        own = own and bool(t.cards.banishes_itself_leaving_field(m["card"]))
+        by = uid in t.mon["battle_banish"]
+        if not (own or by):
+            continue  # (where it goes is DS-SEND-OWNER-GY's, not judged here)
+        judged = True
+        if e.get("to") not in ("banished", "nowhere"):  # (a Token goes nowhere: CARD-TOKEN)
+            why = "its own card data banishes it when it would leave the field" if own else "the monster that destroyed it banishes it, by its card data (decided at damage calculation)"
+            return f"{card_ref(t.before, uid, t.after)}, destroyed by battle, went to the {e.get('to')}; {why}"
+    return True if judged else None

@@ -110,6 +110,28 @@ STATIC_KINDS = {
     # "If it would be destroyed by battle, destroy this card instead." (an Equip Card: Mirror of
     # Yata), done when destroyed-by-battle monsters are sent to the Graveyard (rule: DS-INSTEAD)
     "destroy_self_instead_of_battle",
+    # "... gains/loses N ATK during the Damage Step only" when this card attacks / is attacked by
+    # an opponent's monster (Steamroid): applied from the start of the Damage Step to its end
+    # (rule: DS-START-CONT)
+    "damage_step_atk",
+    # "Halve the ATK and DEF of any monster that battles with this card" (Gaia Plate the Earth
+    # Giant): applied at damage calculation only (rule: DS-CALC-CONT)
+    "halve_battler_at_calculation",
+    # "Your opponent takes any battle damage you would have taken from battles involving this
+    # card instead." (Amazoness Swords Woman), applied as battle damage is inflicted (rule:
+    # DS-DAMAGE-CONT)
+    "battle_damage_to_opponent",
+    # "If this card destroys an opponent's monster by battle, ...: Banish that opponent's monster"
+    # (Dark Magician of Chaos): decided at damage calculation, done when destroyed-by-battle
+    # monsters leave the field (rule: DS-BANISH-BATTLE)
+    "banish_destroyed_by_battle",
+    # "If this face-up card would leave the field, banish it instead." (Dark Magician of Chaos,
+    # Exodius the Ultimate Forbidden Lord): it changes where the card goes, so it still applies
+    # to the card destroyed by battle (rule: DS-BANISH-BATTLE)
+    "banish_self_leaving_field",
+    # "Negate the effects of monsters destroyed by battle with Fiend-Type monsters you control."
+    # (Dark Ruler Ha Des): decided at damage calculation (rule: DS-NEGATE-BATTLE)
+    "negate_destroyed_by_own_fiends",
 }
 STATIC_TARGETS = {"self", "equipped", "attached", "all_monsters", "all_cards"}
 # Statics that directly change ATK/DEF (rule: DS-LEGAL-STATS, Continuous Traps).
@@ -629,6 +651,12 @@ STATIC_PARAMS: dict[str, tuple[frozenset[str], dict, set[str]]] = {
     "banish_instead_of_graveyard": (frozenset(), {}, {"all_cards"}),
     "halve_attackers": (frozenset(), {}, {"all_monsters"}),
     "destroy_self_instead_of_battle": (frozenset(), {}, {"equipped"}),
+    "damage_step_atk": (frozenset({"amount", "if_self"}), {"amount": _int_range(-MAX_STAT, MAX_STAT), "if_self": _enum({"attacks", "attacked"}, "battle role")}, {"self"}),
+    "halve_battler_at_calculation": (frozenset(), {}, {"self"}),
+    "battle_damage_to_opponent": (frozenset(), {}, {"self"}),
+    "banish_destroyed_by_battle": (frozenset(), {}, {"self"}),
+    "banish_self_leaving_field": (frozenset(), {}, {"self"}),
+    "negate_destroyed_by_own_fiends": (frozenset(), {}, {"self"}),
 }
 
 

@@ -331,7 +331,8 @@ class Rules:
         return self._statics_val[1]
 
     def _find_negated(self, s: State) -> frozenset[int]:
-        out = set()
+        # rule: DS-NEGATE-BATTLE (a monster Dark Ruler Ha Des's Fiend destroyed by battle)
+        out = {m.uid for _side, _i, m in s.monsters() if m.battle_negated}
         for _side, _i, c in s.spell_traps():
             if c.face_up and not c.activating and c.attached_to is not None:
                 if any(st.apply == "negate_effects" for st in self.card(c.card).statics):
@@ -460,11 +461,67 @@ class Rules:
                 atk = arith.halve(atk)
         return arith.clamp0(atk), arith.clamp0(dfn), mods
 
+    def battle_stats(self, s: State, uid: int) -> tuple[int, int, list[tuple[str, str, str, int]]]:
+        """:meth:`stat_breakdown` with the continuous effects that apply during the Damage Step
+        only ("Steamroid"): those depend on the step and the attack, which the players' memo of
+        stat_breakdown does not see, so they are added here, unmemoised (rule: DS-START-CONT)."""
+        atk, dfn, mods = self.stat_breakdown(s, uid)
+        extra = self._damage_step_mods(s, uid)
+        if not extra:
+            return atk, dfn, mods
+        # (recomputed from the base with every modifier: additions first, then halvings)
+        c = self.card(self.name_of(s, uid))
+        atk, dfn = (0 if c.atk is None else c.atk), (0 if c.def_ is None else c.def_)
+        mods = mods + extra
+        for _src, stat, kind, amount in mods:
+            if kind == "add":
+                if stat == "atk":
+                    atk = arith.add(atk, amount)
+                else:
+                    dfn = arith.add(dfn, amount)
+        for _src, stat, kind, _amount in mods:
+            if kind == "halve" and stat == "atk":
+                atk = arith.halve(atk)
+        return arith.clamp0(atk), arith.clamp0(dfn), mods
+
+    def _damage_step_mods(self, s: State, uid: int) -> list[tuple[str, str, str, int]]:
+        """The ATK changes of monster `uid`'s own continuous effects that apply "during the
+        Damage Step only": from the start of the Damage Step, before its "at the start of the
+        Damage Step" chain, to its end (rule: DS-START-CONT). "If this card attacks an
+        opponent's monster" / "is attacked by an opponent's monster": the attack has a target."""
+        if self.damage_step_key(s) is None:
+            return []
+        a = s.attack
+        assert a is not None
+        if uid == a.attacker:
+            role = "attacks"
+        elif uid == a.target:
+            role = "attacked"
+        else:
+            return []
+        out = []
+        for _side, src_uid, src, st in self._active_statics(s):
+            if st.apply == "damage_step_atk" and src_uid == uid and st.get("if_self") == role:
+                out.append((src.card, "atk", "add", st.get("amount", 0)))
+        return out
+
+    def damage_step_key(self, s: State) -> tuple[int, int] | None:
+        """(attacker, target) when a continuous effect that applies during the Damage Step only
+        may apply in `s` (rule: DS-START-CONT), else None: what the players' memo of an
+        observation must be told apart by."""
+        a = s.attack
+        if a is None or a.target is None or not s.step.in_damage_step:
+            return None
+        memo = self._memo(s)
+        if memo is not None and "damage_step_atk" not in self._field_kinds(s, memo):
+            return None
+        return (a.attacker, a.target)
+
     def atk(self, s: State, uid: int) -> int:
-        return self.stat_breakdown(s, uid)[0]
+        return self.battle_stats(s, uid)[0]
 
     def defense(self, s: State, uid: int) -> int:
-        return self.stat_breakdown(s, uid)[1]
+        return self.battle_stats(s, uid)[1]
 
     # -- attacks --------------------------------------------------------------------------------
 
@@ -1408,13 +1465,16 @@ class Rules:
         else:
             _side, _i, t = s.find_monster(a.target)  # type: ignore[misc]
             value = self.atk(s, t.uid) if t.pos is Pos.ATK else self.defense(s, t.uid)
+            atk_a, value = self._calculation_continuous(s, a.attacker, t.uid, atk_a, value)
             w.emit("damage_calculation", attacker_uid=a.attacker, target_uid=t.uid, attacker_atk=atk_a, target_value=value, target_position=t.pos.value)
             destroy, damage = self.battle_result(tp, a.attacker, atk_a, t.uid, t.pos, value)
+        damage = self._damage_redirected(s, a.attacker, a.target, damage)
         for player, amount in damage:
             if arith.le(amount, 0) or self._lingering_for(w.s, "no_battle_damage", player):
                 continue
             self._lose_lp(w, player, amount)
             w.emit("battle_damage", player=player, amount=amount, attacker_uid=a.attacker, target_uid=a.target)
+        banishers = self._battle_banishers(s, a.attacker, a.target)
         for uid in destroy:
             f = w.s.find_monster(uid)
             if f is None:
@@ -1422,7 +1482,12 @@ class Rules:
             side, i, m = f
             if self._lingering_for(w.s, "battle_indestructible", side):
                 continue
-            self._put_monster(w, side, i, replace(m, destroyed_by_battle=True))
+            # rule: DS-BANISH-BATTLE (whether it will be banished is decided now)
+            banish = any(b != uid and bside != side for b, bside in banishers)
+            # rule: DS-NEGATE-BATTLE (whether its effects are negated is decided now)
+            other = a.target if uid == a.attacker else a.attacker
+            neg = other is not None and self._negates_destroyed_by(s, other, side)
+            self._put_monster(w, side, i, replace(m, destroyed_by_battle=True, banish_when_sent=banish, battle_negated=neg))
             w.emit("destroyed_by_battle", card=m.card, card_uid=uid, controller=side)
         w.s = replace(w.s, attack=replace(w.s.attack, calculated=True))  # type: ignore[arg-type]
         # Modifiers lasting "during damage calculation only" end now.
@@ -1431,6 +1496,57 @@ class Rules:
         # survived the battle, is destroyed by its effect now (rule: DS-SELF-DESTROY).
         self._cleanup(w)
         self._check_lp(w)
+
+    def _calculation_continuous(self, s: State, attacker: int, target: int, atk_a: int, value: int) -> tuple[int, int]:
+        """The attacker's ATK and the target's ATK or DEF with the continuous effects applied at
+        damage calculation only, after its chain ("Gaia Plate the Earth Giant": "Halve the ATK
+        and DEF of any monster that battles with this card"): (rule: DS-CALC-CONT)."""
+        for _side, src_uid, _src, st in self._active_statics(s):
+            if st.apply != "halve_battler_at_calculation":
+                continue
+            if src_uid == attacker:
+                value = arith.halve(value)
+            elif src_uid == target:
+                atk_a = arith.halve(atk_a)
+        return atk_a, value
+
+    def _negates_destroyed_by(self, s: State, destroyer: int, victim_side: int) -> bool:
+        """A monster of `victim_side` destroyed by battle with monster `destroyer` has its effects
+        negated: `destroyer` is a Fiend controlled by the controller of a face-up "Dark Ruler Ha
+        Des" ("Negate the effects of monsters destroyed by battle with Fiend-Type monsters you
+        control"), as damage calculation finds them (rule: DS-NEGATE-BATTLE)."""
+        f = s.find_monster(destroyer)
+        if f is None or f[0] == victim_side or self.card(f[2].card).race != "Fiend":
+            return False
+        return any(st.apply == "negate_destroyed_by_own_fiends" and side == f[0] for side, _u, _src, st in self._active_statics(s))
+
+    def _battle_banishers(self, s: State, attacker: int, target: int | None) -> list[tuple[int, int]]:
+        """(uid, controller) of each battler whose effect banishes an opponent's monster it
+        destroys by battle ("Dark Magician of Chaos"), as damage calculation finds them (rule:
+        DS-BANISH-BATTLE)."""
+        return [
+            (src_uid, side)
+            for side, src_uid, _src, st in self._active_statics(s)
+            if st.apply == "banish_destroyed_by_battle" and src_uid in (attacker, target)
+        ]
+
+    def _damage_redirected(self, s: State, attacker: int, target: int | None, damage: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The battle damage [(player, amount)] with the continuous effects applied as it is
+        inflicted: "Your opponent takes any battle damage you would have taken from battles
+        involving this card instead" (Amazoness Swords Woman) gives its controller's battle
+        damage to the opponent (rule: DS-DAMAGE-CONT)."""
+        redirect = {
+            side
+            for side, src_uid, _src, st in self._active_statics(s)
+            if st.apply == "battle_damage_to_opponent" and src_uid in (attacker, target)
+        }
+        if not redirect:
+            return damage
+        out: dict[int, int] = {}
+        for player, amount in damage:
+            to = 1 - player if player in redirect else player
+            out[to] = arith.add(out.get(to, 0), amount)
+        return sorted(out.items())
 
     def battle_result(
         self, tp: int, attacker: int, atk_a: int, target: int | None, pos: Pos | None, value: int | None
@@ -1461,11 +1577,25 @@ class Rules:
             if instead is not None:
                 # rule: DS-INSTEAD (done now, when destroyed-by-battle monsters are sent to the
                 # Graveyard: the monster stays, no longer destroyed by battle)
-                self._put_monster(w, side, i, replace(m, destroyed_by_battle=False))
+                self._put_monster(w, side, i, replace(m, destroyed_by_battle=False, banish_when_sent=False, battle_negated=False))
                 self.destroy(w, instead, by="effect")
                 continue
-            self._move_from_field(w, m.uid, "graveyard", reason="battle")
+            # rule: DS-BANISH-BATTLE (decided at damage calculation; its own "banish it instead")
+            dest = "banished" if m.banish_when_sent else "graveyard"
+            self._move_from_field(w, m.uid, dest, reason="battle")
+            if m.battle_negated:
+                # rule: DS-NEGATE-BATTLE (negated in the Graveyard too: its "destroyed by battle" triggers)
+                w.s = replace(w.s, fresh=w.s.fresh + (("battle_negated", m.uid),))
         self._cleanup(w)
+
+    def _banishes_itself(self, s: State, m) -> bool:
+        """"If this face-up card would leave the field, banish it instead": a continuous effect
+        that changes where the card goes, so it applies to the monster destroyed by battle too
+        (002: "except those ... that change where they go when they're destroyed"), unless its
+        effects are negated (rule: DS-BANISH-BATTLE)."""
+        if not m.pos.face_up or m.uid in self._find_negated(s):
+            return False
+        return any(st.apply == "banish_self_leaving_field" for st in self.card(m.card).statics)
 
     def _destroyed_instead(self, s: State, uid: int) -> int | None:
         """The face-up Equip Card equipped to monster `uid` that is destroyed instead of it being
@@ -1590,7 +1720,7 @@ class Rules:
                     continue
                 uid, owner = f[1], f[2]
                 g = next((x for x in s.players[owner].graveyard if x.uid == uid), None)
-                if g is None:
+                if g is None or ("battle_negated", uid) in s.fresh:  # rule: DS-NEGATE-BATTLE
                     continue
                 # rule: CARD-FACEDOWN-DESTROYED (a non-Flip Graveyard trigger activates even if the
                 # monster was face-down: no face-up check here)
@@ -1972,6 +2102,8 @@ class Rules:
         f = w.s.find_monster(uid)
         if f is not None:
             side, i, m = f
+            if dest != "banished" and self._banishes_itself(w.s, m):
+                dest = "banished"  # rule: DS-BANISH-BATTLE ("If this face-up card would leave the field, banish it instead")
             self._put_monster(w, side, i, None)
             c = self.card(m.card)
             if c.is_token:

@@ -164,6 +164,12 @@ class Monster:
     # Damage-Step bookkeeping (DS-DESTROYED-MARK, DS-FLIP-EFFECT-TIMING).
     destroyed_by_battle: bool = False
     flipped_by_battle: bool = False
+    # Decided at damage calculation: banished, not sent to the Graveyard, when destroyed-by-battle
+    # monsters leave the field ("Dark Magician of Chaos" destroyed it: DS-BANISH-BATTLE).
+    banish_when_sent: bool = False
+    # Decided at damage calculation: its effects are negated, on the field and in the Graveyard it
+    # is sent to ("Dark Ruler Ha Des": destroyed by battle with its controller's Fiend, DS-NEGATE-BATTLE).
+    battle_negated: bool = False
     effects_used: frozenset[int] = frozenset()  # once-per-turn effect indexes used this turn
 
 

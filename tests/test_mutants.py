@@ -35,6 +35,20 @@ KILLERS = {
     "opponent-summon-effects-in-damage-step": "damage.activation-legal",
     "destroyed-by-battle-triggers-need-graveyard": "damage.battle-gy-trigger",
     "destroyed-triggers-not-by-battle": "damage.battle-gy-trigger",
+    # Steamroid's ATK does not change on entering the Damage Step
+    "damage-step-boost-at-calculation-only": "acc.damage-step-continuous",
+    "calculation-halving-ignored": "acc.battle-damage",
+    # Blue-Eyes' ATK drops to 1500 on entering the Damage Step, which no card data of the board does
+    "calculation-halving-from-damage-step-start": "acc.damage-step-continuous",
+    "battle-damage-redirect-ignored": "acc.battle-damage",
+    "battle-damage-redirect-every-battle": "acc.battle-damage",
+    "battle-banish-ignored": "damage.banished-by-battle",
+    "own-banish-ignored-by-battle": "damage.banished-by-battle",
+    # Summoned Skull leaves the field at damage calculation, before the end of the Damage Step
+    "battle-banish-at-calculation": "damage.destroyed-mark",
+    "battle-negation-ignored": "damage.battle-gy-trigger",
+    # the Battle Ox line: Mystic Tomato's trigger can resolve but is not pending
+    "battle-negation-any-destroyer": "damage.battle-gy-trigger",
     "declaration-window-stays-open": "window.attack-declaration",
     "flip-effect-before-calculation": "damage.flip-after-calculation",
     "targets-destroyed-by-battle": "damage.no-destroyed-target",
