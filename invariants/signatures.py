@@ -232,6 +232,13 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "pending-not-left-by-battle": " trigger became pending, but it did not leave the field by battle to a public place",
         "pending-not-destroyed": " trigger became pending, but it was not destroyed$",
         "destroyed-trigger-not-pending": " trigger is not pending$",
+        "pending-but-negated": " trigger became pending, but its effects are negated",
+    },
+    "acc.damage-step-continuous": {
+        "atk-differs": "by the Damage-Step-only effects of its card data it is ",
+    },
+    "damage.banished-by-battle": {
+        "went-elsewhere": ", destroyed by battle, went to the ",
     },
     "damage.substep-order": {
         "ocg-flip-substep": " but the OCG flips a face-down target at Before Damage Calculation",
