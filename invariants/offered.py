@@ -364,7 +364,7 @@ def turn_offered(obs, actions, ctx):
         return None  # owed to the state its pass leads to (history response_pass): judged there
     for kind, what in want:
         if kind not in kinds:
-            unknown_rules = db_rules_unknown(obs, mon, ctx.cards) if kind in ("enter_bp", "pass") else None
+            unknown_rules = db_rules_unknown(obs, mon, ctx.cards) if kind in ("enter_bp", "skip_bp", "pass") else None
             if unknown_rules is not None:
                 return NotJudged(unknown_rules)
             if _responses_only(actions):  # (a distinct signature: an engine's response window)

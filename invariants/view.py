@@ -427,7 +427,8 @@ def db_rules_unknown(obs: dict, mon, cards, uids=None) -> str | None:
     if mon["db_resolved"]:
         return (f"an effect of {mon['db_resolved'][0]} (a card of a card database, whose effects bpcheck does not model) "
                 "resolved this turn and may have changed what is legal")
-    for c in [*monsters(obs), *spells(obs)]:
+    pendulum = [c for p in obs["players"] for c in p.get("pendulum") or () if c is not None]  # (face-up: a Pendulum Effect)
+    for c in [*monsters(obs), *spells(obs), *pendulum]:
         name = c.get("card")
         row = rows.get(name) if type(name) is str else None
         up = c["face_up"] if "face_up" in c else not str(c.get("position", "")).startswith("facedown")

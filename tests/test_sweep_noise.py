@@ -91,6 +91,8 @@ FIXED = {
     21970285: ("Dragon Horn Hunter", "acc.battle-damage [damage-differs] (a Pendulum Effect's 'you take no battle damage' from the Pendulum Zone)"),
     10443957: ("Cyber Dragon Infinity", "chain.negate-vs-destroy [negated-resolves-as-not] (its Quick Effect negates its own first link: two links of one card told apart by the card only)"),
     37053871: ("Astral Barrier", "attack.when [chain-open] ('make the attack a direct attack instead': an attack an effect performs, not judged)"),
+    19619755: ("Performapal Five-Rainbow Magician", "attack.legal-offered [attack-not-offered] (its Pendulum Effect 'cannot attack' from a Pendulum Zone)"),
+    32391631: ("Savage Colosseum", "turn.legal-offered [choice-not-offered] ('must attack': skipping the Battle Phase)"),
     15305240: ("Creature Seizure", "ENGINE-FAULT (crash: UnboundLocalError in the tracker's MSG_SWAP, a control switch)"),
     2130625: ("Numinous Healer", "profile.damage-step-offered [not-allowed-in-sub-step]"),
     2414168: ("Interrupt Resistor", "profile.damage-step-offered [not-allowed-in-sub-step]"),
