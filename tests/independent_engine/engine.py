@@ -91,8 +91,16 @@ def ev(kind: str, **fields) -> dict:
 # -- reading the card data ------------------------------------------------------------------------
 
 
+def _plain(d: dict) -> dict:
+    """A target or operation record without its unset (null, false) parameters."""
+    return {k: v for k, v in d.items() if v is not None and v is not False}
+
+
 def _trap_kind(c: dict) -> str | None:
-    """Which of the three Traps this engine knows a card is, by its card data; None: none."""
+    """Which Spell or Trap this engine knows a card is, by its card data; None: none."""
+    other = _other_kind(c)
+    if other is not None:
+        return other
     if c.get("kind") != "trap" or c.get("statics"):
         return None
     effs = c.get("effects") or []
@@ -126,6 +134,47 @@ def _trap_kind(c: dict) -> str | None:
     ):  # fmt: skip
         return "protect"
     return None
+
+
+ONE_FACE_UP = {"zone": "monster", "side": "any", "count": 1, "face": "up"}
+
+
+def _other_kind(c: dict) -> str | None:
+    """The Set Spells/Traps of the seed boards this engine plays besides the first three, by their
+    card data (docs/cards.md): "one face-up monster gains N ATK until the end of the turn"
+    (Reinforcements, Rush Recklessly), "negate the attack and inflict its ATK to the opponent"
+    (Magic Cylinder), "destroy one face-up monster and inflict its ATK to both players" (Ring of
+    Destruction)."""
+    if c.get("statics") or c.get("kind") not in ("trap", "spell"):
+        return None
+    if (c["kind"], c.get("subtype")) not in (("trap", "normal"), ("spell", "quick-play")):
+        return None
+    effs = c.get("effects") or []
+    if len(effs) != 1:
+        return None
+    e = effs[0]
+    if e.get("type") != "activate" or e.get("cost") or e.get("location", "field") != "field":
+        return None
+    targets = [_plain(t) for t in e.get("targets") or []]
+    ops = [_plain(o) for o in e.get("ops") or []]
+    when, conds = e.get("when"), list(e.get("conditions") or [])
+    if not when and not conds and targets == [ONE_FACE_UP] and len(ops) == 1:
+        o = ops[0]
+        if o.get("op") == "modify_atk" and o.get("what") == "target" and o.get("until") == "end_of_turn" and set(o) == {"op", "what", "amount", "until"} and isinstance(o["amount"], int):
+            return "boost"
+        if c["kind"] == "trap" and o == {"op": "destroy", "what": "target", "then_damage_both": "target_atk"}:
+            return "ring"
+    if (
+        c["kind"] == "trap" and when == "attack_declared" and conds == ["opponent_monster_attacking"]
+        and targets == [{"zone": "monster", "side": "opponent", "count": 1, "attacker_only": True}]
+        and ops == [{"op": "negate_attack"}, {"op": "damage", "amount": "target_atk", "to": "opponent"}]
+    ):  # fmt: skip
+        return "cylinder"
+    return None
+
+
+def _boost(c: dict) -> int:
+    return _plain(c["effects"][0]["ops"][0])["amount"]
 
 
 def _vanilla(c: dict) -> bool:
@@ -215,7 +264,7 @@ class Engine:
                     "uid": uid, "card": c["name"], "owner": m.get("owner", side + 1) - 1, "pos": m["position"],
                     "token": c.get("kind") == "token", "summoned": bool(m.get("summoned_this_turn")),
                     "set": bool(m.get("set_this_turn")), "attacks": 0, "declared_at": [], "direct": False,
-                    "stopped": False, "changed": False, "marked": False,
+                    "stopped": False, "changed": False, "marked": False, "mods": [],
                 }  # fmt: skip
             for j, t in enumerate(pd.get("spells") or []):
                 c = self._card(t.get("card"), f"{key}.spells[{j}]")
@@ -282,7 +331,10 @@ class Engine:
 
     def stat(self, m: dict, key: str) -> int:
         own = self.stats.get(m["card"], {})
-        return own[key] if key in own else (self.cards[m["card"]].get(key) or 0)
+        base = own[key] if key in own else (self.cards[m["card"]].get(key) or 0)
+        if key == "atk" and m.get("mods"):  # lingering ATK modifiers (stat_modified); ATK never below 0
+            base = max(0, base + sum(x["amount"] for x in m["mods"]))
+        return base
 
     def name(self, s: dict, uid: int) -> str:
         """A card as labels name it (docs/protocol.md, "Action labels and duplicate card names"): its
@@ -432,12 +484,13 @@ class Engine:
             if t is None or t["face_up"] or t["set"]:
                 continue
             kind = _trap_kind(self.cards[t["card"]])
-            # DS-ILLEGAL-OTHER: none of these Traps may be activated in the Damage Step
-            if in_ds and not (kind == "destroy-attacker" and self.bug == "declaration-traps-in-damage-step"):
+            # DS-LEGAL-STATS: a card that directly changes ATK, in sub-steps (1)-(3) of the Damage Step
+            # only; DS-ILLEGAL-OTHER: no other of these cards may be activated in the Damage Step
+            if in_ds and not (kind == "boost" and step in DS[:3]) and not (kind == "destroy-attacker" and self.bug == "declaration-traps-in-damage-step"):
                 continue
             label = f"activate {self.name(s, t['uid'])}"
             base = {"kind": "activate", "player": p, "card_uid": t["uid"], "effect": 0}
-            if kind == "destroy-attacker":
+            if kind in ("destroy-attacker", "cylinder"):
                 a = s["attack"]
                 window = s["window"] or (self.bug == "declaration-traps-in-damage-step" and a is not None)
                 if a is None or not window or p == s["tp"]:
@@ -454,6 +507,10 @@ class Engine:
                         out.append({**base, "label": f"{label} -> {self.name(s, r['uid'])}", "targets": [r["uid"]]})
             elif kind == "protect":
                 out.append({**base, "label": label, "targets": []})
+            elif kind in ("boost", "ring"):  # one face-up monster on the field (never one destroyed by battle)
+                for _side, _z, m in self.monsters(s):
+                    if m["pos"] != "facedown" and not m["marked"]:
+                        out.append({**base, "label": f"{label} -> {self.name(s, m['uid'])}", "targets": [m["uid"]]})
         return out
 
     # -- apply --------------------------------------------------------------------------------
@@ -587,6 +644,27 @@ class Engine:
                 self._revive(s, events, link, t)
                 if t["bound"] is None:  # docs/cards.md, special_summon: its target gone, it goes as it resolves
                     self._trap_to_graveyard(s, events, t["uid"], "resolved")
+            elif kind == "boost":
+                m = self.find(s, link["targets"][0])
+                if m is not None and m[2]["pos"] != "facedown":
+                    amount = _boost(self.cards[t["card"]])
+                    m[2]["mods"].append({"amount": amount, "source": t["card"], "until": "end_of_turn"})
+                    events.append(ev("stat_modified", card=m[2]["card"], card_uid=m[2]["uid"], stat="atk", modifier="add", amount=amount, source=t["card"], until="end_of_turn"))
+            elif kind == "ring":
+                m = self.find(s, link["targets"][0])
+                if m is not None and m[2]["pos"] != "facedown":
+                    amount = self.stat(m[2], "atk")
+                    self._destroy(s, events, m[2]["uid"])
+                    for p in (link["player"], 1 - link["player"]):  # docs/cards.md: its controller first
+                        self._effect_damage(s, events, p, amount, t["card"])
+                    self._lp_check(s, events)
+            elif kind == "cylinder":
+                a = s["attack"]
+                m = self.find(s, link["targets"][0])
+                if a is not None and m is not None and a["attacker"] == m[2]["uid"]:
+                    a["negated"] = True
+                    self._effect_damage(s, events, 1 - link["player"], self.stat(m[2], "atk"), t["card"])
+                    self._lp_check(s, events)
             elif kind == "protect":
                 for what in ("no_battle_damage", "battle_indestructible"):
                     s["lingering"].append({"what": what, "player": link["player"], "source": t["card"], "until": "end_of_turn"})
@@ -594,12 +672,20 @@ class Engine:
             if self.cards[t["card"]].get("subtype") != "continuous" and self.find_trap(s, t["uid"]) is not None:
                 self._trap_to_graveyard(s, events, t["uid"], "resolved")
             events.append(ev("chain_link_resolved", card=link["card"], card_uid=link["uid"], negated=False))
-            if s["over"]:
-                break
+            if s["over"]:  # LP-ZERO mid-chain: the links below never resolve, no chain_resolved
+                s["chain"] = []
+                return
         s["chain"] = []
         s["window"] = False
         events.append(ev("chain_resolved"))
         self._self_destroy(s, events)  # docs/cards.md, destroy_if_face_up_defense: after each chain
+
+    def _effect_damage(self, s: dict, events: list, player: int, amount: int, card: str) -> None:
+        if amount <= 0:
+            return
+        lp = s["players"][player]
+        lp["lp"] = max(0, lp["lp"] - amount)
+        events.append(ev("effect_damage", player=player, amount=amount, card=card))
 
     def _revive(self, s: dict, events: list, link: dict, trap: dict) -> None:
         p = link["player"]
@@ -612,6 +698,7 @@ class Engine:
         me["monsters"][free[0]] = {
             "uid": ref["uid"], "card": ref["card"], "owner": ref["owner"], "pos": "attack", "token": False, "summoned": True,
             "set": False, "attacks": 0, "declared_at": [], "direct": False, "stopped": False, "changed": False, "marked": False,
+            "mods": [],
         }  # fmt: skip
         events.append(ev("summoned", card=ref["card"], card_uid=ref["uid"], player=p, position="attack", how="special", **{"from": "graveyard"}))
         trap["bound"] = ref["uid"]
@@ -624,7 +711,7 @@ class Engine:
             return
         tp = s["tp"]
         f = self.find(s, a["attacker"])
-        if f is None or f[0] != tp or f[2]["pos"] != "attack":
+        if f is None or f[0] != tp or f[2]["pos"] != "attack" or a.get("negated"):
             if self.bug == "attack-goes-on-without-attacker" and f is None:
                 return
             if f is not None:
