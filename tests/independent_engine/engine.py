@@ -145,9 +145,7 @@ def _other_kind(c: dict) -> str | None:
     (Reinforcements, Rush Recklessly), "negate the attack and inflict its ATK to the opponent"
     (Magic Cylinder), "destroy one face-up monster and inflict its ATK to both players" (Ring of
     Destruction)."""
-    if c.get("statics") or c.get("kind") not in ("trap", "spell"):
-        return None
-    if (c["kind"], c.get("subtype")) not in (("trap", "normal"), ("spell", "quick-play")):
+    if c.get("kind") not in ("trap", "spell"):
         return None
     effs = c.get("effects") or []
     if len(effs) != 1:
@@ -158,12 +156,39 @@ def _other_kind(c: dict) -> str | None:
     targets = [_plain(t) for t in e.get("targets") or []]
     ops = [_plain(o) for o in e.get("ops") or []]
     when, conds = e.get("when"), list(e.get("conditions") or [])
+    if (
+        c["kind"] == "trap" and c.get("subtype") == "continuous" and not when and not conds and not targets and not ops
+        and [_plain(x) for x in c.get("statics") or []] == [{"apply": "banish_instead_of_graveyard", "to": "all_cards"}]
+    ):  # fmt: skip
+        return "banish-instead"  # (Macro Cosmos: played only face-up from the start)
+    if c.get("statics"):
+        return None
+    if (
+        c["kind"] == "trap" and c.get("subtype") == "counter" and when == "trap_activated"
+        and sorted(conds) == ["battle_phase", "responding_to_opponent"] and not targets
+        and ops == [{"op": "negate_activation", "destroy": True}]
+    ):  # fmt: skip
+        return "jammer"
+    if (c["kind"], c.get("subtype")) not in (("trap", "normal"), ("spell", "quick-play")):
+        return None
     if not when and not conds and targets == [ONE_FACE_UP] and len(ops) == 1:
         o = ops[0]
-        if o.get("op") == "modify_atk" and o.get("what") == "target" and o.get("until") == "end_of_turn" and set(o) == {"op", "what", "amount", "until"} and isinstance(o["amount"], int):
+        if o.get("op") in ("modify_atk", "modify_def") and o.get("what") == "target" and o.get("until") == "end_of_turn" and set(o) == {"op", "what", "amount", "until"} and isinstance(o["amount"], int):
             return "boost"
         if c["kind"] == "trap" and o == {"op": "destroy", "what": "target", "then_damage_both": "target_atk"}:
             return "ring"
+    if not when and not conds and targets == [{**ONE_FACE_UP, "can_flip_down": True}] and ops == [{"op": "set_position", "position": "facedown", "what": "target"}]:
+        return "moon"
+    if (
+        c["kind"] == "trap" and not when and conds == ["opponent_free_monster_zones_3"] and not targets
+        and ops == [{"op": "tokens", "count": 3, "position": "defense", "to": "opponent", "token": ops[0].get("token")}]
+    ):  # fmt: skip
+        return "tokens-to-opponent"
+    if (
+        c["kind"] == "trap" and when == "attack_declared" and conds == ["opponent_monster_attacking"] and not targets
+        and ops == [{"op": "destroy", "what": "opponent_attack_position_monsters"}]
+    ):  # fmt: skip
+        return "destroy-attack-position"
     if (
         c["kind"] == "trap" and when == "attack_declared" and conds == ["opponent_monster_attacking"]
         and targets == [{"zone": "monster", "side": "opponent", "count": 1, "attacker_only": True}]
@@ -173,8 +198,14 @@ def _other_kind(c: dict) -> str | None:
     return None
 
 
-def _boost(c: dict) -> int:
-    return _plain(c["effects"][0]["ops"][0])["amount"]
+def _boost(c: dict) -> tuple[str, int]:
+    o = _plain(c["effects"][0]["ops"][0])
+    return o["op"][len("modify_"):], o["amount"]
+
+
+def _speed(c: dict) -> int:
+    """CH-SPEED (docs/cards.md): Counter Traps 3, other Traps and Quick-Play Spells 2."""
+    return 3 if c.get("subtype") == "counter" else 2
 
 
 def _vanilla(c: dict) -> bool:
@@ -268,13 +299,14 @@ class Engine:
                 }  # fmt: skip
             for j, t in enumerate(pd.get("spells") or []):
                 c = self._card(t.get("card"), f"{key}.spells[{j}]")
-                if _trap_kind(c) is None:
+                kind = _trap_kind(c)
+                if kind is None:
                     raise Refusal(f"{key}.spells[{j}]: this engine knows no card like {t.get('card')!r}")
-                if t.get("face_up") or t.get("equipped_to") or t.get("attached_to"):
-                    raise Refusal(f"{key}.spells[{j}]: this engine plays Set Traps only")
+                if bool(t.get("face_up")) != (kind == "banish-instead") or t.get("equipped_to") or t.get("attached_to"):
+                    raise Refusal(f"{key}.spells[{j}]: this engine plays Set Spells and Traps only (and face-up Macro Cosmos)")
                 uid += 1
                 p["spells"][t["zone"] - 1] = {
-                    "uid": uid, "card": c["name"], "owner": t.get("owner", side + 1) - 1, "face_up": False,
+                    "uid": uid, "card": c["name"], "owner": t.get("owner", side + 1) - 1, "face_up": bool(t.get("face_up")),
                     "set": bool(t.get("set_this_turn")), "bound": None,
                 }  # fmt: skip
             if pd.get("field_spell") is not None:
@@ -293,7 +325,7 @@ class Engine:
         tp = board["turn_player"] - 1
         return {
             "turn": board["turn"], "tp": tp, "step": "main1", "over": False, "winner": None, "players": players,
-            "priority": tp, "passes": 0, "attack": None, "window": False, "chain": [], "lingering": [],
+            "priority": tp, "passes": 0, "attack": None, "window": False, "chain": [], "lingering": [], "next_uid": 1000,
         }  # fmt: skip
 
     def _card(self, name, where: str) -> dict:
@@ -332,8 +364,8 @@ class Engine:
     def stat(self, m: dict, key: str) -> int:
         own = self.stats.get(m["card"], {})
         base = own[key] if key in own else (self.cards[m["card"]].get(key) or 0)
-        if key == "atk" and m.get("mods"):  # lingering ATK modifiers (stat_modified); ATK never below 0
-            base = max(0, base + sum(x["amount"] for x in m["mods"]))
+        if m.get("mods"):  # lingering ATK/DEF modifiers (stat_modified); never below 0
+            base = max(0, base + sum(x["amount"] for x in m["mods"] if x["stat"] == key))
         return base
 
     def name(self, s: dict, uid: int) -> str:
@@ -480,13 +512,16 @@ class Engine:
         if step == "end_phase":
             return []
         out = []
+        top = s["chain"][-1] if s["chain"] else None
         for t in s["players"][p]["spells"]:
             if t is None or t["face_up"] or t["set"]:
                 continue
             kind = _trap_kind(self.cards[t["card"]])
             # DS-LEGAL-STATS: a card that directly changes ATK, in sub-steps (1)-(3) of the Damage Step
-            # only; DS-ILLEGAL-OTHER: no other of these cards may be activated in the Damage Step
-            if in_ds and not (kind == "boost" and step in DS[:3]) and not (kind == "destroy-attacker" and self.bug == "declaration-traps-in-damage-step"):
+            # only; DS-LEGAL-COUNTER: Counter Traps; DS-ILLEGAL-OTHER: no other of these cards
+            if in_ds and not (kind == "boost" and step in DS[:3]) and kind != "jammer" and not (kind == "destroy-attacker" and self.bug == "declaration-traps-in-damage-step"):
+                continue
+            if top is not None and top["speed"] > _speed(self.cards[t["card"]]):  # CH-SPEED
                 continue
             label = f"activate {self.name(s, t['uid'])}"
             base = {"kind": "activate", "player": p, "card_uid": t["uid"], "effect": 0}
@@ -507,10 +542,24 @@ class Engine:
                         out.append({**base, "label": f"{label} -> {self.name(s, r['uid'])}", "targets": [r["uid"]]})
             elif kind == "protect":
                 out.append({**base, "label": label, "targets": []})
-            elif kind in ("boost", "ring"):  # one face-up monster on the field (never one destroyed by battle)
+            elif kind in ("boost", "ring", "moon"):  # one face-up monster on the field (never one destroyed by battle)
                 for _side, _z, m in self.monsters(s):
-                    if m["pos"] != "facedown" and not m["marked"]:
+                    if m["pos"] != "facedown" and not m["marked"] and not (kind == "moon" and m["token"]):
                         out.append({**base, "label": f"{label} -> {self.name(s, m['uid'])}", "targets": [m["uid"]]})
+            elif kind == "tokens-to-opponent":
+                if sum(z is None for z in s["players"][1 - p]["monsters"]) >= 3:
+                    out.append({**base, "label": label, "targets": []})
+            elif kind == "destroy-attack-position":
+                a = s["attack"]
+                if a is None or not s["window"] or p == s["tp"]:
+                    continue
+                f = self.find(s, a["attacker"])
+                if f is not None and f[0] != p:
+                    out.append({**base, "label": label, "targets": []})
+            elif kind == "jammer":  # "When your opponent activates a Trap Card during the Battle Phase"
+                if top is None or top["player"] == p or self.cards[top["card"]].get("kind") != "trap" or s["step"] in ("main1", "main2"):
+                    continue
+                out.append({**base, "label": label, "targets": []})
         return out
 
     # -- apply --------------------------------------------------------------------------------
@@ -598,9 +647,10 @@ class Engine:
         p = action["player"]
         _side, _z, t = self.find_trap(s, action["card_uid"])
         t["face_up"] = True
-        s["chain"].append({"uid": t["uid"], "card": t["card"], "player": p, "targets": list(action["targets"])})
+        speed = _speed(self.cards[t["card"]])
+        s["chain"].append({"uid": t["uid"], "card": t["card"], "player": p, "targets": list(action["targets"]), "speed": speed, "negated": False})
         events.append(ev(
-            "chain_link_added", link=len(s["chain"]), card=t["card"], card_uid=t["uid"], effect=0, player=p, speed=2,
+            "chain_link_added", link=len(s["chain"]), card=t["card"], card_uid=t["uid"], effect=0, player=p, speed=speed,
             targets=list(action["targets"]), damage_step=s["step"] in DS, step=s["step"],
         ))  # fmt: skip
         s["priority"], s["passes"] = 1 - p, 0  # the other player may respond (PRI-PASS-PASS)
@@ -629,13 +679,33 @@ class Engine:
 
     def _resolve(self, s: dict, events: list) -> None:
         order = list(s["chain"]) if self.bug == "chain-first-in-first-out" else list(reversed(s["chain"]))
-        for link in order:
+        for k, link in (list(enumerate(order)) if self.bug == "chain-first-in-first-out" else [(len(order) - 1 - i, x) for i, x in enumerate(order)]):
             f = self.find_trap(s, link["uid"])
+            if link["negated"]:
+                events.append(ev("chain_link_resolved", card=link["card"], card_uid=link["uid"], negated=True))
+                continue
             if f is None:
                 continue
             side, z, t = f
             kind = _trap_kind(self.cards[t["card"]])
-            if kind == "destroy-attacker":
+            if kind == "jammer" and k > 0:
+                below = s["chain"][k - 1]
+                below["negated"] = True
+                events.append(ev("activation_negated", link=k, card=below["card"], card_uid=below["uid"], by=t["card"]))
+                if self.find_trap(s, below["uid"]) is not None:
+                    events.append(ev("destroyed", card=below["card"], card_uid=below["uid"], by="effect"))
+                    self._trap_to_graveyard(s, events, below["uid"], "destroyed")
+            elif kind == "moon":
+                m = self.find(s, link["targets"][0])
+                if m is not None and m[2]["pos"] != "facedown":
+                    events.append(ev("position_changed", card=m[2]["card"], card_uid=m[2]["uid"], **{"from": m[2]["pos"], "to": "facedown"}, by="effect"))
+                    m[2]["pos"] = "facedown"
+            elif kind == "destroy-attack-position":
+                for uid in [m["uid"] for _s, _z, m in self.monsters(s, 1 - link["player"]) if m["pos"] == "attack"]:
+                    self._destroy(s, events, uid)
+            elif kind == "tokens-to-opponent":
+                self._tokens(s, events, link, t)
+            elif kind == "destroy-attacker":
                 target = link["targets"][0]
                 m = self.find(s, target)
                 if m is not None and not m[2]["marked"]:
@@ -647,9 +717,9 @@ class Engine:
             elif kind == "boost":
                 m = self.find(s, link["targets"][0])
                 if m is not None and m[2]["pos"] != "facedown":
-                    amount = _boost(self.cards[t["card"]])
-                    m[2]["mods"].append({"amount": amount, "source": t["card"], "until": "end_of_turn"})
-                    events.append(ev("stat_modified", card=m[2]["card"], card_uid=m[2]["uid"], stat="atk", modifier="add", amount=amount, source=t["card"], until="end_of_turn"))
+                    stat, amount = _boost(self.cards[t["card"]])
+                    m[2]["mods"].append({"stat": stat, "amount": amount, "source": t["card"], "until": "end_of_turn"})
+                    events.append(ev("stat_modified", card=m[2]["card"], card_uid=m[2]["uid"], stat=stat, modifier="add", amount=amount, source=t["card"], until="end_of_turn"))
             elif kind == "ring":
                 m = self.find(s, link["targets"][0])
                 if m is not None and m[2]["pos"] != "facedown":
@@ -679,6 +749,23 @@ class Engine:
         s["window"] = False
         events.append(ev("chain_resolved"))
         self._self_destroy(s, events)  # docs/cards.md, destroy_if_face_up_defense: after each chain
+
+    def _tokens(self, s: dict, events: list, link: dict, trap: dict) -> None:
+        op = _plain(self.cards[trap["card"]]["effects"][0]["ops"][0])
+        side = 1 - link["player"]
+        zones = s["players"][side]["monsters"]
+        if sum(z is None for z in zones) < op["count"]:
+            return
+        for _ in range(op["count"]):
+            z = zones.index(None)
+            uid = s["next_uid"]
+            s["next_uid"] += 1
+            zones[z] = {
+                "uid": uid, "card": op["token"], "owner": side, "pos": op["position"], "token": True, "summoned": True,
+                "set": False, "attacks": 0, "declared_at": [], "direct": False, "stopped": False, "changed": False, "marked": False,
+                "mods": [],
+            }  # fmt: skip
+            events.append(ev("summoned", card=op["token"], card_uid=uid, player=side, position=op["position"], how="token", **{"from": "token"}))
 
     def _effect_damage(self, s: dict, events: list, player: int, amount: int, card: str) -> None:
         if amount <= 0:
@@ -854,9 +941,9 @@ class Engine:
         if m["token"]:
             to = "nowhere"
         else:
-            to = "graveyard"
+            to = "banished" if self.banish_instead(s) else "graveyard"
             pile_owner = side if (self.bug == "controllers-graveyard" and reason == "battle") else m["owner"]
-            g = s["players"][pile_owner]["graveyard"]
+            g = s["players"][pile_owner][to]
             g.append({"uid": m["uid"], "card": m["card"], "owner": m["owner"]})
             g.sort(key=lambda r: (r["card"], r["uid"]))
         events.append(ev("card_moved", card=m["card"], card_uid=m["uid"], owner=m["owner"], **{"from": "monster_zone", "to": to}, reason=reason))
@@ -880,10 +967,17 @@ class Engine:
     def _trap_to_graveyard(self, s: dict, events: list, uid: int, reason: str) -> None:
         side, z, t = self.find_trap(s, uid)
         s["players"][side]["spells"][z] = None
-        g = s["players"][t["owner"]]["graveyard"]
+        to = "banished" if self.banish_instead(s) else "graveyard"
+        g = s["players"][t["owner"]][to]
         g.append({"uid": t["uid"], "card": t["card"], "owner": t["owner"]})
         g.sort(key=lambda r: (r["card"], r["uid"]))
-        events.append(ev("card_moved", card=t["card"], card_uid=t["uid"], owner=t["owner"], **{"from": "spell_trap_zone", "to": "graveyard"}, reason=reason))
+        events.append(ev("card_moved", card=t["card"], card_uid=t["uid"], owner=t["owner"], **{"from": "spell_trap_zone", "to": to}, reason=reason))
+
+    def banish_instead(self, s: dict) -> bool:
+        """A face-up "any card sent to the GY is banished instead" (Macro Cosmos) is on the field."""
+        return any(
+            t is not None and t["face_up"] and _trap_kind(self.cards[t["card"]]) == "banish-instead" for p in s["players"] for t in p["spells"]
+        )
 
     # -- the observation ------------------------------------------------------------------------
 
