@@ -177,6 +177,11 @@ def _other_kind(c: dict) -> str | None:
             return "boost"
         if c["kind"] == "trap" and o == {"op": "destroy", "what": "target", "then_damage_both": "target_atk"}:
             return "ring"
+    if (
+        c["kind"] == "spell" and not when and not conds and targets == [{"zone": "spell_trap", "side": "any", "count": 1}]
+        and ops == [{"op": "destroy", "what": "target"}]
+    ):  # fmt: skip
+        return "destroy-spell-trap"
     if not when and not conds and targets == [{**ONE_FACE_UP, "can_flip_down": True}] and ops == [{"op": "set_position", "position": "facedown", "what": "target"}]:
         return "moon"
     if (
@@ -195,6 +200,24 @@ def _other_kind(c: dict) -> str | None:
         and ops == [{"op": "negate_attack"}, {"op": "damage", "amount": "target_atk", "to": "opponent"}]
     ):  # fmt: skip
         return "cylinder"
+    return None
+
+
+def _hand_kind(c: dict) -> str | None:
+    """A monster effect activated from the hand this engine plays, by its card data: "during damage
+    calculation, if your opponent's monster attacks: discard this card; you take no battle damage
+    from that battle" (Kuriboh); None for any other card."""
+    if c.get("kind") != "monster" or c.get("statics") or len(c.get("effects") or []) != 1:
+        return None
+    e = c["effects"][0]
+    if (
+        e.get("type") == "quick" and e.get("location") == "hand" and e.get("when") == "during_damage_calculation"
+        and list(e.get("conditions") or []) == ["opponent_monster_attacking"] and not e.get("targets")
+        and [_plain(o) for o in e.get("cost") or []] == [{"op": "discard_self"}]
+        and [_plain(o) for o in e.get("ops") or []] == [{"op": "no_battle_damage", "to": "you", "until": "end_of_damage_step"}]
+        and not e.get("once_per_turn") and not e.get("mandatory")
+    ):  # fmt: skip
+        return "no-damage-from-hand"
     return None
 
 
@@ -316,8 +339,8 @@ class Engine:
                 for j, entry in enumerate(pd.get(pile) or []):
                     name = entry if isinstance(entry, str) else entry.get("card")
                     c = self._card(name, f"{key}.{pile}[{j}]")
-                    if not _plays(c):
-                        raise Refusal(f"{key}.{pile}[{j}]: {name!r} has effects; this engine plays Normal Monsters in piles")
+                    if not (_plays(c) or _trap_kind(c) or _hand_kind(c)):
+                        raise Refusal(f"{key}.{pile}[{j}]: {name!r} has effects this engine does not play")
                     uid += 1
                     refs.append({"uid": uid, "card": name, "owner": side})
                 p[pile] = sorted(refs, key=lambda r: (r["card"], r["uid"]))
@@ -560,6 +583,48 @@ class Engine:
                 if top is None or top["player"] == p or self.cards[top["card"]].get("kind") != "trap" or s["step"] in ("main1", "main2"):
                     continue
                 out.append({**base, "label": label, "targets": []})
+            elif kind == "destroy-spell-trap":
+                out += [{**base, "label": f"{label} -> {self.name(s, u)}", "targets": [u]} for u in self._spell_trap_uids(s) if u != t["uid"]]
+        return out + self._hand_activations(s, p, top)
+
+    def _spell_trap_uids(self, s: dict) -> list[int]:
+        return [t["uid"] for q in s["players"] for t in q["spells"] if t is not None]
+
+    def _hand_activations(self, s: dict, p: int, top: dict | None) -> list[dict]:
+        """Quick-Play Spells from the hand in their controller's own turn with a free Spell & Trap
+        Zone (CH-QP-HAND), and Kuriboh; copies of a card in one hand offer one activation, named
+        after the copy with the lowest uid (docs/protocol.md)."""
+        step = s["step"]
+        out, seen = [], set()
+        me = s["players"][p]
+        for r in sorted(me["hand"], key=lambda r: r["uid"]):
+            if r["card"] in seen:
+                continue
+            seen.add(r["card"])
+            c = self.cards[r["card"]]
+            label = f"activate {self.name(s, r['uid'])}"
+            base = {"kind": "activate", "player": p, "card_uid": r["uid"], "effect": 0}
+            if top is not None and top["speed"] > (2 if c.get("kind") == "monster" else _speed(c)):
+                continue
+            if _hand_kind(c) == "no-damage-from-hand":
+                a = s["attack"]
+                if step != "damage_step_during_calculation" or a is None or s.get("chains", 0):  # DS-DURING-CALC-ONE-CHAIN
+                    continue
+                f = self.find(s, a["attacker"])
+                if f is not None and f[0] != p:
+                    out.append({**base, "label": label, "targets": []})
+                continue
+            if c.get("kind") != "spell" or p != s["tp"] or None not in me["spells"]:
+                continue
+            kind = _trap_kind(c)
+            if step in DS and not (kind == "boost" and step in DS[:3]):
+                continue
+            if kind in ("boost", "moon"):
+                for _side, _z, m in self.monsters(s):
+                    if m["pos"] != "facedown" and not m["marked"] and not (kind == "moon" and m["token"]):
+                        out.append({**base, "label": f"{label} -> {self.name(s, m['uid'])}", "targets": [m["uid"]]})
+            elif kind == "destroy-spell-trap":
+                out += [{**base, "label": f"{label} -> {self.name(s, u)}", "targets": [u]} for u in self._spell_trap_uids(s)]
         return out
 
     # -- apply --------------------------------------------------------------------------------
@@ -600,6 +665,7 @@ class Engine:
     def _step_to(self, s: dict, events: list, to: str) -> None:
         events.append(ev("phase_changed", **{"from": s["step"], "to": to}))
         s["step"] = to
+        s["chains"] = 0
         self._open(s)
 
     def _declare(self, s: dict, events: list, action: dict) -> None:
@@ -645,6 +711,23 @@ class Engine:
 
     def _activate(self, s: dict, events: list, action: dict) -> None:
         p = action["player"]
+        me = s["players"][p]
+        ref = next((r for r in me["hand"] if r["uid"] == action["card_uid"]), None)
+        if ref is not None:
+            me["hand"].remove(ref)
+            if _hand_kind(self.cards[ref["card"]]):  # its cost: discard this card
+                self._to_pile(s, ref, "graveyard")
+                events.append(ev("card_moved", card=ref["card"], card_uid=ref["uid"], owner=ref["owner"], **{"from": "hand", "to": "graveyard"}, reason="cost"))
+                s["chain"].append({"uid": ref["uid"], "card": ref["card"], "player": p, "targets": [], "speed": 2, "negated": False})
+                events.append(ev(
+                    "chain_link_added", link=len(s["chain"]), card=ref["card"], card_uid=ref["uid"], effect=0, player=p, speed=2,
+                    targets=[], damage_step=s["step"] in DS, step=s["step"],
+                ))  # fmt: skip
+                s["priority"], s["passes"] = 1 - p, 0
+                return
+            z = me["spells"].index(None)  # a Spell activated from the hand: the leftmost free zone
+            me["spells"][z] = {"uid": ref["uid"], "card": ref["card"], "owner": ref["owner"], "face_up": True, "set": False, "bound": None}
+            events.append(ev("card_moved", card=ref["card"], card_uid=ref["uid"], owner=ref["owner"], **{"from": "hand", "to": "spell_trap_zone"}, reason="activated"))
         _side, _z, t = self.find_trap(s, action["card_uid"])
         t["face_up"] = True
         speed = _speed(self.cards[t["card"]])
@@ -684,14 +767,30 @@ class Engine:
             if link["negated"]:
                 events.append(ev("chain_link_resolved", card=link["card"], card_uid=link["uid"], negated=True))
                 continue
-            if f is None:
+            if _hand_kind(self.cards[link["card"]]) == "no-damage-from-hand":
+                s["lingering"].append({"what": "no_battle_damage", "player": link["player"], "source": link["card"], "until": "end_of_damage_step"})
+                events.append(ev("lingering_effect", what="no_battle_damage", player=link["player"], source=link["card"], until="end_of_damage_step"))
+                events.append(ev("chain_link_resolved", card=link["card"], card_uid=link["uid"], negated=False))
                 continue
-            side, z, t = f
-            kind = _trap_kind(self.cards[t["card"]])
+            name = link["card"]
+            if f is None and self.cards[name].get("subtype") == "continuous":
+                # a Continuous card that left the field before it resolved does nothing (docs/protocol.md)
+                events.append(ev("chain_link_resolved", card=name, card_uid=link["uid"], negated=False))
+                continue
+            # (a Normal or Quick-Play Spell, a Normal or Counter Trap resolves even if its card is gone)
+            t = None if f is None else f[2]
+            kind = _trap_kind(self.cards[name])
+            if kind == "destroy-spell-trap":
+                g = self.find_trap(s, link["targets"][0])
+                if g is not None:
+                    events.append(ev("destroyed", card=g[2]["card"], card_uid=g[2]["uid"], by="effect"))
+                    self._trap_to_graveyard(s, events, g[2]["uid"], "destroyed")
+                    if g[2]["bound"] is not None and self.find(s, g[2]["bound"]) is not None:  # "When this card leaves the field, destroy that target"
+                        self._destroy(s, events, g[2]["bound"])
             if kind == "jammer" and k > 0:
                 below = s["chain"][k - 1]
                 below["negated"] = True
-                events.append(ev("activation_negated", link=k, card=below["card"], card_uid=below["uid"], by=t["card"]))
+                events.append(ev("activation_negated", link=k, card=below["card"], card_uid=below["uid"], by=name))
                 if self.find_trap(s, below["uid"]) is not None:
                     events.append(ev("destroyed", card=below["card"], card_uid=below["uid"], by="effect"))
                     self._trap_to_graveyard(s, events, below["uid"], "destroyed")
@@ -704,7 +803,7 @@ class Engine:
                 for uid in [m["uid"] for _s, _z, m in self.monsters(s, 1 - link["player"]) if m["pos"] == "attack"]:
                     self._destroy(s, events, uid)
             elif kind == "tokens-to-opponent":
-                self._tokens(s, events, link, t)
+                self._tokens(s, events, link, name)
             elif kind == "destroy-attacker":
                 target = link["targets"][0]
                 m = self.find(s, target)
@@ -716,42 +815,43 @@ class Engine:
                     self._trap_to_graveyard(s, events, t["uid"], "resolved")
             elif kind == "boost":
                 m = self.find(s, link["targets"][0])
-                if m is not None and m[2]["pos"] != "facedown":
-                    stat, amount = _boost(self.cards[t["card"]])
-                    m[2]["mods"].append({"stat": stat, "amount": amount, "source": t["card"], "until": "end_of_turn"})
-                    events.append(ev("stat_modified", card=m[2]["card"], card_uid=m[2]["uid"], stat=stat, modifier="add", amount=amount, source=t["card"], until="end_of_turn"))
+                if m is not None and not m[2]["marked"]:  # a target still on the field (face-down too)
+                    stat, amount = _boost(self.cards[name])
+                    m[2]["mods"].append({"stat": stat, "amount": amount, "source": name, "until": "end_of_turn"})
+                    events.append(ev("stat_modified", card=m[2]["card"], card_uid=m[2]["uid"], stat=stat, modifier="add", amount=amount, source=name, until="end_of_turn"))
             elif kind == "ring":
                 m = self.find(s, link["targets"][0])
-                if m is not None and m[2]["pos"] != "facedown":
+                if m is not None and not m[2]["marked"]:
                     amount = self.stat(m[2], "atk")
                     self._destroy(s, events, m[2]["uid"])
                     for p in (link["player"], 1 - link["player"]):  # docs/cards.md: its controller first
-                        self._effect_damage(s, events, p, amount, t["card"])
+                        self._effect_damage(s, events, p, amount, name)
                     self._lp_check(s, events)
             elif kind == "cylinder":
                 a = s["attack"]
                 m = self.find(s, link["targets"][0])
                 if a is not None and m is not None and a["attacker"] == m[2]["uid"]:
                     a["negated"] = True
-                    self._effect_damage(s, events, 1 - link["player"], self.stat(m[2], "atk"), t["card"])
+                    self._effect_damage(s, events, 1 - link["player"], self.stat(m[2], "atk"), name)
                     self._lp_check(s, events)
             elif kind == "protect":
                 for what in ("no_battle_damage", "battle_indestructible"):
-                    s["lingering"].append({"what": what, "player": link["player"], "source": t["card"], "until": "end_of_turn"})
-                    events.append(ev("lingering_effect", what=what, player=link["player"], source=t["card"], until="end_of_turn"))
-            if self.cards[t["card"]].get("subtype") != "continuous" and self.find_trap(s, t["uid"]) is not None:
-                self._trap_to_graveyard(s, events, t["uid"], "resolved")
+                    s["lingering"].append({"what": what, "player": link["player"], "source": name, "until": "end_of_turn"})
+                    events.append(ev("lingering_effect", what=what, player=link["player"], source=name, until="end_of_turn"))
+            if self.cards[name].get("subtype") != "continuous" and self.find_trap(s, link["uid"]) is not None:
+                self._trap_to_graveyard(s, events, link["uid"], "resolved")
             events.append(ev("chain_link_resolved", card=link["card"], card_uid=link["uid"], negated=False))
             if s["over"]:  # LP-ZERO mid-chain: the links below never resolve, no chain_resolved
                 s["chain"] = []
                 return
         s["chain"] = []
         s["window"] = False
+        s["chains"] = s.get("chains", 0) + 1
         events.append(ev("chain_resolved"))
         self._self_destroy(s, events)  # docs/cards.md, destroy_if_face_up_defense: after each chain
 
-    def _tokens(self, s: dict, events: list, link: dict, trap: dict) -> None:
-        op = _plain(self.cards[trap["card"]]["effects"][0]["ops"][0])
+    def _tokens(self, s: dict, events: list, link: dict, name: str) -> None:
+        op = _plain(self.cards[name]["effects"][0]["ops"][0])
         side = 1 - link["player"]
         zones = s["players"][side]["monsters"]
         if sum(z is None for z in zones) < op["count"]:
@@ -857,6 +957,9 @@ class Engine:
         elif step == "damage_step_end":
             if self.bug == "protection-ends-with-the-damage-step" and s["lingering"]:
                 s["lingering"] = []
+                events.append(ev("effect_expired", what="lingering", until="end_of_damage_step"))
+            elif any(x["until"] == "end_of_damage_step" for x in s["lingering"]):  # DS-LINGERING-END
+                s["lingering"] = [x for x in s["lingering"] if x["until"] != "end_of_damage_step"]
                 events.append(ev("effect_expired", what="lingering", until="end_of_damage_step"))
             events.append(ev("attack_ended", attacker_uid=a["attacker"], reason="damage_step_over"))
             s["attack"] = None
@@ -972,6 +1075,11 @@ class Engine:
         g.append({"uid": t["uid"], "card": t["card"], "owner": t["owner"]})
         g.sort(key=lambda r: (r["card"], r["uid"]))
         events.append(ev("card_moved", card=t["card"], card_uid=t["uid"], owner=t["owner"], **{"from": "spell_trap_zone", "to": to}, reason=reason))
+
+    def _to_pile(self, s: dict, ref: dict, pile: str) -> None:
+        g = s["players"][ref["owner"]][pile]
+        g.append({"uid": ref["uid"], "card": ref["card"], "owner": ref["owner"]})
+        g.sort(key=lambda r: (r["card"], r["uid"]))
 
     def banish_instead(self, s: dict) -> bool:
         """A face-up "any card sent to the GY is banished instead" (Macro Cosmos) is on the field."""
