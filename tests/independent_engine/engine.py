@@ -151,7 +151,9 @@ def _other_kind(c: dict) -> str | None:
     if len(effs) != 1:
         return None
     e = effs[0]
-    if e.get("type") != "activate" or e.get("cost") or e.get("location", "field") != "field":
+    if e.get("type") != "activate" or e.get("location", "field") != "field" or _lp_cost(c) is None:
+        return None
+    if e.get("cost") and c.get("subtype") != "counter":
         return None
     targets = [_plain(t) for t in e.get("targets") or []]
     ops = [_plain(o) for o in e.get("ops") or []]
@@ -161,12 +163,19 @@ def _other_kind(c: dict) -> str | None:
         and [_plain(x) for x in c.get("statics") or []] == [{"apply": "banish_instead_of_graveyard", "to": "all_cards"}]
     ):  # fmt: skip
         return "banish-instead"  # (Macro Cosmos: played only face-up from the start)
+    statics = [_plain(x) for x in c.get("statics") or []]
+    if (
+        c["kind"] == "trap" and c.get("subtype") == "continuous" and not when and not conds and not targets and not ops
+        and len(statics) == 1 and statics[0].get("apply") == "cannot_attack" and statics[0].get("to") == "all_monsters"
+        and _min_level(statics[0]) is not None
+    ):  # fmt: skip
+        return "attack-lock"  # (Gravity Bind)
     if c.get("statics"):
         return None
     if (
         c["kind"] == "trap" and c.get("subtype") == "counter" and when == "trap_activated"
-        and sorted(conds) == ["battle_phase", "responding_to_opponent"] and not targets
-        and ops == [{"op": "negate_activation", "destroy": True}]
+        and set(conds) <= {"battle_phase", "responding_to_opponent"} and not targets
+        and ops == [{"op": "negate_activation", "destroy": True}] and _lp_cost(c) is not None
     ):  # fmt: skip
         return "jammer"
     if (c["kind"], c.get("subtype")) not in (("trap", "normal"), ("spell", "quick-play")):
@@ -178,7 +187,7 @@ def _other_kind(c: dict) -> str | None:
         if c["kind"] == "trap" and o == {"op": "destroy", "what": "target", "then_damage_both": "target_atk"}:
             return "ring"
     if (
-        c["kind"] == "spell" and not when and not conds and targets == [{"zone": "spell_trap", "side": "any", "count": 1}]
+        not when and not conds and targets in ([{"zone": "spell_trap", "side": "any", "count": 1}], [{"zone": "spell_trap", "side": "opponent", "count": 1}])
         and ops == [{"op": "destroy", "what": "target"}]
     ):  # fmt: skip
         return "destroy-spell-trap"
@@ -200,6 +209,24 @@ def _other_kind(c: dict) -> str | None:
         and ops == [{"op": "negate_attack"}, {"op": "damage", "amount": "target_atk", "to": "opponent"}]
     ):  # fmt: skip
         return "cylinder"
+    return None
+
+
+def _lp_cost(c: dict) -> int | None:
+    """The LP an activation costs (``pay_lp``: 0 for none); None for a cost this engine does not play."""
+    cost = [_plain(o) for o in (c.get("effects") or [{}])[0].get("cost") or []]
+    if not cost:
+        return 0
+    if len(cost) == 1 and cost[0].get("op") == "pay_lp" and isinstance(cost[0].get("amount"), int):
+        return cost[0]["amount"]
+    return None
+
+
+def _min_level(st: dict) -> int | None:
+    """A static's filter ``[["min_level", N]]`` (Level N or higher), else None."""
+    f = st.get("filter")
+    if isinstance(f, list) and len(f) == 1 and isinstance(f[0], list) and len(f[0]) == 2 and f[0][0] == "min_level":
+        return f[0][1]
     return None
 
 
@@ -236,7 +263,7 @@ def _vanilla(c: dict) -> bool:
     return plain and ((c.get("kind") == "monster" and c.get("subtype") == "normal") or c.get("kind") == "token")
 
 
-STATICS = {"attack_cost", "must_attack", "destroy_if_face_up_defense"}  # the statics this engine plays (docs/cards.md)
+STATICS = {"attack_cost", "must_attack", "destroy_if_face_up_defense", "direct_attack"}  # the statics this engine plays (docs/cards.md)
 
 
 def _statics(c: dict) -> dict | None:
@@ -423,7 +450,19 @@ class Engine:
     def attackable(self, s: dict, defender: int) -> list[int]:
         return [m["uid"] for _side, _z, m in self.monsters(s, defender) if not m["marked"]]
 
-    def may_attack(self, m: dict, lp: int) -> bool:
+    def locked(self, s: dict, m: dict) -> bool:
+        """A resolved, face-up "Level N or higher monsters cannot declare an attack" (Gravity Bind)
+        applies to this monster (ATK-CANNOT)."""
+        for p in s["players"]:
+            for t in p["spells"]:
+                if t is not None and t.get("active") and _trap_kind(self.cards[t["card"]]) == "attack-lock":
+                    if (self.cards[m["card"]].get("level") or 0) >= _min_level(_plain(self.cards[t["card"]]["statics"][0])):
+                        return True
+        return False
+
+    def may_attack(self, s: dict, m: dict, lp: int) -> bool:
+        if self.locked(s, m):
+            return False
         if self.bug == "summoned-cannot-attack" and m["summoned"]:
             return False
         if m["pos"] != "attack" and not (self.bug == "defense-position-attacks" and m["pos"] == "defense"):
@@ -434,7 +473,9 @@ class Engine:
         cost = _attack_cost(self.cards[m["card"]])
         return cost is None or lp >= cost
 
-    def direct_allowed(self, s: dict, attacker_side: int) -> bool:
+    def direct_allowed(self, s: dict, attacker_side: int, m: dict | None = None) -> bool:
+        if m is not None and self.has(m, "direct_attack"):  # ATK-DIRECT: "can attack your opponent directly"
+            return True
         opp = [m for _side, _z, m in self.monsters(s, 1 - attacker_side) if not m["marked"]]
         if self.bug == "direct-past-face-down":
             opp = [m for m in opp if m["pos"] != "facedown"]
@@ -452,7 +493,7 @@ class Engine:
         tp = s["tp"]
         lp = s["players"][tp]["lp"]
         return any(
-            self.has(m, "must_attack") and self.may_attack(m, lp) and (self.attackable(s, 1 - tp) or self.direct_allowed(s, tp))
+            self.has(m, "must_attack") and self.may_attack(s, m, lp) and (self.attackable(s, 1 - tp) or self.direct_allowed(s, tp, m))
             for _side, _z, m in self.monsters(s, tp)
         )
 
@@ -508,12 +549,12 @@ class Engine:
         out = [] if label == "end Battle Phase" and self.must_attack_pending(s) else [{"kind": "pass", "player": p, "label": label}]
         if p == tp and step == "battle_step" and a is None and not s["chain"]:
             for side, _z, m in self.monsters(s, tp):
-                if not self.may_attack(m, s["players"][tp]["lp"]):
+                if not self.may_attack(s, m, s["players"][tp]["lp"]):
                     continue
                 who = self.name(s, m["uid"])
                 for t in self.attackable(s, 1 - tp):
                     out.append({"kind": "attack", "player": tp, "label": f"attack {who} -> {self.name(s, t)}", "card_uid": m["uid"], "target": t})
-                if self.direct_allowed(s, side):
+                if self.direct_allowed(s, side, m):
                     out.append({"kind": "attack", "player": tp, "label": f"attack {who} -> direct", "card_uid": m["uid"]})
         out += self._activations(s, p)
         return out
@@ -523,7 +564,7 @@ class Engine:
         out = []
         for t in self.attackable(s, 1 - tp):
             out.append({"kind": "replay", "player": tp, "label": f"replay: attack {self.name(s, t)}", "card_uid": a["attacker"], "target": t, "option": "target"})
-        if self.direct_allowed(s, tp):
+        if self.direct_allowed(s, tp, self.find(s, a["attacker"])[2]):
             out.append({"kind": "replay", "player": tp, "label": "replay: attack direct", "card_uid": a["attacker"], "option": "direct"})
         if self.bug != "replay-without-call-off":
             out.append({"kind": "replay", "player": tp, "label": "replay: call off", "card_uid": a["attacker"], "option": "call_off"})
@@ -579,16 +620,24 @@ class Engine:
                 f = self.find(s, a["attacker"])
                 if f is not None and f[0] != p:
                     out.append({**base, "label": label, "targets": []})
-            elif kind == "jammer":  # "When your opponent activates a Trap Card during the Battle Phase"
-                if top is None or top["player"] == p or self.cards[top["card"]].get("kind") != "trap" or s["step"] in ("main1", "main2"):
+            elif kind == "jammer":  # "When [your opponent] activates a Trap Card [during the Battle Phase]"
+                conds = self.cards[t["card"]]["effects"][0].get("conditions") or []
+                if top is None or not top.get("card_activation") or self.cards[top["card"]].get("kind") != "trap":
+                    continue
+                if ("responding_to_opponent" in conds and top["player"] == p) or ("battle_phase" in conds and s["step"] in ("main1", "main2")):
+                    continue
+                if s["players"][p]["lp"] < _lp_cost(self.cards[t["card"]]):
                     continue
                 out.append({**base, "label": label, "targets": []})
             elif kind == "destroy-spell-trap":
-                out += [{**base, "label": f"{label} -> {self.name(s, u)}", "targets": [u]} for u in self._spell_trap_uids(s) if u != t["uid"]]
+                side = _plain(self.cards[t["card"]]["effects"][0]["targets"][0])["side"]
+                out += [{**base, "label": f"{label} -> {self.name(s, u)}", "targets": [u]} for u in self._spell_trap_uids(s, None if side == "any" else 1 - p) if u != t["uid"]]
+            elif kind == "attack-lock":
+                out.append({**base, "label": label, "targets": []})
         return out + self._hand_activations(s, p, top)
 
-    def _spell_trap_uids(self, s: dict) -> list[int]:
-        return [t["uid"] for q in s["players"] for t in q["spells"] if t is not None]
+    def _spell_trap_uids(self, s: dict, side: int | None = None) -> list[int]:
+        return [t["uid"] for i, q in enumerate(s["players"]) if side in (None, i) for t in q["spells"] if t is not None]
 
     def _hand_activations(self, s: dict, p: int, top: dict | None) -> list[dict]:
         """Quick-Play Spells from the hand in their controller's own turn with a free Spell & Trap
@@ -730,8 +779,12 @@ class Engine:
             events.append(ev("card_moved", card=ref["card"], card_uid=ref["uid"], owner=ref["owner"], **{"from": "hand", "to": "spell_trap_zone"}, reason="activated"))
         _side, _z, t = self.find_trap(s, action["card_uid"])
         t["face_up"] = True
+        cost = _lp_cost(self.cards[t["card"]])
+        if cost:  # pay_lp: paid at activation, before the link is added
+            me["lp"] = max(0, me["lp"] - cost)
+            events.append(ev("lp_paid", player=p, amount=cost))
         speed = _speed(self.cards[t["card"]])
-        s["chain"].append({"uid": t["uid"], "card": t["card"], "player": p, "targets": list(action["targets"]), "speed": speed, "negated": False})
+        s["chain"].append({"uid": t["uid"], "card": t["card"], "player": p, "targets": list(action["targets"]), "speed": speed, "negated": False, "card_activation": True})
         events.append(ev(
             "chain_link_added", link=len(s["chain"]), card=t["card"], card_uid=t["uid"], effect=0, player=p, speed=speed,
             targets=list(action["targets"]), damage_step=s["step"] in DS, step=s["step"],
@@ -794,6 +847,8 @@ class Engine:
                 if self.find_trap(s, below["uid"]) is not None:
                     events.append(ev("destroyed", card=below["card"], card_uid=below["uid"], by="effect"))
                     self._trap_to_graveyard(s, events, below["uid"], "destroyed")
+            elif kind == "attack-lock" and t is not None:
+                t["active"] = True
             elif kind == "moon":
                 m = self.find(s, link["targets"][0])
                 if m is not None and m[2]["pos"] != "facedown":
@@ -898,7 +953,7 @@ class Engine:
             return
         tp = s["tp"]
         f = self.find(s, a["attacker"])
-        if f is None or f[0] != tp or f[2]["pos"] != "attack" or a.get("negated"):
+        if f is None or f[0] != tp or f[2]["pos"] != "attack" or a.get("negated") or self.locked(s, f[2]):
             if self.bug == "attack-goes-on-without-attacker" and f is None:
                 return
             if f is not None:
@@ -908,7 +963,7 @@ class Engine:
             return
         now = sorted(self.attackable(s, 1 - tp))
         changed = now != a["targets"]
-        illegal = (a["target"] is None and now) or (a["target"] is not None and a["target"] not in now)
+        illegal = (a["target"] is None and not self.direct_allowed(s, tp, f[2])) or (a["target"] is not None and a["target"] not in now)
         if self.bug == "no-replay-on-summon":
             changed = changed and not set(a["targets"]) < set(now)  # (only disappearing targets count)
             illegal = a["target"] is not None and a["target"] not in now
