@@ -292,9 +292,28 @@ def _attack_cost(c: dict) -> int | None:
     return None if st is None else st["amount"]
 
 
+def _flip_kind(c: dict) -> str | None:
+    """A Flip monster this engine plays, by its card data: "FLIP: Target 1 monster on the field;
+    destroy that target" (Man-Eater Bug) or "return that target to the hand" (Hane-Hane)."""
+    if c.get("kind") != "monster" or c.get("subtype") != "flip" or c.get("statics") or len(c.get("effects") or []) != 1:
+        return None
+    e = c["effects"][0]
+    if e.get("type") != "flip" or not e.get("mandatory") or e.get("cost") or e.get("conditions") or e.get("when") or e.get("once_per_turn"):
+        return None
+    if [_plain(t) for t in e.get("targets") or []] != [{"zone": "monster", "side": "any", "count": 1}]:
+        return None
+    ops = [_plain(o) for o in e.get("ops") or []]
+    if ops == [{"op": "destroy", "what": "target"}]:
+        return "flip-destroy"
+    if ops == [{"op": "return_to_hand", "what": "target"}]:
+        return "flip-bounce"
+    return None
+
+
 def _plays(c: dict) -> bool:
-    """A monster this engine plays: vanilla, or with no effect but the statics it plays."""
-    return _vanilla(c) or _statics(c) is not None
+    """A monster this engine plays: vanilla, with no effect but the statics it plays, or a Flip
+    monster it plays."""
+    return _vanilla(c) or _statics(c) is not None or _flip_kind(c) is not None
 
 
 # -- the engine -----------------------------------------------------------------------------------
@@ -523,6 +542,14 @@ class Engine:
             return []
         tp = s["tp"]
         step = s["step"]
+        if s.get("pending"):  # a mandatory Flip effect waits: its player activates it (no pass, no decline)
+            trig = s["pending"][0]
+            who = self.name(s, trig["uid"])
+            # DS-NO-TARGET-DESTROYED: never a monster destroyed by battle, itself included
+            return [
+                {"kind": "trigger", "player": trig["player"], "label": f"activate {who} -> {self.name(s, m['uid'])}", "card_uid": trig["uid"], "effect": 0, "targets": [m["uid"]]}
+                for _side, _z, m in self.monsters(s) if not m["marked"]
+            ]  # fmt: skip
         if step in ("main1", "main2") and s["chain"]:  # a chain in a Main Phase: respond or pass
             p = s["priority"]
             return [{"kind": "pass", "player": p, "label": "pass"}] + self._activations(s, p)
@@ -701,7 +728,7 @@ class Engine:
             self._declare(s, events, action)
         elif kind == "replay":
             self._replay_choice(s, events, action)
-        elif kind == "activate":
+        elif kind in ("activate", "trigger"):
             self._activate(s, events, action)
         elif kind == "pass":
             self._pass(s, events, action["player"])
@@ -761,6 +788,15 @@ class Engine:
     def _activate(self, s: dict, events: list, action: dict) -> None:
         p = action["player"]
         me = s["players"][p]
+        if s.get("pending"):  # the Flip effect starts a chain (Spell Speed 1)
+            trig = s["pending"].pop(0)
+            s["chain"].append({"uid": trig["uid"], "card": trig["card"], "player": p, "targets": list(action["targets"]), "speed": 1, "negated": False})
+            events.append(ev(
+                "chain_link_added", link=len(s["chain"]), card=trig["card"], card_uid=trig["uid"], effect=0, player=p, speed=1,
+                targets=list(action["targets"]), damage_step=s["step"] in DS, step=s["step"],
+            ))  # fmt: skip
+            s["priority"], s["passes"] = 1 - p, 0
+            return
         ref = next((r for r in me["hand"] if r["uid"] == action["card_uid"]), None)
         if ref is not None:
             me["hand"].remove(ref)
@@ -826,6 +862,17 @@ class Engine:
                 events.append(ev("chain_link_resolved", card=link["card"], card_uid=link["uid"], negated=False))
                 continue
             name = link["card"]
+            flip = _flip_kind(self.cards[name])
+            if flip is not None:
+                m = self.find(s, link["targets"][0])
+                if m is not None and not m[2]["marked"]:
+                    if flip == "flip-destroy":
+                        self._destroy(s, events, m[2]["uid"])
+                    else:
+                        self._leave(s, events, m[0], m[1], m[2], "returned")
+                        self._bound_trap_goes(s, events, m[2]["uid"])
+                events.append(ev("chain_link_resolved", card=name, card_uid=link["uid"], negated=False))
+                continue
             if f is None and self.cards[name].get("subtype") == "continuous":
                 # a Continuous card that left the field before it resolved does nothing (docs/protocol.md)
                 events.append(ev("chain_link_resolved", card=name, card_uid=link["uid"], negated=False))
@@ -1006,6 +1053,11 @@ class Engine:
                 self._step_to(s, events, "damage_step_after_calculation_1")
         elif step == "damage_step_after_calculation_1":
             self._step_to(s, events, "damage_step_after_calculation_2")
+            # DS-FLIP-EFFECT-TIMING: the Flip effect of the target flipped by this attack triggers
+            # now, even if it was destroyed by battle (it is still on the field)
+            t = self.find(s, a["target"]) if a["target"] is not None and a.get("flipped") else None
+            if t is not None and _flip_kind(self.cards[t[2]["card"]]):
+                s["pending"] = [{"uid": t[2]["uid"], "card": t[2]["card"], "player": t[0]}]
         elif step == "damage_step_after_calculation_2":
             self._step_to(s, events, "damage_step_end")
             self._send_destroyed(s, events)
@@ -1099,7 +1151,7 @@ class Engine:
         if m["token"]:
             to = "nowhere"
         else:
-            to = "banished" if self.banish_instead(s) else "graveyard"
+            to = "hand" if reason == "returned" else "banished" if self.banish_instead(s) else "graveyard"
             pile_owner = side if (self.bug == "controllers-graveyard" and reason == "battle") else m["owner"]
             g = s["players"][pile_owner][to]
             g.append({"uid": m["uid"], "card": m["card"], "owner": m["owner"]})
@@ -1175,6 +1227,8 @@ class Engine:
         phase = "battle" if step.startswith(("battle", "damage_step")) else {"end_phase": "end"}.get(step, step)
         main = step in ("main1", "main2") and not s["chain"]
         to_act = None if self.terminal(s) else (s["tp"] if main or (a is not None and a["replay"]) else s["priority"])
+        if s.get("pending") and not self.terminal(s):
+            to_act = s["pending"][0]["player"]
         return {
             "schema": 1, "turn": s["turn"], "turn_player": s["tp"], "phase": phase, "step": step, "over": s["over"],
             "winner": s["winner"], "to_act": to_act, "players": players,
