@@ -80,6 +80,18 @@ DS = (
 PILES = ("hand", "graveyard", "banished", "deck")
 
 
+def players_so_far(players: list, current: dict, where: list) -> dict:
+    """The monster at a board place such as ``["P1", "M2"]`` among the players built so far."""
+    if len(where) != 2 or where[0] not in ("P1", "P2") or not where[1].startswith("M"):
+        raise ValueError(where)
+    side = int(where[0][1]) - 1
+    p = current if side == len(players) else players[side]
+    m = p["monsters"][int(where[1][1:]) - 1]
+    if m is None:
+        raise LookupError(where)
+    return m
+
+
 class Refusal(Exception):
     """This engine cannot play the board (the protocol's error reply to ``start``)."""
 
@@ -164,6 +176,13 @@ def _other_kind(c: dict) -> str | None:
     ):  # fmt: skip
         return "banish-instead"  # (Macro Cosmos: played only face-up from the start)
     statics = [_plain(x) for x in c.get("statics") or []]
+    if (
+        c["kind"] == "spell" and c.get("subtype") == "equip" and targets == [ONE_FACE_UP] and ops == [{"op": "equip", "what": "target"}]
+        and len(statics) == 2 and statics[1] == {"apply": "direct_attack", "to": "equipped"}
+        and statics[0].get("apply") == "modify_atk" and statics[0].get("to") == "equipped" and isinstance(statics[0].get("amount"), int)
+        and set(statics[0]) == {"apply", "to", "amount"}
+    ):  # fmt: skip
+        return "equip-direct"  # (Shooting Star Bow - Ceal: played only face-up and equipped from the start)
     if (
         c["kind"] == "trap" and c.get("subtype") == "continuous" and not when and not conds and not targets and not ops
         and len(statics) == 1 and statics[0].get("apply") == "cannot_attack" and statics[0].get("to") == "all_monsters"
@@ -371,12 +390,23 @@ class Engine:
                 kind = _trap_kind(c)
                 if kind is None:
                     raise Refusal(f"{key}.spells[{j}]: this engine knows no card like {t.get('card')!r}")
-                if bool(t.get("face_up")) != (kind == "banish-instead") or t.get("equipped_to") or t.get("attached_to"):
-                    raise Refusal(f"{key}.spells[{j}]: this engine plays Set Spells and Traps only (and face-up Macro Cosmos)")
+                face_up_only = kind in ("banish-instead", "equip-direct")
+                if (bool(t.get("face_up")) != face_up_only and kind != "attack-lock") or bool(t.get("equipped_to")) != (kind == "equip-direct") or t.get("attached_to"):
+                    raise Refusal(f"{key}.spells[{j}]: this engine plays Set Spells and Traps (and face-up Macro Cosmos, Gravity Bind, an equipped Shooting Star Bow - Ceal)")
                 uid += 1
+                equipped = None
+                if kind == "equip-direct":  # "P1 M2": a face-up monster (docs/boards.md)
+                    where = str(t["equipped_to"]).split()
+                    try:
+                        mon = players_so_far(players, p, where)
+                    except (LookupError, ValueError):
+                        raise Refusal(f"{key}.spells[{j}].equipped_to: no monster at {t['equipped_to']!r}") from None
+                    equipped = mon["uid"]
+                    amount = _plain(c["statics"][0])["amount"]
+                    mon.setdefault("equips", []).append({"uid": uid, "amount": amount})
                 p["spells"][t["zone"] - 1] = {
                     "uid": uid, "card": c["name"], "owner": t.get("owner", side + 1) - 1, "face_up": bool(t.get("face_up")),
-                    "set": bool(t.get("set_this_turn")), "bound": None,
+                    "set": bool(t.get("set_this_turn")), "bound": None, "active": bool(t.get("face_up")), "equipped_to": equipped,
                 }  # fmt: skip
             if pd.get("field_spell") is not None:
                 raise Refusal(f"{key}.field_spell: this engine plays no Field Spells")
@@ -433,8 +463,9 @@ class Engine:
     def stat(self, m: dict, key: str) -> int:
         own = self.stats.get(m["card"], {})
         base = own[key] if key in own else (self.cards[m["card"]].get(key) or 0)
-        if m.get("mods"):  # lingering ATK/DEF modifiers (stat_modified); never below 0
-            base = max(0, base + sum(x["amount"] for x in m["mods"] if x["stat"] == key))
+        if m.get("mods") or m.get("equips"):  # lingering modifiers (stat_modified), an Equip Card's; never below 0
+            base += sum(x["amount"] for x in m.get("mods") or [] if x["stat"] == key)
+            base = max(0, base + (sum(x["amount"] for x in m.get("equips") or []) if key == "atk" else 0))
         return base
 
     def name(self, s: dict, uid: int) -> str:
@@ -493,7 +524,7 @@ class Engine:
         return cost is None or lp >= cost
 
     def direct_allowed(self, s: dict, attacker_side: int, m: dict | None = None) -> bool:
-        if m is not None and self.has(m, "direct_attack"):  # ATK-DIRECT: "can attack your opponent directly"
+        if m is not None and (self.has(m, "direct_attack") or m.get("equips")):  # ATK-DIRECT: "can attack your opponent directly"
             return True
         opp = [m for _side, _z, m in self.monsters(s, 1 - attacker_side) if not m["marked"]]
         if self.bug == "direct-past-face-down":
@@ -1165,6 +1196,11 @@ class Engine:
         self._bound_trap_goes(s, events, uid)
 
     def _bound_trap_goes(self, s: dict, events: list, monster_uid: int) -> None:
+        for p in s["players"]:  # CARD-CONT-TARGET: an Equip Card whose monster left is destroyed
+            for t in p["spells"]:
+                if t is not None and t.get("equipped_to") == monster_uid:
+                    events.append(ev("destroyed", card=t["card"], card_uid=t["uid"], by="rule"))
+                    self._trap_to_graveyard(s, events, t["uid"], "destroyed")
         if self.bug == "bound-trap-stays":
             return
         for p in s["players"]:
@@ -1177,6 +1213,10 @@ class Engine:
     def _trap_to_graveyard(self, s: dict, events: list, uid: int, reason: str) -> None:
         side, z, t = self.find_trap(s, uid)
         s["players"][side]["spells"][z] = None
+        if t.get("equipped_to") is not None:  # its monster loses what it gave
+            m = self.find(s, t["equipped_to"])
+            if m is not None:
+                m[2]["equips"] = [x for x in m[2].get("equips") or [] if x["uid"] != uid]
         to = "banished" if self.banish_instead(s) else "graveyard"
         g = s["players"][t["owner"]][to]
         g.append({"uid": t["uid"], "card": t["card"], "owner": t["owner"]})
@@ -1219,7 +1259,7 @@ class Engine:
                 c = self.cards[t["card"]]
                 spells.append({
                     "uid": t["uid"], "card": t["card"], "owner": t["owner"], "controller": side, "kind": c["kind"],
-                    "subtype": c["subtype"], "face_up": t["face_up"], "equipped_to": None, "attached_to": None,
+                    "subtype": c["subtype"], "face_up": t["face_up"], "equipped_to": t.get("equipped_to"), "attached_to": None,
                 })  # fmt: skip
             players.append({"lp": p["lp"], "monsters": mons, "spells": spells, "field_zone": None, **{k: [dict(r) for r in p[k]] for k in PILES}})
         a = s["attack"]
