@@ -184,6 +184,12 @@ def _other_kind(c: dict) -> str | None:
     ):  # fmt: skip
         return "equip-direct"  # (Shooting Star Bow - Ceal: played only face-up and equipped from the start)
     if (
+        c["kind"] == "trap" and c.get("subtype") == "continuous" and not when and not conds
+        and targets == [{**ONE_FACE_UP, "effect_monster": True}] and ops == [{"op": "attach", "what": "target"}]
+        and statics == [{"apply": "cannot_attack", "to": "attached"}, {"apply": "negate_effects", "to": "attached"}]
+    ):  # fmt: skip
+        return "chain-monster"  # (Fiendish Chain)
+    if (
         c["kind"] == "trap" and c.get("subtype") == "continuous" and not when and not conds and not targets and not ops
         and len(statics) == 1 and statics[0].get("apply") == "cannot_attack" and statics[0].get("to") == "all_monsters"
         and _min_level(statics[0]) is not None
@@ -500,9 +506,15 @@ class Engine:
     def attackable(self, s: dict, defender: int) -> list[int]:
         return [m["uid"] for _side, _z, m in self.monsters(s, defender) if not m["marked"]]
 
+    def attached(self, s: dict, m: dict) -> bool:
+        """A Fiendish Chain is attached to this monster (it cannot attack, its effects are negated)."""
+        return any(t is not None and t.get("attached_to") == m["uid"] for p in s["players"] for t in p["spells"])
+
     def locked(self, s: dict, m: dict) -> bool:
         """A resolved, face-up "Level N or higher monsters cannot declare an attack" (Gravity Bind)
-        applies to this monster (ATK-CANNOT)."""
+        applies to this monster, or a Fiendish Chain is attached to it (ATK-CANNOT)."""
+        if self.attached(s, m):
+            return True
         for p in s["players"]:
             for t in p["spells"]:
                 if t is not None and t.get("active") and _trap_kind(self.cards[t["card"]]) == "attack-lock":
@@ -524,18 +536,18 @@ class Engine:
         return cost is None or lp >= cost
 
     def direct_allowed(self, s: dict, attacker_side: int, m: dict | None = None) -> bool:
-        if m is not None and (self.has(m, "direct_attack") or m.get("equips")):  # ATK-DIRECT: "can attack your opponent directly"
+        if m is not None and (self.has(s, m, "direct_attack") or m.get("equips")):  # ATK-DIRECT: "can attack your opponent directly"
             return True
         opp = [m for _side, _z, m in self.monsters(s, 1 - attacker_side) if not m["marked"]]
         if self.bug == "direct-past-face-down":
             opp = [m for m in opp if m["pos"] != "facedown"]
         return not opp
 
-    def has(self, m: dict, static: str) -> bool:
+    def has(self, s: dict, m: dict, static: str) -> bool:
         """A continuous effect of `m` applies: it is face-up and not destroyed by battle (statics apply
         while the card is face-up, docs/cards.md; a monster marked destroyed by battle applies none,
-        DS-DESTROYED-MARK)."""
-        return m["pos"] != "facedown" and not m["marked"] and static in (_statics(self.cards[m["card"]]) or {})
+        DS-DESTROYED-MARK), and no Fiendish Chain negates its effects."""
+        return m["pos"] != "facedown" and not m["marked"] and static in (_statics(self.cards[m["card"]]) or {}) and not self.attached(s, m)
 
     def must_attack_pending(self, s: dict) -> bool:
         """ATK-MUST, BP-MUST-ENTER: a monster of the turn player that must attack has not declared an
@@ -543,7 +555,7 @@ class Engine:
         tp = s["tp"]
         lp = s["players"][tp]["lp"]
         return any(
-            self.has(m, "must_attack") and self.may_attack(s, m, lp) and (self.attackable(s, 1 - tp) or self.direct_allowed(s, tp, m))
+            self.has(s, m, "must_attack") and self.may_attack(s, m, lp) and (self.attackable(s, 1 - tp) or self.direct_allowed(s, tp, m))
             for _side, _z, m in self.monsters(s, tp)
         )
 
@@ -554,7 +566,7 @@ class Engine:
         if it was destroyed by that battle)."""
         a = s["attack"]
         for _side, _z, m in list(self.monsters(s)):
-            if m["pos"] != "defense" or not self.has(m, "destroy_if_face_up_defense"):
+            if m["pos"] != "defense" or not self.has(s, m, "destroy_if_face_up_defense"):
                 continue
             if a is not None and not a["calculated"] and a["target"] == m["uid"] and a.get("flipped"):
                 continue
@@ -692,6 +704,10 @@ class Engine:
                 out += [{**base, "label": f"{label} -> {self.name(s, u)}", "targets": [u]} for u in self._spell_trap_uids(s, None if side == "any" else 1 - p) if u != t["uid"]]
             elif kind == "attack-lock":
                 out.append({**base, "label": label, "targets": []})
+            elif kind == "chain-monster":  # one face-up Effect Monster on the field
+                for _side, _z, m in self.monsters(s):
+                    if m["pos"] != "facedown" and not m["marked"] and self.cards[m["card"]].get("subtype") not in ("normal", "token"):
+                        out.append({**base, "label": f"{label} -> {self.name(s, m['uid'])}", "targets": [m["uid"]]})
         return out + self._hand_activations(s, p, top)
 
     def _spell_trap_uids(self, s: dict, side: int | None = None) -> list[int]:
@@ -927,6 +943,12 @@ class Engine:
                     self._trap_to_graveyard(s, events, below["uid"], "destroyed")
             elif kind == "attack-lock" and t is not None:
                 t["active"] = True
+            elif kind == "chain-monster" and t is not None:
+                m = self.find(s, link["targets"][0])
+                if m is not None and not m[2]["marked"]:
+                    t["attached_to"] = m[2]["uid"]
+                else:  # docs/cards.md, attach: its target gone, it goes as it resolves
+                    self._trap_to_graveyard(s, events, t["uid"], "resolved")
             elif kind == "moon":
                 m = self.find(s, link["targets"][0])
                 if m is not None and m[2]["pos"] != "facedown":
@@ -1198,7 +1220,7 @@ class Engine:
     def _bound_trap_goes(self, s: dict, events: list, monster_uid: int) -> None:
         for p in s["players"]:  # CARD-CONT-TARGET: an Equip Card whose monster left is destroyed
             for t in p["spells"]:
-                if t is not None and t.get("equipped_to") == monster_uid:
+                if t is not None and (t.get("equipped_to") == monster_uid or t.get("attached_to") == monster_uid):
                     events.append(ev("destroyed", card=t["card"], card_uid=t["uid"], by="rule"))
                     self._trap_to_graveyard(s, events, t["uid"], "destroyed")
         if self.bug == "bound-trap-stays":
@@ -1259,7 +1281,7 @@ class Engine:
                 c = self.cards[t["card"]]
                 spells.append({
                     "uid": t["uid"], "card": t["card"], "owner": t["owner"], "controller": side, "kind": c["kind"],
-                    "subtype": c["subtype"], "face_up": t["face_up"], "equipped_to": t.get("equipped_to"), "attached_to": None,
+                    "subtype": c["subtype"], "face_up": t["face_up"], "equipped_to": t.get("equipped_to"), "attached_to": t.get("attached_to"),
                 })  # fmt: skip
             players.append({"lp": p["lp"], "monsters": mons, "spells": spells, "field_zone": None, **{k: [dict(r) for r in p[k]] for k in PILES}})
         a = s["attack"]
