@@ -12,11 +12,23 @@ only). It plays the part of the Battle Phase its boards need:
   by name: "destroy the attacking monster" when an opponent's monster declares an attack (Sakuretsu
   Armor), "Special Summon a monster from your Graveyard and stay bound to it" (Call of the
   Haunted), and "no battle damage, no destruction by battle this turn" (Waboku);
+- more Spells and Traps, recognised the same way (issue 34): +N ATK/DEF to a face-up monster until
+  the end of the turn (Reinforcements, Rush Recklessly, Castle Walls), negate the attack and deal
+  its ATK (Magic Cylinder), destroy a face-up monster and deal its ATK to both players (Ring of
+  Destruction), turn a monster face-down (Book of Moon), destroy the opponent's Attack Position
+  monsters (Mirror Force), three Tokens on the opponent's field (Ojama Trio), Counter Traps that
+  negate a Trap or Spell activation (Trap Jammer, Seven Tools of the Bandit, Magic Jammer),
+  destroy a Spell/Trap (Mystical Space Typhoon, Dust Tornado), "Level N or higher cannot attack"
+  (Gravity Bind), a Continuous Trap chaining a monster (Fiendish Chain), and face-up from the
+  start a "banished instead" Trap (Macro Cosmos) and an Equip giving a direct attack (Shooting
+  Star Bow - Ceal); Quick-Play Spells from the hand, Kuriboh from the hand, the direct_attack
+  static (Jinzo #7), Flip monsters that destroy or return a monster (Man-Eater Bug, Hane-Hane);
 - entering and skipping the Battle Phase, its steps, priority and passes, the attack-declaration
-  window, chains (last in, first out), replays and stopped attacks, every Damage-Step sub-step,
-  damage calculation, LP and the end of the duel, Main Phase 2 battle position changes.
+  window, chains (last in, first out, Spell Speeds), replays and stopped attacks, every
+  Damage-Step sub-step, damage calculation, LP and the end of the duel, Main Phase 2 battle
+  position changes.
 
-Anything else on a board (another card, a face-up Trap, an equip) is refused at ``start``.
+Anything else on a board (another card or card kind) is refused at ``start``.
 
 It keeps no bookkeeping it does not need and reports none: its observations leave out every field
 an engine may withhold (``WITHHELD``, declared in its protocol 2 ``hello``), and carry ``hidden``,
@@ -198,7 +210,7 @@ def _other_kind(c: dict) -> str | None:
     if c.get("statics"):
         return None
     if (
-        c["kind"] == "trap" and c.get("subtype") == "counter" and when == "trap_activated"
+        c["kind"] == "trap" and c.get("subtype") == "counter" and when in ("trap_activated", "spell_activated")
         and set(conds) <= {"battle_phase", "responding_to_opponent"} and not targets
         and ops == [{"op": "negate_activation", "destroy": True}] and _lp_cost(c) is not None
     ):  # fmt: skip
@@ -240,11 +252,16 @@ def _other_kind(c: dict) -> str | None:
 def _lp_cost(c: dict) -> int | None:
     """The LP an activation costs (``pay_lp``: 0 for none); None for a cost this engine does not play."""
     cost = [_plain(o) for o in (c.get("effects") or [{}])[0].get("cost") or []]
-    if not cost:
+    if not cost or cost == [{"op": "discard", "count": 1}]:
         return 0
     if len(cost) == 1 and cost[0].get("op") == "pay_lp" and isinstance(cost[0].get("amount"), int):
         return cost[0]["amount"]
     return None
+
+
+def _discards(c: dict) -> bool:
+    """Its activation costs one card discarded from the hand (``discard {count = 1}``)."""
+    return [_plain(o) for o in (c.get("effects") or [{}])[0].get("cost") or []] == [{"op": "discard", "count": 1}]
 
 
 def _min_level(st: dict) -> int | None:
@@ -692,11 +709,16 @@ class Engine:
                     out.append({**base, "label": label, "targets": []})
             elif kind == "jammer":  # "When [your opponent] activates a Trap Card [during the Battle Phase]"
                 conds = self.cards[t["card"]]["effects"][0].get("conditions") or []
-                if top is None or not top.get("card_activation") or self.cards[top["card"]].get("kind") != "trap":
+                wanted = "trap" if self.cards[t["card"]]["effects"][0].get("when") == "trap_activated" else "spell"
+                if top is None or not top.get("card_activation") or self.cards[top["card"]].get("kind") != wanted:
                     continue
                 if ("responding_to_opponent" in conds and top["player"] == p) or ("battle_phase" in conds and s["step"] in ("main1", "main2")):
                     continue
                 if s["players"][p]["lp"] < _lp_cost(self.cards[t["card"]]):
+                    continue
+                if _discards(self.cards[t["card"]]):  # one action per card it may discard: `activate X [cost card]`
+                    for r in sorted(s["players"][p]["hand"], key=lambda r: r["uid"]):
+                        out.append({**base, "label": f"{label} [{self.name(s, r['uid'])}]", "targets": [], "cost": [r["uid"]]})
                     continue
                 out.append({**base, "label": label, "targets": []})
             elif kind == "destroy-spell-trap":
@@ -862,6 +884,11 @@ class Engine:
             events.append(ev("card_moved", card=ref["card"], card_uid=ref["uid"], owner=ref["owner"], **{"from": "hand", "to": "spell_trap_zone"}, reason="activated"))
         _side, _z, t = self.find_trap(s, action["card_uid"])
         t["face_up"] = True
+        for u in action.get("cost") or []:  # a discard cost: the chosen card goes from the hand
+            ref = next(r for r in me["hand"] if r["uid"] == u)
+            me["hand"].remove(ref)
+            self._to_pile(s, ref, "graveyard")
+            events.append(ev("card_moved", card=ref["card"], card_uid=ref["uid"], owner=ref["owner"], **{"from": "hand", "to": "graveyard"}, reason="discard"))
         cost = _lp_cost(self.cards[t["card"]])
         if cost:  # pay_lp: paid at activation, before the link is added
             me["lp"] = max(0, me["lp"] - cost)
