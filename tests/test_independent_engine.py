@@ -161,7 +161,7 @@ SEED_PLAYED = {
     "boards/002-enter-battle-phase.toml": "pass",
     "boards/002-skip-battle-phase.toml": "pass",
     "boards/rule-atk-summon-turn.toml": 559,
-    "boards/000-replay-counts.toml": 17413,
+    "boards/000-replay-counts.toml": 17445,
     "boards/rule-calc-atk-atk.toml": 21435,
     "boards/000-replay-dark-elf.toml": "pass",
     "boards/002-berserk-gorilla.toml": "pass",
