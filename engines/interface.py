@@ -17,7 +17,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 
 from bpcheck.errors import InputError
 from bpcheck.model.board import Board
-from bpcheck.model.cards import Card
+from bpcheck.model.cards import Card, Op
 from bpcheck.model.events import Event
 from bpcheck.model.rulesets import DEFAULT_RULESET
 
@@ -119,6 +119,8 @@ def jsonable(v: Any) -> Any:
         return sorted(items, key=repr) if isinstance(v, (set, frozenset)) else items
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
+    if isinstance(v, Op):  # (an operation inside another's arguments: choose_one's options)
+        return {"op": v.op, **{k: jsonable(x) for k, x in v.args}}
     return str(v)
 
 
