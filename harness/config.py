@@ -62,7 +62,7 @@ KEYS: dict[str, Key] = {
 }
 NOT_FOR = {"engine": ("serve",), "baseline": ("sweep",)}  # `serve` serves an in-process engine: never the project's;
 # a sweep's baseline lists findings per card ([[known]], docs/sweep.md), not check's entries
-ONLY = {"timeout": ("check",)}  # `fuzz --timeout` bounds the whole run, `prove --timeout` a solver query: not the same seconds
+ONLY = {"timeout": ("check", "sweep")}  # `fuzz --timeout` bounds the whole run, `prove --timeout` a solver query: not the same seconds
 
 
 def find_pyproject(start: Path | None = None) -> Path | None:

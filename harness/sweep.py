@@ -76,6 +76,7 @@ class SweepOptions:
     queries: list[str] = field(default_factory=list)
     type: str | None = None
     max_states: int = 2000
+    timeout: float | None = None  # --timeout S: seconds per board (a board stopped there is inconclusive, not judged further)
     jobs: int | None = 1
     cluster: str | None = None  # --cluster ADDRESS: each batch's boards on Ray (docs/cluster.md)
     batch: int = 16  # cards per CheckRun (and per write of --json)
@@ -431,8 +432,11 @@ class SweepRun:
 
     def settings(self) -> dict:
         o = self.opts
-        return {"engine": o.engine or "reference", "cards_db": os.path.basename(o.cards_db or ""), "max_states": o.max_states,
-                "invariants": sorted(i.id for i in self.invariants), "scripts_overlay": bool(o.scripts_overlay)}
+        out = {"engine": o.engine or "reference", "cards_db": os.path.basename(o.cards_db or ""), "max_states": o.max_states,
+               "invariants": sorted(i.id for i in self.invariants), "scripts_overlay": bool(o.scripts_overlay)}
+        if o.timeout is not None:  # (only when given: a sweep without it resumes as before)
+            out["timeout"] = o.timeout
+        return out
 
     def prepare(self) -> None:
         o = self.opts
@@ -511,7 +515,7 @@ class SweepRun:
         connects to the ``--cluster`` (and checks that every node can build the engine) once; the
         batches then run on the cluster it made active (``-j``: its workers by default)."""
         o = self.opts
-        return CheckOptions(engine=o.engine, cards_db=o.cards_db, max_states=o.max_states, jobs=o.jobs, quiet=True, command="sweep",
+        return CheckOptions(engine=o.engine, cards_db=o.cards_db, max_states=o.max_states, timeout=o.timeout, jobs=o.jobs, quiet=True, command="sweep",
                             cluster=o.cluster if connect else None,
                             scripts_overlay=os.path.abspath(o.scripts_overlay) if o.scripts_overlay else None)
 
