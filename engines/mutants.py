@@ -379,6 +379,16 @@ class BattleNegationAnyDestroyer(Rules):
         )
 
 
+class RefusedByRulingInDamageStep(Rules):
+    """The cards 002 names as refused in the Damage Step ("Curse of Anubis") may be activated there,
+    as any card that directly changes ATK/DEF: DS-LEGAL-STATS without its DS-REFUSED-BY-RULING exception."""
+
+    def damage_step_allows(self, s, c, eff):
+        if c.name == "Curse of Anubis" and eff.type == "activate":
+            return s.step in self.stat_change_steps and eff.changes_stats_directly
+        return super().damage_step_allows(s, c, eff)
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -820,6 +830,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("opponent-not-asked-after-declaration", OpponentNotAskedAfterDeclaration, "chains and windows", "003-004-example-1.toml"),
         Mutant("no-activation-after-declaration-window", NoActivationAfterDeclarationWindow, "chains and windows", "003-004-example-2.toml"),
         Mutant("battle-phase-ends-only-when-no-attack-is-left", BattlePhaseEndsOnlyWhenNoAttackIsLeft, "turn structure", "000-replay-1.toml"),
+        Mutant("refused-by-ruling-in-damage-step", RefusedByRulingInDamageStep, "damage step", "002-ds-refused-by-ruling.toml"),
     )
 }
 

@@ -47,10 +47,14 @@ OPS = {
     "destroy", "banish", "negate_activation", "negate_effect", "modify_atk", "modify_def", "halve_atk", "set_position",
     "change_position", "special_summon", "tokens", "negate_attack", "forbid_attack", "no_battle_damage",
     "battle_indestructible", "return_to_hand", "add_to_hand", "gain_lp", "damage", "take_control", "equip", "attach",
-    "choose_one", "end_battle_phase", "extra_attack", "send_deck_to_gy",
+    "choose_one", "end_battle_phase", "extra_attack", "send_deck_to_gy", "set_original_def",
 }  # fmt: skip
-# Operations whose own resolution changes ATK/DEF (rule: DS-LEGAL-STATS, "directly").
-STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
+# Operations whose own resolution changes ATK/DEF (rule: DS-LEGAL-STATS, "directly"); an original DEF
+# that "becomes" a value is one.
+STAT_OPS = {"modify_atk", "modify_def", "halve_atk", "set_original_def"}
+# 002 "Cards that can be activated at Damage Step", the ATK/DEF item: ""Scrap Sheen", "Zero Force", and
+# "Curse of Anubis" cannot be activated during the Damage Step." (rule: DS-REFUSED-BY-RULING)
+DS_REFUSED_BY_RULING = frozenset({"Scrap Sheen", "Zero Force", "Curse of Anubis"})
 STATICS = {
     "destroy_self_instead_of_battle",
     "cannot_be_attacked", "unaffected_by_spells", "attack_each_monster", "attack_cost", "direct_attack", "must_attack",
@@ -638,7 +642,8 @@ class CardFacts:
     def damage_step_window(self, name: str, effect_index: int | None) -> frozenset[str] | None:
         """The Damage-Step sub-steps in which this activation is legal (rules DS-LEGAL-COUNTER,
         DS-LEGAL-NEGATE, DS-LEGAL-NEGATE-EFFECT, OCG-DS-NEGATE-EFFECT, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER,
-        DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS, DS-EXTRA-ATTACK, DS-OPPONENT-SUMMON), or UNKNOWN."""
+        DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS, DS-EXTRA-ATTACK, DS-OPPONENT-SUMMON,
+        DS-REFUSED-BY-RULING), or UNKNOWN."""
         k = self.kind(name)
         e = self.effect(name, effect_index)
         if k is None or e is None:
@@ -653,6 +658,8 @@ class CardFacts:
             return UNKNOWN
         if kind == "trap" and subtype == "counter":
             return frozenset(DAMAGE_STEPS)
+        if name in DS_REFUSED_BY_RULING and typ == "activate":  # by ruling, whatever its ATK/DEF change
+            return frozenset()
         if typ == "flip":
             return frozenset({"damage_step_after_calculation_2"})
         if typ == "trigger":

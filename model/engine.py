@@ -91,6 +91,10 @@ class _W:
 # Damage-Step sub-steps in which cards that directly change ATK/DEF may be activated:
 # up to the start of damage calculation (rule: DS-LEGAL-STATS).
 STAT_CHANGE_STEPS = (Step.DS_START, Step.DS_FLIP, Step.DS_BEFORE_CALC)
+# The cards 002 names as refused in the Damage Step by ruling, although they change ATK/DEF
+# (rule: DS-REFUSED-BY-RULING): 002 "Cards that can be activated at Damage Step", the ATK/DEF item:
+# ""Scrap Sheen", "Zero Force", and "Curse of Anubis" cannot be activated during the Damage Step."
+DS_REFUSED_BY_RULING = frozenset({"Scrap Sheen", "Zero Force", "Curse of Anubis"})
 
 # Which "when" triggers are gathered on entering a sub-step.
 STEP_TRIGGERS = {
@@ -450,6 +454,9 @@ class Rules:
                 mods.append((src.card, "def", "add", amount))
         for md in m.mods:
             mods.append((md.source, md.stat, md.kind, md.amount))
+        for _src, stat, kind, amount in mods:  # "the original DEF ... becomes 0": the base the rest applies to
+            if kind == "set_original" and stat == "def":
+                dfn = amount
         for _src, stat, kind, amount in mods:
             if kind == "add":
                 if stat == "atk":
@@ -473,6 +480,9 @@ class Rules:
         c = self.card(self.name_of(s, uid))
         atk, dfn = (0 if c.atk is None else c.atk), (0 if c.def_ is None else c.def_)
         mods = mods + extra
+        for _src, stat, kind, amount in mods:  # "the original DEF ... becomes 0": the base the rest applies to
+            if kind == "set_original" and stat == "def":
+                dfn = amount
         for _src, stat, kind, amount in mods:
             if kind == "add":
                 if stat == "atk":
@@ -754,6 +764,10 @@ class Rules:
         properties only (rules: DS-LEGAL-*, DS-ILLEGAL-OTHER). Variant hook."""
         if c.kind == "trap" and c.subtype == "counter":  # rule: DS-LEGAL-COUNTER
             return True
+        if c.name in DS_REFUSED_BY_RULING and eff.type == "activate":
+            # rule: DS-REFUSED-BY-RULING ("Scrap Sheen", "Zero Force", and "Curse of Anubis" cannot be
+            # activated during the Damage Step, although they change ATK/DEF: before DS-LEGAL-STATS)
+            return False
         if eff.names_damage_step_timing:  # rule: DS-LEGAL-DAMAGE-TIMING
             return True
         if eff.when == "summoned" and not eff.mandatory:

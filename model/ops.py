@@ -111,6 +111,8 @@ def select(rules: "Rules", w: "_W", link: ChainLink, what: str) -> list[int]:
         return [s.attack.target] if _affected(rules, w, link, s.attack.target) else []
     if what == "opponent_face_up_monsters":  # "all monsters they currently control" (face-up: they have an ATK to halve)
         return [m.uid for m in s.players[1 - p].monsters if m is not None and m.pos.face_up and _affected(rules, w, link, m.uid)]
+    if what == "face_up_effect_monsters":  # "all Effect Monsters on the field" ("Curse of Anubis")
+        return [m.uid for _side, _i, m in s.monsters() if m.pos.face_up and rules.card(m.card).is_effect_monster and _affected(rules, w, link, m.uid)]
     if what == "summoned_opponent_monsters_atk_1500":
         return [u for u in rules._bottomless_targets(s, p)]
     if what == "destroyer":  # "the monster that destroyed it": the other monster of the battle, still on the field
@@ -215,6 +217,8 @@ def _mod_op(stat: str, kind: str):
 OPERATIONS["modify_atk"] = OpSpec(frozenset({"what", "amount", "until"}), _mod_op("atk", "add"))
 OPERATIONS["modify_def"] = OpSpec(frozenset({"what", "amount", "until"}), _mod_op("def", "add"))
 OPERATIONS["halve_atk"] = OpSpec(frozenset({"what", "until"}), _mod_op("atk", "halve"))
+# "the original DEF of those monsters becomes 0": the base the other changes apply to ("Curse of Anubis")
+OPERATIONS["set_original_def"] = OpSpec(frozenset({"what", "amount", "until"}), _mod_op("def", "set_original"))
 
 
 @operation("set_position", "what", "position")
@@ -445,7 +449,7 @@ def _choose_one(rules, w, link, op, chosen):
     return None
 
 
-_STAT_OP_NAMES = frozenset({"modify_atk", "modify_def", "halve_atk"})
+_STAT_OP_NAMES = frozenset({"modify_atk", "modify_def", "halve_atk", "set_original_def"})
 
 
 def _does_nothing(rules, w, link, ops) -> bool:

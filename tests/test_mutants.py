@@ -91,6 +91,8 @@ KILLERS = {
     "opponent-not-asked-after-declaration": "priority.pass-pass",
     "no-activation-after-declaration-window": "chain.legal-offered",
     "battle-phase-ends-only-when-no-attack-is-left": "turn.legal-offered",
+    # Curse of Anubis activated in the Damage Step, where 002 refuses it by name
+    "refused-by-ruling-in-damage-step": "damage.activation-legal",
 }
 
 
