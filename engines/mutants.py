@@ -389,6 +389,16 @@ class RefusedByRulingInDamageStep(Rules):
         return super().damage_step_allows(s, c, eff)
 
 
+class AllowedByRulingRefusedInDamageStep(Rules):
+    """The cards 002 allows in the Damage Step by ruling although their text gives no sign of it
+    ("Chthonian Blast") are refused there: DS-ILLEGAL-OTHER applied without its DS-ALLOWED-BY-RULING exception."""
+
+    def damage_step_allows(self, s, c, eff):
+        if c.name == "Chthonian Blast" and eff.type == "activate":
+            return False
+        return super().damage_step_allows(s, c, eff)
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -831,6 +841,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("no-activation-after-declaration-window", NoActivationAfterDeclarationWindow, "chains and windows", "003-004-example-2.toml"),
         Mutant("battle-phase-ends-only-when-no-attack-is-left", BattlePhaseEndsOnlyWhenNoAttackIsLeft, "turn structure", "000-replay-1.toml"),
         Mutant("refused-by-ruling-in-damage-step", RefusedByRulingInDamageStep, "damage step", "002-ds-refused-by-ruling.toml"),
+        Mutant("allowed-by-ruling-refused-in-damage-step", AllowedByRulingRefusedInDamageStep, "damage step", "002-ds-allowed-by-ruling.toml"),
     )
 }
 

@@ -522,6 +522,8 @@ def _timing(obs, mon, cards, spec, p: int | None = None) -> bool:
             return False
         eff = fact(cards.effect(top, idx), top, "its effect")
         return eff.get("location", "field") == "graveyard"
+    if when == "own_monster_destroyed_to_gy":  # rule: WIN-EVENT (the monitor's destroyed_window)
+        return p in mon["destroyed_window"][0]
     if when == "damage_taken":  # rule: DS-DAMAGE-RESPONSE (the monitor's damage_window)
         return p in mon["damage_window"][0]
     if when == "during_damage_calculation":
@@ -737,7 +739,7 @@ def _candidates(obs: dict, cards, p: int):
     "its costs can be paid, it has targets and its resolution can do something.",
     ["CH-SPEED", "CH-SPEED1", "CH-QP-HAND", "CH-SET-TURN", "CH-COST", "WIN-ATTACK-DECL", "WIN-BEFORE-DS", "WIN-EVENT",
      "WIN-COUNTER", "DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-LEGAL-NEGATE-EFFECT", "OCG-DS-NEGATE-EFFECT", "DS-DAMAGE-RESPONSE", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-DURING-CALC-ONE-CHAIN",
-     "DS-NO-TARGET-DESTROYED", "OCG-START-STEP-TP", "OCG-BATTLE-ONE-CHAIN", "OCG-DS-CALC-SAYS-SO"],
+     "DS-NO-TARGET-DESTROYED", "OCG-START-STEP-TP", "OCG-BATTLE-ONE-CHAIN", "OCG-DS-CALC-SAYS-SO", "DS-REFUSED-BY-RULING", "DS-ALLOWED-BY-RULING"],
     "actions",
     "chains and windows",
     reads=sorted({

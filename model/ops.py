@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from bpcheck.model import arith
 from bpcheck.model.state import CardRef, ChainLink, Choice, Lingering, Mod, Pos
 from bpcheck.model.state import replace as _replace
 
@@ -164,6 +165,32 @@ def _destroy(rules, w, link, op, chosen):
             # Old "Ring of Destruction": damage to both players equal to its ATK.
             rules.effect_damage(w, link.controller, dmg, link.card)
             rules.effect_damage(w, 1 - link.controller, dmg, link.card)
+    return None
+
+
+@operation("destroy_lowest_atk", "then_half_damage_both")
+def _destroy_lowest_atk(rules, w, link, op, chosen):
+    """"Destroy the 1 face-up monster on the field that has the lowest ATK (your choice, if
+    tied), and if you do, inflict damage to both players equal to half of that monster's ATK"
+    ("Chthonian Blast"): a tie is the link controller's choice, labelled by the monsters' names."""
+    s = w.s
+    face_up = [m.uid for _side, _i, m in s.monsters() if m.pos.face_up and _affected(rules, w, link, m.uid)]
+    if not face_up:
+        return None
+    # (ATK may be symbolic under bpcheck prove: compared through arith, each comparison a decision)
+    low = rules.atk(s, face_up[0])
+    for u in face_up[1:]:
+        if arith.lt(rules.atk(s, u), low, "DS-ALLOWED-BY-RULING"):
+            low = rules.atk(s, u)
+    lowest = [u for u in face_up if arith.eq(rules.atk(s, u), low, "DS-ALLOWED-BY-RULING")]
+    if len(lowest) > 1 and chosen is None:
+        return Choice(link.controller, "lowest_atk", tuple((rules.ref(s, u), u) for u in lowest), link, 0)
+    u = chosen[1] if len(lowest) > 1 else lowest[0]
+    rules.destroy(w, u, by="effect")
+    if op.get("then_half_damage_both") and w.s.find_monster(u) is None:
+        half = arith.halve(low)
+        rules.effect_damage(w, link.controller, half, link.card)
+        rules.effect_damage(w, 1 - link.controller, half, link.card)
     return None
 
 

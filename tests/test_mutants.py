@@ -93,6 +93,8 @@ KILLERS = {
     "battle-phase-ends-only-when-no-attack-is-left": "turn.legal-offered",
     # Curse of Anubis activated in the Damage Step, where 002 refuses it by name
     "refused-by-ruling-in-damage-step": "damage.activation-legal",
+    # Chthonian Blast, allowed in the Damage Step by ruling, not offered at its end: an omission
+    "allowed-by-ruling-refused-in-damage-step": "chain.legal-offered",
 }
 
 
