@@ -687,6 +687,14 @@ def activation_variants(obs, mon, cards, p: int, uid: int, name: str, idx: int, 
             return []
         elif op == "negate_activation" and not links:
             return []
+        elif o.get("what") == "face_up_effect_monsters" or op == "destroy_lowest_atk":
+            # "Change all Effect Monsters on the field ..." / "Destroy the 1 face-up monster on the field
+            # that has the lowest ATK": a face-up one (an Effect Monster for the first), not destroyed by battle
+            up = [m for m in monsters(obs) if m["position"] != "facedown" and m["uid"] not in mon.battle.destroyed]
+            if op != "destroy_lowest_atk":
+                up = [m for m in up if fact(cards.kind(m["card"]), m["card"], "its card type")[1] in ("effect", "flip")]
+            if not up:
+                return []
     # Targets (rule: CH-COST: chosen at activation).
     choices: list[tuple] = [()]
     for t in spec["targets"]:

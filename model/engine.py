@@ -1022,6 +1022,13 @@ class Rules:
                 return False
             if o.op in ("negate_activation", "negate_effect") and not s.chain:
                 return False
+            # "Change all Effect Monsters on the field ..." ("Curse of Anubis") with none face-up, or
+            # "Destroy the 1 face-up monster on the field that has the lowest ATK" with none face-up
+            face_up = [m for _side, _i, m in s.monsters() if m.pos.face_up and not m.destroyed_by_battle]
+            if o.get("what") == "face_up_effect_monsters" and not any(self.card(m.card).is_effect_monster for m in face_up):
+                return False
+            if o.op == "destroy_lowest_atk" and not face_up:
+                return False
         return True
 
     def _deck_choices(self, s: State, p: int, o) -> list[CardRef]:
