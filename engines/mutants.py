@@ -399,6 +399,14 @@ class AllowedByRulingRefusedInDamageStep(Rules):
         return super().damage_step_allows(s, c, eff)
 
 
+class DestroyedWindowOnlyByBattle(Rules):
+    """"When a face-up monster you control is destroyed and sent to the Graveyard" ("Chthonian Blast")
+    answers only destruction by battle: a monster destroyed by a card effect opens no window after its Chain."""
+
+    def _collect_fresh(self, w, acc):
+        return [f for f in super()._collect_fresh(w, acc) if f[0] != "own_monster_destroyed"]
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -842,6 +850,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("battle-phase-ends-only-when-no-attack-is-left", BattlePhaseEndsOnlyWhenNoAttackIsLeft, "turn structure", "000-replay-1.toml"),
         Mutant("refused-by-ruling-in-damage-step", RefusedByRulingInDamageStep, "damage step", "002-ds-refused-by-ruling.toml"),
         Mutant("allowed-by-ruling-refused-in-damage-step", AllowedByRulingRefusedInDamageStep, "damage step", "002-ds-allowed-by-ruling.toml"),
+        Mutant("destroyed-window-only-by-battle", DestroyedWindowOnlyByBattle, "chains and windows", "002-ds-allowed-by-ruling.toml"),
     )
 }
 

@@ -95,6 +95,8 @@ KILLERS = {
     "refused-by-ruling-in-damage-step": "damage.activation-legal",
     # Chthonian Blast, allowed in the Damage Step by ruling, not offered at its end: an omission
     "allowed-by-ruling-refused-in-damage-step": "chain.legal-offered",
+    # the turn player's Chthonian Blast not offered after the opponent's destroyed Mokey Mokey: an omission
+    "destroyed-window-only-by-battle": "chain.legal-offered",
 }
 
 
