@@ -379,6 +379,34 @@ class BattleNegationAnyDestroyer(Rules):
         )
 
 
+class RefusedByRulingInDamageStep(Rules):
+    """The cards 002 names as refused in the Damage Step ("Curse of Anubis") may be activated there,
+    as any card that directly changes ATK/DEF: DS-LEGAL-STATS without its DS-REFUSED-BY-RULING exception."""
+
+    def damage_step_allows(self, s, c, eff):
+        if c.name == "Curse of Anubis" and eff.type == "activate":
+            return s.step in self.stat_change_steps and eff.changes_stats_directly
+        return super().damage_step_allows(s, c, eff)
+
+
+class AllowedByRulingRefusedInDamageStep(Rules):
+    """The cards 002 allows in the Damage Step by ruling although their text gives no sign of it
+    ("Chthonian Blast") are refused there: DS-ILLEGAL-OTHER applied without its DS-ALLOWED-BY-RULING exception."""
+
+    def damage_step_allows(self, s, c, eff):
+        if c.name == "Chthonian Blast" and eff.type == "activate":
+            return False
+        return super().damage_step_allows(s, c, eff)
+
+
+class DestroyedWindowOnlyByBattle(Rules):
+    """"When a face-up monster you control is destroyed and sent to the Graveyard" ("Chthonian Blast")
+    answers only destruction by battle: a monster destroyed by a card effect opens no window after its Chain."""
+
+    def _collect_fresh(self, w, acc):
+        return [f for f in super()._collect_fresh(w, acc) if f[0] != "own_monster_destroyed"]
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -820,6 +848,9 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("opponent-not-asked-after-declaration", OpponentNotAskedAfterDeclaration, "chains and windows", "003-004-example-1.toml"),
         Mutant("no-activation-after-declaration-window", NoActivationAfterDeclarationWindow, "chains and windows", "003-004-example-2.toml"),
         Mutant("battle-phase-ends-only-when-no-attack-is-left", BattlePhaseEndsOnlyWhenNoAttackIsLeft, "turn structure", "000-replay-1.toml"),
+        Mutant("refused-by-ruling-in-damage-step", RefusedByRulingInDamageStep, "damage step", "002-ds-refused-by-ruling.toml"),
+        Mutant("allowed-by-ruling-refused-in-damage-step", AllowedByRulingRefusedInDamageStep, "damage step", "002-ds-allowed-by-ruling.toml"),
+        Mutant("destroyed-window-only-by-battle", DestroyedWindowOnlyByBattle, "chains and windows", "002-ds-allowed-by-ruling.toml"),
     )
 }
 

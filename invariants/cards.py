@@ -27,7 +27,7 @@ PROTECTION_OPS = frozenset({"no_battle_damage", "battle_indestructible"})
 
 # The vocabulary of docs/cards.md, restated. A word outside it makes a fact UNKNOWN.
 EFFECT_TYPES = {"activate", "quick", "ignition", "trigger", "flip"}
-WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated", "opponent_graveyard_effect_activated"}
+WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated", "opponent_graveyard_effect_activated", "own_monster_destroyed_to_gy"}
 # Timings answering the activation on top of the chain directly (DS-LEGAL-NEGATE-EFFECT).
 WHEN_RESPONSE = {"trap_activated", "spell_activated", "opponent_graveyard_effect_activated"}
 WHEN_DAMAGE_STEP = {
@@ -47,10 +47,18 @@ OPS = {
     "destroy", "banish", "negate_activation", "negate_effect", "modify_atk", "modify_def", "halve_atk", "set_position",
     "change_position", "special_summon", "tokens", "negate_attack", "forbid_attack", "no_battle_damage",
     "battle_indestructible", "return_to_hand", "add_to_hand", "gain_lp", "damage", "take_control", "equip", "attach",
-    "choose_one", "end_battle_phase", "extra_attack", "send_deck_to_gy",
+    "choose_one", "end_battle_phase", "extra_attack", "send_deck_to_gy", "set_original_def", "destroy_lowest_atk",
 }  # fmt: skip
-# Operations whose own resolution changes ATK/DEF (rule: DS-LEGAL-STATS, "directly").
-STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
+# Operations whose own resolution changes ATK/DEF (rule: DS-LEGAL-STATS, "directly"); an original DEF
+# that "becomes" a value is one.
+STAT_OPS = {"modify_atk", "modify_def", "halve_atk", "set_original_def"}
+# 002 "Cards that can be activated at Damage Step", the ATK/DEF item: ""Scrap Sheen", "Zero Force", and
+# "Curse of Anubis" cannot be activated during the Damage Step." (rule: DS-REFUSED-BY-RULING)
+DS_REFUSED_BY_RULING = frozenset({"Scrap Sheen", "Zero Force", "Curse of Anubis"})
+# 002, the same list: "Cards that have no clear indication that they can be activated during the Damage
+# Step, but have rulings stating that they are allowed to do so: "Chthonian Blast" and "Desrook
+# Archfiend"." (rule: DS-ALLOWED-BY-RULING; "Muko", TCG only, is not in the pool)
+DS_ALLOWED_BY_RULING = frozenset({"Chthonian Blast", "Desrook Archfiend"})
 STATICS = {
     "destroy_self_instead_of_battle",
     "cannot_be_attacked", "unaffected_by_spells", "attack_each_monster", "attack_cost", "direct_attack", "must_attack",
@@ -499,6 +507,12 @@ class CardFacts:
         return False
 
     @_memo
+    def answers_destroyed(self, name: str) -> bool:
+        """One of the card's effects is activated "When a face-up monster you control is destroyed
+        and sent to the Graveyard" ("Chthonian Blast"); False when its effects cannot be read."""
+        return any(e.get("when") == "own_monster_destroyed_to_gy" for e in self.effects(name) or [])
+
+    @_memo
     def answers_damage(self, name: str) -> bool:
         """One of the card's effects is activated "when you take damage" (DS-DAMAGE-RESPONSE);
         False when its effects cannot be read (a window is then not kept: never demanded)."""
@@ -638,7 +652,8 @@ class CardFacts:
     def damage_step_window(self, name: str, effect_index: int | None) -> frozenset[str] | None:
         """The Damage-Step sub-steps in which this activation is legal (rules DS-LEGAL-COUNTER,
         DS-LEGAL-NEGATE, DS-LEGAL-NEGATE-EFFECT, OCG-DS-NEGATE-EFFECT, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER,
-        DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS, DS-EXTRA-ATTACK, DS-OPPONENT-SUMMON), or UNKNOWN."""
+        DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS, DS-EXTRA-ATTACK, DS-OPPONENT-SUMMON,
+        DS-REFUSED-BY-RULING), or UNKNOWN."""
         k = self.kind(name)
         e = self.effect(name, effect_index)
         if k is None or e is None:
@@ -652,6 +667,10 @@ class CardFacts:
         if ops is None or sts is None:
             return UNKNOWN
         if kind == "trap" and subtype == "counter":
+            return frozenset(DAMAGE_STEPS)
+        if name in DS_REFUSED_BY_RULING and typ == "activate":  # by ruling, whatever its ATK/DEF change
+            return frozenset()
+        if name in DS_ALLOWED_BY_RULING and typ == "activate":  # by ruling, whenever its timing arises
             return frozenset(DAMAGE_STEPS)
         if typ == "flip":
             return frozenset({"damage_step_after_calculation_2"})

@@ -78,8 +78,8 @@ def _ref(t, uid):
     "negates an activation; under tcg and goat, a monster's Quick Effect that answers an effect's activation directly to negate "
     "that effect only; a Quick-Play Spell, Trap or Quick Effect that directly changes ATK/DEF, before damage calculation; an "
     "effect naming a Damage-Step timing, at that timing; a triggered or flip effect, in the sub-step of its event; never an "
-    "optional effect triggered by the opponent's Summon.",
-    ["DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-LEGAL-NEGATE-EFFECT", "OCG-DS-NEGATE-EFFECT", "DS-START-TRIGGERS", "DS-DAMAGE-RESPONSE", "DS-DESTROYS-BY-BATTLE", "DS-EXTRA-ATTACK", "DS-OPPONENT-SUMMON", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-LEGAL-MANDATORY", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-ILLEGAL-OTHER"],
+    "optional effect triggered by the opponent's Summon, nor the cards 002 names as refused there by ruling (Curse of Anubis); the cards it allows there by ruling (Chthonian Blast) whenever their timing arises.",
+    ["DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-LEGAL-NEGATE-EFFECT", "OCG-DS-NEGATE-EFFECT", "DS-START-TRIGGERS", "DS-DAMAGE-RESPONSE", "DS-DESTROYS-BY-BATTLE", "DS-EXTRA-ATTACK", "DS-OPPONENT-SUMMON", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-LEGAL-MANDATORY", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-ILLEGAL-OTHER", "DS-REFUSED-BY-RULING", "DS-ALLOWED-BY-RULING"],
     "transition",
     FAMILY,
     events=["chain_link_added"],
@@ -594,7 +594,7 @@ def calc_once(t):
 # -- effects that end with the Damage Step (DS-LINGERING-END) ---------------------------------
 
 _ENDS_WITH_DS = ("end_of_damage_step", "damage_calculation")
-_MOD_OP = {("atk", "add"): "modify_atk", ("def", "add"): "modify_def", ("atk", "halve"): "halve_atk"}
+_MOD_OP = {("atk", "add"): "modify_atk", ("def", "add"): "modify_def", ("atk", "halve"): "halve_atk", ("def", "set_original"): "set_original_def"}
 _AFTER_CALC = frozenset({"damage_step_after_calculation_1", "damage_step_after_calculation_2", "damage_step_end"})
 
 

@@ -33,6 +33,7 @@ from typing import Any, Callable, NamedTuple
 import orjson
 
 from bpcheck.model.canonical import canonical_json
+from bpcheck.invariants.view import monster
 
 # Counts saturate here: more than any monster may declare in a turn (5 targets, a direct attack
 # and one more), so a verdict never depends on a higher count, and an engine that lets a monster
@@ -399,6 +400,57 @@ def _summons(prev, t):
     if pending and not t.mon.chain.links and not t.of("chain_link_added"):
         open_, passes, pending, opened_by, now = True, 0, False, now, ()  # a Summon outside any chain
     return (open_, passes, pending, opened_by, now)
+
+
+def _holds_destroyed_answer(obs: dict, p: int, cards) -> bool:
+    """Player `p` holds a card activated "When a face-up monster you control is destroyed and sent
+    to the Graveyard": Set, or in the hand."""
+    pl = obs["players"][p]
+    held = [c["card"] for c in [*pl["spells"], pl["field_zone"]] if c is not None and not c["face_up"]] + [h["card"] for h in pl["hand"]]
+    return cards is not None and any(cards.answers_destroyed(n) for n in held)
+
+
+_DESTROYED_CLOSE = frozenset({"phase_changed", "attack_declared", "attack_stopped", "attack_ended", "replay", "replay_choice", "duel_over"})
+
+
+@history(
+    "destroyed_window",
+    "The \"When a face-up monster you control is destroyed and sent to the Graveyard\" window (WIN-EVENT), for the players "
+    "who hold a card that answers it (Set or in the hand): (players it is open for, players whose monster opens it when the "
+    "chain resolves). Opened by a face-up monster (before the event) moving from its controller's Monster Zone to the "
+    "Graveyard, destroyed by battle or by a card effect: at once outside a chain, after the chain it happened in; closed "
+    "when both players pass in succession, another chain resolves without one, an attack is declared, stops, ends or "
+    "replays, or the step changes.",
+    initial=((), (), 0),
+)
+def _destroyed_window(prev, t):
+    open_, pending, passes = prev
+    if not (open_ or pending) and "card_moved" not in t.kind_set():
+        return prev
+    for e in t.events:
+        k = e.kind
+        if k == "card_moved":
+            if e.get("from") != "monster_zone" or e.get("to") != "graveyard" or e.get("reason") not in ("battle", "destroyed"):
+                continue
+            m = monster(t.before, e.get("card_uid"))
+            if m is None or m["position"] == "facedown":
+                continue
+            p = m["controller"]
+            if p in (0, 1) and p not in pending and _holds_destroyed_answer(t.after, p, t.cards):
+                pending = tuple(sorted(pending + (p,)))
+        elif k == "chain_resolved":
+            open_, pending, passes = pending, (), 0
+        elif k in _DESTROYED_CLOSE:
+            open_, passes = (), 0
+        elif k == "chain_link_added":
+            passes = 0
+        elif k == "passed" and open_:
+            passes += 1
+            if passes >= 2:
+                open_, passes = (), 0
+    if pending and not t.after.get("chain"):
+        open_, pending, passes = tuple(sorted(set(open_) | set(pending))), (), 0
+    return (open_, pending, passes)
 
 
 _DAMAGE_KINDS = frozenset({"battle_damage", "effect_damage"})

@@ -522,6 +522,8 @@ def _timing(obs, mon, cards, spec, p: int | None = None) -> bool:
             return False
         eff = fact(cards.effect(top, idx), top, "its effect")
         return eff.get("location", "field") == "graveyard"
+    if when == "own_monster_destroyed_to_gy":  # rule: WIN-EVENT (the monitor's destroyed_window)
+        return p in mon["destroyed_window"][0]
     if when == "damage_taken":  # rule: DS-DAMAGE-RESPONSE (the monitor's damage_window)
         return p in mon["damage_window"][0]
     if when == "during_damage_calculation":
@@ -685,6 +687,14 @@ def activation_variants(obs, mon, cards, p: int, uid: int, name: str, idx: int, 
             return []
         elif op == "negate_activation" and not links:
             return []
+        elif o.get("what") == "face_up_effect_monsters" or op == "destroy_lowest_atk":
+            # "Change all Effect Monsters on the field ..." / "Destroy the 1 face-up monster on the field
+            # that has the lowest ATK": a face-up one (an Effect Monster for the first), not destroyed by battle
+            up = [m for m in monsters(obs) if m["position"] != "facedown" and m["uid"] not in mon.battle.destroyed]
+            if op != "destroy_lowest_atk":
+                up = [m for m in up if fact(cards.kind(m["card"]), m["card"], "its card type")[1] in ("effect", "flip")]
+            if not up:
+                return []
     # Targets (rule: CH-COST: chosen at activation).
     choices: list[tuple] = [()]
     for t in spec["targets"]:
@@ -737,7 +747,7 @@ def _candidates(obs: dict, cards, p: int):
     "its costs can be paid, it has targets and its resolution can do something.",
     ["CH-SPEED", "CH-SPEED1", "CH-QP-HAND", "CH-SET-TURN", "CH-COST", "WIN-ATTACK-DECL", "WIN-BEFORE-DS", "WIN-EVENT",
      "WIN-COUNTER", "DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-LEGAL-NEGATE-EFFECT", "OCG-DS-NEGATE-EFFECT", "DS-DAMAGE-RESPONSE", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-DURING-CALC-ONE-CHAIN",
-     "DS-NO-TARGET-DESTROYED", "OCG-START-STEP-TP", "OCG-BATTLE-ONE-CHAIN", "OCG-DS-CALC-SAYS-SO"],
+     "DS-NO-TARGET-DESTROYED", "OCG-START-STEP-TP", "OCG-BATTLE-ONE-CHAIN", "OCG-DS-CALC-SAYS-SO", "DS-REFUSED-BY-RULING", "DS-ALLOWED-BY-RULING"],
     "actions",
     "chains and windows",
     reads=sorted({

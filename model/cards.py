@@ -34,7 +34,9 @@ EFFECT_TYPES = {"activate", "quick", "ignition", "trigger", "flip"}
 
 # "when" timings. Those naming a Damage-Step timing make an effect legal in the Damage Step
 # by its own text (rule: DS-LEGAL-DAMAGE-TIMING).
-WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated", "opponent_graveyard_effect_activated"}
+# "own_monster_destroyed_to_gy": "When a face-up monster you control is destroyed and sent to the
+# Graveyard" ("Chthonian Blast"; right after it, or after the chain it happened in)
+WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated", "opponent_graveyard_effect_activated", "own_monster_destroyed_to_gy"}
 # Timings that answer the activation on top of the chain directly ("when a Spell Card is
 # activated", "When a card effect is activated in your opponent's GY"): an effect with one of them
 # must be activated directly in response to what it answers (rule: DS-LEGAL-NEGATE-EFFECT).
@@ -137,8 +139,9 @@ STATIC_TARGETS = {"self", "equipped", "attached", "all_monsters", "all_cards"}
 # Statics that directly change ATK/DEF (rule: DS-LEGAL-STATS, Continuous Traps).
 STAT_STATICS = {"modify_stats", "modify_atk", "halve_attackers"}
 
-# Operations that directly change ATK/DEF when they resolve (rule: DS-LEGAL-STATS).
-STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
+# Operations that directly change ATK/DEF when they resolve (rule: DS-LEGAL-STATS); an original
+# DEF that "becomes" a value ("Curse of Anubis") is one.
+STAT_OPS = {"modify_atk", "modify_def", "halve_atk", "set_original_def"}
 
 TARGET_ZONES = {"monster", "spell_trap", "graveyard"}
 MAX_TARGETS = 5  # cards one target list may name (more would only blow up the choices)
@@ -405,6 +408,7 @@ SELECTORS = {
     "destroyer",  # "the monster that destroyed it": the other monster of this card's battle, still on the field
     "opponent_face_up_monsters",
     "attack_target",
+    "face_up_effect_monsters",  # "all Effect Monsters on the field" (face-up: a face-down one shows no kind)
 }
 AMOUNT_NAMES = {"attacker_atk", "target_atk", "opposing_battler_atk"}
 MOD_UNTIL = {"end_of_turn", "end_of_battle_phase", "end_of_damage_step", "damage_calculation", "while_source_on_field"}
@@ -571,6 +575,11 @@ OP_PARAMS: dict[str, tuple[frozenset[str], dict]] = {
     "modify_atk": (frozenset({"what", "amount"}), {"what": _WHAT, "amount": _STAT_AMOUNT, "until": _enum(MOD_UNTIL, "duration")}),
     "modify_def": (frozenset({"what", "amount"}), {"what": _WHAT, "amount": _STAT_AMOUNT, "until": _enum(MOD_UNTIL, "duration")}),
     "halve_atk": (frozenset({"what"}), {"what": _WHAT, "until": _enum(MOD_UNTIL, "duration")}),
+    # "Destroy the 1 face-up monster on the field that has the lowest ATK (your choice, if tied), and
+    # if you do, inflict damage to both players equal to half of that monster's ATK" ("Chthonian Blast")
+    "destroy_lowest_atk": (frozenset(), {"then_half_damage_both": _flag}),
+    # "the original DEF of those monsters becomes 0" ("Curse of Anubis")
+    "set_original_def": (frozenset({"what", "amount"}), {"what": _WHAT, "amount": _int_range(0, MAX_STAT), "until": _enum(MOD_UNTIL, "duration")}),
     "set_position": (frozenset({"what", "position"}), {"what": _WHAT, "position": _enum(POSITIONS, "position")}),
     "change_position": (frozenset({"what"}), {"what": _WHAT}),
     "special_summon": (

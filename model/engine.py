@@ -91,6 +91,14 @@ class _W:
 # Damage-Step sub-steps in which cards that directly change ATK/DEF may be activated:
 # up to the start of damage calculation (rule: DS-LEGAL-STATS).
 STAT_CHANGE_STEPS = (Step.DS_START, Step.DS_FLIP, Step.DS_BEFORE_CALC)
+# The cards 002 names as refused in the Damage Step by ruling, although they change ATK/DEF
+# (rule: DS-REFUSED-BY-RULING): 002 "Cards that can be activated at Damage Step", the ATK/DEF item:
+# ""Scrap Sheen", "Zero Force", and "Curse of Anubis" cannot be activated during the Damage Step."
+DS_REFUSED_BY_RULING = frozenset({"Scrap Sheen", "Zero Force", "Curse of Anubis"})
+# The cards 002 names as allowed in the Damage Step by ruling, although their text gives no sign of it
+# (rule: DS-ALLOWED-BY-RULING): ""Chthonian Blast" and "Desrook Archfiend"" ("Muko": TCG only, not in
+# the pool).
+DS_ALLOWED_BY_RULING = frozenset({"Chthonian Blast", "Desrook Archfiend"})
 
 # Which "when" triggers are gathered on entering a sub-step.
 STEP_TRIGGERS = {
@@ -450,6 +458,9 @@ class Rules:
                 mods.append((src.card, "def", "add", amount))
         for md in m.mods:
             mods.append((md.source, md.stat, md.kind, md.amount))
+        for _src, stat, kind, amount in mods:  # "the original DEF ... becomes 0": the base the rest applies to
+            if kind == "set_original" and stat == "def":
+                dfn = amount
         for _src, stat, kind, amount in mods:
             if kind == "add":
                 if stat == "atk":
@@ -473,6 +484,9 @@ class Rules:
         c = self.card(self.name_of(s, uid))
         atk, dfn = (0 if c.atk is None else c.atk), (0 if c.def_ is None else c.def_)
         mods = mods + extra
+        for _src, stat, kind, amount in mods:  # "the original DEF ... becomes 0": the base the rest applies to
+            if kind == "set_original" and stat == "def":
+                dfn = amount
         for _src, stat, kind, amount in mods:
             if kind == "add":
                 if stat == "atk":
@@ -754,6 +768,15 @@ class Rules:
         properties only (rules: DS-LEGAL-*, DS-ILLEGAL-OTHER). Variant hook."""
         if c.kind == "trap" and c.subtype == "counter":  # rule: DS-LEGAL-COUNTER
             return True
+        if c.name in DS_REFUSED_BY_RULING and eff.type == "activate":
+            # rule: DS-REFUSED-BY-RULING ("Scrap Sheen", "Zero Force", and "Curse of Anubis" cannot be
+            # activated during the Damage Step, although they change ATK/DEF: before DS-LEGAL-STATS)
+            return False
+        if c.name in DS_ALLOWED_BY_RULING and eff.type == "activate":
+            # rule: DS-ALLOWED-BY-RULING ("Chthonian Blast": no clear indication in its text, allowed by
+            # ruling; its timing arises in the Damage Step at its end, when a monster destroyed by
+            # battle is sent to the Graveyard)
+            return True
         if eff.names_damage_step_timing:  # rule: DS-LEGAL-DAMAGE-TIMING
             return True
         if eff.when == "summoned" and not eff.mandatory:
@@ -869,6 +892,8 @@ class Rules:
             top = s.chain[-1]
             activated_in_gy = self.card(top.card).effects[top.effect].location == "graveyard"
             return top.controller != p and activated_in_gy and not top.negated and not top.effect_negated
+        if w == "own_monster_destroyed_to_gy":  # "When a face-up monster you control is destroyed and sent to the Graveyard" (rule: WIN-EVENT)
+            return any(f[0] == "own_monster_destroyed" and f[2] == p for f in s.fresh)
         if w == "damage_taken":  # rule: DS-DAMAGE-RESPONSE ("when you take damage": right after it)
             return any(f[0] == "damage_taken" and f[1] == p for f in s.fresh)
         if w == "during_damage_calculation":
@@ -996,6 +1021,13 @@ class Rules:
             if o.op == "take_control" and all(m is not None for m in s.players[p].monsters):
                 return False
             if o.op in ("negate_activation", "negate_effect") and not s.chain:
+                return False
+            # "Change all Effect Monsters on the field ..." ("Curse of Anubis") with none face-up, or
+            # "Destroy the 1 face-up monster on the field that has the lowest ATK" with none face-up
+            face_up = [m for _side, _i, m in s.monsters() if m.pos.face_up and not m.destroyed_by_battle]
+            if o.get("what") == "face_up_effect_monsters" and not any(self.card(m.card).is_effect_monster for m in face_up):
+                return False
+            if o.op == "destroy_lowest_atk" and not face_up:
                 return False
         return True
 
@@ -1942,6 +1974,12 @@ class Rules:
     def _collect_fresh(self, w: _W, acc: list[tuple]) -> list[tuple]:
         """Events that open a "When ..." response window after this chain (rule: WIN-EVENT)."""
         out = list(acc)
+        # rule: WIN-EVENT (a face-up monster destroyed by a card effect and sent to the Graveyard
+        # during this chain: answered once it has resolved)
+        destroyed = {e["card_uid"] for e in w.events if e.kind == "destroyed"}
+        for f in w.s.fresh:
+            if f[0] == "own_monster_destroyed" and f[1] in destroyed and f not in out:
+                out.append(f)
         for e in w.events:
             if e.kind == "summoned":
                 key = ("summoned", e["card_uid"], e["player"])
@@ -1953,6 +1991,11 @@ class Rules:
                 if key not in out:
                     out.append(key)
         return self._damage_windows(w, out)
+
+    def _answers_destroyed(self, s: State, p: int) -> bool:
+        pl = s.players[p]
+        held = [c.card for c in pl.spells if c is not None and not c.face_up] + [h.card for h in pl.hand]
+        return any(e.when == "own_monster_destroyed_to_gy" for name in held for e in self.card(name).effects)
 
     def _has_destroyed_trigger(self, name: str) -> bool:
         return any(e.type == "trigger" and e.when == "destroyed" for e in self.card(name).effects)
@@ -2114,6 +2157,11 @@ class Rules:
             w.emit("card_moved", card=m.card, card_uid=uid, owner=m.owner, **{"from": "monster_zone", "to": pile}, reason=reason)
             if reason == "battle" and pile == "graveyard":
                 w.s = replace(w.s, fresh=w.s.fresh + (("sent_to_gy_by_battle", uid, m.owner),))
+            if reason in ("battle", "destroyed") and pile == "graveyard" and m.pos.face_up and self._answers_destroyed(w.s, side):
+                # "When a face-up monster you control is destroyed and sent to the Graveyard" (rule:
+                # WIN-EVENT), kept only for a controller who holds a card that answers it (as the
+                # damage window: boards without one keep their states)
+                w.s = replace(w.s, fresh=w.s.fresh + (("own_monster_destroyed", uid, side),))
             return
         g = w.s.find_spell(uid)
         if g is not None:

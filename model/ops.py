@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from bpcheck.model import arith
 from bpcheck.model.state import CardRef, ChainLink, Choice, Lingering, Mod, Pos
 from bpcheck.model.state import replace as _replace
 
@@ -111,6 +112,8 @@ def select(rules: "Rules", w: "_W", link: ChainLink, what: str) -> list[int]:
         return [s.attack.target] if _affected(rules, w, link, s.attack.target) else []
     if what == "opponent_face_up_monsters":  # "all monsters they currently control" (face-up: they have an ATK to halve)
         return [m.uid for m in s.players[1 - p].monsters if m is not None and m.pos.face_up and _affected(rules, w, link, m.uid)]
+    if what == "face_up_effect_monsters":  # "all Effect Monsters on the field" ("Curse of Anubis")
+        return [m.uid for _side, _i, m in s.monsters() if m.pos.face_up and rules.card(m.card).is_effect_monster and _affected(rules, w, link, m.uid)]
     if what == "summoned_opponent_monsters_atk_1500":
         return [u for u in rules._bottomless_targets(s, p)]
     if what == "destroyer":  # "the monster that destroyed it": the other monster of the battle, still on the field
@@ -165,6 +168,32 @@ def _destroy(rules, w, link, op, chosen):
     return None
 
 
+@operation("destroy_lowest_atk", "then_half_damage_both")
+def _destroy_lowest_atk(rules, w, link, op, chosen):
+    """"Destroy the 1 face-up monster on the field that has the lowest ATK (your choice, if
+    tied), and if you do, inflict damage to both players equal to half of that monster's ATK"
+    ("Chthonian Blast"): a tie is the link controller's choice, labelled by the monsters' names."""
+    s = w.s
+    face_up = [m.uid for _side, _i, m in s.monsters() if m.pos.face_up and _affected(rules, w, link, m.uid)]
+    if not face_up:
+        return None
+    # (ATK may be symbolic under bpcheck prove: compared through arith, each comparison a decision)
+    low = rules.atk(s, face_up[0])
+    for u in face_up[1:]:
+        if arith.lt(rules.atk(s, u), low, "DS-ALLOWED-BY-RULING"):
+            low = rules.atk(s, u)
+    lowest = [u for u in face_up if arith.eq(rules.atk(s, u), low, "DS-ALLOWED-BY-RULING")]
+    if len(lowest) > 1 and chosen is None:
+        return Choice(link.controller, "lowest_atk", tuple((rules.ref(s, u), u) for u in lowest), link, 0)
+    u = chosen[1] if len(lowest) > 1 else lowest[0]
+    rules.destroy(w, u, by="effect")
+    if op.get("then_half_damage_both") and w.s.find_monster(u) is None:
+        half = arith.halve(low)
+        rules.effect_damage(w, link.controller, half, link.card)
+        rules.effect_damage(w, 1 - link.controller, half, link.card)
+    return None
+
+
 @operation("banish", "what")
 def _banish(rules, w, link, op, chosen):
     for u in select(rules, w, link, op.get("what")):
@@ -215,6 +244,8 @@ def _mod_op(stat: str, kind: str):
 OPERATIONS["modify_atk"] = OpSpec(frozenset({"what", "amount", "until"}), _mod_op("atk", "add"))
 OPERATIONS["modify_def"] = OpSpec(frozenset({"what", "amount", "until"}), _mod_op("def", "add"))
 OPERATIONS["halve_atk"] = OpSpec(frozenset({"what", "until"}), _mod_op("atk", "halve"))
+# "the original DEF of those monsters becomes 0": the base the other changes apply to ("Curse of Anubis")
+OPERATIONS["set_original_def"] = OpSpec(frozenset({"what", "amount", "until"}), _mod_op("def", "set_original"))
 
 
 @operation("set_position", "what", "position")
@@ -445,7 +476,7 @@ def _choose_one(rules, w, link, op, chosen):
     return None
 
 
-_STAT_OP_NAMES = frozenset({"modify_atk", "modify_def", "halve_atk"})
+_STAT_OP_NAMES = frozenset({"modify_atk", "modify_def", "halve_atk", "set_original_def"})
 
 
 def _does_nothing(rules, w, link, ops) -> bool:

@@ -122,7 +122,8 @@ class Pos(str, Enum):
 class Mod:
     """A lingering ATK/DEF modifier with its source and expiry.
 
-    ``kind`` is "add" (amount added) or "halve". ``until`` is "end_of_turn",
+    ``kind`` is "add" (amount added), "halve" or "set_original" (the original value becomes
+    ``amount``: "Curse of Anubis", DEF only). ``until`` is "end_of_turn",
     "end_of_damage_step", "damage_calculation" or "while_source_on_field".
     """
 

@@ -91,6 +91,12 @@ KILLERS = {
     "opponent-not-asked-after-declaration": "priority.pass-pass",
     "no-activation-after-declaration-window": "chain.legal-offered",
     "battle-phase-ends-only-when-no-attack-is-left": "turn.legal-offered",
+    # Curse of Anubis activated in the Damage Step, where 002 refuses it by name
+    "refused-by-ruling-in-damage-step": "damage.activation-legal",
+    # Chthonian Blast, allowed in the Damage Step by ruling, not offered at its end: an omission
+    "allowed-by-ruling-refused-in-damage-step": "chain.legal-offered",
+    # the turn player's Chthonian Blast not offered after the opponent's destroyed Mokey Mokey: an omission
+    "destroyed-window-only-by-battle": "chain.legal-offered",
 }
 
 
