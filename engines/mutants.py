@@ -379,6 +379,34 @@ class BattleNegationAnyDestroyer(Rules):
         )
 
 
+class ProtectionWithoutChoice(Rules):
+    """An optional protection from destruction by battle (Gyroid) is applied automatically at
+    damage calculation, its controller never asked (as the EDOPro core does)."""
+
+    def _protection_to_choose(self, s):
+        return None
+
+    def _damage_calculation(self, w):
+        a = w.s.attack
+        if a is not None and a.target is not None:
+            auto = tuple(
+                (m.uid, True) for uid in (a.attacker, a.target) for f in [w.s.find_monster(uid)] if f is not None for m in [f[2]] if self._optional_protection(w.s, m)
+            )
+            w.s = replace(w.s, attack=replace(a, protections=auto))
+        super()._damage_calculation(w)
+
+
+class ProtectionChoiceIgnored(Rules):
+    """Its controller chooses to apply an optional protection from destruction by battle, and
+    the monster is destroyed by battle anyway."""
+
+    def _damage_calculation(self, w):
+        a = w.s.attack
+        if a is not None:
+            w.s = replace(w.s, attack=replace(a, protections=()))
+        super()._damage_calculation(w)
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -788,6 +816,8 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("battle-banish-at-calculation", BattleBanishAtCalculation, "damage step", "002-ds-banish-battle.toml"),
         Mutant("battle-negation-ignored", BattleNegationIgnored, "damage step", "002-ds-negate-battle.toml"),
         Mutant("battle-negation-any-destroyer", BattleNegationAnyDestroyer, "damage step", "002-ds-negate-battle.toml"),
+        Mutant("protection-without-choice", ProtectionWithoutChoice, "damage step", "002-ds-calc-protect.toml"),
+        Mutant("protection-choice-ignored", ProtectionChoiceIgnored, "damage step", "002-ds-calc-protect.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

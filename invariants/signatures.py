@@ -37,6 +37,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
     },
     "acc.destroyed-by-battle": {
         "destroyed-differs": ", the calculation gives",
+        "protection-not-held": "chose to apply a protection from destruction by battle it does not have",
     },
     "acc.lp-ledger": {
         "lp-unaccounted": "the events account for",
