@@ -407,6 +407,19 @@ class ProtectionChoiceIgnored(Rules):
         super()._damage_calculation(w)
 
 
+class ScrapSharkSparedByBattle(Rules):
+    """A monster destroyed by battle whose Continuous Effect destroys it when a card or effect is
+    activated ("Scrap Shark") is spared that effect, like the other self-destroying monsters: it
+    is sent to the Graveyard by battle."""
+
+    def _destroyed_on_activation(self, w, c):
+        if not (c.is_spell_trap or c.kind == "monster"):
+            return
+        for _side, _i, m in list(w.s.monsters()):
+            if m.pos is not Pos.FACEDOWN and not m.destroyed_by_battle and self.has_static(w.s, m.uid, "destroy_self_on_activation"):
+                self.destroy(w, m.uid, by="effect")
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -818,6 +831,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("battle-negation-any-destroyer", BattleNegationAnyDestroyer, "damage step", "002-ds-negate-battle.toml"),
         Mutant("protection-without-choice", ProtectionWithoutChoice, "damage step", "002-ds-calc-protect.toml"),
         Mutant("protection-choice-ignored", ProtectionChoiceIgnored, "damage step", "002-ds-calc-protect.toml"),
+        Mutant("scrap-shark-spared-by-battle", ScrapSharkSparedByBattle, "damage step", "002-self-destroy-scrap-shark.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

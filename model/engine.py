@@ -1893,10 +1893,26 @@ class Rules:
             damage_step=w.s.step.in_damage_step,
             step=w.s.step.value,
         )
+        self._destroyed_on_activation(w, c)
         if action.kind == "trigger":
             w.s = replace(w.s, triggers=w.s.triggers[1:])
             self._after_triggers_placed(w)
         self._check_lp(w)
+
+    def _destroyed_on_activation(self, w: _W, c: Card) -> None:
+        """An Effect Monster's effect or a Spell/Trap Card (`c`) was activated: each face-up
+        monster whose continuous effect destroys it then ("Scrap Shark": "When an Effect Monster's
+        effect or a Spell/Trap Card is activated, destroy this face-up card on the field") is
+        destroyed by its effect at once, even if it is already destroyed by battle
+        (rule: DS-SELF-DESTROY-SCRAP-SHARK). Variant hook."""
+        if not (c.is_spell_trap or c.kind == "monster"):
+            return
+        negated = self._negated_monsters(w.s)
+        for _side, _i, m in list(w.s.monsters()):
+            # (read from the card itself: the continuous effects of a monster destroyed by battle
+            # are otherwise no longer applied, DS-SELF-DESTROY; this one is the exception)
+            if m.pos is not Pos.FACEDOWN and m.uid not in negated and any(st.apply == "destroy_self_on_activation" for st in self.card(m.card).statics):
+                self.destroy(w, m.uid, by="effect")
 
     def _place_activated_card(self, w: _W, p: int, uid: int, c: Card) -> None:
         s = w.s

@@ -131,7 +131,7 @@ VERBATIM_TEXT = ["Horus the Black Flame Dragon LV8", "Half or Nothing", "Sasuke 
                  "Black Luster Soldier - Envoy of the Beginning", "Mirror of Yata",
                  "Naturia Horneedle", "Slate Warrior", "Warm Worm", "Skull Meister", "Steamroid",
                  "Gaia Plate the Earth Giant", "Amazoness Swords Woman",
-                 "Dark Magician of Chaos", "Dark Ruler Ha Des", "Gyroid"]
+                 "Dark Magician of Chaos", "Dark Ruler Ha Des", "Gyroid", "Scrap Shark"]
 
 
 def _full_texts() -> dict[int, str]:
