@@ -406,6 +406,46 @@ class DestroyedWindowOnlyByBattle(Rules):
     def _collect_fresh(self, w, acc):
         return [f for f in super()._collect_fresh(w, acc) if f[0] != "own_monster_destroyed"]
 
+class ProtectionWithoutChoice(Rules):
+    """An optional protection from destruction by battle (Gyroid) is applied automatically at
+    damage calculation, its controller never asked (as the EDOPro core does)."""
+
+    def _protection_to_choose(self, s):
+        return None
+
+    def _damage_calculation(self, w):
+        a = w.s.attack
+        if a is not None and a.target is not None:
+            auto = tuple(
+                (m.uid, True) for uid in (a.attacker, a.target) for f in [w.s.find_monster(uid)] if f is not None for m in [f[2]] if self._optional_protection(w.s, m)
+            )
+            w.s = replace(w.s, attack=replace(a, protections=auto))
+        super()._damage_calculation(w)
+
+
+class ProtectionChoiceIgnored(Rules):
+    """Its controller chooses to apply an optional protection from destruction by battle, and
+    the monster is destroyed by battle anyway."""
+
+    def _damage_calculation(self, w):
+        a = w.s.attack
+        if a is not None:
+            w.s = replace(w.s, attack=replace(a, protections=()))
+        super()._damage_calculation(w)
+
+
+class ScrapSharkSparedByBattle(Rules):
+    """A monster destroyed by battle whose Continuous Effect destroys it when a card or effect is
+    activated ("Scrap Shark") is spared that effect, like the other self-destroying monsters: it
+    is sent to the Graveyard by battle."""
+
+    def _destroyed_on_activation(self, w, c):
+        if not (c.is_spell_trap or c.kind == "monster"):
+            return
+        for _side, _i, m in list(w.s.monsters()):
+            if m.pos is not Pos.FACEDOWN and not m.destroyed_by_battle and self.has_static(w.s, m.uid, "destroy_self_on_activation"):
+                self.destroy(w, m.uid, by="effect")
+
 
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
@@ -816,6 +856,9 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("battle-banish-at-calculation", BattleBanishAtCalculation, "damage step", "002-ds-banish-battle.toml"),
         Mutant("battle-negation-ignored", BattleNegationIgnored, "damage step", "002-ds-negate-battle.toml"),
         Mutant("battle-negation-any-destroyer", BattleNegationAnyDestroyer, "damage step", "002-ds-negate-battle.toml"),
+        Mutant("protection-without-choice", ProtectionWithoutChoice, "damage step", "002-ds-calc-protect.toml"),
+        Mutant("protection-choice-ignored", ProtectionChoiceIgnored, "damage step", "002-ds-calc-protect.toml"),
+        Mutant("scrap-shark-spared-by-battle", ScrapSharkSparedByBattle, "damage step", "002-self-destroy-scrap-shark.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),

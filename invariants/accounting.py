@@ -469,8 +469,9 @@ def damage_step_continuous(t):
     "Damage calculation destroys exactly the monsters it should: the lower ATK, both at equal non-zero ATK, neither at 0 ATK; a "
     "Defense Position monster when the ATK exceeds its DEF; none protected by an effect, nor by the text of a face-up card "
     "of a card database that its profile reads as \"cannot be destroyed by battle\" (with its conditions); not judged where "
-    "such a text's wording is one the profile does not compute.",
-    ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-DESTROYED-MARK"],
+    "such a text's wording is one the profile does not compute; a monster with an optional protection (Gyroid, by its card data) "
+    "is protected exactly when its controller chose to apply it in that transition (a choice_made event naming it).",
+    ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-DESTROYED-MARK", "DS-CALC-PROTECT-CHOICE"],
     "transition",
     FAMILY,
     events=["damage_calculation"],
@@ -495,10 +496,19 @@ def destroyed_by_battle(t):
                 expect |= {a, d}
         elif arith.gt(atk, val):
             expect.add(d)
+    # rule: DS-CALC-PROTECT-CHOICE (an optional protection, by the card data, applied only when its
+    # controller chose so in this transition: the choice_made event naming the monster)
+    applied = {c.get("card_uid") for c in t.of("choice_made") if c.get("choice") == "battle_protection" and c.get("option") == "1"}
     for uid in list(expect):
         m = monster(t.before, uid)
         side = m["controller"] if m else (tp if uid == a else 1 - tp)
         if _protected(t, "battle_indestructible", side):
+            expect.discard(uid)
+        elif uid in applied:
+            if t.cards is None:
+                return NotJudged("a protection from destruction by battle was chosen and no card data says which monsters have one")
+            if m is None or m["position"] == "facedown" or not fact(t.cards.optional_battle_protection(m["card"]), m["card"], "whether it has an optional protection from destruction by battle"):
+                return f"{card_ref(t.before, uid, t.after)}'s controller chose to apply a protection from destruction by battle it does not have"
             expect.discard(uid)
     mods = text_mods(t, e, _DESTROY_TEXT)
     if isinstance(mods, NotJudged):

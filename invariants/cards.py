@@ -60,7 +60,7 @@ DS_REFUSED_BY_RULING = frozenset({"Scrap Sheen", "Zero Force", "Curse of Anubis"
 # Archfiend"." (rule: DS-ALLOWED-BY-RULING; "Muko", TCG only, is not in the pool)
 DS_ALLOWED_BY_RULING = frozenset({"Chthonian Blast", "Desrook Archfiend"})
 STATICS = {
-    "destroy_self_instead_of_battle",
+    "destroy_self_instead_of_battle", "battle_indestructible_once_per_turn", "destroy_self_on_activation",
     "cannot_be_attacked", "unaffected_by_spells", "attack_each_monster", "attack_cost", "direct_attack", "must_attack",
     "destroy_if_face_up_defense", "modify_stats", "modify_atk", "cannot_attack", "negate_effects", "banish_instead_of_graveyard",
     "halve_attackers", "damage_step_atk", "halve_battler_at_calculation",
@@ -393,6 +393,20 @@ class CardFacts:
     @_memo
     def must_attack(self, name: str) -> bool | None:
         return self._static(name, "must_attack", "self")
+
+    @_memo
+    def destroys_itself_on_activation(self, name: str) -> bool | None:
+        """A monster whose Continuous Effect destroys it when an Effect Monster's effect or a
+        Spell/Trap Card is activated, even if already destroyed by battle (Scrap Shark,
+        DS-SELF-DESTROY-SCRAP-SHARK)."""
+        return self._static(name, "destroy_self_on_activation", "self")
+
+    @_memo
+    def optional_battle_protection(self, name: str) -> bool | None:
+        """A protection from destruction by battle its controller chooses to apply or not at
+        damage calculation (Gyroid: "Once per turn, this card cannot be destroyed by battle",
+        DS-CALC-PROTECT-CHOICE)."""
+        return self._static(name, "battle_indestructible_once_per_turn", "self")
 
     @_memo
     def destroyed_instead_of_equipped(self, name: str) -> bool | None:

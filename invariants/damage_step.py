@@ -218,8 +218,10 @@ def flip_after_calc(t):
     "first) and stay on the field until destroyed-by-battle monsters "
     "are sent to the Graveyard at the end of the Damage Step: until then none is destroyed again (by an effect, its own included, "
     "or a rule) or leaves the field in any other way (banished, sent to the Graveyard, returned to the hand or Deck); all of them "
-    "go then, by battle, except one whose face-up Equip Card is destroyed instead, by its card data; the engine's destroyed_by_battle shows exactly the marked monsters.",
-    ["DS-DESTROYED-MARK", "DS-NO-TARGET-DESTROYED", "DS-SELF-DESTROY", "DS-SUBSTEPS", "DS-SEND-OWNER-GY", "DS-INSTEAD"],
+    "go then, by battle, except one whose face-up Equip Card is destroyed instead, by its card data, and one whose own Continuous "
+    "Effect destroys it when a card or effect is activated (Scrap Shark, by its card data: destroyed by that effect in the "
+    "transition of an activation); the engine's destroyed_by_battle shows exactly the marked monsters.",
+    ["DS-DESTROYED-MARK", "DS-NO-TARGET-DESTROYED", "DS-SELF-DESTROY", "DS-SUBSTEPS", "DS-SEND-OWNER-GY", "DS-INSTEAD", "DS-SELF-DESTROY-SCRAP-SHARK"],
     "transition",
     FAMILY,
     # (the spells: an Equip Card destroyed instead of its monster, DS-INSTEAD)
@@ -235,6 +237,7 @@ def mark_at_calc(t):
     # damage_calculation event), not the engine's word. rule: DS-DESTROYED-MARK
     calc = bool(t.mon.battle.calculated) and t.before["step"] == "damage_step_during_calculation"
     entered_end = False
+    activated = bool(t.of("chain_link_added"))  # (a card or effect activated in this transition)
     for step, e in walk(t) if not _MARK_KINDS.isdisjoint(t.kind_set()) else _walk_reads(t) or ():
         k = e.kind
         if k == "damage_calculation":
@@ -272,12 +275,21 @@ def mark_at_calc(t):
             c = find_spell(t.before, e["card_uid"])
             if c is not None and c.get("equipped_to") in marked and destroyed_instead(t.before, t.cards, c["equipped_to"]) == c["uid"]:
                 marked.discard(c["equipped_to"])
+        elif k == "destroyed" and marked and e["card_uid"] in marked and e.get("by") == "effect" and activated and _scrap_shark(t, e["card_uid"]):
+            # rule: DS-SELF-DESTROY-SCRAP-SHARK (by its card data: an activation destroys it, even
+            # destroyed by battle; it leaves the field destroyed by its effect, not by battle)
+            marked.discard(e["card_uid"])
         elif k == "destroyed" and marked and e["card_uid"] in marked and e.get("by") != "battle":
             return (
                 f"{card_ref(t.before, e['card_uid'], t.after)}, already destroyed by battle, was destroyed again "
                 f"{_BY.get(e.get('by'), 'by ' + str(e.get('by')))} in {step}; "
                 "no effect or rule destroys a monster destroyed by battle before it is sent to the Graveyard"
             )
+    if activated and not t.after["over"]:
+        # rule: DS-SELF-DESTROY-SCRAP-SHARK (an activation destroys it at once, destroyed by battle or not)
+        for m in monsters(t.after):
+            if m["uid"] in marked and _scrap_shark(t, m["uid"]) and m.get("position") != "facedown" and not negated(t.before, m["uid"], t.cards, t.mon):
+                return f"{card_ref(t.after, m['uid'])}, destroyed by battle, is still on the field after a card or effect was activated; its Continuous Effect destroys it even so"
     if entered_end and not t.after["over"]:
         left = [m for m in monsters(t.after) if m["uid"] in marked]
         if left:
@@ -295,6 +307,16 @@ def mark_at_calc(t):
             )
         seen = seen or says
     return True if seen else None
+
+
+def _scrap_shark(t, uid: int) -> bool:
+    """Monster `uid` is face-up in the observation before with a Continuous Effect that destroys
+    it when an Effect Monster's effect or a Spell/Trap Card is activated, by its card data
+    (DS-SELF-DESTROY-SCRAP-SHARK). Raises Unknown when its data cannot say."""
+    m = monster(t.before, uid)
+    if m is None or m.get("position") == "facedown" or t.cards is None:
+        return False
+    return bool(fact(t.cards.destroys_itself_on_activation(m["card"]), m["card"], "whether an activation destroys it"))
 
 
 def _trigger_resolvable(cards, after, e, i) -> bool | None:

@@ -37,6 +37,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
     },
     "acc.destroyed-by-battle": {
         "destroyed-differs": ", the calculation gives",
+        "protection-not-held": "chose to apply a protection from destruction by battle it does not have",
     },
     "acc.lp-ledger": {
         "lp-unaccounted": "the events account for",
@@ -223,6 +224,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "left-field-while-marked": "; it stays on the field until destroyed-by-battle monsters are sent to the Graveyard",
         "destroyed-again": "; no effect or rule destroys a monster destroyed by battle before it is sent to the Graveyard",
         "sent-although-replaced": " is destroyed instead of it",
+        "not-destroyed-on-activation": " is still on the field after a card or effect was activated",
     },
     "damage.battle-gy-trigger": {
         "pending-not-sent-by-battle": " trigger became pending, but it was not sent to the Graveyard by battle",

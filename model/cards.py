@@ -112,6 +112,13 @@ STATIC_KINDS = {
     # "If it would be destroyed by battle, destroy this card instead." (an Equip Card: Mirror of
     # Yata), done when destroyed-by-battle monsters are sent to the Graveyard (rule: DS-INSTEAD)
     "destroy_self_instead_of_battle",
+    # "Once per turn, this card cannot be destroyed by battle." (Gyroid): its controller chooses to
+    # apply it or not at damage calculation (rule: DS-CALC-PROTECT-CHOICE)
+    "battle_indestructible_once_per_turn",
+    # "When an Effect Monster's effect or a Spell/Trap Card is activated, destroy this face-up card
+    # on the field." (Scrap Shark): destroyed by its effect at once, even if already destroyed by
+    # battle (rule: DS-SELF-DESTROY-SCRAP-SHARK)
+    "destroy_self_on_activation",
     # "... gains/loses N ATK during the Damage Step only" when this card attacks / is attacked by
     # an opponent's monster (Steamroid): applied from the start of the Damage Step to its end
     # (rule: DS-START-CONT)
@@ -660,6 +667,8 @@ STATIC_PARAMS: dict[str, tuple[frozenset[str], dict, set[str]]] = {
     "banish_instead_of_graveyard": (frozenset(), {}, {"all_cards"}),
     "halve_attackers": (frozenset(), {}, {"all_monsters"}),
     "destroy_self_instead_of_battle": (frozenset(), {}, {"equipped"}),
+    "battle_indestructible_once_per_turn": (frozenset(), {}, {"self"}),
+    "destroy_self_on_activation": (frozenset(), {}, {"self"}),
     "damage_step_atk": (frozenset({"amount", "if_self"}), {"amount": _int_range(-MAX_STAT, MAX_STAT), "if_self": _enum({"attacks", "attacked"}, "battle role")}, {"self"}),
     "halve_battler_at_calculation": (frozenset(), {}, {"self"}),
     "battle_damage_to_opponent": (frozenset(), {}, {"self"}),

@@ -21,6 +21,7 @@ from bpcheck.model.state import (
     Attack,
     CardRef,
     ChainLink,
+    Choice,
     Lingering,
     Mod,
     Monster,
@@ -34,6 +35,9 @@ from bpcheck.model.state import (
 )
 
 PLAYER_NAMES = ("P1", "P2")
+# The options of the choice at damage calculation whether to apply an optional protection from
+# destruction by battle (rule: DS-CALC-PROTECT-CHOICE); the observation's choice names the monster.
+PROTECTION_OPTIONS = ("apply protection", "do not apply protection")
 _new = object.__new__
 _setattr = object.__setattr__
 
@@ -1260,12 +1264,7 @@ class Rules:
         elif st is Step.DS_BEFORE_CALC:
             self._change_step(w, Step.DS_DURING_CALC)
         elif st is Step.DS_DURING_CALC:
-            self._damage_calculation(w)
-            if not w.s.over:
-                self._change_step(w, Step.DS_AFTER_CALC_1)
-                # rule: DS-DAMAGE-RESPONSE (responses to battle damage: after damage calculation (1))
-                w.s = replace(w.s, fresh=tuple(self._damage_windows(w, [])))
-                self._gather_triggers(w, "after_damage_calculation")
+            self._leave_during_calc(w)
         elif st is Step.DS_AFTER_CALC_1:
             self._change_step(w, Step.DS_AFTER_CALC_2)
             self._gather_flip_triggers(w)
@@ -1482,6 +1481,60 @@ class Rules:
     def _lingering_for(self, s: State, what: str, player: int) -> bool:
         return any(l.what == what and l.player == player for l in s.lingering)
 
+    def _leave_during_calc(self, w: _W) -> None:
+        """Damage calculation, once the controller of each monster it would destroy that has an
+        optional protection from destruction by battle chose to apply it or not (002:122: "you
+        choose to apply it or not at this time": rule DS-CALC-PROTECT-CHOICE)."""
+        ask = self._protection_to_choose(w.s)
+        if ask is not None:
+            side, uid = ask
+            w.s = replace(
+                w.s,
+                choice=Choice(side, "battle_protection", ((PROTECTION_OPTIONS[0], 1), (PROTECTION_OPTIONS[1], 0)), None, uid),
+            )
+            return
+        self._damage_calculation(w)
+        if not w.s.over:
+            self._change_step(w, Step.DS_AFTER_CALC_1)
+            # rule: DS-DAMAGE-RESPONSE (responses to battle damage: after damage calculation (1))
+            w.s = replace(w.s, fresh=tuple(self._damage_windows(w, [])))
+            self._gather_triggers(w, "after_damage_calculation")
+
+    def _protection_to_choose(self, s: State) -> tuple[int, int] | None:
+        """(controller, uid) of the next monster damage calculation would destroy whose optional
+        protection from destruction by battle ("Once per turn, this card cannot be destroyed by
+        battle": Gyroid, not yet applied this turn) its controller has not yet chosen to apply or
+        not in this battle, or None (rule: DS-CALC-PROTECT-CHOICE). Variant hook."""
+        a = s.attack
+        if a is None or a.battle_ended or a.target is None:
+            return None
+        tp = s.turn_player
+        fa, ft = s.find_monster(a.attacker), s.find_monster(a.target)
+        if fa is None or ft is None or fa[0] != tp or ft[0] == tp:
+            return None
+        t = ft[2]
+        atk_a = self.atk(s, a.attacker)
+        value = self.atk(s, t.uid) if t.pos is Pos.ATK else self.defense(s, t.uid)
+        atk_a, value = self._calculation_continuous(s, a.attacker, t.uid, atk_a, value)
+        destroy, _damage = self.battle_result(tp, a.attacker, atk_a, t.uid, t.pos, value)
+        decided = {uid for uid, _applied in a.protections}
+        for uid in destroy:
+            f = s.find_monster(uid)
+            if f is None or uid in decided or self._lingering_for(s, "battle_indestructible", f[0]):
+                continue
+            if self._optional_protection(s, f[2]):
+                return f[0], uid
+        return None
+
+    def _optional_protection(self, s: State, m: Monster) -> bool:
+        """Monster `m` is face-up with an optional protection from destruction by battle it has
+        not applied this turn (rule: DS-CALC-PROTECT-CHOICE)."""
+        return (
+            m.pos is not Pos.FACEDOWN
+            and not m.battle_protection_used
+            and self.has_static(s, m.uid, "battle_indestructible_once_per_turn")
+        )
+
     def _damage_calculation(self, w: _W) -> None:
         # rules: DS-CALC-ATK-ATK, DS-CALC-ATK-DEF, DS-CALC-DIRECT, DS-DESTROYED-MARK
         if self._battle_ended_early(w):
@@ -1513,6 +1566,10 @@ class Rules:
                 continue
             side, i, m = f
             if self._lingering_for(w.s, "battle_indestructible", side):
+                continue
+            if (uid, True) in a.protections:
+                # rule: DS-CALC-PROTECT-CHOICE (its controller chose to apply it: used for this turn)
+                self._put_monster(w, side, i, replace(m, battle_protection_used=True))
                 continue
             # rule: DS-BANISH-BATTLE (whether it will be banished is decided now)
             banish = any(b != uid and bside != side for b, bside in banishers)
@@ -1868,10 +1925,26 @@ class Rules:
             damage_step=w.s.step.in_damage_step,
             step=w.s.step.value,
         )
+        self._destroyed_on_activation(w, c)
         if action.kind == "trigger":
             w.s = replace(w.s, triggers=w.s.triggers[1:])
             self._after_triggers_placed(w)
         self._check_lp(w)
+
+    def _destroyed_on_activation(self, w: _W, c: Card) -> None:
+        """An Effect Monster's effect or a Spell/Trap Card (`c`) was activated: each face-up
+        monster whose continuous effect destroys it then ("Scrap Shark": "When an Effect Monster's
+        effect or a Spell/Trap Card is activated, destroy this face-up card on the field") is
+        destroyed by its effect at once, even if it is already destroyed by battle
+        (rule: DS-SELF-DESTROY-SCRAP-SHARK). Variant hook."""
+        if not (c.is_spell_trap or c.kind == "monster"):
+            return
+        negated = self._negated_monsters(w.s)
+        for _side, _i, m in list(w.s.monsters()):
+            # (read from the card itself: the continuous effects of a monster destroyed by battle
+            # are otherwise no longer applied, DS-SELF-DESTROY; this one is the exception)
+            if m.pos is not Pos.FACEDOWN and m.uid not in negated and any(st.apply == "destroy_self_on_activation" for st in self.card(m.card).statics):
+                self.destroy(w, m.uid, by="effect")
 
     def _place_activated_card(self, w: _W, p: int, uid: int, c: Card) -> None:
         s = w.s
@@ -2057,7 +2130,14 @@ class Rules:
     def _choose(self, w: _W, action: Action) -> None:
         ch = w.s.choice
         assert ch is not None
-        w.emit("choice_made", player=action.player, choice=ch.kind, option=action.option)
+        if ch.link is None:  # rule: DS-CALC-PROTECT-CHOICE (at damage calculation)
+            w.emit("choice_made", player=action.player, choice=ch.kind, option=action.option, card_uid=ch.op_index)
+            a = w.s.attack
+            assert a is not None
+            w.s = replace(w.s, choice=None, attack=replace(a, protections=a.protections + ((ch.op_index, action.option == "1"),)))
+            self._leave_during_calc(w)
+            return
+        w.emit("choice_made", player=action.player, choice=ch.kind, option=action.option, card_uid=ch.link.card_uid)
         w.s = replace(w.s, choice=None)
         link = ch.link
         self._continue_resolution(w, link, ch.op_index, (ch.kind, int(action.option)))  # type: ignore[arg-type]

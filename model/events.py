@@ -42,7 +42,7 @@ EVENT_KINDS = {
     "stat_modified",  # card, card_uid, stat, modifier (the modifier kind), amount, source, until
     "lingering_effect",  # what, player, source, until
     "effect_expired",  # what, until
-    "choice_made",  # player, choice (the choice kind), option
+    "choice_made",  # player, choice (the choice kind), option, card_uid
     "duel_over",  # winner (None: draw), reason
 }
 

@@ -339,7 +339,11 @@ def _top(r: Rules, s: State, players: list[dict[str, Any]]) -> dict[str, Any]:
             "kind": s.choice.kind.split(":")[0],
             "stage": s.choice.kind,
             "options": [[label, value] for label, value in s.choice.options],
-            "resolving": {
+            # (a choice at damage calculation, DS-CALC-PROTECT-CHOICE: no link resolves; the monster)
+            **({"card_uid": s.choice.op_index} if s.choice.link is None else {}),
+            "resolving": None
+            if s.choice.link is None
+            else {
                 "card": s.choice.link.card,
                 "card_uid": s.choice.link.card_uid,
                 "controller": s.choice.link.controller,

@@ -172,6 +172,9 @@ class Monster:
     # is sent to ("Dark Ruler Ha Des": destroyed by battle with its controller's Fiend, DS-NEGATE-BATTLE).
     battle_negated: bool = False
     effects_used: frozenset[int] = frozenset()  # once-per-turn effect indexes used this turn
+    # Its "Once per turn, this card cannot be destroyed by battle" was applied this turn (Gyroid:
+    # its controller chose to apply it at damage calculation, DS-CALC-PROTECT-CHOICE).
+    battle_protection_used: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +232,9 @@ class Attack:
     battle_ended: bool = False  # a battler left the field in the Damage Step (DS-BATTLER-LEAVES)
     target_was_facedown: bool = False
     calculated: bool = False  # damage calculation done
+    # Optional protections from destruction by battle chosen at damage calculation, in this
+    # battle: (monster uid, applied) (DS-CALC-PROTECT-CHOICE).
+    protections: tuple[tuple[int, bool], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,12 +277,14 @@ class Trigger:
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """A choice an effect asks for during resolution."""
+    """A choice an effect asks for during resolution, or (``link`` None, kind
+    "battle_protection", ``op_index`` the monster's uid) whether to apply an optional protection
+    from destruction by battle at damage calculation (DS-CALC-PROTECT-CHOICE)."""
 
     player: int
     kind: str
     options: tuple[tuple[str, int], ...]  # (label, value)
-    link: ChainLink
+    link: ChainLink | None
     op_index: int
 
 

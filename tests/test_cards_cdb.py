@@ -132,7 +132,7 @@ VERBATIM_TEXT = ["Horus the Black Flame Dragon LV8", "Half or Nothing", "Sasuke 
                  "Naturia Horneedle", "Slate Warrior", "Warm Worm", "Skull Meister", "Steamroid",
                  "Gaia Plate the Earth Giant", "Amazoness Swords Woman",
                  "Dark Magician of Chaos", "Dark Ruler Ha Des",
-                 "Curse of Anubis", "Chthonian Blast"]
+                 "Curse of Anubis", "Chthonian Blast", "Gyroid", "Scrap Shark"]
 
 
 def _full_texts() -> dict[int, str]:

@@ -49,6 +49,11 @@ KILLERS = {
     "battle-negation-ignored": "damage.battle-gy-trigger",
     # the Battle Ox line: Mystic Tomato's trigger can resolve but is not pending
     "battle-negation-any-destroyer": "damage.battle-gy-trigger",
+    # applied with no choice_made event: the calculation gives Gyroid destroyed
+    "protection-without-choice": "acc.destroyed-by-battle",
+    "protection-choice-ignored": "acc.destroyed-by-battle",
+    # Scrap Shark, destroyed by battle, still on the field after Black Luster Soldier's activation
+    "scrap-shark-spared-by-battle": "damage.destroyed-mark",
     "declaration-window-stays-open": "window.attack-declaration",
     "flip-effect-before-calculation": "damage.flip-after-calculation",
     "targets-destroyed-by-battle": "damage.no-destroyed-target",
