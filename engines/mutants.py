@@ -246,6 +246,207 @@ class InsteadAtDamageCalculation(Rules):
                     self.destroy(w, instead, by="effect")
 
 
+class OpponentSummonEffectsInDamageStep(Rules):
+    """An optional effect triggered by the opponent's Summon ("Naturia Horneedle") may be activated in
+    the Damage Step: DS-LEGAL-OPTIONAL-TRIGGER applied without its DS-OPPONENT-SUMMON exception."""
+
+    def damage_step_allows(self, s, c, eff):
+        if c.is_monster and eff.when == "summoned" and not eff.mandatory:
+            return True
+        return super().damage_step_allows(s, c, eff)
+
+
+class DestroyedByBattleTriggersNeedGraveyard(Rules):
+    """An "If this card is destroyed by battle" trigger that names no Graveyard ("Slate Warrior")
+    activates only from the Graveyard: banished by "Macro Cosmos", it does not."""
+
+    def _destroyed_by_battle_triggers(self, s, moved):
+        return super()._destroyed_by_battle_triggers(s, [e for e in moved if e["to"] == "graveyard"])
+
+
+class DestroyedTriggersNotByBattle(Rules):
+    """A trigger on being destroyed in general ("Warm Worm": "If this card is destroyed") activates
+    after a card effect destroys the monster, not when it is destroyed by battle."""
+
+    def _destroyed_in_battle_triggers(self, s, moved):
+        return []
+
+
+class DamageStepBoostAtCalculationOnly(Rules):
+    """A monster's continuous effect that applies "during the Damage Step only" (Steamroid) is
+    applied at damage calculation only, not from the start of the Damage Step."""
+
+    def _damage_step_mods(self, s, uid):
+        if s.step is not Step.DS_DURING_CALC:
+            return []
+        return super()._damage_step_mods(s, uid)
+
+
+class CalculationHalvingIgnored(Rules):
+    """A continuous effect applied at damage calculation only (Gaia Plate the Earth Giant's
+    halving of the monster battling it) is never applied."""
+
+    def _calculation_continuous(self, s, attacker, target, atk_a, value):
+        return atk_a, value
+
+
+class CalculationHalvingFromDamageStepStart(Rules):
+    """A continuous effect applied at damage calculation only (Gaia Plate the Earth Giant's
+    halving of the monster battling it) applies from the start of the Damage Step instead: the
+    battling monster's ATK shows halved in every sub-step, and damage calculation uses it as it is."""
+
+    def damage_step_key(self, s):
+        a = s.attack
+        if a is None or a.target is None or not s.step.in_damage_step:
+            return None
+        return (a.attacker, a.target)
+
+    def _damage_step_mods(self, s, uid):
+        out = super()._damage_step_mods(s, uid)
+        a = s.attack
+        if self.damage_step_key(s) is None or uid not in (a.attacker, a.target):
+            return out
+        other = a.target if uid == a.attacker else a.attacker
+        for _side, src_uid, src, st in self._active_statics(s):
+            if st.apply == "halve_battler_at_calculation" and src_uid == other:
+                out = out + [(src.card, "atk", "halve", 0)]
+        return out
+
+    def _calculation_continuous(self, s, attacker, target, atk_a, value):
+        return atk_a, value
+
+
+class BattleDamageRedirectIgnored(Rules):
+    """A continuous effect that gives its controller's battle damage to the opponent ("Amazoness
+    Swords Woman") is never applied: the controller takes it."""
+
+    def _damage_redirected(self, s, attacker, target, damage):
+        return damage
+
+
+class BattleDamageRedirectEveryBattle(Rules):
+    """That effect applies to every battle of its controller's monsters, not only to battles
+    involving the card itself."""
+
+    def _damage_redirected(self, s, attacker, target, damage):
+        sides = {side for side, _u, _src, st in self._active_statics(s) if st.apply == "battle_damage_to_opponent"}
+        return sorted((1 - p if p in sides else p, a) for p, a in damage)
+
+
+class BattleBanishIgnored(Rules):
+    """A monster's effect that banishes an opponent's monster it destroys by battle ("Dark
+    Magician of Chaos") is ignored: the monster goes to the Graveyard."""
+
+    def _battle_banishers(self, s, attacker, target):
+        return []
+
+
+class OwnBanishIgnoredByBattle(Rules):
+    """"If this face-up card would leave the field, banish it instead" no longer applies once the
+    monster is destroyed by battle (treated as any other continuous effect of a destroyed-by-battle
+    monster): it goes to the Graveyard."""
+
+    def _banishes_itself(self, s, m):
+        return False if m.destroyed_by_battle else super()._banishes_itself(s, m)
+
+
+class BattleBanishAtCalculation(Rules):
+    """The monster that "Dark Magician of Chaos" destroys by battle is banished at damage
+    calculation, not when destroyed-by-battle monsters leave the field."""
+
+    def _damage_calculation(self, w):
+        super()._damage_calculation(w)
+        for _side, _i, m in list(w.s.monsters()):
+            if m.destroyed_by_battle and m.banish_when_sent:
+                self._move_from_field(w, m.uid, "banished", reason="battle")
+
+
+class BattleNegationIgnored(Rules):
+    """"Negate the effects of monsters destroyed by battle with Fiend-Type monsters you control"
+    ("Dark Ruler Ha Des") is ignored: the destroyed monster's trigger activates."""
+
+    def _negates_destroyed_by(self, s, destroyer, victim_side):
+        return False
+
+
+class BattleNegationAnyDestroyer(Rules):
+    """That negation applies to every monster destroyed by battle while "Dark Ruler Ha Des" is
+    face-up, whatever destroyed it (the Fiend condition is left out)."""
+
+    def _negates_destroyed_by(self, s, destroyer, victim_side):
+        return any(
+            st.apply == "negate_destroyed_by_own_fiends" and side != victim_side for side, _u, _src, st in self._active_statics(s)
+        )
+
+
+class RefusedByRulingInDamageStep(Rules):
+    """The cards 002 names as refused in the Damage Step ("Curse of Anubis") may be activated there,
+    as any card that directly changes ATK/DEF: DS-LEGAL-STATS without its DS-REFUSED-BY-RULING exception."""
+
+    def damage_step_allows(self, s, c, eff):
+        if c.name == "Curse of Anubis" and eff.type == "activate":
+            return s.step in self.stat_change_steps and eff.changes_stats_directly
+        return super().damage_step_allows(s, c, eff)
+
+
+class AllowedByRulingRefusedInDamageStep(Rules):
+    """The cards 002 allows in the Damage Step by ruling although their text gives no sign of it
+    ("Chthonian Blast") are refused there: DS-ILLEGAL-OTHER applied without its DS-ALLOWED-BY-RULING exception."""
+
+    def damage_step_allows(self, s, c, eff):
+        if c.name == "Chthonian Blast" and eff.type == "activate":
+            return False
+        return super().damage_step_allows(s, c, eff)
+
+
+class DestroyedWindowOnlyByBattle(Rules):
+    """"When a face-up monster you control is destroyed and sent to the Graveyard" ("Chthonian Blast")
+    answers only destruction by battle: a monster destroyed by a card effect opens no window after its Chain."""
+
+    def _collect_fresh(self, w, acc):
+        return [f for f in super()._collect_fresh(w, acc) if f[0] != "own_monster_destroyed"]
+
+class ProtectionWithoutChoice(Rules):
+    """An optional protection from destruction by battle (Gyroid) is applied automatically at
+    damage calculation, its controller never asked (as the EDOPro core does)."""
+
+    def _protection_to_choose(self, s):
+        return None
+
+    def _damage_calculation(self, w):
+        a = w.s.attack
+        if a is not None and a.target is not None:
+            auto = tuple(
+                (m.uid, True) for uid in (a.attacker, a.target) for f in [w.s.find_monster(uid)] if f is not None for m in [f[2]] if self._optional_protection(w.s, m)
+            )
+            w.s = replace(w.s, attack=replace(a, protections=auto))
+        super()._damage_calculation(w)
+
+
+class ProtectionChoiceIgnored(Rules):
+    """Its controller chooses to apply an optional protection from destruction by battle, and
+    the monster is destroyed by battle anyway."""
+
+    def _damage_calculation(self, w):
+        a = w.s.attack
+        if a is not None:
+            w.s = replace(w.s, attack=replace(a, protections=()))
+        super()._damage_calculation(w)
+
+
+class ScrapSharkSparedByBattle(Rules):
+    """A monster destroyed by battle whose Continuous Effect destroys it when a card or effect is
+    activated ("Scrap Shark") is spared that effect, like the other self-destroying monsters: it
+    is sent to the Graveyard by battle."""
+
+    def _destroyed_on_activation(self, w, c):
+        if not (c.is_spell_trap or c.kind == "monster"):
+            return
+        for _side, _i, m in list(w.s.monsters()):
+            if m.pos is not Pos.FACEDOWN and not m.destroyed_by_battle and self.has_static(w.s, m.uid, "destroy_self_on_activation"):
+                self.destroy(w, m.uid, by="effect")
+
+
 class DeclarationWindowStaysOpen(Rules):
     """The attack-declaration window stays open after both players pass."""
 
@@ -417,6 +618,15 @@ class OcgStartStepUnderTcg(Rules):
     ruleset's hook, model/rulesets.py, applied where the TCG rule holds)."""
 
     start_step_turn_player_only = True
+
+
+class OcgNegateEffectUnderTcg(Rules):
+    """The OCG's reading of Quick Effects that negate an activated effect under the TCG: "Skull
+    Meister" is refused in the Damage Step, as if the TCG did not allow it there (the ocg ruleset's
+    hook, model/rulesets.py, applied where the TCG rule holds: Mystic Tomato's effect activated in
+    the Graveyard at the end of the Damage Step cannot be answered)."""
+
+    negate_effect_in_damage_step = False
 
 
 class SkippedBattlePhaseHasMainPhase2(Rules):
@@ -633,6 +843,22 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("extra-attack-without-effect", ExtraAttackWithoutEffect, "attack counts", "002-ds-extra-attack.toml"),
         Mutant("instead-ignored", InsteadIgnored, "damage step", "002-ds-instead.toml"),
         Mutant("instead-at-damage-calculation", InsteadAtDamageCalculation, "damage step", "002-ds-instead.toml"),
+        Mutant("opponent-summon-effects-in-damage-step", OpponentSummonEffectsInDamageStep, "damage step", "002-ds-opponent-summon.toml"),
+        Mutant("destroyed-by-battle-triggers-need-graveyard", DestroyedByBattleTriggersNeedGraveyard, "damage step", "002-ds-destroyed-by-battle.toml"),
+        Mutant("destroyed-triggers-not-by-battle", DestroyedTriggersNotByBattle, "damage step", "002-ds-destroyed-in-general.toml"),
+        Mutant("damage-step-boost-at-calculation-only", DamageStepBoostAtCalculationOnly, "accounting", "002-ds-start-cont.toml"),
+        Mutant("calculation-halving-ignored", CalculationHalvingIgnored, "accounting", "002-ds-calc-cont.toml"),
+        Mutant("calculation-halving-from-damage-step-start", CalculationHalvingFromDamageStepStart, "accounting", "002-ds-calc-cont.toml"),
+        Mutant("battle-damage-redirect-ignored", BattleDamageRedirectIgnored, "accounting", "002-ds-damage-cont.toml"),
+        Mutant("battle-damage-redirect-every-battle", BattleDamageRedirectEveryBattle, "accounting", "002-ds-damage-cont.toml"),
+        Mutant("battle-banish-ignored", BattleBanishIgnored, "damage step", "002-ds-banish-battle.toml"),
+        Mutant("own-banish-ignored-by-battle", OwnBanishIgnoredByBattle, "damage step", "002-ds-banish-battle.toml"),
+        Mutant("battle-banish-at-calculation", BattleBanishAtCalculation, "damage step", "002-ds-banish-battle.toml"),
+        Mutant("battle-negation-ignored", BattleNegationIgnored, "damage step", "002-ds-negate-battle.toml"),
+        Mutant("battle-negation-any-destroyer", BattleNegationAnyDestroyer, "damage step", "002-ds-negate-battle.toml"),
+        Mutant("protection-without-choice", ProtectionWithoutChoice, "damage step", "002-ds-calc-protect.toml"),
+        Mutant("protection-choice-ignored", ProtectionChoiceIgnored, "damage step", "002-ds-calc-protect.toml"),
+        Mutant("scrap-shark-spared-by-battle", ScrapSharkSparedByBattle, "damage step", "002-self-destroy-scrap-shark.toml"),
         Mutant("declaration-window-stays-open", DeclarationWindowStaysOpen, "chains and windows", "003-004-example-3.toml"),
         Mutant("flip-effect-before-calculation", FlipEffectBeforeCalculation, "damage step", "000-flip-man-eater-bug.toml"),
         Mutant("targets-destroyed-by-battle", TargetsDestroyedByBattle, "damage step", "000-flip-hane-hane.toml"),
@@ -650,6 +876,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("battle-phase-without-end-step", BattlePhaseWithoutEndStep, "turn structure", "002-skip-battle-phase.toml"),
         Mutant("end-step-without-priority", EndStepWithoutPriority, "turn structure", "002-skip-battle-phase.toml"),
         Mutant("ocg-start-step-under-tcg", OcgStartStepUnderTcg, "chains and windows", "000-replay-1.toml"),
+        Mutant("ocg-negate-effect-under-tcg", OcgNegateEffectUnderTcg, "damage step", "002-ds-negate-effect.toml"),
         Mutant("equip-outlives-its-monster", EquipOutlivesItsMonster, "accounting", "rule-card-cont-target.toml"),
         Mutant("call-of-the-haunted-keeps-its-monster", CallOfTheHauntedKeepsItsMonster, "accounting", "rule-card-cont-target.toml"),
         Mutant("call-of-the-haunted-forgets-its-monster", CallOfTheHauntedForgetsItsMonster, "accounting", "rule-card-cont-target.toml"),
@@ -664,6 +891,9 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("opponent-not-asked-after-declaration", OpponentNotAskedAfterDeclaration, "chains and windows", "003-004-example-1.toml"),
         Mutant("no-activation-after-declaration-window", NoActivationAfterDeclarationWindow, "chains and windows", "003-004-example-2.toml"),
         Mutant("battle-phase-ends-only-when-no-attack-is-left", BattlePhaseEndsOnlyWhenNoAttackIsLeft, "turn structure", "000-replay-1.toml"),
+        Mutant("refused-by-ruling-in-damage-step", RefusedByRulingInDamageStep, "damage step", "002-ds-refused-by-ruling.toml"),
+        Mutant("allowed-by-ruling-refused-in-damage-step", AllowedByRulingRefusedInDamageStep, "damage step", "002-ds-allowed-by-ruling.toml"),
+        Mutant("destroyed-window-only-by-battle", DestroyedWindowOnlyByBattle, "chains and windows", "002-ds-allowed-by-ruling.toml"),
     )
 }
 

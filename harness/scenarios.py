@@ -32,7 +32,7 @@ from bpcheck.model import fields as checks
 from bpcheck.model.board import Board, board_from_dict, load_board, parse_toml, read_text, with_default_ruleset
 from bpcheck.model.cards import choice_options
 from bpcheck.model.cmdline import input_files
-from bpcheck.model.engine import Rules
+from bpcheck.model.engine import PROTECTION_OPTIONS, Rules
 from bpcheck.model.rulesets import DEFAULT_RULESET, RULESETS
 
 PLAYERS = ("P1", "P2")
@@ -233,6 +233,9 @@ class _Checker:
                 self.options.update(
                     label for e in getattr(c, "effects", ()) for o in e.ops if o.op == "choose_one" for label, _ops in choice_options(o)
                 )
+                # whether to apply an optional protection at damage calculation (DS-CALC-PROTECT-CHOICE)
+                if any(st.apply == "battle_indestructible_once_per_turn" for st in getattr(c, "statics", ())):
+                    self.options.update(PROTECTION_OPTIONS)
 
     def fail(self, where: str, problem: str) -> InputError:
         return InputError(self.file, where, problem)

@@ -15,6 +15,7 @@ from bpcheck.invariants.view import (
     monster,
     monsters,
     monster_fields,
+    negated,
     pile_fields,
     spell_fields,
     spells,
@@ -306,13 +307,16 @@ def _protected(t, what, player):
     "the attacker's controller, the ATK for a direct attack; none where an effect prevents it. For a face-up card of a card "
     "database, what its text does to the damage (its profile's battle modifications: piercing, no, doubled, halved, gained as LP or "
     "redirected battle damage, each with its conditions) is computed where the profile is sure of the wording, else the "
-    "battle is not judged.",
-    ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-CALC-DIRECT", "DS-LEGAL-DAMAGE-TIMING"],
+    "battle is not judged. The values damage calculation uses are the battlers' ATK/DEF before it, halved where the card data "
+    "of the face-up monster a battler battles halves it at damage calculation only (\"Gaia Plate the Earth Giant\"); the "
+    "battle damage a face-up battler's controller would take goes to the opponent where that battler's card data says so "
+    "(\"Amazoness Swords Woman\").",
+    ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-CALC-DIRECT", "DS-LEGAL-DAMAGE-TIMING", "DS-CALC-CONT", "DS-DAMAGE-CONT"],
     "transition",
     FAMILY,
     events=["damage_calculation", "battle_damage"],
     # (protections: the monitor's, from what resolved; never the engine's lingering)
-    reads=["turn_player", *monster_fields("uid", "atk", "def")],
+    reads=["turn_player", *monster_fields("uid", "atk", "def", "card", "controller", "position", "destroyed_by_battle")],
 )
 def battle_damage(t):
     calcs = t.of("damage_calculation")
@@ -336,6 +340,17 @@ def battle_damage(t):
         val = e["target_value"]
         if arith.lt(atk, val):
             expect[tp] = arith.sub(val, atk)
+    # rule: DS-DAMAGE-CONT (by the card data of a face-up battler: its controller's battle damage
+    # goes to the opponent; then "no battle damage" protects the player who would take it)
+    for uid in (e["attacker_uid"], e["target_uid"]):
+        b = monster(t.before, uid)
+        if b is None or b["position"] == "facedown" or negated(t.before, uid, t.cards, t.mon):
+            continue
+        # (a card of a card database, whose effects are not data: its text's redirection is its
+        # profile's, computed by text_mods below)
+        if t.cards.gives_battle_damage_to_opponent(b["card"]):
+            me = b["controller"]
+            expect[1 - me], expect[me] = arith.add(expect[1 - me], expect[me]), 0
     for p in (0, 1):
         if _protected(t, "no_battle_damage", p):
             expect[p] = 0
@@ -358,17 +373,95 @@ def battle_damage(t):
     if arith.ne(got[0], expect[0]) or arith.ne(got[1], expect[1]):
         battle = f"{card_ref(t.before, e['attacker_uid'], t.after)} -> {card_ref(t.before, e['target_uid'], t.after)}"
         return f"battle damage P1 {got[0]}, P2 {got[1]}; the calculation ({battle}) gives P1 {expect[0]}, P2 {expect[1]}{applied}"
-    # The values compared must be the battlers' current ATK/DEF.
+    # The values compared must be the battlers' current ATK/DEF, halved where the card data of
+    # the face-up monster it battles applies that at damage calculation only (rule: DS-CALC-CONT).
     am = monster(t.before, e["attacker_uid"])
-    if am is not None and arith.ne(am["atk"], atk):
-        return f"damage calculation used ATK {atk} for {card_ref(t.before, am['uid'])}, whose ATK is {am['atk']}"
-    if e["target_uid"] is not None:
-        tm = monster(t.before, e["target_uid"])
-        if tm is not None:
-            cur = tm["atk"] if e["target_position"] == "attack" else tm["def"]
-            if arith.ne(cur, e["target_value"]):
-                return f"damage calculation used {e['target_value']} for {card_ref(t.before, tm['uid'])}, whose value is {cur}"
+    tm = monster(t.before, e["target_uid"]) if e["target_uid"] is not None else None
+    if am is not None:
+        cur, by = _at_calculation(t, am["atk"], tm)
+        if isinstance(cur, NotJudged):
+            return cur
+        if arith.ne(cur, atk):
+            return f"damage calculation used ATK {atk} for {card_ref(t.before, am['uid'])}, whose ATK is {am['atk']}{by}"
+    if tm is not None:
+        cur, by = _at_calculation(t, tm["atk"] if e["target_position"] == "attack" else tm["def"], am)
+        if isinstance(cur, NotJudged):
+            return cur
+        if arith.ne(cur, e["target_value"]):
+            return f"damage calculation used {e['target_value']} for {card_ref(t.before, tm['uid'])}, whose value is {cur}{by}"
     return True
+
+
+def _at_calculation(t, value, other: dict | None):
+    """(`value`, the ATK or DEF of a battler before damage calculation, as damage calculation
+    uses it, and words saying why it differs): halved when the face-up monster it battles,
+    `other`, halves the ATK and DEF of the monster battling it at damage calculation only by its
+    card data ("Gaia Plate the Earth Giant", rule: DS-CALC-CONT)."""
+    if other is None or other["position"] == "facedown" or other["destroyed_by_battle"] or negated(t.before, other["uid"], t.cards, t.mon):
+        return value, ""
+    # (a card of a card database, whose effects are not data: unknown here, as before this rule)
+    if not t.cards.halves_battler_at_calculation(other["card"]):
+        return value, ""
+    if isinstance(value, int) and value % 2:
+        return NotJudged(f"{other['card']}: halving an odd value ({value}) at damage calculation: the rounding is not in its text"), ""
+    return arith.halve(value), f", halved at damage calculation by {card_ref(t.before, other['uid'])}'s card data"
+
+
+_STEP_MOVE = frozenset({"passed", "phase_changed"})
+
+
+def _damage_step_only(obs, uid: int, cards, mon) -> int:
+    """The ATK monster `uid`'s own continuous effect adds in `obs` "during the Damage Step only"
+    by its card data ("Steamroid": attacking, or attacked by, an opponent's monster; rule:
+    DS-START-CONT); 0 outside the Damage Step, for a face-down monster, and for one destroyed by
+    battle (its continuous effects no longer apply: DS-DESTROYED-MARK)."""
+    a = obs.get("attack")
+    if a is None or a.get("target") is None or not str(obs.get("step", "")).startswith("damage_step"):
+        return 0
+    role = "attacks" if uid == a.get("attacker") else "attacked" if uid == a.get("target") else None
+    m = monster(obs, uid)
+    if role is None or m is None or m["position"] == "facedown" or m["destroyed_by_battle"] or negated(obs, uid, cards, mon):
+        return 0
+    return fact(cards.damage_step_atk(m["card"], role), m["card"], "what its own effect adds to its ATK during the Damage Step")
+
+
+@invariant(
+    "acc.damage-step-continuous",
+    "A monster's continuous effect that applies during the Damage Step only (\"Steamroid\": +500 ATK attacking, -500 attacked) "
+    "applies from the moment the Damage Step begins to its end: on a transition that only moves from one step to another "
+    "(no event but passed and phase_changed), each monster's ATK changes by exactly what such effects of its own card data add or "
+    "remove between the two states (by nothing for every other monster: no other continuous effect starts or stops on a step "
+    "change), never by the engine's modifiers.",
+    ["DS-START-CONT", "DS-LINGERING-END"],
+    "transition",
+    FAMILY,
+    events=["phase_changed"],
+    reads=["step", "attack", *monster_fields("uid", "card", "atk", "position", "destroyed_by_battle")],
+)
+def damage_step_continuous(t):
+    if not t.kind_set() <= _STEP_MOVE or t.before["step"] == t.after["step"]:
+        return None  # (other events may change ATK: only a plain move between steps is judged)
+    for obs in (t.before, t.after):
+        for c in [*monsters(obs), *spells(obs)]:
+            if c.get("position", "face_up" if c.get("face_up") else "facedown") != "facedown" and t.cards.statics(c["card"]) is None:
+                return NotJudged(f"{c['card']}: its continuous effects cannot be read from its card data")
+    judged = False  # (a monster none of whose effects applies in either state: its ATK stays)
+    for m in monsters(t.before):
+        m2 = monster(t.after, m["uid"])
+        if m2 is None or m2["position"] != m["position"]:
+            continue
+        d0 = _damage_step_only(t.before, m["uid"], t.cards, t.mon)
+        d1 = _damage_step_only(t.after, m["uid"], t.cards, t.mon_after)
+        if d0 < 0 and isinstance(m["atk"], int) and m["atk"] == 0:
+            continue  # (an ATK held at 0 by a loss: what it would be without it is not observed)
+        judged = True
+        want = arith.clamp0(arith.add(arith.sub(m["atk"], d0), d1))
+        if arith.ne(m2["atk"], want):
+            return (
+                f"{card_ref(t.before, m['uid'], t.after)}'s ATK went from {m['atk']} ({t.before['step']}) to {m2['atk']} "
+                f"({t.after['step']}); by the Damage-Step-only effects of its card data it is {want}"
+            )
+    return True if judged else None
 
 
 @invariant(
@@ -376,8 +469,9 @@ def battle_damage(t):
     "Damage calculation destroys exactly the monsters it should: the lower ATK, both at equal non-zero ATK, neither at 0 ATK; a "
     "Defense Position monster when the ATK exceeds its DEF; none protected by an effect, nor by the text of a face-up card "
     "of a card database that its profile reads as \"cannot be destroyed by battle\" (with its conditions); not judged where "
-    "such a text's wording is one the profile does not compute.",
-    ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-DESTROYED-MARK"],
+    "such a text's wording is one the profile does not compute; a monster with an optional protection (Gyroid, by its card data) "
+    "is protected exactly when its controller chose to apply it in that transition (a choice_made event naming it).",
+    ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-DESTROYED-MARK", "DS-CALC-PROTECT-CHOICE"],
     "transition",
     FAMILY,
     events=["damage_calculation"],
@@ -402,10 +496,19 @@ def destroyed_by_battle(t):
                 expect |= {a, d}
         elif arith.gt(atk, val):
             expect.add(d)
+    # rule: DS-CALC-PROTECT-CHOICE (an optional protection, by the card data, applied only when its
+    # controller chose so in this transition: the choice_made event naming the monster)
+    applied = {c.get("card_uid") for c in t.of("choice_made") if c.get("choice") == "battle_protection" and c.get("option") == "1"}
     for uid in list(expect):
         m = monster(t.before, uid)
         side = m["controller"] if m else (tp if uid == a else 1 - tp)
         if _protected(t, "battle_indestructible", side):
+            expect.discard(uid)
+        elif uid in applied:
+            if t.cards is None:
+                return NotJudged("a protection from destruction by battle was chosen and no card data says which monsters have one")
+            if m is None or m["position"] == "facedown" or not fact(t.cards.optional_battle_protection(m["card"]), m["card"], "whether it has an optional protection from destruction by battle"):
+                return f"{card_ref(t.before, uid, t.after)}'s controller chose to apply a protection from destruction by battle it does not have"
             expect.discard(uid)
     mods = text_mods(t, e, _DESTROY_TEXT)
     if isinstance(mods, NotJudged):

@@ -27,7 +27,9 @@ PROTECTION_OPS = frozenset({"no_battle_damage", "battle_indestructible"})
 
 # The vocabulary of docs/cards.md, restated. A word outside it makes a fact UNKNOWN.
 EFFECT_TYPES = {"activate", "quick", "ignition", "trigger", "flip"}
-WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated"}
+WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated", "opponent_graveyard_effect_activated", "own_monster_destroyed_to_gy"}
+# Timings answering the activation on top of the chain directly (DS-LEGAL-NEGATE-EFFECT).
+WHEN_RESPONSE = {"trap_activated", "spell_activated", "opponent_graveyard_effect_activated"}
 WHEN_DAMAGE_STEP = {
     "damage_step",
     "start_of_damage_step",
@@ -38,20 +40,32 @@ WHEN_DAMAGE_STEP = {
     "destroyed_by_battle_sent_to_gy",
     "destroys_by_battle",
     "destroys_by_battle_sent_to_gy",
+    "destroyed_by_battle",
+    "destroyed",
 }
 OPS = {
-    "destroy", "banish", "negate_activation", "modify_atk", "modify_def", "halve_atk", "set_position",
+    "destroy", "banish", "negate_activation", "negate_effect", "modify_atk", "modify_def", "halve_atk", "set_position",
     "change_position", "special_summon", "tokens", "negate_attack", "forbid_attack", "no_battle_damage",
     "battle_indestructible", "return_to_hand", "add_to_hand", "gain_lp", "damage", "take_control", "equip", "attach",
-    "choose_one", "end_battle_phase", "extra_attack",
+    "choose_one", "end_battle_phase", "extra_attack", "send_deck_to_gy", "set_original_def", "destroy_lowest_atk",
 }  # fmt: skip
-# Operations whose own resolution changes ATK/DEF (rule: DS-LEGAL-STATS, "directly").
-STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
+# Operations whose own resolution changes ATK/DEF (rule: DS-LEGAL-STATS, "directly"); an original DEF
+# that "becomes" a value is one.
+STAT_OPS = {"modify_atk", "modify_def", "halve_atk", "set_original_def"}
+# 002 "Cards that can be activated at Damage Step", the ATK/DEF item: ""Scrap Sheen", "Zero Force", and
+# "Curse of Anubis" cannot be activated during the Damage Step." (rule: DS-REFUSED-BY-RULING)
+DS_REFUSED_BY_RULING = frozenset({"Scrap Sheen", "Zero Force", "Curse of Anubis"})
+# 002, the same list: "Cards that have no clear indication that they can be activated during the Damage
+# Step, but have rulings stating that they are allowed to do so: "Chthonian Blast" and "Desrook
+# Archfiend"." (rule: DS-ALLOWED-BY-RULING; "Muko", TCG only, is not in the pool)
+DS_ALLOWED_BY_RULING = frozenset({"Chthonian Blast", "Desrook Archfiend"})
 STATICS = {
-    "destroy_self_instead_of_battle",
+    "destroy_self_instead_of_battle", "battle_indestructible_once_per_turn", "destroy_self_on_activation",
     "cannot_be_attacked", "unaffected_by_spells", "attack_each_monster", "attack_cost", "direct_attack", "must_attack",
     "destroy_if_face_up_defense", "modify_stats", "modify_atk", "cannot_attack", "negate_effects", "banish_instead_of_graveyard",
-    "halve_attackers",
+    "halve_attackers", "damage_step_atk", "halve_battler_at_calculation",
+    "battle_damage_to_opponent", "banish_destroyed_by_battle", "banish_self_leaving_field",
+    "negate_destroyed_by_own_fiends",
 }  # fmt: skip
 STAT_STATICS = {"modify_stats", "modify_atk", "halve_attackers"}
 COSTS = {"pay_lp", "tribute", "discard", "discard_self", "send_self_to_gy"}
@@ -61,6 +75,7 @@ CONDITIONS = {
     "opponent_free_monster_zones_3", "battle_phase", "responding_to_opponent", "attacker_race_spellcaster",
     "opponent_summoned_atk_1500", "self_face_up_to_resolve", "opponent_battle_phase",
     "self_attacks_face_down_defense", "self_attacks_face_up_defense", "self_attacking_destroys_by_battle",
+    "opponent_summoned",
 }  # fmt: skip
 LOCATIONS = {"field", "hand", "graveyard"}
 # A target's fields (docs/cards.md "Targets") and the value each has when the card does not give it.
@@ -380,10 +395,63 @@ class CardFacts:
         return self._static(name, "must_attack", "self")
 
     @_memo
+    def destroys_itself_on_activation(self, name: str) -> bool | None:
+        """A monster whose Continuous Effect destroys it when an Effect Monster's effect or a
+        Spell/Trap Card is activated, even if already destroyed by battle (Scrap Shark,
+        DS-SELF-DESTROY-SCRAP-SHARK)."""
+        return self._static(name, "destroy_self_on_activation", "self")
+
+    @_memo
+    def optional_battle_protection(self, name: str) -> bool | None:
+        """A protection from destruction by battle its controller chooses to apply or not at
+        damage calculation (Gyroid: "Once per turn, this card cannot be destroyed by battle",
+        DS-CALC-PROTECT-CHOICE)."""
+        return self._static(name, "battle_indestructible_once_per_turn", "self")
+
+    @_memo
     def destroyed_instead_of_equipped(self, name: str) -> bool | None:
         """An Equip Card destroyed instead of its monster being destroyed by battle (Mirror of
         Yata: "If it would be destroyed by battle, destroy this card instead", DS-INSTEAD)."""
         return self._static(name, "destroy_self_instead_of_battle", "equipped")
+
+    @_memo
+    def damage_step_atk(self, name: str, role: str) -> int | None:
+        """The ATK the monster's own continuous effect adds "during the Damage Step only" when it
+        attacks an opponent's monster (`role` "attacks") or is attacked by one ("attacked"):
+        "Steamroid" (DS-START-CONT); 0 when it has none."""
+        sts = self.statics(name)
+        if sts is None:
+            return UNKNOWN
+        return sum(int(s.get("amount", 0)) for s in sts if s.get("apply") == "damage_step_atk" and s.get("if_self") == role)
+
+    @_memo
+    def halves_battler_at_calculation(self, name: str) -> bool | None:
+        """The monster halves the ATK and DEF of the monster battling it, at damage calculation
+        only ("Gaia Plate the Earth Giant", DS-CALC-CONT)."""
+        return self._static(name, "halve_battler_at_calculation", "self")
+
+    @_memo
+    def gives_battle_damage_to_opponent(self, name: str) -> bool | None:
+        """"Your opponent takes any battle damage you would have taken from battles involving
+        this card instead" ("Amazoness Swords Woman", DS-DAMAGE-CONT)."""
+        return self._static(name, "battle_damage_to_opponent", "self")
+
+    @_memo
+    def banishes_destroyed_by_battle(self, name: str) -> bool | None:
+        """"If this card destroys an opponent's monster by battle, ...: Banish that opponent's
+        monster" ("Dark Magician of Chaos", DS-BANISH-BATTLE)."""
+        return self._static(name, "banish_destroyed_by_battle", "self")
+
+    @_memo
+    def banishes_itself_leaving_field(self, name: str) -> bool | None:
+        """"If this face-up card would leave the field, banish it instead" (DS-BANISH-BATTLE)."""
+        return self._static(name, "banish_self_leaving_field", "self")
+
+    @_memo
+    def negates_destroyed_by_own_fiends(self, name: str) -> bool | None:
+        """"Negate the effects of monsters destroyed by battle with Fiend-Type monsters you
+        control" ("Dark Ruler Ha Des", DS-NEGATE-BATTLE)."""
+        return self._static(name, "negate_destroyed_by_own_fiends", "self")
 
     @_memo
     def attack_cost(self, name: str) -> int | None:
@@ -451,6 +519,12 @@ class CardFacts:
             if any(pred(o) for o in ops):
                 return True
         return False
+
+    @_memo
+    def answers_destroyed(self, name: str) -> bool:
+        """One of the card's effects is activated "When a face-up monster you control is destroyed
+        and sent to the Graveyard" ("Chthonian Blast"); False when its effects cannot be read."""
+        return any(e.get("when") == "own_monster_destroyed_to_gy" for e in self.effects(name) or [])
 
     @_memo
     def answers_damage(self, name: str) -> bool:
@@ -579,11 +653,21 @@ class CardFacts:
             return UNKNOWN
         return [i for i, e in enumerate(effs) if e.get("type") == "trigger" and e.get("when") == "destroyed_by_battle_sent_to_gy"]
 
+    def battle_destroyed_triggers(self, name: str) -> list[int] | None:
+        """Indexes of the card's "If this card is destroyed by battle" triggers that name no
+        Graveyard (DS-DESTROYED-BY-BATTLE) and of its "If this card is destroyed" triggers
+        (destroyed in general, DS-DESTROYED-IN-GENERAL): both due when it left the field by battle."""
+        effs = self.effects(name)
+        if effs is None:
+            return UNKNOWN
+        return [i for i, e in enumerate(effs) if e.get("type") == "trigger" and e.get("when") in ("destroyed_by_battle", "destroyed")]
+
     @_memo
     def damage_step_window(self, name: str, effect_index: int | None) -> frozenset[str] | None:
         """The Damage-Step sub-steps in which this activation is legal (rules DS-LEGAL-COUNTER,
-        DS-LEGAL-NEGATE, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER,
-        DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS, DS-EXTRA-ATTACK), or UNKNOWN."""
+        DS-LEGAL-NEGATE, DS-LEGAL-NEGATE-EFFECT, OCG-DS-NEGATE-EFFECT, DS-LEGAL-STATS, DS-LEGAL-DAMAGE-TIMING, DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER,
+        DS-ILLEGAL-OTHER, DS-FLIP-EFFECT-TIMING, DS-END-TRIGGERS, DS-EXTRA-ATTACK, DS-OPPONENT-SUMMON,
+        DS-REFUSED-BY-RULING), or UNKNOWN."""
         k = self.kind(name)
         e = self.effect(name, effect_index)
         if k is None or e is None:
@@ -598,6 +682,10 @@ class CardFacts:
             return UNKNOWN
         if kind == "trap" and subtype == "counter":
             return frozenset(DAMAGE_STEPS)
+        if name in DS_REFUSED_BY_RULING and typ == "activate":  # by ruling, whatever its ATK/DEF change
+            return frozenset()
+        if name in DS_ALLOWED_BY_RULING and typ == "activate":  # by ruling, whenever its timing arises
+            return frozenset(DAMAGE_STEPS)
         if typ == "flip":
             return frozenset({"damage_step_after_calculation_2"})
         if typ == "trigger":
@@ -609,6 +697,12 @@ class CardFacts:
         # A monster's Quick Effect that negates an activation: every sub-step, damage calculation
         # included (DS-LEGAL-NEGATE).
         if kind == "monster" and typ == "quick" and any(o.get("op") == "negate_activation" for o in ops):
+            return frozenset(DAMAGE_STEPS)
+        # TCG only: a monster's Quick Effect that must be activated directly in response to an
+        # effect's activation to negate that effect only ("Skull Meister"), every sub-step
+        # (DS-LEGAL-NEGATE-EFFECT); in the OCG not for this reason alone (OCG-DS-NEGATE-EFFECT).
+        negates_effect = when in WHEN_RESPONSE and any(o.get("op") == "negate_effect" for o in ops)
+        if kind == "monster" and typ == "quick" and negates_effect and self.ruleset != "ocg":
             return frozenset(DAMAGE_STEPS)
         # An effect whose text names a Damage-Step timing is legal at that timing only
         # (DS-LEGAL-DAMAGE-TIMING); "the Damage Step" (Honest, TCG) up to and including damage
@@ -629,6 +723,11 @@ class CardFacts:
             return frozenset({"damage_step_after_calculation_1", "damage_step_after_calculation_2"})
         if when == "destroyed_by_battle_sent_to_gy":
             return frozenset({"damage_step_end"})
+        # An optional effect whose trigger is a monster Summoned by the opponent or to the
+        # opponent's side ("Naturia Horneedle"): never in the Damage Step, an ATK/DEF modifier
+        # included (DS-OPPONENT-SUMMON).
+        if when == "summoned" and not e.get("mandatory", False):
+            return frozenset()
         # Otherwise only a Quick-Play Spell, a Normal or Continuous Trap or a Quick Effect whose
         # own resolution changes ATK/DEF, up to the start of damage calculation (DS-LEGAL-STATS);
         # a Continuous Trap also by its continuous effect. Anything else: DS-ILLEGAL-OTHER.
@@ -782,6 +881,10 @@ TRIGGER_STEP = {
     "destroyed_by_battle_sent_to_gy": ("damage_step_end",),
     "destroys_by_battle": ("damage_step_end",),  # DS-DESTROYS-BY-BATTLE
     "destroys_by_battle_sent_to_gy": ("damage_step_end",),
+    "destroyed_by_battle": ("damage_step_end",),  # DS-DESTROYED-BY-BATTLE
+    # DS-DESTROYED-IN-GENERAL: by battle at the end of the Damage Step; by a card effect after the
+    # Chain that destroyed it, in whichever sub-step ("Sasuke Samurai" destroys at its start)
+    "destroyed": DAMAGE_STEPS,
     "summoned": (),
     "attack_declared": (),
 }

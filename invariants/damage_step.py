@@ -12,7 +12,19 @@ from __future__ import annotations
 from bpcheck.invariants.base import NotJudged, by_history, invariant, part_not_evaluated
 from bpcheck.invariants.cards import DAMAGE_STEPS, STAT_CHANGE_STEPS
 from bpcheck.invariants.monitor import history, left_field
-from bpcheck.invariants.view import card_ref, card_refs, db_attack_effect, destroyed_instead, fact, find_spell, monster, monster_fields, monsters, spell_fields
+from bpcheck.invariants.view import (
+    card_ref,
+    card_refs,
+    db_attack_effect,
+    destroyed_instead,
+    fact,
+    find_spell,
+    monster,
+    monster_fields,
+    monsters,
+    negated,
+    spell_fields,
+)
 
 FAMILY = "damage step"
 
@@ -63,9 +75,11 @@ def _ref(t, uid):
 @invariant(
     "damage.activation-legal",
     "Every activation in a Damage-Step sub-step is allowed there by its card data: a Counter Trap; a monster's Quick Effect that "
-    "negates an activation; a Quick-Play Spell, Trap or Quick Effect that directly changes ATK/DEF, before damage calculation; an "
-    "effect naming a Damage-Step timing, at that timing; a triggered or flip effect, in the sub-step of its event.",
-    ["DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-START-TRIGGERS", "DS-DAMAGE-RESPONSE", "DS-DESTROYS-BY-BATTLE", "DS-EXTRA-ATTACK", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-LEGAL-MANDATORY", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-ILLEGAL-OTHER"],
+    "negates an activation; under tcg and goat, a monster's Quick Effect that answers an effect's activation directly to negate "
+    "that effect only; a Quick-Play Spell, Trap or Quick Effect that directly changes ATK/DEF, before damage calculation; an "
+    "effect naming a Damage-Step timing, at that timing; a triggered or flip effect, in the sub-step of its event; never an "
+    "optional effect triggered by the opponent's Summon, nor the cards 002 names as refused there by ruling (Curse of Anubis); the cards it allows there by ruling (Chthonian Blast) whenever their timing arises.",
+    ["DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-LEGAL-NEGATE-EFFECT", "OCG-DS-NEGATE-EFFECT", "DS-START-TRIGGERS", "DS-DAMAGE-RESPONSE", "DS-DESTROYS-BY-BATTLE", "DS-EXTRA-ATTACK", "DS-OPPONENT-SUMMON", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-LEGAL-MANDATORY", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-ILLEGAL-OTHER", "DS-REFUSED-BY-RULING", "DS-ALLOWED-BY-RULING"],
     "transition",
     FAMILY,
     events=["chain_link_added"],
@@ -204,8 +218,10 @@ def flip_after_calc(t):
     "first) and stay on the field until destroyed-by-battle monsters "
     "are sent to the Graveyard at the end of the Damage Step: until then none is destroyed again (by an effect, its own included, "
     "or a rule) or leaves the field in any other way (banished, sent to the Graveyard, returned to the hand or Deck); all of them "
-    "go then, by battle, except one whose face-up Equip Card is destroyed instead, by its card data; the engine's destroyed_by_battle shows exactly the marked monsters.",
-    ["DS-DESTROYED-MARK", "DS-NO-TARGET-DESTROYED", "DS-SELF-DESTROY", "DS-SUBSTEPS", "DS-SEND-OWNER-GY", "DS-INSTEAD"],
+    "go then, by battle, except one whose face-up Equip Card is destroyed instead, by its card data, and one whose own Continuous "
+    "Effect destroys it when a card or effect is activated (Scrap Shark, by its card data: destroyed by that effect in the "
+    "transition of an activation); the engine's destroyed_by_battle shows exactly the marked monsters.",
+    ["DS-DESTROYED-MARK", "DS-NO-TARGET-DESTROYED", "DS-SELF-DESTROY", "DS-SUBSTEPS", "DS-SEND-OWNER-GY", "DS-INSTEAD", "DS-SELF-DESTROY-SCRAP-SHARK"],
     "transition",
     FAMILY,
     # (the spells: an Equip Card destroyed instead of its monster, DS-INSTEAD)
@@ -221,6 +237,7 @@ def mark_at_calc(t):
     # damage_calculation event), not the engine's word. rule: DS-DESTROYED-MARK
     calc = bool(t.mon.battle.calculated) and t.before["step"] == "damage_step_during_calculation"
     entered_end = False
+    activated = bool(t.of("chain_link_added"))  # (a card or effect activated in this transition)
     for step, e in walk(t) if not _MARK_KINDS.isdisjoint(t.kind_set()) else _walk_reads(t) or ():
         k = e.kind
         if k == "damage_calculation":
@@ -258,12 +275,21 @@ def mark_at_calc(t):
             c = find_spell(t.before, e["card_uid"])
             if c is not None and c.get("equipped_to") in marked and destroyed_instead(t.before, t.cards, c["equipped_to"]) == c["uid"]:
                 marked.discard(c["equipped_to"])
+        elif k == "destroyed" and marked and e["card_uid"] in marked and e.get("by") == "effect" and activated and _scrap_shark(t, e["card_uid"]):
+            # rule: DS-SELF-DESTROY-SCRAP-SHARK (by its card data: an activation destroys it, even
+            # destroyed by battle; it leaves the field destroyed by its effect, not by battle)
+            marked.discard(e["card_uid"])
         elif k == "destroyed" and marked and e["card_uid"] in marked and e.get("by") != "battle":
             return (
                 f"{card_ref(t.before, e['card_uid'], t.after)}, already destroyed by battle, was destroyed again "
                 f"{_BY.get(e.get('by'), 'by ' + str(e.get('by')))} in {step}; "
                 "no effect or rule destroys a monster destroyed by battle before it is sent to the Graveyard"
             )
+    if activated and not t.after["over"]:
+        # rule: DS-SELF-DESTROY-SCRAP-SHARK (an activation destroys it at once, destroyed by battle or not)
+        for m in monsters(t.after):
+            if m["uid"] in marked and _scrap_shark(t, m["uid"]) and m.get("position") != "facedown" and not negated(t.before, m["uid"], t.cards, t.mon):
+                return f"{card_ref(t.after, m['uid'])}, destroyed by battle, is still on the field after a card or effect was activated; its Continuous Effect destroys it even so"
     if entered_end and not t.after["over"]:
         left = [m for m in monsters(t.after) if m["uid"] in marked]
         if left:
@@ -281,6 +307,16 @@ def mark_at_calc(t):
             )
         seen = seen or says
     return True if seen else None
+
+
+def _scrap_shark(t, uid: int) -> bool:
+    """Monster `uid` is face-up in the observation before with a Continuous Effect that destroys
+    it when an Effect Monster's effect or a Spell/Trap Card is activated, by its card data
+    (DS-SELF-DESTROY-SCRAP-SHARK). Raises Unknown when its data cannot say."""
+    m = monster(t.before, uid)
+    if m is None or m.get("position") == "facedown" or t.cards is None:
+        return False
+    return bool(fact(t.cards.destroys_itself_on_activation(m["card"]), m["card"], "whether an activation destroys it"))
 
 
 def _trigger_resolvable(cards, after, e, i) -> bool | None:
@@ -306,12 +342,47 @@ def _sent_by_battle(t) -> list:
     return [e for e in t.of("card_moved") if e.get("reason") == "battle" and e.get("to") == "graveyard"]
 
 
+def _left_by_battle_public(t) -> list:
+    """The card_moved events of monsters that left the field by battle to a place of public
+    knowledge: the Graveyard, or banished ("Macro Cosmos"); a Token goes nowhere (DS-DESTROYED-BY-BATTLE)."""
+    return [e for e in t.of("card_moved") if e.get("reason") == "battle" and e.get("to") in ("graveyard", "banished")]
+
+
+@history(
+    "battle_negated",
+    "The battlers of the current turn's battles whose effects are negated if damage calculation destroys them by battle: each "
+    "whose opponent's monster in the battle was, in the observation before the damage_calculation event, a Fiend controlled by "
+    "the controller of a face-up \"Dark Ruler Ha Des\" (by the card data: a card whose continuous effects say \"Negate the "
+    "effects of monsters destroyed by battle with Fiend-Type monsters you control\"), its effects not negated (decided then, "
+    "002 OCG). Forgotten when the turn ends. Never the engine's bookkeeping.",
+)
+def _battle_negated(prev, t):
+    if prev and t.before.get("turn") != t.after.get("turn"):
+        prev = ()
+    if "damage_calculation" not in t.kind_set():
+        return prev
+    e = t.of("damage_calculation")[0]
+    out = set(prev)
+    for uid, other in ((e["attacker_uid"], e["target_uid"]), (e["target_uid"], e["attacker_uid"])):
+        me, them = monster(t.before, uid), monster(t.before, other)
+        if me is None or them is None or me["controller"] == them["controller"] or t.cards.stat(them["card"], "race") != "Fiend":
+            continue  # (its Type by its card data)
+        for src in monsters(t.before):  # rule: DS-NEGATE-BATTLE (decided at damage calculation)
+            if src["controller"] != them["controller"] or src["position"] == "facedown" or negated(t.before, src["uid"], t.cards, t.mon):
+                continue
+            if t.cards.negates_destroyed_by_own_fiends(src["card"]):
+                out.add(uid)
+    new = tuple(sorted(out))
+    return prev if new == prev else new
+
+
 @history(
     "battle_triggers",
     "\"Destroyed by battle and sent to the Graveyard\" triggers due: (card, effect) for each monster sent to the Graveyard by "
     "battle whose trigger can resolve (by its card data, a free Monster Zone of its owner and a Deck card it can Special "
-    "Summon), from that transition until the trigger is activated (a chain link of the card) or declined (trigger_declined), "
-    "the duel or the turn ends. Never the engine's pending_triggers.",
+    "Summon), and for each monster that left the field by battle to the Graveyard or banished whose card has an \"If this card "
+    "is destroyed by battle\" trigger naming no Graveyard or an \"If this card is destroyed\" trigger, from that transition until the trigger is activated (a chain link of "
+    "the card) or declined (trigger_declined), the duel or the turn ends. Never the engine's pending_triggers.",
 )
 def _battle_triggers(prev, t):
     if not prev and "card_moved" not in t.kind_set():
@@ -325,9 +396,20 @@ def _battle_triggers(prev, t):
                 due = {d for d in due if d[0] != e.get("card_uid")}
     if t.cards is not None and not t.after.get("over"):
         for e in _sent_by_battle(t):
+            if e["card_uid"] in t.mon["battle_negated"]:
+                continue  # rule: DS-NEGATE-BATTLE (its effects are negated: no trigger is due)
             for i in t.cards.battle_gy_triggers(e.get("card")) or ():
                 if _trigger_resolvable(t.cards, t.after, e, i) is True:
                     due.add((e["card_uid"], i))
+        # "If this card is destroyed by battle" (no Graveyard named): due wherever it went, if public
+        # (DS-DESTROYED-BY-BATTLE)
+        # (an engine that places a lone mandatory trigger itself does it in the same transition)
+        placed = {e.get("card_uid") for e in t.events if e.kind in ("chain_link_added", "trigger_declined")}
+        for e in _left_by_battle_public(t):
+            if e["card_uid"] in placed:
+                continue
+            for i in t.cards.battle_destroyed_triggers(e.get("card")) or ():
+                due.add((e["card_uid"], i))
     new = tuple(sorted(due))
     return prev if new == prev else new
 
@@ -336,8 +418,11 @@ def _battle_triggers(prev, t):
     "damage.battle-gy-trigger",
     "\"Destroyed by battle and sent to the Graveyard\" triggers become pending only at the end of the Damage Step, for a monster "
     "sent to the Graveyard by battle in that transition, and each such monster's trigger does when it can resolve: it is "
-    "activated or declined before anything else happens.",
-    ["DS-END-TRIGGERS", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-SEND-OWNER-GY"],
+    "activated or declined before anything else happens; an \"If this card is destroyed by battle\" trigger naming no "
+    "Graveyard, or on being destroyed in general, for a monster that left the field by battle to the Graveyard or banished, "
+    "wherever it went; none for a monster whose effects are negated by the card data of the side that destroyed it "
+    "(\"Dark Ruler Ha Des\", decided at damage calculation).",
+    ["DS-END-TRIGGERS", "DS-DESTROYED-BY-BATTLE", "DS-DESTROYED-IN-GENERAL", "DS-LEGAL-OPTIONAL-TRIGGER", "DS-SEND-OWNER-GY", "DS-NEGATE-BATTLE"],
     "transition",
     FAMILY,
     reads=["step", "over", "turn", "players[].monsters", "players[].deck[].card"],
@@ -355,15 +440,30 @@ def battle_gy_trigger(t):
         handled = {e["card_uid"] for e in t.events if e.kind in ("chain_link_added", "trigger_declined")}
         if not handled & {d[0] for d in due}:
             return (
-                f"{card_ref(t.before, due[0][0], t.after)} was sent to the Graveyard by battle and its trigger can resolve, but "
+                f"{card_ref(t.before, due[0][0], t.after)} left the field by battle and its trigger can resolve, but "
                 f"{t.action.get('label')!r} neither activates nor declines it"
             )
     sent = {e["card_uid"]: e for e in _sent_by_battle(t)}
+    left = {e["card_uid"]: e for e in _left_by_battle_public(t)}
     if not sent and not t.of("card_moved"):
         return True if seen else None
     observed = "pending_triggers" in t.after
     pending = {(p["card_uid"], p["effect"]): p for p in t.after["pending_triggers"]} if observed else {}
     for p in _new_triggers(t):
+        if p["effect"] in fact(t.cards.battle_destroyed_triggers(p["card"]), p["card"], "its triggered effects"):
+            seen = True
+            eff = fact(t.cards.effect(p["card"], p["effect"]), p["card"], "its triggered effects")
+            if eff.get("when") == "destroyed" and p["card_uid"] not in left:
+                # destroyed in general: by a card effect, pending once that Chain has resolved
+                # (DS-DESTROYED-IN-GENERAL); judged here only when destroyed by battle
+                if not any(e.kind == "destroyed" and e.get("card_uid") == p["card_uid"] for e in t.events):
+                    return f"{_ref(t, p['card_uid'])}'s \"destroyed\" trigger became pending, but it was not destroyed"
+                continue
+            if p["card_uid"] not in left:
+                return f"{_ref(t, p['card_uid'])}'s \"destroyed by battle\" trigger became pending, but it did not leave the field by battle to a public place"
+            if t.after["step"] != "damage_step_end":
+                return f"{_ref(t, p['card_uid'])}'s \"destroyed by battle\" trigger became pending in {t.after['step']}"
+            continue
         effs = fact(t.cards.battle_gy_triggers(p["card"]), p["card"], "its triggered effects")
         if p["effect"] not in effs:
             continue
@@ -378,6 +478,10 @@ def battle_gy_trigger(t):
         effs = fact(t.cards.battle_gy_triggers(e["card"]), e["card"], "its triggered effects")
         for i in effs:
             seen = True
+            if uid in t.mon["battle_negated"]:  # rule: DS-NEGATE-BATTLE
+                if (uid, i) in pending:
+                    return f"{_ref(t, uid)}'s \"destroyed by battle\" trigger became pending, but its effects are negated (it was destroyed by battle with a Fiend of the controller of a face-up card that negates them, by its card data)"
+                continue
             if (uid, i) in pending:
                 continue
             can = _trigger_resolvable(t.cards, t.after, e, i)
@@ -385,6 +489,11 @@ def battle_gy_trigger(t):
                 return NotJudged(f"{e['card']}: whether its trigger can resolve cannot be read from its card data")
             if can and observed:
                 return f"{_ref(t, uid)} was sent to the Graveyard by battle but its trigger is not pending (a card in the Deck can be Summoned)"
+    for uid, e in left.items():
+        for i in fact(t.cards.battle_destroyed_triggers(e["card"]), e["card"], "its triggered effects"):
+            seen = True
+            if observed and (uid, i) not in pending:
+                return f"{_ref(t, uid)} left the field by battle ({e['to']}) but its \"destroyed by battle\" trigger is not pending"
     return True if seen else None
 
 
@@ -507,7 +616,7 @@ def calc_once(t):
 # -- effects that end with the Damage Step (DS-LINGERING-END) ---------------------------------
 
 _ENDS_WITH_DS = ("end_of_damage_step", "damage_calculation")
-_MOD_OP = {("atk", "add"): "modify_atk", ("def", "add"): "modify_def", ("atk", "halve"): "halve_atk"}
+_MOD_OP = {("atk", "add"): "modify_atk", ("def", "add"): "modify_def", ("atk", "halve"): "halve_atk", ("def", "set_original"): "set_original_def"}
 _AFTER_CALC = frozenset({"damage_step_after_calculation_1", "damage_step_after_calculation_2", "damage_step_end"})
 
 
@@ -715,3 +824,72 @@ def facedown_destroyed_flip(t):
 
 
 __all__ = ["STAT_CHANGE_STEPS", "walk"]
+
+
+# -- where a monster destroyed by battle goes (DS-BANISH-BATTLE) -------------------------------
+
+
+def _banisher(t, obs, uid: int | None) -> bool:
+    """Monster `uid` is face-up in `obs`, its effects not negated, and by its card data banishes
+    an opponent's monster it destroys by battle ("Dark Magician of Chaos"). A card of a card
+    database, whose effects are not data, is not one here (its profile does not read this)."""
+    m = monster(obs, uid)
+    if m is None or m["position"] == "facedown" or negated(obs, uid, t.cards, t.mon):
+        return False
+    return bool(t.cards.banishes_destroyed_by_battle(m["card"]))
+
+
+@history(
+    "battle_banish",
+    "The battlers of the current Damage Step that damage calculation would banish if it destroyed them by battle: each whose "
+    "opponent's monster in the battle was, in the observation before the damage_calculation event, face-up, not negated, and by "
+    "its card data banishes an opponent's monster it destroys by battle (decided then, 002 OCG). Forgotten when the Damage Step "
+    "ends. Never the engine's bookkeeping.",
+)
+def _battle_banish(prev, t):
+    kinds = t.kind_set()
+    if "damage_calculation" not in kinds:
+        if prev and "phase_changed" in kinds and not str(t.after.get("step", "")).startswith("damage_step"):
+            return ()
+        return prev
+    e = t.of("damage_calculation")[0]
+    out = set(prev)
+    for uid, other in ((e["attacker_uid"], e["target_uid"]), (e["target_uid"], e["attacker_uid"])):
+        me, them = monster(t.before, uid), monster(t.before, other)
+        if me is None or them is None or me["controller"] == them["controller"]:
+            continue
+        if _banisher(t, t.before, other):  # rule: DS-BANISH-BATTLE (decided at damage calculation)
+            out.add(uid)
+    new = tuple(sorted(out))
+    return prev if new == prev else new
+
+
+@invariant(
+    "damage.banished-by-battle",
+    "A monster destroyed by battle is banished, not sent to the Graveyard, when it leaves the field by battle if the monster it "
+    "battled banishes an opponent's monster it destroys by battle by its card data (\"Dark Magician of Chaos\"; decided at damage "
+    "calculation: so even if that monster left the field since), or if its own card data says \"If this face-up card would "
+    "leave the field, banish it instead\" (it was face-up and not negated). Other destinations are not judged here.",
+    ["DS-BANISH-BATTLE", "DS-SEND-OWNER-GY"],
+    "transition",
+    FAMILY,
+    events=["card_moved"],
+    reads=[*monster_fields("uid", "card", "controller", "position"), *spell_fields("card", "face_up", "attached_to")],
+)
+def banished_by_battle(t):
+    judged = False
+    for e in t.of("card_moved"):
+        if e.get("from") != "monster_zone" or e.get("reason") != "battle":
+            continue
+        uid = e["card_uid"]
+        m = monster(t.before, uid)
+        own = m is not None and m["position"] != "facedown" and not negated(t.before, uid, t.cards, t.mon)
+        own = own and bool(t.cards.banishes_itself_leaving_field(m["card"]))
+        by = uid in t.mon["battle_banish"]
+        if not (own or by):
+            continue  # (where it goes is DS-SEND-OWNER-GY's, not judged here)
+        judged = True
+        if e.get("to") not in ("banished", "nowhere"):  # (a Token goes nowhere: CARD-TOKEN)
+            why = "its own card data banishes it when it would leave the field" if own else "the monster that destroyed it banishes it, by its card data (decided at damage calculation)"
+            return f"{card_ref(t.before, uid, t.after)}, destroyed by battle, went to the {e.get('to')}; {why}"
+    return True if judged else None

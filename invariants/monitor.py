@@ -33,6 +33,7 @@ from typing import Any, Callable, NamedTuple
 import orjson
 
 from bpcheck.model.canonical import canonical_json
+from bpcheck.invariants.view import monster
 
 # Counts saturate here: more than any monster may declare in a turn (5 targets, a direct attack
 # and one more), so a verdict never depends on a higher count, and an engine that lets a monster
@@ -218,6 +219,9 @@ class ChainHistory(NamedTuple):
     # or 2 once the chain began to resolve (two passes in succession, or a link resolved): in
     # mid-resolution only a choice an effect asks can be pending (PRI-PASS-PASS, CH-LIFO)
     rounds: int
+    # card uids of the links on the chain whose effect (not activation) an effect_negated event
+    # negated: they resolve doing nothing (DS-LEGAL-NEGATE-EFFECT)
+    effect_negated: tuple = ()
 
     @property
     def resolving(self) -> bool:
@@ -276,7 +280,7 @@ def _attacks(prev, t):
                 changed = True
         elif k == "chain_link_resolved":
             uid = e.get("card_uid")
-            effect, negated = None, bool(e.get("negated"))
+            effect, negated = None, bool(e.get("negated")) or (t.mon is not None and uid in t.mon.chain.effect_negated)
             for i in range(len(links) - 1, -1, -1):  # the last link of that card resolves first (CH-LIFO)
                 if links[i][0] == uid:
                     effect, negated = links[i][2], negated or links[i][6]
@@ -396,6 +400,57 @@ def _summons(prev, t):
     if pending and not t.mon.chain.links and not t.of("chain_link_added"):
         open_, passes, pending, opened_by, now = True, 0, False, now, ()  # a Summon outside any chain
     return (open_, passes, pending, opened_by, now)
+
+
+def _holds_destroyed_answer(obs: dict, p: int, cards) -> bool:
+    """Player `p` holds a card activated "When a face-up monster you control is destroyed and sent
+    to the Graveyard": Set, or in the hand."""
+    pl = obs["players"][p]
+    held = [c["card"] for c in [*pl["spells"], pl["field_zone"]] if c is not None and not c["face_up"]] + [h["card"] for h in pl["hand"]]
+    return cards is not None and any(cards.answers_destroyed(n) for n in held)
+
+
+_DESTROYED_CLOSE = frozenset({"phase_changed", "attack_declared", "attack_stopped", "attack_ended", "replay", "replay_choice", "duel_over"})
+
+
+@history(
+    "destroyed_window",
+    "The \"When a face-up monster you control is destroyed and sent to the Graveyard\" window (WIN-EVENT), for the players "
+    "who hold a card that answers it (Set or in the hand): (players it is open for, players whose monster opens it when the "
+    "chain resolves). Opened by a face-up monster (before the event) moving from its controller's Monster Zone to the "
+    "Graveyard, destroyed by battle or by a card effect: at once outside a chain, after the chain it happened in; closed "
+    "when both players pass in succession, another chain resolves without one, an attack is declared, stops, ends or "
+    "replays, or the step changes.",
+    initial=((), (), 0),
+)
+def _destroyed_window(prev, t):
+    open_, pending, passes = prev
+    if not (open_ or pending) and "card_moved" not in t.kind_set():
+        return prev
+    for e in t.events:
+        k = e.kind
+        if k == "card_moved":
+            if e.get("from") != "monster_zone" or e.get("to") != "graveyard" or e.get("reason") not in ("battle", "destroyed"):
+                continue
+            m = monster(t.before, e.get("card_uid"))
+            if m is None or m["position"] == "facedown":
+                continue
+            p = m["controller"]
+            if p in (0, 1) and p not in pending and _holds_destroyed_answer(t.after, p, t.cards):
+                pending = tuple(sorted(pending + (p,)))
+        elif k == "chain_resolved":
+            open_, pending, passes = pending, (), 0
+        elif k in _DESTROYED_CLOSE:
+            open_, passes = (), 0
+        elif k == "chain_link_added":
+            passes = 0
+        elif k == "passed" and open_:
+            passes += 1
+            if passes >= 2:
+                open_, passes = (), 0
+    if pending and not t.after.get("chain"):
+        open_, pending, passes = tuple(sorted(set(open_) | set(pending))), (), 0
+    return (open_, pending, passes)
 
 
 _DAMAGE_KINDS = frozenset({"battle_damage", "effect_damage"})
@@ -564,7 +619,7 @@ def _battle(prev, t):
     return (tuple(sorted(d)), tuple(sorted(f)), calculated, ended)
 
 
-_CHAIN_READS = frozenset({"phase_changed", "chain_link_added", "activation_negated", "chain_link_resolved", "chain_resolved", "passed"})
+_CHAIN_READS = frozenset({"phase_changed", "chain_link_added", "activation_negated", "effect_negated", "chain_link_resolved", "chain_resolved", "passed"})
 
 
 @history(
@@ -572,11 +627,12 @@ _CHAIN_READS = frozenset({"phase_changed", "chain_link_added", "activation_negat
     "The chain as its links were added (card, effect, player, spell speed, targets, negated) until they resolve; whether "
     "a link already resolved negated the attack (what the resolved links did, kept only as that); chains started during "
     "damage calculation; whether the chain began to resolve (two passes in succession since its last link, or a link "
-    "resolved). Never the engine's chain, chain[].negated, on_chain or choice.",
-    initial=((), False, 0, 0),
+    "resolved); the links whose effect (not activation) was negated (effect_negated events). Never the engine's chain, "
+    "chain[].negated, on_chain or choice.",
+    initial=((), False, 0, 0, ()),
 )
 def _chain(prev, t):
-    links, negated_attack, calc, rounds = prev
+    links, negated_attack, calc, rounds, eff_neg = prev
     kinds = t.kind_set()
     if not links and "chain_link_added" not in kinds and "phase_changed" not in kinds:
         return prev
@@ -603,10 +659,14 @@ def _chain(prev, t):
                 if links[i][0] == uid:
                     links[i] = links[i][:6] + (True,)
                     break
+        elif k == "effect_negated":
+            if e.get("card_uid") not in eff_neg:
+                eff_neg = tuple(sorted((*eff_neg, e.get("card_uid"))))
         elif k == "chain_link_resolved":
             rounds = 2
             uid = e.get("card_uid")
-            negated = bool(e.get("negated"))
+            negated = bool(e.get("negated")) or uid in eff_neg
+            eff_neg = tuple(u for u in eff_neg if u != uid)
             for i in range(len(links) - 1, -1, -1):
                 if links[i][0] == uid:
                     negated = negated or links[i][6]
@@ -616,10 +676,10 @@ def _chain(prev, t):
                 f = t.cards.negates_attack(e.get("card")) if t.cards is not None else None
                 negated_attack = None if f is None else (f or negated_attack)
         elif k == "chain_resolved":
-            links, negated_attack = [], False
+            links, negated_attack, eff_neg = [], False, ()
     if not links:
-        rounds = 0
-    return (tuple(links), negated_attack, calc, rounds)
+        rounds, eff_neg = 0, ()
+    return (tuple(links), negated_attack, calc, rounds, eff_neg)
 
 
 @history(

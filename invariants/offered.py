@@ -480,6 +480,8 @@ def _condition(obs, mon, cards, p, uid, name, cond) -> bool:
                 if arith.ge(m["atk"], 1500):
                     return True
         return False
+    if cond == "opponent_summoned":  # "When your opponent Special Summons a monster": one they just Summoned, still on the field
+        return any(by != p and monster(obs, u) is not None for u, by in mon["summons"][3])
     if cond == "opponent_battle_phase":  # "During your opponent's Battle Phase"
         return tp != p and obs["phase"] == "battle"
     if cond in ("self_attacks_face_down_defense", "self_attacks_face_up_defense"):
@@ -511,6 +513,17 @@ def _timing(obs, mon, cards, spec, p: int | None = None) -> bool:
             return False
         top = fact(cards.kind(links[-1][1]), links[-1][1], "its card type")[0]
         return top == ("trap" if when == "trap_activated" else "spell")
+    if when == "opponent_graveyard_effect_activated":  # "When a card effect is activated in your opponent's GY" (directly in response)
+        links = mon.chain.links
+        if not links or links[-1][6] or links[-1][0] in mon.chain.effect_negated:
+            return False
+        _uid, top, idx, player = links[-1][:4]
+        if player is None or player == p or idx is None:
+            return False
+        eff = fact(cards.effect(top, idx), top, "its effect")
+        return eff.get("location", "field") == "graveyard"
+    if when == "own_monster_destroyed_to_gy":  # rule: WIN-EVENT (the monitor's destroyed_window)
+        return p in mon["destroyed_window"][0]
     if when == "damage_taken":  # rule: DS-DAMAGE-RESPONSE (the monitor's damage_window)
         return p in mon["damage_window"][0]
     if when == "during_damage_calculation":
@@ -644,6 +657,13 @@ def activation_variants(obs, mon, cards, p: int, uid: int, name: str, idx: int, 
                 return []
         elif op == "tribute":
             own = [m["uid"] for m in me["monsters"] if m is not None and m["uid"] not in mon.battle.destroyed]
+            # "Tribute 1 face-up "Naturia" monster you control, except this card"
+            if c.get("except_self"):
+                own = [u for u in own if u != uid]
+            if c.get("face") == "up" or c.get("archetype") is not None:
+                own = [u for u in own if monster(obs, u)["position"] != "facedown"]
+            if c.get("archetype") is not None:
+                own = [u for u in own if c["archetype"] in (cards.stat(monster(obs, u)["card"], "archetypes") or ())]
             costs = [cs + (u,) for cs in costs for u in own if u not in cs]
         elif op == "discard":
             hand = [h["uid"] for h in me["hand"] if h["uid"] != uid]
@@ -667,6 +687,14 @@ def activation_variants(obs, mon, cards, p: int, uid: int, name: str, idx: int, 
             return []
         elif op == "negate_activation" and not links:
             return []
+        elif o.get("what") == "face_up_effect_monsters" or op == "destroy_lowest_atk":
+            # "Change all Effect Monsters on the field ..." / "Destroy the 1 face-up monster on the field
+            # that has the lowest ATK": a face-up one (an Effect Monster for the first), not destroyed by battle
+            up = [m for m in monsters(obs) if m["position"] != "facedown" and m["uid"] not in mon.battle.destroyed]
+            if op != "destroy_lowest_atk":
+                up = [m for m in up if fact(cards.kind(m["card"]), m["card"], "its card type")[1] in ("effect", "flip")]
+            if not up:
+                return []
     # Targets (rule: CH-COST: chosen at activation).
     choices: list[tuple] = [()]
     for t in spec["targets"]:
@@ -718,8 +746,8 @@ def _candidates(obs: dict, cards, p: int):
     "by the turn player in a Main Phase with an empty chain), the Damage Step allows it, its own timing and conditions hold, "
     "its costs can be paid, it has targets and its resolution can do something.",
     ["CH-SPEED", "CH-SPEED1", "CH-QP-HAND", "CH-SET-TURN", "CH-COST", "WIN-ATTACK-DECL", "WIN-BEFORE-DS", "WIN-EVENT",
-     "WIN-COUNTER", "DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-DAMAGE-RESPONSE", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-DURING-CALC-ONE-CHAIN",
-     "DS-NO-TARGET-DESTROYED", "OCG-START-STEP-TP", "OCG-BATTLE-ONE-CHAIN", "OCG-DS-CALC-SAYS-SO"],
+     "WIN-COUNTER", "DS-LEGAL-COUNTER", "DS-LEGAL-NEGATE", "DS-LEGAL-NEGATE-EFFECT", "OCG-DS-NEGATE-EFFECT", "DS-DAMAGE-RESPONSE", "DS-LEGAL-STATS", "DS-LEGAL-DAMAGE-TIMING", "DS-DURING-CALC-ONE-CHAIN",
+     "DS-NO-TARGET-DESTROYED", "OCG-START-STEP-TP", "OCG-BATTLE-ONE-CHAIN", "OCG-DS-CALC-SAYS-SO", "DS-REFUSED-BY-RULING", "DS-ALLOWED-BY-RULING"],
     "actions",
     "chains and windows",
     reads=sorted({

@@ -53,8 +53,9 @@ def _player(p) -> str:
     "sub-step) ends or, in the Battle Step, the attack-declaration window closes and the turn player acts; after a card or "
     "effect is activated the other player is asked whether to respond. Every step in which players get priority (the Start "
     "Step, the Battle Step, each Damage-Step sub-step, the End Step, the Main Phases) gives it: no step is entered and left "
-    "in one move with no pass made there.",
-    ["PRI-PASS-PASS", "BP-END-STEP"],
+    "in one move with no pass made there; after the second pass in damage_step_during_calculation, damage calculation may "
+    "first ask whether to apply an optional protection from destruction by battle (a choice of kind battle_protection).",
+    ["PRI-PASS-PASS", "BP-END-STEP", "DS-CALC-PROTECT-CHOICE"],
     "transition",
     "chains and windows",
     explicit_passes=True,
@@ -125,6 +126,9 @@ def pass_pass(t):
         return f"both players passed in succession, but the chain {card_refs(t.before, [l[0] for l in links])} did not resolve"
     if t.of("phase_changed"):
         return True
+    ch = t.after.get("choice")
+    if t.before["step"] == "damage_step_during_calculation" and isinstance(ch, dict) and ch.get("kind") == "battle_protection":
+        return True  # rule: DS-CALC-PROTECT-CHOICE (damage calculation asks first whether to apply a protection)
     if t.before["step"] == "battle_step" and t.mon.window.attack_declaration:
         if to_act != t.after["turn_player"]:
             return f"both players passed in the attack-declaration window, but {_player(to_act)} acts next, not the turn player"

@@ -37,6 +37,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
     },
     "acc.destroyed-by-battle": {
         "destroyed-differs": ", the calculation gives",
+        "protection-not-held": "chose to apply a protection from destruction by battle it does not have",
     },
     "acc.lp-ledger": {
         "lp-unaccounted": "the events account for",
@@ -223,12 +224,23 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "left-field-while-marked": "; it stays on the field until destroyed-by-battle monsters are sent to the Graveyard",
         "destroyed-again": "; no effect or rule destroys a monster destroyed by battle before it is sent to the Graveyard",
         "sent-although-replaced": " is destroyed instead of it",
+        "not-destroyed-on-activation": " is still on the field after a card or effect was activated",
     },
     "damage.battle-gy-trigger": {
         "pending-not-sent-by-battle": " trigger became pending, but it was not sent to the Graveyard by battle",
         "pending-in-wrong-sub-step": " trigger became pending in ",
         "trigger-not-pending": " was sent to the Graveyard by battle but its trigger is not pending",
         "trigger-not-handled": " neither activates nor declines it$",
+        "pending-not-left-by-battle": " trigger became pending, but it did not leave the field by battle to a public place",
+        "pending-not-destroyed": " trigger became pending, but it was not destroyed$",
+        "destroyed-trigger-not-pending": " trigger is not pending$",
+        "pending-but-negated": " trigger became pending, but its effects are negated",
+    },
+    "acc.damage-step-continuous": {
+        "atk-differs": "by the Damage-Step-only effects of its card data it is ",
+    },
+    "damage.banished-by-battle": {
+        "went-elsewhere": ", destroyed by battle, went to the ",
     },
     "damage.substep-order": {
         "ocg-flip-substep": " but the OCG flips a face-down target at Before Damage Calculation",

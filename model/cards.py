@@ -34,7 +34,13 @@ EFFECT_TYPES = {"activate", "quick", "ignition", "trigger", "flip"}
 
 # "when" timings. Those naming a Damage-Step timing make an effect legal in the Damage Step
 # by its own text (rule: DS-LEGAL-DAMAGE-TIMING).
-WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated"}
+# "own_monster_destroyed_to_gy": "When a face-up monster you control is destroyed and sent to the
+# Graveyard" ("Chthonian Blast"; right after it, or after the chain it happened in)
+WHEN_EVENT = {"attack_declared", "summoned", "trap_activated", "spell_activated", "opponent_graveyard_effect_activated", "own_monster_destroyed_to_gy"}
+# Timings that answer the activation on top of the chain directly ("when a Spell Card is
+# activated", "When a card effect is activated in your opponent's GY"): an effect with one of them
+# must be activated directly in response to what it answers (rule: DS-LEGAL-NEGATE-EFFECT).
+WHEN_RESPONSE = {"trap_activated", "spell_activated", "opponent_graveyard_effect_activated"}
 WHEN_DAMAGE_STEP = {
     "damage_step",  # the text names the Damage Step: up to and including damage calculation
     "start_of_damage_step",  # a trigger "at the start of the Damage Step" (rule: DS-START-TRIGGERS)
@@ -51,6 +57,14 @@ WHEN_DAMAGE_STEP = {
     # and the destroyed monster is in the Graveyard as a monster)
     "destroys_by_battle",
     "destroys_by_battle_sent_to_gy",
+    # "If this card is destroyed by battle" (no Graveyard named): at the end of the Damage Step, if
+    # it left the field by battle to a place of public knowledge (the Graveyard, or banished by
+    # "Macro Cosmos"), wherever it went (rule: DS-DESTROYED-BY-BATTLE)
+    "destroyed_by_battle",
+    # "If this card is destroyed" (in general): by battle, at the end of the Damage Step as
+    # destroyed_by_battle; by a card effect, once the Chain that destroyed it has resolved
+    # (rule: DS-DESTROYED-IN-GENERAL, "Warm Worm")
+    "destroyed",
 }
 WHENS = WHEN_EVENT | WHEN_DAMAGE_STEP
 
@@ -75,6 +89,10 @@ CONDITIONS = {
     # and the attack target is marked destroyed by battle (after damage calculation (1): rule
     # DS-EXTRA-ATTACK)
     "self_attacking_destroys_by_battle",
+    # "When your opponent Special Summons a monster": a monster the opponent just Summoned (every
+    # Summon of the Battle Phase is a Special Summon) is still on the field ("Naturia Horneedle";
+    # never in the Damage Step: rule DS-OPPONENT-SUMMON)
+    "opponent_summoned",
 }
 
 STATIC_KINDS = {
@@ -94,13 +112,43 @@ STATIC_KINDS = {
     # "If it would be destroyed by battle, destroy this card instead." (an Equip Card: Mirror of
     # Yata), done when destroyed-by-battle monsters are sent to the Graveyard (rule: DS-INSTEAD)
     "destroy_self_instead_of_battle",
+    # "Once per turn, this card cannot be destroyed by battle." (Gyroid): its controller chooses to
+    # apply it or not at damage calculation (rule: DS-CALC-PROTECT-CHOICE)
+    "battle_indestructible_once_per_turn",
+    # "When an Effect Monster's effect or a Spell/Trap Card is activated, destroy this face-up card
+    # on the field." (Scrap Shark): destroyed by its effect at once, even if already destroyed by
+    # battle (rule: DS-SELF-DESTROY-SCRAP-SHARK)
+    "destroy_self_on_activation",
+    # "... gains/loses N ATK during the Damage Step only" when this card attacks / is attacked by
+    # an opponent's monster (Steamroid): applied from the start of the Damage Step to its end
+    # (rule: DS-START-CONT)
+    "damage_step_atk",
+    # "Halve the ATK and DEF of any monster that battles with this card" (Gaia Plate the Earth
+    # Giant): applied at damage calculation only (rule: DS-CALC-CONT)
+    "halve_battler_at_calculation",
+    # "Your opponent takes any battle damage you would have taken from battles involving this
+    # card instead." (Amazoness Swords Woman), applied as battle damage is inflicted (rule:
+    # DS-DAMAGE-CONT)
+    "battle_damage_to_opponent",
+    # "If this card destroys an opponent's monster by battle, ...: Banish that opponent's monster"
+    # (Dark Magician of Chaos): decided at damage calculation, done when destroyed-by-battle
+    # monsters leave the field (rule: DS-BANISH-BATTLE)
+    "banish_destroyed_by_battle",
+    # "If this face-up card would leave the field, banish it instead." (Dark Magician of Chaos,
+    # Exodius the Ultimate Forbidden Lord): it changes where the card goes, so it still applies
+    # to the card destroyed by battle (rule: DS-BANISH-BATTLE)
+    "banish_self_leaving_field",
+    # "Negate the effects of monsters destroyed by battle with Fiend-Type monsters you control."
+    # (Dark Ruler Ha Des): decided at damage calculation (rule: DS-NEGATE-BATTLE)
+    "negate_destroyed_by_own_fiends",
 }
 STATIC_TARGETS = {"self", "equipped", "attached", "all_monsters", "all_cards"}
 # Statics that directly change ATK/DEF (rule: DS-LEGAL-STATS, Continuous Traps).
 STAT_STATICS = {"modify_stats", "modify_atk", "halve_attackers"}
 
-# Operations that directly change ATK/DEF when they resolve (rule: DS-LEGAL-STATS).
-STAT_OPS = {"modify_atk", "modify_def", "halve_atk"}
+# Operations that directly change ATK/DEF when they resolve (rule: DS-LEGAL-STATS); an original
+# DEF that "becomes" a value ("Curse of Anubis") is one.
+STAT_OPS = {"modify_atk", "modify_def", "halve_atk", "set_original_def"}
 
 TARGET_ZONES = {"monster", "spell_trap", "graveyard"}
 MAX_TARGETS = 5  # cards one target list may name (more would only blow up the choices)
@@ -175,6 +223,12 @@ class Effect:
     def negates_activation(self) -> bool:
         """True when resolving this effect negates an activation (rule: DS-LEGAL-NEGATE)."""
         return any(o.op == "negate_activation" for o in self.ops)
+
+    @property
+    def negates_effect_in_response(self) -> bool:
+        """True when resolving this effect negates the activated effect it answers directly, not
+        its activation ("Skull Meister": "negate that effect"; rule: DS-LEGAL-NEGATE-EFFECT)."""
+        return self.when in WHEN_RESPONSE and any(o.op == "negate_effect" for o in self.ops)
 
     @property
     def names_damage_step_timing(self) -> bool:
@@ -357,8 +411,11 @@ SELECTORS = {
     "opponent_attack_position_monsters",
     "all_monsters",
     "summoned_opponent_monsters_atk_1500",
+    "summoned_opponent_monsters",  # "the Special Summoned monster": those the opponent just Summoned, still on the field
+    "destroyer",  # "the monster that destroyed it": the other monster of this card's battle, still on the field
     "opponent_face_up_monsters",
     "attack_target",
+    "face_up_effect_monsters",  # "all Effect Monsters on the field" (face-up: a face-down one shows no kind)
 }
 AMOUNT_NAMES = {"attacker_atk", "target_atk", "opposing_battler_atk"}
 MOD_UNTIL = {"end_of_turn", "end_of_battle_phase", "end_of_damage_step", "damage_calculation", "while_source_on_field"}
@@ -401,6 +458,12 @@ def _int_range(lo: int, hi: int):
 def _flag(v, file, where):
     if not isinstance(v, bool):
         raise InputError(file, where, f"expected a boolean, got {_tname(type(v))} {v!r}")
+    return v
+
+
+def _archetype(v, file, where):
+    if not isinstance(v, str) or not v:
+        raise InputError(file, where, f"expected an archetype name (a non-empty string), got {_tname(type(v))} {v!r}")
     return v
 
 
@@ -500,7 +563,11 @@ _STAT_AMOUNT = _amount_of(AMOUNT_NAMES, -MAX_STAT, MAX_STAT)
 OP_PARAMS: dict[str, tuple[frozenset[str], dict]] = {
     # costs
     "pay_lp": (frozenset({"amount"}), {"amount": _int_range(1, MAX_STAT)}),
-    "tribute": (frozenset({"side"}), {"side": _enum({"own"}, "side")}),
+    # "Tribute 1 face-up "Naturia" monster you control, except this card" (archetype, face, except_self)
+    "tribute": (
+        frozenset({"side"}),
+        {"side": _enum({"own"}, "side"), "archetype": _archetype, "face": _enum({"up"}, "face"), "except_self": _flag},
+    ),
     "discard": (frozenset(), {"count": _int_range(1, 60)}),
     "discard_self": (frozenset(), {}),
     "send_self_to_gy": (frozenset(), {}),
@@ -511,9 +578,15 @@ OP_PARAMS: dict[str, tuple[frozenset[str], dict]] = {
     ),
     "banish": (frozenset({"what"}), {"what": _WHAT}),
     "negate_activation": (frozenset(), {"destroy": _flag}),
+    "negate_effect": (frozenset(), {}),
     "modify_atk": (frozenset({"what", "amount"}), {"what": _WHAT, "amount": _STAT_AMOUNT, "until": _enum(MOD_UNTIL, "duration")}),
     "modify_def": (frozenset({"what", "amount"}), {"what": _WHAT, "amount": _STAT_AMOUNT, "until": _enum(MOD_UNTIL, "duration")}),
     "halve_atk": (frozenset({"what"}), {"what": _WHAT, "until": _enum(MOD_UNTIL, "duration")}),
+    # "Destroy the 1 face-up monster on the field that has the lowest ATK (your choice, if tied), and
+    # if you do, inflict damage to both players equal to half of that monster's ATK" ("Chthonian Blast")
+    "destroy_lowest_atk": (frozenset(), {"then_half_damage_both": _flag}),
+    # "the original DEF of those monsters becomes 0" ("Curse of Anubis")
+    "set_original_def": (frozenset({"what", "amount"}), {"what": _WHAT, "amount": _int_range(0, MAX_STAT), "until": _enum(MOD_UNTIL, "duration")}),
     "set_position": (frozenset({"what", "position"}), {"what": _WHAT, "position": _enum(POSITIONS, "position")}),
     "change_position": (frozenset({"what"}), {"what": _WHAT}),
     "special_summon": (
@@ -533,6 +606,9 @@ OP_PARAMS: dict[str, tuple[frozenset[str], dict]] = {
     ),
     "negate_attack": (frozenset(), {}),
     "forbid_attack": (frozenset({"what"}), {"what": _WHAT}),
+    # "send the top N cards of your opponent's Deck to the Graveyard" (the Deck's order is not
+    # modelled: the model keeps a Deck by name, the first N go)
+    "send_deck_to_gy": (frozenset({"count", "player"}), {"count": _int_range(1, 60), "player": _enum({"opponent"}, "player")}),
     # "It can make a second attack in a row": one more attack declaration this turn (rule: DS-EXTRA-ATTACK)
     "extra_attack": (frozenset({"what"}), {"what": _WHAT}),
     "no_battle_damage": (frozenset({"to"}), {"to": _enum({"you", "opponent"}, "player"), "until": _enum(LINGERING_UNTIL, "duration")}),
@@ -591,6 +667,14 @@ STATIC_PARAMS: dict[str, tuple[frozenset[str], dict, set[str]]] = {
     "banish_instead_of_graveyard": (frozenset(), {}, {"all_cards"}),
     "halve_attackers": (frozenset(), {}, {"all_monsters"}),
     "destroy_self_instead_of_battle": (frozenset(), {}, {"equipped"}),
+    "battle_indestructible_once_per_turn": (frozenset(), {}, {"self"}),
+    "destroy_self_on_activation": (frozenset(), {}, {"self"}),
+    "damage_step_atk": (frozenset({"amount", "if_self"}), {"amount": _int_range(-MAX_STAT, MAX_STAT), "if_self": _enum({"attacks", "attacked"}, "battle role")}, {"self"}),
+    "halve_battler_at_calculation": (frozenset(), {}, {"self"}),
+    "battle_damage_to_opponent": (frozenset(), {}, {"self"}),
+    "banish_destroyed_by_battle": (frozenset(), {}, {"self"}),
+    "banish_self_leaving_field": (frozenset(), {}, {"self"}),
+    "negate_destroyed_by_own_fiends": (frozenset(), {}, {"self"}),
 }
 
 

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from bpcheck.model import arith
-from bpcheck.model.cards import Card, CardPool, Effect, TargetSpec
+from bpcheck.model.cards import Card, CardPool, Effect, Op, TargetSpec
 from bpcheck.model.events import EVENT_KINDS, Event
 from bpcheck.model.ops import run_op
 from bpcheck.model.state import (
     Attack,
     CardRef,
     ChainLink,
+    Choice,
     Lingering,
     Mod,
     Monster,
@@ -34,6 +35,9 @@ from bpcheck.model.state import (
 )
 
 PLAYER_NAMES = ("P1", "P2")
+# The options of the choice at damage calculation whether to apply an optional protection from
+# destruction by battle (rule: DS-CALC-PROTECT-CHOICE); the observation's choice names the monster.
+PROTECTION_OPTIONS = ("apply protection", "do not apply protection")
 _new = object.__new__
 _setattr = object.__setattr__
 
@@ -91,6 +95,14 @@ class _W:
 # Damage-Step sub-steps in which cards that directly change ATK/DEF may be activated:
 # up to the start of damage calculation (rule: DS-LEGAL-STATS).
 STAT_CHANGE_STEPS = (Step.DS_START, Step.DS_FLIP, Step.DS_BEFORE_CALC)
+# The cards 002 names as refused in the Damage Step by ruling, although they change ATK/DEF
+# (rule: DS-REFUSED-BY-RULING): 002 "Cards that can be activated at Damage Step", the ATK/DEF item:
+# ""Scrap Sheen", "Zero Force", and "Curse of Anubis" cannot be activated during the Damage Step."
+DS_REFUSED_BY_RULING = frozenset({"Scrap Sheen", "Zero Force", "Curse of Anubis"})
+# The cards 002 names as allowed in the Damage Step by ruling, although their text gives no sign of it
+# (rule: DS-ALLOWED-BY-RULING): ""Chthonian Blast" and "Desrook Archfiend"" ("Muko": TCG only, not in
+# the pool).
+DS_ALLOWED_BY_RULING = frozenset({"Chthonian Blast", "Desrook Archfiend"})
 
 # Which "when" triggers are gathered on entering a sub-step.
 STEP_TRIGGERS = {
@@ -145,6 +157,10 @@ class Rules:
     # A replay the player does not attack again after is stored: the declaration does not count
     # (rule: GOAT-RPL-STORED); TCG: it counts (RPL-COUNTS).
     replay_stores_attack = False
+    # A monster's Quick Effect that must be activated directly in response to an effect's
+    # activation to negate that effect only ("Skull Meister") may be activated in the Damage Step
+    # (rule: DS-LEGAL-NEGATE-EFFECT, TCG only); OCG: not for this reason alone (OCG-DS-NEGATE-EFFECT).
+    negate_effect_in_damage_step = True
 
     def __init__(self, pool: CardPool) -> None:
         self.pool = pool
@@ -327,7 +343,8 @@ class Rules:
         return self._statics_val[1]
 
     def _find_negated(self, s: State) -> frozenset[int]:
-        out = set()
+        # rule: DS-NEGATE-BATTLE (a monster Dark Ruler Ha Des's Fiend destroyed by battle)
+        out = {m.uid for _side, _i, m in s.monsters() if m.battle_negated}
         for _side, _i, c in s.spell_traps():
             if c.face_up and not c.activating and c.attached_to is not None:
                 if any(st.apply == "negate_effects" for st in self.card(c.card).statics):
@@ -445,6 +462,9 @@ class Rules:
                 mods.append((src.card, "def", "add", amount))
         for md in m.mods:
             mods.append((md.source, md.stat, md.kind, md.amount))
+        for _src, stat, kind, amount in mods:  # "the original DEF ... becomes 0": the base the rest applies to
+            if kind == "set_original" and stat == "def":
+                dfn = amount
         for _src, stat, kind, amount in mods:
             if kind == "add":
                 if stat == "atk":
@@ -456,11 +476,70 @@ class Rules:
                 atk = arith.halve(atk)
         return arith.clamp0(atk), arith.clamp0(dfn), mods
 
+    def battle_stats(self, s: State, uid: int) -> tuple[int, int, list[tuple[str, str, str, int]]]:
+        """:meth:`stat_breakdown` with the continuous effects that apply during the Damage Step
+        only ("Steamroid"): those depend on the step and the attack, which the players' memo of
+        stat_breakdown does not see, so they are added here, unmemoised (rule: DS-START-CONT)."""
+        atk, dfn, mods = self.stat_breakdown(s, uid)
+        extra = self._damage_step_mods(s, uid)
+        if not extra:
+            return atk, dfn, mods
+        # (recomputed from the base with every modifier: additions first, then halvings)
+        c = self.card(self.name_of(s, uid))
+        atk, dfn = (0 if c.atk is None else c.atk), (0 if c.def_ is None else c.def_)
+        mods = mods + extra
+        for _src, stat, kind, amount in mods:  # "the original DEF ... becomes 0": the base the rest applies to
+            if kind == "set_original" and stat == "def":
+                dfn = amount
+        for _src, stat, kind, amount in mods:
+            if kind == "add":
+                if stat == "atk":
+                    atk = arith.add(atk, amount)
+                else:
+                    dfn = arith.add(dfn, amount)
+        for _src, stat, kind, _amount in mods:
+            if kind == "halve" and stat == "atk":
+                atk = arith.halve(atk)
+        return arith.clamp0(atk), arith.clamp0(dfn), mods
+
+    def _damage_step_mods(self, s: State, uid: int) -> list[tuple[str, str, str, int]]:
+        """The ATK changes of monster `uid`'s own continuous effects that apply "during the
+        Damage Step only": from the start of the Damage Step, before its "at the start of the
+        Damage Step" chain, to its end (rule: DS-START-CONT). "If this card attacks an
+        opponent's monster" / "is attacked by an opponent's monster": the attack has a target."""
+        if self.damage_step_key(s) is None:
+            return []
+        a = s.attack
+        assert a is not None
+        if uid == a.attacker:
+            role = "attacks"
+        elif uid == a.target:
+            role = "attacked"
+        else:
+            return []
+        out = []
+        for _side, src_uid, src, st in self._active_statics(s):
+            if st.apply == "damage_step_atk" and src_uid == uid and st.get("if_self") == role:
+                out.append((src.card, "atk", "add", st.get("amount", 0)))
+        return out
+
+    def damage_step_key(self, s: State) -> tuple[int, int] | None:
+        """(attacker, target) when a continuous effect that applies during the Damage Step only
+        may apply in `s` (rule: DS-START-CONT), else None: what the players' memo of an
+        observation must be told apart by."""
+        a = s.attack
+        if a is None or a.target is None or not s.step.in_damage_step:
+            return None
+        memo = self._memo(s)
+        if memo is not None and "damage_step_atk" not in self._field_kinds(s, memo):
+            return None
+        return (a.attacker, a.target)
+
     def atk(self, s: State, uid: int) -> int:
-        return self.stat_breakdown(s, uid)[0]
+        return self.battle_stats(s, uid)[0]
 
     def defense(self, s: State, uid: int) -> int:
-        return self.stat_breakdown(s, uid)[1]
+        return self.battle_stats(s, uid)[1]
 
     # -- attacks --------------------------------------------------------------------------------
 
@@ -693,19 +772,35 @@ class Rules:
         properties only (rules: DS-LEGAL-*, DS-ILLEGAL-OTHER). Variant hook."""
         if c.kind == "trap" and c.subtype == "counter":  # rule: DS-LEGAL-COUNTER
             return True
+        if c.name in DS_REFUSED_BY_RULING and eff.type == "activate":
+            # rule: DS-REFUSED-BY-RULING ("Scrap Sheen", "Zero Force", and "Curse of Anubis" cannot be
+            # activated during the Damage Step, although they change ATK/DEF: before DS-LEGAL-STATS)
+            return False
+        if c.name in DS_ALLOWED_BY_RULING and eff.type == "activate":
+            # rule: DS-ALLOWED-BY-RULING ("Chthonian Blast": no clear indication in its text, allowed by
+            # ruling; its timing arises in the Damage Step at its end, when a monster destroyed by
+            # battle is sent to the Graveyard)
+            return True
         if eff.names_damage_step_timing:  # rule: DS-LEGAL-DAMAGE-TIMING
             return True
+        if eff.when == "summoned" and not eff.mandatory:
+            # rule: DS-OPPONENT-SUMMON (an optional effect whose trigger is a monster Summoned by the
+            # opponent or to the opponent's side, "Naturia Horneedle", cannot be activated in the
+            # Damage Step; an ATK/DEF modifier of that kind neither: checked before DS-LEGAL-STATS)
+            return False
         if c.is_monster and eff.type == "quick" and eff.negates_activation:
             # rule: DS-LEGAL-NEGATE (a Quick Effect that negates an activation: every sub-step,
             # damage calculation included; "Horus the Black Flame Dragon LV8")
+            return True
+        if c.is_monster and eff.type == "quick" and eff.negates_effect_in_response and self.negate_effect_in_damage_step:
+            # rule: DS-LEGAL-NEGATE-EFFECT (TCG only: a Quick Effect that must be activated directly
+            # in response to an effect's activation to negate that effect only, "Skull Meister";
+            # OCG-DS-NEGATE-EFFECT: not for this reason alone)
             return True
         if s.step in self.stat_change_steps:  # rule: DS-LEGAL-STATS
             if c.kind == "trap" and c.subtype == "continuous":
                 return eff.changes_stats_directly or c.static_changes_stats()
             return eff.changes_stats_directly
-        # No pool card has a Quick Effect that negates an activated *effect* (not the activation),
-        # so 002's TCG-only case of such effects in the Damage Step is not told apart from the OCG
-        # here (docs/rulesets.md).
         return False  # rule: DS-ILLEGAL-OTHER
 
     def _can_activate(self, s: State, p: int, uid: int, c: Card, eff: Effect, loc: str) -> bool:
@@ -795,6 +890,14 @@ class Rules:
             top = s.chain[-1]
             want = "trap" if w == "trap_activated" else "spell"
             return top.is_card_activation and top.card_kind == want and not top.negated
+        if w == "opponent_graveyard_effect_activated":  # "When a card effect is activated in your opponent's GY"
+            if not s.chain:
+                return False
+            top = s.chain[-1]
+            activated_in_gy = self.card(top.card).effects[top.effect].location == "graveyard"
+            return top.controller != p and activated_in_gy and not top.negated and not top.effect_negated
+        if w == "own_monster_destroyed_to_gy":  # "When a face-up monster you control is destroyed and sent to the Graveyard" (rule: WIN-EVENT)
+            return any(f[0] == "own_monster_destroyed" and f[2] == p for f in s.fresh)
         if w == "damage_taken":  # rule: DS-DAMAGE-RESPONSE ("when you take damage": right after it)
             return any(f[0] == "damage_taken" and f[1] == p for f in s.fresh)
         if w == "during_damage_calculation":
@@ -845,6 +948,8 @@ class Rules:
             return f is not None and self.card(f[2].card).race == "Spellcaster"
         if cond == "opponent_summoned_atk_1500":
             return bool(self._bottomless_targets(s, p))
+        if cond == "opponent_summoned":  # "When your opponent Special Summons a monster" (rule: WIN-EVENT)
+            return bool(self._summoned_by_opponent(s, p))
         if cond == "opponent_battle_phase":  # "During your opponent's Battle Phase"
             return s.turn_player != p and s.step.phase == "battle"
         if cond in ("self_attacks_face_down_defense", "self_attacks_face_up_defense"):
@@ -864,6 +969,11 @@ class Rules:
             return self._controls_face_up(s, p, uid)
         raise AssertionError(f"condition {cond!r} has no implementation")
 
+    def _summoned_by_opponent(self, s: State, p: int) -> list[int]:
+        """The monsters player `p`'s opponent has just Summoned (the open state right after the
+        Summon, rule WIN-EVENT), still on the field."""
+        return [f[1] for f in s.fresh if f[0] == "summoned" and f[2] != p and s.find_monster(f[1]) is not None]
+
     def _bottomless_targets(self, s: State, p: int) -> list[int]:
         out = []
         for f in s.fresh:
@@ -877,14 +987,29 @@ class Rules:
         for o in eff.cost:
             if o.op == "pay_lp" and arith.lt(s.players[p].lp, o.get("amount"), "CH-COST"):
                 return False
-            if o.op == "tribute" and not self._tribute_options(s, p):
+            if o.op == "tribute" and not self._tribute_options(s, p, uid, o):
                 return False
             if o.op == "discard" and len([h for h in s.players[p].hand if h.uid != uid]) < o.get("count", 1):
                 return False
         return True
 
-    def _tribute_options(self, s: State, p: int) -> list[int]:
-        return [m.uid for m in s.players[p].monsters if m is not None and not m.destroyed_by_battle]
+    def _tribute_options(self, s: State, p: int, uid: int | None = None, o: Op | None = None) -> list[int]:
+        """The monsters player `p` may Tribute for a cost `o` of card `uid`: their own, not destroyed
+        by battle; with `archetype`, `face = "up"`, `except_self` those the text names ("Tribute 1
+        face-up "Naturia" monster you control, except this card")."""
+        out = []
+        for m in s.players[p].monsters:
+            if m is None or m.destroyed_by_battle:
+                continue
+            if o is not None:
+                if o.get("except_self") and m.uid == uid:
+                    continue
+                if o.get("face") == "up" and not m.pos.face_up:
+                    continue
+                if o.get("archetype") is not None and (not m.pos.face_up or o.get("archetype") not in self.card(m.card).archetypes):
+                    continue
+            out.append(m.uid)
+        return out
 
     def _resolution_possible(self, s: State, p: int, uid: int, c: Card, eff: Effect) -> bool:
         """Cards that cannot do anything may not be activated (e.g. no legal card in the Deck)."""
@@ -899,7 +1024,14 @@ class Rules:
                     return False
             if o.op == "take_control" and all(m is not None for m in s.players[p].monsters):
                 return False
-            if o.op == "negate_activation" and not s.chain:
+            if o.op in ("negate_activation", "negate_effect") and not s.chain:
+                return False
+            # "Change all Effect Monsters on the field ..." ("Curse of Anubis") with none face-up, or
+            # "Destroy the 1 face-up monster on the field that has the lowest ATK" with none face-up
+            face_up = [m for _side, _i, m in s.monsters() if m.pos.face_up and not m.destroyed_by_battle]
+            if o.get("what") == "face_up_effect_monsters" and not any(self.card(m.card).is_effect_monster for m in face_up):
+                return False
+            if o.op == "destroy_lowest_atk" and not face_up:
                 return False
         return True
 
@@ -971,7 +1103,7 @@ class Rules:
         cost_sets: list[tuple[int, ...]] = [()]
         for o in eff.cost:
             if o.op == "tribute":
-                cost_sets = [cs + (t,) for cs in cost_sets for t in self._tribute_options(s, p)]
+                cost_sets = [cs + (t,) for cs in cost_sets for t in self._tribute_options(s, p, uid, o)]
             elif o.op == "discard":
                 hand = [h.uid for h in s.players[p].hand if h.uid != uid]
                 cost_sets = [cs + (h,) for cs in cost_sets for h in hand]
@@ -1132,12 +1264,7 @@ class Rules:
         elif st is Step.DS_BEFORE_CALC:
             self._change_step(w, Step.DS_DURING_CALC)
         elif st is Step.DS_DURING_CALC:
-            self._damage_calculation(w)
-            if not w.s.over:
-                self._change_step(w, Step.DS_AFTER_CALC_1)
-                # rule: DS-DAMAGE-RESPONSE (responses to battle damage: after damage calculation (1))
-                w.s = replace(w.s, fresh=tuple(self._damage_windows(w, [])))
-                self._gather_triggers(w, "after_damage_calculation")
+            self._leave_during_calc(w)
         elif st is Step.DS_AFTER_CALC_1:
             self._change_step(w, Step.DS_AFTER_CALC_2)
             self._gather_flip_triggers(w)
@@ -1149,7 +1276,12 @@ class Rules:
                 # rule: DS-END-TRIGGERS (at the end of the Damage Step, after the sending to the Graveyard)
                 # rule: DS-DESTROYS-BY-BATTLE (and the triggers of the monster that destroyed one)
                 self._gather_triggers(w, "destroyed_by_battle_sent_to_gy")
-                extra = self._destroyer_triggers(w.s, [e for e in w.events[sent_from:] if e.kind == "card_moved" and e["reason"] == "battle"])
+                moved = [e for e in w.events[sent_from:] if e.kind == "card_moved" and e["reason"] == "battle"]
+                extra = self._destroyer_triggers(w.s, moved)
+                # rule: DS-DESTROYED-BY-BATTLE ("If this card is destroyed by battle": wherever it went)
+                extra += self._destroyed_by_battle_triggers(w.s, moved)
+                # rule: DS-DESTROYED-IN-GENERAL ("If this card is destroyed", destroyed by battle)
+                extra += self._destroyed_in_battle_triggers(w.s, moved)
                 if extra:
                     self._queue_triggers(w, list(w.s.triggers) + extra)
         elif st is Step.DS_END:
@@ -1349,6 +1481,60 @@ class Rules:
     def _lingering_for(self, s: State, what: str, player: int) -> bool:
         return any(l.what == what and l.player == player for l in s.lingering)
 
+    def _leave_during_calc(self, w: _W) -> None:
+        """Damage calculation, once the controller of each monster it would destroy that has an
+        optional protection from destruction by battle chose to apply it or not (002:122: "you
+        choose to apply it or not at this time": rule DS-CALC-PROTECT-CHOICE)."""
+        ask = self._protection_to_choose(w.s)
+        if ask is not None:
+            side, uid = ask
+            w.s = replace(
+                w.s,
+                choice=Choice(side, "battle_protection", ((PROTECTION_OPTIONS[0], 1), (PROTECTION_OPTIONS[1], 0)), None, uid),
+            )
+            return
+        self._damage_calculation(w)
+        if not w.s.over:
+            self._change_step(w, Step.DS_AFTER_CALC_1)
+            # rule: DS-DAMAGE-RESPONSE (responses to battle damage: after damage calculation (1))
+            w.s = replace(w.s, fresh=tuple(self._damage_windows(w, [])))
+            self._gather_triggers(w, "after_damage_calculation")
+
+    def _protection_to_choose(self, s: State) -> tuple[int, int] | None:
+        """(controller, uid) of the next monster damage calculation would destroy whose optional
+        protection from destruction by battle ("Once per turn, this card cannot be destroyed by
+        battle": Gyroid, not yet applied this turn) its controller has not yet chosen to apply or
+        not in this battle, or None (rule: DS-CALC-PROTECT-CHOICE). Variant hook."""
+        a = s.attack
+        if a is None or a.battle_ended or a.target is None:
+            return None
+        tp = s.turn_player
+        fa, ft = s.find_monster(a.attacker), s.find_monster(a.target)
+        if fa is None or ft is None or fa[0] != tp or ft[0] == tp:
+            return None
+        t = ft[2]
+        atk_a = self.atk(s, a.attacker)
+        value = self.atk(s, t.uid) if t.pos is Pos.ATK else self.defense(s, t.uid)
+        atk_a, value = self._calculation_continuous(s, a.attacker, t.uid, atk_a, value)
+        destroy, _damage = self.battle_result(tp, a.attacker, atk_a, t.uid, t.pos, value)
+        decided = {uid for uid, _applied in a.protections}
+        for uid in destroy:
+            f = s.find_monster(uid)
+            if f is None or uid in decided or self._lingering_for(s, "battle_indestructible", f[0]):
+                continue
+            if self._optional_protection(s, f[2]):
+                return f[0], uid
+        return None
+
+    def _optional_protection(self, s: State, m: Monster) -> bool:
+        """Monster `m` is face-up with an optional protection from destruction by battle it has
+        not applied this turn (rule: DS-CALC-PROTECT-CHOICE)."""
+        return (
+            m.pos is not Pos.FACEDOWN
+            and not m.battle_protection_used
+            and self.has_static(s, m.uid, "battle_indestructible_once_per_turn")
+        )
+
     def _damage_calculation(self, w: _W) -> None:
         # rules: DS-CALC-ATK-ATK, DS-CALC-ATK-DEF, DS-CALC-DIRECT, DS-DESTROYED-MARK
         if self._battle_ended_early(w):
@@ -1364,13 +1550,16 @@ class Rules:
         else:
             _side, _i, t = s.find_monster(a.target)  # type: ignore[misc]
             value = self.atk(s, t.uid) if t.pos is Pos.ATK else self.defense(s, t.uid)
+            atk_a, value = self._calculation_continuous(s, a.attacker, t.uid, atk_a, value)
             w.emit("damage_calculation", attacker_uid=a.attacker, target_uid=t.uid, attacker_atk=atk_a, target_value=value, target_position=t.pos.value)
             destroy, damage = self.battle_result(tp, a.attacker, atk_a, t.uid, t.pos, value)
+        damage = self._damage_redirected(s, a.attacker, a.target, damage)
         for player, amount in damage:
             if arith.le(amount, 0) or self._lingering_for(w.s, "no_battle_damage", player):
                 continue
             self._lose_lp(w, player, amount)
             w.emit("battle_damage", player=player, amount=amount, attacker_uid=a.attacker, target_uid=a.target)
+        banishers = self._battle_banishers(s, a.attacker, a.target)
         for uid in destroy:
             f = w.s.find_monster(uid)
             if f is None:
@@ -1378,7 +1567,16 @@ class Rules:
             side, i, m = f
             if self._lingering_for(w.s, "battle_indestructible", side):
                 continue
-            self._put_monster(w, side, i, replace(m, destroyed_by_battle=True))
+            if (uid, True) in a.protections:
+                # rule: DS-CALC-PROTECT-CHOICE (its controller chose to apply it: used for this turn)
+                self._put_monster(w, side, i, replace(m, battle_protection_used=True))
+                continue
+            # rule: DS-BANISH-BATTLE (whether it will be banished is decided now)
+            banish = any(b != uid and bside != side for b, bside in banishers)
+            # rule: DS-NEGATE-BATTLE (whether its effects are negated is decided now)
+            other = a.target if uid == a.attacker else a.attacker
+            neg = other is not None and self._negates_destroyed_by(s, other, side)
+            self._put_monster(w, side, i, replace(m, destroyed_by_battle=True, banish_when_sent=banish, battle_negated=neg))
             w.emit("destroyed_by_battle", card=m.card, card_uid=uid, controller=side)
         w.s = replace(w.s, attack=replace(w.s.attack, calculated=True))  # type: ignore[arg-type]
         # Modifiers lasting "during damage calculation only" end now.
@@ -1387,6 +1585,57 @@ class Rules:
         # survived the battle, is destroyed by its effect now (rule: DS-SELF-DESTROY).
         self._cleanup(w)
         self._check_lp(w)
+
+    def _calculation_continuous(self, s: State, attacker: int, target: int, atk_a: int, value: int) -> tuple[int, int]:
+        """The attacker's ATK and the target's ATK or DEF with the continuous effects applied at
+        damage calculation only, after its chain ("Gaia Plate the Earth Giant": "Halve the ATK
+        and DEF of any monster that battles with this card"): (rule: DS-CALC-CONT)."""
+        for _side, src_uid, _src, st in self._active_statics(s):
+            if st.apply != "halve_battler_at_calculation":
+                continue
+            if src_uid == attacker:
+                value = arith.halve(value)
+            elif src_uid == target:
+                atk_a = arith.halve(atk_a)
+        return atk_a, value
+
+    def _negates_destroyed_by(self, s: State, destroyer: int, victim_side: int) -> bool:
+        """A monster of `victim_side` destroyed by battle with monster `destroyer` has its effects
+        negated: `destroyer` is a Fiend controlled by the controller of a face-up "Dark Ruler Ha
+        Des" ("Negate the effects of monsters destroyed by battle with Fiend-Type monsters you
+        control"), as damage calculation finds them (rule: DS-NEGATE-BATTLE)."""
+        f = s.find_monster(destroyer)
+        if f is None or f[0] == victim_side or self.card(f[2].card).race != "Fiend":
+            return False
+        return any(st.apply == "negate_destroyed_by_own_fiends" and side == f[0] for side, _u, _src, st in self._active_statics(s))
+
+    def _battle_banishers(self, s: State, attacker: int, target: int | None) -> list[tuple[int, int]]:
+        """(uid, controller) of each battler whose effect banishes an opponent's monster it
+        destroys by battle ("Dark Magician of Chaos"), as damage calculation finds them (rule:
+        DS-BANISH-BATTLE)."""
+        return [
+            (src_uid, side)
+            for side, src_uid, _src, st in self._active_statics(s)
+            if st.apply == "banish_destroyed_by_battle" and src_uid in (attacker, target)
+        ]
+
+    def _damage_redirected(self, s: State, attacker: int, target: int | None, damage: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The battle damage [(player, amount)] with the continuous effects applied as it is
+        inflicted: "Your opponent takes any battle damage you would have taken from battles
+        involving this card instead" (Amazoness Swords Woman) gives its controller's battle
+        damage to the opponent (rule: DS-DAMAGE-CONT)."""
+        redirect = {
+            side
+            for side, src_uid, _src, st in self._active_statics(s)
+            if st.apply == "battle_damage_to_opponent" and src_uid in (attacker, target)
+        }
+        if not redirect:
+            return damage
+        out: dict[int, int] = {}
+        for player, amount in damage:
+            to = 1 - player if player in redirect else player
+            out[to] = arith.add(out.get(to, 0), amount)
+        return sorted(out.items())
 
     def battle_result(
         self, tp: int, attacker: int, atk_a: int, target: int | None, pos: Pos | None, value: int | None
@@ -1417,11 +1666,25 @@ class Rules:
             if instead is not None:
                 # rule: DS-INSTEAD (done now, when destroyed-by-battle monsters are sent to the
                 # Graveyard: the monster stays, no longer destroyed by battle)
-                self._put_monster(w, side, i, replace(m, destroyed_by_battle=False))
+                self._put_monster(w, side, i, replace(m, destroyed_by_battle=False, banish_when_sent=False, battle_negated=False))
                 self.destroy(w, instead, by="effect")
                 continue
-            self._move_from_field(w, m.uid, "graveyard", reason="battle")
+            # rule: DS-BANISH-BATTLE (decided at damage calculation; its own "banish it instead")
+            dest = "banished" if m.banish_when_sent else "graveyard"
+            self._move_from_field(w, m.uid, dest, reason="battle")
+            if m.battle_negated:
+                # rule: DS-NEGATE-BATTLE (negated in the Graveyard too: its "destroyed by battle" triggers)
+                w.s = replace(w.s, fresh=w.s.fresh + (("battle_negated", m.uid),))
         self._cleanup(w)
+
+    def _banishes_itself(self, s: State, m) -> bool:
+        """"If this face-up card would leave the field, banish it instead": a continuous effect
+        that changes where the card goes, so it applies to the monster destroyed by battle too
+        (002: "except those ... that change where they go when they're destroyed"), unless its
+        effects are negated (rule: DS-BANISH-BATTLE)."""
+        if not m.pos.face_up or m.uid in self._find_negated(s):
+            return False
+        return any(st.apply == "banish_self_leaving_field" for st in self.card(m.card).statics)
 
     def _destroyed_instead(self, s: State, uid: int) -> int | None:
         """The face-up Equip Card equipped to monster `uid` that is destroyed instead of it being
@@ -1492,6 +1755,46 @@ class Rules:
                     found.append(Trigger(controller, me, name, e.index, e.mandatory))
         return found
 
+    def _destroyed_in_battle_triggers(self, s: State, moved: list[Event]) -> list[Trigger]:
+        """At the end of the Damage Step, the "If this card is destroyed" triggers (destroyed in
+        general) of the monsters that left the field by battle (rule: DS-DESTROYED-IN-GENERAL)."""
+        return self._destroyed_triggers(s, [e["card_uid"] for e in moved])
+
+    def _destroyed_triggers(self, s: State, uids: list[int]) -> list[Trigger]:
+        """The "If this card is destroyed" triggers (destroyed in general) of the monsters `uids`,
+        destroyed and now in a Graveyard or banished (public): activated from there by the player
+        whose pile holds the card (rule: DS-DESTROYED-IN-GENERAL)."""
+        found: list[Trigger] = []
+        for uid in uids:
+            for player in (0, 1):
+                pl = s.players[player]
+                g = next((x for x in pl.graveyard + pl.banished if x.uid == uid), None)
+                if g is None:
+                    continue
+                for eff in self.card(g.card).effects:
+                    if eff.type == "trigger" and eff.when == "destroyed":
+                        found.append(Trigger(player, uid, g.card, eff.index, eff.mandatory))
+        return found
+
+    def _destroyed_by_battle_triggers(self, s: State, moved: list[Event]) -> list[Trigger]:
+        """At the end of the Damage Step, the "If this card is destroyed by battle" triggers (no
+        Graveyard named) of the monsters that left the field by battle to a place of public
+        knowledge (the Graveyard, or banished by "Macro Cosmos"; a Token goes nowhere): they activate
+        wherever the monster went, for the player whose pile holds it (rule: DS-DESTROYED-BY-BATTLE)."""
+        found: list[Trigger] = []
+        for e in moved:
+            if e["to"] not in ("graveyard", "banished"):
+                continue
+            uid = e["card_uid"]
+            for pl, player in ((s.players[0], 0), (s.players[1], 1)):
+                g = next((x for x in getattr(pl, e["to"]) if x.uid == uid), None)
+                if g is None:
+                    continue
+                for eff in self.card(g.card).effects:
+                    if eff.type == "trigger" and eff.when == "destroyed_by_battle":
+                        found.append(Trigger(player, uid, g.card, eff.index, eff.mandatory))
+        return found
+
     def _gather_triggers(self, w: _W, when: str) -> None:
         """Collect the triggered effects for `when`; turn player's first, mandatory before
         optional (rule: DS-LEGAL-MANDATORY, DS-LEGAL-OPTIONAL-TRIGGER)."""
@@ -1506,7 +1809,7 @@ class Rules:
                     continue
                 uid, owner = f[1], f[2]
                 g = next((x for x in s.players[owner].graveyard if x.uid == uid), None)
-                if g is None:
+                if g is None or ("battle_negated", uid) in s.fresh:  # rule: DS-NEGATE-BATTLE
                     continue
                 # rule: CARD-FACEDOWN-DESTROYED (a non-Flip Graveyard trigger activates even if the
                 # monster was face-down: no face-up check here)
@@ -1622,10 +1925,26 @@ class Rules:
             damage_step=w.s.step.in_damage_step,
             step=w.s.step.value,
         )
+        self._destroyed_on_activation(w, c)
         if action.kind == "trigger":
             w.s = replace(w.s, triggers=w.s.triggers[1:])
             self._after_triggers_placed(w)
         self._check_lp(w)
+
+    def _destroyed_on_activation(self, w: _W, c: Card) -> None:
+        """An Effect Monster's effect or a Spell/Trap Card (`c`) was activated: each face-up
+        monster whose continuous effect destroys it then ("Scrap Shark": "When an Effect Monster's
+        effect or a Spell/Trap Card is activated, destroy this face-up card on the field") is
+        destroyed by its effect at once, even if it is already destroyed by battle
+        (rule: DS-SELF-DESTROY-SCRAP-SHARK). Variant hook."""
+        if not (c.is_spell_trap or c.kind == "monster"):
+            return
+        negated = self._negated_monsters(w.s)
+        for _side, _i, m in list(w.s.monsters()):
+            # (read from the card itself: the continuous effects of a monster destroyed by battle
+            # are otherwise no longer applied, DS-SELF-DESTROY; this one is the exception)
+            if m.pos is not Pos.FACEDOWN and m.uid not in negated and any(st.apply == "destroy_self_on_activation" for st in self.card(m.card).statics):
+                self.destroy(w, m.uid, by="effect")
 
     def _place_activated_card(self, w: _W, p: int, uid: int, c: Card) -> None:
         s = w.s
@@ -1676,7 +1995,8 @@ class Rules:
                 chosen = None
             c = self.card(link.card)
             eff = c.effects[link.effect]
-            if not link.negated and self._link_still_valid(w, link):
+            # an effect negated ("negate that effect", DS-LEGAL-NEGATE-EFFECT) resolves doing nothing
+            if not link.negated and not link.effect_negated and self._link_still_valid(w, link):
                 while op_index < len(eff.ops):
                     req = run_op(self, w, link, eff.ops[op_index], op_index, chosen)
                     chosen = None
@@ -1709,6 +2029,13 @@ class Rules:
         )
         w.emit("chain_resolved")
         self._cleanup(w)
+        dead = [f[1] for f in w.s.fresh if f[0] == "destroyed"]
+        if dead:
+            # rule: DS-DESTROYED-IN-GENERAL ("If this card is destroyed" by a card effect: once the
+            # Chain has resolved, a new Chain)
+            w.s = replace(w.s, fresh=tuple(f for f in w.s.fresh if f[0] != "destroyed"))
+            if not w.s.over:
+                self._queue_triggers(w, self._destroyed_triggers(w.s, dead))
         if any(l.what == "end_battle_phase" for l in w.s.lingering):
             self.end_battle_phase(w)
         if w.s.step is Step.BP_BATTLE:
@@ -1720,12 +2047,31 @@ class Rules:
     def _collect_fresh(self, w: _W, acc: list[tuple]) -> list[tuple]:
         """Events that open a "When ..." response window after this chain (rule: WIN-EVENT)."""
         out = list(acc)
+        # rule: WIN-EVENT (a face-up monster destroyed by a card effect and sent to the Graveyard
+        # during this chain: answered once it has resolved)
+        destroyed = {e["card_uid"] for e in w.events if e.kind == "destroyed"}
+        for f in w.s.fresh:
+            if f[0] == "own_monster_destroyed" and f[1] in destroyed and f not in out:
+                out.append(f)
         for e in w.events:
             if e.kind == "summoned":
                 key = ("summoned", e["card_uid"], e["player"])
                 if key not in out:
                     out.append(key)
+            elif e.kind == "destroyed" and self._has_destroyed_trigger(e["card"]):
+                # rule: DS-DESTROYED-IN-GENERAL (its trigger waits for the end of the Chain)
+                key = ("destroyed", e["card_uid"], 0)
+                if key not in out:
+                    out.append(key)
         return self._damage_windows(w, out)
+
+    def _answers_destroyed(self, s: State, p: int) -> bool:
+        pl = s.players[p]
+        held = [c.card for c in pl.spells if c is not None and not c.face_up] + [h.card for h in pl.hand]
+        return any(e.when == "own_monster_destroyed_to_gy" for name in held for e in self.card(name).effects)
+
+    def _has_destroyed_trigger(self, name: str) -> bool:
+        return any(e.type == "trigger" and e.when == "destroyed" for e in self.card(name).effects)
 
     def _damage_windows(self, w: _W, acc: list[tuple]) -> list[tuple]:
         """A player who took damage in this transition may answer it ("when you take damage":
@@ -1784,7 +2130,14 @@ class Rules:
     def _choose(self, w: _W, action: Action) -> None:
         ch = w.s.choice
         assert ch is not None
-        w.emit("choice_made", player=action.player, choice=ch.kind, option=action.option)
+        if ch.link is None:  # rule: DS-CALC-PROTECT-CHOICE (at damage calculation)
+            w.emit("choice_made", player=action.player, choice=ch.kind, option=action.option, card_uid=ch.op_index)
+            a = w.s.attack
+            assert a is not None
+            w.s = replace(w.s, choice=None, attack=replace(a, protections=a.protections + ((ch.op_index, action.option == "1"),)))
+            self._leave_during_calc(w)
+            return
+        w.emit("choice_made", player=action.player, choice=ch.kind, option=action.option, card_uid=ch.link.card_uid)
         w.s = replace(w.s, choice=None)
         link = ch.link
         self._continue_resolution(w, link, ch.op_index, (ch.kind, int(action.option)))  # type: ignore[arg-type]
@@ -1872,6 +2225,8 @@ class Rules:
         f = w.s.find_monster(uid)
         if f is not None:
             side, i, m = f
+            if dest != "banished" and self._banishes_itself(w.s, m):
+                dest = "banished"  # rule: DS-BANISH-BATTLE ("If this face-up card would leave the field, banish it instead")
             self._put_monster(w, side, i, None)
             c = self.card(m.card)
             if c.is_token:
@@ -1882,6 +2237,11 @@ class Rules:
             w.emit("card_moved", card=m.card, card_uid=uid, owner=m.owner, **{"from": "monster_zone", "to": pile}, reason=reason)
             if reason == "battle" and pile == "graveyard":
                 w.s = replace(w.s, fresh=w.s.fresh + (("sent_to_gy_by_battle", uid, m.owner),))
+            if reason in ("battle", "destroyed") and pile == "graveyard" and m.pos.face_up and self._answers_destroyed(w.s, side):
+                # "When a face-up monster you control is destroyed and sent to the Graveyard" (rule:
+                # WIN-EVENT), kept only for a controller who holds a card that answers it (as the
+                # damage window: boards without one keep their states)
+                w.s = replace(w.s, fresh=w.s.fresh + (("own_monster_destroyed", uid, side),))
             return
         g = w.s.find_spell(uid)
         if g is not None:
@@ -1904,6 +2264,14 @@ class Rules:
         if card.linked_monster is not None and w.s.find_monster(card.linked_monster) is not None:
             # Call of the Haunted left the field: destroy that monster (its text; CARD-CONT-TARGET).
             self.destroy(w, card.linked_monster, by="effect")
+
+    def deck_to_graveyard(self, w: _W, p: int, ref: CardRef) -> None:
+        """Send a card of player `p`'s Deck to the Graveyard (banished under "Macro Cosmos")."""
+        me = w.s.players[p]
+        w.s = w.s.with_player(p, replace(me, deck=tuple(x for x in me.deck if x.uid != ref.uid)))
+        pile = self._dest_pile(w, "graveyard")
+        self._add_to_pile(w, p, ref, pile)
+        w.emit("card_moved", card=ref.card, card_uid=ref.uid, owner=ref.owner, **{"from": "deck", "to": pile}, reason="effect")
 
     def _move_from_hand(self, w: _W, p: int, uid: int, dest: str, reason: str) -> None:
         me = w.s.players[p]

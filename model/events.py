@@ -23,6 +23,7 @@ EVENT_KINDS = {
     "chain_link_added",  # link, card, card_uid, effect, player, speed, targets, damage_step, step
     "chain_link_resolved",  # card, card_uid, negated
     "activation_negated",  # link, card, card_uid, by
+    "effect_negated",  # link, card, card_uid, by: the effect (not the activation) of that link is negated
     "chain_resolved",  # (no field)
     "trigger_declined",  # card, card_uid, player
     "card_moved",  # card, card_uid, owner, from, to, reason
@@ -41,7 +42,7 @@ EVENT_KINDS = {
     "stat_modified",  # card, card_uid, stat, modifier (the modifier kind), amount, source, until
     "lingering_effect",  # what, player, source, until
     "effect_expired",  # what, until
-    "choice_made",  # player, choice (the choice kind), option
+    "choice_made",  # player, choice (the choice kind), option, card_uid
     "duel_over",  # winner (None: draw), reason
 }
 

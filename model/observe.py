@@ -57,7 +57,7 @@ def _cache(r: Rules) -> _Cache:
 
 
 def _monster(r: Rules, s: State, side: int, m: Monster, equipped: tuple[int, ...] = ()) -> dict[str, Any]:
-    atk, dfn, mods = r.stat_breakdown(s, m.uid)
+    atk, dfn, mods = r.battle_stats(s, m.uid)
     cache = _cache(r)
     key = (side, atk, dfn, tuple(mods), equipped)
     hit = cache.monsters.get(id(m))
@@ -173,9 +173,13 @@ def observe(r: Rules, s: State) -> dict[str, Any]:
     else:
         # The players part depends on the two players alone (FIELD_PURE): states that share
         # their players (a pass, a step change) share it.
-        players = memo.get("observation")
+        # A Damage-Step-only ATK change (rule: DS-START-CONT) depends on the step and the
+        # attack too: such states get a part of their own.
+        ds = r.damage_step_key(s)
+        key = "observation" if ds is None else ("observation", ds)
+        players = memo.get(key)
         if players is None:
-            players = memo["observation"] = _players(r, s)
+            players = memo[key] = _players(r, s)
     return _top(r, s, players)
 
 
@@ -335,7 +339,11 @@ def _top(r: Rules, s: State, players: list[dict[str, Any]]) -> dict[str, Any]:
             "kind": s.choice.kind.split(":")[0],
             "stage": s.choice.kind,
             "options": [[label, value] for label, value in s.choice.options],
-            "resolving": {
+            # (a choice at damage calculation, DS-CALC-PROTECT-CHOICE: no link resolves; the monster)
+            **({"card_uid": s.choice.op_index} if s.choice.link is None else {}),
+            "resolving": None
+            if s.choice.link is None
+            else {
                 "card": s.choice.link.card,
                 "card_uid": s.choice.link.card_uid,
                 "controller": s.choice.link.controller,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from bpcheck.model import arith
 from bpcheck.model.state import CardRef, ChainLink, Choice, Lingering, Mod, Pos
 from bpcheck.model.state import replace as _replace
 
@@ -39,7 +40,7 @@ def operation(name: str, *params: str, cost: bool = False):
 # Costs (paid at activation by the engine; rule: CH-COST). Registered for validation only.
 for _name, _params in (
     ("pay_lp", ("amount",)),
-    ("tribute", ("side",)),
+    ("tribute", ("side", "archetype", "face", "except_self")),
     ("discard", ("count",)),
     ("discard_self", ()),
     ("send_self_to_gy", ()),
@@ -111,8 +112,18 @@ def select(rules: "Rules", w: "_W", link: ChainLink, what: str) -> list[int]:
         return [s.attack.target] if _affected(rules, w, link, s.attack.target) else []
     if what == "opponent_face_up_monsters":  # "all monsters they currently control" (face-up: they have an ATK to halve)
         return [m.uid for m in s.players[1 - p].monsters if m is not None and m.pos.face_up and _affected(rules, w, link, m.uid)]
+    if what == "face_up_effect_monsters":  # "all Effect Monsters on the field" ("Curse of Anubis")
+        return [m.uid for _side, _i, m in s.monsters() if m.pos.face_up and rules.card(m.card).is_effect_monster and _affected(rules, w, link, m.uid)]
     if what == "summoned_opponent_monsters_atk_1500":
         return [u for u in rules._bottomless_targets(s, p)]
+    if what == "destroyer":  # "the monster that destroyed it": the other monster of the battle, still on the field
+        a = s.attack
+        if a is None or a.target is None or link.card_uid not in (a.attacker, a.target):
+            return []
+        other = a.target if link.card_uid == a.attacker else a.attacker
+        return [other] if s.find_monster(other) is not None and _affected(rules, w, link, other) else []
+    if what == "summoned_opponent_monsters":  # "the Special Summoned monster" ("Naturia Horneedle")
+        return [u for u in rules._summoned_by_opponent(s, p) if _affected(rules, w, link, u)]
     raise AssertionError(f"unknown selector {what!r}")
 
 
@@ -157,6 +168,32 @@ def _destroy(rules, w, link, op, chosen):
     return None
 
 
+@operation("destroy_lowest_atk", "then_half_damage_both")
+def _destroy_lowest_atk(rules, w, link, op, chosen):
+    """"Destroy the 1 face-up monster on the field that has the lowest ATK (your choice, if
+    tied), and if you do, inflict damage to both players equal to half of that monster's ATK"
+    ("Chthonian Blast"): a tie is the link controller's choice, labelled by the monsters' names."""
+    s = w.s
+    face_up = [m.uid for _side, _i, m in s.monsters() if m.pos.face_up and _affected(rules, w, link, m.uid)]
+    if not face_up:
+        return None
+    # (ATK may be symbolic under bpcheck prove: compared through arith, each comparison a decision)
+    low = rules.atk(s, face_up[0])
+    for u in face_up[1:]:
+        if arith.lt(rules.atk(s, u), low, "DS-ALLOWED-BY-RULING"):
+            low = rules.atk(s, u)
+    lowest = [u for u in face_up if arith.eq(rules.atk(s, u), low, "DS-ALLOWED-BY-RULING")]
+    if len(lowest) > 1 and chosen is None:
+        return Choice(link.controller, "lowest_atk", tuple((rules.ref(s, u), u) for u in lowest), link, 0)
+    u = chosen[1] if len(lowest) > 1 else lowest[0]
+    rules.destroy(w, u, by="effect")
+    if op.get("then_half_damage_both") and w.s.find_monster(u) is None:
+        half = arith.halve(low)
+        rules.effect_damage(w, link.controller, half, link.card)
+        rules.effect_damage(w, 1 - link.controller, half, link.card)
+    return None
+
+
 @operation("banish", "what")
 def _banish(rules, w, link, op, chosen):
     for u in select(rules, w, link, op.get("what")):
@@ -179,6 +216,19 @@ def _negate_activation(rules, w, link, op, chosen):
     return None
 
 
+@operation("negate_effect")
+def _negate_effect(rules, w, link, op, chosen):
+    # "negate that effect": the effect of the link directly below this one is negated, not its
+    # activation; it resolves doing nothing (rule: DS-LEGAL-NEGATE-EFFECT)
+    chain = w.s.chain
+    if not chain:
+        return None
+    below = chain[-1]
+    w.s = _replace(w.s, chain=chain[:-1] + (_replace(below, effect_negated=True),))
+    w.emit("effect_negated", link=len(chain), card=below.card, card_uid=below.card_uid, by=link.card)
+    return None
+
+
 def _mod_op(stat: str, kind: str):
     def run(rules, w, link, op, chosen):
         for u in select(rules, w, link, op.get("what")):
@@ -194,6 +244,8 @@ def _mod_op(stat: str, kind: str):
 OPERATIONS["modify_atk"] = OpSpec(frozenset({"what", "amount", "until"}), _mod_op("atk", "add"))
 OPERATIONS["modify_def"] = OpSpec(frozenset({"what", "amount", "until"}), _mod_op("def", "add"))
 OPERATIONS["halve_atk"] = OpSpec(frozenset({"what", "until"}), _mod_op("atk", "halve"))
+# "the original DEF of those monsters becomes 0": the base the other changes apply to ("Curse of Anubis")
+OPERATIONS["set_original_def"] = OpSpec(frozenset({"what", "amount", "until"}), _mod_op("def", "set_original"))
 
 
 @operation("set_position", "what", "position")
@@ -364,6 +416,16 @@ def _damage(rules, w, link, op, chosen):
     return None
 
 
+@operation("send_deck_to_gy", "count", "player")
+def _send_deck_to_gy(rules, w, link, op, chosen):
+    """"Send the top N cards of your opponent's Deck to the Graveyard" (the Deck's order is not
+    modelled: the first N of the Deck as the model keeps it, by name)."""
+    p = 1 - link.controller
+    for ref in w.s.players[p].deck[: op.get("count")]:
+        rules.deck_to_graveyard(w, p, ref)
+    return None
+
+
 @operation("take_control", "what", "until")
 def _take_control(rules, w, link, op, chosen):
     for u in select(rules, w, link, op.get("what")):
@@ -414,7 +476,7 @@ def _choose_one(rules, w, link, op, chosen):
     return None
 
 
-_STAT_OP_NAMES = frozenset({"modify_atk", "modify_def", "halve_atk"})
+_STAT_OP_NAMES = frozenset({"modify_atk", "modify_def", "halve_atk", "set_original_def"})
 
 
 def _does_nothing(rules, w, link, ops) -> bool:

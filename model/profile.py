@@ -113,6 +113,10 @@ RULES: dict[str, Rule] = dict([
     _r("DS-NEGATE-ACTIVATION", "Quick Effects that negate an activation can be activated in the Damage Step", f"{S002}:56; {S004}:87; {S003}:61"),
     _r("DS-NEGATE-RESPONSE-TCG", "TCG only: a Quick Effect that must respond directly to an effect's activation to negate that effect; OCG: not for this reason alone",
        f"{S002}:58-62"),
+    _r("DS-NAMED-REFUSED", "the cards 002 names as refused in the Damage Step ('Scrap Sheen', 'Zero Force', 'Curse of Anubis'): their card activation cannot be activated there, although they change ATK/DEF",
+       f"{S002}:53"),
+    _r("DS-NAMED-ALLOWED", "the cards 002 names as allowed in the Damage Step by rulings although their text gives no sign of it: 'Chthonian Blast' (both rulesets), 'Muko' (TCG only: OCG refused); 'Desrook Archfiend' is read as an optional trigger (DS-OPT-TRIGGER) already",
+       f"{S002}:74"),
     _r("DS-ATK", "cards and effects that directly change ATK/DEF can be activated from the start of the Damage Step up to, not including, damage calculation",
        f"{S002}:48-49, 121; {S003}:66 ('Shadow Spell' can be used); {S004}:81 (A card that alters the ATK and/or DEF can only be activated up until the start of damage calculation); OCG {S002}:227, 237, 244"),
     _r("DS-ATK-CALC-TCG", "TCG: an ATK/DEF modifier whose text says 'Damage Step' or 'damage calculation' can be activated up to and including damage calculation",
@@ -874,6 +878,13 @@ def _damage_step(card, t, k, kind, optional, speed, marks, body_s, e, cond, res_
         return _all(False, "DS-EXCEPT", (_ev(t, body_s, m, p),))
     if k == "activation" and card.subtype == "Counter" and card.kind == "trap":
         return _all(True, "DS-COUNTER", (_bit("type&TYPE_COUNTER"),))
+    # the cards 002 names by name: a ruling, not a reading of the text (002:53, 002:74); the card
+    # activation of a Spell/Trap Card only
+    named = NAMED_DAMAGE_STEP.get(card.name) if k == "activation" else None
+    if named is not None:
+        rule, by_ruleset = named
+        ev = (_bit(f"name={card.name}"),)
+        return {rs: {s: Decision(by_ruleset[rs], rule, ev) for s in SUBSTEPS} for rs in RULESETS}
     # the activation timing is the first Damage Step timing the condition names (Reflect Bounder:
     # "Before damage calculation, if ... was in face-up Attack Position at the start of the Damage Step")
     tim = sorted((x.span[0], x.pattern) for x in wev if x.pattern in TIMING_PATTERNS)
@@ -933,6 +944,20 @@ def _damage_step(card, t, k, kind, optional, speed, marks, body_s, e, cond, res_
         return _all_by(lambda s: s == "end", "DS-DESTROYED-EVENT",
                        (Evidence(span=(destroyed.start(), destroyed.end()), quote=destroyed.group(0)),))
     return _all(False, "DS-NOT-LISTED", (seg_ev,) if k != "activation" else kind.evidence + (seg_ev,))
+
+
+# 002 names these cards, not a wording: its rulings decide their card activation in the Damage Step
+# (every sub-step; per ruleset).
+NAMED_DAMAGE_STEP: dict[str, tuple[str, dict[str, bool]]] = {
+    # 002:53: ""Scrap Sheen", "Zero Force", and "Curse of Anubis" cannot be activated during the Damage Step."
+    "Scrap Sheen": ("DS-NAMED-REFUSED", {"tcg": False, "ocg": False}),
+    "Zero Force": ("DS-NAMED-REFUSED", {"tcg": False, "ocg": False}),
+    "Curse of Anubis": ("DS-NAMED-REFUSED", {"tcg": False, "ocg": False}),
+    # 002:74: "... have rulings stating that they are allowed to do so: "Chthonian Blast" and
+    # "Desrook Archfiend". In the TCG only, "Muko" can be activated during the Damage Step."
+    "Chthonian Blast": ("DS-NAMED-ALLOWED", {"tcg": True, "ocg": True}),
+    "Muko": ("DS-NAMED-ALLOWED", {"tcg": True, "ocg": False}),
+}
 
 
 def _all_by(pred, rule, ev) -> dict[str, dict[str, Decision]]:

@@ -31,6 +31,9 @@ class OcgRules(Rules):
     # rule: OCG-DS-CALC-SAYS-SO (during damage calculation only cards that say so: an ATK/DEF
     # modifier naming the Damage Step is activated up to, not during, damage calculation)
     damage_step_timing_steps = STAT_CHANGE_STEPS
+    # rule: OCG-DS-NEGATE-EFFECT (a Quick Effect that negates an activated effect, not its
+    # activation, is not allowed in the Damage Step for this reason alone: "Skull Meister")
+    negate_effect_in_damage_step = False
     # The EDOPro core has no duel flag for 002's OCG Battle Phase (docs/ocgcore.md, "Rulesets and
     # the core's duel flags"): `--engine ocgcore` plays an ocg board with the flags of tcg.
     core_duel_flags: tuple[str, ...] = ()

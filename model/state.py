@@ -122,7 +122,8 @@ class Pos(str, Enum):
 class Mod:
     """A lingering ATK/DEF modifier with its source and expiry.
 
-    ``kind`` is "add" (amount added) or "halve". ``until`` is "end_of_turn",
+    ``kind`` is "add" (amount added), "halve" or "set_original" (the original value becomes
+    ``amount``: "Curse of Anubis", DEF only). ``until`` is "end_of_turn",
     "end_of_damage_step", "damage_calculation" or "while_source_on_field".
     """
 
@@ -164,7 +165,16 @@ class Monster:
     # Damage-Step bookkeeping (DS-DESTROYED-MARK, DS-FLIP-EFFECT-TIMING).
     destroyed_by_battle: bool = False
     flipped_by_battle: bool = False
+    # Decided at damage calculation: banished, not sent to the Graveyard, when destroyed-by-battle
+    # monsters leave the field ("Dark Magician of Chaos" destroyed it: DS-BANISH-BATTLE).
+    banish_when_sent: bool = False
+    # Decided at damage calculation: its effects are negated, on the field and in the Graveyard it
+    # is sent to ("Dark Ruler Ha Des": destroyed by battle with its controller's Fiend, DS-NEGATE-BATTLE).
+    battle_negated: bool = False
     effects_used: frozenset[int] = frozenset()  # once-per-turn effect indexes used this turn
+    # Its "Once per turn, this card cannot be destroyed by battle" was applied this turn (Gyroid:
+    # its controller chose to apply it at damage calculation, DS-CALC-PROTECT-CHOICE).
+    battle_protection_used: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +232,9 @@ class Attack:
     battle_ended: bool = False  # a battler left the field in the Damage Step (DS-BATTLER-LEAVES)
     target_was_facedown: bool = False
     calculated: bool = False  # damage calculation done
+    # Optional protections from destruction by battle chosen at damage calculation, in this
+    # battle: (monster uid, applied) (DS-CALC-PROTECT-CHOICE).
+    protections: tuple[tuple[int, bool], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +249,9 @@ class ChainLink:
     is_card_activation: bool = False  # a Spell/Trap Card activation (for Counter Traps)
     card_kind: str = ""
     cost_info: tuple[tuple[str, int], ...] = ()  # values fixed by costs (tributed ATK, ...)
+    # its effect (not its activation) was negated: it resolves doing nothing ("Skull Meister",
+    # rule: DS-LEGAL-NEGATE-EFFECT)
+    effect_negated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,12 +277,14 @@ class Trigger:
 
 @dataclass(frozen=True, slots=True)
 class Choice:
-    """A choice an effect asks for during resolution."""
+    """A choice an effect asks for during resolution, or (``link`` None, kind
+    "battle_protection", ``op_index`` the monster's uid) whether to apply an optional protection
+    from destruction by battle at damage calculation (DS-CALC-PROTECT-CHOICE)."""
 
     player: int
     kind: str
     options: tuple[tuple[str, int], ...]  # (label, value)
-    link: ChainLink
+    link: ChainLink | None
     op_index: int
 
 

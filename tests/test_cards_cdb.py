@@ -128,7 +128,11 @@ def test_the_type_table_rejects_a_wrong_card_type(rows):
 # word for word (cards-full.cdb's ``texts.desc``): the pool's effects are read from that text.
 VERBATIM_TEXT = ["Horus the Black Flame Dragon LV8", "Half or Nothing", "Sasuke Samurai", "Ninja Grandmaster Sasuke",
                  "Attack and Receive", "Numinous Healer", "Masked Chopper", "Fossil Tusker",
-                 "Black Luster Soldier - Envoy of the Beginning", "Mirror of Yata"]
+                 "Black Luster Soldier - Envoy of the Beginning", "Mirror of Yata",
+                 "Naturia Horneedle", "Slate Warrior", "Warm Worm", "Skull Meister", "Steamroid",
+                 "Gaia Plate the Earth Giant", "Amazoness Swords Woman",
+                 "Dark Magician of Chaos", "Dark Ruler Ha Des",
+                 "Curse of Anubis", "Chthonian Blast", "Gyroid", "Scrap Shark"]
 
 
 def _full_texts() -> dict[int, str]:

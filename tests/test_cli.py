@@ -9,7 +9,7 @@ def test_cards_lists_the_pool(run_cli):
     code, out, _ = run_cli("cards")
     assert code == 0
     assert "44095762  trap    normal" in out and "Mirror Force" in out
-    assert out.strip().endswith("69 cards")
+    assert out.strip().endswith("82 cards")
 
 
 def test_cards_shows_one_card_as_json(run_cli):

@@ -200,7 +200,7 @@ def test_open_windows_events_have_the_documented_shape(played):
     _, windows = played
     row = next(line for line in OBSERVATION.read_text(encoding="utf-8").splitlines() if line.startswith("| `open_windows.events` |"))
     shapes = {m.group(1): len(m.group(2).split(",")) + 1 for m in re.finditer(r'`\["([a-z_]+)", ([a-z_, ]+)\]`', row)}
-    assert set(shapes) == {"attack_declared", "summoned", "sent_to_gy_by_battle", "damage_taken"}, shapes
+    assert set(shapes) == {"attack_declared", "summoned", "sent_to_gy_by_battle", "battle_negated", "damage_taken", "own_monster_destroyed"}, shapes
     seen = set()
     for board, item in windows:
         assert isinstance(item, list) and item and item[0] in shapes, (board, item)

@@ -32,6 +32,28 @@ KILLERS = {
     "instead-ignored": "damage.destroyed-mark",
     # the monster was marked by damage calculation and the engine reports it unmarked at once
     "instead-at-damage-calculation": "damage.destroyed-mark",
+    "opponent-summon-effects-in-damage-step": "damage.activation-legal",
+    "destroyed-by-battle-triggers-need-graveyard": "damage.battle-gy-trigger",
+    "destroyed-triggers-not-by-battle": "damage.battle-gy-trigger",
+    # Steamroid's ATK does not change on entering the Damage Step
+    "damage-step-boost-at-calculation-only": "acc.damage-step-continuous",
+    "calculation-halving-ignored": "acc.battle-damage",
+    # Blue-Eyes' ATK drops to 1500 on entering the Damage Step, which no card data of the board does
+    "calculation-halving-from-damage-step-start": "acc.damage-step-continuous",
+    "battle-damage-redirect-ignored": "acc.battle-damage",
+    "battle-damage-redirect-every-battle": "acc.battle-damage",
+    "battle-banish-ignored": "damage.banished-by-battle",
+    "own-banish-ignored-by-battle": "damage.banished-by-battle",
+    # Summoned Skull leaves the field at damage calculation, before the end of the Damage Step
+    "battle-banish-at-calculation": "damage.destroyed-mark",
+    "battle-negation-ignored": "damage.battle-gy-trigger",
+    # the Battle Ox line: Mystic Tomato's trigger can resolve but is not pending
+    "battle-negation-any-destroyer": "damage.battle-gy-trigger",
+    # applied with no choice_made event: the calculation gives Gyroid destroyed
+    "protection-without-choice": "acc.destroyed-by-battle",
+    "protection-choice-ignored": "acc.destroyed-by-battle",
+    # Scrap Shark, destroyed by battle, still on the field after Black Luster Soldier's activation
+    "scrap-shark-spared-by-battle": "damage.destroyed-mark",
     "declaration-window-stays-open": "window.attack-declaration",
     "flip-effect-before-calculation": "damage.flip-after-calculation",
     "targets-destroyed-by-battle": "damage.no-destroyed-target",
@@ -52,6 +74,8 @@ KILLERS = {
     "battle-phase-without-end-step": "turn.battle-steps",
     "end-step-without-priority": "priority.pass-pass",
     "ocg-start-step-under-tcg": "chain.legal-offered",
+    # an omission: Skull Meister is not offered against Mystic Tomato's effect in the Damage Step
+    "ocg-negate-effect-under-tcg": "chain.legal-offered",
     "equip-outlives-its-monster": "acc.continuous-target",
     "call-of-the-haunted-keeps-its-monster": "acc.linked-monster",
     # no bond recorded: the engine's linked_monster disagrees with the monitor's bond at once
@@ -72,6 +96,12 @@ KILLERS = {
     "opponent-not-asked-after-declaration": "priority.pass-pass",
     "no-activation-after-declaration-window": "chain.legal-offered",
     "battle-phase-ends-only-when-no-attack-is-left": "turn.legal-offered",
+    # Curse of Anubis activated in the Damage Step, where 002 refuses it by name
+    "refused-by-ruling-in-damage-step": "damage.activation-legal",
+    # Chthonian Blast, allowed in the Damage Step by ruling, not offered at its end: an omission
+    "allowed-by-ruling-refused-in-damage-step": "chain.legal-offered",
+    # the turn player's Chthonian Blast not offered after the opponent's destroyed Mokey Mokey: an omission
+    "destroyed-window-only-by-battle": "chain.legal-offered",
 }
 
 

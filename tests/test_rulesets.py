@@ -30,6 +30,7 @@ PAIRS = {
     "ds-flip": ("tcg", "ocg"),
     "honest-calc": ("tcg", "ocg"),
     "replay-stored": ("tcg", "goat"),
+    "negate-effect": ("tcg", "ocg"),
 }
 BOARDS = {
     "start-step": "boards/rulesets/start-step.toml",
@@ -37,6 +38,7 @@ BOARDS = {
     "ds-flip": "boards/rulesets/ds-flip.toml",
     "honest-calc": "boards/rule-ds-honest.toml",
     "replay-stored": "boards/000-replay-1.toml",
+    "negate-effect": "boards/002-ds-negate-effect.toml",
 }
 
 
@@ -84,7 +86,7 @@ def test_diff_rulesets_finds_each_difference(sentence):
     r = diff_rulesets(load_board(ROOT / BOARDS[sentence], BOARDS[sentence]), a, b)
     assert r.found and not r.bound_hit
     # the difference is the sentence's own: what the scenario's last legal/not_legal step shows
-    assert any(x in " ".join(r.differences) for x in ("Waboku", "Ring of Destruction", "damage_step_flip", "Honest", "replay: attack")), r.differences
+    assert any(x in " ".join(r.differences) for x in ("Waboku", "Ring of Destruction", "damage_step_flip", "Honest", "replay: attack", "Skull Meister")), r.differences
     same = diff_rulesets(load_board(ROOT / BOARDS[sentence], BOARDS[sentence]), a, a)
     assert not same.found and same.pairs > 1
 
@@ -133,6 +135,27 @@ def test_tcg_behaviour_under_ocg_is_caught():
     br = check_board(board, TcgUnderOcg(), select(None), "bfs", engine_name="tcg-rules", progress=False)
     assert br.verdict == "fail"
     assert any(c.invariant == "damage.substep-order" for c in br.counterexamples)
+
+
+def test_tcg_negate_effect_under_ocg_is_caught():
+    # DS-LEGAL-NEGATE-EFFECT is TCG only: the reference (TCG) engine offers and plays Skull Meister
+    # in the Damage Step of a board played under ocg, which damage.activation-legal's OCG branch
+    # refuses (OCG-DS-NEGATE-EFFECT); under tcg the same board passes
+    path = "boards/002-ds-negate-effect.toml"
+    board = replace(load_board(ROOT / path, path), ruleset="ocg")
+
+    class TcgUnderOcg(ReferenceEngine):
+        def start(self, b):
+            return super().start(replace(b, ruleset="tcg"))
+
+    br = check_board(board, TcgUnderOcg(), select(None), "bfs", engine_name="tcg-rules", progress=False)
+    assert br.verdict == "fail"
+    bad = {c.invariant for c in br.counterexamples}
+    assert "damage.activation-legal" in bad, bad
+    cex = next(c for c in br.counterexamples if c.invariant == "damage.activation-legal")
+    assert "Skull Meister" in cex.message
+    ok = check_board(replace(board, ruleset="tcg"), make_engine("reference"), select(None), "bfs", engine_name="reference", progress=False)
+    assert ok.verdict == "pass"
 
 
 def test_end_step_without_priority_fails_a_plain_check():

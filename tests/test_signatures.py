@@ -35,6 +35,7 @@ NOT_MESSAGES = {
     "_replay_offered(obs, actions, ctx, mon['replay'])": "attack.legal-offered at a replay (offered._replay_offered, read as a helper)",
     "mods": "a NotJudged verdict of accounting.text_mods (a card text whose wording the profile does not compute)",
     "expect": "a NotJudged verdict of accounting._with_text (two scalings at once, an odd amount halved)",
+    "cur": "a NotJudged verdict of accounting._at_calculation (a halving at damage calculation of an odd value)",
     "why": "a NotJudged verdict of accounting.text_mods's unsure list (an unsure \"you take no damage\" where that player would take some)",
     "_triggered(t.cards, e['card'], e.get('effect')) and (triggered is None or e['card_uid'] in triggered)": "chain.spell-speed's was_trigger helper (a boolean, not a message)",
 }
