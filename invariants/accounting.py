@@ -5,6 +5,7 @@ from __future__ import annotations
 from bpcheck.invariants.base import NotJudged, by_history, invariant
 from bpcheck.invariants.monitor import history
 from bpcheck.invariants.view import (
+    NEGATION_READS,
     ON_CHAIN,
     activating,
     card_ref,
@@ -316,7 +317,8 @@ def _protected(t, what, player):
     FAMILY,
     events=["damage_calculation", "battle_damage"],
     # (protections: the monitor's, from what resolved; never the engine's lingering)
-    reads=["turn_player", *monster_fields("uid", "atk", "def", "card", "controller", "position", "destroyed_by_battle")],
+    # (the spells and the Field Zone: an effect negating a battler's, view.negated)
+    reads=["turn_player", *monster_fields("uid", "atk", "def", "card", "controller", "position"), *NEGATION_READS],
 )
 def battle_damage(t):
     calcs = t.of("damage_calculation")
@@ -397,7 +399,8 @@ def _at_calculation(t, value, other: dict | None):
     uses it, and words saying why it differs): halved when the face-up monster it battles,
     `other`, halves the ATK and DEF of the monster battling it at damage calculation only by its
     card data ("Gaia Plate the Earth Giant", rule: DS-CALC-CONT)."""
-    if other is None or other["position"] == "facedown" or other["destroyed_by_battle"] or negated(t.before, other["uid"], t.cards, t.mon):
+    # (destroyed by battle: the monitor's battle history, never the engine's mark)
+    if other is None or other["position"] == "facedown" or other["uid"] in t.mon.battle.destroyed or negated(t.before, other["uid"], t.cards, t.mon):
         return value, ""
     # (a card of a card database, whose effects are not data: unknown here, as before this rule)
     if not t.cards.halves_battler_at_calculation(other["card"]):
@@ -420,7 +423,8 @@ def _damage_step_only(obs, uid: int, cards, mon) -> int:
         return 0
     role = "attacks" if uid == a.get("attacker") else "attacked" if uid == a.get("target") else None
     m = monster(obs, uid)
-    if role is None or m is None or m["position"] == "facedown" or m["destroyed_by_battle"] or negated(obs, uid, cards, mon):
+    # (destroyed by battle: the monitor's battle history, never the engine's mark)
+    if role is None or m is None or m["position"] == "facedown" or uid in mon.battle.destroyed or negated(obs, uid, cards, mon):
         return 0
     return fact(cards.damage_step_atk(m["card"], role), m["card"], "what its own effect adds to its ATK during the Damage Step")
 
@@ -436,14 +440,15 @@ def _damage_step_only(obs, uid: int, cards, mon) -> int:
     "transition",
     FAMILY,
     events=["phase_changed"],
-    reads=["step", "attack", *monster_fields("uid", "card", "atk", "position", "destroyed_by_battle")],
+    reads=["step", "attack", *monster_fields("uid", "card", "atk", "position"), *NEGATION_READS],
 )
 def damage_step_continuous(t):
     if not t.kind_set() <= _STEP_MOVE or t.before["step"] == t.after["step"]:
         return None  # (other events may change ATK: only a plain move between steps is judged)
     for obs in (t.before, t.after):
-        for c in [*monsters(obs), *spells(obs)]:
-            if c.get("position", "face_up" if c.get("face_up") else "facedown") != "facedown" and t.cards.statics(c["card"]) is None:
+        faceup = [*(m for m in monsters(obs) if m["position"] != "facedown"), *(c for c in spells(obs) if c["face_up"])]
+        for c in faceup:
+            if t.cards.statics(c["card"]) is None:
                 return NotJudged(f"{c['card']}: its continuous effects cannot be read from its card data")
     judged = False  # (a monster none of whose effects applies in either state: its ATK stays)
     for m in monsters(t.before):

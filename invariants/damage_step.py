@@ -23,6 +23,7 @@ from bpcheck.invariants.view import (
     monster_fields,
     monsters,
     negated,
+    NEGATION_READS,
     spell_fields,
 )
 
@@ -225,7 +226,8 @@ def flip_after_calc(t):
     "transition",
     FAMILY,
     # (the spells: an Equip Card destroyed instead of its monster, DS-INSTEAD)
-    reads=["step", "over", *monster_fields("uid"), "players[].field_zone", *spell_fields("card", "equipped_to", "face_up")],
+    # (a monster's card and position: Scrap Shark's own effect; the spells: negation, view.negated)
+    reads=["step", "over", *monster_fields("uid", "card", "position"), *spell_fields("equipped_to"), *NEGATION_READS],
     fields={"players[].monsters[].destroyed_by_battle": by_history("the battle history (the monsters marked destroyed by battle)")},
 )
 def mark_at_calc(t):
@@ -443,6 +445,16 @@ def battle_gy_trigger(t):
                 f"{card_ref(t.before, due[0][0], t.after)} left the field by battle and its trigger can resolve, but "
                 f"{t.action.get('label')!r} neither activates nor declines it"
             )
+    # rule: DS-NEGATE-BATTLE (a negated monster's "destroyed by battle" trigger is never activated:
+    # judged from the chain history and the card data, with or without pending_triggers)
+    for e in t.of("chain_link_added"):
+        if e.get("card_uid") in t.mon["battle_negated"] and e.get("effect") is not None and t.cards is not None:
+            effs = fact(t.cards.battle_gy_triggers(e.get("card")), e.get("card"), "its triggered effects")
+            if e["effect"] in effs:
+                return (
+                    f"{_ref(t, e['card_uid'])}'s \"destroyed by battle\" trigger was activated, but its effects are negated (it was "
+                    "destroyed by battle with a Fiend of the controller of a face-up card that negates them, by its card data)"
+                )
     sent = {e["card_uid"]: e for e in _sent_by_battle(t)}
     left = {e["card_uid"]: e for e in _left_by_battle_public(t)}
     if not sent and not t.of("card_moved"):

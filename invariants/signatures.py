@@ -235,6 +235,7 @@ SIGNATURES: dict[str, dict[str, str]] = {
         "pending-not-destroyed": " trigger became pending, but it was not destroyed$",
         "destroyed-trigger-not-pending": " trigger is not pending$",
         "pending-but-negated": " trigger became pending, but its effects are negated",
+        "activated-but-negated": " trigger was activated, but its effects are negated",
     },
     "acc.damage-step-continuous": {
         "atk-differs": "by the Damage-Step-only effects of its card data it is ",

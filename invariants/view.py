@@ -220,6 +220,10 @@ def attackable(obs: dict, defender: int, cards, mon) -> set[int]:
     return out
 
 
+# What :func:`negated` reads of an observation (an invariant that asks it declares them: reads=)
+NEGATION_READS = ("players[].field_zone", *spell_fields("card", "face_up", "attached_to"))
+
+
 def negated(obs: dict, uid: int, cards, mon) -> bool:
     return any(
         _active(c, mon, cards) and c["attached_to"] == uid and fact(cards.negates_attached(c["card"]), c["card"], "whether it negates effects")
