@@ -451,6 +451,7 @@ def damage_step_continuous(t):
             if t.cards.statics(c["card"]) is None:
                 return NotJudged(f"{c['card']}: its continuous effects cannot be read from its card data")
     judged = False  # (a monster none of whose effects applies in either state: its ATK stays)
+    composed = None  # (a monster whose Damage-Step-only change is composed with other changes)
     for m in monsters(t.before):
         m2 = monster(t.after, m["uid"])
         if m2 is None or m2["position"] != m["position"]:
@@ -459,6 +460,11 @@ def damage_step_continuous(t):
         d1 = _damage_step_only(t.after, m["uid"], t.cards, t.mon_after)
         if d0 < 0 and isinstance(m["atk"], int) and m["atk"] == 0:
             continue  # (an ATK held at 0 by a loss: what it would be without it is not observed)
+        if d0 != d1 and arith.ne(arith.sub(m["atk"], d0), t.cards.stat(m["card"], "atk")):
+            # another effect changes its ATK too (Mirror Wall halving it): how the two compose is
+            # not computed here, only a Damage-Step-only change on the card data's own ATK
+            composed = m
+            continue
         judged = True
         want = arith.clamp0(arith.add(arith.sub(m["atk"], d0), d1))
         if arith.ne(m2["atk"], want):
@@ -466,6 +472,10 @@ def damage_step_continuous(t):
                 f"{card_ref(t.before, m['uid'], t.after)}'s ATK went from {m['atk']} ({t.before['step']}) to {m2['atk']} "
                 f"({t.after['step']}); by the Damage-Step-only effects of its card data it is {want}"
             )
+    if composed is not None:  # (the others held: said as not judged, a monster was left out)
+        return NotJudged(
+            f"{composed['card']}: its ATK ({composed['atk']}) is changed by other effects besides its Damage-Step-only effect: how they compose is not computed"
+        )
     return True if judged else None
 
 

@@ -1945,6 +1945,9 @@ class Rules:
             # are otherwise no longer applied, DS-SELF-DESTROY; this one is the exception)
             if m.pos is not Pos.FACEDOWN and m.uid not in negated and any(st.apply == "destroy_self_on_activation" for st in self.card(m.card).statics):
                 self.destroy(w, m.uid, by="effect")
+                # the cards that keep it go with it at once (Call of the Haunted: "When that
+                # target is destroyed, destroy this card"; an Equip Card: rule: CARD-CONT-TARGET)
+                self._cleanup(w)
 
     def _place_activated_card(self, w: _W, p: int, uid: int, c: Card) -> None:
         s = w.s
