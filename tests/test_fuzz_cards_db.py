@@ -276,7 +276,9 @@ def test_xyz_materials_link_monsters_and_pendulum_zones_are_played_on_the_real_c
     refused: list[str] = []
     for i, doc in enumerate(draw(120, seed_value=4)):
         feats = _features(doc, db) - {"extra-in-emz"}
-        if not feats or all(played.get(f, 0) >= 2 for f in feats):
+        # (until each place is on 2 boards played and 1 that entered its Battle Phase: a drawn board
+        # may be a first turn, or hold a card that keeps the turn player out of it)
+        if not feats or all(played.get(f, 0) >= 2 and entered.get(f, 0) >= 1 for f in feats):
             continue
         board = document_board(doc, cards_db=FULL)
         try:
