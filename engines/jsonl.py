@@ -743,6 +743,16 @@ class JsonlEngine:
 
     # -- one call -------------------------------------------------------------------------------
 
+    def _ended(self, proc: _Process, op: str) -> SystemFault:
+        """The ``crash`` fault of an engine that ended before answering ``op`` (the process is
+        killed). One message whether the request could still be written or its input was already
+        closed: which of the two an engine that dies at once hits depends on the machine's load
+        alone, never on the engine, and the same run must report the same fault (issue 34)."""
+        note, err = proc.exit_note()
+        tail = proc.stderr_lines()
+        self._kill()
+        return SystemFault("crash", f"the engine {note} before answering {op!r}{err}", stderr=tail)
+
     def _call(self, op: str, timeout: float | None = None, **fields: Any) -> dict:
         """Send one request and read its reply: the reply, or _EngineError for an error reply,
         or a SystemFault."""
@@ -752,10 +762,7 @@ class JsonlEngine:
         rid = self._id
         t = self.call_timeout if timeout is None else timeout
         if not proc.send(orjson.dumps({"id": rid, "op": op, **fields}) + b"\n"):
-            note, err = proc.exit_note()
-            tail = proc.stderr_lines()
-            self._kill()
-            raise SystemFault("crash", f"the engine {note} before {op!r} could be sent{err}", stderr=tail)
+            raise self._ended(proc, op)
         try:
             check_stop()
             line = proc.receive(t)
@@ -769,10 +776,7 @@ class JsonlEngine:
             self._kill()
             raise SystemFault("malformed", f"the reply to {op!r} is longer than {proc.max_reply:,} bytes (the limit for one reply)") from None
         if line is None:
-            note, err = proc.exit_note()
-            tail = proc.stderr_lines()
-            self._kill()
-            raise SystemFault("crash", f"the engine {note} while answering {op!r}{err}", stderr=tail)
+            raise self._ended(proc, op)
         try:
             reply = orjson.loads(line)
         except orjson.JSONDecodeError:

@@ -59,7 +59,7 @@ def begin_run(args, started: float | None = None) -> None:
     if started is not None:
         STARTED = started
     command = getattr(args, "command", None)
-    if command in LONG_COMMANDS:
+    if command in LONG_COMMANDS and not getattr(args, "list", False):  # `mutants --list` runs nothing
         _BEGUN = Progress(command, unit=None, quiet=bool(getattr(args, "quiet", False)), t0=STARTED)
 
 

@@ -532,6 +532,13 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
         nonlocal halted
         i = order[t.item]
         display = files[i][1]
+        if stop and t.key > stop[0].key:
+            # A try after the stop in the schedule, whose outcome came back in the same batch as
+            # the stop's (a loaded machine: both ended before the parent looked): the stop
+            # cancelled it, and the sequential schedule never runs it. Never reported, or the
+            # report would depend on when the parent collects (issue 34).
+            feed.finish(tries.pop(t, None) or task_of(t), None, counted=False)
+            return
         if o.crashed:
             entries[i] = Entry("crash", o.error)
         elif not o.ok:

@@ -15,6 +15,7 @@ from bpcheck import __version__
 from bpcheck.cli.main import build_parser
 from bpcheck.engines.mutants import MUTANTS
 from bpcheck.explorers.progress import without_progress
+from bpcheck.harness import feedback
 
 ROOT = Path(__file__).resolve().parent.parent
 BOARD = str(ROOT / "boards" / "000-replay-1.toml")
@@ -37,6 +38,17 @@ def test_mutants_list_names_each_mutant_with_its_bug_one_line_each(run_cli):
     for line, (name, m) in zip(lines, MUTANTS.items()):
         assert line.startswith(name + " ") and line.endswith(m.description) and m.description, line
     assert "replay-resets-count" in lines[0] and "attack bookkeeping" in lines[0]
+
+
+def test_mutants_list_begins_no_progress_so_its_stderr_is_empty_under_any_load(run_cli, monkeypatch):
+    """`mutants` is a long command, whose progress line comes 2 s after it began: a listing that
+    took that long on a loaded machine printed one (`err == ""` above held on a quiet machine
+    only). `--list` runs nothing and begins no progress (issue 34)."""
+    begun = []
+    real = feedback.Progress
+    monkeypatch.setattr(feedback, "Progress", lambda command, **kw: begun.append(command) or real(command, **kw))
+    code, out, err = run_cli("mutants", "--list")
+    assert code == 0 and out and begun == []
 
 
 # -- did you mean ---------------------------------------------------------------------------------

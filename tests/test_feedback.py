@@ -303,8 +303,12 @@ def test_ci_shows_progress_lines_within_5_s_and_then_at_a_steady_interval(tmp_pa
         t2, second = w.wait_for(lambda line: HEAD.match(line) and line != first, 60)
     finally:
         code, out = w.stop()
-    assert t1 <= 5.0, (t1, first)  # the first line within 5 s of the start (the process's)
-    assert seconds(HEAD.match(first).group(2)) <= 5
+    # The promise: the first line 2 s after the command began (its own clock, the line's head).
+    # From the test's Popen the interpreter's start and bpcheck's imports come on top: 1.4-1.9 s
+    # at load average 4 on this 2-core machine, more under heavier load, so the wall-clock bound
+    # from outside is a loose one (it was 5 s: a loaded machine could miss it; issue 34).
+    assert seconds(HEAD.match(first).group(2)) <= 5, first
+    assert t1 <= 20.0, (t1, first)
     gap = seconds(HEAD.match(second).group(2)) - seconds(HEAD.match(first).group(2))
     assert 5 <= gap <= 30 and t2 - t1 <= 30, (first, second, t2 - t1)  # steady: neither a flood nor silence
     assert "0/1 boards done; running 000-tokens.toml (" in second and " states/s" in second

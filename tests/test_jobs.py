@@ -99,6 +99,56 @@ def test_fail_fast_stops_at_the_first_failing_board_in_the_cost_order(tmp_path, 
         assert f"{b}:" not in stdout.split("check: ")[0]
 
 
+class _LateParent(Pool):
+    """A parent too busy to look until every running task has ended (a loaded machine): each
+    collect waits for them all and hands their outcomes over in one batch, in the order they
+    were dispatched (``REVERSE``: the other way round); ``run`` (plain ``-j N``) yields every
+    outcome only at the end, in that order."""
+
+    REVERSE = False
+
+    def collect(self, timeout: float = 0.0):
+        got = []
+        while self.running():
+            got += super().collect(1.0)
+        return sorted(got, key=lambda o: o.index, reverse=self.REVERSE)
+
+    def run(self, fn, tasks, order=None, tick=None, poll: float = 0.2):
+        yield from sorted(super().run(fn, tasks, order, tick, poll), key=lambda o: o.index, reverse=self.REVERSE)
+
+
+class _LateParentReversed(_LateParent):
+    REVERSE = True
+
+
+@pytest.mark.parametrize("parent", [_LateParent, _LateParentReversed], ids=["dispatch-order", "reversed"])
+def test_fail_fast_reports_the_same_when_the_parent_collects_late(tmp_path, run_cli, monkeypatch, parent):
+    """Issue 34 (failed under load only): a failing try and a try after it in the schedule both
+    ended before the parent looked; the stop cancelled the later one, but its outcome, already in
+    the same batch, was reported, so -j 2 printed a board that -j 1 never runs. The late parent
+    makes that batch certain instead of a matter of the machine's load: in the cost order
+    (first-turn, flip, lifo-call, lifo-ring, example-4), lifo-call and lifo-ring run together
+    (dispatch order: lifo-call's outcome first, the case that failed)."""
+    monkeypatch.setattr("bpcheck.explorers.pool.Pool", parent)
+    ring, call = str(B / "rule-ch-lifo-ring.toml"), str(B / "rule-ch-lifo-call.toml")
+    boards = [ring, *SMALL[1:3], call, str(B / "003-004-example-4.toml")]
+    one, two = _check_twice(tmp_path, run_cli, *boards, "--engine", "mutant:fifo-chain", "--fail-fast")
+    assert one == two
+    code, stdout, _err, doc = one
+    d = json.loads(doc)
+    assert code == 1 and d["fail_fast"]["stopped_at"] == call
+    assert d["fail_fast"]["not_run"] == [ring, boards[-1]]  # lifo-ring fails too, but after the stop
+    assert [b["board"] for b in d["boards"]] == boards[1:4] and f"{ring}:" not in stdout
+
+
+def test_outputs_do_not_depend_on_the_order_results_come_back_in(tmp_path, run_cli, monkeypatch):
+    """-j 2 with every result handed over at the end, last board first (the most a loaded
+    machine can reorder them): the same outputs as -j 1."""
+    monkeypatch.setattr("bpcheck.explorers.pool.Pool", _LateParentReversed)
+    one, two = _check_twice(tmp_path, run_cli, *SMALL, "--engine", "mutant:fifo-chain")
+    assert one == two and one[0] == 1 and json.loads(one[3])["counts"]["fail"] == 2
+
+
 def test_fail_fast_without_a_failure_runs_everything(tmp_path, run_cli):
     code, stdout, _ = run_cli("check", *SMALL[1:3], "--fail-fast", "-j", "2")
     assert code == 0 and "fail-fast: no board failed; every board was run" in stdout

@@ -447,7 +447,15 @@ def test_a_signal_is_acted_on_in_the_middle_of_a_chunk_with_workers(tmp_path):
 _SLOW_WRITE = """
 import pathlib, sys, time
 import bpcheck.harness.check as hc
+import bpcheck.harness.lifecycle as lc
 mark, phase = pathlib.Path(sys.argv[1]), sys.argv[2]
+handler = lc.Signals._handler
+def handled(self, signum, frame):
+    try:
+        handler(self, signum, frame)
+    finally:  # the test sends its second signal once the first one was handled
+        mark.with_name(f"handled-{signum}").touch()
+lc.Signals._handler = handled
 def slow(real):
     def write(*a, **k):
         mark.touch()  # the test sends its signals now
@@ -484,7 +492,11 @@ def test_a_second_signal_while_the_outputs_are_written_keeps_a_whole_json(tmp_pa
             assert time.monotonic() - t0 < 120
             time.sleep(0.02)
         p.send_signal(signal.SIGTERM)
-        time.sleep(0.5)
+        handled = mark.with_name(f"handled-{int(signal.SIGTERM)}")
+        while not handled.exists():  # (a fixed sleep here raced the process on a loaded machine)
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() - t0 < 120
+            time.sleep(0.02)
         p.send_signal(second)
         rest, err = p.communicate(timeout=60)
     finally:

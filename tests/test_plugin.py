@@ -344,7 +344,7 @@ def test_a_cmd_engine_path_resolves_from_the_rootdir_and_a_crash_shows_its_stder
     r.assert_outcomes(failed=1)
     out = r.stdout.str()
     assert "cannot run" not in out and "No such file" not in out, out
-    assert "crash: the engine exited with status 3 while answering 'apply' (stderr: crash_engine: giving up on purpose)" in out, out
+    assert "crash: the engine exited with status 3 before answering 'apply' (stderr: crash_engine: giving up on purpose)" in out, out
     tail = [line.strip() for line in out.splitlines() if line.strip().startswith("| ")]
     assert tail[0] == "| Traceback (most recent call last):", tail
     assert any("in damage_of" in line for line in tail), tail  # the frames, not only the last line

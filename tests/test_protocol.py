@@ -20,7 +20,7 @@ import pytest
 from bpcheck.engines.faults import SystemFault
 from bpcheck.explorers.run import check_board
 from bpcheck.invariants import select
-from bpcheck.engines.jsonl import MAX_RESTARTS, JsonlEngine, ReplyValidator, card_record, duplicate_key, protocol_schema
+from bpcheck.engines.jsonl import MAX_RESTARTS, STDERR_TAIL_BYTES, STDERR_TAIL_LINES, JsonlEngine, ReplyValidator, _Process, card_record, duplicate_key, protocol_schema
 from bpcheck.model.board import load_board
 from bpcheck.model.engine import Rules
 from bpcheck.engines.reference import ReferenceEngine
@@ -363,12 +363,38 @@ def test_an_engine_that_dies_at_once_is_an_engine_fault_with_an_empty_trace(tmp_
     for b in doc["boards"]:
         (cex,) = b["counterexamples"]
         assert cex["invariant"] == "ENGINE-FAULT" and cex["trace"] == [] and cex["kind"] == "fault"
-        assert cex["message"] == "crash: the engine exited with status 5 while answering 'hello' (starting the board)"
+        assert cex["message"] == "crash: the engine exited with status 5 before answering 'hello' (starting the board)"
         # The engine gave no observation: the board is shown as its file describes it.
         board = load_board(ROOT / b["board"])
         assert cex["initial_observation"] == orjson.loads(orjson.dumps(observe(Rules(board.pool), board.state)))
     assert "violating board (the initial one):" in proc.stdout
     assert (tmp_path / "report" / "index.html").exists()
+
+
+@pytest.mark.parametrize("when", ["after-reading-the-request", "before-the-request-is-written"])
+def test_an_engine_that_dies_at_once_is_one_fault_whatever_the_timing(monkeypatch, when):
+    """Issue 34 (the test above failed under load only): an engine that exits at once may be gone
+    before bpcheck writes its first request (the write fails: its input is closed) or not (its
+    output closes while bpcheck waits for the reply). Which of the two happens depends on the
+    machine's load, never on the engine: the fault is the same, said the same way. Each case is
+    made certain here: the engine reads the request before it exits, or bpcheck writes the
+    request only once the engine's process has ended."""
+    code = "import sys; sys.exit(5)"
+    if when == "after-reading-the-request":
+        code = "import sys; sys.stdin.readline(); sys.exit(5)"
+    else:
+        write = _Process.send
+
+        def late(self, data: bytes) -> bool:
+            self.p.wait(timeout=60)
+            return write(self, data)
+
+        monkeypatch.setattr(_Process, "send", late)
+    engine = JsonlEngine(f"{PY} -c {shlex.quote(code)}")
+    with pytest.raises(SystemFault) as e:
+        engine.start(load_board(ROOT / GOOD_BOARD))
+    engine.close()
+    assert e.value.kind == "crash" and e.value.message == "the engine exited with status 5 before answering 'hello'"
 
 
 # =============================================================================================
@@ -410,8 +436,11 @@ def test_engine_fault(kind, tmp_path):
     in-process oracle), and the other board of the run checked as usual."""
     engine = f"cmd:{PY} {shlex.quote(str(ENGINES / FAULT_ENGINES[kind]))}"
     cex_dir = tmp_path / "cex"
+    # 1 s for the engine that hangs (each hang costs that); the default bound for the others,
+    # whose calls must not turn into timeouts on a loaded machine (issue 34)
+    call_timeout = ("--call-timeout", "1") if kind == "timeout" else ()
     proc, doc = check_json(
-        tmp_path, FAULTY_BOARD, GOOD_BOARD, "--no-reduce", "--engine", engine, "--call-timeout", "1", "--check-determinism", "--cex-dir", str(cex_dir)
+        tmp_path, FAULTY_BOARD, GOOD_BOARD, "--no-reduce", "--engine", engine, *call_timeout, "--check-determinism", "--cex-dir", str(cex_dir)
     )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
@@ -449,7 +478,7 @@ def test_crash_message_names_the_exit_status_and_stderr(tmp_path):
     assert (tmp_path / "report" / "index.html").exists()  # the reports draw a trace that ends in a fault
     cex = doc["boards"][0]["counterexamples"][0]
     assert cex["message"] == (
-        "crash: the engine exited with status 3 while answering 'apply' (stderr: crash_engine: giving up on purpose)"
+        "crash: the engine exited with status 3 before answering 'apply' (stderr: crash_engine: giving up on purpose)"
         " (applying 'attack Battle Ox -> direct')"
     )
     # the whole traceback the engine wrote, not only its last line (issue 34), in --json and in the text
@@ -464,21 +493,24 @@ def test_crash_message_names_the_exit_status_and_stderr(tmp_path):
 
 def test_a_crash_keeps_the_end_of_stderr_bounded(tmp_path):
     """The stderr tail of a crash is bounded: the last STDERR_TAIL_LINES lines, at most
-    STDERR_TAIL_BYTES bytes, whatever the engine wrote (issue 34)."""
-    from bpcheck.engines.jsonl import STDERR_TAIL_BYTES, STDERR_TAIL_LINES, _Process
-
+    STDERR_TAIL_BYTES bytes, whatever the engine wrote (issue 34). Each process has ended before
+    exit_note is asked, as when bpcheck asks it (its output closed): exit_note's own wait is
+    bounded (2 s), and a loaded machine may take longer than that to start Python."""
     many = _Process([sys.executable, "-c", "import sys\nfor i in range(500): print(f'line {i:03}', file=sys.stderr)\nsys.exit(1)"])
+    many.p.wait(timeout=60)
     note, err = many.exit_note()
     lines = many.stderr_lines()
     many.kill()
     assert note == "exited with status 1" and err == " (stderr: line 499)"
     assert lines == tuple(f"line {i:03}" for i in range(500 - STDERR_TAIL_LINES, 500)), lines
     wide = _Process([sys.executable, "-c", "import sys\nfor i in range(20): print(str(i) * 1000, file=sys.stderr)\nprint('x' * 9000, file=sys.stderr)\nsys.exit(2)"])
+    wide.p.wait(timeout=60)
     wide.exit_note()
     lines = wide.stderr_lines()
     wide.kill()
     assert sum(len(x) + 1 for x in lines) <= STDERR_TAIL_BYTES + 4 and len(lines) == 1 and lines[0].startswith("...x"), [x[:20] for x in lines]
     mixed = _Process([sys.executable, "-c", "import sys\nfor i in range(10): print(chr(97 + i) * 1000, file=sys.stderr)\nsys.exit(2)"])
+    mixed.p.wait(timeout=60)
     mixed.exit_note()
     lines = mixed.stderr_lines()
     mixed.kill()
