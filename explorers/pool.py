@@ -19,6 +19,11 @@ over its own pipe, so a dead worker is an outcome for exactly the task it held
 - Workers ignore SIGINT, SIGTERM and SIGHUP (a terminal's Ctrl-C, or `timeout`, signals the
   whole process group): the parent alone decides, through the flag. A worker whose parent is
   gone stops its task and exits.
+- ``deadline`` (seconds, optional): a task still running that long after it was handed to its
+  worker has its worker process killed (SIGKILL) and replaced; its outcome is
+  :attr:`Outcome.deadline` (a task that never returns, e.g. an engine stuck inside one call,
+  which no flag can reach). The caller decides what such a task is worth (``-j N --timeout S``:
+  the board is inconclusive, harness/jobs.py).
 - A running task may send notes to the parent (:func:`notify`: progress counts, a first
   finding), handed to the pool's ``on_note(task index, payload)`` as they come; its outcome still
   comes back once, at its end.
@@ -131,6 +136,7 @@ class Outcome:
     error: str | None = None  # one line: the exception, or how the worker died
     traceback: str | None = None  # the worker's traceback, as text
     crashed: bool = False  # the worker process died while running the task
+    deadline: bool = False  # the task outlived the pool's deadline: its worker was killed and replaced
 
 
 def cpu_count() -> int:
@@ -169,17 +175,22 @@ class _Worker:
         self.proc.start()
         child.close()
         self.task: int | None = None
+        self.since = 0.0  # when the current task was handed to it (time.monotonic)
 
 
 class Pool:
     """``with Pool(n) as pool: for out in pool.run(fn, tasks, order): ...``. ``on_note(index,
     payload)``: what a running task sends with :func:`notify` (called while outcomes are
-    gathered; notes of a cancelled task are dropped)."""
+    gathered; notes of a cancelled task are dropped). ``deadline``: seconds a task may run before
+    its worker is killed and replaced (:attr:`Outcome.deadline`); None: no deadline."""
 
-    def __init__(self, workers: int, on_note: Callable[[int, Any], None] | None = None) -> None:
+    def __init__(self, workers: int, on_note: Callable[[int, Any], None] | None = None, deadline: float | None = None) -> None:
         if workers < 1:
             raise ValueError("workers must be >= 1")
+        if deadline is not None and not deadline > 0:
+            raise ValueError("deadline must be positive")
         self.on_note = on_note
+        self.deadline = deadline
         self.n = workers
         self.ctx = _context()
         self.stop = self.ctx.RawValue("i", 0)
@@ -248,6 +259,7 @@ class Pool:
                 try:
                     w.conn.send((i, fn, args))
                     w.task = i
+                    w.since = time.monotonic()
                 except (BrokenPipeError, OSError):
                     self._queue.insert(0, i)
                     self._stream[i] = (fn, args)
@@ -273,6 +285,9 @@ class Pool:
         busy = [w for w in self.workers if w.task is not None]
         if not busy:
             return
+        if self.deadline is not None:  # wake up in time for the first task due to be killed
+            due = min(w.since for w in busy) + self.deadline - time.monotonic()
+            timeout = max(0.0, min(timeout, due))
         ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=timeout)
         for w in busy:
             if w.conn in ready:
@@ -299,6 +314,29 @@ class Pool:
                 w.conn.close()
                 if index not in self._cancelled:
                     yield Outcome(index, False, error=_death(w.proc.exitcode), crashed=True)
+        if self.deadline is not None:
+            now = time.monotonic()
+            for w in [w for w in busy if w.task is not None and now - w.since >= self.deadline]:
+                index = w.task
+                self._kill(w)
+                if index not in self._cancelled:
+                    yield Outcome(index, False, error=f"killed after {self.deadline:g} s", deadline=True)
+
+    def _kill(self, w: _Worker) -> None:
+        """Kill a worker in the middle of its task and forget it (a new one takes its place when
+        work is dispatched); whatever it had sent is dropped with its pipe."""
+        w.task = None
+        try:
+            w.proc.kill()
+        except (OSError, ValueError):
+            pass
+        w.proc.join(5)
+        if w in self.workers:
+            self.workers.remove(w)
+        try:
+            w.conn.close()
+        except OSError:
+            pass
 
     # -- the loop
     def run(self, fn: Callable, tasks: Sequence[tuple], order: Sequence[int] | None = None, tick: Callable[[], None] | None = None, poll: float = 0.2) -> Iterator[Outcome]:
@@ -338,15 +376,16 @@ class Pool:
         self.workers = []
 
 
-def open_pool(workers: int, on_note: Callable[[int, Any], None] | None = None, name: Callable[[int], str] | None = None):
+def open_pool(workers: int, on_note: Callable[[int, Any], None] | None = None, name: Callable[[int], str] | None = None, deadline: float | None = None):
     """The pool of this run: worker processes, or Ray tasks with ``--cluster``
     (explorers/cluster.py: the same methods, notes included; ``name(task)``, e.g. its board,
-    names a task whose Ray worker died in the note that says so)."""
+    names a task whose Ray worker died in the note that says so). ``deadline``: see :class:`Pool`;
+    Ray's task pool has none (a Ray task is not killed by a deadline: docs/sweep.md)."""
     # imported here: explorers/cluster.py builds its task pool on this module's Outcome (a cycle)
     from bpcheck.explorers.cluster import active
 
     c = active()
-    return c.task_pool(workers, on_note=on_note, name=name) if c is not None else Pool(workers, on_note=on_note)
+    return c.task_pool(workers, on_note=on_note, name=name) if c is not None else Pool(workers, on_note=on_note, deadline=deadline)
 
 
 __all__ = ["Outcome", "Pool", "cpu_count", "in_worker", "notify", "open_pool", "stop_reason"]

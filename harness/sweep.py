@@ -515,7 +515,9 @@ class SweepRun:
         connects to the ``--cluster`` (and checks that every node can build the engine) once; the
         batches then run on the cluster it made active (``-j``: its workers by default)."""
         o = self.opts
-        return CheckOptions(engine=o.engine, cards_db=o.cards_db, max_states=o.max_states, timeout=o.timeout, jobs=o.jobs, quiet=True, command="sweep",
+        # isolate: every board in a worker process, -j 1 included, so that a board stuck inside one
+        # engine call is killed by --timeout's deadline or a signal (docs/sweep.md, "A slow board")
+        return CheckOptions(engine=o.engine, cards_db=o.cards_db, max_states=o.max_states, timeout=o.timeout, jobs=o.jobs, quiet=True, command="sweep", isolate=True,
                             cluster=o.cluster if connect else None,
                             scripts_overlay=os.path.abspath(o.scripts_overlay) if o.scripts_overlay else None)
 
