@@ -19,8 +19,9 @@ over its own pipe, so a dead worker is an outcome for exactly the task it held
 - Workers ignore SIGINT, SIGTERM and SIGHUP (a terminal's Ctrl-C, or `timeout`, signals the
   whole process group): the parent alone decides, through the flag. A worker whose parent is
   gone stops its task and exits.
-- ``deadline`` (seconds, optional): a task still running that long after it was handed to its
-  worker has its worker process killed (SIGKILL) and replaced; its outcome is
+- ``deadline`` (seconds, optional): a task still running that long after it began in its worker
+  (the worker says so once it has read the task; before that it has :data:`STARTUP_GRACE` more)
+  has its worker process killed (SIGKILL) and replaced; its outcome is
   :attr:`Outcome.deadline` (a task that never returns, e.g. an engine stuck inside one call,
   which no flag can reach). The caller decides what such a task is worth (``-j N --timeout S``:
   the board is inconclusive, harness/jobs.py).
@@ -50,6 +51,10 @@ _CONN = None  # this worker's pipe to the parent (only notes go up it during a t
 _TASK = None  # the index of the task this worker runs
 _last_parent_check = 0.0
 _NOTE = "note"  # the tag of a note (an outcome starts with its task's index, an int)
+_BEGUN = "begun"  # the tag of "the task's arguments are read, it starts now" (the deadline's clock)
+# a worker that has not begun its task this long after it was handed it (a fresh worker's imports,
+# the task's arguments unpickled) is killed as at the deadline: its clock starts when it begins
+STARTUP_GRACE = 60.0
 
 
 _REMOTE_NOTE = None  # in a Ray task (explorers/cluster.py): sends a note to the driver instead of _CONN
@@ -110,6 +115,10 @@ def _worker_main(conn, stop, cancel) -> None:
             return
         index, fn, args = msg
         _TASK = index
+        try:
+            conn.send((_BEGUN, index))
+        except (BrokenPipeError, OSError):
+            return
         try:
             value = fn(*args)
             reply = (index, True, value, None)
@@ -175,7 +184,8 @@ class _Worker:
         self.proc.start()
         child.close()
         self.task: int | None = None
-        self.since = 0.0  # when the current task was handed to it (time.monotonic)
+        self.since = 0.0  # when the current task was handed to it, then when it began (time.monotonic)
+        self.begun = False  # the worker said it began the current task
 
 
 class Pool:
@@ -259,7 +269,7 @@ class Pool:
                 try:
                     w.conn.send((i, fn, args))
                     w.task = i
-                    w.since = time.monotonic()
+                    w.since, w.begun = time.monotonic(), False
                 except (BrokenPipeError, OSError):
                     self._queue.insert(0, i)
                     self._stream[i] = (fn, args)
@@ -274,9 +284,12 @@ class Pool:
         were waiting (the task is still running)."""
         while True:
             msg = w.conn.recv()
-            if msg[0] != _NOTE:
+            if msg[0] == _BEGUN:
+                if msg[1] == w.task:
+                    w.since, w.begun = time.monotonic(), True  # the deadline counts from now
+            elif msg[0] != _NOTE:
                 return msg
-            if self.on_note is not None and msg[1] == w.task and msg[1] not in self._cancelled:
+            elif self.on_note is not None and msg[1] == w.task and msg[1] not in self._cancelled:
                 self.on_note(msg[1], msg[2])
             if not w.conn.poll():
                 return None
@@ -286,7 +299,7 @@ class Pool:
         if not busy:
             return
         if self.deadline is not None:  # wake up in time for the first task due to be killed
-            due = min(w.since for w in busy) + self.deadline - time.monotonic()
+            due = min(w.since + self._limit(w) for w in busy) - time.monotonic()
             timeout = max(0.0, min(timeout, due))
         ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=timeout)
         for w in busy:
@@ -316,11 +329,16 @@ class Pool:
                     yield Outcome(index, False, error=_death(w.proc.exitcode), crashed=True)
         if self.deadline is not None:
             now = time.monotonic()
-            for w in [w for w in busy if w.task is not None and now - w.since >= self.deadline]:
+            for w in [w for w in busy if w.task is not None and now - w.since >= self._limit(w)]:
                 index = w.task
                 self._kill(w)
                 if index not in self._cancelled:
                     yield Outcome(index, False, error=f"killed after {self.deadline:g} s", deadline=True)
+
+    def _limit(self, w: _Worker) -> float:
+        """Seconds the worker's current task may run from ``w.since``: the deadline once it has
+        begun, STARTUP_GRACE more before (a fresh worker still importing)."""
+        return self.deadline + (0.0 if w.begun else STARTUP_GRACE)
 
     def _kill(self, w: _Worker) -> None:
         """Kill a worker in the middle of its task and forget it (a new one takes its place when
