@@ -22,7 +22,7 @@ their expected cost (docs/checking.md, "Parallel checking and the order of board
 
 Two bounds reach a worker that is stuck inside one engine call (docs/sweep.md, "A slow board"):
 with ``--timeout S`` a board still running :data:`DEADLINE_GRACE` seconds after S (counted from
-the moment its worker was handed it) has its worker killed and replaced, the board inconclusive
+the moment its worker began it: explorers/pool.py) has its worker killed and replaced, the board inconclusive
 with a fixed reason (:func:`deadline_reason`); and once a signal arrived, workers that have not
 come back :data:`STOP_KILL_AFTER` seconds later are killed (their boards "interrupted").
 """
@@ -59,10 +59,10 @@ REDUCED_SHARE = 0.28
 # seed corpus is above it (expected 112,000; 742,799 states); the next is at 36,000.
 SHARD_AT = 50_000
 # --timeout S is checked between states (explorers/core.py); a board whose worker is still busy S +
-# DEADLINE_GRACE seconds after it was handed the board is inside one state (an engine call that does
+# DEADLINE_GRACE seconds after it began the board is inside one state (an engine call that does
 # not return: SPYGAL Misty on the EDOPro core, 12 minutes) and is killed. The grace covers what a
-# worker does before its exploration's clock starts (a fresh worker's imports, the engine's start)
-# and the state in progress at S.
+# worker does before its exploration's clock starts (the engine's start; a fresh worker's imports
+# come before it begins: pool.STARTUP_GRACE) and the state in progress at S.
 DEADLINE_GRACE = 10.0
 # After the first signal, a worker still running its board this many seconds later is inside one
 # state (an engine call) and is killed: the run stops within about a second whatever the engine does.
