@@ -28,6 +28,10 @@ over its own pipe, so a dead worker is an outcome for exactly the task it held
 - A running task may send notes to the parent (:func:`notify`: progress counts, a first
   finding), handed to the pool's ``on_note(task index, payload)`` as they come; its outcome still
   comes back once, at its end.
+- A task runs in the parent's environment (``os.environ``) as it is when the task is handed out:
+  a worker started from the forkserver would otherwise have the environment the forkserver was
+  started with, earlier in the process (a sweep's ``OCG_SCRIPTS_OVERLAY`` of an earlier run in
+  the same process, which the next run's engines would still read).
 - Task arguments and results are pickled, only ever between this process and the workers it
   started (never anything read from outside).
 """
@@ -113,7 +117,10 @@ def _worker_main(conn, stop, cancel) -> None:
             return
         if msg is None:
             return
-        index, fn, args = msg
+        index, fn, args, env = msg
+        if env != os.environ:  # the parent's environment as it was when it handed the task out
+            os.environ.clear()
+            os.environ.update(env)
         _TASK = index
         try:
             conn.send((_BEGUN, index))
@@ -267,7 +274,7 @@ class Pool:
                 fn, args = self._stream.pop(i)
                 w.cancel.value = 0
                 try:
-                    w.conn.send((i, fn, args))
+                    w.conn.send((i, fn, args, dict(os.environ)))
                     w.task = i
                     w.since, w.begun = time.monotonic(), False
                 except (BrokenPipeError, OSError):
