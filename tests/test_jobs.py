@@ -224,6 +224,18 @@ def test_a_first_sigint_stops_workers_stuck_in_one_step(tmp_path, interrupt_cli)
     assert d["boards"][0]["verdict"] == "pass"
 
 
+def test_a_first_sigint_stops_fail_fast_workers_stuck_in_one_step(tmp_path, interrupt_cli):
+    """The same in `check --fail-fast -j 2` (its own scheduling loop): the stuck worker is killed
+    after the first signal, the run exits 130 (interrupt_cli waits 60 s at most; the step 600 s)."""
+    stuck = "boards/002-skip-battle-phase.toml"
+    code, stdout = interrupt_cli(
+        ["check", "boards/000-replay-1.toml", stuck, "--fail-fast", "-j", "2", "--engine", "lifecycle_engines:slow"],
+        LIFECYCLE_SLOW="600", LIFECYCLE_SLOW_ON="002-skip-battle-phase",
+    )
+    assert code == 130, stdout
+    assert f"INCONCLUSIVE {stuck}:" in stdout and "interrupted (SIGINT)" in stdout, stdout
+
+
 def test_check_timeout_kills_a_board_stuck_in_one_step(tmp_path):
     """`check -j 2 --timeout 2`: a board whose engine blocks inside one step (600 s) is killed at
     the deadline (2 s + DEADLINE_GRACE), inconclusive with the deadline's reason; the other board's
