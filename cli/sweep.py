@@ -59,8 +59,8 @@ def add_sweep_parser(sub, positive) -> None:
     p.add_argument("--type", default=None, help="only cards of this type: monster, spell, trap, effect, flip, quick-play, ... (comma: all of them)")
     p.add_argument("--max-states", type=positive(int), default=2000, help="states explored per board (default: 2000)")
     p.add_argument("--timeout", type=positive(float), metavar="S",
-                   help="stop a board after S seconds (inconclusive: its bound_hit says so); a card's slow board no longer holds up its batch. "
-                        "Results then depend on the machine (default: none)")
+                   help="stop a board after S seconds (inconclusive: its bound_hit says so); a board still inside one step S + 10 s after it "
+                        "began has its worker killed (docs/sweep.md). Results then depend on the machine (default: none)")
     p.add_argument("--batch", type=positive(int), default=16, help="cards per batch (the --json file is written after each; default 16)")
     p.add_argument("--invariants", default=None, help="invariant IDs or families (default: every registered invariant)")
     p.add_argument("--baseline", default=None, metavar="FILE", help="known findings ([[known]] card, finding, reason): they do not fail the sweep")

@@ -19,9 +19,19 @@ over its own pipe, so a dead worker is an outcome for exactly the task it held
 - Workers ignore SIGINT, SIGTERM and SIGHUP (a terminal's Ctrl-C, or `timeout`, signals the
   whole process group): the parent alone decides, through the flag. A worker whose parent is
   gone stops its task and exits.
+- ``deadline`` (seconds, optional): a task still running that long after it began in its worker
+  (the worker says so once it has read the task; before that it has :data:`STARTUP_GRACE` more)
+  has its worker process killed (SIGKILL) and replaced; its outcome is
+  :attr:`Outcome.deadline` (a task that never returns, e.g. an engine stuck inside one call,
+  which no flag can reach). The caller decides what such a task is worth (``-j N --timeout S``:
+  the board is inconclusive, harness/jobs.py).
 - A running task may send notes to the parent (:func:`notify`: progress counts, a first
   finding), handed to the pool's ``on_note(task index, payload)`` as they come; its outcome still
   comes back once, at its end.
+- A task runs in the parent's environment (``os.environ``) as it is when the task is handed out:
+  a worker started from the forkserver would otherwise have the environment the forkserver was
+  started with, earlier in the process (a sweep's ``OCG_SCRIPTS_OVERLAY`` of an earlier run in
+  the same process, which the next run's engines would still read).
 - Task arguments and results are pickled, only ever between this process and the workers it
   started (never anything read from outside).
 """
@@ -45,6 +55,10 @@ _CONN = None  # this worker's pipe to the parent (only notes go up it during a t
 _TASK = None  # the index of the task this worker runs
 _last_parent_check = 0.0
 _NOTE = "note"  # the tag of a note (an outcome starts with its task's index, an int)
+_BEGUN = "begun"  # the tag of "the task's arguments are read, it starts now" (the deadline's clock)
+# a worker that has not begun its task this long after it was handed it (a fresh worker's imports,
+# the task's arguments unpickled) is killed as at the deadline: its clock starts when it begins
+STARTUP_GRACE = 60.0
 
 
 _REMOTE_NOTE = None  # in a Ray task (explorers/cluster.py): sends a note to the driver instead of _CONN
@@ -103,8 +117,15 @@ def _worker_main(conn, stop, cancel) -> None:
             return
         if msg is None:
             return
-        index, fn, args = msg
+        index, fn, args, env = msg
+        if env != os.environ:  # the parent's environment as it was when it handed the task out
+            os.environ.clear()
+            os.environ.update(env)
         _TASK = index
+        try:
+            conn.send((_BEGUN, index))
+        except (BrokenPipeError, OSError):
+            return
         try:
             value = fn(*args)
             reply = (index, True, value, None)
@@ -131,6 +152,7 @@ class Outcome:
     error: str | None = None  # one line: the exception, or how the worker died
     traceback: str | None = None  # the worker's traceback, as text
     crashed: bool = False  # the worker process died while running the task
+    deadline: bool = False  # the task outlived the pool's deadline: its worker was killed and replaced
 
 
 def cpu_count() -> int:
@@ -169,17 +191,23 @@ class _Worker:
         self.proc.start()
         child.close()
         self.task: int | None = None
+        self.since = 0.0  # when the current task was handed to it, then when it began (time.monotonic)
+        self.begun = False  # the worker said it began the current task
 
 
 class Pool:
     """``with Pool(n) as pool: for out in pool.run(fn, tasks, order): ...``. ``on_note(index,
     payload)``: what a running task sends with :func:`notify` (called while outcomes are
-    gathered; notes of a cancelled task are dropped)."""
+    gathered; notes of a cancelled task are dropped). ``deadline``: seconds a task may run before
+    its worker is killed and replaced (:attr:`Outcome.deadline`); None: no deadline."""
 
-    def __init__(self, workers: int, on_note: Callable[[int, Any], None] | None = None) -> None:
+    def __init__(self, workers: int, on_note: Callable[[int, Any], None] | None = None, deadline: float | None = None) -> None:
         if workers < 1:
             raise ValueError("workers must be >= 1")
+        if deadline is not None and not deadline > 0:
+            raise ValueError("deadline must be positive")
         self.on_note = on_note
+        self.deadline = deadline
         self.n = workers
         self.ctx = _context()
         self.stop = self.ctx.RawValue("i", 0)
@@ -246,8 +274,9 @@ class Pool:
                 fn, args = self._stream.pop(i)
                 w.cancel.value = 0
                 try:
-                    w.conn.send((i, fn, args))
+                    w.conn.send((i, fn, args, dict(os.environ)))
                     w.task = i
+                    w.since, w.begun = time.monotonic(), False
                 except (BrokenPipeError, OSError):
                     self._queue.insert(0, i)
                     self._stream[i] = (fn, args)
@@ -262,9 +291,12 @@ class Pool:
         were waiting (the task is still running)."""
         while True:
             msg = w.conn.recv()
-            if msg[0] != _NOTE:
+            if msg[0] == _BEGUN:
+                if msg[1] == w.task:
+                    w.since, w.begun = time.monotonic(), True  # the deadline counts from now
+            elif msg[0] != _NOTE:
                 return msg
-            if self.on_note is not None and msg[1] == w.task and msg[1] not in self._cancelled:
+            elif self.on_note is not None and msg[1] == w.task and msg[1] not in self._cancelled:
                 self.on_note(msg[1], msg[2])
             if not w.conn.poll():
                 return None
@@ -273,6 +305,9 @@ class Pool:
         busy = [w for w in self.workers if w.task is not None]
         if not busy:
             return
+        if self.deadline is not None:  # wake up in time for the first task due to be killed
+            due = min(w.since + self._limit(w) for w in busy) - time.monotonic()
+            timeout = max(0.0, min(timeout, due))
         ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=timeout)
         for w in busy:
             if w.conn in ready:
@@ -299,6 +334,34 @@ class Pool:
                 w.conn.close()
                 if index not in self._cancelled:
                     yield Outcome(index, False, error=_death(w.proc.exitcode), crashed=True)
+        if self.deadline is not None:
+            now = time.monotonic()
+            for w in [w for w in busy if w.task is not None and now - w.since >= self._limit(w)]:
+                index = w.task
+                self._kill(w)
+                if index not in self._cancelled:
+                    yield Outcome(index, False, error=f"killed after {self.deadline:g} s", deadline=True)
+
+    def _limit(self, w: _Worker) -> float:
+        """Seconds the worker's current task may run from ``w.since``: the deadline once it has
+        begun, STARTUP_GRACE more before (a fresh worker still importing)."""
+        return self.deadline + (0.0 if w.begun else STARTUP_GRACE)
+
+    def _kill(self, w: _Worker) -> None:
+        """Kill a worker in the middle of its task and forget it (a new one takes its place when
+        work is dispatched); whatever it had sent is dropped with its pipe."""
+        w.task = None
+        try:
+            w.proc.kill()
+        except (OSError, ValueError):
+            pass
+        w.proc.join(5)
+        if w in self.workers:
+            self.workers.remove(w)
+        try:
+            w.conn.close()
+        except OSError:
+            pass
 
     # -- the loop
     def run(self, fn: Callable, tasks: Sequence[tuple], order: Sequence[int] | None = None, tick: Callable[[], None] | None = None, poll: float = 0.2) -> Iterator[Outcome]:
@@ -338,15 +401,16 @@ class Pool:
         self.workers = []
 
 
-def open_pool(workers: int, on_note: Callable[[int, Any], None] | None = None, name: Callable[[int], str] | None = None):
+def open_pool(workers: int, on_note: Callable[[int, Any], None] | None = None, name: Callable[[int], str] | None = None, deadline: float | None = None):
     """The pool of this run: worker processes, or Ray tasks with ``--cluster``
     (explorers/cluster.py: the same methods, notes included; ``name(task)``, e.g. its board,
-    names a task whose Ray worker died in the note that says so)."""
+    names a task whose Ray worker died in the note that says so). ``deadline``: see :class:`Pool`;
+    Ray's task pool has none (a Ray task is not killed by a deadline: docs/sweep.md)."""
     # imported here: explorers/cluster.py builds its task pool on this module's Outcome (a cycle)
     from bpcheck.explorers.cluster import active
 
     c = active()
-    return c.task_pool(workers, on_note=on_note, name=name) if c is not None else Pool(workers, on_note=on_note)
+    return c.task_pool(workers, on_note=on_note, name=name) if c is not None else Pool(workers, on_note=on_note, deadline=deadline)
 
 
 __all__ = ["Outcome", "Pool", "cpu_count", "in_worker", "notify", "open_pool", "stop_reason"]

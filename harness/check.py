@@ -76,6 +76,9 @@ class CheckOptions:
     memory_limit: int | None = None
     no_reduce: bool = False
     jobs: int = 1
+    # every board in a worker process, even with -j 1 or one board (bpcheck sweep): a board stuck
+    # inside one engine call can then be killed (--timeout's deadline, a signal; harness/jobs.py)
+    isolate: bool = False
     cluster: str | None = None
     fail_fast: bool = False
     exclude: list[str] | None = None
@@ -340,9 +343,10 @@ class CheckRun:
         self.sig.polling = True  # the first signal stops the exploration; outputs are still written
         jobs = resolve_jobs(self.opts.jobs)
         feed = CheckFeed(self.opts, files, self.invariants, self.engine_kw, self.engine_name, self.system_kw, self.baseline, lambda br, d: self.lines(br, d)[0])
-        feed.workers = jobs if (self.opts.fail_fast or (jobs > 1 and len(files) > 1)) else 1
+        pooled = self.opts.fail_fast or (jobs > 1 and len(files) > 1) or (self.opts.isolate and bool(files))
+        feed.workers = jobs if pooled else 1
         try:
-            if self.opts.fail_fast or (jobs > 1 and len(files) > 1):  # jobs.py: workers and the cost order
+            if pooled:  # jobs.py: workers and the cost order
                 self._run_jobs(files, jobs, feed, out)
             else:
                 self._run_here(files, jobs, feed, out)
@@ -472,7 +476,7 @@ class CheckRun:
         system_kw, bounds, baseline = self.system_kw, self.bounds, self.baseline
 
         controls = {k: v for k, v in system_kw.items() if k != "stop"}  # a worker polls its own flag
-        if jobs == 1:
+        if jobs == 1 and args.fail_fast:  # --fail-fast -j 1 runs in this process
             controls["stop"] = sig.stop_reason
         # --fail-fast: budget rounds, each board stopping at its first violation; not with --baseline,
         # where the first violation may be a known one: the board must go on (or it would pass
@@ -505,6 +509,9 @@ class CheckRun:
         def cut_short(board):
             return interrupted_result(board, invariants, args.strategy, f"interrupted ({sig.name})")
 
+        def killed(board, why: str):  # --timeout's deadline killed its worker inside one step (jobs.py)
+            return interrupted_result(board, invariants, args.strategy, why)
+
         def shard(board):
             """A board expected to cost SHARD_AT states or more is explored by all the workers at once
             (cli/jobs.py), when the sharded explorer can take it."""
@@ -526,7 +533,8 @@ class CheckRun:
                 return _Unloaded(unloaded_result(display, invariants, args.strategy, lb.why))
 
         outcome = run_check_jobs(
-            files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load, cut_short, sig, shard=shard, bounds=bounds, rounds=rounds, feed=feed
+            files, jobs, bool(args.fail_fast), check_board_task, task_args, restore, emit, load, cut_short, sig, shard=shard, bounds=bounds, rounds=rounds, feed=feed,
+            killed=killed,
         )
         out.results, out.errors, out.not_started = outcome.results, outcome.errors, outcome.not_started
         if outcome.internal is not None:

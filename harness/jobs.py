@@ -19,6 +19,12 @@ their expected cost (docs/checking.md, "Parallel checking and the order of board
   never in completion order, so every output is the same whatever N; the run's progress, a
   verdict stdout holds back and the first counterexample go to stderr as they come
   (cli/feedback.py).
+
+Two bounds reach a worker that is stuck inside one engine call (docs/sweep.md, "A slow board"):
+with ``--timeout S`` a board still running :data:`DEADLINE_GRACE` seconds after S (counted from
+the moment its worker began it: explorers/pool.py) has its worker killed and replaced, the board inconclusive
+with a fixed reason (:func:`deadline_reason`); and once a signal arrived, workers that have not
+come back :data:`STOP_KILL_AFTER` seconds later are killed (their boards "interrupted").
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -51,6 +58,21 @@ REDUCED_SHARE = 0.28
 # (run_check_jobs, `shard`); the rest one board per worker. Only the seven-card board of the
 # seed corpus is above it (expected 112,000; 742,799 states); the next is at 36,000.
 SHARD_AT = 50_000
+# --timeout S is checked between states (explorers/core.py); a board whose worker is still busy S +
+# DEADLINE_GRACE seconds after it began the board is inside one state (an engine call that does
+# not return: SPYGAL Misty on the EDOPro core, 12 minutes) and is killed. The grace covers what a
+# worker does before its exploration's clock starts (the engine's start; a fresh worker's imports
+# come before it begins: pool.STARTUP_GRACE) and the state in progress at S.
+DEADLINE_GRACE = 10.0
+# After the first signal, a worker still running its board this many seconds later is inside one
+# state (an engine call) and is killed: the run stops within about a second whatever the engine does.
+STOP_KILL_AFTER = 1.0
+
+
+def deadline_reason(timeout: float) -> str:
+    """The bound_hit of a board whose worker the ``--timeout`` deadline killed: the same words
+    whenever the kill came (nothing of the board's partial exploration is kept)."""
+    return f"killed after {timeout:g} s (--timeout) + {DEADLINE_GRACE:g} s grace: one step did not return; the worker process was killed and replaced"
 
 
 def board_features(board) -> dict[str, int]:
@@ -326,6 +348,7 @@ def run_check_jobs(
     bounds,
     rounds: bool = True,
     feed=None,
+    killed: Callable[[Any, str], Any] | None = None,
 ) -> JobsOutcome:
     """Check ``files`` ((path, display) in board order) with ``jobs`` worker processes (or in this
     process when ``jobs`` is 1, for ``--fail-fast``). ``load(path, display)`` loads a board (bad
@@ -349,7 +372,11 @@ def run_check_jobs(
     ``feed``: the run's progress on stderr (cli/feedback.py ``CheckFeed``): a task per board or
     try, the workers' counts and violations as they come, and each result stdout holds back
     for board order. A task's last argument is its controls dict (``check_board_task``): the
-    progress of a board checked in this process is added there."""
+    progress of a board checked in this process is added there.
+
+    ``killed(board, why)``: the result of a board whose worker the deadline killed (with
+    ``bounds.timeout``: :data:`DEADLINE_GRACE`; ``why`` is :func:`deadline_reason`). Without it
+    there is no deadline."""
     if feed is None:
         feed = _NoFeed()
     out = JobsOutcome()
@@ -371,7 +398,7 @@ def run_check_jobs(
     if fail_fast:
         _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restore, emit, cut_short, sig, bounds, out, rounds, feed)
     else:
-        _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restore, emit, cut_short, sig, bounds, shard, out, feed)
+        _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restore, emit, cut_short, sig, bounds, shard, out, feed, killed)
     for i in range(n):
         e = entries.get(i)
         if e is None:
@@ -384,10 +411,12 @@ def run_check_jobs(
     return out
 
 
-def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restore, emit, cut_short, sig, bounds, shard, out, feed) -> None:
+def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restore, emit, cut_short, sig, bounds, shard, out, feed, killed=None) -> None:
     """Every board on ``jobs`` workers (the boards ``shard`` accepts first, each on every worker;
     then :func:`stream_order`: board order, long boards in time); printed in board order as each
-    one and every board before it is done."""
+    one and every board before it is done. With ``killed`` and ``bounds.timeout``, a board whose
+    worker is still busy :data:`DEADLINE_GRACE` seconds past the timeout is killed (``killed``
+    gives its result)."""
     n = len(files)
     printed = 0
 
@@ -407,7 +436,9 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
     def record(o: Outcome) -> None:
         i = o.index
         display = files[i][1]
-        if o.crashed:
+        if o.deadline and killed is not None:  # inside one step past --timeout: inconclusive, as a bound
+            entries[i] = Entry("result", killed(boards[i], deadline_reason(bounds.timeout)))
+        elif o.crashed:
             entries[i] = Entry("crash", o.error)
             out.crashed.append(f"{display}: {o.error}")
         elif not o.ok:
@@ -439,16 +470,19 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
         return True
 
     _cluster_note(feed)
-    pool = open_pool(jobs, on_note=lambda i, payload: feed.note(boards[i], task_of(i), payload), name=lambda i: files[i][1])  # processes, or Ray tasks with --cluster
+    deadline = bounds.timeout + DEADLINE_GRACE if killed is not None and bounds is not None and bounds.timeout is not None else None
+    pool = open_pool(jobs, on_note=lambda i, payload: feed.note(boards[i], task_of(i), payload), name=lambda i: files[i][1], deadline=deadline)  # processes, or Ray tasks with --cluster
     interrupted_now: list[int] = []  # boards cut short by a second signal
     try:
-        signalled = False
+        signalled: float | None = None  # when the first signal was acted on
 
         def tick() -> None:
             nonlocal signalled
-            if sig.signum is not None and not signalled:
-                signalled = True
+            if sig.signum is not None and signalled is None:
+                signalled = time.monotonic()
                 pool.stop_all(sig.signum)  # workers stop at their next state; results come back
+            elif signalled is not None and pool.running() and time.monotonic() - signalled >= STOP_KILL_AFTER:
+                raise Interrupted(sig.signum)  # a worker inside one step (an engine call): killed below, as at a second signal
             for j in pool.running():
                 task_of(j)
 
@@ -466,7 +500,7 @@ def _all_jobs(files, boards, entries, order, todo, jobs, task, task_args, restor
         tasks = [task_args(b, bounds) if b is not None else () for b in boards]
         for o in pool.run(task, tasks, rest, tick=tick):
             record(o)
-            if not o.ok and not o.crashed:  # a bpcheck bug: no new boards (as the sequential run)
+            if not o.ok and not o.crashed and not o.deadline:  # a bpcheck bug: no new boards (as the sequential run)
                 pool.cancel(pool.pending())
     except Interrupted:  # a second signal: stop the workers now, keep what came back
         interrupted_now += pool.running()  # (a sharded board cut short is already listed)
@@ -607,7 +641,7 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
                     break
                 here(t)
         else:
-            signalled = False
+            signalled: float | None = None  # when the first signal was acted on
             next_id = 0
             while True:
                 while not halted and sig.signum is None and pool.in_flight() < jobs:
@@ -619,9 +653,11 @@ def _fail_fast_jobs(files, boards, entries, order, jobs, task, task_args, restor
                     next_id += 1
                 if not pool.in_flight():
                     break
-                if sig.signum is not None and not signalled:
-                    signalled = True
+                if sig.signum is not None and signalled is None:
+                    signalled = time.monotonic()
                     pool.stop_all(sig.signum)  # workers stop at their next state; results come back
+                elif signalled is not None and pool.running() and time.monotonic() - signalled >= STOP_KILL_AFTER:
+                    raise Interrupted(sig.signum)  # a worker inside one step (an engine call): killed below
                 for j in pool.running():
                     if j in ids:
                         task_of(ids[j])
@@ -672,11 +708,14 @@ __all__ = [
     "FIRST_BUDGET",
     "SHARD_AT",
     "BudgetRounds",
+    "DEADLINE_GRACE",
     "Entry",
+    "STOP_KILL_AFTER",
     "JobsOutcome",
     "board_cost",
     "board_features",
     "cost_order",
+    "deadline_reason",
     "stream_order",
     "resolve_jobs",
     "run_check_jobs",

@@ -42,6 +42,7 @@ from bpcheck.harness.board_writer import write_board
 from bpcheck.harness.check import CheckOptions, CheckRun
 from bpcheck.harness import lifecycle
 from bpcheck.harness.feedback import run_progress
+from bpcheck.harness.jobs import deadline_reason
 from bpcheck.model import cdb as C
 from bpcheck.model.board import board_from_dict
 from bpcheck.model.cdb import Card, open_db
@@ -515,7 +516,9 @@ class SweepRun:
         connects to the ``--cluster`` (and checks that every node can build the engine) once; the
         batches then run on the cluster it made active (``-j``: its workers by default)."""
         o = self.opts
-        return CheckOptions(engine=o.engine, cards_db=o.cards_db, max_states=o.max_states, timeout=o.timeout, jobs=o.jobs, quiet=True, command="sweep",
+        # isolate: every board in a worker process, -j 1 included, so that a board stuck inside one
+        # engine call is killed by --timeout's deadline or a signal (docs/sweep.md, "A slow board")
+        return CheckOptions(engine=o.engine, cards_db=o.cards_db, max_states=o.max_states, timeout=o.timeout, jobs=o.jobs, quiet=True, command="sweep", isolate=True,
                             cluster=o.cluster if connect else None,
                             scripts_overlay=os.path.abspath(o.scripts_overlay) if o.scripts_overlay else None)
 
@@ -642,6 +645,10 @@ class SweepRun:
             head += "; " + ", ".join(dict.fromkeys(_what(f) for f in e["findings"]))
         if e["known"]:
             head += f"; {len(e['known'])} known (baseline)"
+        if self.opts.timeout is not None:
+            killed = sum(1 for b in e["boards"] if b.get("bound_hit") == deadline_reason(self.opts.timeout))
+            if killed:  # inconclusive, as any board cut by --timeout; said, as nothing of it was judged
+                head += f"; {killed} killed at the --timeout deadline (inconclusive, nothing judged)"
         return head
 
     def document(self, entries: dict[int, dict], complete: bool) -> dict:

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ import pytest
 from bpcheck.engines.mutants import MUTANTS
 from bpcheck.explorers.pool import Pool
 from bpcheck.explorers.progress import without_progress
-from bpcheck.harness.jobs import board_cost, cost_order, stream_order
+from bpcheck.harness.jobs import board_cost, cost_order, deadline_reason, stream_order
 from bpcheck.model.board import load_board
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -254,6 +255,67 @@ def test_sigint_stops_the_workers_and_keeps_the_results(tmp_path, interrupt_cli)
     d = json.loads(out.read_text())
     assert d["interrupted"]["signal"] == "SIGINT"
     assert [b["board"] for b in d["boards"]][1] == slow
+
+
+def test_a_first_sigint_stops_workers_stuck_in_one_step(tmp_path, interrupt_cli):
+    """One board's engine blocks inside a step for 600 s: the first SIGINT still ends `check -j 2`
+    (interrupt_cli waits 60 s at most): the stuck worker is killed STOP_KILL_AFTER after the signal,
+    its board is "interrupted (SIGINT)", the boards finished before are kept."""
+    out = tmp_path / "r.json"
+    stuck = "boards/002-skip-battle-phase.toml"
+    code, stdout = interrupt_cli(
+        ["check", "boards/000-replay-1.toml", stuck, "-j", "2", "--engine", "lifecycle_engines:slow", "--json", str(out)],
+        LIFECYCLE_SLOW="600", LIFECYCLE_SLOW_ON="002-skip-battle-phase",
+    )
+    assert code == 130, stdout
+    assert f"INCONCLUSIVE {stuck}:" in stdout and "interrupted (SIGINT)" in stdout
+    d = json.loads(out.read_text())
+    assert [b["board"] for b in d["boards"]] == ["boards/000-replay-1.toml", stuck]
+    assert d["boards"][0]["verdict"] == "pass"
+
+
+def test_a_first_sigint_stops_fail_fast_workers_stuck_in_one_step(tmp_path, interrupt_cli):
+    """The same in `check --fail-fast -j 2` (its own scheduling loop): the stuck worker is killed
+    after the first signal, the run exits 130 (interrupt_cli waits 60 s at most; the step 600 s)."""
+    stuck = "boards/002-skip-battle-phase.toml"
+    code, stdout = interrupt_cli(
+        ["check", "boards/000-replay-1.toml", stuck, "--fail-fast", "-j", "2", "--engine", "lifecycle_engines:slow"],
+        LIFECYCLE_SLOW="600", LIFECYCLE_SLOW_ON="002-skip-battle-phase",
+    )
+    assert code == 130, stdout
+    assert f"INCONCLUSIVE {stuck}:" in stdout and "interrupted (SIGINT)" in stdout, stdout
+
+
+def test_check_timeout_kills_a_board_stuck_in_one_step(tmp_path):
+    """`check -j 2 --timeout 2`: a board whose engine blocks inside one step (600 s) is killed at
+    the deadline (2 s + DEADLINE_GRACE), inconclusive with the deadline's reason; the other board's
+    result is the one a run without the stuck board gives."""
+    stuck, other = "boards/002-skip-battle-phase.toml", "boards/000-replay-1.toml"
+    alone = bpcheck("check", other, "--engine", "lifecycle_engines:slow", "--timeout", "2", "--json", str(tmp_path / "a.json"))
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    r = bpcheck("check", other, stuck, "-j", "2", "--engine", "lifecycle_engines:slow", "--timeout", "2", "--json", str(tmp_path / "b.json"),
+                LIFECYCLE_SLOW="600", LIFECYCLE_SLOW_ON="002-skip-battle-phase")  # (bpcheck() gives up after 180 s)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert f"INCONCLUSIVE {stuck}:" in r.stdout and deadline_reason(2.0) in r.stdout, r.stdout
+    a, b = (json.loads((tmp_path / n).read_text()) for n in ("a.json", "b.json"))
+    assert b["boards"][0] == a["boards"][0]
+    assert b["boards"][1]["bound_hit"] == deadline_reason(2.0) and b["boards"][1]["verdict"] == "inconclusive"
+
+
+def _sleep(x):
+    if x == 1:
+        time.sleep(600)
+    return x
+
+
+def test_pool_deadline_kills_a_task_that_does_not_return_and_goes_on():
+    t0 = time.monotonic()
+    with Pool(1, deadline=1.0) as pool:
+        got = {o.index: o for o in pool.run(_sleep, [(i,) for i in range(4)])}
+    assert time.monotonic() - t0 < 300  # (the task alone sleeps 600 s)
+    assert sorted(got) == [0, 1, 2, 3]
+    assert got[1].deadline and not got[1].ok and not got[1].crashed and got[1].error == "killed after 1 s", got
+    assert all(got[i].ok and got[i].value == i and not got[i].deadline for i in (0, 2, 3)), got
 
 
 def test_bad_jobs_is_a_usage_error(run_cli):

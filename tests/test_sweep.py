@@ -22,6 +22,7 @@ import pytest
 
 from bpcheck.cli.main import main
 from bpcheck.engines.ocgcore import default_paths
+from bpcheck.harness.jobs import deadline_reason
 from bpcheck.harness.sweep import OVERLAY_ENV, board_document, companion, select_cards, shapes_for
 from bpcheck.model.board import load_board
 from bpcheck.model.cdb import open_db
@@ -221,9 +222,10 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
-def _sweep_process(tmp_path: Path, *args: str, code: str | None = None, slow: str = "0") -> subprocess.Popen:
+def _sweep_process(tmp_path: Path, *args: str, code: str | None = None, slow: str = "0", extra: dict | None = None) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_STEP_SUMMARY",)}
     env.update(PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), env.get("PYTHONPATH", "")]), CI="1", PYTHONUNBUFFERED="1", LIFECYCLE_SLOW=slow)
+    env.update(extra or {})
     head = [sys.executable, "-c", code, str(tmp_path / "reading")] if code else [sys.executable, "-m", "bpcheck"]
     return subprocess.Popen([*head, "sweep", *NORMALS, "--engine", "lifecycle_engines:slow", "--cards-db", FULL, "--batch", "1", *args],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
@@ -282,6 +284,86 @@ def test_a_signal_while_the_cards_are_read_still_writes_json_and_report(tmp_path
     assert p.wait(timeout=600) == 0, p.communicate()
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["complete"] and doc["judged"] == len(NORMALS)
+# -- a board stuck inside one engine call (SPYGAL Misty on the core: one state took 12 minutes) -----------
+
+STUCK = "46986414-attacker"  # Dark Magician attacking: the engine blocks inside its first step
+BLOCK = "600"  # seconds the engine sleeps in that step: far beyond every bound below
+
+
+def _finish(p: subprocess.Popen, timeout: float) -> tuple[str, str]:
+    try:
+        return p.communicate(timeout=timeout)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+def test_a_board_stuck_in_one_step_is_killed_at_the_deadline(tmp_path):
+    """--timeout 5 is checked between states; a board whose engine blocks inside one step (600 s)
+    has its worker killed 5 s + DEADLINE_GRACE after it was handed the board, -j 1 (the sweep runs
+    every board in a worker process) and -j 2: the run goes on, the board is inconclusive with the
+    deadline's fixed reason and 0 states, and everything else is byte for byte the run without the
+    block."""
+    whole = tmp_path / "whole.json"
+    p = _sweep_process(tmp_path, "--json", str(whole), "--timeout", "5")
+    out, err = _finish(p, 600)
+    assert p.returncode == 0, (out, err[-2000:])
+    for jobs in ("1", "2"):
+        stuck = tmp_path / f"stuck-{jobs}.json"
+        t0 = time.monotonic()
+        p = _sweep_process(tmp_path, "--json", str(stuck), "--timeout", "5", "-j", jobs, slow=BLOCK, extra={"LIFECYCLE_SLOW_ON": STUCK})
+        out, err = _finish(p, 500)
+        took = time.monotonic() - t0
+        assert p.returncode == 0, (out, err[-2000:])
+        assert took < 300, took  # (one blocked step alone is 600 s)
+        assert "Traceback" not in out + err
+        assert "46986414 Dark Magician: 2 of 2 boards played; 1 killed at the --timeout deadline" in out, out
+        doc = json.loads(stuck.read_text(encoding="utf-8"))
+        row = next(b for c in doc["cards"] for b in c["boards"] if b["file"] == f"{STUCK}.toml")
+        assert row == {"shape": "attacker", "file": f"{STUCK}.toml", "verdict": "inconclusive", "states": 0, "bound_hit": deadline_reason(5.0)}
+        expected = json.loads(whole.read_text(encoding="utf-8"))
+        for c in expected["cards"]:
+            c["boards"] = [row if b["file"] == row["file"] else b for b in c["boards"]]
+        assert stuck.read_text(encoding="utf-8") == json.dumps(expected, indent=1) + "\n"
+
+
+def test_a_first_sigint_stops_a_sweep_stuck_in_one_step(tmp_path):
+    """Ctrl-C (SIGINT to the process group) while a worker is inside a step that blocks for 600 s:
+    the sweep stops within seconds (workers still busy STOP_KILL_AFTER after the signal are
+    killed), exit 130, no traceback, --json holds the cards judged before (not complete), and
+    --resume gives the document of a sweep never stopped."""
+    whole = tmp_path / "whole.json"
+    p = _sweep_process(tmp_path, "--json", str(whole))
+    out, err = _finish(p, 600)
+    assert p.returncode == 0, (out, err[-2000:])
+    part, started = tmp_path / "part.json", tmp_path / "started"
+    p = _sweep_process(tmp_path, "--json", str(part), slow=BLOCK, extra={"LIFECYCLE_SLOW_ON": STUCK, "LIFECYCLE_STARTED": str(started)})
+    try:
+        t0 = time.monotonic()
+        while not started.exists():  # the worker is inside the blocked step
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() - t0 < 300
+            time.sleep(0.05)
+        os.killpg(p.pid, signal.SIGINT)
+        t1 = time.monotonic()
+        out, err = p.communicate(timeout=300)
+        took = time.monotonic() - t1
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 130, (out, err[-2000:])
+    assert took < 60, took  # (before: until the step returned, 600 s)
+    assert "Traceback" not in out + err and "interrupted by SIGINT: go on with --resume --json FILE" in out
+    doc = json.loads(part.read_text(encoding="utf-8"))
+    assert not doc["complete"] and [c["name"] for c in doc["cards"]] == ["Battle Ox", "Mokey Mokey"]  # the cards before Dark Magician
+    p = _sweep_process(tmp_path, "--json", str(part), "--resume")
+    out, err = _finish(p, 600)
+    assert p.returncode == 0, (out, err[-2000:])
+    assert part.read_bytes() == whole.read_bytes()
+
+
 def _first(db, bits: int, without: int = 0):
     return next(c for c in sorted(db, key=lambda c: c.code) if c.type & bits == bits and not c.type & without and not c.alias)
 
