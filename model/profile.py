@@ -153,6 +153,8 @@ RULES: dict[str, Rule] = dict([
        f"{S002}:135-138; the card's text"),
     _r("BD-INDESTRUCTIBLE", "'... cannot be destroyed by battle': a continuous effect that prevents destruction by battle applies at damage calculation",
        f"{S002}:122 (If there is a Continuous effect that can prevent a monster from being destroyed by battle ... at this time)"),
+    _r("BD-CANNOT-DESTROY", "'This card cannot destroy monsters by battle': a monster that battles this card is not destroyed by that battle",
+       f"{S002}:122 (a Continuous effect that can prevent a monster from being destroyed by battle ... at this time); the card's text"),
     _r("BD-GAIN", "'If a player would take damage from a battle involving this card, they gain that much LP, instead': no battle damage from its battles; each player gains what they would have taken",
        f"{S002}:135-138 (Battle damage is inflicted [at damage calculation]); the card's text (a replacement of the damage)"),
     _r("BD-REPLACE", "'would be destroyed by battle ... instead' / 'it is not destroyed': a replacement, done when destroyed-by-battle monsters are sent to the GY",
@@ -357,7 +359,8 @@ class EffectProfile:
 class BattleMod:
     """What a sentence of a card's text that is not activated does to damage calculation
     (docs/profiles.md "Battle modifications"). ``kind``: ``piercing``, ``no_damage``, ``double``,
-    ``halve``, ``reflect``, ``gain`` (the damage becomes LP gained), ``indestructible``, ``replacement`` or ``other``. ``sure``: the
+    ``halve``, ``reflect``, ``gain`` (the damage becomes LP gained), ``indestructible``, ``cannot_destroy`` (the monster that
+    battles this card is not destroyed by that battle), ``replacement`` or ``other``. ``sure``: the
     sentence is one of the wordings the reader computes (then ``scope``, ``role``, ``direct``,
     ``to`` and ``conditions`` say exactly when and to whom it applies); otherwise only its kind is
     known and ``why`` says so. ``self_only``: the sentence is about this card's own battles (an
@@ -369,11 +372,11 @@ class BattleMod:
     section: str
     sure: bool
     why: str = ""
-    scope: tuple = ("self",)  # ("self",) | ("race", RACE, other) | ("archetype", NAME, other, side)
+    scope: tuple = ("self",)  # ("self",) | ("equipped",) (an Equip Card's monster) | ("race", RACE, other) | ("archetype", NAME, other, side)
     role: str | None = None  # None (any) | "attacker" | "target" | "battler" | "defense" (this Defense Position card)
     direct: bool | None = None  # True: direct attacks only; False: attacks on a monster only
     to: str | None = None  # the player whose damage it changes: "you", "opponent", "both"
-    conditions: tuple = ()  # ("control_race", RACE, other) | ("control_token",) | ("archetype_face_up", NAME, side) | ("your_turn",) | ("opponent_turn",) | ("equipped",) | ("gemini",) | ("flipped",)
+    conditions: tuple = ()  # ("control_race", RACE, other) | ("control_token",) | ("archetype_face_up", NAME, side) | ("your_turn",) | ("opponent_turn",) | ("equipped",) | ("gemini",) | ("flipped",) | ("self_attack_position",)
     self_only: bool = False
 
     def to_dict(self) -> dict:
@@ -1008,6 +1011,7 @@ BD_KEYWORDS = re.compile(
     r"battle damage|would take battle or effect damage|damage from a battle|destroyed by battle|piercing|inflict the difference|"
     r"damage becomes|that much LP instead|"
     r"cannot be destroyed(?! by (?:your opponent's |an opponent's |your |)(?:card )?effects?)|"
+    r"not destroyed as a result of battle|cannot destroy monsters by battle|"
     r"would be destroyed(?! by (?:your opponent's |an opponent's |your |a |)(?:card )?effects?)", re.I)
 # a trigger's event, not a change of the damage calculation
 # an activation condition on a monster destroyed (by battle, or in general: 002:186, 190)
@@ -1027,6 +1031,7 @@ BD_CONDITIONS = (
     ("bd-c-opponent-turn", re.compile(r"during your opponent's (?:turn|Battle Phase)", re.I), lambda m: ("opponent_turn",)),
     ("bd-c-equipped", re.compile(r"if this card is equipped with [^,]+", re.I), lambda m: ("equipped",)),
     ("bd-c-flipped", re.compile(r"if this card was flipped face-up", re.I), lambda m: ("flipped",)),
+    ("bd-c-attack-position", re.compile(r"while this card is in face-up Attack Position(?: on the field)?", re.I), lambda m: ("self_attack_position",)),
 )
 
 
@@ -1064,6 +1069,15 @@ BD_TEMPLATES = (
         r"this card cannot be destroyed by battle,? and you take no battle damage from (?:battles|attacks) involving this card", re.I),
      lambda m: [dict(kind="indestructible", rule="BD-INDESTRUCTIBLE"),
                 dict(kind="no_damage", rule="BD-NO-DAMAGE", role="battler", to="you")]),
+    # older wording: "... is not destroyed as a result of battle." (its "(Damage calculation is applied normally.)" is a sentence apart)
+    ("bd-not-destroyed-result", re.compile(r"this card is not destroyed as a result of battle", re.I),
+     lambda m: [dict(kind="indestructible", rule="BD-INDESTRUCTIBLE")]),
+    # an Equip Card's: only the monster it is equipped to (scope "equipped": the card's `equipped_to`)
+    ("bd-not-destroyed-equipped", re.compile(
+        r"the monster equipped with this card is not destroyed as a result of battle(?: or by the effect of a card that targets the monster)?", re.I),
+     lambda m: [dict(kind="indestructible", rule="BD-INDESTRUCTIBLE", scope=("equipped",))]),
+    ("bd-cannot-destroy", re.compile(r"this card cannot destroy monsters by battle", re.I),
+     lambda m: [dict(kind="cannot_destroy", rule="BD-CANNOT-DESTROY", role="battler")]),
     ("bd-no-damage", re.compile(r"(?P<who>you|your opponent) takes? no battle damage from (?:battles|attacks) involving this card", re.I),
      lambda m: [dict(kind="no_damage", rule="BD-NO-DAMAGE", role="battler", to="you" if m["who"].lower() == "you" else "opponent")]),
     ("bd-double-attacked", re.compile(r"double any battle damage your opponent takes when they attack this (?:monster|card)", re.I),
@@ -1105,9 +1119,13 @@ def _bd_kind(sent: str) -> tuple[str, str]:
         return "double", "BD-DOUBLE"
     if "halve" in lo or "half" in lo:
         return "halve", "BD-HALVE"
+    if "not destroyed as a result of battle" in lo and "instead" not in lo:
+        return "indestructible", "BD-INDESTRUCTIBLE"
     if "instead" in lo or "would be destroyed" in lo or "is not destroyed" in lo:
         return "replacement", "BD-REPLACE"
-    if "cannot be destroyed" in lo:
+    if "cannot destroy monsters by battle" in lo:
+        return "cannot_destroy", "BD-CANNOT-DESTROY"
+    if "cannot be destroyed" in lo or "not destroyed as a result of battle" in lo:
         return "indestructible", "BD-INDESTRUCTIBLE"
     return "other", "BD-OTHER"
 
