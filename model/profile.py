@@ -127,6 +127,12 @@ RULES: dict[str, Rule] = dict([
        f"{S002}:54 against {S002}:245: UNKNOWN"),
     _r("DS-CONT-TRAP", "a Continuous Trap Card can be activated in the Damage Step only if a Continuous Effect of it directly changes ATK/DEF",
        f"{S002}:50"),
+    _r("DS-ATK-CONDITIONAL", "an ATK/DEF change under a condition of its own sentence ('While you control ...', 'If Summoned this way, ...', 'after the first time ...'): it might not alter ATK/DEF, and whether it is 'directly' is not decidable from the text: UNKNOWN",
+       f"{S002}:48-50 (directly alter the ATK/DEF), 53 (Cards like \"Half or Nothing\" which might not alter ATK/DEF at resolution cannot be activated during the Damage Step): UNKNOWN"),
+    _r("DS-ATK-MODAL", "an ATK/DEF change that is one of the effects to choose from ('Activate 1 of these effects'): allowed only when that one is chosen, not decidable from the text: UNKNOWN",
+       f"{S002}:48-49 (Spell/Trap Cards and card effects that directly alter the ATK/DEF): UNKNOWN"),
+    _r("DS-ATK-LINGERING", "an ATK/DEF change among effects applied for the rest of the turn to a kind of monster ('Apply these effects until the end of this turn. ● Rank 3 or lower Xyz Monsters gain ...'): whether it alters any ATK/DEF at resolution is not decidable from the text: UNKNOWN",
+       f"{S002}:48-49, 53 (might not alter ATK/DEF at resolution): UNKNOWN"),
     _r("DS-CONT-TRAP-UNSURE", "a Continuous Trap whose ATK/DEF change is in an activated effect: allowed only if that effect is activated with the card ('Desperate Tag'), not decidable from the text",
        f"{S002}:50: UNKNOWN"),
     _r("DS-DESTROYED-EVENT", "a card or effect that activates when a monster is destroyed by battle (and sent to the Graveyard), or destroyed in general, is activated at the end of the Damage Step",
@@ -201,7 +207,7 @@ ATK_CHANGE: tuple[Pattern, ...] = (
     # (not Life Points: "they gain Life Points equal to half the ATK of ...", Dark Cure)
     _p("atk-gain-lose", r"\b(?:gains?|loses?)\b(?!\s+(?:\d+\s+)?(?:Life Points|LP)\b)[^.;:]{0,60}?\b(?:ATK|DEF)\b", "atk_change", "DS-ATK"),
     _p("atk-becomes", r"\b(?:ATK|DEF)\b[^.;:]{0,40}?\b(?:becomes?|is halved|are halved|is doubled|are doubled)\b", "atk_change", "DS-ATK"),
-    _p("atk-verb", r"\b(?:[Ii]ncrease|[Dd]ecrease|[Rr]educe|[Hh]alve|[Dd]ouble|[Cc]hange)s?\b[^.;:]{0,40}?\b(?:ATK|DEF)\b", "atk_change", "DS-ATK"),
+    _p("atk-verb", r"\b(?:[Ii]ncrease|[Dd]ecrease|[Rr]educe|[Hh]alve|[Dd]ouble|[Cc]hange)s?\b(?!\s+(?:your |their |your opponent's |)(?:Life Points|LP)\b)[^.;:]{0,40}?\b(?:ATK|DEF)\b", "atk_change", "DS-ATK"),
 )
 
 # events a trigger's condition names (EVT-TEXT); several may match one condition
@@ -677,14 +683,23 @@ def _continuous_trap_atk(card: C.Card, prof: CardProfile) -> None:
     act = next((x for x in prof.effects if x.kind.value == "activation"), None)
     if act is None or act.damage_step is None or act.damage_step["tcg"]["start"].rule != "DS-NOT-LISTED":
         return
+    doubted = None
     for x in prof.effects:
         if x.kind.value == "continuous" and x.span:
-            hits = _find(ATK_CHANGE, t, *x.span)
-            if hits:
-                ev = (_ev(t, x.span[0], hits[0][1], hits[0][0]),)
+            for p, m in _find(ATK_CHANGE, t, *x.span):
+                ev = (_ev(t, x.span[0], m, p),)
+                doubt = _atk_doubt(t, x.span[0], x.span[1], x.span[0] + m.start())
+                if doubt is not None:
+                    doubted = doubted or (doubt[0], ev + (doubt[1],))
+                    continue
                 act.damage_step = {rs: {s: Decision(s in ("start", "before_calc"), "DS-CONT-TRAP", ev) for s in SUBSTEPS}
                                    for rs in RULESETS}
                 return
+    if doubted is not None:
+        # (its Continuous Effect changes ATK/DEF only under a condition: whether that is "directly" is not decidable)
+        rule, ev = doubted
+        act.damage_step = {rs: {s: Decision(UNKNOWN if s in ("start", "before_calc") else False, rule, ev) for s in SUBSTEPS}
+                           for rs in RULESETS}
 
 
 def _simple(idx, section, s, e, number, t, kind, rule) -> EffectProfile:
@@ -711,14 +726,28 @@ def _implicit_activation(card: C.Card, segs) -> EffectProfile:
         # DS-CONT-TRAP: allowed only if a Continuous Effect (not-activated text) changes ATK/DEF
         cont_atk: list[Evidence] = []
         act_atk: list[Evidence] = []
+        doubted: list[tuple[str, Evidence, Evidence]] = []  # (rule, the change, the doubt): _atk_doubt
         for _, s, e, _ in segs:
             hits = _find(ATK_CHANGE, t, s, e)
             if not hits:
                 continue
             activated = _top_level(t, s, e, ":") >= 0 or _top_level(t, s, e, ";") >= 0
-            (act_atk if activated else cont_atk).extend(_ev(t, s, m, p) for p, m in hits[:1])
+            if activated:
+                act_atk.extend(_ev(t, s, m, p) for p, m in hits[:1])
+                continue
+            for p, m in hits:
+                doubt = _atk_doubt(t, s, e, s + m.start())
+                if doubt is None:
+                    cont_atk.append(_ev(t, s, m, p))
+                    break
+                doubted.append((doubt[0], _ev(t, s, m, p), doubt[1]))
         if cont_atk:
             ds = {rs: {s: Decision(s in ("start", "before_calc"), "DS-CONT-TRAP", tuple(cont_atk)) for s in SUBSTEPS} for rs in RULESETS}
+        elif doubted:
+            # (a Continuous Effect that changes ATK/DEF only under a condition: DS-CONT-TRAP's "directly" is not decidable)
+            rule, aev, dev = doubted[0]
+            ds = {rs: {s: Decision(UNKNOWN if s in ("start", "before_calc") else False, rule, (aev, dev)) for s in SUBSTEPS}
+                  for rs in RULESETS}
         elif act_atk:
             ds = {rs: {s: Decision(UNKNOWN if s in ("start", "before_calc") else False, "DS-CONT-TRAP-UNSURE", tuple(act_atk))
                        for s in SUBSTEPS} for rs in RULESETS}
@@ -967,10 +996,52 @@ def _all_by(pred, rule, ev) -> dict[str, dict[str, Decision]]:
     return {rs: {s: Decision(bool(pred(s)), rule, tuple(ev)) for s in SUBSTEPS} for rs in RULESETS}
 
 
+# the start of the clause an ATK/DEF change is in: after a sentence end, a line break, ':' or ';'
+_CLAUSE_START = re.compile(r"(?:[.!?]\)?\s+|\n|[:;]\s*)")
+# a condition that opens the clause, before a comma ("While you control ..., this card gains 3000 ATK")
+_ATK_CONDITION = re.compile(r"(?:●\s*)?(?:While|If|Each turn, after|After)\b(?!\s+(?:you do|it does|they do|so|(?:that|the|this) (?:target|monster|card)s? (?:is|are) still|(?:it|they) (?:is|are) still)\b)[^.;:●]*?,\s", re.I)
+_MODAL = re.compile(r"\b(?:Activate|Apply|Use) (?:1|one) of these effects\b", re.I)
+_LINGERING = re.compile(r"^\s*Apply these effects (?:until the end of this turn|for the rest of this turn)", re.I)
+
+
+def _atk_doubt(t: str, s: int, e: int, hit: int) -> tuple[str, Evidence] | None:
+    """Why the ATK/DEF change at ``hit`` (inside the text t[s:e]) may not be one that "directly"
+    alters ATK/DEF (002:48-53): a condition of its own clause (DS-ATK-CONDITIONAL), one of the
+    effects to choose from (DS-ATK-MODAL), or effects applied for the rest of the turn to a kind of
+    monster (DS-ATK-LINGERING); None when there is no such sign."""
+    a = s
+    for m in _CLAUSE_START.finditer(t, s, hit):
+        a = m.end()
+    c = _ATK_CONDITION.match(t, a, hit)
+    if c and c.end() <= hit:
+        return "DS-ATK-CONDITIONAL", Evidence(span=(a, c.end()), quote=t[a:c.end()].strip())
+    bullet = t.rfind("●", s, hit)
+    if bullet >= 0:
+        mod = _MODAL.search(t, s, bullet)
+        if mod:
+            return "DS-ATK-MODAL", Evidence(span=(mod.start(), mod.end()), quote=mod.group(0))
+        ling = _LINGERING.match(t[s:bullet])
+        if ling:
+            return "DS-ATK-LINGERING", Evidence(span=(s + ling.start(), s + ling.end()), quote=ling.group(0).strip())
+    return None
+
+
 def _atk_ds(t, body_s, e, cond, atk, res_start):
     """DS-ATK, DS-ATK-CALC-TCG, DS-ATK-CALC-OCG: an effect that directly changes ATK/DEF."""
     p, m = atk[0]
     aev = _ev(t, res_start, m, p)
+    doubts = [_atk_doubt(t, body_s, e, res_start + mm.start()) for _pp, mm in atk]
+    if all(doubts):
+        # every ATK/DEF change of it may not be a direct one: UNKNOWN where DS-ATK would allow it (or
+        # leave it open); where DS-ATK refuses it, neither reading allows it
+        rule, dev = doubts[0]
+        direct = _atk_ds_direct(t, body_s, e, cond, aev)
+        return {rs: {s: (d if d.value is False else Decision(UNKNOWN, rule, (aev, dev))) for s, d in subs.items()}
+                for rs, subs in direct.items()}
+    return _atk_ds_direct(t, body_s, e, cond, aev)
+
+
+def _atk_ds_direct(t, body_s, e, cond, aev):
     calc = re.search(r"(?i)damage calculation", t[body_s:e])
     dstep = re.search(r"Damage Step", t[body_s:e])
     cond_calc = cond is not None and re.search(r"(?i)damage calculation", t[cond[0]:cond[1]])

@@ -413,3 +413,31 @@ def test_protection_texts_are_read_or_not_judged(tmp_path: Path) -> None:
             assert found == [], (name, how, found)
         if code in NOT_JUDGED_HERE:  # (the two it cannot compute: not judged by it, never passed)
             assert "acc.destroyed-by-battle" in c["not_judged_by"], (name, c["not_judged_by"])
+
+
+# F36: profile.withheld [withheld-elsewhere-offered] where the reader read an ATK/DEF change as a
+# direct one (DS-ATK, DS-CONT-TRAP) though it is conditional, one effect to choose from, applied for
+# the rest of the turn to a kind of monster, or an LP gain "by the ATK". passcode: (name, verdict now)
+ATK_NOT_DIRECT = {
+    10282757: ("Planckton", "not judged"),  # DS-ATK-LINGERING
+    13955608: ("Stronghold the Moving Fortress", "not judged"),  # DS-ATK-CONDITIONAL ("While you control ...")
+    43959432: ("Metamorphortress", "not judged"),  # DS-ATK-CONDITIONAL ("If Summoned this way, ...")
+    71934924: ("Swift Samurai Storm!", "not judged"),  # DS-ATK-CONDITIONAL ("Each turn, after the first time ...")
+    74640994: ("Subterror Final Battle", "not judged"),  # DS-ATK-MODAL ("Activate 1 of these effects")
+    96355986: ("Enchanted Javelin", "clean"),  # "Increase your Life Points by the ATK ...": no ATK change (DS-NOT-LISTED)
+}
+
+
+def test_atk_changes_that_are_not_direct_are_not_read_as_direct(tmp_path: Path) -> None:
+    out = tmp_path / "atk.json"
+    main(["sweep", "-q", "--engine", "ocgcore", "--cards-db", FULL, "--json", str(out), "--max-states", "600",
+          *map(str, ATK_NOT_DIRECT)])
+    by_code = {c["code"]: c for c in json.loads(out.read_text(encoding="utf-8"))["cards"]}
+    assert set(by_code) == set(ATK_NOT_DIRECT)
+    for code, (name, verdict) in ATK_NOT_DIRECT.items():
+        c = by_code[code]
+        assert c["name"] == name and c["played"] > 0, (name, c["refused"])
+        assert c["findings"] == [], (name, [(f["invariant"], f["signature"], f["message"]) for f in c["findings"]])
+        assert c["verdict"] == verdict, (name, c["verdict"], c["profile_unknown"])
+        if verdict == "not judged":  # (the reason: its activation's Damage Step decision is unknown)
+            assert c["profile_unknown"] == ["effect 0: damage_step"], (name, c["profile_unknown"])
