@@ -662,10 +662,24 @@ def owner_piles(obs, ctx):
     return True if seen else None
 
 
+@history(
+    "deck_drawn_empty",
+    "The players whose Deck the last transition emptied by drawing (card_moved events from their Deck to their hand, "
+    "and no card left in it after): a player an effect made draw more than their Deck held (DECK-OUT). Only the last "
+    "transition's: a Deck emptied earlier, or emptied otherwise, is not one.",
+)
+def _deck_drawn_empty(prev, t):
+    drew = {e.get("owner") for e in t.of("card_moved") if e.get("from") == "deck" and e.get("to") == "hand"}
+    return tuple(sorted(p for p in drew if p in (0, 1) and not t.after["players"][p].get("deck")))
+
+
 @invariant(
     "acc.duel-over",
-    "The duel is over exactly when a player has 0 LP; the winner is the other player, or nobody when both reach 0.",
-    ["LP-ZERO"],
+    "The duel is over exactly when a player has 0 LP, or when a player drew their Deck empty in the transition that "
+    "ended it (the monitor's own record of the draws: a player who must draw from an empty Deck loses; the monitor cannot "
+    "see how many cards were still to draw, so a Deck drawn empty counts); the winner is the other player, or nobody when "
+    "both reach 0 (both Decks drawn empty at once: not judged).",
+    ["LP-ZERO", "DECK-OUT"],
     "state",
     FAMILY,
     reads=["over", "winner", "players[].lp"],
@@ -677,7 +691,15 @@ def duel_over(obs, ctx):
     if zero and not obs["over"]:
         return f"P{zero[0] + 1} has 0 LP but the duel goes on"
     if obs["over"] and not zero:
-        return "the duel is over but no player has 0 LP"
+        # rule: DECK-OUT (004:10: a player required to draw from an empty Deck loses; from the monitor's draws)
+        empty = ctx.mon["deck_drawn_empty"] if ctx.mon is not None else ()
+        if not empty:
+            return "the duel is over but no player has 0 LP"
+        if len(empty) == 2:
+            return NotJudged("both players drew their Decks empty in the transition that ended the duel: who wins is not in the seeds")
+        if obs["winner"] != 1 - empty[0]:
+            return f"winner {obs['winner']}, expected {1 - empty[0]} (P{empty[0] + 1} drew their Deck empty)"
+        return True
     expect = None if len(zero) == 2 else 1 - zero[0]
     if obs["winner"] != expect:
         return f"winner {obs['winner']}, expected {expect}"

@@ -441,3 +441,26 @@ def test_atk_changes_that_are_not_direct_are_not_read_as_direct(tmp_path: Path) 
         assert c["verdict"] == verdict, (name, c["verdict"], c["profile_unknown"])
         if verdict == "not judged":  # (the reason: its activation's Damage Step decision is unknown)
             assert c["profile_unknown"] == ["effect 0: damage_step"], (name, c["profile_unknown"])
+
+
+# F36: acc.duel-over [over-without-zero-lp]: an effect made a player draw more than the sweep's
+# 3-card Deck held, and the core ended the duel (DECK-OUT, 004 "Draw Phase"); the invariant knew
+# only LP. Both players drawing their Decks empty at once (Morphing Jar, Fiber Jar): not judged.
+DECK_OUT = {
+    33508719: ("Morphing Jar", True),
+    78706415: ("Fiber Jar", True),
+    76862289: ("Yamata Dragon", False),
+    77379481: ("Sasuke Samurai #3", False),
+}
+
+
+def test_a_duel_ended_by_drawing_from_an_empty_deck_is_no_finding(tmp_path: Path) -> None:
+    out = tmp_path / "deck-out.json"
+    main(["sweep", "-q", "--engine", "ocgcore", "--cards-db", FULL, "--json", str(out), "--max-states", "600", *map(str, DECK_OUT)])
+    by_code = {c["code"]: c for c in json.loads(out.read_text(encoding="utf-8"))["cards"]}
+    assert set(by_code) == set(DECK_OUT)
+    for code, (name, both) in DECK_OUT.items():
+        c = by_code[code]
+        assert c["name"] == name and c["played"] > 0, (name, c["refused"])
+        assert c["findings"] == [], (name, [(f["invariant"], f["signature"], f["message"]) for f in c["findings"]])
+        assert ("acc.duel-over" in c["not_judged_by"]) == both, (name, c["not_judged_by"])
