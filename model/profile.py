@@ -236,7 +236,8 @@ EVENTS: tuple[Pattern, ...] = (
     _p("ev-banished", r"\b(?:is|are) banished\b", "banished", "EVT-TEXT"),
     _p("ev-to-hand", r"\b(?:added|returned) (?:from [^.:;]{1,40} )?to (?:your|the|its owner's|their) hand\b", "to_hand", "EVT-TEXT"),
     _p("ev-discarded", r"\bdiscarded\b", "discarded", "EVT-TEXT"),
-    _p("ev-activation", r"\b(?:activates?|is activated|are activated|is activated)\b", "activation", "EVT-TEXT"),
+    # (not "you can select and activate 1 of these effects": the choice of an effect, no event)
+    _p("ev-activation", r"\b(?:activates?|is activated|are activated)\b(?! (?:1|one|either) of (?:these|the following) effects)", "activation", "EVT-TEXT"),
     _p("ev-targeted", r"\b(?:targets|is targeted by|targeting) (?:this card|this face-up card)|that targets this", "targeted", "EVT-TEXT"),
     _p("ev-standby", r"Standby Phase", "standby_phase", "EVT-TEXT"),
     _p("ev-end-phase", r"End Phase", "end_phase", "EVT-TEXT"),

@@ -387,6 +387,19 @@ def test_atk_changes_that_may_not_be_direct_are_unknown(full: CardDB) -> None:
     assert not [p for p in PATTERNS if p.means == "atk_change" and p.regex.search("Increase your Life Points by the ATK of 1 monster")]
 
 
+def test_choosing_one_of_these_effects_is_no_activation_event(full: CardDB) -> None:
+    """"you can select and activate 1 of these effects" chooses an effect: not an event "when ... is
+    activated" (F36: Storm Shooter's Ignition effect read as a trigger); "When your opponent
+    activates ..." still is one."""
+    e = _eff(full, "Storm Shooter", "Once per turn, you can select and activate")
+    assert (e.kind.value, e.speed.value, _ds(e)) == ("ignition", 1, "NNNNN")
+    scorpion = _eff(full, "Dark Scorpion - Gorg the Strong", "When this card inflicts Battle Damage")
+    assert scorpion.kind.value == "trigger" and "activation" not in scorpion.events.value, scorpion.events.value
+    rx = next(p for p in PATTERNS if p.id == "ev-activation").regex
+    assert rx.search("When your opponent activates a Spell Card") and rx.search("When a Trap Card is activated")
+    assert not rx.search("you can select and activate 1 of these effects")
+
+
 def test_damage_calculation_timing(full: CardDB) -> None:
     e = _eff(full, "Injection Fairy Lily", "If this card attacks or is attacked")
     assert (e.kind.value, e.optional.value, _ds(e), _ds(e, "ocg")) == ("trigger", True, "NNYNN", "NNYNN")

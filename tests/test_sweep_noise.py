@@ -464,3 +464,13 @@ def test_a_duel_ended_by_drawing_from_an_empty_deck_is_no_finding(tmp_path: Path
         assert c["name"] == name and c["played"] > 0, (name, c["refused"])
         assert c["findings"] == [], (name, [(f["invariant"], f["signature"], f["message"]) for f in c["findings"]])
         assert ("acc.duel-over" in c["not_judged_by"]) == both, (name, c["not_judged_by"])
+
+
+def test_an_ignition_effect_choosing_one_of_these_effects_is_no_trigger(tmp_path: Path) -> None:
+    """F36 profile.trigger-event [trigger-without-event]: Storm Shooter's "Once per turn, you can
+    select and activate 1 of these effects" was read as a trigger on an activation; it is an
+    Ignition effect, and the card sweeps clean."""
+    out = tmp_path / "storm.json"
+    main(["sweep", "-q", "--engine", "ocgcore", "--cards-db", FULL, "--json", str(out), "--max-states", "600", "39188539"])
+    (c,) = json.loads(out.read_text(encoding="utf-8"))["cards"]
+    assert c["name"] == "Storm Shooter" and c["played"] > 0 and c["verdict"] == "clean", (c["verdict"], c["findings"], c["profile_unknown"])
