@@ -474,3 +474,16 @@ def test_an_ignition_effect_choosing_one_of_these_effects_is_no_trigger(tmp_path
     main(["sweep", "-q", "--engine", "ocgcore", "--cards-db", FULL, "--json", str(out), "--max-states", "600", "39188539"])
     (c,) = json.loads(out.read_text(encoding="utf-8"))["cards"]
     assert c["name"] == "Storm Shooter" and c["played"] > 0 and c["verdict"] == "clean", (c["verdict"], c["findings"], c["profile_unknown"])
+
+
+def test_a_replay_after_a_card_made_attacks_direct_is_not_judged(tmp_path: Path) -> None:
+    """F36 attack.legal-offered [replay-choice-not-offered], replay.choices [direct-not-legal]:
+    Absolute End ("This turn, the attacks from your opponent's monsters become direct attacks")
+    resolved, and the replay's choices (a direct attack only) were judged by the rules bpcheck
+    models; F28's "not judged" (a card of a card database resolved this turn) now reaches the
+    replay's choices too."""
+    out = tmp_path / "absolute-end.json"
+    main(["sweep", "-q", "--engine", "ocgcore", "--cards-db", FULL, "--json", str(out), "--max-states", "600", "27744077"])
+    (c,) = json.loads(out.read_text(encoding="utf-8"))["cards"]
+    assert c["name"] == "Absolute End" and c["played"] > 0 and c["findings"] == [], c["findings"]
+    assert {"attack.legal-offered", "replay.choices"} <= set(c["not_judged_by"]), c["not_judged_by"]
