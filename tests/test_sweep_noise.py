@@ -487,3 +487,16 @@ def test_a_replay_after_a_card_made_attacks_direct_is_not_judged(tmp_path: Path)
     (c,) = json.loads(out.read_text(encoding="utf-8"))["cards"]
     assert c["name"] == "Absolute End" and c["played"] > 0 and c["findings"] == [], c["findings"]
     assert {"attack.legal-offered", "replay.choices"} <= set(c["not_judged_by"]), c["not_judged_by"]
+
+
+def test_a_crystal_beast_may_wait_for_its_controllers_choice_at_the_end_of_the_damage_step(tmp_path: Path) -> None:
+    """F36 damage.destroyed-mark [marked-stays-after-damage-step]: Crystal Beast Amber Mammoth,
+    destroyed by battle, stays on the field as the end of the Damage Step begins while the core asks
+    its controller whether to place it in the Spell & Trap Zone instead (002:140's exception:
+    "Crystal Beast" monsters change where they go when destroyed); judged as the Damage Step ends,
+    every board passes (the card is "not judged" only for its undecided replacement text)."""
+    out = tmp_path / "amber.json"
+    main(["sweep", "-q", "--engine", "ocgcore", "--cards-db", FULL, "--json", str(out), "--max-states", "600", "69937550"])
+    (c,) = json.loads(out.read_text(encoding="utf-8"))["cards"]
+    assert c["name"] == "Crystal Beast Amber Mammoth" and c["played"] > 0 and c["findings"] == [], c["findings"]
+    assert {b["verdict"] for b in c["boards"]} == {"pass"}, c["boards"]
