@@ -420,15 +420,17 @@ def choices(obs, actions, ctx):
         return "calling the attack off is not offered in a replay"
     can = attackable(obs, 1 - obs["turn_player"], ctx.cards, ctx.mon)
     for x in actions:
-        bad = None
-        if x.get("target") is not None and x["target"] not in can:
-            bad = f"{x['label']} is offered but that monster ({card_ref(obs, x['target'])}) cannot be attacked"
-        elif x.get("option") == "direct" and not may_attack_directly(obs, a["attacker"], ctx.cards, ctx.mon):
-            bad = f"a direct attack by {card_ref(obs, a['attacker'])} is offered in the replay but is not legal (the opponent controls {card_refs(obs, sorted(can))})"
-        if bad is not None:
+        target_bad = x.get("target") is not None and x["target"] not in can
+        direct_bad = not target_bad and x.get("option") == "direct" and not may_attack_directly(obs, a["attacker"], ctx.cards, ctx.mon)
+        if target_bad or direct_bad:
             # (a card of a card database may have changed the attack rules: "the attacks ... become direct attacks", F28)
             unknown_rules = db_rules_unknown(obs, ctx.mon, ctx.cards, {a["attacker"]})
-            return NotJudged(unknown_rules) if unknown_rules is not None else bad
+            if unknown_rules is not None:
+                return NotJudged(unknown_rules)
+        if target_bad:
+            return f"{x['label']} is offered but that monster ({card_ref(obs, x['target'])}) cannot be attacked"
+        if direct_bad:
+            return f"a direct attack by {card_ref(obs, a['attacker'])} is offered in the replay but is not legal (the opponent controls {card_refs(obs, sorted(can))})"
     return True
 
 
