@@ -508,7 +508,7 @@ def damage_step_continuous(t):
     "transition",
     FAMILY,
     events=["damage_calculation"],
-    reads=["turn_player", *monster_fields("uid", "controller")],
+    reads=["turn_player", "over", *monster_fields("uid", "controller")],
 )
 def destroyed_by_battle(t):
     calcs = t.of("damage_calculation")

@@ -238,7 +238,7 @@ def flip_after_calc(t):
     "transition",
     FAMILY,
     # (the spells: an Equip Card destroyed instead of its monster, DS-INSTEAD)
-    reads=["step", "over", *monster_fields("uid"), "players[].field_zone", *spell_fields("card", "equipped_to", "face_up")],
+    reads=["step", "over", *monster_fields("uid", "card"), "players[].field_zone", *spell_fields("card", "equipped_to", "face_up")],
     fields={"players[].monsters[].destroyed_by_battle": by_history("the battle history (the monsters marked destroyed by battle)")},
 )
 def mark_at_calc(t):
