@@ -301,3 +301,18 @@ def test_the_real_core_pierces_as_the_text_says_and_the_check_holds(tmp_path, ru
     checked = {i["id"]: (i["checked"], i["verdict"]) for i in b["invariants"]}
     for inv in INVS.split(","):
         assert checked[inv][1] == "held" and checked[inv][0] > 0, (inv, checked[inv])
+
+
+def test_a_crystal_beast_left_on_the_field_after_the_damage_step_is_caught(tmp_path):
+    """damage.destroyed-mark waits for a monster whose text changes where it goes when destroyed
+    (002:140: "Crystal Beast Amber Mammoth", whose controller the EDOPro core asks first), but not
+    past the Damage Step: an engine that leaves it on the field is caught as the Damage Step ends."""
+    board = _board(tmp_path, ["Battle Ox"], ["Crystal Beast Amber Mammoth"])
+    for engine, want in ((PE.KeepsOnField("Crystal Beast Amber Mammoth"), True), (PE.Offers("no such card", ()), False)):
+        r = explore(EngineSystem(engine, board, select("damage.destroyed-mark")))
+        msgs = _msgs(r, "damage.destroyed-mark")
+        if want:
+            assert msgs and msgs[0] == "Crystal Beast Amber Mammoth [P2 M1] was destroyed by battle but is still on the field at the end of the Damage Step", msgs
+            assert signature_of("damage.destroyed-mark", msgs[0]) == "marked-stays-after-damage-step"
+        else:
+            assert not msgs and r.props["damage.destroyed-mark"].checked > 0, msgs
