@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from bpcheck.invariants.base import NotJudged, by_history, invariant
 from bpcheck.invariants.monitor import history
 from bpcheck.invariants.view import (
@@ -90,7 +92,10 @@ def _protections(prev, t):
 # board's [[card]] tables have no profile: their continuous effects are the card data's.
 
 _DAMAGE_KINDS = frozenset({"piercing", "no_damage", "double", "halve", "reflect", "gain", "other"})
-_DESTROY_KINDS = frozenset({"indestructible", "replacement", "other"})
+_DESTROY_KINDS = frozenset({"indestructible", "cannot_destroy", "replacement", "other"})
+# a card in a Graveyard whose text acts from there on a battle ("If your monster would be destroyed by
+# battle, you can banish this card from your GY instead"; "... while this card is in your GY")
+_FROM_GY = re.compile(r"\bthis card from (?:your|the) (?:GY|Graveyard)\b|\bwhile this card is in (?:your|the) (?:GY|Graveyard)\b", re.I)
 
 
 def _member(cards, m: dict, arch: str, src: dict) -> bool | None:
@@ -148,6 +153,8 @@ def _mod_holds(cards, mod, src: dict, obs: dict, calc) -> tuple[bool | None, str
             if src.get("summoned_this_turn") is not False:
                 return None, "whether it was Normal Summoned again (a Gemini monster)"
             ok = False
+        elif k == "self_attack_position":
+            ok = src["position"] == "attack"
         elif k == "direct_by_effect":
             if not any(True for _m in monsters(obs, 1 - me)):
                 return None, "whether its direct attack uses its effect"
@@ -168,6 +175,8 @@ def _affected(cards, mod, src: dict, obs: dict, calc) -> tuple[set | None, str]:
     battlers = [u for u in (att, tgt) if u is not None]
     if mod.scope[0] == "self":
         hit = {src["uid"]} & set(battlers)
+    elif mod.scope[0] == "equipped":  # (an Equip Card's text: the monster it is equipped to)
+        hit = {src.get("equipped_to")} & set(battlers)
     else:
         hit = set()
         for u in battlers:
@@ -195,20 +204,25 @@ def _affected(cards, mod, src: dict, obs: dict, calc) -> tuple[set | None, str]:
     return hit, ""
 
 
-def text_mods(t, calc, kinds, unsure_no_damage: list | None = None) -> list | NotJudged:
+def text_mods(t, calc, kinds, unsure_no_damage: list | None = None, gy_players: set | None = None) -> list | NotJudged:
     """The battle modifications of kinds `kinds` that the texts of the face-up cards of a card
     database on the field apply to the battle of `calc`: [(mod, card, uids affected)], or
     NotJudged naming the card and the sentence where the profile is not sure (docs/profiles.md).
     ``unsure_no_damage``: a list that takes, instead of a NotJudged, the unsure "you take no
     damage" sentences whose player is known ((player, NotJudged)): they matter only if that player
-    is to take battle damage, which the caller decides."""
+    is to take battle damage, which the caller decides. ``gy_players``: the players whose Graveyard
+    may hold a card whose text acts from there on this battle (default: the battlers' controllers)."""
     cards = t.cards
     if not getattr(cards, "rows", None):
         return []
     obs = t.before
     out = []
     battlers = {calc["attacker_uid"], calc["target_uid"]} - {None}
-    for src in monsters(obs):
+    # a battler that came to the field within this transition (Special Summoned by its effect, the
+    # attack moved to it and damage calculation reached at once) is read as it is after it
+    seen = {m["uid"] for m in monsters(obs)}
+    arrived = [m for m in monsters(t.after) if m["uid"] in battlers and m["uid"] not in seen]
+    for src in [*monsters(obs), *arrived]:
         if src["position"] == "facedown":
             continue
         prof = cards.profile(src["card"])
@@ -241,9 +255,25 @@ def text_mods(t, calc, kinds, unsure_no_damage: list | None = None) -> list | No
                 out.append((mod, src, hit))
     for sp in spells(obs):
         prof = cards.profile(sp["card"]) if sp.get("face_up") else None
-        if prof is not None and any(m.section != "monster" and (m.kind in kinds or m.kind == "other") for m in prof.battle_mods):
-            m = next(m for m in prof.battle_mods if m.section != "monster" and (m.kind in kinds or m.kind == "other"))
+        rel = [m for m in prof.battle_mods if m.section != "monster" and (m.kind in kinds or m.kind == "other")] if prof else []
+        for m in rel:
+            if m.sure and m.scope == ("equipped",) and not m.conditions:
+                # an Equip Card's sure text on the monster it is equipped to (docs/profiles.md)
+                hit = {sp.get("equipped_to")} & battlers
+                if hit:
+                    out.append((m, sp, hit))
+                continue
             return NotJudged(f"{sp['card']}: its text \"{m.evidence.quote}\" ({m.kind}) applies from a Spell & Trap Zone (not computed)")
+    if gy_players is None:
+        gy_players = {(monster(obs, u) or {}).get("controller") for u in battlers}
+    for side, p in enumerate(obs["players"]):
+        if side not in gy_players:
+            continue
+        for c in p.get("graveyard") or ():
+            prof = cards.profile(c["card"]) if type(c.get("card")) is str else None
+            m = next((m for m in prof.battle_mods if (m.kind in kinds or m.kind == "other") and _FROM_GY.search(m.evidence.quote or "")), None) if prof else None
+            if m is not None:
+                return NotJudged(f"{c['card']}: its text \"{m.evidence.quote}\" ({m.kind}) acts from the Graveyard (not computed)")
     for p in obs["players"]:
         for pc in p.get("pendulum") or ():
             prof = cards.profile(pc["card"]) if pc is not None and type(pc.get("card")) is str else None
@@ -254,7 +284,7 @@ def text_mods(t, calc, kinds, unsure_no_damage: list | None = None) -> list | No
 
 
 _DAMAGE_TEXT = frozenset({"piercing", "no_damage", "double", "halve", "reflect", "gain"})
-_DESTROY_TEXT = frozenset({"indestructible", "replacement"})
+_DESTROY_TEXT = frozenset({"indestructible", "cannot_destroy", "replacement"})
 
 
 def _with_text(expect: dict, mods: list, e, tp: int) -> dict | NotJudged:
@@ -483,14 +513,17 @@ def damage_step_continuous(t):
     "acc.destroyed-by-battle",
     "Damage calculation destroys exactly the monsters it should: the lower ATK, both at equal non-zero ATK, neither at 0 ATK; a "
     "Defense Position monster when the ATK exceeds its DEF; none protected by an effect, nor by the text of a face-up card "
-    "of a card database that its profile reads as \"cannot be destroyed by battle\" (with its conditions); not judged where "
-    "such a text's wording is one the profile does not compute; a monster with an optional protection (Gyroid, by its card data) "
-    "is protected exactly when its controller chose to apply it in that transition (a choice_made event naming it).",
-    ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-DESTROYED-MARK", "DS-CALC-PROTECT-CHOICE"],
+    "of a card database that its profile reads as \"cannot be destroyed by battle\" (with its conditions; an Equip Card's "
+    "for the monster it is equipped to), nor a monster battling one whose text reads \"cannot destroy monsters by battle\"; "
+    "not judged where such a text's wording is one the profile does not compute, or a card in the Graveyard of a battler's "
+    "controller has such a text that acts from there; a monster with an optional protection (Gyroid, by its card data) "
+    "is protected exactly when its controller chose to apply it in that transition (a choice_made event naming it). When "
+    "that damage calculation ends the duel, no monster the calculation does not destroy is destroyed (the duel ends at once).",
+    ["DS-CALC-ATK-ATK", "DS-CALC-ATK-DEF", "DS-DESTROYED-MARK", "DS-CALC-PROTECT-CHOICE", "LP-ZERO"],
     "transition",
     FAMILY,
     events=["damage_calculation"],
-    reads=["turn_player", *monster_fields("uid", "controller")],
+    reads=["turn_player", "over", *monster_fields("uid", "controller")],
 )
 def destroyed_by_battle(t):
     calcs = t.of("damage_calculation")
@@ -525,13 +558,23 @@ def destroyed_by_battle(t):
             if m is None or m["position"] == "facedown" or not fact(t.cards.optional_battle_protection(m["card"]), m["card"], "whether it has an optional protection from destruction by battle"):
                 return f"{card_ref(t.before, uid, t.after)}'s controller chose to apply a protection from destruction by battle it does not have"
             expect.discard(uid)
-    mods = text_mods(t, e, _DESTROY_TEXT)
+    # (a replacement from a Graveyard matters only for a player whose monster the calculation destroys)
+    doomed = {(monster(t.before, u) or {}).get("controller", tp if u == a else 1 - tp) for u in expect}
+    mods = text_mods(t, e, _DESTROY_TEXT, gy_players=doomed)
     if isinstance(mods, NotJudged):
         return mods
-    for m, _src, hit in mods:
+    for m, src, hit in mods:
         if m.kind == "indestructible":  # rule: DS-DESTROYED-MARK (002:122: a continuous effect that prevents it applies at damage calculation)
             expect -= hit
+        elif m.kind == "cannot_destroy":  # rule: DS-DESTROYED-MARK (002:122: "cannot destroy monsters by battle": the monster it battles is not)
+            expect -= {u for u in (a, d) if u is not None and u not in hit and src["uid"] in hit}
     got = {x["card_uid"] for x in t.of("destroyed_by_battle")}
+    if t.after.get("over") and not t.before.get("over"):
+        # rule: LP-ZERO (the battle damage ended the duel at once: nothing more happens in it, so a monster
+        # the calculation destroys may not be; one it does not destroy still may not be)
+        if not got <= expect:
+            return f"destroyed by battle {card_refs(t.before, sorted(got), t.after)} as the duel ended, the calculation gives {card_refs(t.before, sorted(expect), t.after)}"
+        return True
     if got != expect:
         return f"destroyed by battle {card_refs(t.before, sorted(got), t.after)}, the calculation gives {card_refs(t.before, sorted(expect), t.after)}"
     return True
@@ -634,10 +677,24 @@ def owner_piles(obs, ctx):
     return True if seen else None
 
 
+@history(
+    "deck_drawn_empty",
+    "The players whose Deck the last transition emptied by drawing (card_moved events from their Deck to their hand, "
+    "and no card left in it after): a player an effect made draw more than their Deck held (DECK-OUT). Only the last "
+    "transition's: a Deck emptied earlier, or emptied otherwise, is not one.",
+)
+def _deck_drawn_empty(prev, t):
+    drew = {e.get("owner") for e in t.of("card_moved") if e.get("from") == "deck" and e.get("to") == "hand"}
+    return tuple(sorted(p for p in drew if p in (0, 1) and not t.after["players"][p].get("deck")))
+
+
 @invariant(
     "acc.duel-over",
-    "The duel is over exactly when a player has 0 LP; the winner is the other player, or nobody when both reach 0.",
-    ["LP-ZERO"],
+    "The duel is over exactly when a player has 0 LP, or when a player drew their Deck empty in the transition that "
+    "ended it (the monitor's own record of the draws: a player who must draw from an empty Deck loses; the monitor cannot "
+    "see how many cards were still to draw, so a Deck drawn empty counts); the winner is the other player, or nobody when "
+    "both reach 0 (both Decks drawn empty at once: not judged).",
+    ["LP-ZERO", "DECK-OUT"],
     "state",
     FAMILY,
     reads=["over", "winner", "players[].lp"],
@@ -649,7 +706,15 @@ def duel_over(obs, ctx):
     if zero and not obs["over"]:
         return f"P{zero[0] + 1} has 0 LP but the duel goes on"
     if obs["over"] and not zero:
-        return "the duel is over but no player has 0 LP"
+        # rule: DECK-OUT (004:10: a player required to draw from an empty Deck loses; from the monitor's draws)
+        empty = ctx.mon["deck_drawn_empty"] if ctx.mon is not None else ()
+        if not empty:
+            return "the duel is over but no player has 0 LP"
+        if len(empty) == 2:
+            return NotJudged("both players drew their Decks empty in the transition that ended the duel: who wins is not in the seeds")
+        if obs["winner"] != 1 - empty[0]:
+            return f"winner {obs['winner']}, expected {1 - empty[0]} (P{empty[0] + 1} drew their Deck empty)"
+        return True
     expect = None if len(zero) == 2 else 1 - zero[0]
     if obs["winner"] != expect:
         return f"winner {obs['winner']}, expected {expect}"

@@ -9,6 +9,8 @@ monitor's ``battle`` history (marks, flips, damage calculated) of the state befo
 
 from __future__ import annotations
 
+import re
+
 from bpcheck.invariants.base import NotJudged, by_history, invariant, part_not_evaluated
 from bpcheck.invariants.cards import DAMAGE_STEPS, STAT_CHANGE_STEPS
 from bpcheck.invariants.monitor import history, left_field
@@ -33,6 +35,15 @@ FAMILY = "damage step"
 _FLIP_KINDS = frozenset({"flipped", "damage_calculation", "chain_link_added"})
 _MARK_KINDS = frozenset({"damage_calculation", "destroyed_by_battle", "card_moved", "destroyed", "phase_changed"})
 _BY = {"effect": "by an effect", "rule": "by a rule"}
+# a monster whose own text changes where it goes when destroyed (002:140: "Crystal Beast" monsters,
+# "place it face-up in your Spell & Trap Zone ... instead of sending it to the GY"): its controller
+# may be asked first, so it is judged when the Damage Step ends, not when its end begins
+_GOES_ELSEWHERE = re.compile(r"\bplace (?:it|this card)\b[^.]*\binstead of sending it to the (?:GY|Graveyard)\b", re.I)
+
+
+def _goes_elsewhere(cards, name) -> bool:
+    row = (getattr(cards, "rows", None) or {}).get(name) if type(name) is str else None
+    return row is not None and bool(_GOES_ELSEWHERE.search(row.text))
 
 
 def walk(t):
@@ -221,7 +232,9 @@ def flip_after_calc(t):
     "or a rule) or leaves the field in any other way (banished, sent to the Graveyard, returned to the hand or Deck); all of them "
     "go then, by battle, except one whose face-up Equip Card is destroyed instead, by its card data, and one whose own Continuous "
     "Effect destroys it when a card or effect is activated (Scrap Shark, by its card data: destroyed by that effect in the "
-    "transition of an activation); the engine's destroyed_by_battle shows exactly the marked monsters.",
+    "transition of an activation); one whose text changes where it goes when destroyed (a \"Crystal Beast\": \"place it ... "
+    "instead of sending it to the GY\", 002:140) may wait for its controller's choice, but not past the Damage Step; "
+    "the engine's destroyed_by_battle shows exactly the marked monsters.",
     ["DS-DESTROYED-MARK", "DS-NO-TARGET-DESTROYED", "DS-SELF-DESTROY", "DS-SUBSTEPS", "DS-SEND-OWNER-GY", "DS-INSTEAD", "DS-SELF-DESTROY-SCRAP-SHARK"],
     "transition",
     FAMILY,
@@ -238,7 +251,7 @@ def mark_at_calc(t):
     # still in the calculation's sub-step: the calculation is the monitor's history (its
     # damage_calculation event), not the engine's word. rule: DS-DESTROYED-MARK
     calc = bool(t.mon.battle.calculated) and t.before["step"] == "damage_step_during_calculation"
-    entered_end = False
+    entered_end = left_end = False
     activated = bool(t.of("chain_link_added"))  # (a card or effect activated in this transition)
     for step, e in walk(t) if not _MARK_KINDS.isdisjoint(t.kind_set()) else _walk_reads(t) or ():
         k = e.kind
@@ -272,6 +285,8 @@ def mark_at_calc(t):
         elif k == "phase_changed":
             if e["to"] == "damage_step_end":
                 entered_end = True
+            elif e["from"] == "damage_step_end":
+                left_end = True
         elif k == "destroyed" and marked and step == "damage_step_end" and e["card_uid"] not in marked:
             # rule: DS-INSTEAD (an Equip Card destroyed instead of its monster: the monster stays)
             c = find_spell(t.before, e["card_uid"])
@@ -292,8 +307,10 @@ def mark_at_calc(t):
         for m in monsters(t.after):
             if m["uid"] in marked and _scrap_shark(t, m["uid"]) and m.get("position") != "facedown" and not negated(t.before, m["uid"], t.cards, t.mon):
                 return f"{card_ref(t.after, m['uid'])}, destroyed by battle, is still on the field after a card or effect was activated; its Continuous Effect destroys it even so"
-    if entered_end and not t.after["over"]:
-        left = [m for m in monsters(t.after) if m["uid"] in marked]
+    if (entered_end or left_end) and not t.after["over"]:
+        # rule: DS-DESTROYED-MARK (002:140: a "Crystal Beast" monster, whose text changes where it
+        # goes when destroyed, may wait for its controller's answer: judged as the Damage Step ends)
+        left = [m for m in monsters(t.after) if m["uid"] in marked and (left_end or not _goes_elsewhere(t.cards, m["card"]))]
         if left:
             return f"{card_ref(t.after, left[0]['uid'])} was destroyed by battle but is still on the field at the end of the Damage Step"
     mine = set(t.mon_after.battle.destroyed)

@@ -178,7 +178,9 @@ def _target_name(obs: dict, t) -> str:
     "empty chain, the turn player is offered an attack by each face-up Attack Position monster they control that has an "
     "attack left this turn (by the declarations and stops the transitions made; a monster Summoned this turn too) and is "
     "not forbidden to attack, at each opponent's monster that can be attacked, and directly where the opponent controls "
-    "none or a card lets it; at a replay, every target the attack may continue against and a direct attack where legal.",
+    "none or a card lets it; at a replay, every target the attack may continue against and a direct attack where legal. "
+    "Not judged where a card of a card database may have changed the attack rules (its effect resolved this turn, or its text "
+    "on the field: F28).",
     ["ATK-DECLARE", "ATK-SUMMON-TURN", "ATK-POSITION", "ATK-ONCE", "ATK-EACH-MONSTER", "ATK-DIRECT", "ATK-TARGET-IMMUNE",
      "ATK-CANNOT", "ATK-COST", "RPL-REWIND"],
     "actions",
@@ -254,6 +256,9 @@ def _replay_offered(obs, actions, ctx, pending):
     offered = {x.get("target") for x in actions if x.get("target") is not None} | ({None} if any(x.get("option") == "direct" for x in actions) else set())
     for t in due:
         if t not in offered:
+            unknown_rules = db_rules_unknown(obs, mon, cards, {pending})  # (F28: a card of a card database may have changed them)
+            if unknown_rules is not None:
+                return NotJudged(unknown_rules)
             return (
                 f"a replay of {card_ref(obs, pending)}'s attack is pending and it may continue {'directly' if t is None else 'against ' + card_ref(obs, t)}, but "
                 f"that choice is not offered (offered: {_labels(actions)})"

@@ -7,7 +7,7 @@ history, with the engine's ``declared_at`` / ``declared_direct`` held to it.
 
 from __future__ import annotations
 
-from bpcheck.invariants.base import Unknown, by_history, invariant, part_not_evaluated
+from bpcheck.invariants.base import NotJudged, Unknown, by_history, invariant, part_not_evaluated
 from bpcheck.invariants.cards import DAMAGE_STEPS
 from bpcheck.invariants.monitor import history
 from bpcheck.invariants.signatures import signed
@@ -22,6 +22,7 @@ from bpcheck.invariants.view import (
     cannot_attack,
     card_ref,
     card_refs,
+    db_rules_unknown,
     fact,
     lazy_ref,
     may_attack_directly,
@@ -390,7 +391,8 @@ def call_off(t):
 @invariant(
     "replay.choices",
     "When a replay is pending, the turn player alone chooses: a target that can be attacked, a direct attack where legal, or no attack; "
-    "where the engine reports attack.replay_pending, it says whether a replay is pending.",
+    "where the engine reports attack.replay_pending, it says whether a replay is pending. Which targets are legal is not judged "
+    "where a card of a card database may have changed the attack rules (its effect resolved this turn, or its text on the field: F28).",
     ["RPL-REWIND", "ATK-DIRECT"],
     "actions",
     FAMILY,
@@ -418,9 +420,16 @@ def choices(obs, actions, ctx):
         return "calling the attack off is not offered in a replay"
     can = attackable(obs, 1 - obs["turn_player"], ctx.cards, ctx.mon)
     for x in actions:
-        if x.get("target") is not None and x["target"] not in can:
+        target_bad = x.get("target") is not None and x["target"] not in can
+        direct_bad = not target_bad and x.get("option") == "direct" and not may_attack_directly(obs, a["attacker"], ctx.cards, ctx.mon)
+        if target_bad or direct_bad:
+            # (a card of a card database may have changed the attack rules: "the attacks ... become direct attacks", F28)
+            unknown_rules = db_rules_unknown(obs, ctx.mon, ctx.cards, {a["attacker"]})
+            if unknown_rules is not None:
+                return NotJudged(unknown_rules)
+        if target_bad:
             return f"{x['label']} is offered but that monster ({card_ref(obs, x['target'])}) cannot be attacked"
-        if x.get("option") == "direct" and not may_attack_directly(obs, a["attacker"], ctx.cards, ctx.mon):
+        if direct_bad:
             return f"a direct attack by {card_ref(obs, a['attacker'])} is offered in the replay but is not legal (the opponent controls {card_refs(obs, sorted(can))})"
     return True
 

@@ -396,7 +396,7 @@ class lazy_ref:
 ATTACK_RULE_TEXT = re.compile(
     r"cannot (?:attack|declare (?:an )?attacks?|conduct (?:your|their|the|his) Battle Phase|enter the Battle Phase)"
     r"|skip (?:your|their|the|his) (?:next )?Battle Phase|end the Battle Phase|must attack"
-    r"|attack (?:your opponent |the opponent )?directly|(?:second|third) attack|attack (?:twice|all|each)"
+    r"|attack (?:your opponent |the opponent )?directly|become direct attacks?|(?:second|third) attack|attack (?:twice|all|each)"
     r"|cannot be (?:targeted for|selected as) an attack|cannot target [^.]{0,40}for attacks|negate the attack"
     r"|Battle Phase twice|additional Battle Phase"
     r"|attack with (?:it|that monster|this card) instead|a direct attack instead|proceed to damage calculation|change the attack target",

@@ -2194,6 +2194,8 @@ class Rules:
 
     def _check_lp(self, w: _W) -> None:
         # rule: LP-ZERO (a player at 0 LP loses at once; both at once is a draw)
+        # rule: DECK-OUT (the other way to lose: no effect of the pool draws and the model stops at
+        # the End Phase, so no draw is ever required here and an empty Deck ends nothing)
         if w.s.over:
             return
         zero = [p for p in (0, 1) if arith.le(w.s.players[p].lp, 0, "LP-ZERO")]

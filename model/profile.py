@@ -127,6 +127,12 @@ RULES: dict[str, Rule] = dict([
        f"{S002}:54 against {S002}:245: UNKNOWN"),
     _r("DS-CONT-TRAP", "a Continuous Trap Card can be activated in the Damage Step only if a Continuous Effect of it directly changes ATK/DEF",
        f"{S002}:50"),
+    _r("DS-ATK-CONDITIONAL", "an ATK/DEF change under a condition of its own sentence ('While you control ...', 'If Summoned this way, ...', 'after the first time ...'): it might not alter ATK/DEF, and whether it is 'directly' is not decidable from the text: UNKNOWN",
+       f"{S002}:48-50 (directly alter the ATK/DEF), 53 (Cards like \"Half or Nothing\" which might not alter ATK/DEF at resolution cannot be activated during the Damage Step): UNKNOWN"),
+    _r("DS-ATK-MODAL", "an ATK/DEF change that is one of the effects to choose from ('Activate 1 of these effects'): allowed only when that one is chosen, not decidable from the text: UNKNOWN",
+       f"{S002}:48-49 (Spell/Trap Cards and card effects that directly alter the ATK/DEF): UNKNOWN"),
+    _r("DS-ATK-LINGERING", "an ATK/DEF change among effects applied for the rest of the turn to a kind of monster ('Apply these effects until the end of this turn. ● Rank 3 or lower Xyz Monsters gain ...'): whether it alters any ATK/DEF at resolution is not decidable from the text: UNKNOWN",
+       f"{S002}:48-49, 53 (might not alter ATK/DEF at resolution): UNKNOWN"),
     _r("DS-CONT-TRAP-UNSURE", "a Continuous Trap whose ATK/DEF change is in an activated effect: allowed only if that effect is activated with the card ('Desperate Tag'), not decidable from the text",
        f"{S002}:50: UNKNOWN"),
     _r("DS-DESTROYED-EVENT", "a card or effect that activates when a monster is destroyed by battle (and sent to the Graveyard), or destroyed in general, is activated at the end of the Damage Step",
@@ -153,6 +159,8 @@ RULES: dict[str, Rule] = dict([
        f"{S002}:135-138; the card's text"),
     _r("BD-INDESTRUCTIBLE", "'... cannot be destroyed by battle': a continuous effect that prevents destruction by battle applies at damage calculation",
        f"{S002}:122 (If there is a Continuous effect that can prevent a monster from being destroyed by battle ... at this time)"),
+    _r("BD-CANNOT-DESTROY", "'This card cannot destroy monsters by battle': a monster that battles this card is not destroyed by that battle",
+       f"{S002}:122 (a Continuous effect that can prevent a monster from being destroyed by battle ... at this time); the card's text"),
     _r("BD-GAIN", "'If a player would take damage from a battle involving this card, they gain that much LP, instead': no battle damage from its battles; each player gains what they would have taken",
        f"{S002}:135-138 (Battle damage is inflicted [at damage calculation]); the card's text (a replacement of the damage)"),
     _r("BD-REPLACE", "'would be destroyed by battle ... instead' / 'it is not destroyed': a replacement, done when destroyed-by-battle monsters are sent to the GY",
@@ -199,7 +207,7 @@ ATK_CHANGE: tuple[Pattern, ...] = (
     # (not Life Points: "they gain Life Points equal to half the ATK of ...", Dark Cure)
     _p("atk-gain-lose", r"\b(?:gains?|loses?)\b(?!\s+(?:\d+\s+)?(?:Life Points|LP)\b)[^.;:]{0,60}?\b(?:ATK|DEF)\b", "atk_change", "DS-ATK"),
     _p("atk-becomes", r"\b(?:ATK|DEF)\b[^.;:]{0,40}?\b(?:becomes?|is halved|are halved|is doubled|are doubled)\b", "atk_change", "DS-ATK"),
-    _p("atk-verb", r"\b(?:[Ii]ncrease|[Dd]ecrease|[Rr]educe|[Hh]alve|[Dd]ouble|[Cc]hange)s?\b[^.;:]{0,40}?\b(?:ATK|DEF)\b", "atk_change", "DS-ATK"),
+    _p("atk-verb", r"\b(?:[Ii]ncrease|[Dd]ecrease|[Rr]educe|[Hh]alve|[Dd]ouble|[Cc]hange)s?\b(?!\s+(?:your |their |your opponent's |)(?:Life Points|LP)\b)[^.;:]{0,40}?\b(?:ATK|DEF)\b", "atk_change", "DS-ATK"),
 )
 
 # events a trigger's condition names (EVT-TEXT); several may match one condition
@@ -228,7 +236,8 @@ EVENTS: tuple[Pattern, ...] = (
     _p("ev-banished", r"\b(?:is|are) banished\b", "banished", "EVT-TEXT"),
     _p("ev-to-hand", r"\b(?:added|returned) (?:from [^.:;]{1,40} )?to (?:your|the|its owner's|their) hand\b", "to_hand", "EVT-TEXT"),
     _p("ev-discarded", r"\bdiscarded\b", "discarded", "EVT-TEXT"),
-    _p("ev-activation", r"\b(?:activates?|is activated|are activated|is activated)\b", "activation", "EVT-TEXT"),
+    # (not "you can select and activate 1 of these effects": the choice of an effect, no event)
+    _p("ev-activation", r"\b(?:activates?|is activated|are activated)\b(?! (?:1|one|either) of (?:these|the following) effects)", "activation", "EVT-TEXT"),
     _p("ev-targeted", r"\b(?:targets|is targeted by|targeting) (?:this card|this face-up card)|that targets this", "targeted", "EVT-TEXT"),
     _p("ev-standby", r"Standby Phase", "standby_phase", "EVT-TEXT"),
     _p("ev-end-phase", r"End Phase", "end_phase", "EVT-TEXT"),
@@ -357,7 +366,8 @@ class EffectProfile:
 class BattleMod:
     """What a sentence of a card's text that is not activated does to damage calculation
     (docs/profiles.md "Battle modifications"). ``kind``: ``piercing``, ``no_damage``, ``double``,
-    ``halve``, ``reflect``, ``gain`` (the damage becomes LP gained), ``indestructible``, ``replacement`` or ``other``. ``sure``: the
+    ``halve``, ``reflect``, ``gain`` (the damage becomes LP gained), ``indestructible``, ``cannot_destroy`` (the monster that
+    battles this card is not destroyed by that battle), ``replacement`` or ``other``. ``sure``: the
     sentence is one of the wordings the reader computes (then ``scope``, ``role``, ``direct``,
     ``to`` and ``conditions`` say exactly when and to whom it applies); otherwise only its kind is
     known and ``why`` says so. ``self_only``: the sentence is about this card's own battles (an
@@ -369,11 +379,11 @@ class BattleMod:
     section: str
     sure: bool
     why: str = ""
-    scope: tuple = ("self",)  # ("self",) | ("race", RACE, other) | ("archetype", NAME, other, side)
+    scope: tuple = ("self",)  # ("self",) | ("equipped",) (an Equip Card's monster) | ("race", RACE, other) | ("archetype", NAME, other, side)
     role: str | None = None  # None (any) | "attacker" | "target" | "battler" | "defense" (this Defense Position card)
     direct: bool | None = None  # True: direct attacks only; False: attacks on a monster only
     to: str | None = None  # the player whose damage it changes: "you", "opponent", "both"
-    conditions: tuple = ()  # ("control_race", RACE, other) | ("control_token",) | ("archetype_face_up", NAME, side) | ("your_turn",) | ("opponent_turn",) | ("equipped",) | ("gemini",) | ("flipped",)
+    conditions: tuple = ()  # ("control_race", RACE, other) | ("control_token",) | ("archetype_face_up", NAME, side) | ("your_turn",) | ("opponent_turn",) | ("equipped",) | ("gemini",) | ("flipped",) | ("self_attack_position",)
     self_only: bool = False
 
     def to_dict(self) -> dict:
@@ -674,14 +684,23 @@ def _continuous_trap_atk(card: C.Card, prof: CardProfile) -> None:
     act = next((x for x in prof.effects if x.kind.value == "activation"), None)
     if act is None or act.damage_step is None or act.damage_step["tcg"]["start"].rule != "DS-NOT-LISTED":
         return
+    doubted = None
     for x in prof.effects:
         if x.kind.value == "continuous" and x.span:
-            hits = _find(ATK_CHANGE, t, *x.span)
-            if hits:
-                ev = (_ev(t, x.span[0], hits[0][1], hits[0][0]),)
+            for p, m in _find(ATK_CHANGE, t, *x.span):
+                ev = (_ev(t, x.span[0], m, p),)
+                doubt = _atk_doubt(t, x.span[0], x.span[1], x.span[0] + m.start())
+                if doubt is not None:
+                    doubted = doubted or (doubt[0], ev + (doubt[1],))
+                    continue
                 act.damage_step = {rs: {s: Decision(s in ("start", "before_calc"), "DS-CONT-TRAP", ev) for s in SUBSTEPS}
                                    for rs in RULESETS}
                 return
+    if doubted is not None:
+        # (its Continuous Effect changes ATK/DEF only under a condition: whether that is "directly" is not decidable)
+        rule, ev = doubted
+        act.damage_step = {rs: {s: Decision(UNKNOWN if s in ("start", "before_calc") else False, rule, ev) for s in SUBSTEPS}
+                           for rs in RULESETS}
 
 
 def _simple(idx, section, s, e, number, t, kind, rule) -> EffectProfile:
@@ -708,14 +727,28 @@ def _implicit_activation(card: C.Card, segs) -> EffectProfile:
         # DS-CONT-TRAP: allowed only if a Continuous Effect (not-activated text) changes ATK/DEF
         cont_atk: list[Evidence] = []
         act_atk: list[Evidence] = []
+        doubted: list[tuple[str, Evidence, Evidence]] = []  # (rule, the change, the doubt): _atk_doubt
         for _, s, e, _ in segs:
             hits = _find(ATK_CHANGE, t, s, e)
             if not hits:
                 continue
             activated = _top_level(t, s, e, ":") >= 0 or _top_level(t, s, e, ";") >= 0
-            (act_atk if activated else cont_atk).extend(_ev(t, s, m, p) for p, m in hits[:1])
+            if activated:
+                act_atk.extend(_ev(t, s, m, p) for p, m in hits[:1])
+                continue
+            for p, m in hits:
+                doubt = _atk_doubt(t, s, e, s + m.start())
+                if doubt is None:
+                    cont_atk.append(_ev(t, s, m, p))
+                    break
+                doubted.append((doubt[0], _ev(t, s, m, p), doubt[1]))
         if cont_atk:
             ds = {rs: {s: Decision(s in ("start", "before_calc"), "DS-CONT-TRAP", tuple(cont_atk)) for s in SUBSTEPS} for rs in RULESETS}
+        elif doubted:
+            # (a Continuous Effect that changes ATK/DEF only under a condition: DS-CONT-TRAP's "directly" is not decidable)
+            rule, aev, dev = doubted[0]
+            ds = {rs: {s: Decision(UNKNOWN if s in ("start", "before_calc") else False, rule, (aev, dev)) for s in SUBSTEPS}
+                  for rs in RULESETS}
         elif act_atk:
             ds = {rs: {s: Decision(UNKNOWN if s in ("start", "before_calc") else False, "DS-CONT-TRAP-UNSURE", tuple(act_atk))
                        for s in SUBSTEPS} for rs in RULESETS}
@@ -964,10 +997,52 @@ def _all_by(pred, rule, ev) -> dict[str, dict[str, Decision]]:
     return {rs: {s: Decision(bool(pred(s)), rule, tuple(ev)) for s in SUBSTEPS} for rs in RULESETS}
 
 
+# the start of the clause an ATK/DEF change is in: after a sentence end, a line break, ':' or ';'
+_CLAUSE_START = re.compile(r"(?:[.!?]\)?\s+|\n|[:;]\s*)")
+# a condition that opens the clause, before a comma ("While you control ..., this card gains 3000 ATK")
+_ATK_CONDITION = re.compile(r"(?:●\s*)?(?:While|If|Each turn, after|After)\b(?!\s+(?:you do|it does|they do|so|(?:that|the|this) (?:target|monster|card)s? (?:is|are) still|(?:it|they) (?:is|are) still)\b)[^.;:●]*?,\s", re.I)
+_MODAL = re.compile(r"\b(?:Activate|Apply|Use) (?:1|one) of these effects\b", re.I)
+_LINGERING = re.compile(r"^\s*Apply these effects (?:until the end of this turn|for the rest of this turn)", re.I)
+
+
+def _atk_doubt(t: str, s: int, e: int, hit: int) -> tuple[str, Evidence] | None:
+    """Why the ATK/DEF change at ``hit`` (inside the text t[s:e]) may not be one that "directly"
+    alters ATK/DEF (002:48-53): a condition of its own clause (DS-ATK-CONDITIONAL), one of the
+    effects to choose from (DS-ATK-MODAL), or effects applied for the rest of the turn to a kind of
+    monster (DS-ATK-LINGERING); None when there is no such sign."""
+    a = s
+    for m in _CLAUSE_START.finditer(t, s, hit):
+        a = m.end()
+    c = _ATK_CONDITION.match(t, a, hit)
+    if c and c.end() <= hit:
+        return "DS-ATK-CONDITIONAL", Evidence(span=(a, c.end()), quote=t[a:c.end()].strip())
+    bullet = t.rfind("●", s, hit)
+    if bullet >= 0:
+        mod = _MODAL.search(t, s, bullet)
+        if mod:
+            return "DS-ATK-MODAL", Evidence(span=(mod.start(), mod.end()), quote=mod.group(0))
+        ling = _LINGERING.match(t[s:bullet])
+        if ling:
+            return "DS-ATK-LINGERING", Evidence(span=(s + ling.start(), s + ling.end()), quote=ling.group(0).strip())
+    return None
+
+
 def _atk_ds(t, body_s, e, cond, atk, res_start):
     """DS-ATK, DS-ATK-CALC-TCG, DS-ATK-CALC-OCG: an effect that directly changes ATK/DEF."""
     p, m = atk[0]
     aev = _ev(t, res_start, m, p)
+    doubts = [_atk_doubt(t, body_s, e, res_start + mm.start()) for _pp, mm in atk]
+    if all(doubts):
+        # every ATK/DEF change of it may not be a direct one: UNKNOWN where DS-ATK would allow it (or
+        # leave it open); where DS-ATK refuses it, neither reading allows it
+        rule, dev = doubts[0]
+        direct = _atk_ds_direct(t, body_s, e, cond, aev)
+        return {rs: {s: (d if d.value is False else Decision(UNKNOWN, rule, (aev, dev))) for s, d in subs.items()}
+                for rs, subs in direct.items()}
+    return _atk_ds_direct(t, body_s, e, cond, aev)
+
+
+def _atk_ds_direct(t, body_s, e, cond, aev):
     calc = re.search(r"(?i)damage calculation", t[body_s:e])
     dstep = re.search(r"Damage Step", t[body_s:e])
     cond_calc = cond is not None and re.search(r"(?i)damage calculation", t[cond[0]:cond[1]])
@@ -1008,6 +1083,7 @@ BD_KEYWORDS = re.compile(
     r"battle damage|would take battle or effect damage|damage from a battle|destroyed by battle|piercing|inflict the difference|"
     r"damage becomes|that much LP instead|"
     r"cannot be destroyed(?! by (?:your opponent's |an opponent's |your |)(?:card )?effects?)|"
+    r"not destroyed as a result of battle|cannot destroy monsters by battle|"
     r"would be destroyed(?! by (?:your opponent's |an opponent's |your |a |)(?:card )?effects?)", re.I)
 # a trigger's event, not a change of the damage calculation
 # an activation condition on a monster destroyed (by battle, or in general: 002:186, 190)
@@ -1027,6 +1103,7 @@ BD_CONDITIONS = (
     ("bd-c-opponent-turn", re.compile(r"during your opponent's (?:turn|Battle Phase)", re.I), lambda m: ("opponent_turn",)),
     ("bd-c-equipped", re.compile(r"if this card is equipped with [^,]+", re.I), lambda m: ("equipped",)),
     ("bd-c-flipped", re.compile(r"if this card was flipped face-up", re.I), lambda m: ("flipped",)),
+    ("bd-c-attack-position", re.compile(r"while this card is in face-up Attack Position(?: on the field)?", re.I), lambda m: ("self_attack_position",)),
 )
 
 
@@ -1064,6 +1141,15 @@ BD_TEMPLATES = (
         r"this card cannot be destroyed by battle,? and you take no battle damage from (?:battles|attacks) involving this card", re.I),
      lambda m: [dict(kind="indestructible", rule="BD-INDESTRUCTIBLE"),
                 dict(kind="no_damage", rule="BD-NO-DAMAGE", role="battler", to="you")]),
+    # older wording: "... is not destroyed as a result of battle." (its "(Damage calculation is applied normally.)" is a sentence apart)
+    ("bd-not-destroyed-result", re.compile(r"this card is not destroyed as a result of battle", re.I),
+     lambda m: [dict(kind="indestructible", rule="BD-INDESTRUCTIBLE")]),
+    # an Equip Card's: only the monster it is equipped to (scope "equipped": the card's `equipped_to`)
+    ("bd-not-destroyed-equipped", re.compile(
+        r"the monster equipped with this card is not destroyed as a result of battle(?: or by the effect of a card that targets the monster)?", re.I),
+     lambda m: [dict(kind="indestructible", rule="BD-INDESTRUCTIBLE", scope=("equipped",))]),
+    ("bd-cannot-destroy", re.compile(r"this card cannot destroy monsters by battle", re.I),
+     lambda m: [dict(kind="cannot_destroy", rule="BD-CANNOT-DESTROY", role="battler")]),
     ("bd-no-damage", re.compile(r"(?P<who>you|your opponent) takes? no battle damage from (?:battles|attacks) involving this card", re.I),
      lambda m: [dict(kind="no_damage", rule="BD-NO-DAMAGE", role="battler", to="you" if m["who"].lower() == "you" else "opponent")]),
     ("bd-double-attacked", re.compile(r"double any battle damage your opponent takes when they attack this (?:monster|card)", re.I),
@@ -1105,9 +1191,13 @@ def _bd_kind(sent: str) -> tuple[str, str]:
         return "double", "BD-DOUBLE"
     if "halve" in lo or "half" in lo:
         return "halve", "BD-HALVE"
+    if "not destroyed as a result of battle" in lo and "instead" not in lo:
+        return "indestructible", "BD-INDESTRUCTIBLE"
     if "instead" in lo or "would be destroyed" in lo or "is not destroyed" in lo:
         return "replacement", "BD-REPLACE"
-    if "cannot be destroyed" in lo:
+    if "cannot destroy monsters by battle" in lo:
+        return "cannot_destroy", "BD-CANNOT-DESTROY"
+    if "cannot be destroyed" in lo or "not destroyed as a result of battle" in lo:
         return "indestructible", "BD-INDESTRUCTIBLE"
     return "other", "BD-OTHER"
 

@@ -166,3 +166,38 @@ def forbidden_lance_whole_battle_phase():
     its profile allows it up to damage calculation only: DS-ATK)."""
     return Offers("Forbidden Lance", ("battle_start_step", "battle_step", "battle_end_step", "damage_step_start",
                                       "damage_step_before_calculation"))
+
+
+class KeepsOnField(ReferenceEngine):
+    """The reference model playing a board that names cards of a card database (as cards without
+    effects), except that the monster called `card` never leaves the field: its moves from the
+    Monster Zone are not reported and the observation keeps it where it was (an engine that forgets
+    to send a "Crystal Beast" destroyed by battle anywhere: docs/ocgcore-findings.md F36)."""
+
+    def __init__(self, card: str) -> None:
+        super().__init__(name="keeps-on-field")
+        self.card = card
+        self.kept: tuple[int, int, dict] | None = None
+
+    def start(self, board):
+        self._rules = self.rules_cls(board.pool)
+        return board.state
+
+    def apply(self, state, action):
+        out = super().apply(state, action)
+        events = [e for e in out[1] if not (e.kind == "card_moved" and e.get("card") == self.card and e.get("from") == "monster_zone")]
+        return (out[0], events, *out[2:])
+
+    def observe(self, state):
+        obs = super().observe(state)
+        for side, p in enumerate(obs["players"]):
+            for i, m in enumerate(p["monsters"]):
+                if m is not None and m["card"] == self.card:
+                    self.kept = (side, i, m)
+                    return obs
+        if self.kept is not None:
+            side, i, m = self.kept
+            p = obs["players"][side]
+            p["monsters"][i] = m
+            p["graveyard"] = [c for c in p["graveyard"] if c["uid"] != m["uid"]]
+        return obs

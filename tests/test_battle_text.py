@@ -229,6 +229,62 @@ def test_once_per_turn_and_granted_texts_are_not_judged(tmp_path):
     assert not es.not_judged.get("acc.battle-damage"), es.not_judged
 
 
+
+# -- the protection wordings F36 found unread (issue 30: acc.destroyed-by-battle [destroyed-differs]) --
+
+
+def test_the_older_protection_wordings_are_read(full):
+    """"is not destroyed as a result of battle" (self, with "While this card is in face-up Attack
+    Position" as a condition; an Equip Card's "The monster equipped with this card ...") and "This
+    card cannot destroy monsters by battle" (the monster it battles): computed, each with its rule."""
+    assert _mods(full, "Reaper on the Nightmare") == [("indestructible", True, ("self",), None, None, ())]
+    assert _mods(full, "The Unhappy Girl") == [("indestructible", True, ("self",), None, None, (("self_attack_position",),))]
+    assert _mods(full, "Heart of Clear Water") == [("indestructible", True, ("equipped",), None, None, ())]
+    assert _mods(full, "Blackwing - Abrolhos the Megaquake") == [("cannot_destroy", True, ("self",), "battler", None, ())]
+    b = profile(full.card("Blackwing - Abrolhos the Megaquake")).battle_mods[0]
+    assert (b.rule, b.evidence.pattern, b.evidence.quote) == ("BD-CANNOT-DESTROY", "bd-cannot-destroy", "This card cannot destroy monsters by battle.")
+    assert RULES["BD-CANNOT-DESTROY"].cite
+    # "that battle" (the battle its own Special Summon starts) stays unsure: it is not computed
+    assert [(k, s) for k, s, *_ in _mods(full, "Construction Train Signal Red")] == [("indestructible", False)]
+
+
+def test_the_older_protection_wordings_forgotten_are_caught(tmp_path):
+    # Battle Ox (1700) attacks Reaper on the Nightmare (800) and The Unhappy Girl (400, Attack
+    # Position): neither is destroyed; Blackwing - Abrolhos (2600) attacked by Battle Ox: Battle Ox is
+    # not destroyed. The engine that forgets the texts destroys each.
+    for p1, p2, gives in ((["Battle Ox"], ["Reaper on the Nightmare"], "destroyed by battle [Reaper on the Nightmare [P2 M1]], the calculation gives []"),
+                          (["Battle Ox"], ["The Unhappy Girl"], "destroyed by battle [The Unhappy Girl [P2 M1]], the calculation gives []"),
+                          (["Battle Ox"], ["Blackwing - Abrolhos the Megaquake"], "destroyed by battle [Battle Ox [P1 M1]], the calculation gives []")):
+        _es, r = _run(_board(tmp_path, p1, p2))
+        msgs = _msgs(r, "acc.destroyed-by-battle")
+        assert msgs and signature_of("acc.destroyed-by-battle", msgs[0]) == "destroyed-differs", (p2, [v.message for v in r.violations])
+        assert msgs[0] == gives, msgs[0]
+    # The Unhappy Girl in Defense Position: its condition does not hold, the engine is right, judged
+    es, r = _run(_board(tmp_path, ["Battle Ox"], ["The Unhappy Girl@defense"]))
+    assert r.props["acc.destroyed-by-battle"].checked > 0 and not _msgs(r, "acc.destroyed-by-battle"), [v.message for v in r.violations]
+    assert not es.not_judged.get("acc.destroyed-by-battle"), es.not_judged
+
+
+def test_a_replacement_from_the_graveyard_is_not_judged(tmp_path):
+    """Relinkuriboh in its controller's GY ("If your monster would be destroyed by battle, you can
+    banish this card from your GY instead"): that player's battles are not judged, and the reason
+    names the card; in the other player's GY it changes nothing."""
+    _need(FULL)
+    for gy, judged in (("p2", False), ("p1", True)):
+        f = tmp_path / f"gy-{gy}.toml"
+        pile = {side: 'graveyard = ["Relinkuriboh"]\n' if side == gy else "" for side in ("p1", "p2")}
+        f.write_text('name = "gy"\nturn = 2\nturn_player = 1\n[p1]\nlp = 8000\nmonsters = [{ zone = 1, card = "Battle Ox", position = "attack" }]\n'
+                     + pile["p1"] + '[p2]\nlp = 8000\nmonsters = [{ zone = 1, card = "Mokey Mokey", position = "attack" }]\n' + pile["p2"],
+                     encoding="utf-8")
+        es, r = _run(load_board(f, f.name, cards_db=FULL))
+        assert not _msgs(r, "acc.destroyed-by-battle"), [v.message for v in r.violations]
+        reasons = es.not_judged.get("acc.destroyed-by-battle", set())
+        if judged:
+            assert not reasons and r.props["acc.destroyed-by-battle"].checked > 0, reasons
+        else:
+            assert any(x.startswith("Relinkuriboh: its text \"If your monster would be destroyed by battle, you can banish this card from your GY instead.\"")
+                       and "acts from the Graveyard" in x for x in reasons), reasons
+
 # -- the real core --------------------------------------------------------------------------------
 
 
@@ -245,3 +301,18 @@ def test_the_real_core_pierces_as_the_text_says_and_the_check_holds(tmp_path, ru
     checked = {i["id"]: (i["checked"], i["verdict"]) for i in b["invariants"]}
     for inv in INVS.split(","):
         assert checked[inv][1] == "held" and checked[inv][0] > 0, (inv, checked[inv])
+
+
+def test_a_crystal_beast_left_on_the_field_after_the_damage_step_is_caught(tmp_path):
+    """damage.destroyed-mark waits for a monster whose text changes where it goes when destroyed
+    (002:140: "Crystal Beast Amber Mammoth", whose controller the EDOPro core asks first), but not
+    past the Damage Step: an engine that leaves it on the field is caught as the Damage Step ends."""
+    board = _board(tmp_path, ["Battle Ox"], ["Crystal Beast Amber Mammoth"])
+    for engine, want in ((PE.KeepsOnField("Crystal Beast Amber Mammoth"), True), (PE.Offers("no such card", ()), False)):
+        r = explore(EngineSystem(engine, board, select("damage.destroyed-mark")))
+        msgs = _msgs(r, "damage.destroyed-mark")
+        if want:
+            assert msgs and msgs[0] == "Crystal Beast Amber Mammoth [P2 M1] was destroyed by battle but is still on the field at the end of the Damage Step", msgs
+            assert signature_of("damage.destroyed-mark", msgs[0]) == "marked-stays-after-damage-step"
+        else:
+            assert not msgs and r.props["damage.destroyed-mark"].checked > 0, msgs

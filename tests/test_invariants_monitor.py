@@ -348,3 +348,38 @@ def test_a_chain_that_begins_after_one_resolved_is_another_chain():
     uids = [e["card_uid"] for e in info if e.kind == "chain_link_resolved"]
     fifo = [e for e in info if e.kind != "chain_link_resolved"] + [e for e in info if e.kind == "chain_link_resolved"][::-1]
     assert uids == [4, 2] and lifo(fifo, s2[1]).startswith("chain resolved in order [Reinforcements [P1 S1]")
+
+
+def test_a_duel_ended_by_a_draw_from_an_empty_deck_is_judged_from_the_monitors_draws():
+    """acc.duel-over (DECK-OUT, 004 "Draw Phase"): a duel over with no player at 0 LP is right only
+    when the monitor saw the loser draw their Deck empty in the transition that ended it, never on
+    the engine's word (its duel_over event); the winner is the other player."""
+    import copy
+
+    from bpcheck.invariants.base import Context, NotJudged
+    from bpcheck.invariants.monitor import Monitor
+
+    eng = ReferenceEngine()
+    obs = eng.observe(eng.start(load_board(str(Path(__file__).resolve().parent.parent / "boards" / "rule-deck-out-empty-deck.toml"))))
+    check = REGISTRY["acc.duel-over"].check
+
+    def ended(drawers, empty, winner):
+        before = copy.deepcopy(obs)
+        for p in (0, 1):
+            before["players"][p]["deck"] = [{"uid": 900 + 10 * p + k, "card": "Battle Ox", "owner": p} for k in range(3)]
+        after = copy.deepcopy(before)
+        after.update(over=True, winner=winner)
+        for p in empty:
+            after["players"][p]["deck"] = []
+        draws = [ev("card_moved", card="Battle Ox", card_uid=900 + 10 * p, owner=p, **{"from": "deck", "to": "hand"}, reason="effect")
+                 for p in drawers]
+        m0 = Monitor.initial()
+        m1 = m0.advance(Transition(before, {"kind": "pass"}, [*draws, ev("duel_over", winner=winner, reason="core_reason_2")], after, m0))
+        return check(after, Context(m1, None))
+
+    assert ended([1], [1], 0) is True  # P2 drew their Deck empty: P1 wins
+    assert ended([1], [1], 1) == "winner 1, expected 0 (P2 drew their Deck empty)"
+    assert ended([], [], 0) == "the duel is over but no player has 0 LP"  # the engine's word alone
+    assert ended([1], [], 0) == "the duel is over but no player has 0 LP"  # a draw that left cards in the Deck
+    assert ended([0], [1], 1) == "the duel is over but no player has 0 LP"  # an emptied Deck that was not drawn from
+    assert isinstance(ended([0, 1], [0, 1], None), NotJudged)  # both at once: the seeds do not say

@@ -361,6 +361,45 @@ def test_atk_modifier_tcg_ocg(full: CardDB) -> None:
     assert h.damage_step["ocg"]["during_calc"].rule == "DS-ATK-CALC-OCG-AMBIGUOUS"
 
 
+def test_atk_changes_that_may_not_be_direct_are_unknown(full: CardDB) -> None:
+    """002:48-53: only a direct ATK/DEF change may be activated in the Damage Step, and one that
+    "might not alter ATK/DEF at resolution" may not; a change under a condition of its own clause, one
+    of the effects to choose from, or effects for the rest of the turn on a kind of monster is left
+    unknown (never read as direct); an LP gain "by the ATK" is no ATK change at all."""
+    cases = {
+        "Stronghold the Moving Fortress": ("DS-ATK-CONDITIONAL", 'While you control "Green Gadget",'),
+        "Metamorphortress": ("DS-ATK-CONDITIONAL", "If Summoned this way,"),
+        "Swift Samurai Storm!": ("DS-ATK-CONDITIONAL", 'Each turn, after the first time a "Six Samurai" monster you control battles,'),
+        "Subterror Final Battle": ("DS-ATK-MODAL", "Activate 1 of these effects"),
+        "Planckton": ("DS-ATK-LINGERING", "Apply these effects until the end of this turn"),
+    }
+    for name, (rule, why) in cases.items():
+        act = profile(full.card(name)).effects[0]
+        assert act.kind.value == "activation" and _ds(act) == "??NNN" and _ds(act, "ocg") == "??NNN", (name, _ds(act))
+        d = act.damage_step["tcg"]["start"]
+        assert d.rule == rule and RULES[rule].cite, (name, d.rule)
+        assert [x.quote for x in d.evidence][-1] == why, (name, [x.quote for x in d.evidence])
+    # a direct change keeps DS-ATK: a target's check "if that target is still face-up" is no condition
+    pk = profile(full.card("The Phantom Knights of Lost Vambrace")).effects[0]
+    assert (_ds(pk), pk.damage_step["tcg"]["start"].rule) == ("YYNNN", "DS-ATK")
+    jav = profile(full.card("Enchanted Javelin")).effects[0]
+    assert (_ds(jav), jav.damage_step["tcg"]["start"].rule) == ("NNNNN", "DS-NOT-LISTED")
+    assert not [p for p in PATTERNS if p.means == "atk_change" and p.regex.search("Increase your Life Points by the ATK of 1 monster")]
+
+
+def test_choosing_one_of_these_effects_is_no_activation_event(full: CardDB) -> None:
+    """"you can select and activate 1 of these effects" chooses an effect: not an event "when ... is
+    activated" (F36: Storm Shooter's Ignition effect read as a trigger); "When your opponent
+    activates ..." still is one."""
+    e = _eff(full, "Storm Shooter", "Once per turn, you can select and activate")
+    assert (e.kind.value, e.speed.value, _ds(e)) == ("ignition", 1, "NNNNN")
+    scorpion = _eff(full, "Dark Scorpion - Gorg the Strong", "When this card inflicts Battle Damage")
+    assert scorpion.kind.value == "trigger" and "activation" not in scorpion.events.value, scorpion.events.value
+    rx = next(p for p in PATTERNS if p.id == "ev-activation").regex
+    assert rx.search("When your opponent activates a Spell Card") and rx.search("When a Trap Card is activated")
+    assert not rx.search("you can select and activate 1 of these effects")
+
+
 def test_damage_calculation_timing(full: CardDB) -> None:
     e = _eff(full, "Injection Fairy Lily", "If this card attacks or is attacked")
     assert (e.kind.value, e.optional.value, _ds(e), _ds(e, "ocg")) == ("trigger", True, "NNYNN", "NNYNN")

@@ -376,3 +376,127 @@ def test_a_control_change_is_control_changed_not_a_move(tmp_path: Path) -> None:
     obs = eng.observe(state)
     assert (obs["players"][0]["monsters"][0]["card"], obs["players"][0]["monsters"][0]["owner"]) == ("Mokey Mokey", 1)
     assert (obs["players"][1]["monsters"][0]["card"], obs["players"][1]["monsters"][0]["owner"]) == ("Battle Ox", 0)
+
+
+# F36 (docs/ocgcore-findings.md): acc.destroyed-by-battle [destroyed-differs] on protection texts the
+# battle-modification reader did not read. passcode: (name, how it is judged now)
+PROTECTION_TEXTS = {
+    27618634: ("The Unhappy Girl", "read: 'While this card is in face-up Attack Position ..., this card is not destroyed as a result of battle'"),
+    85684223: ("Reaper on the Nightmare", "read: 'This card is not destroyed as a result of battle'"),
+    31053337: ("Blackwing - Abrolhos the Megaquake", "read: 'This card cannot destroy monsters by battle' (BD-CANNOT-DESTROY)"),
+    64801562: ("Heart of Clear Water", "read: an Equip Card's 'The monster equipped with this card is not destroyed as a result of battle'"),
+    34475451: ("Construction Train Signal Red", "not judged: 'cannot be destroyed by that battle', read as it arrives in the transition"),
+    50185950: ("Relinkuriboh", "not judged: a replacement that acts from the GY"),
+    43378048: ("Armityle the Chaos Phantom", "the battle damage ended the duel before the destruction (LP-ZERO)"),
+    51788412: ("Chaos Ancient Gear Giant", "the battle damage ended the duel before the destruction (LP-ZERO)"),
+}
+NOT_JUDGED_HERE = {34475451, 50185950}
+# acc.lp-ledger [lp-unaccounted] stays for these two (class A in F36: the core's negative LP passed on)
+LP_BELOW_ZERO = {43378048, 51788412}
+
+
+def test_protection_texts_are_read_or_not_judged(tmp_path: Path) -> None:
+    out = tmp_path / "protection.json"
+    main(["sweep", "-q", "--engine", "ocgcore", "--cards-db", FULL, "--json", str(out), "--max-states", "600",
+          *map(str, PROTECTION_TEXTS)])
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    by_code = {c["code"]: c for c in doc["cards"]}
+    assert set(by_code) == set(PROTECTION_TEXTS)
+    for code, (name, how) in PROTECTION_TEXTS.items():
+        c = by_code[code]
+        assert c["name"] == name and c["played"] > 0, (name, c["refused"])
+        found = [(f["invariant"], f["signature"], f["message"]) for f in c["findings"]]
+        assert not [f for f in found if f[0] == "acc.destroyed-by-battle"], (name, how, found)
+        if code in LP_BELOW_ZERO:
+            assert {f[0] for f in found} <= {"acc.lp-ledger"}, (name, found)
+        else:
+            assert found == [], (name, how, found)
+        if code in NOT_JUDGED_HERE:  # (the two it cannot compute: not judged by it, never passed)
+            assert "acc.destroyed-by-battle" in c["not_judged_by"], (name, c["not_judged_by"])
+
+
+# F36: profile.withheld [withheld-elsewhere-offered] where the reader read an ATK/DEF change as a
+# direct one (DS-ATK, DS-CONT-TRAP) though it is conditional, one effect to choose from, applied for
+# the rest of the turn to a kind of monster, or an LP gain "by the ATK". passcode: (name, verdict now)
+ATK_NOT_DIRECT = {
+    10282757: ("Planckton", "not judged"),  # DS-ATK-LINGERING
+    13955608: ("Stronghold the Moving Fortress", "not judged"),  # DS-ATK-CONDITIONAL ("While you control ...")
+    43959432: ("Metamorphortress", "not judged"),  # DS-ATK-CONDITIONAL ("If Summoned this way, ...")
+    71934924: ("Swift Samurai Storm!", "not judged"),  # DS-ATK-CONDITIONAL ("Each turn, after the first time ...")
+    74640994: ("Subterror Final Battle", "not judged"),  # DS-ATK-MODAL ("Activate 1 of these effects")
+    96355986: ("Enchanted Javelin", "clean"),  # "Increase your Life Points by the ATK ...": no ATK change (DS-NOT-LISTED)
+}
+
+
+def test_atk_changes_that_are_not_direct_are_not_read_as_direct(tmp_path: Path) -> None:
+    out = tmp_path / "atk.json"
+    main(["sweep", "-q", "--engine", "ocgcore", "--cards-db", FULL, "--json", str(out), "--max-states", "600",
+          *map(str, ATK_NOT_DIRECT)])
+    by_code = {c["code"]: c for c in json.loads(out.read_text(encoding="utf-8"))["cards"]}
+    assert set(by_code) == set(ATK_NOT_DIRECT)
+    for code, (name, verdict) in ATK_NOT_DIRECT.items():
+        c = by_code[code]
+        assert c["name"] == name and c["played"] > 0, (name, c["refused"])
+        assert c["findings"] == [], (name, [(f["invariant"], f["signature"], f["message"]) for f in c["findings"]])
+        assert c["verdict"] == verdict, (name, c["verdict"], c["profile_unknown"])
+        if verdict == "not judged":  # (the reason: its activation's Damage Step decision is unknown)
+            assert c["profile_unknown"] == ["effect 0: damage_step"], (name, c["profile_unknown"])
+
+
+# F36: acc.duel-over [over-without-zero-lp]: an effect made a player draw more than the sweep's
+# 3-card Deck held, and the core ended the duel (DECK-OUT, 004 "Draw Phase"); the invariant knew
+# only LP. Both players drawing their Decks empty at once (Morphing Jar, Fiber Jar): not judged.
+DECK_OUT = {
+    33508719: ("Morphing Jar", True),
+    78706415: ("Fiber Jar", True),
+    76862289: ("Yamata Dragon", False),
+    77379481: ("Sasuke Samurai #3", False),
+}
+
+
+def test_a_duel_ended_by_drawing_from_an_empty_deck_is_no_finding(tmp_path: Path) -> None:
+    out = tmp_path / "deck-out.json"
+    main(["sweep", "-q", "--engine", "ocgcore", "--cards-db", FULL, "--json", str(out), "--max-states", "600", *map(str, DECK_OUT)])
+    by_code = {c["code"]: c for c in json.loads(out.read_text(encoding="utf-8"))["cards"]}
+    assert set(by_code) == set(DECK_OUT)
+    for code, (name, both) in DECK_OUT.items():
+        c = by_code[code]
+        assert c["name"] == name and c["played"] > 0, (name, c["refused"])
+        assert c["findings"] == [], (name, [(f["invariant"], f["signature"], f["message"]) for f in c["findings"]])
+        assert ("acc.duel-over" in c["not_judged_by"]) == both, (name, c["not_judged_by"])
+
+
+def test_an_ignition_effect_choosing_one_of_these_effects_is_no_trigger(tmp_path: Path) -> None:
+    """F36 profile.trigger-event [trigger-without-event]: Storm Shooter's "Once per turn, you can
+    select and activate 1 of these effects" was read as a trigger on an activation; it is an
+    Ignition effect, and the card sweeps clean."""
+    out = tmp_path / "storm.json"
+    main(["sweep", "-q", "--engine", "ocgcore", "--cards-db", FULL, "--json", str(out), "--max-states", "600", "39188539"])
+    (c,) = json.loads(out.read_text(encoding="utf-8"))["cards"]
+    assert c["name"] == "Storm Shooter" and c["played"] > 0 and c["verdict"] == "clean", (c["verdict"], c["findings"], c["profile_unknown"])
+
+
+def test_a_replay_after_a_card_made_attacks_direct_is_not_judged(tmp_path: Path) -> None:
+    """F36 attack.legal-offered [replay-choice-not-offered], replay.choices [direct-not-legal]:
+    Absolute End ("This turn, the attacks from your opponent's monsters become direct attacks")
+    resolved, and the replay's choices (a direct attack only) were judged by the rules bpcheck
+    models; F28's "not judged" (a card of a card database resolved this turn) now reaches the
+    replay's choices too."""
+    out = tmp_path / "absolute-end.json"
+    main(["sweep", "-q", "--engine", "ocgcore", "--cards-db", FULL, "--json", str(out), "--max-states", "600", "27744077"])
+    (c,) = json.loads(out.read_text(encoding="utf-8"))["cards"]
+    assert c["name"] == "Absolute End" and c["played"] > 0 and c["findings"] == [], c["findings"]
+    assert {"attack.legal-offered", "replay.choices"} <= set(c["not_judged_by"]), c["not_judged_by"]
+
+
+def test_a_crystal_beast_may_wait_for_its_controllers_choice_at_the_end_of_the_damage_step(tmp_path: Path) -> None:
+    """F36 damage.destroyed-mark [marked-stays-after-damage-step]: Crystal Beast Amber Mammoth,
+    destroyed by battle, stays on the field as the end of the Damage Step begins while the core asks
+    its controller whether to place it in the Spell & Trap Zone instead (002:140's exception:
+    "Crystal Beast" monsters change where they go when destroyed); judged as the Damage Step ends,
+    every board passes (the card is "not judged" only for its undecided replacement text)."""
+    out = tmp_path / "amber.json"
+    main(["sweep", "-q", "--engine", "ocgcore", "--cards-db", FULL, "--json", str(out), "--max-states", "600", "69937550"])
+    (c,) = json.loads(out.read_text(encoding="utf-8"))["cards"]
+    assert c["name"] == "Crystal Beast Amber Mammoth" and c["played"] > 0 and c["findings"] == [], c["findings"]
+    assert {b["verdict"] for b in c["boards"]} == {"pass"}, c["boards"]
