@@ -43,6 +43,11 @@ come out clean. Each card stands for one class of error that was fixed:
 - the adapter: declarations the core asks for (ANNOUNCE_NUMBER, ANNOUNCE_RACE, ANNOUNCE_ATTRIB:
   "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos"; ANNOUNCE_CARD: "Cloak and
   Dagger") were engine faults;
+- the adapter: a die or a coin (Fire Darts, Number 7: Lucky Straight, BIG Win!?, Gatling Dragon)
+  drawn from the core's random number generator, which a reset duel does not reseed: a path
+  replayed on a duel used before rolled other numbers than its first play, so the LP observed
+  after it matched no event, and a recorded answer could be one the core refused (MSG_RETRY); a
+  path on which the core drew a random number is replayed on a new duel only;
 - the adapter (issue 30's last refusals): a Standby Phase trigger or maintenance cost before the
   board's Main Phase 1 refused the board ("Lava Golem", "The Regulation of Tribe", "Jam Breeding
   Machine", whose Token the board does not place); a board monster under its non-owner's control
@@ -63,6 +68,7 @@ import pytest
 from bpcheck.cli.main import main
 from bpcheck.engines.ocgcore import default_paths
 from bpcheck.engines.ocgcore import messages as M
+from bpcheck.engines.ocgcore.engine import OcgcoreEngine
 from bpcheck.engines.registry import make_engine
 from bpcheck.harness.board_writer import write_board
 from bpcheck.harness.sweep import board_document
@@ -123,6 +129,10 @@ FIXED = {
     4848423: ("Muscle Medic", "acc.battle-damage [damage-differs] ('they gain that much LP, instead' not read)"),
     21770260: ("Jam Breeding Machine", "refused (SELECT_CHAIN before Main Phase 1); then attack.position-change [engine-summoned-flag-differs] (its Standby Phase Token)"),
     3136426: ("Level Limit - Area B", "attack.position-change-applied [change-not-recorded], [changed-by-other-action] (a continuous effect's change)"),
+    43061293: ("Fire Darts", "acc.lp-ledger [lp-unaccounted] (dice: a replay on a reused duel rolled other numbers)"),
+    82308875: ("Number 7: Lucky Straight", "acc.lp-ledger [lp-unaccounted] (dice, as Fire Darts)"),
+    84677654: ("BIG Win!?", "acc.lp-ledger [lp-unaccounted] (dice, as Fire Darts)"),
+    87751584: ("Gatling Dragon", "acc.lp-ledger [lp-unaccounted], ENGINE-FAULT (MSG_RETRY: coins tossed again on a reused duel came out otherwise, the recorded answer no longer fit)"),
 }
 
 
@@ -376,3 +386,28 @@ def test_a_control_change_is_control_changed_not_a_move(tmp_path: Path) -> None:
     obs = eng.observe(state)
     assert (obs["players"][0]["monsters"][0]["card"], obs["players"][0]["monsters"][0]["owner"]) == ("Mokey Mokey", 1)
     assert (obs["players"][1]["monsters"][0]["card"], obs["players"][1]["monsters"][0]["owner"]) == ("Battle Ox", 0)
+
+
+def test_a_replayed_die_rolls_what_its_first_play_rolled(tmp_path: Path) -> None:
+    """Fire Darts ("Roll 3 six-sided dice. Inflict damage ... equal to the total x 100"): the core
+    draws the dice from its random number generator, which a reset duel does not reseed. With
+    the adapter's duel cache kept tiny, most states are replayed on reused duels; every LP change
+    along a breadth-first exploration must still be the damage its events say (the ledger, kept
+    here by the test itself), and the paths after a roll must have been replayed (on new duels)."""
+    path = write_board(board_document(open_db(FULL).card(43061293), "set-opponent"), tmp_path / "darts.toml")
+    eng = OcgcoreEngine(cards=FULL, cache_size=2, pool_size=1)
+    queue = [eng.start(load_board(str(path), cards_db=FULL))]
+    unaccounted, damage, explored = [], [], 0
+    while queue and explored < 300:
+        state = queue.pop(0)
+        explored += 1
+        for action in eng.legal_actions(state):
+            child, events = eng.apply(state, action)[:2]
+            before, after = (eng.observe(s)["players"][0]["lp"] for s in (state, child))
+            dealt = sum(e["amount"] for e in events if e.kind == "effect_damage" and e["player"] == 0)
+            damage += [dealt] if dealt else []
+            if after != before - dealt:
+                unaccounted.append((action.label, before, after, dealt))
+            queue.append(child)
+    assert damage and not unaccounted, unaccounted[:5]
+    assert eng.stats["random_replays"] > 0

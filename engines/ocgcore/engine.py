@@ -208,7 +208,7 @@ class OcgcoreEngine:
         self.observe_extras = False
         self._parse_cache: dict[bytes, list] = {}
         self._obs_cache: OrderedDict[tuple, dict] = OrderedDict()
-        self.stats = {"created": 0, "replays": 0, "replayed_steps": 0, "cache_hits": 0, "evicted": 0, "destroyed": 0, "obs_hits": 0, "replayed_children": 0, "replay_mismatch": 0}
+        self.stats = {"created": 0, "replays": 0, "replayed_steps": 0, "cache_hits": 0, "evicted": 0, "destroyed": 0, "obs_hits": 0, "replayed_children": 0, "replay_mismatch": 0, "random_replays": 0}
 
     # -- set-up ------------------------------------------------------------------------------
 
@@ -362,7 +362,7 @@ class OcgcoreEngine:
             self._retire(d)
 
     def _retire(self, duel: K.Duel) -> None:
-        if duel.dirty:
+        if duel.dirty or duel.rng_used:
             duel.close()
             self.stats["destroyed"] += 1
         elif len(self._free) < self.pool_size:
@@ -384,6 +384,16 @@ class OcgcoreEngine:
         d = self._live.pop(path, None)
         if d is not None:
             self.stats["cache_hits"] += 1
+            return d
+        if track is not None and track.random:
+            # the core drew from its random number generator on the way (a die, a coin): a reset
+            # duel's generator goes on from where its last game left it, a new duel's starts from
+            # the seed, as the first play of this path did, so the replay draws the same numbers
+            self.stats["random_replays"] += 1
+            d = self._new_duel()
+            self._reset(d)
+            self._replay(d, path)
+            d.rng_used = True
             return d
         d, fresh = self._blank_duel()
         self._replay(d, path)
@@ -417,7 +427,7 @@ class OcgcoreEngine:
         else:
             _p, d = self._live.popitem(last=False)  # reuse the least recently used one
             self.stats["evicted"] += 1
-            if d.dirty:
+            if d.dirty or d.rng_used:
                 d.close()
                 self.stats["destroyed"] += 1
                 d = self._new_duel()
@@ -459,6 +469,8 @@ class OcgcoreEngine:
             return self._run_to_prompt(duel, track, events, path, auto_until_main)
         finally:
             track.probe = None
+            if track.random:
+                duel.rng_used = True
 
     @staticmethod
     def _battle_marked(duel: K.Duel, track: Track) -> list[tuple[int, int]]:

@@ -75,7 +75,7 @@ def move_reason(reason: int, to_loc: int) -> str:
 class Track:
     __slots__ = ("swap", "turn", "phase", "step", "over", "winner", "field", "piles", "cards", "next_token",
                  "chain", "building", "attack", "in_calc", "names", "selecting_attack", "last_flip_by",
-                 "replaying", "opp_at_attack", "marked", "probe", "overlays", "repositioning", "lp")
+                 "replaying", "opp_at_attack", "marked", "probe", "overlays", "repositioning", "lp", "random")
 
     def __init__(self, swap: int, names) -> None:
         self.swap = swap
@@ -112,6 +112,10 @@ class Track:
         # MSG_LPUPDATE (Duel.SetLP: "Halve your opponent's LP", "you lose LP equal to ...") gives
         # the new LP only, and its event says by how much they changed
         self.lp: tuple[int, int] = (0, 0)
+        # the core drew from its random number generator on the way here (a die, a coin, a random
+        # pick: messages.RANDOM_MESSAGES): a duel standing here is replayed on a new duel only, whose
+        # generator starts from the same seed (engine.py, _take)
+        self.random = False
 
     def copy(self) -> "Track":
         t = Track.__new__(Track)
@@ -127,6 +131,7 @@ class Track:
         t.overlays = dict(self.overlays)
         t.repositioning = self.repositioning
         t.lp = self.lp
+        t.random = self.random
         return t
 
     # -- names and places ---------------------------------------------------------------------
@@ -235,6 +240,8 @@ class Track:
             self.set_step(PHASE_STEPS.get(self.phase, f"phase_{self.phase:#x}"), out)
         elif kind == M.MSG_NEW_TURN:
             self.turn += 1
+        elif kind in M.RANDOM_MESSAGES:
+            self.random = True
         elif kind == M.MSG_MOVE:
             self._move(p, out)
         elif kind == M.MSG_DRAW:
