@@ -48,6 +48,9 @@ come out clean. Each card stands for one class of error that was fixed:
   replayed on a duel used before rolled other numbers than its first play, so the LP observed
   after it matched no event, and a recorded answer could be one the core refused (MSG_RETRY); a
   path on which the core drew a random number is replayed on a new duel only;
+- the adapter: the core keeps a negative LP after lethal battle damage (Lunalight Leo Dancer,
+  Phantasmal Lord Ultimitl Bishbaalkin; Armityle the Chaos Phantom below), which the observation
+  showed; a player's LP stop at 0 (LP-ZERO), the damage event keeps the amount dealt;
 - the adapter (issue 30's last refusals): a Standby Phase trigger or maintenance cost before the
   board's Main Phase 1 refused the board ("Lava Golem", "The Regulation of Tribe", "Jam Breeding
   Machine", whose Token the board does not place); a board monster under its non-owner's control
@@ -132,6 +135,8 @@ FIXED = {
     43061293: ("Fire Darts", "acc.lp-ledger [lp-unaccounted] (dice: a replay on a reused duel rolled other numbers)"),
     82308875: ("Number 7: Lucky Straight", "acc.lp-ledger [lp-unaccounted] (dice, as Fire Darts)"),
     84677654: ("BIG Win!?", "acc.lp-ledger [lp-unaccounted] (dice, as Fire Darts)"),
+    24550676: ("Lunalight Leo Dancer", "acc.lp-ledger [lp-unaccounted] (the core's LP below 0 after lethal battle damage, passed on)"),
+    90884403: ("Phantasmal Lord Ultimitl Bishbaalkin", "acc.lp-ledger [lp-unaccounted] (LP below 0, as Lunalight Leo Dancer)"),
     87751584: ("Gatling Dragon", "acc.lp-ledger [lp-unaccounted], ENGINE-FAULT (MSG_RETRY: coins tossed again on a reused duel came out otherwise, the recorded answer no longer fit)"),
 }
 
@@ -411,3 +416,21 @@ def test_a_replayed_die_rolls_what_its_first_play_rolled(tmp_path: Path) -> None
             queue.append(child)
     assert damage and not unaccounted, unaccounted[:5]
     assert eng.stats["random_replays"] > 0
+
+
+def test_lethal_damage_leaves_the_lp_at_0_and_the_event_keeps_the_amount(tmp_path: Path) -> None:
+    """Armityle the Chaos Phantom (10000 ATK during your turn) attacks a 300 ATK monster: 9,700
+    battle damage against 8,000 LP. The core keeps -1,700; the observation says 0 (LP-ZERO), the
+    event says 9,700, and the duel is over, won by the attacker's player."""
+    eng, state = _start(tmp_path, 43378048, "attacker")
+    for _ in range(30):
+        if eng.is_terminal(state):
+            break
+        actions = {a.label: a for a in eng.legal_actions(state)}
+        pick = next(x for x in ("enter Battle Phase", "attack Armityle the Chaos Phantom -> Mokey Mokey [P2 M1]", "pass") if x in actions)
+        state, events = eng.apply(state, actions[pick])[:2]
+    assert eng.is_terminal(state)
+    assert [(e["player"], e["amount"]) for e in events if e.kind == "battle_damage"] == [(1, 9700)], events
+    obs = eng.observe(state)
+    assert [p["lp"] for p in obs["players"]] == [8000, 0]
+    assert (obs["over"], obs["winner"]) == (True, 0)

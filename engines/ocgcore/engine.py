@@ -1148,11 +1148,14 @@ class OcgcoreEngine:
 
     @staticmethod
     def _lps(buf: bytes) -> tuple[int, int]:
-        """Both players' LP from a field query reply."""
+        """Both players' LP from a field query reply, as the observation has them: never below 0.
+        The core keeps the number it computed (a signed LP: 8,000 - 9,700 is -1,700 after Armityle
+        the Chaos Phantom's lethal battle damage), while a player's LP reach 0 and go no lower
+        (rule: LP-ZERO); the event keeps the amount the core dealt (docs/ocgcore.md, "LP")."""
         i = 4
         lps = []
         for _player in (0, 1):
-            lps.append(struct.unpack_from("<i", buf, i)[0])  # signed: the core lets LP go below 0
+            lps.append(max(struct.unpack_from("<i", buf, i)[0], 0))  # rule: LP-ZERO (the core's number is signed)
             i += 4
             for _z in range(7 + 8):
                 present = buf[i]

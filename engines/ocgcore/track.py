@@ -407,7 +407,7 @@ class Track:
 
     def _set_lp(self, core_player: int, lp: int) -> None:
         lps = list(self.lp)
-        lps[core_player] = max(lp, 0)  # (the core's LP never go below 0)
+        lps[core_player] = max(lp, 0)  # as the observation has them (the core's may be below 0), rule: LP-ZERO
         self.lp = (lps[0], lps[1])
 
     def _flip_by(self) -> str:
