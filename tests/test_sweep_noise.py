@@ -51,6 +51,10 @@ come out clean. Each card stands for one class of error that was fixed:
 - the adapter: the core keeps a negative LP after lethal battle damage (Lunalight Leo Dancer,
   Phantasmal Lord Ultimitl Bishbaalkin; Armityle the Chaos Phantom below), which the observation
   showed; a player's LP stop at 0 (LP-ZERO), the damage event keeps the amount dealt;
+- the adapter: a card script's own Lua state (Concentrating Current's attack counters, the
+  ``global_check`` flag of aux.GlobalCheck, whose global effects were then not registered again)
+  survived the reset of a reused duel, so a recorded answer could be one the core refused
+  (MSG_RETRY); every card script is loaded afresh at each reset;
 - the adapter (issue 30's last refusals): a Standby Phase trigger or maintenance cost before the
   board's Main Phase 1 refused the board ("Lava Golem", "The Regulation of Tribe", "Jam Breeding
   Machine", whose Token the board does not place); a board monster under its non-owner's control
@@ -137,6 +141,7 @@ FIXED = {
     84677654: ("BIG Win!?", "acc.lp-ledger [lp-unaccounted] (dice, as Fire Darts)"),
     24550676: ("Lunalight Leo Dancer", "acc.lp-ledger [lp-unaccounted] (the core's LP below 0 after lethal battle damage, passed on)"),
     90884403: ("Phantasmal Lord Ultimitl Bishbaalkin", "acc.lp-ledger [lp-unaccounted] (LP below 0, as Lunalight Leo Dancer)"),
+    20501450: ("Concentrating Current", "ENGINE-FAULT (MSG_RETRY: its script's attack counters, Lua globals, survived the reset of a reused duel)"),
     87751584: ("Gatling Dragon", "acc.lp-ledger [lp-unaccounted], ENGINE-FAULT (MSG_RETRY: coins tossed again on a reused duel came out otherwise, the recorded answer no longer fit)"),
 }
 
@@ -434,3 +439,22 @@ def test_lethal_damage_leaves_the_lp_at_0_and_the_event_keeps_the_amount(tmp_pat
     obs = eng.observe(state)
     assert [p["lp"] for p in obs["players"]] == [8000, 0]
     assert (obs["over"], obs["winner"]) == (True, 0)
+
+
+def test_a_reset_duel_loads_its_card_scripts_afresh(tmp_path: Path) -> None:
+    """Concentrating Current counts each player's attack declarations in its script table
+    (``s[0]``, ``s[1]``, set up once by aux.GlobalCheck). The core keeps that table across
+    ReloadFieldBegin, so a reused duel started with the last game's counts (and no global effect
+    to count with): its target check then refused the answer recorded on a new duel (MSG_RETRY).
+    After the adapter's reset the table is the new duel's: the counters at 0, the global effects
+    registered again (the next attack counted)."""
+    eng, state = _start(tmp_path, 20501450, "set-own")
+    for label in ("enter Battle Phase", "pass", "pass", "attack Battle Ox [P1 M1] -> Mokey Mokey [P2 M1]"):
+        state = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}[label])[0]
+    duel = eng._take(state.path)
+    assert duel.load_source("assert(c20501450[0] + c20501450[1] == 1)", "counted.lua")
+    eng._reset(duel)
+    assert duel.load_source("assert(c20501450.global_check and c20501450[0] + c20501450[1] == 0)", "afresh.lua")
+    eng._replay(duel, state.path)
+    assert duel.load_source("assert(c20501450[0] + c20501450[1] == 1)", "counted-again.lua")
+    duel.close()

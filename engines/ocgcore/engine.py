@@ -86,6 +86,13 @@ PARSE_CACHE = 4096  # distinct location replies kept parsed
 OBS_CACHE = 4096  # distinct observations kept built (a few KB each)
 SCRIPT_PROMPTS = SUB_PROMPTS + ANNOUNCE_PROMPTS + (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD)  # questions card scripts ask
 _DECLARABLE: dict[tuple, list[int]] = {}  # (database, ANNOUNCE_CARD opcodes) -> its first declarable passcodes
+# Run before each puzzle: the core keeps a card's script table (the Lua global cPASSCODE) across
+# ReloadFieldBegin and loads the script only when that global is nil (interpreter.cpp,
+# load_card_script), so on a reset duel a script's own state survived its last game: the counters of
+# Concentrating Current (s[0], s[1]), and the global_check flag of aux.GlobalCheck (203 scripts),
+# which then did not register its global effects again, though the reset had deleted them. Every
+# card script is loaded afresh instead, as on a new duel.
+FORGET_CARD_SCRIPTS = 'for k in pairs(_G) do if type(k) == "string" and k:match("^c%d+$") then _G[k] = nil end end'
 MAX_AUTO = 200  # automatic answers in a row before the adapter calls the core stuck
 
 
@@ -288,6 +295,8 @@ class OcgcoreEngine:
         duel.log.clear()
         duel.dirty = False
         duel.messages()
+        if not duel.load_source(FORGET_CARD_SCRIPTS, "bpcheck-reset.lua"):
+            raise EngineRefusal("the core refused to forget its card scripts: " + "; ".join(duel.log[-3:]))
         if not duel.load_source(self.puzzle.lua, "bpcheck-puzzle.lua"):
             raise EngineRefusal("the core refused the puzzle: " + "; ".join(duel.log[-3:]))
         if duel.missing_cards:
