@@ -55,6 +55,8 @@ come out clean. Each card stands for one class of error that was fixed:
   ``global_check`` flag of aux.GlobalCheck, whose global effects were then not registered again)
   survived the reset of a reused duel, so a recorded answer could be one the core refused
   (MSG_RETRY); every card script is loaded afresh at each reset;
+- the adapter: rock-paper-scissors (Transmission Gear, MSG_ROCK_PAPER_SCISSORS) was an engine
+  fault; each player's hand is a choice of that player, a tie the core plays again left out;
 - the adapter (issue 30's last refusals): a Standby Phase trigger or maintenance cost before the
   board's Main Phase 1 refused the board ("Lava Golem", "The Regulation of Tribe", "Jam Breeding
   Machine", whose Token the board does not place); a board monster under its non-owner's control
@@ -142,6 +144,7 @@ FIXED = {
     24550676: ("Lunalight Leo Dancer", "acc.lp-ledger [lp-unaccounted] (the core's LP below 0 after lethal battle damage, passed on)"),
     90884403: ("Phantasmal Lord Ultimitl Bishbaalkin", "acc.lp-ledger [lp-unaccounted] (LP below 0, as Lunalight Leo Dancer)"),
     20501450: ("Concentrating Current", "ENGINE-FAULT (MSG_RETRY: its script's attack counters, Lua globals, survived the reset of a reused duel)"),
+    58297729: ("Transmission Gear", "ENGINE-FAULT (the core asks ROCK_PAPER_SCISSORS, which the adapter could not answer)"),
     87751584: ("Gatling Dragon", "acc.lp-ledger [lp-unaccounted], ENGINE-FAULT (MSG_RETRY: coins tossed again on a reused duel came out otherwise, the recorded answer no longer fit)"),
 }
 
@@ -458,3 +461,25 @@ def test_a_reset_duel_loads_its_card_scripts_afresh(tmp_path: Path) -> None:
     eng._replay(duel, state.path)
     assert duel.load_source("assert(c20501450[0] + c20501450[1] == 1)", "counted-again.lua")
     duel.close()
+
+
+def test_rock_paper_scissors_is_each_players_choice(tmp_path: Path) -> None:
+    """Transmission Gear: "Each player plays Rock-Paper-Scissors; the loser banishes their
+    battling monster, face-down" (Duel.RockPaperScissors, MSG_ROCK_PAPER_SCISSORS) was an engine
+    fault. The core asks the turn player, then the opponent: each hand is that player's choice;
+    the opponent's hand that ties (the core would ask both again) is left out. Rock against
+    scissors banishes the opponent's monster, rock against paper the turn player's."""
+    eng, state = _start(tmp_path, 58297729, "set-own")
+    for label in ["enter Battle Phase", "pass", "attack Battle Ox [P1 M1] -> Mokey Mokey [P2 M1]", *["pass"] * 8,
+                  "activate Transmission Gear", "pass", "pass"]:
+        state = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}[label])[0]
+    first = {a.label: a for a in eng.legal_actions(state)}
+    assert sorted((x, a.player) for x, a in first.items()) == [("choose paper", 0), ("choose rock", 0), ("choose scissors", 0)]
+    state = eng.apply(state, first["choose rock"])[0]
+    second = {a.label: a for a in eng.legal_actions(state)}
+    assert sorted((x, a.player) for x, a in second.items()) == [("choose paper", 1), ("choose scissors", 1)]
+    banished = {}
+    for label, action in second.items():
+        events = eng.apply(state, action)[1]
+        banished[label] = [e["card"] for e in events if e.kind == "card_moved" and e["to"] == "banished"]
+    assert banished == {"choose scissors": ["Mokey Mokey"], "choose paper": ["Battle Ox"]}, banished

@@ -84,7 +84,7 @@ SUB_PROMPTS = (M.MSG_SELECT_CARD, M.MSG_SELECT_TRIBUTE, M.MSG_SELECT_UNSELECT_CA
 ANNOUNCE_PROMPTS = (M.MSG_ANNOUNCE_RACE, M.MSG_ANNOUNCE_ATTRIB, M.MSG_ANNOUNCE_NUMBER, M.MSG_ANNOUNCE_CARD)
 PARSE_CACHE = 4096  # distinct location replies kept parsed
 OBS_CACHE = 4096  # distinct observations kept built (a few KB each)
-SCRIPT_PROMPTS = SUB_PROMPTS + ANNOUNCE_PROMPTS + (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD)  # questions card scripts ask
+SCRIPT_PROMPTS = SUB_PROMPTS + ANNOUNCE_PROMPTS + (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD, M.MSG_ROCK_PAPER_SCISSORS)  # questions card scripts ask
 _DECLARABLE: dict[tuple, list[int]] = {}  # (database, ANNOUNCE_CARD opcodes) -> its first declarable passcodes
 # Run before each puzzle: the core keeps a card's script table (the Lua global cPASSCODE) across
 # ReloadFieldBegin and loads the script only when that global is nil (interpreter.cpp,
@@ -93,6 +93,7 @@ _DECLARABLE: dict[tuple, list[int]] = {}  # (database, ANNOUNCE_CARD opcodes) ->
 # which then did not register its global effects again, though the reset had deleted them. Every
 # card script is loaded afresh instead, as on a new duel.
 FORGET_CARD_SCRIPTS = 'for k in pairs(_G) do if type(k) == "string" and k:match("^c%d+$") then _G[k] = nil end end'
+RPS_HANDS = ("scissors", "rock", "paper")  # the core's answers 1, 2, 3 to MSG_ROCK_PAPER_SCISSORS
 MAX_AUTO = 200  # automatic answers in a row before the adapter calls the core stuck
 
 
@@ -732,6 +733,11 @@ class OcgcoreEngine:
             # in this duel"; each named by the card declared
             for code in self._declarable_names(t, pr.options):
                 out.append(("choose", f"declare {self._cards.names.get(code, code) if self._cards else code}", M.card_response(code), None))
+        elif pr.kind == M.MSG_ROCK_PAPER_SCISSORS:
+            # Duel.RockPaperScissors (Transmission Gear): the core asks each player in turn for a
+            # hand, answered 1 to 3 (playerop.cpp, RockPaperScissors); a choice of that player
+            for n, hand in enumerate(RPS_HANDS, 1):
+                out.append(("choose", f"choose {hand}", M.int_response(n), None))
         else:
             raise SystemFault("engine-fault", f"the core asks {pr.name}, which the adapter cannot answer")
         return out
@@ -804,6 +810,13 @@ class OcgcoreEngine:
         results: list[tuple[OcgAction, Node, list[Event]]] = []
         for kind, label, resp, uid in self._top_options(node):
             for responses, child, events, declared in self._play(node, resp, kind, uid):
+                if (node.prompt.kind == M.MSG_ROCK_PAPER_SCISSORS and child.prompt is not None
+                        and child.prompt.kind == M.MSG_ROCK_PAPER_SCISSORS and (node.prompt.player, child.prompt.player) == (1, 0)):
+                    # the second hand (core player 1's: the core asks player 0 first) tied with the
+                    # first and the core asks player 0 again
+                    # (Duel.RockPaperScissors repeats a tie by default): back at the round's
+                    # start, the same state, left out (each tie would be one more round, unbounded)
+                    continue
                 full, target, targets, cost = self._label(kind, label, child, events, responses)
                 if declared:
                     full += " (" + "; ".join(declared) + ")"
