@@ -57,6 +57,9 @@ come out clean. Each card stands for one class of error that was fixed:
   (MSG_RETRY); every card script is loaded afresh at each reset;
 - the adapter: rock-paper-scissors (Transmission Gear, MSG_ROCK_PAPER_SCISSORS) was an engine
   fault; each player's hand is a choice of that player, a tie the core plays again left out;
+- the adapter: a monster Special Summoned with others one at a time (Number 42: Galaxy Tomahawk's
+  Tokens, Rescue Rabbit) was reported not Summoned this turn until the last was placed, and a
+  Normal Summon an effect performs (Harpie Dancer, MSG_SUMMONING) had no ``summoned`` event;
 - the adapter (issue 30's last refusals): a Standby Phase trigger or maintenance cost before the
   board's Main Phase 1 refused the board ("Lava Golem", "The Regulation of Tribe", "Jam Breeding
   Machine", whose Token the board does not place); a board monster under its non-owner's control
@@ -80,7 +83,7 @@ from bpcheck.engines.ocgcore import messages as M
 from bpcheck.engines.ocgcore.engine import OcgcoreEngine
 from bpcheck.engines.registry import make_engine
 from bpcheck.harness.board_writer import write_board
-from bpcheck.harness.sweep import board_document
+from bpcheck.harness.sweep import board_document, xyz_materials
 from bpcheck.invariants.profiled import window_verdict
 from bpcheck.model.board import load_board
 from bpcheck.model.cdb import open_db
@@ -145,6 +148,9 @@ FIXED = {
     90884403: ("Phantasmal Lord Ultimitl Bishbaalkin", "acc.lp-ledger [lp-unaccounted] (LP below 0, as Lunalight Leo Dancer)"),
     20501450: ("Concentrating Current", "ENGINE-FAULT (MSG_RETRY: its script's attack counters, Lua globals, survived the reset of a reused duel)"),
     58297729: ("Transmission Gear", "ENGINE-FAULT (the core asks ROCK_PAPER_SCISSORS, which the adapter could not answer)"),
+    10389142: ("Number 42: Galaxy Tomahawk", "attack.position-change [engine-summoned-flag-differs] (its first Token reported not Summoned while the second's position was asked)"),
+    85138716: ("Rescue Rabbit", "attack.position-change [engine-summoned-flag-differs] (as Number 42: two monsters Special Summoned one at a time)"),
+    68815132: ("Harpie Dancer", "attack.position-change [engine-summoned-flag-differs] (its effect's Normal Summon, MSG_SUMMONING, had no summoned event)"),
     87751584: ("Gatling Dragon", "acc.lp-ledger [lp-unaccounted], ENGINE-FAULT (MSG_RETRY: coins tossed again on a reused duel came out otherwise, the recorded answer no longer fit)"),
 }
 
@@ -483,3 +489,22 @@ def test_rock_paper_scissors_is_each_players_choice(tmp_path: Path) -> None:
         events = eng.apply(state, action)[1]
         banished[label] = [e["card"] for e in events if e.kind == "card_moved" and e["to"] == "banished"]
     assert banished == {"choose scissors": ["Mokey Mokey"], "choose paper": ["Battle Ox"]}, banished
+
+
+def test_monsters_summoned_one_at_a_time_are_summoned_from_the_first(tmp_path: Path) -> None:
+    """Number 42: Galaxy Tomahawk Special Summons Battle Eagle Tokens, the core asking each one's
+    position in turn: while the second's is asked, the first (its ``summoned`` event given) is
+    Summoned this turn in the observation too, not only once the core completes the Summon."""
+    db = open_db(FULL)
+    card = db.card(10389142)
+    path = write_board(board_document(card, "attacker", materials=xyz_materials(card, db)), tmp_path / "tomahawk.toml")
+    eng = make_engine("ocgcore", cards_db=FULL)
+    state = eng.start(load_board(str(path), cards_db=FULL))
+    for label in ("enter Battle Phase", "pass", "end Battle Phase", "pass", "activate Number 42: Galaxy Tomahawk [Ryu-Ran, Slot Machine]",
+                  "pass", "pass"):
+        state = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}[label])[0]
+    state, events = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}["choose attack"])[:2]
+    assert [(e["card"], e["how"]) for e in events if e.kind == "summoned"] == [("Battle Eagle Token", "token")]
+    assert sorted(a.label for a in eng.legal_actions(state)) == ["choose attack", "choose defense"]  # the second Token's position
+    tokens = [m for m in eng.observe(state)["players"][0]["monsters"] if m and m["card"] == "Battle Eagle Token"]
+    assert [m["summoned_this_turn"] for m in tokens] == [True]

@@ -33,6 +33,9 @@ STATUS_DISABLED, STATUS_SET_TURN, STATUS_SUMMON_TURN = 0x1, 0x10, 0x800
 STATUS_FORM_CHANGED = 0x100  # its battle position was changed this turn (scripts/constant.lua)
 STATUS_BATTLE_DESTROYED, STATUS_CHAINING, STATUS_ATTACK_CANCELED = 0x4000, 0x10000, 0x200000
 STATUS_FLIP_SUMMON_TURN, STATUS_SPSUMMON_TURN = 0x20000000, 0x40000000
+# in the middle of its Summon: placed by a Special Summon whose other monsters are still being
+# placed (Duel.SpecialSummonStep, until SpecialSummonComplete), or being Summoned
+STATUS_SPSUMMON_STEP, STATUS_SUMMONING = 0x80, 0x200
 
 QUERY_CODE, QUERY_POSITION, QUERY_TYPE, QUERY_LEVEL = 0x1, 0x2, 0x8, 0x10
 QUERY_ATTRIBUTE, QUERY_RACE, QUERY_ATTACK, QUERY_DEFENSE = 0x40, 0x80, 0x100, 0x200

@@ -93,6 +93,8 @@ _DECLARABLE: dict[tuple, list[int]] = {}  # (database, ANNOUNCE_CARD opcodes) ->
 # which then did not register its global effects again, though the reset had deleted them. Every
 # card script is loaded afresh instead, as on a new duel.
 FORGET_CARD_SCRIPTS = 'for k in pairs(_G) do if type(k) == "string" and k:match("^c%d+$") then _G[k] = nil end end'
+SUMMONED_STATUS = (K.STATUS_SUMMON_TURN | K.STATUS_SPSUMMON_TURN | K.STATUS_FLIP_SUMMON_TURN | K.STATUS_SPSUMMON_STEP
+                   | K.STATUS_SUMMONING)
 RPS_HANDS = ("scissors", "rock", "paper")  # the core's answers 1, 2, 3 to MSG_ROCK_PAPER_SCISSORS
 MAX_AUTO = 200  # automatic answers in a row before the adapter calls the core stuck
 
@@ -1058,7 +1060,10 @@ class OcgcoreEngine:
                     "def": q.get(K.QUERY_DEFENSE),
                     "base_atk": q.get(K.QUERY_BASE_ATTACK),
                     "base_def": q.get(K.QUERY_BASE_DEFENSE),
-                    "summoned_this_turn": bool(status & (K.STATUS_SUMMON_TURN | K.STATUS_SPSUMMON_TURN | K.STATUS_FLIP_SUMMON_TURN)),
+                    # a monster whose Summon the core is still completing (a second Token's position
+                    # asked: STATUS_SPSUMMON_STEP) is Summoned this turn as its `summoned` event
+                    # says; the core sets STATUS_SPSUMMON_TURN once every monster is placed
+                    "summoned_this_turn": bool(status & SUMMONED_STATUS),
                     "destroyed_by_battle": bool(status & K.STATUS_BATTLE_DESTROYED),
                     "set_this_turn": bool(status & K.STATUS_SET_TURN),
                     "position_changed_this_turn": bool(status & K.STATUS_FORM_CHANGED),

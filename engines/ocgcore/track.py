@@ -271,13 +271,15 @@ class Track:
                 if manual:
                     self.repositioning = None  # one manual change per action; what follows is an effect's
                 out.append(ev("position_changed", card=self.name(uid), card_uid=uid, **{"from": frm, "to": to}, by="manual" if manual else "effect"))
-        elif kind == M.MSG_SPSUMMONING:
+        elif kind in (M.MSG_SPSUMMONING, M.MSG_SUMMONING):
+            # MSG_SUMMONING: a Normal (or Tribute) Summon an effect performs while it resolves
+            # ("you can Normal Summon 1 WIND monster": Harpie Dancer); the checker's actions make none
             code = M.u32(p, 0)
             con, lc, seq, pos = M.loc(p, 4)
             uid = self.at(con, lc, seq)
             token = bool(self._type(code) & K.TYPE_TOKEN)
-            out.append(ev("summoned", card=self.name(uid), card_uid=uid, player=self.bp(con), position=position_name(pos),
-                          how="token" if token else "special"))
+            how = "normal" if kind == M.MSG_SUMMONING else "token" if token else "special"
+            out.append(ev("summoned", card=self.name(uid), card_uid=uid, player=self.bp(con), position=position_name(pos), how=how))
         elif kind == M.MSG_CHAINING:
             code = M.u32(p, 0)
             con, lc, seq, _pos = M.loc(p, 4)
