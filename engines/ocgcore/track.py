@@ -241,7 +241,9 @@ class Track:
         elif kind == M.MSG_NEW_TURN:
             self.turn += 1
         elif kind in M.RANDOM_MESSAGES:
-            self.random = True
+            # (a hand of one card is "shuffled" without a draw: player u8, count u32, codes)
+            if kind != M.MSG_SHUFFLE_HAND or M.u32(p, 1) > 1:
+                self.random = True
         elif kind == M.MSG_MOVE:
             self._move(p, out)
         elif kind == M.MSG_DRAW:
