@@ -219,7 +219,7 @@ def card_database(path: str) -> CardDatabase:
 class Duel:
     """One live duel in the core. Messages come back as ``(type, payload bytes)`` pairs."""
 
-    __slots__ = ("core", "lib", "ptr", "_cb", "_keep", "missing_cards", "log", "_scripts_dir", "_cards", "dirty", "rng_used", "__weakref__")
+    __slots__ = ("core", "lib", "ptr", "_cb", "_keep", "missing_cards", "log", "_scripts_dir", "_cards", "dirty", "drew", "pristine", "__weakref__")
 
     def __init__(self, core: CoreLibrary, cards: CardDatabase, scripts: str, flags: int, seed=(1, 2, 3, 4), lp=(8000, 8000), script_cache: dict | None = None, overlay: tuple[str, ...] = ()) -> None:
         self.core = core
@@ -231,8 +231,10 @@ class Duel:
         self.log: list[str] = []
         self.dirty = False  # standing at a question a card script asks (engine.py: never reset then)
         # the core drew from its random number generator since this duel was created (a die, a
-        # coin, a random pick, a hand shuffle): a reset does not reseed it (engine.py: never reused then)
-        self.rng_used = False
+        # coin, a random pick, a hand shuffle); a reset does not reseed it, so after one the
+        # generator is no longer where the seed puts it at the puzzle's start (`pristine`: it is)
+        self.drew = False
+        self.pristine = True
         cache = script_cache if script_cache is not None else {}
         rows = cards.rows
 

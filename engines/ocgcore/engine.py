@@ -297,6 +297,7 @@ class OcgcoreEngine:
         assert self.puzzle is not None
         duel.log.clear()
         duel.dirty = False
+        duel.pristine = not duel.drew  # the generator where the seed puts it, unless it drew before
         duel.messages()
         if not duel.load_source(FORGET_CARD_SCRIPTS, "bpcheck-reset.lua"):
             raise EngineRefusal("the core refused to forget its card scripts: " + "; ".join(duel.log[-3:]))
@@ -374,7 +375,7 @@ class OcgcoreEngine:
             self._retire(d)
 
     def _retire(self, duel: K.Duel) -> None:
-        if duel.dirty or duel.rng_used:
+        if duel.dirty:
             duel.close()
             self.stats["destroyed"] += 1
         elif len(self._free) < self.pool_size:
@@ -398,17 +399,19 @@ class OcgcoreEngine:
             self.stats["cache_hits"] += 1
             return d
         if track is not None and track.random:
-            # the core drew from its random number generator on the way (a die, a coin): a reset
-            # duel's generator goes on from where its last game left it, a new duel's starts from
-            # the seed, as the first play of this path did, so the replay draws the same numbers
+            # the core drew a random number on the way (a die, a coin): a reset duel's generator
+            # goes on from where its last game left it, a new duel's starts from the seed, as the
+            # first play of this path did (on a pristine duel: _play), so the replay draws the same
             self.stats["random_replays"] += 1
             d = self._new_duel()
             self._reset(d)
             self._replay(d, path)
-            d.rng_used = True
+            d.drew = True
             return d
         d, fresh = self._blank_duel()
         self._replay(d, path)
+        if track is not None and track.drew:
+            d.drew = True
         if not fresh and track is not None and not self._piles_match(d, track):
             self.stats["replay_mismatch"] += 1
             d.close()
@@ -439,7 +442,7 @@ class OcgcoreEngine:
         else:
             _p, d = self._live.popitem(last=False)  # reuse the least recently used one
             self.stats["evicted"] += 1
-            if d.dirty or d.rng_used:
+            if d.dirty:
                 d.close()
                 self.stats["destroyed"] += 1
                 d = self._new_duel()
@@ -481,8 +484,8 @@ class OcgcoreEngine:
             return self._run_to_prompt(duel, track, events, path, auto_until_main)
         finally:
             track.probe = None
-            if track.random:
-                duel.rng_used = True
+            if track.drew:
+                duel.drew = True
 
     @staticmethod
     def _battle_marked(duel: K.Duel, track: Track) -> list[tuple[int, int]]:
@@ -872,6 +875,20 @@ class OcgcoreEngine:
             path = list(node.path + responses)
             duel.respond(responses[-1])
             prompt, terminal = self._run(duel, track, events, path)
+            if track.random and not before.random and not duel.pristine:
+                # a die or a coin on a reset duel whose generator had drawn before: played again
+                # on a new duel, so that the numbers are the seed's along this path, as every
+                # later replay of it draws them (_take)
+                self.stats["random_replays"] += 1
+                duel.close()
+                duel = self._new_duel()
+                self._reset(duel)
+                self._replay(duel, node.path + responses[:-1])
+                track = before.copy()
+                events = list(events_before)
+                path = list(node.path + responses)
+                duel.respond(responses[-1])
+                prompt, terminal = self._run(duel, track, events, path)
             so_far = tuple(path[len(node.path) :])
             if not terminal and prompt is not None and (
                     (prompt.kind in SUB_PROMPTS and (track.building is not None or track.selecting_attack))

@@ -75,7 +75,7 @@ def move_reason(reason: int, to_loc: int) -> str:
 class Track:
     __slots__ = ("swap", "turn", "phase", "step", "over", "winner", "field", "piles", "cards", "next_token",
                  "chain", "building", "attack", "in_calc", "names", "selecting_attack", "last_flip_by",
-                 "replaying", "opp_at_attack", "marked", "probe", "overlays", "repositioning", "lp", "random")
+                 "replaying", "opp_at_attack", "marked", "probe", "overlays", "repositioning", "lp", "random", "drew")
 
     def __init__(self, swap: int, names) -> None:
         self.swap = swap
@@ -112,10 +112,12 @@ class Track:
         # MSG_LPUPDATE (Duel.SetLP: "Halve your opponent's LP", "you lose LP equal to ...") gives
         # the new LP only, and its event says by how much they changed
         self.lp: tuple[int, int] = (0, 0)
-        # the core drew from its random number generator on the way here (a die, a coin, a random
-        # pick: messages.RANDOM_MESSAGES): a duel standing here is replayed on a new duel only, whose
-        # generator starts from the same seed (engine.py, _take)
+        # the core drew from its random number generator on the way here: a die, a coin, a random
+        # pick (messages.RANDOM_MESSAGES: `random`, a path replayed on a new duel only, whose
+        # generator starts from the same seed: engine.py, _take), or any draw (`drew`, a hand
+        # shuffled too: a duel that stood here is no longer pristine once reset)
         self.random = False
+        self.drew = False
 
     def copy(self) -> "Track":
         t = Track.__new__(Track)
@@ -131,7 +133,7 @@ class Track:
         t.overlays = dict(self.overlays)
         t.repositioning = self.repositioning
         t.lp = self.lp
-        t.random = self.random
+        t.random, t.drew = self.random, self.drew
         return t
 
     # -- names and places ---------------------------------------------------------------------
@@ -240,9 +242,11 @@ class Track:
             self.set_step(PHASE_STEPS.get(self.phase, f"phase_{self.phase:#x}"), out)
         elif kind == M.MSG_NEW_TURN:
             self.turn += 1
-        elif kind in M.RANDOM_MESSAGES:
+        elif kind in M.DRAW_MESSAGES:
             # (a hand of one card is "shuffled" without a draw: player u8, count u32, codes)
             if kind != M.MSG_SHUFFLE_HAND or M.u32(p, 1) > 1:
+                self.drew = True
+            if kind in M.RANDOM_MESSAGES:
                 self.random = True
         elif kind == M.MSG_MOVE:
             self._move(p, out)
