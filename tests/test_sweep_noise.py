@@ -43,6 +43,23 @@ come out clean. Each card stands for one class of error that was fixed:
 - the adapter: declarations the core asks for (ANNOUNCE_NUMBER, ANNOUNCE_RACE, ANNOUNCE_ATTRIB:
   "Vampire Fraulein", "The Regulation of Tribe", "Archnemesys Protos"; ANNOUNCE_CARD: "Cloak and
   Dagger") were engine faults;
+- the adapter: a die or a coin (Fire Darts, Number 7: Lucky Straight, BIG Win!?, Gatling Dragon)
+  drawn from the core's random number generator, which a reset duel does not reseed: a path
+  replayed on a duel used before rolled other numbers than its first play, so the LP observed
+  after it matched no event, and a recorded answer could be one the core refused (MSG_RETRY); a
+  path on which the core drew a random number is replayed on a new duel only;
+- the adapter: the core keeps a negative LP after lethal battle damage (Lunalight Leo Dancer,
+  Phantasmal Lord Ultimitl Bishbaalkin; Armityle the Chaos Phantom below), which the observation
+  showed; a player's LP stop at 0 (LP-ZERO), the damage event keeps the amount dealt;
+- the adapter: a card script's own Lua state (Concentrating Current's attack counters, the
+  ``global_check`` flag of aux.GlobalCheck, whose global effects were then not registered again)
+  survived the reset of a reused duel, so a recorded answer could be one the core refused
+  (MSG_RETRY); every card script is loaded afresh at each reset;
+- the adapter: rock-paper-scissors (Transmission Gear, MSG_ROCK_PAPER_SCISSORS) was an engine
+  fault; each player's hand is a choice of that player, a tie the core plays again left out;
+- the adapter: a monster Special Summoned with others one at a time (Number 42: Galaxy Tomahawk's
+  Tokens, Rescue Rabbit) was reported not Summoned this turn until the last was placed, and a
+  Normal Summon an effect performs (Harpie Dancer, MSG_SUMMONING) had no ``summoned`` event;
 - the adapter (issue 30's last refusals): a Standby Phase trigger or maintenance cost before the
   board's Main Phase 1 refused the board ("Lava Golem", "The Regulation of Tribe", "Jam Breeding
   Machine", whose Token the board does not place); a board monster under its non-owner's control
@@ -63,9 +80,10 @@ import pytest
 from bpcheck.cli.main import main
 from bpcheck.engines.ocgcore import default_paths
 from bpcheck.engines.ocgcore import messages as M
+from bpcheck.engines.ocgcore.engine import OcgcoreEngine
 from bpcheck.engines.registry import make_engine
 from bpcheck.harness.board_writer import write_board
-from bpcheck.harness.sweep import board_document
+from bpcheck.harness.sweep import board_document, xyz_materials
 from bpcheck.invariants.profiled import window_verdict
 from bpcheck.model.board import load_board
 from bpcheck.model.cdb import open_db
@@ -123,6 +141,17 @@ FIXED = {
     4848423: ("Muscle Medic", "acc.battle-damage [damage-differs] ('they gain that much LP, instead' not read)"),
     21770260: ("Jam Breeding Machine", "refused (SELECT_CHAIN before Main Phase 1); then attack.position-change [engine-summoned-flag-differs] (its Standby Phase Token)"),
     3136426: ("Level Limit - Area B", "attack.position-change-applied [change-not-recorded], [changed-by-other-action] (a continuous effect's change)"),
+    43061293: ("Fire Darts", "acc.lp-ledger [lp-unaccounted] (dice: a replay on a reused duel rolled other numbers)"),
+    82308875: ("Number 7: Lucky Straight", "acc.lp-ledger [lp-unaccounted] (dice, as Fire Darts)"),
+    84677654: ("BIG Win!?", "acc.lp-ledger [lp-unaccounted] (dice, as Fire Darts)"),
+    24550676: ("Lunalight Leo Dancer", "acc.lp-ledger [lp-unaccounted] (the core's LP below 0 after lethal battle damage, passed on)"),
+    90884403: ("Phantasmal Lord Ultimitl Bishbaalkin", "acc.lp-ledger [lp-unaccounted] (LP below 0, as Lunalight Leo Dancer)"),
+    20501450: ("Concentrating Current", "ENGINE-FAULT (MSG_RETRY: its script's attack counters, Lua globals, survived the reset of a reused duel)"),
+    58297729: ("Transmission Gear", "ENGINE-FAULT (the core asks ROCK_PAPER_SCISSORS, which the adapter could not answer)"),
+    10389142: ("Number 42: Galaxy Tomahawk", "attack.position-change [engine-summoned-flag-differs] (its first Token reported not Summoned while the second's position was asked)"),
+    85138716: ("Rescue Rabbit", "attack.position-change [engine-summoned-flag-differs] (as Number 42: two monsters Special Summoned one at a time)"),
+    68815132: ("Harpie Dancer", "attack.position-change [engine-summoned-flag-differs] (its effect's Normal Summon, MSG_SUMMONING, had no summoned event)"),
+    87751584: ("Gatling Dragon", "acc.lp-ledger [lp-unaccounted], ENGINE-FAULT (MSG_RETRY: coins tossed again on a reused duel came out otherwise, the recorded answer no longer fit)"),
 }
 
 
@@ -391,7 +420,8 @@ PROTECTION_TEXTS = {
     51788412: ("Chaos Ancient Gear Giant", "the battle damage ended the duel before the destruction (LP-ZERO)"),
 }
 NOT_JUDGED_HERE = {34475451, 50185950}
-# acc.lp-ledger [lp-unaccounted] stays for these two (class A in F36: the core's negative LP passed on)
+# acc.lp-ledger [lp-unaccounted] was left for these two (class A in F36: the core's negative LP passed on;
+# adapterA30 floors the observation's LP at 0): at most that finding, none expected
 LP_BELOW_ZERO = {43378048, 51788412}
 
 
@@ -500,3 +530,104 @@ def test_a_crystal_beast_may_wait_for_its_controllers_choice_at_the_end_of_the_d
     (c,) = json.loads(out.read_text(encoding="utf-8"))["cards"]
     assert c["name"] == "Crystal Beast Amber Mammoth" and c["played"] > 0 and c["findings"] == [], c["findings"]
     assert {b["verdict"] for b in c["boards"]} == {"pass"}, c["boards"]
+def test_a_replayed_die_rolls_what_its_first_play_rolled(tmp_path: Path) -> None:
+    """Fire Darts ("Roll 3 six-sided dice. Inflict damage ... equal to the total x 100"): the core
+    draws the dice from its random number generator, which a reset duel does not reseed. With
+    the adapter's duel cache kept tiny, most states are replayed on reused duels; every LP change
+    along a breadth-first exploration must still be the damage its events say (the ledger, kept
+    here by the test itself), and the paths after a roll must have been replayed (on new duels)."""
+    path = write_board(board_document(open_db(FULL).card(43061293), "set-opponent"), tmp_path / "darts.toml")
+    eng = OcgcoreEngine(cards=FULL, cache_size=2, pool_size=1)
+    queue = [eng.start(load_board(str(path), cards_db=FULL))]
+    unaccounted, damage, explored = [], [], 0
+    while queue and explored < 300:
+        state = queue.pop(0)
+        explored += 1
+        for action in eng.legal_actions(state):
+            child, events = eng.apply(state, action)[:2]
+            before, after = (eng.observe(s)["players"][0]["lp"] for s in (state, child))
+            dealt = sum(e["amount"] for e in events if e.kind == "effect_damage" and e["player"] == 0)
+            damage += [dealt] if dealt else []
+            if after != before - dealt:
+                unaccounted.append((action.label, before, after, dealt))
+            queue.append(child)
+    assert damage and not unaccounted, unaccounted[:5]
+    assert eng.stats["random_replays"] > 0
+
+
+def test_lethal_damage_leaves_the_lp_at_0_and_the_event_keeps_the_amount(tmp_path: Path) -> None:
+    """Armityle the Chaos Phantom (10000 ATK during your turn) attacks a 300 ATK monster: 9,700
+    battle damage against 8,000 LP. The core keeps -1,700; the observation says 0 (LP-ZERO), the
+    event says 9,700, and the duel is over, won by the attacker's player."""
+    eng, state = _start(tmp_path, 43378048, "attacker")
+    for _ in range(30):
+        if eng.is_terminal(state):
+            break
+        actions = {a.label: a for a in eng.legal_actions(state)}
+        pick = next(x for x in ("enter Battle Phase", "attack Armityle the Chaos Phantom -> Mokey Mokey [P2 M1]", "pass") if x in actions)
+        state, events = eng.apply(state, actions[pick])[:2]
+    assert eng.is_terminal(state)
+    assert [(e["player"], e["amount"]) for e in events if e.kind == "battle_damage"] == [(1, 9700)], events
+    obs = eng.observe(state)
+    assert [p["lp"] for p in obs["players"]] == [8000, 0]
+    assert (obs["over"], obs["winner"]) == (True, 0)
+
+
+def test_a_reset_duel_loads_its_card_scripts_afresh(tmp_path: Path) -> None:
+    """Concentrating Current counts each player's attack declarations in its script table
+    (``s[0]``, ``s[1]``, set up once by aux.GlobalCheck). The core keeps that table across
+    ReloadFieldBegin, so a reused duel started with the last game's counts (and no global effect
+    to count with): its target check then refused the answer recorded on a new duel (MSG_RETRY).
+    After the adapter's reset the table is the new duel's: the counters at 0, the global effects
+    registered again (the next attack counted)."""
+    eng, state = _start(tmp_path, 20501450, "set-own")
+    for label in ("enter Battle Phase", "pass", "pass", "attack Battle Ox [P1 M1] -> Mokey Mokey [P2 M1]"):
+        state = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}[label])[0]
+    duel = eng._take(state.path)
+    assert duel.load_source("assert(c20501450[0] + c20501450[1] == 1)", "counted.lua")
+    eng._reset(duel)
+    assert duel.load_source("assert(c20501450.global_check and c20501450[0] + c20501450[1] == 0)", "afresh.lua")
+    eng._replay(duel, state.path)
+    assert duel.load_source("assert(c20501450[0] + c20501450[1] == 1)", "counted-again.lua")
+    duel.close()
+
+
+def test_rock_paper_scissors_is_each_players_choice(tmp_path: Path) -> None:
+    """Transmission Gear: "Each player plays Rock-Paper-Scissors; the loser banishes their
+    battling monster, face-down" (Duel.RockPaperScissors, MSG_ROCK_PAPER_SCISSORS) was an engine
+    fault. The core asks the turn player, then the opponent: each hand is that player's choice;
+    the opponent's hand that ties (the core would ask both again) is left out. Rock against
+    scissors banishes the opponent's monster, rock against paper the turn player's."""
+    eng, state = _start(tmp_path, 58297729, "set-own")
+    for label in ["enter Battle Phase", "pass", "attack Battle Ox [P1 M1] -> Mokey Mokey [P2 M1]", *["pass"] * 8,
+                  "activate Transmission Gear", "pass", "pass"]:
+        state = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}[label])[0]
+    first = {a.label: a for a in eng.legal_actions(state)}
+    assert sorted((x, a.player) for x, a in first.items()) == [("choose paper", 0), ("choose rock", 0), ("choose scissors", 0)]
+    state = eng.apply(state, first["choose rock"])[0]
+    second = {a.label: a for a in eng.legal_actions(state)}
+    assert sorted((x, a.player) for x, a in second.items()) == [("choose paper", 1), ("choose scissors", 1)]
+    banished = {}
+    for label, action in second.items():
+        events = eng.apply(state, action)[1]
+        banished[label] = [e["card"] for e in events if e.kind == "card_moved" and e["to"] == "banished"]
+    assert banished == {"choose scissors": ["Mokey Mokey"], "choose paper": ["Battle Ox"]}, banished
+
+
+def test_monsters_summoned_one_at_a_time_are_summoned_from_the_first(tmp_path: Path) -> None:
+    """Number 42: Galaxy Tomahawk Special Summons Battle Eagle Tokens, the core asking each one's
+    position in turn: while the second's is asked, the first (its ``summoned`` event given) is
+    Summoned this turn in the observation too, not only once the core completes the Summon."""
+    db = open_db(FULL)
+    card = db.card(10389142)
+    path = write_board(board_document(card, "attacker", materials=xyz_materials(card, db)), tmp_path / "tomahawk.toml")
+    eng = make_engine("ocgcore", cards_db=FULL)
+    state = eng.start(load_board(str(path), cards_db=FULL))
+    for label in ("enter Battle Phase", "pass", "end Battle Phase", "pass", "activate Number 42: Galaxy Tomahawk [Ryu-Ran, Slot Machine]",
+                  "pass", "pass"):
+        state = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}[label])[0]
+    state, events = eng.apply(state, {a.label: a for a in eng.legal_actions(state)}["choose attack"])[:2]
+    assert [(e["card"], e["how"]) for e in events if e.kind == "summoned"] == [("Battle Eagle Token", "token")]
+    assert sorted(a.label for a in eng.legal_actions(state)) == ["choose attack", "choose defense"]  # the second Token's position
+    tokens = [m for m in eng.observe(state)["players"][0]["monsters"] if m and m["card"] == "Battle Eagle Token"]
+    assert [m["summoned_this_turn"] for m in tokens] == [True]

@@ -33,6 +33,9 @@ STATUS_DISABLED, STATUS_SET_TURN, STATUS_SUMMON_TURN = 0x1, 0x10, 0x800
 STATUS_FORM_CHANGED = 0x100  # its battle position was changed this turn (scripts/constant.lua)
 STATUS_BATTLE_DESTROYED, STATUS_CHAINING, STATUS_ATTACK_CANCELED = 0x4000, 0x10000, 0x200000
 STATUS_FLIP_SUMMON_TURN, STATUS_SPSUMMON_TURN = 0x20000000, 0x40000000
+# in the middle of its Summon: placed by a Special Summon whose other monsters are still being
+# placed (Duel.SpecialSummonStep, until SpecialSummonComplete), or being Summoned
+STATUS_SPSUMMON_STEP, STATUS_SUMMONING = 0x80, 0x200
 
 QUERY_CODE, QUERY_POSITION, QUERY_TYPE, QUERY_LEVEL = 0x1, 0x2, 0x8, 0x10
 QUERY_ATTRIBUTE, QUERY_RACE, QUERY_ATTACK, QUERY_DEFENSE = 0x40, 0x80, 0x100, 0x200
@@ -216,7 +219,7 @@ def card_database(path: str) -> CardDatabase:
 class Duel:
     """One live duel in the core. Messages come back as ``(type, payload bytes)`` pairs."""
 
-    __slots__ = ("core", "lib", "ptr", "_cb", "_keep", "missing_cards", "log", "_scripts_dir", "_cards", "dirty", "__weakref__")
+    __slots__ = ("core", "lib", "ptr", "_cb", "_keep", "missing_cards", "log", "_scripts_dir", "_cards", "dirty", "drew", "pristine", "__weakref__")
 
     def __init__(self, core: CoreLibrary, cards: CardDatabase, scripts: str, flags: int, seed=(1, 2, 3, 4), lp=(8000, 8000), script_cache: dict | None = None, overlay: tuple[str, ...] = ()) -> None:
         self.core = core
@@ -227,6 +230,11 @@ class Duel:
         self.missing_cards: list[int] = []
         self.log: list[str] = []
         self.dirty = False  # standing at a question a card script asks (engine.py: never reset then)
+        # the core drew from its random number generator since this duel was created (a die, a
+        # coin, a random pick, a hand shuffle); a reset does not reseed it, so after one the
+        # generator is no longer where the seed puts it at the puzzle's start (`pristine`: it is)
+        self.drew = False
+        self.pristine = True
         cache = script_cache if script_cache is not None else {}
         rows = cards.rows
 

@@ -84,8 +84,18 @@ SUB_PROMPTS = (M.MSG_SELECT_CARD, M.MSG_SELECT_TRIBUTE, M.MSG_SELECT_UNSELECT_CA
 ANNOUNCE_PROMPTS = (M.MSG_ANNOUNCE_RACE, M.MSG_ANNOUNCE_ATTRIB, M.MSG_ANNOUNCE_NUMBER, M.MSG_ANNOUNCE_CARD)
 PARSE_CACHE = 4096  # distinct location replies kept parsed
 OBS_CACHE = 4096  # distinct observations kept built (a few KB each)
-SCRIPT_PROMPTS = SUB_PROMPTS + ANNOUNCE_PROMPTS + (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD)  # questions card scripts ask
+SCRIPT_PROMPTS = SUB_PROMPTS + ANNOUNCE_PROMPTS + (M.MSG_SELECT_PLACE, M.MSG_SELECT_DISFIELD, M.MSG_ROCK_PAPER_SCISSORS)  # questions card scripts ask
 _DECLARABLE: dict[tuple, list[int]] = {}  # (database, ANNOUNCE_CARD opcodes) -> its first declarable passcodes
+# Run before each puzzle: the core keeps a card's script table (the Lua global cPASSCODE) across
+# ReloadFieldBegin and loads the script only when that global is nil (interpreter.cpp,
+# load_card_script), so on a reset duel a script's own state survived its last game: the counters of
+# Concentrating Current (s[0], s[1]), and the global_check flag of aux.GlobalCheck (203 scripts),
+# which then did not register its global effects again, though the reset had deleted them. Every
+# card script is loaded afresh instead, as on a new duel.
+FORGET_CARD_SCRIPTS = 'for k in pairs(_G) do if type(k) == "string" and k:match("^c%d+$") then _G[k] = nil end end'
+SUMMONED_STATUS = (K.STATUS_SUMMON_TURN | K.STATUS_SPSUMMON_TURN | K.STATUS_FLIP_SUMMON_TURN | K.STATUS_SPSUMMON_STEP
+                   | K.STATUS_SUMMONING)
+RPS_HANDS = ("scissors", "rock", "paper")  # the core's answers 1, 2, 3 to MSG_ROCK_PAPER_SCISSORS
 MAX_AUTO = 200  # automatic answers in a row before the adapter calls the core stuck
 
 
@@ -208,7 +218,7 @@ class OcgcoreEngine:
         self.observe_extras = False
         self._parse_cache: dict[bytes, list] = {}
         self._obs_cache: OrderedDict[tuple, dict] = OrderedDict()
-        self.stats = {"created": 0, "replays": 0, "replayed_steps": 0, "cache_hits": 0, "evicted": 0, "destroyed": 0, "obs_hits": 0, "replayed_children": 0, "replay_mismatch": 0}
+        self.stats = {"created": 0, "replays": 0, "replayed_steps": 0, "cache_hits": 0, "evicted": 0, "destroyed": 0, "obs_hits": 0, "replayed_children": 0, "replay_mismatch": 0, "random_replays": 0}
 
     # -- set-up ------------------------------------------------------------------------------
 
@@ -287,7 +297,10 @@ class OcgcoreEngine:
         assert self.puzzle is not None
         duel.log.clear()
         duel.dirty = False
+        duel.pristine = not duel.drew  # the generator where the seed puts it, unless it drew before
         duel.messages()
+        if not duel.load_source(FORGET_CARD_SCRIPTS, "bpcheck-reset.lua"):
+            raise EngineRefusal("the core refused to forget its card scripts: " + "; ".join(duel.log[-3:]))
         if not duel.load_source(self.puzzle.lua, "bpcheck-puzzle.lua"):
             raise EngineRefusal("the core refused the puzzle: " + "; ".join(duel.log[-3:]))
         if duel.missing_cards:
@@ -385,8 +398,20 @@ class OcgcoreEngine:
         if d is not None:
             self.stats["cache_hits"] += 1
             return d
+        if track is not None and track.random:
+            # the core drew a random number on the way (a die, a coin): a reset duel's generator
+            # goes on from where its last game left it, a new duel's starts from the seed, as the
+            # first play of this path did (on a pristine duel: _play), so the replay draws the same
+            self.stats["random_replays"] += 1
+            d = self._new_duel()
+            self._reset(d)
+            self._replay(d, path)
+            d.drew = True
+            return d
         d, fresh = self._blank_duel()
         self._replay(d, path)
+        if track is not None and track.drew:
+            d.drew = True
         if not fresh and track is not None and not self._piles_match(d, track):
             self.stats["replay_mismatch"] += 1
             d.close()
@@ -459,6 +484,8 @@ class OcgcoreEngine:
             return self._run_to_prompt(duel, track, events, path, auto_until_main)
         finally:
             track.probe = None
+            if track.drew:
+                duel.drew = True
 
     @staticmethod
     def _battle_marked(duel: K.Duel, track: Track) -> list[tuple[int, int]]:
@@ -711,6 +738,11 @@ class OcgcoreEngine:
             # in this duel"; each named by the card declared
             for code in self._declarable_names(t, pr.options):
                 out.append(("choose", f"declare {self._cards.names.get(code, code) if self._cards else code}", M.card_response(code), None))
+        elif pr.kind == M.MSG_ROCK_PAPER_SCISSORS:
+            # Duel.RockPaperScissors (Transmission Gear): the core asks each player in turn for a
+            # hand, answered 1 to 3 (playerop.cpp, RockPaperScissors); a choice of that player
+            for n, hand in enumerate(RPS_HANDS, 1):
+                out.append(("choose", f"choose {hand}", M.int_response(n), None))
         else:
             raise SystemFault("engine-fault", f"the core asks {pr.name}, which the adapter cannot answer")
         return out
@@ -783,6 +815,13 @@ class OcgcoreEngine:
         results: list[tuple[OcgAction, Node, list[Event]]] = []
         for kind, label, resp, uid in self._top_options(node):
             for responses, child, events, declared in self._play(node, resp, kind, uid):
+                if (node.prompt.kind == M.MSG_ROCK_PAPER_SCISSORS and child.prompt is not None
+                        and child.prompt.kind == M.MSG_ROCK_PAPER_SCISSORS and (node.prompt.player, child.prompt.player) == (1, 0)):
+                    # the second hand (core player 1's: the core asks player 0 first) tied with the
+                    # first and the core asks player 0 again
+                    # (Duel.RockPaperScissors repeats a tie by default): back at the round's
+                    # start, the same state, left out (each tie would be one more round, unbounded)
+                    continue
                 full, target, targets, cost = self._label(kind, label, child, events, responses)
                 if declared:
                     full += " (" + "; ".join(declared) + ")"
@@ -836,6 +875,20 @@ class OcgcoreEngine:
             path = list(node.path + responses)
             duel.respond(responses[-1])
             prompt, terminal = self._run(duel, track, events, path)
+            if track.random and not before.random and not duel.pristine:
+                # a die or a coin on a reset duel whose generator had drawn before: played again
+                # on a new duel, so that the numbers are the seed's along this path, as every
+                # later replay of it draws them (_take)
+                self.stats["random_replays"] += 1
+                duel.close()
+                duel = self._new_duel()
+                self._reset(duel)
+                self._replay(duel, node.path + responses[:-1])
+                track = before.copy()
+                events = list(events_before)
+                path = list(node.path + responses)
+                duel.respond(responses[-1])
+                prompt, terminal = self._run(duel, track, events, path)
             so_far = tuple(path[len(node.path) :])
             if not terminal and prompt is not None and (
                     (prompt.kind in SUB_PROMPTS and (track.building is not None or track.selecting_attack))
@@ -1024,7 +1077,10 @@ class OcgcoreEngine:
                     "def": q.get(K.QUERY_DEFENSE),
                     "base_atk": q.get(K.QUERY_BASE_ATTACK),
                     "base_def": q.get(K.QUERY_BASE_DEFENSE),
-                    "summoned_this_turn": bool(status & (K.STATUS_SUMMON_TURN | K.STATUS_SPSUMMON_TURN | K.STATUS_FLIP_SUMMON_TURN)),
+                    # a monster whose Summon the core is still completing (a second Token's position
+                    # asked: STATUS_SPSUMMON_STEP) is Summoned this turn as its `summoned` event
+                    # says; the core sets STATUS_SPSUMMON_TURN once every monster is placed
+                    "summoned_this_turn": bool(status & SUMMONED_STATUS),
                     "destroyed_by_battle": bool(status & K.STATUS_BATTLE_DESTROYED),
                     "set_this_turn": bool(status & K.STATUS_SET_TURN),
                     "position_changed_this_turn": bool(status & K.STATUS_FORM_CHANGED),
@@ -1136,11 +1192,14 @@ class OcgcoreEngine:
 
     @staticmethod
     def _lps(buf: bytes) -> tuple[int, int]:
-        """Both players' LP from a field query reply."""
+        """Both players' LP from a field query reply, as the observation has them: never below 0.
+        The core keeps the number it computed (a signed LP: 8,000 - 9,700 is -1,700 after Armityle
+        the Chaos Phantom's lethal battle damage), while a player's LP reach 0 and go no lower
+        (rule: LP-ZERO); the event keeps the amount the core dealt (docs/ocgcore.md, "LP")."""
         i = 4
         lps = []
         for _player in (0, 1):
-            lps.append(struct.unpack_from("<i", buf, i)[0])  # signed: the core lets LP go below 0
+            lps.append(max(struct.unpack_from("<i", buf, i)[0], 0))  # rule: LP-ZERO (the core's number is signed)
             i += 4
             for _z in range(7 + 8):
                 present = buf[i]

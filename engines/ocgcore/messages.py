@@ -14,6 +14,14 @@ MSG_SELECT_SUM, MSG_SELECT_DISFIELD, MSG_SORT_CARD, MSG_SELECT_UNSELECT_CARD = 2
 MSG_ANNOUNCE_RACE, MSG_ANNOUNCE_ATTRIB, MSG_ANNOUNCE_CARD, MSG_ANNOUNCE_NUMBER = 140, 141, 142, 143
 MSG_ROCK_PAPER_SCISSORS, MSG_TOSS_COIN, MSG_TOSS_DICE = 132, 130, 131
 MSG_NEW_TURN, MSG_NEW_PHASE = 40, 41
+MSG_SHUFFLE_HAND, MSG_SHUFFLE_SET_CARD, MSG_RANDOM_SELECTED = 33, 36, 81
+# the messages that follow a draw from the core's random number generator (duel::get_next_integer:
+# operations.cpp toss_coin / toss_dice, libduel.cpp ShuffleSetCard, libgroup.cpp RandomSelect) whose
+# outcome the duel goes on with; and field.cpp shuffle, a hand of two or more shuffled (even with
+# DUEL_PSEUDO_SHUFFLE), whose outcome is only the hand's order (the tracker goes by passcode; a
+# replay's piles are checked: engine.py, _take). Duel.GetRandomNumber draws with no message.
+RANDOM_MESSAGES = frozenset((MSG_TOSS_COIN, MSG_TOSS_DICE, MSG_SHUFFLE_SET_CARD, MSG_RANDOM_SELECTED))
+DRAW_MESSAGES = RANDOM_MESSAGES | {MSG_SHUFFLE_HAND}
 MSG_DRAW = 90
 MSG_MOVE, MSG_POS_CHANGE, MSG_SET, MSG_SWAP = 50, 53, 54, 55
 MSG_SUMMONING, MSG_SPSUMMONING, MSG_FLIPSUMMONING = 60, 62, 64

@@ -75,7 +75,7 @@ def move_reason(reason: int, to_loc: int) -> str:
 class Track:
     __slots__ = ("swap", "turn", "phase", "step", "over", "winner", "field", "piles", "cards", "next_token",
                  "chain", "building", "attack", "in_calc", "names", "selecting_attack", "last_flip_by",
-                 "replaying", "opp_at_attack", "marked", "probe", "overlays", "repositioning", "lp")
+                 "replaying", "opp_at_attack", "marked", "probe", "overlays", "repositioning", "lp", "random", "drew")
 
     def __init__(self, swap: int, names) -> None:
         self.swap = swap
@@ -112,6 +112,12 @@ class Track:
         # MSG_LPUPDATE (Duel.SetLP: "Halve your opponent's LP", "you lose LP equal to ...") gives
         # the new LP only, and its event says by how much they changed
         self.lp: tuple[int, int] = (0, 0)
+        # the core drew from its random number generator on the way here: a die, a coin, a random
+        # pick (messages.RANDOM_MESSAGES: `random`, a path replayed on a new duel only, whose
+        # generator starts from the same seed: engine.py, _take), or any draw (`drew`, a hand
+        # shuffled too: a duel that stood here is no longer pristine once reset)
+        self.random = False
+        self.drew = False
 
     def copy(self) -> "Track":
         t = Track.__new__(Track)
@@ -127,6 +133,7 @@ class Track:
         t.overlays = dict(self.overlays)
         t.repositioning = self.repositioning
         t.lp = self.lp
+        t.random, t.drew = self.random, self.drew
         return t
 
     # -- names and places ---------------------------------------------------------------------
@@ -235,6 +242,12 @@ class Track:
             self.set_step(PHASE_STEPS.get(self.phase, f"phase_{self.phase:#x}"), out)
         elif kind == M.MSG_NEW_TURN:
             self.turn += 1
+        elif kind in M.DRAW_MESSAGES:
+            # (a hand of one card is "shuffled" without a draw: player u8, count u32, codes)
+            if kind != M.MSG_SHUFFLE_HAND or M.u32(p, 1) > 1:
+                self.drew = True
+            if kind in M.RANDOM_MESSAGES:
+                self.random = True
         elif kind == M.MSG_MOVE:
             self._move(p, out)
         elif kind == M.MSG_DRAW:
@@ -264,13 +277,15 @@ class Track:
                 if manual:
                     self.repositioning = None  # one manual change per action; what follows is an effect's
                 out.append(ev("position_changed", card=self.name(uid), card_uid=uid, **{"from": frm, "to": to}, by="manual" if manual else "effect"))
-        elif kind == M.MSG_SPSUMMONING:
+        elif kind in (M.MSG_SPSUMMONING, M.MSG_SUMMONING):
+            # MSG_SUMMONING: a Normal (or Tribute) Summon an effect performs while it resolves
+            # ("you can Normal Summon 1 WIND monster": Harpie Dancer); the checker's actions make none
             code = M.u32(p, 0)
             con, lc, seq, pos = M.loc(p, 4)
             uid = self.at(con, lc, seq)
             token = bool(self._type(code) & K.TYPE_TOKEN)
-            out.append(ev("summoned", card=self.name(uid), card_uid=uid, player=self.bp(con), position=position_name(pos),
-                          how="token" if token else "special"))
+            how = "normal" if kind == M.MSG_SUMMONING else "token" if token else "special"
+            out.append(ev("summoned", card=self.name(uid), card_uid=uid, player=self.bp(con), position=position_name(pos), how=how))
         elif kind == M.MSG_CHAINING:
             code = M.u32(p, 0)
             con, lc, seq, _pos = M.loc(p, 4)
@@ -400,7 +415,7 @@ class Track:
 
     def _set_lp(self, core_player: int, lp: int) -> None:
         lps = list(self.lp)
-        lps[core_player] = max(lp, 0)  # (the core's LP never go below 0)
+        lps[core_player] = max(lp, 0)  # as the observation has them (the core's may be below 0), rule: LP-ZERO
         self.lp = (lps[0], lps[1])
 
     def _flip_by(self) -> str:
