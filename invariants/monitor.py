@@ -402,15 +402,58 @@ def _summons(prev, t):
     return (open_, passes, pending, opened_by, now)
 
 
+def _held_cards(obs: dict, p: int) -> list[str]:
+    """The names of the cards player `p` holds ready to answer an event: Set, or in the hand."""
+    pl = obs["players"][p]
+    return [c["card"] for c in [*pl["spells"], pl["field_zone"]] if c is not None and not c["face_up"]] + [h["card"] for h in pl["hand"]]
+
+
 def _holds_destroyed_answer(obs: dict, p: int, cards) -> bool:
     """Player `p` holds a card activated "When a face-up monster you control is destroyed and sent
     to the Graveyard": Set, or in the hand."""
-    pl = obs["players"][p]
-    held = [c["card"] for c in [*pl["spells"], pl["field_zone"]] if c is not None and not c["face_up"]] + [h["card"] for h in pl["hand"]]
-    return cards is not None and any(cards.answers_destroyed(n) for n in held)
+    return cards is not None and any(cards.answers_destroyed(n) for n in _held_cards(obs, p))
 
 
-_DESTROYED_CLOSE = frozenset({"phase_changed", "attack_declared", "attack_stopped", "attack_ended", "replay", "replay_choice", "duel_over"})
+# what closes an answer window opened by an event (the destroyed and damage windows alike)
+_WINDOW_CLOSE = frozenset({"phase_changed", "attack_declared", "attack_stopped", "attack_ended", "replay", "replay_choice", "duel_over"})
+
+
+def _answer_window(prev, t, opener, holds):
+    """One transition of an answer window (``_destroyed_window``, ``_damage_window``): (players it
+    is open for, players whose event opens it when the chain resolves, passes in succession).
+    ``opener(t, e)``: for an event that may open it, the player it opens for (-1: none), else None
+    (any other event); ``holds(obs, player, cards)``: that player holds a card that answers it.
+    Opened at once outside a chain, after the chain it happened in; closed when both players
+    pass in succession, another chain resolves without one, or by a :data:`_WINDOW_CLOSE` event."""
+    open_, pending, passes = prev
+    for e in t.events:
+        k = e.kind
+        p = opener(t, e)
+        if p is not None:
+            if p in (0, 1) and p not in pending and holds(t.after, p, t.cards):
+                pending = tuple(sorted(pending + (p,)))
+        elif k == "chain_resolved":
+            open_, pending, passes = pending, (), 0
+        elif k in _WINDOW_CLOSE:
+            open_, passes = (), 0
+        elif k == "chain_link_added":
+            passes = 0
+        elif k == "passed" and open_:
+            passes += 1
+            if passes >= 2:
+                open_, passes = (), 0
+    if pending and not t.after.get("chain"):
+        open_, pending, passes = tuple(sorted(set(open_) | set(pending))), (), 0
+    return (open_, pending, passes)
+
+
+def _destroyed_opener(t, e):
+    if e.kind != "card_moved":
+        return None
+    if e.get("from") != "monster_zone" or e.get("to") != "graveyard" or e.get("reason") not in ("battle", "destroyed"):
+        return -1
+    m = monster(t.before, e.get("card_uid"))
+    return -1 if m is None or m["position"] == "facedown" else m["controller"]
 
 
 @history(
@@ -424,44 +467,25 @@ _DESTROYED_CLOSE = frozenset({"phase_changed", "attack_declared", "attack_stoppe
     initial=((), (), 0),
 )
 def _destroyed_window(prev, t):
-    open_, pending, passes = prev
+    open_, pending, _passes = prev
     if not (open_ or pending) and "card_moved" not in t.kind_set():
         return prev
-    for e in t.events:
-        k = e.kind
-        if k == "card_moved":
-            if e.get("from") != "monster_zone" or e.get("to") != "graveyard" or e.get("reason") not in ("battle", "destroyed"):
-                continue
-            m = monster(t.before, e.get("card_uid"))
-            if m is None or m["position"] == "facedown":
-                continue
-            p = m["controller"]
-            if p in (0, 1) and p not in pending and _holds_destroyed_answer(t.after, p, t.cards):
-                pending = tuple(sorted(pending + (p,)))
-        elif k == "chain_resolved":
-            open_, pending, passes = pending, (), 0
-        elif k in _DESTROYED_CLOSE:
-            open_, passes = (), 0
-        elif k == "chain_link_added":
-            passes = 0
-        elif k == "passed" and open_:
-            passes += 1
-            if passes >= 2:
-                open_, passes = (), 0
-    if pending and not t.after.get("chain"):
-        open_, pending, passes = tuple(sorted(set(open_) | set(pending))), (), 0
-    return (open_, pending, passes)
+    return _answer_window(prev, t, _destroyed_opener, _holds_destroyed_answer)
 
 
 _DAMAGE_KINDS = frozenset({"battle_damage", "effect_damage"})
-_DAMAGE_CLOSE = frozenset({"phase_changed", "attack_declared", "attack_stopped", "attack_ended", "replay", "replay_choice", "duel_over"})
 
 
 def _holds_damage_answer(obs: dict, p: int, cards) -> bool:
     """Player `p` holds a card activated "when you take damage": Set, or in the hand."""
-    pl = obs["players"][p]
-    held = [c["card"] for c in [*pl["spells"], pl["field_zone"]] if c is not None and not c["face_up"]] + [h["card"] for h in pl["hand"]]
-    return cards is not None and any(cards.answers_damage(n) for n in held)
+    return cards is not None and any(cards.answers_damage(n) for n in _held_cards(obs, p))
+
+
+def _damage_opener(t, e):
+    if e.kind not in _DAMAGE_KINDS:
+        return None
+    p = e.get("player")
+    return p if p in (0, 1) else -1
 
 
 @history(
@@ -473,29 +497,10 @@ def _holds_damage_answer(obs: dict, p: int, cards) -> bool:
     initial=((), (), 0),
 )
 def _damage_window(prev, t):
-    open_, pending, passes = prev
-    kinds = t.kind_set()
-    if not (open_ or pending) and _DAMAGE_KINDS.isdisjoint(kinds):
+    open_, pending, _passes = prev
+    if not (open_ or pending) and _DAMAGE_KINDS.isdisjoint(t.kind_set()):
         return prev
-    for e in t.events:
-        k = e.kind
-        if k in _DAMAGE_KINDS:
-            p = e.get("player")
-            if p in (0, 1) and p not in pending and _holds_damage_answer(t.after, p, t.cards):
-                pending = tuple(sorted(pending + (p,)))
-        elif k == "chain_resolved":
-            open_, pending, passes = pending, (), 0
-        elif k in _DAMAGE_CLOSE:
-            open_, passes = (), 0
-        elif k == "chain_link_added":
-            passes = 0
-        elif k == "passed" and open_:
-            passes += 1
-            if passes >= 2:
-                open_, passes = (), 0
-    if pending and not t.after.get("chain"):
-        open_, pending, passes = tuple(sorted(set(open_) | set(pending))), (), 0
-    return (open_, pending, passes)
+    return _answer_window(prev, t, _damage_opener, _holds_damage_answer)
 
 
 _LINK_READS = frozenset({"summoned", "chain_link_resolved", "chain_resolved", "card_moved"})

@@ -137,6 +137,25 @@ FIELD_PURE = (
 )
 
 
+
+def _applied(atk, dfn, mods: list[tuple[str, str, str, int]]) -> tuple:
+    """ATK and DEF from the card data's `atk` and `dfn` with the modifiers `mods` (source, stat,
+    kind, amount) applied: an original DEF that "becomes" a value first (the base the rest applies
+    to), then every addition, then the halvings; never below 0."""
+    for _src, stat, kind, amount in mods:
+        if kind == "set_original" and stat == "def":
+            dfn = amount
+    for _src, stat, kind, amount in mods:
+        if kind == "add":
+            if stat == "atk":
+                atk = arith.add(atk, amount)
+            else:
+                dfn = arith.add(dfn, amount)
+    for _src, stat, kind, _amount in mods:
+        if kind == "halve" and stat == "atk":
+            atk = arith.halve(atk)
+    return arith.clamp0(atk), arith.clamp0(dfn)
+
 class Rules:
     """The TCG rules (the reference model). Subclass for variants."""
 
@@ -462,19 +481,8 @@ class Rules:
                 mods.append((src.card, "def", "add", amount))
         for md in m.mods:
             mods.append((md.source, md.stat, md.kind, md.amount))
-        for _src, stat, kind, amount in mods:  # "the original DEF ... becomes 0": the base the rest applies to
-            if kind == "set_original" and stat == "def":
-                dfn = amount
-        for _src, stat, kind, amount in mods:
-            if kind == "add":
-                if stat == "atk":
-                    atk = arith.add(atk, amount)
-                else:
-                    dfn = arith.add(dfn, amount)
-        for _src, stat, kind, _amount in mods:
-            if kind == "halve" and stat == "atk":
-                atk = arith.halve(atk)
-        return arith.clamp0(atk), arith.clamp0(dfn), mods
+        atk, dfn = _applied(atk, dfn, mods)
+        return atk, dfn, mods
 
     def battle_stats(self, s: State, uid: int) -> tuple[int, int, list[tuple[str, str, str, int]]]:
         """:meth:`stat_breakdown` with the continuous effects that apply during the Damage Step
@@ -488,19 +496,8 @@ class Rules:
         c = self.card(self.name_of(s, uid))
         atk, dfn = (0 if c.atk is None else c.atk), (0 if c.def_ is None else c.def_)
         mods = mods + extra
-        for _src, stat, kind, amount in mods:  # "the original DEF ... becomes 0": the base the rest applies to
-            if kind == "set_original" and stat == "def":
-                dfn = amount
-        for _src, stat, kind, amount in mods:
-            if kind == "add":
-                if stat == "atk":
-                    atk = arith.add(atk, amount)
-                else:
-                    dfn = arith.add(dfn, amount)
-        for _src, stat, kind, _amount in mods:
-            if kind == "halve" and stat == "atk":
-                atk = arith.halve(atk)
-        return arith.clamp0(atk), arith.clamp0(dfn), mods
+        atk, dfn = _applied(atk, dfn, mods)
+        return atk, dfn, mods
 
     def _damage_step_mods(self, s: State, uid: int) -> list[tuple[str, str, str, int]]:
         """The ATK changes of monster `uid`'s own continuous effects that apply "during the
