@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from bpcheck.invariants.base import NotJudged, by_history, invariant, part_not_evaluated
+from bpcheck.invariants.base import NotJudged, Unknown, by_history, invariant, part_not_evaluated
 from bpcheck.invariants.cards import DAMAGE_STEPS, STAT_CHANGE_STEPS
 from bpcheck.invariants.monitor import history, left_field
 from bpcheck.invariants.view import (
@@ -373,7 +373,8 @@ def _left_by_battle_public(t) -> list:
     "whose opponent's monster in the battle was, in the observation before the damage_calculation event, a Fiend controlled by "
     "the controller of a face-up \"Dark Ruler Ha Des\" (by the card data: a card whose continuous effects say \"Negate the "
     "effects of monsters destroyed by battle with Fiend-Type monsters you control\"), its effects not negated (decided then, "
-    "002 OCG). Forgotten when the turn ends. Never the engine's bookkeeping.",
+    "002 OCG): (uid, True); (uid, False) where a card's data cannot say (a card of a card database: whether it negates, or "
+    "is negated). Forgotten when the turn ends. Never the engine's bookkeeping.",
 )
 def _battle_negated(prev, t):
     if prev and t.before.get("turn") != t.after.get("turn"):
@@ -381,18 +382,34 @@ def _battle_negated(prev, t):
     if "damage_calculation" not in t.kind_set():
         return prev
     e = t.of("damage_calculation")[0]
-    out = set(prev)
+    out = dict(prev)
     for uid, other in ((e["attacker_uid"], e["target_uid"]), (e["target_uid"], e["attacker_uid"])):
         me, them = monster(t.before, uid), monster(t.before, other)
         if me is None or them is None or me["controller"] == them["controller"] or t.cards.stat(them["card"], "race") != "Fiend":
             continue  # (its Type by its card data)
         for src in monsters(t.before):  # rule: DS-NEGATE-BATTLE (decided at damage calculation)
-            if src["controller"] != them["controller"] or src["position"] == "facedown" or negated(t.before, src["uid"], t.cards, t.mon):
+            if src["controller"] != them["controller"] or src["position"] == "facedown":
                 continue
-            if t.cards.negates_destroyed_by_own_fiends(src["card"]):
-                out.add(uid)
-    new = tuple(sorted(out))
+            try:
+                if negated(t.before, src["uid"], t.cards, t.mon):
+                    continue
+                says = fact(t.cards.negates_destroyed_by_own_fiends(src["card"]), src["card"], "whether it negates monsters it destroys by battle")
+            except Unknown:  # (the card data cannot say: unknown, never "not negated")
+                out[uid] = out.get(uid) or False
+                continue
+            if says:
+                out[uid] = True
+    new = tuple(sorted(out.items()))
     return prev if new == prev else new
+
+
+def _negation(mon, uid) -> bool | None:
+    """Whether monster `uid`'s effects are negated as it is destroyed by battle (the monitor's
+    ``battle_negated`` history): True, False, or None where a card's data cannot say."""
+    for u, sure in mon["battle_negated"]:
+        if u == uid:
+            return True if sure else None
+    return False
 
 
 @history(
@@ -415,8 +432,8 @@ def _battle_triggers(prev, t):
                 due = {d for d in due if d[0] != e.get("card_uid")}
     if t.cards is not None and not t.after.get("over"):
         for e in _sent_by_battle(t):
-            if e["card_uid"] in t.mon["battle_negated"]:
-                continue  # rule: DS-NEGATE-BATTLE (its effects are negated: no trigger is due)
+            if _negation(t.mon, e["card_uid"]) is not False:
+                continue  # rule: DS-NEGATE-BATTLE (its effects are negated, or may be: no trigger is due)
             for i in t.cards.battle_gy_triggers(e.get("card")) or ():
                 if _trigger_resolvable(t.cards, t.after, e, i) is True:
                     due.add((e["card_uid"], i))
@@ -465,7 +482,7 @@ def battle_gy_trigger(t):
     # rule: DS-NEGATE-BATTLE (a negated monster's "destroyed by battle" trigger is never activated:
     # judged from the chain history and the card data, with or without pending_triggers)
     for e in t.of("chain_link_added"):
-        if e.get("card_uid") in t.mon["battle_negated"] and e.get("effect") is not None and t.cards is not None:
+        if _negation(t.mon, e.get("card_uid")) is True and e.get("effect") is not None and t.cards is not None:
             effs = fact(t.cards.battle_gy_triggers(e.get("card")), e.get("card"), "its triggered effects")
             if e["effect"] in effs:
                 return (
@@ -507,7 +524,10 @@ def battle_gy_trigger(t):
         effs = fact(t.cards.battle_gy_triggers(e["card"]), e["card"], "its triggered effects")
         for i in effs:
             seen = True
-            if uid in t.mon["battle_negated"]:  # rule: DS-NEGATE-BATTLE
+            neg = _negation(t.mon, uid)
+            if neg is None:
+                return NotJudged(f"{e['card']}: whether its effects are negated as it is destroyed by battle cannot be read from the card data")
+            if neg:  # rule: DS-NEGATE-BATTLE
                 if (uid, i) in pending:
                     return f"{_ref(t, uid)}'s \"destroyed by battle\" trigger became pending, but its effects are negated (it was destroyed by battle with a Fiend of the controller of a face-up card that negates them, by its card data)"
                 continue
@@ -858,22 +878,37 @@ __all__ = ["STAT_CHANGE_STEPS", "walk"]
 # -- where a monster destroyed by battle goes (DS-BANISH-BATTLE) -------------------------------
 
 
-def _banisher(t, obs, uid: int | None) -> bool:
+def _banisher(t, obs, uid: int | None) -> bool | None:
     """Monster `uid` is face-up in `obs`, its effects not negated, and by its card data banishes
-    an opponent's monster it destroys by battle ("Dark Magician of Chaos"). A card of a card
-    database, whose effects are not data, is not one here (its profile does not read this)."""
+    an opponent's monster it destroys by battle ("Dark Magician of Chaos"); None where a card's
+    data cannot say whether its effects are negated (an Equip Card of a card database on it). A
+    card of a card database, whose effects are not data, is not one here (its profile does not
+    read this)."""
     m = monster(obs, uid)
-    if m is None or m["position"] == "facedown" or negated(obs, uid, t.cards, t.mon):
+    if m is None or m["position"] == "facedown" or not t.cards.banishes_destroyed_by_battle(m["card"]):
         return False
-    return bool(t.cards.banishes_destroyed_by_battle(m["card"]))
+    try:
+        return not negated(obs, uid, t.cards, t.mon)
+    except Unknown:
+        return None
+
+
+def _banished(mon, uid) -> bool | None:
+    """Whether damage calculation decided to banish monster `uid` if destroyed by battle (the
+    monitor's ``battle_banish`` history): True, False, or None where a card's data cannot say."""
+    for u, sure in mon["battle_banish"]:
+        if u == uid:
+            return True if sure else None
+    return False
 
 
 @history(
     "battle_banish",
     "The battlers of the current Damage Step that damage calculation would banish if it destroyed them by battle: each whose "
     "opponent's monster in the battle was, in the observation before the damage_calculation event, face-up, not negated, and by "
-    "its card data banishes an opponent's monster it destroys by battle (decided then, 002 OCG). Forgotten when the Damage Step "
-    "ends. Never the engine's bookkeeping.",
+    "its card data banishes an opponent's monster it destroys by battle (decided then, 002 OCG): (uid, True); (uid, False) where "
+    "a card's data cannot say whether that monster's effects are negated. Forgotten when the Damage Step ends. Never the engine's "
+    "bookkeeping.",
 )
 def _battle_banish(prev, t):
     kinds = t.kind_set()
@@ -882,14 +917,15 @@ def _battle_banish(prev, t):
             return ()
         return prev
     e = t.of("damage_calculation")[0]
-    out = set(prev)
+    out = dict(prev)
     for uid, other in ((e["attacker_uid"], e["target_uid"]), (e["target_uid"], e["attacker_uid"])):
         me, them = monster(t.before, uid), monster(t.before, other)
         if me is None or them is None or me["controller"] == them["controller"]:
             continue
-        if _banisher(t, t.before, other):  # rule: DS-BANISH-BATTLE (decided at damage calculation)
-            out.add(uid)
-    new = tuple(sorted(out))
+        b = _banisher(t, t.before, other)  # rule: DS-BANISH-BATTLE (decided at damage calculation)
+        if b is not False:
+            out[uid] = bool(b)
+    new = tuple(sorted(out.items()))
     return prev if new == prev else new
 
 
@@ -914,7 +950,9 @@ def banished_by_battle(t):
         m = monster(t.before, uid)
         own = m is not None and m["position"] != "facedown" and not negated(t.before, uid, t.cards, t.mon)
         own = own and bool(t.cards.banishes_itself_leaving_field(m["card"]))
-        by = uid in t.mon["battle_banish"]
+        by = _banished(t.mon, uid)
+        if by is None:
+            return NotJudged(f"{card_ref(t.before, uid, t.after)}: whether the monster that destroyed it banishes it cannot be read from the card data (whether its effects are negated)")
         if not (own or by):
             continue  # (where it goes is DS-SEND-OWNER-GY's, not judged here)
         judged = True
