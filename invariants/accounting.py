@@ -465,7 +465,8 @@ def _damage_step_only(obs, uid: int, cards, mon) -> int:
     "applies from the moment the Damage Step begins to its end: on a transition that only moves from one step to another "
     "(no event but passed and phase_changed), each monster's ATK changes by exactly what such effects of its own card data add or "
     "remove between the two states (by nothing for every other monster: no other continuous effect starts or stops on a step "
-    "change), never by the engine's modifiers.",
+    "change), never by the engine's modifiers; not judged for a monster whose ATK other effects change too (Mirror Wall "
+    "halving it: how they compose is not computed).",
     ["DS-START-CONT", "DS-LINGERING-END"],
     "transition",
     FAMILY,
