@@ -689,12 +689,23 @@ def _deck_drawn_empty(prev, t):
     return tuple(sorted(p for p in drew if p in (0, 1) and not t.after["players"][p].get("deck")))
 
 
+@history(
+    "over_seen",
+    "Whether the monitor has seen a transition end the duel. A board whose first state is already over was ended by "
+    "the engine's start-up (the phases it played before the board's phase), which the monitor did not see.",
+    initial=False,
+)
+def _over_seen(prev, t):
+    return True if not prev and t.after.get("over") else prev
+
+
 @invariant(
     "acc.duel-over",
     "The duel is over exactly when a player has 0 LP, or when a player drew their Deck empty in the transition that "
     "ended it (the monitor's own record of the draws: a player who must draw from an empty Deck loses; the monitor cannot "
     "see how many cards were still to draw, so a Deck drawn empty counts); the winner is the other player, or nobody when "
-    "both reach 0 (both Decks drawn empty at once: not judged).",
+    "both reach 0 (both Decks drawn empty at once: not judged; a duel already over in the board's first state, ended by "
+    "the engine's start-up the monitor did not see: not judged).",
     ["LP-ZERO", "DECK-OUT"],
     "state",
     FAMILY,
@@ -708,6 +719,9 @@ def duel_over(obs, ctx):
         return f"P{zero[0] + 1} has 0 LP but the duel goes on"
     if obs["over"] and not zero:
         # rule: DECK-OUT (004:10: a player required to draw from an empty Deck loses; from the monitor's draws)
+        if ctx.mon is not None and not ctx.mon["over_seen"]:
+            return NotJudged("the duel was already over in the board's first state: the engine ended it while playing "
+                             "its start-up (the phases before the board's phase), which the monitor did not see")
         empty = ctx.mon["deck_drawn_empty"] if ctx.mon is not None else ()
         if not empty:
             return "the duel is over but no player has 0 LP"

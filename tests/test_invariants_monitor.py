@@ -383,3 +383,9 @@ def test_a_duel_ended_by_a_draw_from_an_empty_deck_is_judged_from_the_monitors_d
     assert ended([1], [], 0) == "the duel is over but no player has 0 LP"  # a draw that left cards in the Deck
     assert ended([0], [1], 1) == "the duel is over but no player has 0 LP"  # an emptied Deck that was not drawn from
     assert isinstance(ended([0, 1], [0, 1], None), NotJudged)  # both at once: the seeds do not say
+    # a board whose first state is already over (the engine's start-up ended it, the monitor saw
+    # nothing of it: Mirage of Nightmare drew from a 3-card Deck in the Standby Phase): not judged
+    first = copy.deepcopy(obs)
+    first.update(over=True, winner=0)
+    verdict = check(first, Context(Monitor.initial(), None))
+    assert isinstance(verdict, NotJudged) and "first state" in verdict.reason

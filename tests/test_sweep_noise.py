@@ -477,7 +477,10 @@ def test_atk_changes_that_are_not_direct_are_not_read_as_direct(tmp_path: Path) 
 # F36: acc.duel-over [over-without-zero-lp]: an effect made a player draw more than the sweep's
 # 3-card Deck held, and the core ended the duel (DECK-OUT, 004 "Draw Phase"); the invariant knew
 # only LP. Both players drawing their Decks empty at once (Morphing Jar, Fiber Jar): not judged.
+# Mirage of Nightmare (run F) draws "until you have 4 cards" in the Standby Phase the board starts
+# in: the core ended the duel before the board's first state, which the monitor never saw: not judged.
 DECK_OUT = {
+    41482598: ("Mirage of Nightmare", True),
     33508719: ("Morphing Jar", True),
     78706415: ("Fiber Jar", True),
     76862289: ("Yamata Dragon", False),
