@@ -380,12 +380,17 @@ def load_sweep_baseline(path: str) -> list[Known]:
     return out
 
 
-def card_verdict(entry: dict) -> str:
+def card_verdict(entry: dict, killed: str | None = None) -> str:
+    """The card's verdict (docs/sweep.md, "Verdicts"). ``killed``: the ``bound_hit`` of a board
+    the ``--timeout`` deadline killed; such a board was played but nothing of it was judged, so
+    its card is not judged unless another board has a finding."""
     if entry["findings"]:
         return "finding"
     if not entry["played"]:
         return "no playable board"
     if entry["profile_unknown"]:
+        return "not judged"
+    if killed is not None and any(b.get("bound_hit") == killed for b in entry["boards"]):
         return "not judged"
     return "clean"
 
@@ -635,7 +640,7 @@ class SweepRun:
             e["not_judged_by"] = sorted(nj.get(code, ()))
             e["findings"] = _dedupe(e["findings"])
             e["known"] = _dedupe(e["known"])
-            e["verdict"] = card_verdict(e)
+            e["verdict"] = card_verdict(e, deadline_reason(self.opts.timeout) if self.opts.timeout is not None else None)
         return out, res.internal
 
     def card_line(self, e: dict) -> str:
