@@ -33,6 +33,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         sig = f" [{g['signature']}]" if g["signature"] else ""
         rules = f" ({', '.join(g['rules'])})" if g["rules"] else ""
         print(f"finding {g['invariant']}{sig}{rules}: {len(g['cards'])} card(s): {', '.join(str(c) for c in g['cards'])}")
+    for g in doc.get("baseline_gone", ()):
+        print(f"baseline: no longer occurs: {g['card']} {g['name']}: {g['finding']} ({g['reason']})")
     print(
         f"sweep: {doc['judged']} of {doc['selected']} cards judged: {v['finding']} with findings, {v['clean']} clean, "
         f"{v['not judged']} not judged, {v['no playable board']} without a playable board"

@@ -513,8 +513,11 @@ class SweepRun:
             else:
                 entry["findings"].append(f)
         entry["findings"], entry["known"] = _dedupe(entry["findings"]), _dedupe(entry["known"])
-        entry["verdict"] = card_verdict(entry)
+        entry["verdict"] = self._verdict(entry)
         return entry
+
+    def _verdict(self, entry: dict) -> str:
+        return card_verdict(entry, deadline_reason(self.opts.timeout) if self.opts.timeout is not None else None)
 
     def _check_options(self, connect: bool = False) -> CheckOptions:
         """The options of a batch's check run; ``connect``: the one made in :meth:`prepare`, which
@@ -640,7 +643,7 @@ class SweepRun:
             e["not_judged_by"] = sorted(nj.get(code, ()))
             e["findings"] = _dedupe(e["findings"])
             e["known"] = _dedupe(e["known"])
-            e["verdict"] = card_verdict(e, deadline_reason(self.opts.timeout) if self.opts.timeout is not None else None)
+            e["verdict"] = self._verdict(e)
         return out, res.internal
 
     def card_line(self, e: dict) -> str:
@@ -666,6 +669,7 @@ class SweepRun:
                 if e["code"] not in g["cards"]:
                     g["cards"].append(e["code"])
         counts = {v: sum(1 for e in cards if e["verdict"] == v) for v in VERDICTS}
+        extra = {"baseline_gone": self.baseline_gone(entries)} if self.opts.baseline else {}
         return {
             "bpcheck_sweep": SCHEMA,
             "version": __version__,
@@ -677,7 +681,18 @@ class SweepRun:
             "verdicts": counts,
             "findings": [groups[k] for k in sorted(groups, key=lambda k: (k[0], k[1] or ""))],
             "cards": cards,
+            **extra,
         }
+
+    def baseline_gone(self, entries: dict[int, dict]) -> list[dict]:
+        """The ``--baseline`` entries of judged cards that matched none of their findings (the
+        baseline can be trimmed; they do not fail the sweep), in the baseline's order."""
+        out = []
+        for k in self.known:
+            e = entries.get(k.card)
+            if e is not None and not any(k.matches(k.card, f) for f in e["known"]):
+                out.append({"card": k.card, "name": e["name"], "finding": k.finding, "reason": k.reason})
+        return out
 
     def _write_json(self, entries: dict, complete: bool) -> None:
         if self.opts.json:

@@ -154,9 +154,14 @@ def test_baseline_lists_known_findings(tmp_path):
     assert rc == 0
     (card,) = doc["cards"]
     assert card["verdict"] != "finding" and card["known"] and card["known"][0]["reason"] == "planted"
+    assert doc["baseline_gone"] == []
+    # the original script: the listed finding no longer occurs, said so (the baseline can be trimmed), exit 0
+    rc, doc = sweep(tmp_path, str(code), "--baseline", str(base), name="orig.json")
+    assert rc == 0 and not doc["cards"][0]["known"]
+    assert doc["baseline_gone"] == [{"card": code, "name": doc["cards"][0]["name"], "finding": "acc.battle-damage [damage-differs]", "reason": "planted"}]
     # a sweep judged without the baseline, resumed with it: its findings are split again
     rc, doc = sweep(tmp_path, str(code), "--scripts-overlay", str(folder), name="nb.json")
-    assert rc == 1
+    assert rc == 1 and "baseline_gone" not in doc  # (no --baseline: the document as before)
     rc, doc = sweep(tmp_path, str(code), "--scripts-overlay", str(folder), "--baseline", str(base), "--resume", name="nb.json")
     assert rc == 0 and doc["cards"][0]["known"] and not doc["cards"][0]["findings"]
     # two workers (harness/jobs.py): they see the overlay too
