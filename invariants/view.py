@@ -394,7 +394,7 @@ class lazy_ref:
 # is conducted: on a card of a card database (whose effects are not modelled) they make the
 # invariants that compute what is legal say "not judged" (issue 30 item 6)
 ATTACK_RULE_TEXT = re.compile(
-    r"cannot (?:attack|declare (?:an )?attacks?|conduct (?:your|their|the|his) Battle Phase|enter the Battle Phase)"
+    r"(?:cannot|neither player can) (?:attack|declare (?:an )?attacks?|conduct (?:your|their|the|his) Battle Phase|enter the Battle Phase)"
     r"|skip (?:your|their|the|his) (?:next )?Battle Phase|end the Battle Phase|must attack"
     r"|attack (?:your opponent |the opponent )?directly|become direct attacks?|(?:second|third) attack|attack (?:twice|all|each)"
     r"|cannot be (?:targeted for|selected as) an attack|cannot target [^.]{0,40}for attacks|negate the attack"
