@@ -567,7 +567,7 @@ def chain_open_after(t) -> bool:
 
 
 _BATTLE_KINDS = frozenset({"destroyed_by_battle", "flipped", "damage_calculation", "battle_ended_early"})
-_BATTLE_READS = _BATTLE_KINDS | {"card_moved", "phase_changed"}
+_BATTLE_READS = _BATTLE_KINDS | {"card_moved", "phase_changed", "control_changed"}
 
 
 @history(
@@ -575,7 +575,8 @@ _BATTLE_READS = _BATTLE_KINDS | {"card_moved", "phase_changed"}
     "The current Damage Step: monsters marked destroyed by battle (until they leave the field, or an Equip Card is "
     "destroyed instead of one, by its card data), monsters flipped by the "
     "attack, whether damage calculation was performed for this battle, whether the battle ended early (a battler left the "
-    "field: a battle_ended_early event, or the attacker or the attack target moved off the field in the Damage Step before damage calculation). "
+    "field: a battle_ended_early event, or the attacker or the attack target moved off the field, or changed control, in the Damage Step "
+    "before damage calculation). "
     "Forgotten when the Damage Step ends. Never the engine's destroyed_by_battle, flipped_by_battle, "
     "attack.damage_calculated or attack.battle_ended.",
     initial=((), (), False, False),
@@ -584,9 +585,10 @@ def _battle(prev, t):
     destroyed, flipped, calculated, ended = prev
     kinds = t.kind_set()
     # DS-BATTLER-LEAVES, from the events themselves (not only an engine's battle_ended_early):
-    # the attacker or the attack target moved off the field in the Damage Step before damage calculation
+    # the attacker or the attack target moved off the field (or changed control: the rulebook, the
+    # seeds are silent) in the Damage Step before damage calculation
     a = t.before.get("attack") or {}
-    battlers = {a.get("attacker"), a.get("target")} - {None} if "card_moved" in kinds else set()
+    battlers = {a.get("attacker"), a.get("target")} - {None} if ("card_moved" in kinds or "control_changed" in kinds) else set()
     if not (destroyed or flipped or calculated or ended or battlers) and _BATTLE_KINDS.isdisjoint(kinds):
         return prev
     if _BATTLE_READS.isdisjoint(kinds):
@@ -619,6 +621,8 @@ def _battle(prev, t):
             f.discard(e.get("card_uid"))
             if step.startswith("damage_step") and not calculated and e.get("card_uid") in battlers:
                 ended = True
+        elif k == "control_changed" and step.startswith("damage_step") and not calculated and e.get("card_uid") in battlers:
+            ended = True  # DS-BATTLER-LEAVES: a battler that changes control ends the battle too (RB)
         elif k == "phase_changed" and str(e.get("from", "")).startswith("damage_step") and not str(e.get("to", "")).startswith("damage_step"):
             d, f, calculated, ended = set(), set(), False, False
     return (tuple(sorted(d)), tuple(sorted(f)), calculated, ended)

@@ -389,3 +389,23 @@ def test_a_duel_ended_by_a_draw_from_an_empty_deck_is_judged_from_the_monitors_d
     first.update(over=True, winner=0)
     verdict = check(first, Context(Monitor.initial(), None))
     assert isinstance(verdict, NotJudged) and "first state" in verdict.reason
+
+
+def test_a_battler_that_changes_control_in_the_damage_step_ends_the_battle():
+    """DS-BATTLER-LEAVES (the rulebook; the seeds are silent): a battler whose control changes in
+    the Damage Step before damage calculation ends the battle as one that leaves the field
+    (Borreload Dragon takes the attack target at the start of the Damage Step; the core then skips
+    damage calculation). The same change after damage calculation ends nothing."""
+    from bpcheck.invariants.monitor import Monitor
+
+    before = {"step": "damage_step_start", "attack": {"attacker": 1, "target": 2}, "players": []}
+
+    def after(step, calculated, uid):
+        m0 = Monitor.initial()
+        events = [ev("damage_calculation", attacker_uid=1, target_uid=2, attacker_atk=1700, target_value=300, target_position="attack")] if calculated else []
+        events.append(ev("control_changed", card="Mokey Mokey", card_uid=uid))
+        return m0.advance(Transition({**before, "step": step}, {"kind": "pass"}, events, {**before, "step": step}, m0)).battle.ended
+
+    assert after("damage_step_start", False, 2) is True
+    assert after("damage_step_start", False, 9) is False  # not a battler
+    assert after("damage_step_after_calculation", True, 2) is False  # damage calculation was performed
