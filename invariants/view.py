@@ -399,7 +399,7 @@ ATTACK_RULE_TEXT = re.compile(
     r"|attack (?:your opponent |the opponent )?directly|become direct attacks?|(?:second|third) attack|attack (?:twice|all|each)"
     r"|cannot be (?:targeted for|selected as) an attack|cannot target [^.]{0,40}for attacks|negate the attack"
     r"|Battle Phase twice|additional Battle Phase"
-    r"|attack with (?:it|that monster|this card) instead|a direct attack instead|proceed to damage calculation|change the attack target",
+    r"|attack with (?:it|that monster|this card) instead|a direct attack instead|proceed to damage calculation|(?:change|switch) the attack target|attack(?:/effect)? now targets",
     re.I)
 
 

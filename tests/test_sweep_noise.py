@@ -154,6 +154,7 @@ FIXED = {
     87751584: ("Gatling Dragon", "acc.lp-ledger [lp-unaccounted], ENGINE-FAULT (MSG_RETRY: coins tossed again on a reused duel came out otherwise, the recorded answer no longer fit)"),
     60912752: ("D.D. Borderline", "turn.legal-offered [choice-not-offered] ('neither player can conduct their Battle Phase': the attack-rule words knew only 'cannot conduct')"),
     31833038: ("Borreload Dragon", "damage.substep-order [calculation-skipped] (it takes control of the attack target at the start of the Damage Step: the battle ends, DS-BATTLER-LEAVES)"),
+    59170782: ("Mermail Abysstrite", "attack.count [second-attack], attack.target-once, attack.when [chain-open] ('that attack/effect now targets this card': the attack-rule words knew only 'change the attack target')"),
     12117532: ("Shattered Axe", "internal error, exit 4 (the monitor's battle_negated / battle_banish histories asked whether a card-database Equip Card negates its monster, which its data cannot say: now 'unknown' there, never a crash)"),
 }
 
