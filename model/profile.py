@@ -226,7 +226,7 @@ EVENTS: tuple[Pattern, ...] = (
     _p("ev-flipped", r"(?i)\bflipped face-up\b|\bis flipped\b", "flipped", "EVT-TEXT"),
     _p("ev-battle-damage", r"(?i)\b(?:inflicts?|takes?|take|would take|would inflict)\b[^.:;]{0,40}?\bbattle damage\b|battle damage is inflicted", "battle_damage", "EVT-TEXT"),
     _p("ev-effect-damage", r"(?i)\b(?:inflicts?|takes?)\b (?:effect )?damage\b(?! calculation)", "damage", "DS-TIMING"),
-    _p("ev-attack-declared", r"declares? an attack|an attack is declared", "attack_declared", "EVT-TEXT"),
+    _p("ev-attack-declared", r"declares? (?:an|a direct) attack|an? (?:direct )?attack is declared", "attack_declared", "EVT-TEXT"),
     _p("ev-attacked", r"\b(?:is|are|was) (?:being )?attacked\b|\battacks or is attacked\b|\bis targeted for an attack\b|targeted for an attack", "attacked", "EVT-TEXT"),
     _p("ev-attacks", r"\b(?:this card|it|the equipped monster|[Aa] monster|your monster) attack(?:s|ed)\b", "attacks", "EVT-TEXT"),
     _p("ev-battles", r"\bbattle[sd]\b|\bis battling\b", "battles", "EVT-TEXT"),
@@ -257,8 +257,8 @@ WINDOWS: tuple[Pattern, ...] = (
     _p("w-bp", r"(?<!start of the )(?<!end of the )(?<!start of your )(?<!end of your )Battle Phase", "battle_phase", "WIN-TEXT"),
     _p("w-start-bp", r"(?i)start of (?:the|your|each) Battle Phase", "start_of_battle_phase", "WIN-TEXT"),
     _p("w-end-bp", r"(?i)end of (?:the|your|each) Battle Phase", "end_of_battle_phase", "WIN-TEXT"),
-    _p("w-attack-opp", r"(?:an |your )?opponent's monster declares an attack|opponent declares an attack", "attack_declared_by_opponent", "WIN-TEXT"),
-    _p("w-attack", r"declares? an attack|an attack is declared", "attack_declared", "WIN-TEXT"),
+    _p("w-attack-opp", r"(?:an |your )?opponent's monster declares (?:an|a direct) attack|opponent declares (?:an|a direct) attack", "attack_declared_by_opponent", "WIN-TEXT"),
+    _p("w-attack", r"declares? (?:an|a direct) attack|an? (?:direct )?attack is declared", "attack_declared", "WIN-TEXT"),
     _p("w-attacked", r"\b(?:is|are) (?:being )?attacked\b|targeted for an attack", "attacked", "WIN-TEXT"),
     _p("w-ds", r"(?i)(?<!except )during the Damage Step", "damage_step", "WIN-TEXT"),
     _p("w-start-ds", r"(?i)start of the Damage Step", "start_of_damage_step", "WIN-TEXT"),
@@ -1081,6 +1081,7 @@ def profile_dict(card: C.Card) -> dict:
 
 BD_KEYWORDS = re.compile(
     r"battle damage|would take battle or effect damage|damage from a battle|destroyed by battle|piercing|inflict the difference|"
+    r"takes? no damage|"
     r"damage becomes|that much LP instead|"
     r"cannot be destroyed(?! by (?:your opponent's |an opponent's |your |)(?:card )?effects?)|"
     r"not destroyed as a result of battle|cannot destroy monsters by battle|"
@@ -1185,7 +1186,7 @@ def _bd_kind(sent: str) -> tuple[str, str]:
         return "piercing", "BD-PIERCE"
     if "gain" in lo and "lp" in lo and "instead" in lo:
         return "gain", "BD-GAIN"
-    if "no battle damage" in lo or "take no damage" in lo:
+    if "no battle damage" in lo or "take no damage" in lo or "takes no damage" in lo:
         return "no_damage", "BD-NO-DAMAGE"
     if "double" in lo or "twice" in lo:
         return "double", "BD-DOUBLE"

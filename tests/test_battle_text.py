@@ -316,3 +316,11 @@ def test_a_crystal_beast_left_on_the_field_after_the_damage_step_is_caught(tmp_p
             assert signature_of("damage.destroyed-mark", msgs[0]) == "marked-stays-after-damage-step"
         else:
             assert not msgs and r.props["damage.destroyed-mark"].checked > 0, msgs
+
+
+def test_a_player_who_takes_no_damage_is_a_battle_modification(full) -> None:
+    """Ghostrick Parade's "Your opponent takes no damage." (a Continuous Spell) prevents battle
+    damage too: a no-damage modification the reader does not compute (its S&T-Zone text makes
+    acc.battle-damage "not judged"); before, its sentence was not read at all and the calculation
+    without it was a false finding on the core (F36)."""
+    assert _mods(full, "Ghostrick Parade") == [("no_damage", False, ("self",), None, None, ())]

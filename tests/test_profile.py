@@ -513,3 +513,13 @@ def test_profile_json_deterministic(full: CardDB) -> None:
     a = json.dumps([profile(c).to_dict() for c in cards], sort_keys=True)
     b = json.dumps([profile(c).to_dict() for c in cards], sort_keys=True)
     assert a == b and json.loads(a)[0]["name"] == "Honest"
+
+
+def test_a_direct_attack_declared_is_an_attack_declared(full: CardDB) -> None:
+    """"When an opponent's monster declares a direct attack: You can Special Summon this card"
+    (Battle Fader, Gagaga Gardna, 54 more cards of cards-full.cdb) is a trigger on the attack
+    declaration in the opponent's attack window, as "declares an attack"; it was read as an
+    Ignition effect (the attack-declared words knew only "an attack")."""
+    for name in ("Battle Fader", "Gagaga Gardna"):
+        e = _eff(full, name, "When an opponent's monster declares a direct attack")
+        assert (e.kind.value, e.events.value, e.windows.value) == ("trigger", ["attack_declared"], ["attack_declared_by_opponent"]), name

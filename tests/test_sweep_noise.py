@@ -155,6 +155,7 @@ FIXED = {
     60912752: ("D.D. Borderline", "turn.legal-offered [choice-not-offered] ('neither player can conduct their Battle Phase': the attack-rule words knew only 'cannot conduct')"),
     31833038: ("Borreload Dragon", "damage.substep-order [calculation-skipped] (it takes control of the attack target at the start of the Damage Step: the battle ends, DS-BATTLER-LEAVES)"),
     59170782: ("Mermail Abysstrite", "attack.count [second-attack], attack.target-once, attack.when [chain-open] ('that attack/effect now targets this card': the attack-rule words knew only 'change the attack target')"),
+    29400787: ("Ghostrick Parade", "acc.battle-damage [damage-differs] ('Your opponent takes no damage.' was not read as a battle modification)"),
     12117532: ("Shattered Axe", "internal error, exit 4 (the monitor's battle_negated / battle_banish histories asked whether a card-database Equip Card negates its monster, which its data cannot say: now 'unknown' there, never a crash)"),
 }
 
