@@ -1092,7 +1092,8 @@ DESTROYED_EVENT_RX = re.compile(r"\b(?:when|if)\b[^:;.]*?\b(?:is|are) destroyed(
                                 r"(?! by (?:a |an |your opponent's |)card effects?)", re.I)
 BD_EVENT = re.compile(r"\b(?:if|when)\b[^,:;]*?\b(?:(?:is|are|was|were) destroyed by battle(?: and sent to the (?:GY|Graveyard))?|"
                       r"(?:inflicts?|takes?) battle damage\b[^,:;]*)", re.I)
-_SUBJ_RACE = r"(?P<race>[A-Z][\w-]*?)(?:-Type)?"
+# a monster Type (the database's races: not a card type such as "Ritual" or "Xyz")
+_SUBJ_RACE = r"(?P<race>" + "|".join(sorted((re.escape(n) for _b, n in C.RACE_NAMES), key=len, reverse=True)) + r")(?:-Type)?"
 # a condition before the sentence's main clause (", " after it): (pattern id, regex, condition builder)
 BD_CONDITIONS = (
     ("bd-c-race", re.compile(rf"while you control (?:a|an|another) {_SUBJ_RACE} monster(?P<other> \(other than this card\))?", re.I),

@@ -324,3 +324,14 @@ def test_a_player_who_takes_no_damage_is_a_battle_modification(full) -> None:
     acc.battle-damage "not judged"); before, its sentence was not read at all and the calculation
     without it was a false finding on the core (F36)."""
     assert _mods(full, "Ghostrick Parade") == [("no_damage", False, ("self",), None, None, ())]
+
+
+def test_a_card_type_is_not_a_monster_type(full) -> None:
+    """"If a Ritual Monster you control attacks a Defense Position monster, inflict piercing battle
+    damage" (Cyber Angel Dakini) was computed as piercing for monsters of the Type "Ritual", which
+    none is: the core's piercing was a false finding (F36). A card type ("Ritual", "Normal") or a
+    position ("a Set monster") is no Type: such a sentence is not computed (not judged)."""
+    for name in ("Cyber Angel Dakini", "Lancephorhynchus", "Subterror Nemesis Defender"):
+        ((kind, sure, *_rest),) = _mods(full, name)
+        assert not sure, name
+    assert _mods(full, "Lion Alligator")[0][2] == ("race", "Reptile", False)  # (a Type still is)

@@ -156,6 +156,7 @@ FIXED = {
     31833038: ("Borreload Dragon", "damage.substep-order [calculation-skipped] (it takes control of the attack target at the start of the Damage Step: the battle ends, DS-BATTLER-LEAVES)"),
     59170782: ("Mermail Abysstrite", "attack.count [second-attack], attack.target-once, attack.when [chain-open] ('that attack/effect now targets this card': the attack-rule words knew only 'change the attack target')"),
     29400787: ("Ghostrick Parade", "acc.battle-damage [damage-differs] ('Your opponent takes no damage.' was not read as a battle modification)"),
+    39618799: ("Cyber Angel Dakini", "acc.battle-damage [damage-differs] ('If a Ritual Monster you control attacks': piercing computed for monsters of the Type 'Ritual')"),
     12117532: ("Shattered Axe", "internal error, exit 4 (the monitor's battle_negated / battle_banish histories asked whether a card-database Equip Card negates its monster, which its data cannot say: now 'unknown' there, never a crash)"),
 }
 
