@@ -410,13 +410,13 @@ def battle_damage(t):
     am = monster(t.before, e["attacker_uid"])
     tm = monster(t.before, e["target_uid"]) if e["target_uid"] is not None else None
     if am is not None:
-        cur, by = _at_calculation(t, am["atk"], tm)
+        cur, by = _at_calculation(t, am["atk"], tm, am["uid"])
         if isinstance(cur, NotJudged):
             return cur
         if arith.ne(cur, atk):
             return f"damage calculation used ATK {atk} for {card_ref(t.before, am['uid'])}, whose ATK is {am['atk']}{by}"
     if tm is not None:
-        cur, by = _at_calculation(t, tm["atk"] if e["target_position"] == "attack" else tm["def"], am)
+        cur, by = _at_calculation(t, tm["atk"] if e["target_position"] == "attack" else tm["def"], am, tm["uid"])
         if isinstance(cur, NotJudged):
             return cur
         if arith.ne(cur, e["target_value"]):
@@ -424,16 +424,62 @@ def battle_damage(t):
     return True
 
 
-def _at_calculation(t, value, other: dict | None):
+def _halves(obs, other: dict | None, cards, mon) -> bool:
+    """Whether `other`, a battler, halves the ATK and DEF of the monster battling it at damage
+    calculation only by its card data ("Gaia Plate the Earth Giant", rule: DS-CALC-CONT): face-up,
+    not destroyed by battle (the monitor's battle history, never the engine's mark), not negated."""
+    if other is None or other["position"] == "facedown" or other["uid"] in mon.battle.destroyed or negated(obs, other["uid"], cards, mon):
+        return False
+    # (a card of a card database, whose effects are not data: unknown here, as before this rule)
+    return bool(cards.halves_battler_at_calculation(other["card"]))
+
+
+def _opponent_battler(obs, uid: int) -> dict | None:
+    a = obs.get("attack") or {}
+    if a.get("target") is None:
+        return None
+    other = a["target"] if uid == a.get("attacker") else a.get("attacker") if uid == a["target"] else None
+    return monster(obs, other) if other is not None else None
+
+
+@history(
+    "calc_halved_shown",
+    "The battlers whose ATK/DEF the engine's observation shows halved from the moment it enters damage calculation, by the "
+    "card data of the monster they battle (\"Gaia Plate the Earth Giant\": DS-CALC-CONT applies during damage calculation, "
+    "which an engine may show in that sub-step's observation or apply in the calculation only): from the step move into "
+    "damage calculation, forgotten when it is left.",
+)
+def _calc_halved_shown(prev, t):
+    moves = t.of("phase_changed")
+    if not moves:
+        return prev
+    if prev and any(e.get("from") == "damage_step_during_calculation" for e in moves):
+        prev = ()
+    if t.after.get("step") != "damage_step_during_calculation" or not any(e.get("to") == "damage_step_during_calculation" for e in moves):
+        return prev
+    if t.cards is None:
+        return prev
+    shown = []
+    a = t.before.get("attack") or {}
+    for uid in (a.get("attacker"), a.get("target")):
+        m0, m1 = (monster(t.before, uid), monster(t.after, uid)) if uid is not None else (None, None)
+        if m0 is None or m1 is None or not _halves(t.before, _opponent_battler(t.before, uid), t.cards, t.mon):
+            continue
+        if any(isinstance(m0[k], int) and m0[k] != m1[k] and m1[k] == arith.halve(m0[k]) for k in ("atk", "def")):
+            shown.append(uid)
+    return tuple(shown) if shown else prev
+
+
+def _at_calculation(t, value, other: dict | None, uid: int | None = None):
     """(`value`, the ATK or DEF of a battler before damage calculation, as damage calculation
     uses it, and words saying why it differs): halved when the face-up monster it battles,
     `other`, halves the ATK and DEF of the monster battling it at damage calculation only by its
-    card data ("Gaia Plate the Earth Giant", rule: DS-CALC-CONT)."""
-    # (destroyed by battle: the monitor's battle history, never the engine's mark)
-    if other is None or other["position"] == "facedown" or other["uid"] in t.mon.battle.destroyed or negated(t.before, other["uid"], t.cards, t.mon):
+    card data ("Gaia Plate the Earth Giant", rule: DS-CALC-CONT); as shown where the engine's
+    observation already showed it halved on entering damage calculation (history
+    ``calc_halved_shown``)."""
+    if not _halves(t.before, other, t.cards, t.mon):
         return value, ""
-    # (a card of a card database, whose effects are not data: unknown here, as before this rule)
-    if not t.cards.halves_battler_at_calculation(other["card"]):
+    if uid is not None and uid in t.mon["calc_halved_shown"]:
         return value, ""
     if isinstance(value, int) and value % 2:
         return NotJudged(f"{other['card']}: halving an odd value ({value}) at damage calculation: the rounding is not in its text"), ""
@@ -498,6 +544,14 @@ def damage_step_continuous(t):
             continue
         judged = True
         want = arith.clamp0(arith.add(arith.sub(m["atk"], d0), d1))
+        # DS-CALC-CONT: the halving by the monster it battles ("Gaia Plate the Earth Giant") may
+        # show in the observation from entering damage calculation to leaving it (history
+        # calc_halved_shown), or apply in the calculation only
+        into = t.after["step"] == "damage_step_during_calculation"
+        if into and isinstance(want, int) and _halves(t.before, _opponent_battler(t.before, m["uid"]), t.cards, t.mon) and m2["atk"] == arith.halve(want):
+            continue
+        if t.before["step"] == "damage_step_during_calculation" and m["uid"] in t.mon["calc_halved_shown"] and isinstance(want, int) and arith.halve(m2["atk"]) == want:
+            continue
         if arith.ne(m2["atk"], want):
             return (
                 f"{card_ref(t.before, m['uid'], t.after)}'s ATK went from {m['atk']} ({t.before['step']}) to {m2['atk']} "

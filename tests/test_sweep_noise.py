@@ -157,6 +157,8 @@ FIXED = {
     59170782: ("Mermail Abysstrite", "attack.count [second-attack], attack.target-once, attack.when [chain-open] ('that attack/effect now targets this card': the attack-rule words knew only 'change the attack target')"),
     29400787: ("Ghostrick Parade", "acc.battle-damage [damage-differs] ('Your opponent takes no damage.' was not read as a battle modification)"),
     39618799: ("Cyber Angel Dakini", "acc.battle-damage [damage-differs] ('If a Ritual Monster you control attacks': piercing computed for monsters of the Type 'Ritual')"),
+    75524092: ("Vicious Claw", "acc.battle-damage [damage-without-calculation] (its destruction replacement's 600 effect damage, dealt in damage calculation after the battle damage, reported as battle damage)"),
+    14258627: ("Gaia Plate the Earth Giant", "acc.battle-damage [attacker-atk-differs], acc.damage-step-continuous [atk-differs] (the core shows the calculation-only halving in the damage calculation sub-step's observation; the invariants halved the shown ATK again)"),
     12117532: ("Shattered Axe", "internal error, exit 4 (the monitor's battle_negated / battle_banish histories asked whether a card-database Equip Card negates its monster, which its data cannot say: now 'unknown' there, never a crash)"),
 }
 

@@ -410,7 +410,10 @@ class Track:
             self.over = True
             self.winner = None if w > 1 else self.bp(w)
             out.append(ev("duel_over", winner=self.winner, reason="lp_zero" if p[1] == 1 else f"core_reason_{p[1]}"))
-        if kind in (M.MSG_CHAINING, M.MSG_CHAIN_SOLVING, M.MSG_DAMAGE_STEP_END):
+        if kind in (M.MSG_CHAINING, M.MSG_CHAIN_SOLVING, M.MSG_DAMAGE_STEP_END, M.MSG_MOVE):
+            # damage dealt from now on is an effect's: the core deals battle damage before it
+            # destroys or moves anything in the calculation (a destruction replacement that deals
+            # damage, Vicious Claw's "return this card ... instead. Then, ... inflict 600 damage")
             self.in_calc = False
 
     def _set_lp(self, core_player: int, lp: int) -> None:
