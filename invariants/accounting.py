@@ -487,6 +487,7 @@ def _at_calculation(t, value, other: dict | None, uid: int | None = None):
 
 
 _STEP_MOVE = frozenset({"passed", "phase_changed"})
+_AFTER_BATTLE_PHASE = frozenset({"main2", "end_phase"})
 
 
 def _damage_step_only(obs, uid: int, cards, mon) -> int:
@@ -512,7 +513,8 @@ def _damage_step_only(obs, uid: int, cards, mon) -> int:
     "(no event but passed and phase_changed), each monster's ATK changes by exactly what such effects of its own card data add or "
     "remove between the two states (by nothing for every other monster: no other continuous effect starts or stops on a step "
     "change), never by the engine's modifiers; not judged for a monster whose ATK other effects change too (Mirror Wall "
-    "halving it: how they compose is not computed).",
+    "halving it: how they compose is not computed), nor on leaving the Battle Phase (lingering effects \"until the end of the "
+    "Battle Phase\" end there, an effect_expired event or not).",
     ["DS-START-CONT", "DS-LINGERING-END"],
     "transition",
     FAMILY,
@@ -522,6 +524,10 @@ def _damage_step_only(obs, uid: int, cards, mon) -> int:
 def damage_step_continuous(t):
     if not t.kind_set() <= _STEP_MOVE or t.before["step"] == t.after["step"]:
         return None  # (other events may change ATK: only a plain move between steps is judged)
+    if t.after["step"] in _AFTER_BATTLE_PHASE:
+        # (leaving the Battle Phase ends the lingering effects "until the end of the Battle Phase",
+        # Half or Nothing's halving: an engine may say so with effect_expired, or not)
+        return None
     for obs in (t.before, t.after):
         faceup = [*(m for m in monsters(obs) if m["position"] != "facedown"), *(c for c in spells(obs) if c["face_up"])]
         for c in faceup:
@@ -553,6 +559,11 @@ def damage_step_continuous(t):
         if t.before["step"] == "damage_step_during_calculation" and m["uid"] in t.mon["calc_halved_shown"] and isinstance(want, int) and arith.halve(m2["atk"]) == want:
             continue
         if arith.ne(m2["atk"], want):
+            if t.mon["db_resolved"]:
+                # (a lingering change a card of a card database made may end on this step change:
+                # Half or Nothing's "until the end of the Battle Phase"; its effects are not data)
+                return NotJudged(f"an effect of {t.mon['db_resolved'][0]} (a card of a card database) resolved this turn and may "
+                                 f"end on this step change: {m['card']}'s ATK {m['atk']} -> {m2['atk']} is not judged")
             return (
                 f"{card_ref(t.before, m['uid'], t.after)}'s ATK went from {m['atk']} ({t.before['step']}) to {m2['atk']} "
                 f"({t.after['step']}); by the Damage-Step-only effects of its card data it is {want}"
@@ -852,7 +863,9 @@ def continuous_target(t):
         before = [k for k in before if t.cards.links_summoned(k[0]["card"]) is not True]
         after = [k for k in after if t.cards.links_summoned(k[0]["card"]) is not True]
     for c, x, how in after:
-        if monster(t.after, x) is None:
+        # (a card may keep a card in a Spell & Trap Zone, itself too: Seal of Wickedness's "select
+        # 1 face-up card on the field")
+        if monster(t.after, x) is None and find_spell(t.after, x) is None:
             return f"{card_ref(t.after, c['uid'])} is {how} {card_ref(t.after, x, t.before)} (uid {x}), which is not on the field"
     marked = set(t.mon.battle.destroyed) | {e["card_uid"] for e in t.of("destroyed_by_battle")}
     by_rule = {e["card_uid"] for e in t.of("destroyed") if e.get("by") == "rule"}

@@ -159,6 +159,8 @@ FIXED = {
     39618799: ("Cyber Angel Dakini", "acc.battle-damage [damage-differs] ('If a Ritual Monster you control attacks': piercing computed for monsters of the Type 'Ritual')"),
     75524092: ("Vicious Claw", "acc.battle-damage [damage-without-calculation] (its destruction replacement's 600 effect damage, dealt in damage calculation after the battle damage, reported as battle damage)"),
     14258627: ("Gaia Plate the Earth Giant", "acc.battle-damage [attacker-atk-differs], acc.damage-step-continuous [atk-differs] (the core shows the calculation-only halving in the damage calculation sub-step's observation; the invariants halved the shown ATK again)"),
+    15552258: ("Half or Nothing", "acc.damage-step-continuous [atk-differs] (its 'until the end of the Battle Phase' halving ended on leaving the Battle Phase, which the core does not announce)"),
+    17874674: ("Seal of Wickedness", "acc.continuous-target [bound-to-card-off-field] (it keeps 'a face-up card on the field', itself: a card in a Spell & Trap Zone is on the field)"),
     12117532: ("Shattered Axe", "internal error, exit 4 (the monitor's battle_negated / battle_banish histories asked whether a card-database Equip Card negates its monster, which its data cannot say: now 'unknown' there, never a crash)"),
 }
 
