@@ -415,3 +415,44 @@ def test_xyz_link_and_pendulum_shapes(tmp_path):
         assert not refused and {s for s, _p in written} == set(shapes_for(card, profile(card), companion(card, db)))
         for _s, path in written:
             load_board(path, cards_db=FULL)
+
+
+# -- the classified findings of the whole database (baselines/ocgcore-sweep.toml, F38) -----------------
+
+SWEEP_BASELINE = ROOT / "baselines" / "ocgcore-sweep.toml"
+CLASSES = ("A", "B", "C", "R", "C/R")
+
+
+def test_the_classified_baseline_names_real_cards_invariants_signatures_and_a_class():
+    from bpcheck.harness.sweep import load_sweep_baseline
+    from bpcheck.invariants import REGISTRY
+    from bpcheck.invariants.signatures import signatures_of
+
+    known = load_sweep_baseline(str(SWEEP_BASELINE))
+    assert len(known) >= 20, len(known)
+    codes = set(open_db(FULL).codes())
+    seen = set()
+    for k in known:
+        assert k.card in codes, k
+        m = re.fullmatch(r"(\S+) \[(\S+)\]", k.finding)
+        assert m is not None, k  # (each entry names its signature: a new failure of the invariant is not hidden)
+        inv, sig = m.groups()
+        assert inv in REGISTRY and sig in signatures_of(inv), k
+        cls = k.reason.split(":", 1)[0]
+        assert cls in CLASSES and "F3" in k.reason, k  # its class, and the finding of docs/ocgcore-findings.md
+        assert (k.card, k.finding) not in seen, k
+        seen.add((k.card, k.finding))
+
+
+def test_cards_swept_against_the_classified_baseline_are_known_not_findings(tmp_path):
+    """Three cards whose findings are classified C (a script against the seeds: Giant Soldier of
+    Steel's DEF change after damage calculation, Begone, Knave! in the Damage Step, Gyroid's
+    protection applied without its controller's choice): swept with the baseline, each finding is
+    known (exit 0), and no entry of theirs is reported gone."""
+    names = {"Giant Soldier of Steel": 57043117, "Begone, Knave!": 20374520, "Gyroid": 18325492}
+    rc, doc = sweep(tmp_path, *map(str, names.values()), "--baseline", str(SWEEP_BASELINE), "-j", "2")
+    assert rc == 0, [(c["name"], c["findings"]) for c in doc["cards"]]
+    for c in doc["cards"]:
+        assert c["known"] and not c["findings"], (c["name"], c["findings"], c["known"])
+        assert all(k["reason"].startswith("C:") for k in c["known"]), c["known"]
+    assert doc["baseline_gone"] == []
