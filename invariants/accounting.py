@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bpcheck.invariants.base import NotJudged, by_history, invariant
+from bpcheck.invariants.base import NotJudged, Unknown, by_history, invariant
 from bpcheck.invariants.monitor import history
 from bpcheck.invariants.view import (
     NEGATION_READS,
@@ -463,7 +463,11 @@ def _calc_halved_shown(prev, t):
     a = t.before.get("attack") or {}
     for uid in (a.get("attacker"), a.get("target")):
         m0, m1 = (monster(t.before, uid), monster(t.after, uid)) if uid is not None else (None, None)
-        if m0 is None or m1 is None or not _halves(t.before, _opponent_battler(t.before, uid), t.cards, t.mon):
+        try:
+            halves = m0 is not None and m1 is not None and _halves(t.before, _opponent_battler(t.before, uid), t.cards, t.mon)
+        except Unknown:  # (a history never raises: whether the halving applies is the invariants' to say, "not judged")
+            continue
+        if not halves:
             continue
         if any(isinstance(m0[k], int) and m0[k] != m1[k] and m1[k] == arith.halve(m0[k]) for k in ("atk", "def")):
             shown.append(uid)
