@@ -557,11 +557,13 @@ def damage_step_continuous(t):
         # DS-CALC-CONT: the halving by the monster it battles ("Gaia Plate the Earth Giant") may
         # show in the observation from entering damage calculation to leaving it (history
         # calc_halved_shown), or apply in the calculation only
-        into = t.after["step"] == "damage_step_during_calculation"
-        if into and isinstance(want, int) and _halves(t.before, _opponent_battler(t.before, m["uid"]), t.cards, t.mon) and m2["atk"] == arith.halve(want):
-            continue
-        if t.before["step"] == "damage_step_during_calculation" and m["uid"] in t.mon["calc_halved_shown"] and isinstance(want, int) and arith.halve(m2["atk"]) == want:
-            continue
+        if isinstance(want, int) and isinstance(m2["atk"], int):  # (a symbolic ATK: judged as shown only)
+            if t.after["step"] == "damage_step_during_calculation" and m2["atk"] == arith.halve(want) \
+                    and _halves(t.before, _opponent_battler(t.before, m["uid"]), t.cards, t.mon):
+                continue
+            if t.before["step"] == "damage_step_during_calculation" and m["uid"] in t.mon["calc_halved_shown"] \
+                    and arith.halve(m2["atk"]) == want:
+                continue
         if arith.ne(m2["atk"], want):
             if t.mon["db_resolved"]:
                 # (a lingering change a card of a card database made may end on this step change:

@@ -403,13 +403,20 @@ def _battle_negated(prev, t):
     return prev if new == prev else new
 
 
-def _negation(mon, uid) -> bool | None:
-    """Whether monster `uid`'s effects are negated as it is destroyed by battle (the monitor's
-    ``battle_negated`` history): True, False, or None where a card's data cannot say."""
-    for u, sure in mon["battle_negated"]:
+def _decided(pairs, uid) -> bool | None:
+    """Monster `uid` in a history of (uid, sure) pairs decided at damage calculation
+    (``battle_negated``, ``battle_banish``): True, False (absent), or None where a card's data
+    cannot say."""
+    for u, sure in pairs:
         if u == uid:
             return True if sure else None
     return False
+
+
+def _negation(mon, uid) -> bool | None:
+    """Whether monster `uid`'s effects are negated as it is destroyed by battle (the monitor's
+    ``battle_negated`` history)."""
+    return _decided(mon["battle_negated"], uid)
 
 
 @history(
@@ -895,11 +902,8 @@ def _banisher(t, obs, uid: int | None) -> bool | None:
 
 def _banished(mon, uid) -> bool | None:
     """Whether damage calculation decided to banish monster `uid` if destroyed by battle (the
-    monitor's ``battle_banish`` history): True, False, or None where a card's data cannot say."""
-    for u, sure in mon["battle_banish"]:
-        if u == uid:
-            return True if sure else None
-    return False
+    monitor's ``battle_banish`` history)."""
+    return _decided(mon["battle_banish"], uid)
 
 
 @history(
